@@ -1,0 +1,190 @@
+// Configuration: config/default.json, then an optional file named by KIGO_CONFIG,
+// then the environment variables of SPEC §1.2. Validated once at start-up; a bad value
+// is reported as one line naming the setting (ConfigError) and the process exits.
+import { readFileSync, existsSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import Type, { type Static } from 'typebox'
+import Value from 'typebox/value'
+
+const Port = Type.Integer({ minimum: 0, maximum: 65535 })
+const HostPort = Type.String({ pattern: '^[A-Za-z0-9.\\-]+(:[0-9]{1,5})?$|^\\[[0-9A-Fa-f:.]+\\](:[0-9]{1,5})?$' })
+const Fallback = Type.Union([Type.Literal('fail-closed'), Type.Literal('memory')])
+
+export const ConfigSchema = Type.Object({
+  dataDir: Type.String({ minLength: 1 }),
+  databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+  publicScheme: Type.Union([Type.Literal('http'), Type.Literal('https')]),
+  trustedProxies: Type.Array(Type.String({ minLength: 1 })),
+  domesticHost: HostPort,
+  globalHost: HostPort,
+  secretKey: Type.String({ minLength: 1 }),
+  adminToken: Type.String({ minLength: 16 }),
+  gateway: Type.Object({
+    host: Type.String({ minLength: 1 }),
+    port: Port,
+    adminHost: Type.String({ minLength: 1 }),
+    adminPort: Port,
+    coreUrl: Type.String({ pattern: '^https?://' }),
+    coreTimeoutMs: Type.Integer({ minimum: 1 }),
+    stripCredentials: Type.Boolean(),
+  }),
+  core: Type.Object({
+    host: Type.String({ minLength: 1 }),
+    port: Port,
+    identityMaxAgeSeconds: Type.Integer({ minimum: 1 }),
+    limits: Type.Object({
+      bodyChars: Type.Integer({ minimum: 1 }),
+      keywordChars: Type.Integer({ minimum: 1 }),
+      sourceChars: Type.Integer({ minimum: 1 }),
+      fileBytes: Type.Integer({ minimum: 1 }),
+      files: Type.Integer({ minimum: 1 }),
+    }),
+  }),
+  auth: Type.Object({
+    timestampWindowSeconds: Type.Integer({ minimum: 1 }),
+    wsseWindowSeconds: Type.Integer({ minimum: 1 }),
+    hmacSha256: Type.Boolean(),
+    plaintext: Type.Boolean(),
+    realm: Type.String({ minLength: 1 }),
+    replayFallback: Type.Object({ wsse: Fallback, oauth: Fallback }),
+    throttle: Type.Object({
+      maxFailures: Type.Integer({ minimum: 1 }),
+      windowSeconds: Type.Integer({ minimum: 1 }),
+    }),
+  }),
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+type Env = Record<string, string | undefined>
+type Json = Record<string, unknown>
+
+export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', ...(import.meta.url.includes('/dist/') ? ['..'] : []))
+
+function readJson(path: string): Json {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Json
+  } catch (err) {
+    throw new ConfigError(`config file ${path}: ${(err as Error).message}`)
+  }
+}
+
+function merge(base: Json, over: Json): Json {
+  const out: Json = { ...base }
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k]
+    out[k] = v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
+      ? merge(b as Json, v as Json)
+      : v
+  }
+  return out
+}
+
+function intFrom(name: string, value: string): number {
+  if (!/^[0-9]+$/.test(value)) throw new ConfigError(`${name}: expected a whole number, got ${JSON.stringify(value)}`)
+  return Number(value)
+}
+
+/** Settings that come from the environment (SPEC §1.2), as a partial config. */
+function fromEnv(env: Env): Json {
+  const out: Json = {}
+  const set = (path: string[], value: unknown) => {
+    let node = out
+    for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Json
+    node[path[path.length - 1]!] = value
+  }
+  const str: Array<[string, string[]]> = [
+    ['KIGO_DATA_DIR', ['dataDir']],
+    ['DATABASE_URL', ['databaseUrl']],
+    ['REDIS_URL', ['redisUrl']],
+    ['KIGO_CORE_URL', ['gateway', 'coreUrl']],
+    ['KIGO_DOMESTIC_HOST', ['domesticHost']],
+    ['KIGO_GLOBAL_HOST', ['globalHost']],
+    ['KIGO_PUBLIC_SCHEME', ['publicScheme']],
+    ['KIGO_SECRET_KEY', ['secretKey']],
+    ['KIGO_ADMIN_TOKEN', ['adminToken']],
+    ['LOG_LEVEL', ['logLevel']],
+  ]
+  for (const [name, path] of str) {
+    const v = env[name]
+    if (v !== undefined && v !== '') set(path, v)
+  }
+  const ports: Array<[string, string[]]> = [
+    ['KIGO_GATEWAY_PORT', ['gateway', 'port']],
+    ['KIGO_CORE_PORT', ['core', 'port']],
+    ['KIGO_ADMIN_PORT', ['gateway', 'adminPort']],
+  ]
+  for (const [name, path] of ports) {
+    const v = env[name]
+    if (v !== undefined && v !== '') set(path, intFrom(name, v))
+  }
+  const proxies = env.KIGO_TRUSTED_PROXIES
+  if (proxies !== undefined && proxies !== '') set(['trustedProxies'], proxies.split(',').map((s) => s.trim()).filter(Boolean))
+  return out
+}
+
+const envNames: Record<string, string> = {
+  '/dataDir': 'KIGO_DATA_DIR',
+  '/databaseUrl': 'DATABASE_URL',
+  '/redisUrl': 'REDIS_URL',
+  '/gateway/coreUrl': 'KIGO_CORE_URL',
+  '/domesticHost': 'KIGO_DOMESTIC_HOST',
+  '/globalHost': 'KIGO_GLOBAL_HOST',
+  '/publicScheme': 'KIGO_PUBLIC_SCHEME',
+  '/secretKey': 'KIGO_SECRET_KEY',
+  '/adminToken': 'KIGO_ADMIN_TOKEN',
+  '/logLevel': 'LOG_LEVEL',
+  '/gateway/port': 'KIGO_GATEWAY_PORT',
+  '/core/port': 'KIGO_CORE_PORT',
+  '/gateway/adminPort': 'KIGO_ADMIN_PORT',
+  '/trustedProxies': 'KIGO_TRUSTED_PROXIES',
+}
+
+export interface LoadOptions {
+  env?: Env
+  /** Extra settings applied last (tests). */
+  overrides?: Json
+  /** Supplies secrets that are neither configured nor in the environment (the data directory's generated ones). */
+  secrets?: (dataDir: string) => { secretKey: string; adminToken: string }
+}
+
+/** Loads and validates the configuration; throws ConfigError with one line naming the setting. */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env
+  let raw = readJson(resolve(projectRoot, 'config', 'default.json'))
+  const file = env.KIGO_CONFIG
+  if (file) {
+    if (!existsSync(file)) throw new ConfigError(`KIGO_CONFIG: no such file ${file}`)
+    raw = merge(raw, readJson(file))
+  }
+  raw = merge(raw, fromEnv(env))
+  if (options.overrides) raw = merge(raw, options.overrides)
+  const gw = raw.gateway as Json | undefined
+  const gwPort = gw && typeof gw.port === 'number' ? gw.port : 8080
+  raw.domesticHost ??= `localhost:${gwPort}`
+  raw.globalHost ??= `127.0.0.1:${gwPort}`
+  if ((raw.secretKey === undefined || raw.adminToken === undefined) && options.secrets) {
+    const generated = options.secrets(String(raw.dataDir))
+    raw.secretKey ??= generated.secretKey
+    raw.adminToken ??= generated.adminToken
+  }
+  const first = Value.Errors(ConfigSchema, raw)[0]
+  if (first) {
+    const where = first.instancePath || (first.params && 'requiredProperties' in first.params ? `/${(first.params as { requiredProperties: string[] }).requiredProperties[0]}` : '/')
+    const name = envNames[where] ?? `setting ${where.slice(1).replaceAll('/', '.')}`
+    throw new ConfigError(`${name}: ${first.message}`)
+  }
+  const config = raw as unknown as Config
+  const key = Buffer.from(config.secretKey, 'base64')
+  if (key.length !== 32 || key.toString('base64') !== config.secretKey.trim()) {
+    throw new ConfigError('KIGO_SECRET_KEY: must be 32 bytes, base64-encoded')
+  }
+  return config
+}

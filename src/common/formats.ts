@@ -1,0 +1,93 @@
+// Response formats of the public API (SPEC §2.1, §2.5, §2.7): JSON, XML and JSONP.
+import { XMLBuilder } from 'fast-xml-parser'
+import type { ApiError } from './errors.js'
+
+export type Format = 'json' | 'xml'
+
+/**
+ * The format named by a path's extension: `.json`, `.xml`, or JSON when the last segment
+ * has no extension. Any other extension is unknown (null), which routes answer with 404.
+ */
+export function formatOfPath(path: string): Format | null {
+  const q = path.indexOf('?')
+  const p = q === -1 ? path : path.slice(0, q)
+  const last = p.slice(p.lastIndexOf('/') + 1)
+  const dot = last.lastIndexOf('.')
+  if (dot === -1) return 'json'
+  const ext = last.slice(dot + 1)
+  return ext === 'json' ? 'json' : ext === 'xml' ? 'xml' : null
+}
+
+const callbackPattern = /^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$/
+
+/** SPEC §2.5: a JSONP callback name is a dotted JavaScript identifier of at most 128 characters. */
+export function isValidCallback(name: string): boolean {
+  return name.length <= 128 && callbackPattern.test(name)
+}
+
+// XML 1.0 §2.2 Char: anything else (most C0 controls, lone surrogates, U+FFFE/U+FFFF)
+// cannot appear in a document at all, so it is replaced by U+FFFD.
+// eslint-disable-next-line no-control-regex
+const notXmlChar = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu
+
+export function xmlSafe(text: string): string {
+  return text.replace(notXmlChar, '\uFFFD')
+}
+
+export type XmlValue = string | number | null | XmlObject
+export interface XmlObject { [name: string]: XmlValue }
+
+const builder = new XMLBuilder({ ignoreAttributes: false, format: false, suppressEmptyNode: false })
+
+function cleanForXml(value: XmlObject): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value)) {
+    if (v === null) out[k] = ''
+    else if (typeof v === 'string') out[k] = xmlSafe(v)
+    else if (typeof v === 'number') out[k] = String(v)
+    else out[k] = cleanForXml(v)
+  }
+  return out
+}
+
+/** `<?xml version="1.0" encoding="UTF-8"?>` and one root element; null values are empty elements. */
+export function xmlDocument(root: string, value: XmlObject): string {
+  return builder.build({ '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' }, [root]: cleanForXml(value) }) as string
+}
+
+export const contentTypes = {
+  json: 'application/json; charset=utf-8',
+  xml: 'application/xml; charset=utf-8',
+  jsonp: 'application/javascript; charset=utf-8',
+} as const
+
+export interface Rendered {
+  contentType: string
+  body: string
+  headers: Record<string, string>
+}
+
+/**
+ * Renders a payload. `json` is the JSON value; `xml` its XML shape (they differ for a few
+ * fields, SPEC §2.1). A valid `callback` wraps JSON as JSONP; it is ignored for XML.
+ */
+export function render(format: Format, root: string, json: unknown, xml: XmlObject, callback?: string): Rendered {
+  if (format === 'xml') return { contentType: contentTypes.xml, body: xmlDocument(root, xml), headers: {} }
+  const text = JSON.stringify(json)
+  if (callback !== undefined && callback !== '' && isValidCallback(callback)) {
+    // U+2028/2029 are valid in JSON but ended string literals in older JavaScript engines.
+    const safe = text.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
+    return {
+      contentType: contentTypes.jsonp,
+      body: `${callback}(${safe});`,
+      headers: { 'x-content-type-options': 'nosniff' },
+    }
+  }
+  return { contentType: contentTypes.json, body: text, headers: {} }
+}
+
+/** SPEC §2.7 error body in the given format (JSONP-wrapped when a valid callback was asked for). */
+export function renderError(format: Format, err: Pick<ApiError, 'status' | 'code' | 'message'>, callback?: string): Rendered {
+  const error = { status: err.status, code: err.code, message: err.message }
+  return render(format, 'error', { error }, error, callback)
+}

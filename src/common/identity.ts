@@ -1,0 +1,139 @@
+// The signed identity the gateway adds to every forwarded request (SPEC §4.6). The core
+// believes X-Kigo-User only when X-Kigo-Identity-Signature verifies and is fresh.
+//
+// Signature header: `t=<unix seconds>, v1=<base64url HMAC-SHA256>`, over one line per
+// field: version, timestamp, method, path and query, host, request id, user, user name
+// (percent-encoded), auth method, consumer, scopes. The key is derived from
+// KIGO_SECRET_KEY for this purpose alone.
+import { createHmac } from 'node:crypto'
+import { deriveKey, safeEqual } from './secrets.js'
+
+export type AuthMethod = 'oauth' | 'basic' | 'wsse'
+
+export interface Identity {
+  user: string
+  userName: string
+  authMethod: AuthMethod
+  /** OAuth consumer key; empty for Basic and WSSE. */
+  consumer: string
+  /** OAuth scopes; empty for Basic and WSSE. */
+  scopes: string[]
+}
+
+export const identityHeaders = {
+  requestId: 'x-kigo-request-id',
+  user: 'x-kigo-user',
+  userName: 'x-kigo-user-name',
+  authMethod: 'x-kigo-auth-method',
+  consumer: 'x-kigo-consumer',
+  scopes: 'x-kigo-scopes',
+  signature: 'x-kigo-identity-signature',
+} as const
+
+export interface SignedRequest {
+  method: string
+  /** Path and query exactly as sent on the request line. */
+  url: string
+  host: string
+  requestId: string
+}
+
+export function identityKey(secretKey: string): Buffer {
+  return deriveKey(secretKey, 'identity v1')
+}
+
+function mac(key: Buffer, t: number, req: SignedRequest, id: Identity | null): string {
+  const lines = [
+    'v1',
+    String(t),
+    req.method.toUpperCase(),
+    req.url,
+    req.host.toLowerCase(),
+    req.requestId,
+    id?.user ?? '',
+    id ? encodeURIComponent(id.userName) : '',
+    id?.authMethod ?? '',
+    id?.consumer ?? '',
+    id ? id.scopes.join(',') : '',
+  ]
+  return createHmac('sha256', key).update(lines.join('\n')).digest('base64url')
+}
+
+/** The X-Kigo-* headers for a forwarded request; `identity` null for an anonymous one. */
+export function signIdentity(key: Buffer, req: SignedRequest, identity: Identity | null, now = Date.now()): Record<string, string> {
+  const t = Math.floor(now / 1000)
+  const headers: Record<string, string> = {
+    [identityHeaders.requestId]: req.requestId,
+    [identityHeaders.signature]: `t=${t}, v1=${mac(key, t, req, identity)}`,
+  }
+  if (identity) {
+    headers[identityHeaders.user] = identity.user
+    headers[identityHeaders.userName] = encodeURIComponent(identity.userName)
+    headers[identityHeaders.authMethod] = identity.authMethod
+    headers[identityHeaders.consumer] = identity.consumer
+    headers[identityHeaders.scopes] = identity.scopes.join(',')
+  }
+  return headers
+}
+
+type HeaderBag = Record<string, string | string[] | undefined>
+
+function one(headers: HeaderBag, name: string): string | undefined {
+  const v = headers[name]
+  return Array.isArray(v) ? (v.length === 1 ? v[0] : undefined) : v
+}
+
+export type IdentityCheck =
+  | { ok: true; identity: Identity | null; requestId: string | null; signed: boolean }
+  | { ok: false; reason: string }
+
+/**
+ * What the core believes about a request. No identity headers at all: anonymous. A
+ * signature that verifies and is at most `maxAgeSeconds` old (either way): the identity it
+ * covers. Anything else that carries identity headers: refused.
+ */
+export function verifyIdentity(
+  key: Buffer,
+  headers: HeaderBag,
+  req: Omit<SignedRequest, 'requestId'>,
+  maxAgeSeconds: number,
+  now = Date.now(),
+): IdentityCheck {
+  const sig = headers[identityHeaders.signature]
+  const claims = [identityHeaders.user, identityHeaders.userName, identityHeaders.authMethod, identityHeaders.consumer, identityHeaders.scopes]
+  if (sig === undefined) {
+    if (claims.some((h) => headers[h] !== undefined)) return { ok: false, reason: 'identity headers without a signature' }
+    return { ok: true, identity: null, requestId: null, signed: false }
+  }
+  const sigValue = one(headers, identityHeaders.signature)
+  const m = sigValue && /^t=([0-9]{1,12}), v1=([A-Za-z0-9_-]{43})$/.exec(sigValue)
+  if (!m) return { ok: false, reason: 'malformed identity signature' }
+  const t = Number(m[1])
+  if (Math.abs(now / 1000 - t) > maxAgeSeconds) return { ok: false, reason: 'stale identity signature' }
+  const requestId = one(headers, identityHeaders.requestId) ?? ''
+  const user = one(headers, identityHeaders.user)
+  let identity: Identity | null = null
+  if (user !== undefined) {
+    const method = one(headers, identityHeaders.authMethod)
+    if (method !== 'oauth' && method !== 'basic' && method !== 'wsse') return { ok: false, reason: 'bad auth method' }
+    let userName: string
+    try {
+      userName = decodeURIComponent(one(headers, identityHeaders.userName) ?? '')
+    } catch {
+      return { ok: false, reason: 'bad user name encoding' }
+    }
+    const scopes = one(headers, identityHeaders.scopes) ?? ''
+    identity = {
+      user,
+      userName,
+      authMethod: method,
+      consumer: one(headers, identityHeaders.consumer) ?? '',
+      scopes: scopes === '' ? [] : scopes.split(','),
+    }
+  } else if (claims.some((h) => headers[h] !== undefined)) {
+    return { ok: false, reason: 'identity headers without a user' }
+  }
+  const expected = mac(key, t, { ...req, requestId }, identity)
+  if (!safeEqual(expected, m[2]!)) return { ok: false, reason: 'identity signature does not verify' }
+  return { ok: true, identity, requestId: requestId || null, signed: true }
+}

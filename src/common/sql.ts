@@ -1,0 +1,172 @@
+// One SQL surface over two engines, so the embedded and the production stores are one
+// code base (SPEC §1.1): PGlite in the data directory, or PostgreSQL from DATABASE_URL.
+// Each app keeps its tables in its own schema and writes schema-qualified names.
+import { mkdirSync } from 'node:fs'
+import { resolve } from 'node:path'
+import pg from 'pg'
+import type { PGlite, Transaction } from '@electric-sql/pglite'
+
+export interface Queryable {
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>
+}
+
+export interface Db extends Queryable {
+  readonly engine: 'embedded' | 'postgres'
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
+  /** Cheap round trip, for readiness checks. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface DbOptions {
+  databaseUrl?: string
+  dataDir: string
+  /** Pool size for PostgreSQL. */
+  maxConnections?: number
+}
+
+// ---- PostgreSQL -------------------------------------------------------------------
+
+class PostgresDb implements Db {
+  readonly engine = 'postgres' as const
+  constructor(private readonly pool: pg.Pool) {}
+
+  async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return (await this.pool.query(sql, params)).rows as T[]
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect()
+    try {
+      await client.query('BEGIN')
+      const result = await fn({ query: async <R>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as R[] })
+      await client.query('COMMIT')
+      return result
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      throw err
+    } finally {
+      client.release()
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1')
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end()
+  }
+}
+
+// ---- PGlite -------------------------------------------------------------------------
+
+// PGlite holds a data directory for one process only, and embedded mode runs both apps
+// in that one process: they share one instance, counted so the last close closes it.
+const shared = new Map<string, { db: Promise<PGlite>; users: number }>()
+
+class EmbeddedDb implements Db {
+  readonly engine = 'embedded' as const
+  private closed = false
+  constructor(private readonly dir: string, private readonly pglite: PGlite) {}
+
+  async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return (await this.pglite.query<T>(sql, params)).rows
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.pglite.transaction(async (tx: Transaction) =>
+      fn({ query: async <R>(sql: string, params: unknown[] = []) => (await tx.query<R>(sql, params)).rows }),
+    )
+  }
+
+  async ping(): Promise<void> {
+    await this.pglite.query('SELECT 1')
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    const entry = shared.get(this.dir)
+    if (!entry) return
+    entry.users -= 1
+    if (entry.users === 0) {
+      shared.delete(this.dir)
+      await this.pglite.close()
+    }
+  }
+}
+
+async function openEmbedded(dataDir: string): Promise<Db> {
+  const dir = resolve(dataDir, 'db')
+  let entry = shared.get(dir)
+  if (!entry) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const { PGlite } = await import('@electric-sql/pglite')
+    const db = PGlite.create(dir)
+    entry = { db, users: 0 }
+    shared.set(dir, entry)
+  }
+  entry.users += 1
+  try {
+    return new EmbeddedDb(dir, await entry.db)
+  } catch (err) {
+    shared.delete(dir)
+    throw err
+  }
+}
+
+export async function openDb(options: DbOptions): Promise<Db> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxConnections ?? 10 })
+    // An idle client losing its connection must not crash the process; the next query
+    // reconnects, and readiness reports the outage meanwhile.
+    pool.on('error', () => undefined)
+    return new PostgresDb(pool)
+  }
+  return openEmbedded(options.dataDir)
+}
+
+// ---- migrations -----------------------------------------------------------------------
+
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+/**
+ * Applies the numbered migrations not yet applied to `schema`, in order, in one
+ * transaction under an advisory lock, so several processes starting at once apply each
+ * migration exactly once (SPEC §3).
+ */
+export async function migrate(db: Db, schema: string, migrations: Migration[]): Promise<number[]> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`)
+  const sorted = [...migrations].sort((a, b) => a.version - b.version)
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`kigo-migrate:${schema}`])
+    await tx.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    )
+    const rows = await tx.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations`)
+    const done = new Set(rows.map((r) => Number(r.version)))
+    const applied: number[] = []
+    for (const m of sorted) {
+      if (done.has(m.version)) continue
+      for (const statement of splitStatements(m.sql)) await tx.query(statement)
+      await tx.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name])
+      applied.push(m.version)
+    }
+    return applied
+  })
+}
+
+/** Splits a migration into statements at `;` line ends (migrations keep to that form). */
+function splitStatements(sql: string): string[] {
+  return sql
+    .split(/;\s*$/m)
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+}

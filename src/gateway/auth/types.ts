@@ -1,0 +1,82 @@
+// The authentication pipeline shared by every method (Kong's model): parse the
+// credential, load the secret through a cache, verify, and return a result. Exactly one
+// place (the gateway's auth hook) turns a result into a response or a principal.
+import type { AuthMethod } from '../../common/identity.js'
+import type { Scope } from '../store/types.js'
+
+export interface Principal {
+  userId: string
+  userName: string
+  method: AuthMethod
+  /** OAuth consumer key; '' for Basic and WSSE. */
+  consumerKey: string
+  /** OAuth token scopes; [] for Basic and WSSE (they are not scoped). */
+  scopes: Scope[]
+  /** WSSE: which nonce convention verified ('base64' raw bytes, or 'literal' text). */
+  wsseNonceStyle?: 'base64' | 'literal'
+}
+
+/** Closed set of outcomes (SPEC §6.2 metric label). */
+export type Outcome =
+  | 'ok'
+  | 'bad_credentials'
+  | 'bad_signature'
+  | 'replay'
+  | 'stale'
+  | 'unknown_client'
+  | 'scope_denied'
+  | 'policy_denied'
+  | 'throttled'
+  | 'malformed'
+  | 'unavailable'
+
+export type AuthResult =
+  | { kind: 'ok'; principal: Principal }
+  | {
+      kind: 'fail'
+      method: AuthMethod
+      status: 400 | 401 | 403 | 429 | 503
+      /** Error code for the body (SPEC §2.7); for OAuth, the oauth_problem. */
+      code: string
+      message: string
+      outcome: Outcome
+      /** OAuth Problem Reporting extras, e.g. oauth_parameters_absent, oauth_acceptable_timestamps. */
+      oauthProblem?: Record<string, string>
+      /** The user the failed attempt named, when known (throttling per user). */
+      attemptedUser?: string
+      retryAfterSeconds?: number
+    }
+
+/** Where verifiers load secrets from (the identity store behind an in-memory cache). */
+export interface CredentialLookup {
+  apiPassword(userId: string): Promise<{ userId: string; userName: string; apiPassword: string } | null>
+  consumer(key: string): Promise<{ key: string; name: string; secret: string; scopes: Scope[] } | null>
+  accessToken(token: string): Promise<{
+    token: string
+    secret: string
+    consumerKey: string
+    userId: string
+    userName: string
+    scopes: Scope[]
+    revoked: boolean
+  } | null>
+}
+
+/** The request as a verifier sees it: nothing framework-specific. */
+export interface AuthRequest {
+  method: string
+  /** Path and query exactly as received on the request line. */
+  url: string
+  /** Lower-cased host[:port] as the client addressed it (public host, after trusted-proxy handling). */
+  host: string
+  /** Public scheme (config, or a trusted proxy's X-Forwarded-Proto). */
+  scheme: 'http' | 'https'
+  headers: Record<string, string | string[] | undefined>
+  contentType: string | undefined
+  /**
+   * The raw body when it is application/x-www-form-urlencoded (its parameters are signed,
+   * RFC 5849 §3.4.1.3.1) or when oauth_body_hash must be checked; undefined otherwise.
+   */
+  body: Buffer | undefined
+  now: number
+}

@@ -1,0 +1,70 @@
+// The gateway's identity store (SPEC §1, §5): users, OAuth consumers, tokens. One SQL
+// schema (`kigo_gateway`) over the embedded or the PostgreSQL engine (src/common/sql.ts).
+// Secrets never leave this module in a stored form: login passwords are scrypt hashes;
+// API passwords, consumer secrets and token secrets are AES-256-GCM ciphertexts under a
+// key derived from KIGO_SECRET_KEY, and come out decrypted only where a verifier needs them.
+
+export const scopes = ['read_public', 'write_public', 'read_private', 'write_private'] as const
+export type Scope = (typeof scopes)[number]
+
+export const userIdPattern = /^[A-Za-z][A-Za-z0-9_-]{2,31}$/
+
+export interface User {
+  id: string
+  name: string
+  createdAt: Date
+}
+
+export interface Consumer {
+  key: string
+  name: string
+  ownerId: string
+  scopes: Scope[]
+  /** Registered callback URL, or null (any http/https callback or oob accepted). */
+  callbackUrl: string | null
+  createdAt: Date
+}
+
+export interface AccessToken {
+  token: string
+  consumerKey: string
+  userId: string
+  scopes: Scope[]
+  createdAt: Date
+  revokedAt: Date | null
+}
+
+export interface IdentityStore {
+  /** Throws Conflict when the id is taken. */
+  createUser(input: { id: string; name: string; password: string; apiPassword: string }): Promise<User>
+  getUser(id: string): Promise<User | null>
+  /** The user when the login password matches; the same scrypt work is done for an unknown id. */
+  verifyLoginPassword(id: string, password: string): Promise<User | null>
+  /** The user and the decrypted API password (Basic and WSSE need the plain value). */
+  getApiPassword(id: string): Promise<{ user: User; apiPassword: string } | null>
+  /** Returns false when there is no such user. */
+  setApiPassword(id: string, apiPassword: string): Promise<boolean>
+
+  /** Generates the consumer key and secret. Throws NotFound when the owner does not exist. */
+  createConsumer(input: { name: string; ownerId: string; scopes: Scope[]; callbackUrl: string | null }): Promise<{ consumer: Consumer; secret: string }>
+  getConsumer(key: string): Promise<{ consumer: Consumer; secret: string } | null>
+  listConsumers(ownerId?: string): Promise<Consumer[]>
+
+  /** Generates the token and its secret. Throws NotFound for an unknown consumer or user. */
+  createAccessToken(input: { consumerKey: string; userId: string; scopes: Scope[] }): Promise<{ token: AccessToken; secret: string }>
+  getAccessToken(token: string): Promise<{ token: AccessToken; secret: string } | null>
+  /** Returns false when there is no such token; revoking twice is true both times. */
+  revokeAccessToken(token: string): Promise<boolean>
+  listAccessTokens(filter: { userId?: string; consumerKey?: string }): Promise<AccessToken[]>
+
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+export class Conflict extends Error {
+  override name = 'Conflict'
+}
+
+export class NotFound extends Error {
+  override name = 'NotFound'
+}

@@ -1,0 +1,80 @@
+// The core's schema `kigo_core` as numbered migrations (SPEC §3), applied at start-up
+// by `migrate` of src/common/sql.ts. The same SQL runs on PGlite and on PostgreSQL.
+// Statements end with `;` at a line end: that is where `migrate` splits them.
+import type { Migration } from '../../common/sql.js'
+
+export const coreSchema = 'kigo_core'
+
+export const migrations: Migration[] = [
+  {
+    version: 1,
+    name: 'users, keywords, entries, stars, photos',
+    sql: `
+CREATE TABLE kigo_core.users (
+  id text PRIMARY KEY,
+  name text NOT NULL,
+  updated timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE kigo_core.keywords (
+  word text PRIMARY KEY,
+  created timestamptz NOT NULL DEFAULT now()
+);
+
+-- A sequence gives IDs that are unique and increasing across every core process
+-- sharing one database (SPEC §2.1); NO CYCLE keeps them from ever repeating.
+CREATE SEQUENCE kigo_core.entry_ids AS bigint NO CYCLE;
+
+-- in_reply_to_status_id has no foreign key: a reply keeps naming its target after the
+-- target is deleted (SPEC §2.3).
+CREATE TABLE kigo_core.entries (
+  id bigint PRIMARY KEY DEFAULT nextval('kigo_core.entry_ids'),
+  author text NOT NULL REFERENCES kigo_core.users (id),
+  keyword text NOT NULL REFERENCES kigo_core.keywords (word),
+  body text NOT NULL,
+  source text NOT NULL,
+  deployment text NOT NULL CHECK (deployment IN ('domestic', 'global')),
+  in_reply_to_status_id bigint,
+  in_reply_to_user_id text,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE INDEX entries_keyword_id ON kigo_core.entries (keyword, id DESC);
+
+CREATE INDEX entries_author_id ON kigo_core.entries (author, id DESC);
+
+CREATE INDEX entries_in_reply_to ON kigo_core.entries (in_reply_to_status_id) WHERE in_reply_to_status_id IS NOT NULL;
+
+-- A star's user has no foreign key: anyone authenticated may star, including users
+-- who never posted and so have no profile copy here.
+CREATE TABLE kigo_core.stars (
+  entry_id bigint NOT NULL REFERENCES kigo_core.entries (id) ON DELETE CASCADE,
+  user_id text NOT NULL,
+  created timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (entry_id, user_id)
+);
+
+CREATE INDEX stars_user ON kigo_core.stars (user_id);
+
+CREATE SEQUENCE kigo_core.photo_ids AS bigint NO CYCLE;
+
+-- Photo bytes live beside the entries so that every core process serves them (SPEC §2.6).
+CREATE TABLE kigo_core.photos (
+  id bigint PRIMARY KEY DEFAULT nextval('kigo_core.photo_ids'),
+  user_id text NOT NULL REFERENCES kigo_core.users (id),
+  content_type text NOT NULL,
+  ext text NOT NULL,
+  title text NOT NULL DEFAULT '',
+  folder text NOT NULL DEFAULT '',
+  source text NOT NULL,
+  deployment text NOT NULL CHECK (deployment IN ('domestic', 'global')),
+  sha256 text NOT NULL,
+  size integer NOT NULL CHECK (size >= 0),
+  bytes bytea NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE INDEX photos_user_id ON kigo_core.photos (user_id, id DESC);
+`,
+  },
+]

@@ -1,0 +1,449 @@
+// The content store's contract (SPEC §2, §3), run once per backend: the embedded
+// database in a fresh data directory, and PostgreSQL in a fresh database.
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openContentStore } from '../../../src/core/store/index.js'
+import { migrations } from '../../../src/core/store/migrations.js'
+import { ReplyTargetNotFound, type ContentStore, type NewEntry, type NewPhoto, type PhotoRow } from '../../../src/core/store/types.js'
+import { freshPostgres } from '../../helpers/services.js'
+
+interface Backend {
+  name: string
+  /** Null when the backend is unavailable (skipped outside CI). */
+  open: () => Promise<{ store: ContentStore; reopen: () => Promise<ContentStore>; cleanup: () => Promise<void> } | null>
+}
+
+const embedded: Backend = {
+  name: 'embedded',
+  open: async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'kigo-store-'))
+    return {
+      store: await openContentStore({ dataDir }),
+      reopen: () => openContentStore({ dataDir }),
+      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+    }
+  },
+}
+
+const postgres: Backend = {
+  name: 'postgres',
+  open: async () => {
+    const db = await freshPostgres()
+    if (!db) return null
+    const dataDir = mkdtempSync(join(tmpdir(), 'kigo-store-'))
+    const opts = { databaseUrl: db.url, dataDir }
+    return {
+      store: await openContentStore(opts),
+      reopen: () => openContentStore(opts),
+      cleanup: async () => {
+        await db.drop()
+        rmSync(dataDir, { recursive: true, force: true })
+      },
+    }
+  },
+}
+
+// Distinct names per test, so tests within one suite never see each other's rows.
+let counter = 0
+const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${(counter++).toString(36)}`
+
+function newEntry(over: Partial<NewEntry> = {}): NewEntry {
+  const author = over.authorId ?? unique('u')
+  return {
+    authorId: author,
+    authorName: 'Author',
+    keyword: `id:${author}`,
+    source: 'API',
+    deployment: 'domestic',
+    inReplyToStatusId: null,
+    ...over,
+  }
+}
+
+const plainBody = (text: string) => (_photos: PhotoRow[]) => text
+
+function photo(bytes: Buffer, over: Partial<NewPhoto> = {}): NewPhoto {
+  return { contentType: 'image/png', ext: 'png', bytes, title: '', folder: '', ...over }
+}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex')
+
+describe.each([embedded, postgres])('content store on $name', (backend) => {
+  let store: ContentStore
+  let reopen: () => Promise<ContentStore>
+  let cleanup: (() => Promise<void>) | undefined
+  let available = true
+
+  beforeAll(async () => {
+    const opened = await backend.open()
+    if (!opened) {
+      available = false
+      return
+    }
+    ;({ store, reopen, cleanup } = opened)
+  })
+
+  afterAll(async () => {
+    await store?.close()
+    await cleanup?.()
+  })
+
+  // `it` that skips (with the helper's printed reason) when the backend is absent.
+  const test = (name: string, fn: () => Promise<void>) =>
+    it(name, async (ctx) => {
+      if (!available) ctx.skip()
+      await fn()
+    })
+
+  test('answers ping', async () => {
+    await expect(store.ping()).resolves.toBeUndefined()
+  })
+
+  test('keeps and updates the public user profile', async () => {
+    const id = unique('user')
+    expect(await store.getUser(id)).toBeNull()
+    await store.upsertUser({ id, name: 'First Name' })
+    expect(await store.getUser(id)).toEqual({ id, name: 'First Name' })
+    await store.upsertUser({ id, name: '新しい名前 ✨' })
+    expect(await store.getUser(id)).toEqual({ id, name: '新しい名前 ✨' })
+  })
+
+  test('round-trips an entry with unicode text exactly', async () => {
+    const author = unique('writer')
+    const text = 'こんにちは 🌸🎉 世界\nsecond line\twith tab\r\n  trailing  \u{1F468}\u200D\u{1F469}\u200D\u{1F467}'
+    const keyword = `季語 ${unique('kw')} 🍂`
+    const source = `クライアント ${unique('src')}`
+    const before = Date.now()
+    const created = await store.createEntry(
+      newEntry({ authorId: author, authorName: '作者 😀', keyword, source, deployment: 'global' }),
+      [],
+      plainBody(text),
+    )
+    expect(created.id).toMatch(/^[0-9]+$/)
+    expect(created).toMatchObject({
+      authorId: author,
+      authorName: '作者 😀',
+      keyword,
+      body: text,
+      source,
+      deployment: 'global',
+      inReplyToStatusId: null,
+      inReplyToUserId: null,
+    })
+    expect(created.createdAt.getTime()).toBeGreaterThanOrEqual(before - 5_000)
+    expect(created.createdAt.getTime()).toBeLessThanOrEqual(Date.now() + 5_000)
+    expect(await store.getEntry(created.id)).toEqual(created)
+    expect(await store.getUser(author)).toEqual({ id: author, name: '作者 😀' })
+  })
+
+  test('creates the keyword and the source keyword when missing, and reuses them', async () => {
+    const keyword = unique('keyword')
+    const source = unique('client')
+    expect(await store.keywordExists(keyword)).toBe(false)
+    expect(await store.keywordExists(source)).toBe(false)
+    await store.createEntry(newEntry({ keyword, source }), [], plainBody('one'))
+    expect(await store.keywordExists(keyword)).toBe(true)
+    expect(await store.keywordExists(source)).toBe(true)
+    const again = await store.createEntry(newEntry({ keyword, source }), [], plainBody('two'))
+    expect((await store.getEntry(again.id))?.keyword).toBe(keyword)
+    // Keyword and source may be the same word.
+    const same = unique('same')
+    const e = await store.createEntry(newEntry({ keyword: same, source: same }), [], plainBody('three'))
+    expect(await store.getEntry(e.id)).toMatchObject({ keyword: same, source: same })
+  })
+
+  test('records the author display name from the latest post', async () => {
+    const author = unique('renamed')
+    const first = await store.createEntry(newEntry({ authorId: author, authorName: 'Old' }), [], plainBody('a'))
+    await store.createEntry(newEntry({ authorId: author, authorName: 'New' }), [], plainBody('b'))
+    expect(await store.getUser(author)).toEqual({ id: author, name: 'New' })
+    expect((await store.getEntry(first.id))?.authorName).toBe('New')
+  })
+
+  test('a reply records its target and the target author', async () => {
+    const target = await store.createEntry(newEntry({ authorId: unique('alice') }), [], plainBody('original'))
+    const reply = await store.createEntry(
+      newEntry({ authorId: unique('bob'), inReplyToStatusId: target.id }),
+      [],
+      plainBody('@alice plain text'),
+    )
+    expect(reply.inReplyToStatusId).toBe(target.id)
+    expect(reply.inReplyToUserId).toBe(target.authorId)
+    expect(await store.getEntry(reply.id)).toMatchObject({ inReplyToStatusId: target.id, inReplyToUserId: target.authorId })
+  })
+
+  test('a reply to a missing entry is refused and stores nothing', async () => {
+    const author = unique('nobody')
+    const keyword = unique('never')
+    const missing = String(BigInt((await store.createEntry(newEntry(), [], plainBody('x'))).id) + 1_000_000n)
+    for (const target of [missing, 'abc', '', '-1', '99999999999999999999999']) {
+      await expect(
+        store.createEntry(newEntry({ authorId: author, keyword, inReplyToStatusId: target }), [], plainBody('reply')),
+      ).rejects.toBeInstanceOf(ReplyTargetNotFound)
+    }
+    expect(await store.keywordExists(keyword)).toBe(false)
+    expect(await store.getUser(author)).toBeNull()
+  })
+
+  test('a reply to a deleted entry is refused', async () => {
+    const target = await store.createEntry(newEntry(), [], plainBody('soon gone'))
+    await store.deleteEntry(target.id)
+    await expect(store.createEntry(newEntry({ inReplyToStatusId: target.id }), [], plainBody('late'))).rejects.toBeInstanceOf(
+      ReplyTargetNotFound,
+    )
+  })
+
+  test('deleting returns the entry, removes it and its stars, and keeps replies pointing at it', async () => {
+    const target = await store.createEntry(newEntry(), [], plainBody('to delete'))
+    const reply = await store.createEntry(newEntry({ inReplyToStatusId: target.id }), [], plainBody('reply'))
+    const fan = unique('fan')
+    expect(await store.addStar(target.id, fan)).toBe(true)
+
+    expect(await store.deleteEntry(target.id)).toEqual(target)
+    expect(await store.getEntry(target.id)).toBeNull()
+    expect(await store.hasStar(target.id, fan)).toBe(false)
+    expect(await store.addStar(target.id, fan)).toBe(false)
+    expect(await store.deleteEntry(target.id)).toBeNull()
+    expect(await store.getEntry(reply.id)).toMatchObject({ inReplyToStatusId: target.id, inReplyToUserId: target.authorId })
+  })
+
+  test('deleting an unknown or malformed id returns null', async () => {
+    expect(await store.deleteEntry('987654321987')).toBeNull()
+    expect(await store.deleteEntry('not-a-number')).toBeNull()
+  })
+
+  test('getEntry returns null for unknown and malformed ids', async () => {
+    for (const id of ['0', '987654321987', 'abc', '', '12a', '1.5', '-3', '99999999999999999999999']) {
+      expect(await store.getEntry(id)).toBeNull()
+    }
+  })
+
+  test('stars are idempotent both ways', async () => {
+    const e = await store.createEntry(newEntry(), [], plainBody('star me'))
+    const fan = unique('fan')
+    const other = unique('other')
+    expect(await store.hasStar(e.id, fan)).toBe(false)
+    expect(await store.addStar(e.id, fan)).toBe(true)
+    expect(await store.addStar(e.id, fan)).toBe(true)
+    expect(await store.hasStar(e.id, fan)).toBe(true)
+    expect(await store.hasStar(e.id, other)).toBe(false)
+    expect(await store.removeStar(e.id, fan)).toBe(true)
+    expect(await store.removeStar(e.id, fan)).toBe(true)
+    expect(await store.hasStar(e.id, fan)).toBe(false)
+    expect(await store.removeStar(e.id, other)).toBe(true)
+  })
+
+  test('concurrent repeated stars all succeed and leave one star', async () => {
+    const e = await store.createEntry(newEntry(), [], plainBody('popular'))
+    const fan = unique('fan')
+    const results = await Promise.all(Array.from({ length: 10 }, () => store.addStar(e.id, fan)))
+    expect(results).toEqual(Array(10).fill(true))
+    expect(await store.hasStar(e.id, fan)).toBe(true)
+    expect(await store.removeStar(e.id, fan)).toBe(true)
+    expect(await store.hasStar(e.id, fan)).toBe(false)
+  })
+
+  test('stars on unknown entries report false and store nothing', async () => {
+    const fan = unique('fan')
+    for (const id of ['987654321987', 'abc', '']) {
+      expect(await store.addStar(id, fan)).toBe(false)
+      expect(await store.removeStar(id, fan)).toBe(false)
+      expect(await store.hasStar(id, fan)).toBe(false)
+    }
+  })
+
+  test('photos posted with an entry are stored first, in order, and named in the body', async () => {
+    const author = unique('photographer')
+    const first = randomBytes(2048)
+    const second = Buffer.from(Array.from({ length: 256 }, (_, i) => i))
+    let seen: PhotoRow[] = []
+    const e = await store.createEntry(
+      newEntry({ authorId: author, source: 'camera app', deployment: 'global' }),
+      [photo(first, { contentType: 'image/jpeg', ext: 'jpg' }), photo(second)],
+      (photos) => {
+        seen = photos
+        return ['caption', ...photos.map((p) => `/photos/${p.userId}/${p.id}.${p.ext}`)].join('\n')
+      },
+    )
+    expect(seen).toHaveLength(2)
+    expect(BigInt(seen[1]!.id)).toBeGreaterThan(BigInt(seen[0]!.id))
+    expect(e.body).toBe(`caption\n/photos/${author}/${seen[0]!.id}.jpg\n/photos/${author}/${seen[1]!.id}.png`)
+    expect(seen[0]).toMatchObject({ userId: author, contentType: 'image/jpeg', ext: 'jpg', source: 'camera app', deployment: 'global' })
+
+    const got = await store.getPhoto(author, seen[1]!.id)
+    expect(got?.bytes.equals(second)).toBe(true)
+    expect(got).toMatchObject({ sha256: sha256(second), size: 256, contentType: 'image/png', ext: 'png' })
+    expect((await store.getPhoto(author, seen[0]!.id))?.bytes.equals(first)).toBe(true)
+  })
+
+  test('a failing entry insert keeps none of its photos', async () => {
+    const author = unique('unlucky')
+    let ids: string[] = []
+    await expect(
+      store.createEntry(newEntry({ authorId: author }), [photo(randomBytes(64))], (photos) => {
+        ids = photos.map((p) => p.id)
+        throw new Error('compose failed')
+      }),
+    ).rejects.toThrow('compose failed')
+    expect(ids).toHaveLength(1)
+    expect(await store.getPhoto(author, ids[0]!)).toBeNull()
+    expect(await store.getUser(author)).toBeNull()
+  })
+
+  test('a photo round-trips byte for byte with its hash and size', async () => {
+    const owner = unique('owner')
+    const bytes = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00]), randomBytes(300_000)])
+    const before = Date.now()
+    const created = await store.createPhoto(owner, 'Owner 📷', 'uploader', 'domestic', photo(bytes, { title: 'タイトル', folder: 'trips' }))
+    expect(created).toMatchObject({
+      userId: owner,
+      contentType: 'image/png',
+      ext: 'png',
+      title: 'タイトル',
+      folder: 'trips',
+      source: 'uploader',
+      deployment: 'domestic',
+      sha256: sha256(bytes),
+      size: bytes.length,
+    })
+    expect(created.id).toMatch(/^[0-9]+$/)
+    expect(created.createdAt.getTime()).toBeGreaterThanOrEqual(before - 5_000)
+    expect(await store.getUser(owner)).toEqual({ id: owner, name: 'Owner 📷' })
+
+    const got = await store.getPhoto(owner, created.id)
+    expect(got).not.toBeNull()
+    expect(Buffer.isBuffer(got!.bytes)).toBe(true)
+    expect(got!.bytes.equals(bytes)).toBe(true)
+    const { bytes: _bytes, ...row } = got!
+    expect(row).toEqual(created)
+  })
+
+  test('an empty photo round-trips too', async () => {
+    const owner = unique('owner')
+    const created = await store.createPhoto(owner, 'Owner', 'API', 'global', photo(Buffer.alloc(0)))
+    const got = await store.getPhoto(owner, created.id)
+    expect(got?.bytes.length).toBe(0)
+    expect(got?.sha256).toBe(sha256(Buffer.alloc(0)))
+  })
+
+  test('getPhoto with another user, an unknown id or a malformed id is null', async () => {
+    const owner = unique('owner')
+    const created = await store.createPhoto(owner, 'Owner', 'API', 'domestic', photo(randomBytes(100)))
+    expect(await store.getPhoto(unique('intruder'), created.id)).toBeNull()
+    expect(await store.getPhoto(owner, String(BigInt(created.id) + 1_000_000n))).toBeNull()
+    expect(await store.getPhoto(owner, 'abc')).toBeNull()
+  })
+
+  test('entry ids are digit strings that increase with every post', async () => {
+    const ids: bigint[] = []
+    for (let i = 0; i < 20; i++) ids.push(BigInt((await store.createEntry(newEntry(), [], plainBody(`n${i}`))).id))
+    for (let i = 1; i < ids.length; i++) expect(ids[i]!).toBeGreaterThan(ids[i - 1]!)
+  })
+
+  test('concurrent posts on shared keywords all succeed with distinct ids', async () => {
+    const ids: string[] = []
+    for (let round = 0; round < 10; round++) {
+      const a = unique('ka')
+      const b = unique('kb')
+      // Each new keyword is also the other posts' source: the order in which a post
+      // creates its words must not let two transactions wait on each other.
+      const posts = Array.from({ length: 8 }, (_, i) =>
+        store.createEntry(newEntry({ keyword: i % 2 ? a : b, source: i % 2 ? b : a }), [], plainBody(`p${i}`)),
+      )
+      ids.push(...(await Promise.all(posts)).map((e) => e.id))
+    }
+    expect(new Set(ids).size).toBe(80)
+  })
+
+  test('what was stored is there after closing and reopening the store', async () => {
+    const e = await store.createEntry(newEntry(), [], plainBody('kept'))
+    const fan = unique('fan')
+    await store.addStar(e.id, fan)
+    await store.close()
+    store = await reopen()
+    expect(await store.getEntry(e.id)).toEqual(e)
+    expect(await store.hasStar(e.id, fan)).toBe(true)
+    const next = await store.createEntry(newEntry(), [], plainBody('after'))
+    expect(BigInt(next.id)).toBeGreaterThan(BigInt(e.id))
+  })
+})
+
+// Several core processes share one PostgreSQL (SPEC §1.1, §3). Each store below has its
+// own connection pool, as a separate process would.
+describe('content store on postgres, shared by several processes', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'kigo-store-'))
+  const drops: Array<() => Promise<void>> = []
+
+  afterAll(async () => {
+    for (const drop of drops) await drop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  async function database(ctx: { skip: () => void }): Promise<string> {
+    const db = await freshPostgres()
+    if (!db) {
+      ctx.skip()
+      throw new Error('unreachable')
+    }
+    drops.push(db.drop)
+    return db.url
+  }
+
+  it('stores opened at once on a fresh database all migrate, each version once', async (ctx) => {
+    const url = await database(ctx)
+    const stores = await Promise.all(Array.from({ length: 4 }, () => openContentStore({ databaseUrl: url, dataDir })))
+    try {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      const { rows } = await client.query<{ version: number; n: string }>(
+        'SELECT version, count(*) AS n FROM kigo_core.schema_migrations GROUP BY version ORDER BY version',
+      )
+      await client.end()
+      expect(rows.map((r) => Number(r.version))).toEqual(migrations.map((m) => m.version).sort((x, y) => x - y))
+      expect(rows.every((r) => Number(r.n) === 1)).toBe(true)
+      for (const s of stores) await expect(s.ping()).resolves.toBeUndefined()
+    } finally {
+      await Promise.all(stores.map((s) => s.close()))
+    }
+  })
+
+  it('two stores posting concurrently get unique ids, increasing in each', async (ctx) => {
+    const url = await database(ctx)
+    const stores = [await openContentStore({ databaseUrl: url, dataDir }), await openContentStore({ databaseUrl: url, dataDir })]
+    try {
+      const keyword = unique('shared')
+      const perStore = await Promise.all(
+        stores.map(async (s, n) => {
+          const ids: bigint[] = []
+          // Four writers per store, each posting in sequence.
+          await Promise.all(
+            Array.from({ length: 4 }, async (_, w) => {
+              const mine: bigint[] = []
+              for (let i = 0; i < 15; i++) {
+                const e = await s.createEntry(newEntry({ keyword, source: `client-${n}` }), [], plainBody(`s${n}w${w}i${i}`))
+                mine.push(BigInt(e.id))
+              }
+              for (let i = 1; i < mine.length; i++) expect(mine[i]!).toBeGreaterThan(mine[i - 1]!)
+              ids.push(...mine)
+            }),
+          )
+          return ids
+        }),
+      )
+      const all = perStore.flat()
+      expect(all).toHaveLength(120)
+      expect(new Set(all.map(String)).size).toBe(120)
+      // A post made after all of them has a greater id than every one, whichever store.
+      const last = await stores[0]!.createEntry(newEntry(), [], plainBody('last'))
+      expect(all.every((id) => id < BigInt(last.id))).toBe(true)
+      // Each store reads what the other wrote.
+      expect(await stores[1]!.getEntry(last.id)).toEqual(last)
+    } finally {
+      await Promise.all(stores.map((s) => s.close()))
+    }
+  })
+})

@@ -1,0 +1,37 @@
+// Wiring for the gateway: one replay cache per nonce-checking method (SPEC §4.3 WSSE,
+// §4.4 OAuth). Embedded mode (no REDIS_URL) keeps them in memory; production shares them
+// through Redis, with the per-method fallback policy of SPEC §7.
+import type { Config } from '../../common/config.js'
+import type { RedisClient } from '../../common/redis.js'
+import { MemoryReplayCache } from './memory.js'
+import { RedisReplayCache } from './redis.js'
+import { ResilientReplayCache } from './resilient.js'
+import type { ReplayCache, ReplayCacheUnavailable } from './types.js'
+
+export interface ReplayCaches {
+  wsse: ReplayCache
+  oauth: ReplayCache
+  close(): Promise<void>
+}
+
+export interface ReplayCacheHooks {
+  onError?: (err: ReplayCacheUnavailable) => void
+  onFailOpen?: () => void
+}
+
+export function createReplayCaches(auth: Config['auth'], redis: RedisClient | undefined, hooks: ReplayCacheHooks = {}): ReplayCaches {
+  const make = (method: 'wsse' | 'oauth'): ReplayCache => {
+    if (!redis) return new MemoryReplayCache()
+    const primary = new RedisReplayCache(redis, { prefix: `kigo:replay:${method}:` })
+    return new ResilientReplayCache(primary, { policy: auth.replayFallback[method], ...hooks })
+  }
+  const wsse = make('wsse')
+  const oauth = make('oauth')
+  return {
+    wsse,
+    oauth,
+    close: async () => {
+      await Promise.all([wsse.close(), oauth.close()])
+    },
+  }
+}

@@ -1,0 +1,122 @@
+// The replay cache contract (SPEC §4.3, §4.4), run against every backend: memory and a
+// real Redis (skipped with a reason outside CI when Redis is absent).
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createRedis, redisReady, type RedisClient } from '../../../src/common/redis.js'
+import { MemoryReplayCache } from '../../../src/gateway/replay/memory.js'
+import { RedisReplayCache } from '../../../src/gateway/replay/redis.js'
+import type { ReplayCache } from '../../../src/gateway/replay/types.js'
+import { availableRedis } from '../../helpers/services.js'
+
+const redisUrl = await availableRedis()
+const prefix = `kigo:test:${randomBytes(6).toString('hex')}:replay:`
+const clients: RedisClient[] = []
+
+async function redisClient(): Promise<RedisClient> {
+  const client = createRedis(redisUrl!)
+  clients.push(client)
+  expect(await redisReady(client)).toBe(true)
+  return client
+}
+
+afterAll(async () => {
+  for (const c of clients) {
+    const keys = await c.keys(`${prefix}*`)
+    if (keys.length) await c.del(...keys)
+    c.disconnect()
+  }
+})
+
+const backends: Array<{ name: string; skip: boolean; make: () => Promise<ReplayCache> }> = [
+  { name: 'memory', skip: false, make: async () => new MemoryReplayCache() },
+  { name: 'redis', skip: !redisUrl, make: async () => new RedisReplayCache(await redisClient(), { prefix }) },
+]
+
+const unique = () => `user-${randomBytes(4).toString('hex')}:nonce-${randomBytes(8).toString('base64')}`
+
+describe.each(backends)('replay cache contract: $name', ({ skip, make }) => {
+  it.skipIf(skip)('accepts a first claim and refuses the second', async () => {
+    const cache = await make()
+    const key = unique()
+    expect(await cache.claim(key, 60)).toBe(true)
+    expect(await cache.claim(key, 60)).toBe(false)
+    expect(await cache.claim(key, 60)).toBe(false)
+  })
+
+  it.skipIf(skip)('keeps different keys independent', async () => {
+    const cache = await make()
+    const a = unique()
+    expect(await cache.claim(a, 60)).toBe(true)
+    expect(await cache.claim(`${a}x`, 60)).toBe(true)
+    expect(await cache.claim(unique(), 60)).toBe(true)
+    expect(await cache.claim(a, 60)).toBe(false)
+  })
+
+  it.skipIf(skip)('accepts a key again once its TTL has passed', async () => {
+    const cache = await make()
+    const short = unique()
+    const long = unique()
+    expect(await cache.claim(short, 1)).toBe(true)
+    expect(await cache.claim(long, 30)).toBe(true)
+    await sleep(400)
+    expect(await cache.claim(short, 1)).toBe(false)
+    await sleep(1200)
+    expect(await cache.claim(short, 1)).toBe(true)
+    expect(await cache.claim(long, 30)).toBe(false)
+  })
+
+  it.skipIf(skip)('grants exactly one of 50 concurrent claims of one key', async () => {
+    const cache = await make()
+    const key = unique()
+    const results = await Promise.all(Array.from({ length: 50 }, () => cache.claim(key, 60)))
+    expect(results.filter(Boolean)).toHaveLength(1)
+  })
+
+  it.skipIf(skip)('accepts long keys and odd characters', async () => {
+    const cache = await make()
+    const key = `${'ü'.repeat(5000)}:\r\n\0:${unique()}`
+    expect(await cache.claim(key, 60)).toBe(true)
+    expect(await cache.claim(key, 60)).toBe(false)
+  })
+
+  it.skipIf(skip)('answers ping', async () => {
+    const cache = await make()
+    await expect(cache.ping()).resolves.toBeUndefined()
+  })
+})
+
+describe.skipIf(!redisUrl)('two gateways on one Redis', () => {
+  it('refuses at one a key claimed at the other, each with its own client', async () => {
+    const a = new RedisReplayCache(await redisClient(), { prefix })
+    const b = new RedisReplayCache(await redisClient(), { prefix })
+    const k1 = unique()
+    const k2 = unique()
+    expect(await a.claim(k1, 60)).toBe(true)
+    expect(await b.claim(k1, 60)).toBe(false)
+    expect(await b.claim(k2, 60)).toBe(true)
+    expect(await a.claim(k2, 60)).toBe(false)
+  })
+
+  it('grants exactly one of 50 concurrent claims spread over two clients', async () => {
+    const a = new RedisReplayCache(await redisClient(), { prefix })
+    const b = new RedisReplayCache(await redisClient(), { prefix })
+    const key = unique()
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).claim(key, 60)))
+    expect(results.filter(Boolean)).toHaveLength(1)
+  })
+
+  it('stores bounded keys under its prefix, expiring with the TTL', async () => {
+    const client = await redisClient()
+    const own = `${prefix}bounded:`
+    const cache = new RedisReplayCache(client, { prefix: own })
+    expect(await cache.claim('x'.repeat(10_000), 7)).toBe(true)
+    const keys = await client.keys(`${own}*`)
+    expect(keys).toHaveLength(1)
+    expect(keys[0]!.length).toBeLessThan(own.length + 64)
+    const ttl = await client.ttl(keys[0]!)
+    expect(ttl).toBeGreaterThan(0)
+    expect(ttl).toBeLessThanOrEqual(7)
+    await client.del(...keys)
+  })
+})

@@ -1,0 +1,91 @@
+// A private redis-server child process, so a test can take Redis away and bring it back
+// on the same port without disturbing the shared one.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export class PrivateRedis {
+  #child: ChildProcess | undefined
+
+  private constructor(readonly port: number) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`
+  }
+
+  static async start(): Promise<PrivateRedis> {
+    const r = new PrivateRedis(await freePort())
+    await r.start()
+    return r
+  }
+
+  /** Starts (or restarts) redis-server on this port and waits until it answers. */
+  async start(): Promise<void> {
+    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    })
+    this.#child = child
+    const probe = new Redis({ port: this.port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 })
+    probe.on('error', () => {})
+    try {
+      for (let i = 0; i < 100; i++) {
+        if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`)
+        try {
+          await probe.connect()
+          await probe.ping()
+          return
+        } catch {
+          probe.disconnect()
+          await sleep(50)
+        }
+      }
+      throw new Error('redis-server did not start')
+    } finally {
+      probe.disconnect()
+    }
+  }
+
+  /** Kills the server at once (no clean shutdown) and waits for it to exit. */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.#child
+    if (!child || child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill(signal)
+    await exited
+  }
+
+  /** Freezes or resumes the server: connections stay open but nothing answers. */
+  pause(): void {
+    this.#child?.kill('SIGSTOP')
+  }
+
+  resume(): void {
+    this.#child?.kill('SIGCONT')
+  }
+}
+
+/** Polls `attempt` until it resolves truthy; returns the milliseconds it took. */
+export async function eventually(attempt: () => Promise<boolean>, timeoutMs = 10_000): Promise<number> {
+  const started = Date.now()
+  for (;;) {
+    try {
+      if (await attempt()) return Date.now() - started
+    } catch {
+      // not yet
+    }
+    if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`)
+    await sleep(100)
+  }
+}

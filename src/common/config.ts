@@ -49,6 +49,8 @@ export const ConfigSchema = Type.Object({
     hmacSha256: Type.Boolean(),
     plaintext: Type.Boolean(),
     realm: Type.String({ minLength: 1 }),
+    /** Per-route override of the accepted methods (SPEC §4.1), keyed by route name. */
+    routeMethods: Type.Record(Type.String(), Type.Array(Type.Union([Type.Literal('oauth'), Type.Literal('basic'), Type.Literal('wsse')]))),
     replayFallback: Type.Object({ wsse: Fallback, oauth: Fallback }),
     throttle: Type.Object({
       maxFailures: Type.Integer({ minimum: 1 }),
@@ -111,6 +113,9 @@ function fromEnv(env: Env): Json {
     ['KIGO_SECRET_KEY', ['secretKey']],
     ['KIGO_ADMIN_TOKEN', ['adminToken']],
     ['LOG_LEVEL', ['logLevel']],
+    ['KIGO_GATEWAY_BIND', ['gateway', 'host']],
+    ['KIGO_ADMIN_BIND', ['gateway', 'adminHost']],
+    ['KIGO_CORE_BIND', ['core', 'host']],
   ]
   for (const [name, path] of str) {
     const v = env[name]
@@ -145,6 +150,9 @@ const envNames: Record<string, string> = {
   '/core/port': 'KIGO_CORE_PORT',
   '/gateway/adminPort': 'KIGO_ADMIN_PORT',
   '/trustedProxies': 'KIGO_TRUSTED_PROXIES',
+  '/gateway/host': 'KIGO_GATEWAY_BIND',
+  '/gateway/adminHost': 'KIGO_ADMIN_BIND',
+  '/core/host': 'KIGO_CORE_BIND',
 }
 
 export interface LoadOptions {

@@ -1,0 +1,174 @@
+// The gateway's public application (SPEC §4): every request is authenticated by the
+// route's rules, then forwarded unchanged to the core with a signed identity. Built
+// without listening; server.ts listens.
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import proxyAddr from '@fastify/proxy-addr'
+import type { Config } from '../common/config.js'
+import { ApiError, errors } from '../common/errors.js'
+import { formatOfPath, renderError } from '../common/formats.js'
+import { identityKey } from '../common/identity.js'
+import { createAuthenticator, type AuthDecision } from './authenticate.js'
+import type { AuthRequest, CredentialLookup } from './auth/types.js'
+import type { GatewayMetrics } from './operator/metrics.js'
+import { registerForwarding } from './proxy/forward.js'
+import type { ReplayCache } from './replay/types.js'
+import { routeResolver } from './routes.js'
+import type { FailureThrottle } from './throttle/types.js'
+
+export interface GatewayDeps {
+  config: Config
+  lookup: CredentialLookup
+  replay: { oauth: ReplayCache; wsse: ReplayCache }
+  throttle: FailureThrottle
+  metrics: GatewayMetrics
+  /** Readiness of the gateway's own dependencies (store, Redis, core). */
+  ready: () => Promise<Record<string, boolean>>
+  logger?: FastifyServerOptions['logger']
+  now?: () => number
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth?: AuthDecision
+    routeName?: string
+    startedAt?: bigint
+  }
+}
+
+/** Form bodies are signed (RFC 5849 §3.4.1.3.1), so they are read whole (and forwarded as read). */
+const formBodyLimit = 1024 * 1024
+
+/** Sends an ApiError in the request's format (SPEC §2.7). */
+export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
+  const format = formatOfPath(request.url) ?? 'json'
+  const callback = format === 'json' ? callbackOf(request) : undefined
+  const out = renderError(format, err, callback)
+  for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v)
+  for (const [k, v] of Object.entries(out.headers)) void reply.header(k, v)
+  return reply.code(err.status).type(out.contentType).send(out.body)
+}
+
+function callbackOf(request: FastifyRequest): string | undefined {
+  const q = request.query as Record<string, unknown> | undefined
+  const cb = q?.callback
+  return typeof cb === 'string' ? cb : undefined
+}
+
+export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstance> {
+  const { config, metrics } = deps
+  const now = deps.now ?? Date.now
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    disableRequestLogging: true,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    return503OnClosing: true,
+  })
+
+  const trusted = config.trustedProxies.length > 0 ? proxyAddr.compile(config.trustedProxies) : null
+  const resolveRoute = routeResolver(config.auth.routeMethods)
+  const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle })
+  const forward = await registerForwarding(app, {
+    coreUrl: config.gateway.coreUrl,
+    timeoutMs: config.gateway.coreTimeoutMs,
+    identityKey: identityKey(config.secretKey),
+    stripCredentials: config.gateway.stripCredentials,
+  })
+
+  // Bodies: urlencoded forms are read whole (their parameters are signed); everything else
+  // (multipart uploads, JSON, bytes) is passed on as a stream, never buffered here.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: formBodyLimit }, (_req, body, done) => done(null, body))
+  app.addContentTypeParser('*', (_req, payload, done) => done(null, payload))
+
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, request, reply) => {
+    if (err instanceof ApiError) return sendError(request, reply, err)
+    const status = err.statusCode ?? 500
+    if (status === 413) return sendError(request, reply, errors.tooLarge('body_too_large', 'The request body is too large'))
+    if (status >= 400 && status < 500) return sendError(request, reply, new ApiError(status, 'bad_request', err.message))
+    request.log.error({ err }, 'gateway error')
+    return sendError(request, reply, new ApiError(500, 'internal_error', 'Internal error'))
+  })
+
+  app.addHook('onRequest', async (request) => {
+    request.startedAt = process.hrtime.bigint()
+  })
+
+  app.addHook('onResponse', async (request, reply) => {
+    const auth = request.auth
+    const route = request.routeName ?? 'gateway'
+    if (auth) metrics.authRequests.inc({ method: auth.method, outcome: auth.outcome, route })
+    const ms = request.startedAt ? Number(process.hrtime.bigint() - request.startedAt) / 1e6 : 0
+    // One line per request (SPEC §6.2); never a credential.
+    request.log.info({
+      reqId: request.id,
+      route,
+      method: request.method,
+      auth: auth?.method ?? 'none',
+      user: auth?.ok ? auth.identity?.user : auth?.user,
+      consumer: auth?.ok ? auth.identity?.consumer || undefined : undefined,
+      outcome: auth?.outcome,
+      status: reply.statusCode,
+      ms: Math.round(ms * 1000) / 1000,
+    }, 'request')
+  })
+
+  app.get('/healthz', async (_request, reply) => reply.send({ status: 'ok' }))
+  app.get('/readyz', async (_request, reply) => {
+    const checks = await deps.ready()
+    const ok = Object.values(checks).every(Boolean)
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable', checks })
+  })
+
+  const publicOrigin = (request: FastifyRequest): { host: string; scheme: 'http' | 'https'; ip: string } => {
+    const socketIp = request.socket.remoteAddress ?? ''
+    if (trusted && trusted(socketIp, 0)) {
+      const xfp = request.headers['x-forwarded-proto']
+      const xfh = request.headers['x-forwarded-host']
+      const proto = typeof xfp === 'string' ? xfp.split(',')[0]!.trim().toLowerCase() : ''
+      const host = typeof xfh === 'string' ? xfh.split(',')[0]!.trim() : request.headers.host ?? ''
+      return {
+        scheme: proto === 'https' || proto === 'http' ? proto : config.publicScheme,
+        host: host.toLowerCase(),
+        ip: proxyAddr(request.raw, trusted),
+      }
+    }
+    return { scheme: config.publicScheme, host: (request.headers.host ?? '').toLowerCase(), ip: socketIp }
+  }
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const q = request.url.indexOf('?')
+    const path = q === -1 ? request.url : request.url.slice(0, q)
+    const route = resolveRoute(request.method, path)
+    request.routeName = route.name
+    const origin = publicOrigin(request)
+    const body = Buffer.isBuffer(request.body) ? request.body : undefined
+    const authReq: AuthRequest = {
+      method: request.method,
+      url: request.url,
+      host: origin.host,
+      scheme: origin.scheme,
+      headers: request.headers,
+      contentType: request.headers['content-type'],
+      body,
+      now: now(),
+    }
+    const started = process.hrtime.bigint()
+    const decision = await authenticator.authenticate(authReq, route, origin.ip)
+    metrics.authDuration.observe({ method: decision.method }, Number(process.hrtime.bigint() - started) / 1e9)
+    request.auth = decision
+    if (!decision.ok) return sendError(request, reply, decision.error)
+    request.forward = { identity: decision.identity, host: origin.host, scheme: origin.scheme, clientIp: origin.ip }
+    const upstreamStart = process.hrtime.bigint()
+    reply.then(
+      () => metrics.upstreamDuration.observe({ route: route.name, status_class: `${Math.floor(reply.statusCode / 100)}xx` }, Number(process.hrtime.bigint() - upstreamStart) / 1e9),
+      () => undefined,
+    )
+    return forward(request, reply)
+  }
+
+  app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'], url: '/*', handler })
+  app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'], url: '/', handler })
+  return app
+}

@@ -1,0 +1,131 @@
+// The one place where authentication results become responses (STYLE: Kong's model).
+// Each verifier parses, loads the secret through the cache, verifies and returns an
+// AuthResult; this module picks the verifier, applies throttling (SPEC §4.7) and scopes
+// (SPEC §4.1), and builds the challenges of SPEC §4.5.
+import type { Config } from '../common/config.js'
+import { ApiError } from '../common/errors.js'
+import type { AuthMethod, Identity } from '../common/identity.js'
+import { detectCredentials } from './auth/detect.js'
+import { verifyBasic } from './auth/basic.js'
+import { verifyWsse } from './auth/wsse.js'
+import { verifyOAuth } from './auth/oauth/verify.js'
+import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from './auth/types.js'
+import type { ReplayCache } from './replay/types.js'
+import type { RoutePolicy } from './routes.js'
+import { type FailureThrottle, throttleKeys } from './throttle/types.js'
+
+export interface Authenticator {
+  authenticate(req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>
+}
+
+export type AuthDecision =
+  | { ok: true; method: AuthMethod | 'none'; identity: Identity | null; outcome: 'ok' }
+  | { ok: false; method: AuthMethod | 'none'; error: ApiError; outcome: Outcome; user?: string }
+
+export interface AuthenticatorDeps {
+  auth: Config['auth']
+  lookup: CredentialLookup
+  replay: { oauth: ReplayCache; wsse: ReplayCache }
+  throttle: FailureThrottle
+}
+
+function quote(value: string): string {
+  return `"${value.replace(/["\\]/g, '\\$&')}"`
+}
+
+/** One WWW-Authenticate challenge per method the route accepts (SPEC §4.5). */
+export function challenges(realm: string, methods: AuthMethod[], oauthProblem?: Record<string, string>): string[] {
+  return methods.map((m) => {
+    if (m === 'basic') return `Basic realm=${quote(realm)}, charset="UTF-8"`
+    if (m === 'wsse') return `WSSE realm=${quote(realm)}, profile="UsernameToken"`
+    const extra = oauthProblem ? Object.entries(oauthProblem).map(([k, v]) => `, ${k}=${quote(v)}`).join('') : ''
+    return `OAuth realm=${quote(realm)}${extra}`
+  })
+}
+
+/** The user a Basic or WSSE credential claims to be, read before verifying (for throttling). */
+export function claimedUser(method: AuthMethod, headers: AuthRequest['headers']): string | undefined {
+  if (method === 'basic') {
+    const h = headers.authorization
+    const value = typeof h === 'string' ? h : undefined
+    if (!value || !/^basic /i.test(value)) return undefined
+    const decoded = Buffer.from(value.slice(6).trim(), 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    return colon > 0 ? decoded.slice(0, colon) : undefined
+  }
+  if (method === 'wsse') {
+    const h = headers['x-wsse']
+    const m = typeof h === 'string' ? /Username="([^"]{1,64})"/.exec(h) : null
+    return m?.[1]
+  }
+  return undefined
+}
+
+export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
+  const { auth, lookup, replay, throttle } = deps
+  const realm = auth.realm
+
+  const fail = (method: AuthMethod | 'none', outcome: Outcome, error: ApiError, user?: string): AuthDecision => ({ ok: false, method, outcome, error, ...(user ? { user } : {}) })
+
+  const verify = (method: AuthMethod, req: AuthRequest): Promise<AuthResult> => {
+    if (method === 'basic') return verifyBasic(req, lookup)
+    if (method === 'wsse') return verifyWsse(req, lookup, replay.wsse, { windowSeconds: auth.wsseWindowSeconds })
+    return verifyOAuth(req, lookup, replay.oauth, {
+      windowSeconds: auth.timestampWindowSeconds,
+      hmacSha256: auth.hmacSha256,
+      plaintext: auth.plaintext,
+    })
+  }
+
+  return {
+    async authenticate(req, route, clientIp) {
+      const kinds = detectCredentials(req)
+      if (kinds.length > 1) {
+        return fail('none', 'malformed', new ApiError(400, 'multiple_credentials', `Send one kind of credentials, not ${kinds.join(' and ')}`))
+      }
+      const method = kinds[0]
+      if (method === undefined) {
+        if (route.anonymous) return { ok: true, method: 'none', identity: null, outcome: 'ok' }
+        return fail('none', 'bad_credentials', new ApiError(401, 'authentication_required', 'This operation requires authentication', { 'www-authenticate': challenges(realm, route.methods) }))
+      }
+      if (!route.methods.includes(method)) {
+        return fail(method, 'bad_credentials', new ApiError(401, 'method_not_accepted', `This operation does not accept ${method} credentials; use ${route.methods.join(', ')}`, { 'www-authenticate': challenges(realm, route.methods) }))
+      }
+
+      // Throttling applies to the guessable secrets: Basic and WSSE (SPEC §4.7). The user
+      // is checked before verifying, so a locked-out user cannot learn the right password.
+      const user = method === 'oauth' ? undefined : claimedUser(method, req.headers)
+      const keys = method === 'oauth' ? [] : throttleKeys({ user, ip: clientIp })
+      if (keys.length > 0) {
+        const wait = await throttle.check(keys)
+        if (wait > 0) {
+          return fail(method, 'throttled', new ApiError(429, 'too_many_requests', 'Too many failed attempts; try again later', { 'retry-after': String(wait) }), user)
+        }
+      }
+
+      const result = await verify(method, req)
+      if (result.kind === 'fail') {
+        if (keys.length > 0 && result.status === 401) await throttle.recordFailure(throttleKeys({ user: result.attemptedUser ?? user, ip: clientIp }))
+        const headers: Record<string, string | string[]> = {}
+        if (result.status === 401) headers['www-authenticate'] = challenges(realm, route.methods, method === 'oauth' ? { oauth_problem: result.code, ...result.oauthProblem } : undefined)
+        else if (method === 'oauth' && result.status === 400) headers['www-authenticate'] = challenges(realm, ['oauth'], { oauth_problem: result.code, ...result.oauthProblem })
+        if (result.retryAfterSeconds !== undefined) headers['retry-after'] = String(result.retryAfterSeconds)
+        return fail(method, result.outcome, new ApiError(result.status, result.code, result.message, headers), result.attemptedUser ?? user)
+      }
+
+      const p = result.principal
+      if (method === 'oauth' && route.scopes.length > 0 && !route.scopes.some((s) => p.scopes.includes(s))) {
+        const needed = route.scopes.join(' or ')
+        return fail(method, 'scope_denied', new ApiError(403, 'additional_authorization_required', `This token lacks the scope this operation needs (${needed})`, {
+          'www-authenticate': challenges(realm, ['oauth'], { oauth_problem: 'additional_authorization_required' }),
+        }), p.userId)
+      }
+      return {
+        ok: true,
+        method,
+        outcome: 'ok',
+        identity: { user: p.userId, userName: p.userName, authMethod: method, consumer: p.consumerKey, scopes: p.scopes },
+      }
+    },
+  }
+}

@@ -1,0 +1,97 @@
+// Forwarding to the core (SPEC §4.6) with @fastify/reply-from: the request line, query
+// and body go through unchanged (bodies other than forms are streamed, never buffered
+// whole), hop-by-hop headers are dropped (RFC 9110 §7.6.1), credentials and every inbound
+// X-Kigo-* header are removed, and the signed identity is added.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import replyFrom from '@fastify/reply-from'
+import type { IncomingHttpHeaders } from 'node:http'
+import { type Identity, signIdentity } from '../../common/identity.js'
+import { errors, type ApiError } from '../../common/errors.js'
+
+export interface ForwardOptions {
+  coreUrl: string
+  timeoutMs: number
+  identityKey: Buffer
+  stripCredentials: boolean
+}
+
+export interface ForwardContext {
+  identity: Identity | null
+  /** Public host and scheme the client addressed (after trusted-proxy handling). */
+  host: string
+  scheme: 'http' | 'https'
+  clientIp: string
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    forward?: ForwardContext
+  }
+}
+
+const hopByHop = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate']
+
+/** The headers the core receives for `request`. */
+export function forwardedHeaders(request: FastifyRequest, incoming: IncomingHttpHeaders, ctx: ForwardContext, opts: ForwardOptions): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {}
+  for (const [name, value] of Object.entries(incoming)) {
+    if (name.startsWith('x-kigo-') || hopByHop.includes(name)) continue
+    if (opts.stripCredentials && (name === 'authorization' || name === 'x-wsse')) continue
+    out[name] = value
+  }
+  // reply-from normalises these for the upstream; the core must see them as sent.
+  out.host = ctx.host
+  const contentType = request.headers['content-type']
+  if (contentType !== undefined && out['content-type'] !== undefined) out['content-type'] = contentType
+  const prior = request.headers['x-forwarded-for']
+  out['x-forwarded-for'] = prior && ctx.clientIp !== request.socket.remoteAddress ? `${prior}, ${request.socket.remoteAddress}` : ctx.clientIp
+  out['x-forwarded-proto'] = ctx.scheme
+  out['x-forwarded-host'] = ctx.host
+  Object.assign(out, signIdentity(opts.identityKey, { method: request.method, url: request.url, host: ctx.host, requestId: String(request.id) }, ctx.identity))
+  return out
+}
+
+function upstreamError(err: Error & { code?: string; cause?: unknown }): ApiError {
+  const cause = (err.cause ?? {}) as { code?: string; name?: string }
+  const code = err.code ?? ''
+  if (code === 'FST_REPLY_FROM_GATEWAY_TIMEOUT' || cause.code === 'UND_ERR_HEADERS_TIMEOUT' || cause.code === 'UND_ERR_BODY_TIMEOUT' || cause.name === 'TimeoutError') {
+    return errors.gatewayTimeout()
+  }
+  const refused = ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT'].some((c) => c === cause.code || c === code || err.message.includes(c))
+  if (refused || code === 'FST_REPLY_FROM_SERVICE_UNAVAILABLE' || code === 'FST_REPLY_FROM_CONNECT_TIMEOUT') {
+    return errors.unavailable('upstream_unavailable', 'The entry service is unavailable; try again shortly')
+  }
+  return errors.badGateway('The entry service failed to answer')
+}
+
+const idempotent = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+export async function registerForwarding(app: FastifyInstance, opts: ForwardOptions): Promise<(request: FastifyRequest, reply: FastifyReply) => FastifyReply> {
+  await app.register(replyFrom, {
+    base: opts.coreUrl,
+    undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs },
+    disableRequestLogging: true,
+    // Only idempotent requests are retried (SPEC §4.6), once, and only when the
+    // connection failed before any answer.
+    retryMethods: ['GET', 'HEAD', 'OPTIONS'],
+    maxRetriesOn503: 0,
+  })
+  return (request, reply) => {
+    const ctx = request.forward!
+    return reply.from(request.url, {
+      timeout: opts.timeoutMs,
+      rewriteRequestHeaders: (_req, headers) => forwardedHeaders(request, headers as IncomingHttpHeaders, ctx, opts),
+      rewriteHeaders: (headers) => {
+        const out = { ...headers }
+        for (const h of hopByHop) delete out[h]
+        return out
+      },
+      retryDelay: ({ err, attempt }) =>
+        err && attempt < 1 && idempotent.has(request.method) && ['ECONNRESET', 'UND_ERR_SOCKET'].includes((err as { code?: string }).code ?? '') ? 0 : null,
+      onError: (r, { error }) => {
+        request.log.warn({ err: { message: error.message, code: (error as { code?: string }).code } }, 'upstream failed')
+        void r.send(upstreamError(error))
+      },
+    })
+  }
+}

@@ -1,0 +1,81 @@
+// Starts the gateway: its identity store, the replay cache and throttling (Redis or
+// memory), the public app on the gateway port and the operator app on the admin port.
+import pino from 'pino'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import type { Config } from '../common/config.js'
+import { loggerOptions } from '../common/logger.js'
+import { createRedis, redisReady, type RedisClient } from '../common/redis.js'
+import { buildGatewayApp } from './app.js'
+import { buildOperatorApp } from './operator/app.js'
+import { createMetrics } from './operator/metrics.js'
+import { createReplayCaches } from './replay/create.js'
+import { CachedCredentialLookup, openIdentityStore } from './store/index.js'
+import { createFailureThrottle } from './throttle/create.js'
+
+export interface RunningGateway {
+  app: FastifyInstance
+  operator: FastifyInstance
+  url: string
+  adminUrl: string
+  close(): Promise<void>
+}
+
+export interface GatewayStartOptions {
+  /** Embedded mode: started beside the core in one process. */
+  embedded?: boolean
+  /** false for tests; default: pino at config.logLevel. */
+  logger?: boolean
+  now?: () => number
+}
+
+async function coreAnswers(coreUrl: string): Promise<boolean> {
+  try {
+    const res = await fetch(new URL('/healthz', coreUrl), { signal: AbortSignal.timeout(1000) })
+    await res.body?.cancel()
+    return res.ok
+  } catch {
+    return false
+  }
+}
+
+export async function startGateway(config: Config, options: GatewayStartOptions = {}): Promise<RunningGateway> {
+  const logger: FastifyBaseLogger | false = options.logger === false ? false : (pino(loggerOptions(config.logLevel, 'gateway')) as FastifyBaseLogger)
+  const store = await openIdentityStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, secretKey: config.secretKey })
+  const redis: RedisClient | undefined = config.redisUrl ? createRedis(config.redisUrl) : undefined
+  const metrics = createMetrics()
+  const replay = createReplayCaches(config.auth, redis, {
+    onError: () => metrics.replayErrors.inc({ method: 'any' }),
+    onFailOpen: () => metrics.replayFailOpen.inc({ method: 'any' }),
+  })
+  const throttle = createFailureThrottle(config.auth, redis)
+  const lookup = new CachedCredentialLookup(store)
+
+  const ready = async (): Promise<Record<string, boolean>> => {
+    const checks: Record<string, boolean> = {}
+    checks.store = await store.ping().then(() => true, () => false)
+    if (redis) checks.redis = await redisReady(redis, 1000)
+    checks.core = await coreAnswers(config.gateway.coreUrl)
+    return checks
+  }
+
+  const deps = { config, lookup, replay, throttle, metrics, ready, logger, ...(options.now ? { now: options.now } : {}) }
+  const app = await buildGatewayApp(deps)
+  const operator = await buildOperatorApp({ ...deps, store })
+  const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
+  const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
+  if (logger) logger.info({ url, adminUrl, mode: options.embedded ? 'embedded' : 'production' }, 'gateway listening')
+
+  return {
+    app,
+    operator,
+    url,
+    adminUrl,
+    async close() {
+      await Promise.allSettled([app.close(), operator.close()])
+      await replay.close().catch(() => undefined)
+      await throttle.close().catch(() => undefined)
+      if (redis) redis.disconnect()
+      await store.close()
+    },
+  }
+}

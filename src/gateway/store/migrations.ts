@@ -1,0 +1,59 @@
+// The gateway's schema `kigo_gateway` as numbered migrations (SPEC §3), applied at
+// start-up by `migrate` of src/common/sql.ts. The same SQL runs on PGlite and on
+// PostgreSQL. Statements end with `;` at a line end: that is where `migrate` splits them.
+//
+// Append new migrations (request tokens, sessions, policy, usage, …) to the array with
+// the next version number; never edit one that has shipped.
+import type { Migration } from '../../common/sql.js'
+
+export const gatewaySchema = 'kigo_gateway'
+
+export const migrations: Migration[] = [
+  {
+    version: 1,
+    name: 'users, consumers, access tokens',
+    sql: `
+-- password_hash: scrypt, PHC string. api_password: AES-256-GCM, sealed with the row's id
+-- as associated data (src/gateway/store/crypto.ts). Neither is ever plain text.
+CREATE TABLE kigo_gateway.users (
+  id text PRIMARY KEY,
+  name text NOT NULL,
+  password_hash text NOT NULL,
+  api_password text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- Ids differing only in case would be easy to mistake for one another on pages and in
+-- links: they are one id as far as uniqueness goes, while lookups stay exact.
+CREATE UNIQUE INDEX users_id_folded ON kigo_gateway.users (lower(id));
+
+CREATE TABLE kigo_gateway.consumers (
+  key text PRIMARY KEY,
+  secret text NOT NULL,
+  name text NOT NULL,
+  owner_id text NOT NULL REFERENCES kigo_gateway.users (id),
+  scopes text[] NOT NULL,
+  callback_url text,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE INDEX consumers_owner ON kigo_gateway.consumers (owner_id, created_at);
+
+-- A revoked token stays (revoked_at set) so that its use is answered token_revoked
+-- rather than token_rejected (SPEC §4.4) and the account pages can show its history.
+CREATE TABLE kigo_gateway.access_tokens (
+  token text PRIMARY KEY,
+  secret text NOT NULL,
+  consumer_key text NOT NULL REFERENCES kigo_gateway.consumers (key),
+  user_id text NOT NULL REFERENCES kigo_gateway.users (id),
+  scopes text[] NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  revoked_at timestamptz
+);
+
+CREATE INDEX access_tokens_user ON kigo_gateway.access_tokens (user_id, created_at);
+
+CREATE INDEX access_tokens_consumer ON kigo_gateway.access_tokens (consumer_key, created_at);
+`,
+  },
+]

@@ -1,0 +1,103 @@
+// Input checks of the identity store: bad values are refused with InvalidInput (which
+// the callers turn into a 400) rather than stored. Limits where SPEC is silent are
+// chosen here and named.
+import { scopes as allScopes, userIdPattern, type Scope } from './types.js'
+
+/** A value the store refuses to keep; `field` names the input, `message` says why. */
+export class InvalidInput extends Error {
+  override name = 'InvalidInput'
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export const limits = {
+  /** Display names of users and applications. */
+  nameLength: 100,
+  /** Login and API passwords; bounds the work of hashing and of WSSE digests. */
+  passwordLength: 1024,
+  callbackUrlLength: 2048,
+} as const
+
+// C0 and C1 controls (and DEL): never part of a name, and PostgreSQL text cannot hold NUL.
+const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/
+// With the `u` flag a well-formed surrogate pair is one code point, so this matches only
+// lone surrogates, which UTF-8 cannot carry (they would come back as U+FFFD).
+const loneSurrogate = /\p{Cs}/u
+
+export function checkUserId(id: unknown): string {
+  if (typeof id !== 'string' || !userIdPattern.test(id)) {
+    throw new InvalidInput('id', 'user id must be 3 to 32 characters: a letter, then letters, digits, "_" or "-"')
+  }
+  return id
+}
+
+/** Trimmed; 1 to 100 characters, no control characters. */
+export function checkName(name: unknown, field = 'name'): string {
+  if (typeof name !== 'string') throw new InvalidInput(field, `${field} must be a string`)
+  const trimmed = name.trim()
+  if (trimmed === '') throw new InvalidInput(field, `${field} must not be empty`)
+  if ([...trimmed].length > limits.nameLength) throw new InvalidInput(field, `${field} must be at most ${limits.nameLength} characters`)
+  if (controlCharacter.test(trimmed) || loneSurrogate.test(trimmed)) {
+    throw new InvalidInput(field, `${field} must not contain control characters or invalid Unicode`)
+  }
+  return trimmed
+}
+
+/**
+ * Any text of 1 to 1024 characters, kept exactly (no trimming: a password is what the
+ * client sends). NUL and lone surrogates are refused: they cannot round-trip through
+ * HTTP headers or UTF-8 unchanged.
+ */
+export function checkPassword(password: unknown, field = 'password'): string {
+  if (typeof password !== 'string' || password === '') throw new InvalidInput(field, `${field} must not be empty`)
+  if (password.length > limits.passwordLength) throw new InvalidInput(field, `${field} must be at most ${limits.passwordLength} characters`)
+  if (password.includes('\u0000') || loneSurrogate.test(password)) {
+    throw new InvalidInput(field, `${field} must not contain NUL or invalid Unicode`)
+  }
+  return password
+}
+
+/** At least one scope, each from SPEC §5's list; returned without duplicates in canonical order. */
+export function checkScopes(value: unknown, field = 'scopes'): Scope[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new InvalidInput(field, `${field} must list at least one of ${allScopes.join(', ')}`)
+  }
+  for (const s of value) {
+    if (!(allScopes as readonly unknown[]).includes(s)) {
+      throw new InvalidInput(field, `unknown scope ${JSON.stringify(s)}; allowed: ${allScopes.join(', ')}`)
+    }
+  }
+  return allScopes.filter((s) => value.includes(s))
+}
+
+/** null, or an absolute http/https URL without credentials or fragment. */
+export function checkCallbackUrl(value: unknown): string | null {
+  if (value === null || value === undefined) return null
+  const field = 'callbackUrl'
+  if (typeof value !== 'string' || value.length > limits.callbackUrlLength || controlCharacter.test(value) || /\s/.test(value)) {
+    throw new InvalidInput(field, `callback URL must be an http or https URL of at most ${limits.callbackUrlLength} characters`)
+  }
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new InvalidInput(field, 'callback URL must be an absolute http or https URL')
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidInput(field, 'callback URL must use http or https')
+  if (url.username !== '' || url.password !== '') throw new InvalidInput(field, 'callback URL must not carry credentials')
+  if (url.hash !== '') throw new InvalidInput(field, 'callback URL must not have a fragment')
+  return value
+}
+
+/**
+ * Whether a presented consumer key or token could be one this store generated
+ * (base64url, bounded). Anything else cannot exist, so lookups answer "unknown" without
+ * a database round trip, and no odd bytes ever reach the SQL engine.
+ */
+export function isPlausibleKey(value: unknown): value is string {
+  return typeof value === 'string' && value.length >= 16 && value.length <= 128 && /^[A-Za-z0-9_-]+$/.test(value)
+}

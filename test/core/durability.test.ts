@@ -1,0 +1,214 @@
+// SPEC §3: an entry acknowledged with a 2xx survives the process being killed (`kill -9`)
+// at any moment, in both modes. The built core runs as a child process, is killed with
+// SIGKILL while writes are being acknowledged, is restarted on the same store, and must
+// then show every entry it acknowledged.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import { identityKey, signIdentity } from '../../src/common/identity.js'
+import { freshPostgres, inCi } from '../helpers/services.js'
+
+const mainJs = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url))
+const built = existsSync(mainJs)
+if (!built) {
+  const reason = `${mainJs} is missing; run \`npm run build\` (npm test does)`
+  if (inCi) throw new Error(reason)
+  console.warn(`skipping durability suite: ${reason}`)
+}
+
+const domesticHost = 'localhost:18080'
+const secretKey = randomBytes(32).toString('base64')
+const key = identityKey(secretKey)
+const author = 'durable_writer'
+
+/** Keeps the number of acknowledged writes before the kill comfortably mid-stream. */
+const killAfterAcks = 100
+const concurrency = 8
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+interface Response {
+  status: number
+  body: string
+}
+
+function send(port: number, agent: Agent, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, agent, headers: { host: domesticHost, ...headers } }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+/** statuses/update as the gateway would forward it for an authenticated Basic user (SPEC §4.6). */
+function postStatus(port: number, agent: Agent, status: string): Promise<Response> {
+  const path = '/api/statuses/update.json'
+  const identity = signIdentity(
+    key,
+    { method: 'POST', url: path, host: domesticHost, requestId: randomUUID() },
+    { user: author, userName: 'Durable Writer', authMethod: 'basic', consumer: '', scopes: [] },
+  )
+  const body = new URLSearchParams({ status }).toString()
+  return send(port, agent, 'POST', path, {
+    ...identity,
+    'content-type': 'application/x-www-form-urlencoded',
+    'content-length': String(Buffer.byteLength(body)),
+  }, body)
+}
+
+interface Core {
+  child: ChildProcess
+  port: number
+  output: () => string
+  exited: Promise<void>
+}
+
+async function startCore(env: Record<string, string>): Promise<Core> {
+  const port = await freePort()
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, KIGO_CORE_PORT: String(port) }
+  // The backend is chosen by this test alone, never by the caller's environment.
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'KIGO_CONFIG']) if (!(name in env)) delete childEnv[name]
+  const child = spawn(process.execPath, [mainJs, 'core'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)))
+  child.stderr!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)))
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const agent = new Agent()
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`core exited before it was ready:\n${output}`)
+    const ok = await send(port, agent, 'GET', '/healthz', {}).then((r) => r.status === 200, () => false)
+    if (ok) break
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`core not ready within 30 s:\n${output}`)
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  agent.destroy()
+  return { child, port, output: () => output, exited }
+}
+
+const running: Core[] = []
+const cleanups: Array<() => Promise<void>> = []
+
+afterEach(async () => {
+  for (const core of running.splice(0)) {
+    if (core.child.exitCode === null && core.child.signalCode === null) core.child.kill('SIGKILL')
+    await core.exited
+  }
+  for (const cleanup of cleanups.splice(0)) await cleanup()
+})
+
+type Backend = { name: string; env: () => Promise<Record<string, string> | null> }
+
+const backends: Backend[] = [
+  { name: 'embedded', env: async () => ({}) },
+  {
+    name: 'postgres',
+    env: async () => {
+      const db = await freshPostgres()
+      if (!db) return null
+      cleanups.push(db.drop)
+      return { DATABASE_URL: db.url }
+    },
+  },
+]
+
+describe.skipIf(!built).each(backends)('core on $name killed with SIGKILL', (backend) => {
+  it('keeps every entry it acknowledged', { timeout: 180_000 }, async (ctx) => {
+    const backendEnv = await backend.env()
+    if (!backendEnv) return ctx.skip()
+    const dataDir = mkdtempSync(join(tmpdir(), 'kigo-durability-'))
+    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
+    const env = {
+      ...backendEnv,
+      KIGO_DATA_DIR: dataDir,
+      KIGO_SECRET_KEY: secretKey,
+      KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+      KIGO_DOMESTIC_HOST: domesticHost,
+      LOG_LEVEL: 'warn',
+    }
+
+    const first = await startCore(env)
+    running.push(first)
+    const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
+    const acked = new Map<string, string>()
+    const refusals: string[] = []
+    let sent = 0
+    let killed = false
+
+    // Writers post until the process dies under them; only a 200 with an entry counts.
+    const writer = async () => {
+      while (!killed) {
+        const status = `durable ${sent++} ✓ 季語\n${randomUUID()}`
+        let res: Response
+        try {
+          res = await postStatus(first.port, agent, status)
+        } catch {
+          return // connection reset by the kill: not acknowledged
+        }
+        if (res.status !== 200) {
+          refusals.push(`${res.status} ${res.body.slice(0, 200)}`)
+          if (refusals.length > 5) return
+          continue
+        }
+        const entry = JSON.parse(res.body) as { id: string }
+        acked.set(entry.id, status)
+        if (acked.size >= killAfterAcks && !killed) {
+          killed = true
+          first.child.kill('SIGKILL')
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: concurrency }, writer))
+    agent.destroy()
+    await first.exited
+    expect(refusals, first.output()).toEqual([])
+    expect(first.child.signalCode).toBe('SIGKILL')
+    expect(acked.size).toBeGreaterThanOrEqual(killAfterAcks)
+
+    const second = await startCore(env)
+    running.push(second)
+    const reader = new Agent({ keepAlive: true, maxSockets: concurrency })
+    const missing: string[] = []
+    const ids = [...acked.keys()]
+    for (let i = 0; i < ids.length; i += concurrency) {
+      await Promise.all(
+        ids.slice(i, i + concurrency).map(async (id) => {
+          const res = await send(second.port, reader, 'GET', `/api/statuses/show/${id}.json`, {})
+          const entry = res.status === 200 ? (JSON.parse(res.body) as { id: string; text: string }) : null
+          if (!entry || entry.id !== id || entry.text !== acked.get(id)) missing.push(`${id}: ${res.status} ${res.body.slice(0, 200)}`)
+        }),
+      )
+    }
+    reader.destroy()
+    expect(missing, second.output()).toEqual([])
+
+    // The restarted core keeps taking writes, with ids above every acknowledged one.
+    const after = await postStatus(second.port, new Agent(), 'after the restart')
+    expect(after.status, after.body).toBe(200)
+    const afterId = BigInt((JSON.parse(after.body) as { id: string }).id)
+    expect(ids.every((id) => BigInt(id) < afterId)).toBe(true)
+  })
+})

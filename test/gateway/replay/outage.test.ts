@@ -1,0 +1,138 @@
+// Redis going away mid-test (SPEC §7): a private redis-server is killed and restarted on
+// the same port. Fail-closed refuses quickly (no hang) and counts; the memory policy keeps
+// answering and counts fail-open; both recover by themselves, without being recreated.
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createRedis, redisReady, type RedisClient } from '../../../src/common/redis.js'
+import { RedisReplayCache } from '../../../src/gateway/replay/redis.js'
+import { ResilientReplayCache } from '../../../src/gateway/replay/resilient.js'
+import { ReplayCacheUnavailable } from '../../../src/gateway/replay/types.js'
+import { eventually, PrivateRedis } from './private-redis.js'
+
+const nonce = () => `u:${randomBytes(8).toString('hex')}`
+
+async function timed<T>(run: () => Promise<T>): Promise<{ ms: number; result: PromiseSettledResult<T> }> {
+  const started = Date.now()
+  const [result] = await Promise.allSettled([run()])
+  return { ms: Date.now() - started, result: result! }
+}
+
+describe('replay cache while Redis goes away and comes back', () => {
+  let redis: PrivateRedis
+  let client: RedisClient
+  let witness: RedisClient
+  const counts = { closedErrors: 0, openErrors: 0, failOpen: 0 }
+  let direct: RedisReplayCache
+  let closed: ResilientReplayCache
+  let open: ResilientReplayCache
+  /** Another gateway on the same Redis: proves a claim really reached Redis. */
+  let other: RedisReplayCache
+
+  beforeAll(async () => {
+    redis = await PrivateRedis.start()
+    client = createRedis(redis.url)
+    witness = createRedis(redis.url)
+    expect(await redisReady(client)).toBe(true)
+    expect(await redisReady(witness)).toBe(true)
+    direct = new RedisReplayCache(client)
+    other = new RedisReplayCache(witness)
+    closed = new ResilientReplayCache(direct, { policy: 'fail-closed', onError: () => counts.closedErrors++ })
+    open = new ResilientReplayCache(direct, {
+      policy: 'memory',
+      onError: () => counts.openErrors++,
+      onFailOpen: () => counts.failOpen++,
+    })
+  })
+
+  afterAll(async () => {
+    await closed?.close()
+    await open?.close()
+    client?.disconnect()
+    witness?.disconnect()
+    await redis?.kill()
+  })
+
+  it('claims through Redis while it is up', async () => {
+    const k = nonce()
+    expect(await closed.claim(k, 60)).toBe(true)
+    expect(await other.claim(k, 60)).toBe(false)
+    expect(await open.claim(k, 60)).toBe(false)
+    expect(counts).toEqual({ closedErrors: 0, openErrors: 0, failOpen: 0 })
+  })
+
+  it('refuses quickly when Redis is killed: fail-closed throws, memory policy answers', async () => {
+    await redis.kill()
+
+    const bare = await timed(() => direct.claim(nonce(), 60))
+    expect(bare.result.status).toBe('rejected')
+    expect((bare.result as PromiseRejectedResult).reason).toBeInstanceOf(ReplayCacheUnavailable)
+    expect(bare.ms).toBeLessThan(1000)
+
+    for (let i = 0; i < 3; i++) {
+      const attempt = await timed(() => closed.claim(nonce(), 60))
+      expect(attempt.result.status).toBe('rejected')
+      expect((attempt.result as PromiseRejectedResult).reason).toBeInstanceOf(ReplayCacheUnavailable)
+      expect(attempt.ms).toBeLessThan(1000)
+    }
+    expect(counts.closedErrors).toBe(3)
+    expect(closed.retryAfterSeconds).toBeGreaterThanOrEqual(1)
+    await expect(closed.ping()).rejects.toBeInstanceOf(ReplayCacheUnavailable)
+
+    const k = `outage:${nonce()}`
+    const first = await timed(() => open.claim(k, 60))
+    expect(first.result).toEqual({ status: 'fulfilled', value: true })
+    expect(first.ms).toBeLessThan(1000)
+    expect(await open.claim(k, 60)).toBe(false)
+    expect(counts.failOpen).toBe(2)
+    expect(counts.openErrors).toBe(2)
+  })
+
+  it('recovers by itself when Redis comes back on the same port', async () => {
+    await redis.start()
+
+    const k = nonce()
+    const closedMs = await eventually(() => closed.claim(k, 60))
+    expect(closedMs).toBeLessThan(8000)
+    // The claim reached the restarted Redis: the other gateway refuses the nonce.
+    expect(await other.claim(k, 60)).toBe(false)
+    await expect(closed.ping()).resolves.toBeUndefined()
+
+    await eventually(async () => {
+      const probe = nonce()
+      return (await open.claim(probe, 60)) && !(await other.claim(probe, 60))
+    })
+    // Once recovered, claims go to Redis again and are no longer counted as fail-open.
+    const settled = counts.failOpen
+    const k3 = nonce()
+    expect(await open.claim(k3, 60)).toBe(true)
+    expect(await other.claim(k3, 60)).toBe(false)
+    expect(counts.failOpen).toBe(settled)
+  })
+
+  it('still refuses, after recovery, a nonce first seen during the outage', async () => {
+    await redis.kill()
+    const k = nonce()
+    expect(await open.claim(k, 60)).toBe(true)
+    await redis.start()
+    await eventually(async () => {
+      const probe = nonce()
+      return (await open.claim(probe, 60)) && !(await other.claim(probe, 60))
+    })
+    // Redis never saw k, yet it was used: it stays refused.
+    expect(await open.claim(k, 60)).toBe(false)
+  })
+
+  it('times out instead of hanging when Redis accepts connections but does not answer', async () => {
+    await eventually(async () => (await closed.claim(nonce(), 60)) === true)
+    redis.pause()
+    try {
+      const attempt = await timed(() => closed.claim(nonce(), 60))
+      expect(attempt.result.status).toBe('rejected')
+      expect((attempt.result as PromiseRejectedResult).reason).toBeInstanceOf(ReplayCacheUnavailable)
+      expect(attempt.ms).toBeLessThan(1500)
+    } finally {
+      redis.resume()
+    }
+    await eventually(async () => (await closed.claim(nonce(), 60)) === true)
+  })
+})

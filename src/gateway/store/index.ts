@@ -1,0 +1,33 @@
+// Opening the gateway's identity store: the embedded database in the data directory, or
+// PostgreSQL when DATABASE_URL is set (SPEC §1.1), migrated at start-up (SPEC §3).
+import { migrate, openDb } from '../../common/sql.js'
+import { gatewaySchema, migrations } from './migrations.js'
+import { SqlIdentityStore } from './sql-identity-store.js'
+
+export { gatewaySchema, migrations } from './migrations.js'
+export { SqlIdentityStore, type IdentityChange, type IdentityChangeSource } from './sql-identity-store.js'
+export { CachedCredentialLookup, type CredentialLookupOptions } from './credential-lookup.js'
+export { InvalidInput } from './validation.js'
+export { UnreadableSecret } from './crypto.js'
+export * from './types.js'
+
+export interface IdentityStoreOptions {
+  /** PostgreSQL URL; the embedded database in `dataDir` when absent. */
+  databaseUrl?: string
+  dataDir: string
+  /** KIGO_SECRET_KEY (32 bytes, base64). */
+  secretKey: string
+  maxConnections?: number
+}
+
+/** Opens the database, applies pending migrations and returns the store (which closes the database on close). */
+export async function openIdentityStore(options: IdentityStoreOptions): Promise<SqlIdentityStore> {
+  const db = await openDb({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, maxConnections: options.maxConnections })
+  try {
+    await migrate(db, gatewaySchema, migrations)
+  } catch (err) {
+    await db.close().catch(() => undefined)
+    throw err
+  }
+  return new SqlIdentityStore(db, { secretKey: options.secretKey, ownsDb: true })
+}

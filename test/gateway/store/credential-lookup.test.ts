@@ -1,0 +1,231 @@
+// CachedCredentialLookup over a real identity store (embedded database in a temporary
+// directory). A thin counting wrapper shows when the store is actually asked.
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { CachedCredentialLookup, openIdentityStore, type SqlIdentityStore } from '../../../src/gateway/store/index.js'
+
+let dataDir: string
+let store: SqlIdentityStore
+/** A second store over the same database, as another gateway process would be: its changes are not announced here. */
+let elsewhere: SqlIdentityStore
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'kigo-lookup-'))
+  const options = { dataDir, secretKey: randomBytes(32).toString('base64') }
+  store = await openIdentityStore(options)
+  elsewhere = await openIdentityStore(options)
+})
+
+afterAll(async () => {
+  await store?.close()
+  await elsewhere?.close()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+/** The store, with every call counted by method name (onChange passes through). */
+function counted(target: SqlIdentityStore, failNext: Set<string> = new Set()) {
+  const calls: Record<string, number> = {}
+  const proxy = new Proxy(target, {
+    get(obj, prop, receiver) {
+      const value = Reflect.get(obj, prop, receiver)
+      if (typeof value !== 'function' || typeof prop !== 'string') return value
+      return (...args: unknown[]) => {
+        calls[prop] = (calls[prop] ?? 0) + 1
+        if (failNext.delete(prop)) return Promise.reject(new Error('database unavailable'))
+        return value.apply(obj, args)
+      }
+    },
+  })
+  return { proxy, calls }
+}
+
+let clock: number
+const now = () => clock
+beforeEach(() => {
+  clock = 1_000_000
+})
+
+let serial = 0
+const newId = () => `look_${++serial}_${randomBytes(3).toString('hex')}`
+
+async function fixture() {
+  const user = await store.createUser({ id: newId(), name: 'Lookup User', password: 'login', apiPassword: 'api-1' })
+  const app = await store.createConsumer({ name: 'Lookup App', ownerId: user.id, scopes: ['read_public', 'write_public'], callbackUrl: null })
+  const token = await store.createAccessToken({ consumerKey: app.consumer.key, userId: user.id, scopes: ['write_public'] })
+  return { user, app, token }
+}
+
+describe('CachedCredentialLookup', () => {
+  it('returns what the verifiers need, and null for unknown credentials', async () => {
+    const { user, app, token } = await fixture()
+    const lookup = new CachedCredentialLookup(store, { now })
+    expect(await lookup.apiPassword(user.id)).toEqual({ userId: user.id, userName: 'Lookup User', apiPassword: 'api-1' })
+    expect(await lookup.consumer(app.consumer.key)).toEqual({
+      key: app.consumer.key,
+      name: 'Lookup App',
+      secret: app.secret,
+      scopes: ['read_public', 'write_public'],
+    })
+    expect(await lookup.accessToken(token.token.token)).toEqual({
+      token: token.token.token,
+      secret: token.secret,
+      consumerKey: app.consumer.key,
+      userId: user.id,
+      userName: 'Lookup User',
+      scopes: ['write_public'],
+      revoked: false,
+    })
+    expect(await lookup.apiPassword(newId())).toBeNull()
+    expect(await lookup.consumer(randomBytes(18).toString('base64url'))).toBeNull()
+    expect(await lookup.accessToken(randomBytes(24).toString('base64url'))).toBeNull()
+  })
+
+  it('answers a second lookup from memory', async () => {
+    const { user, app, token } = await fixture()
+    const { proxy, calls } = counted(store)
+    const lookup = new CachedCredentialLookup(proxy, { now })
+    for (let i = 0; i < 2; i++) {
+      await lookup.apiPassword(user.id)
+      await lookup.consumer(app.consumer.key)
+      await lookup.accessToken(token.token.token)
+      clock += 4000
+    }
+    expect(calls).toEqual({ onChange: 1, getApiPassword: 1, getConsumer: 1, getAccessToken: 1, getUser: 1 })
+  })
+
+  it('remembers unknown credentials briefly, then asks again', async () => {
+    const { proxy, calls } = counted(store)
+    const lookup = new CachedCredentialLookup(proxy, { now, negativeTtlMs: 2000 })
+    const key = randomBytes(18).toString('base64url')
+    expect(await lookup.consumer(key)).toBeNull()
+    expect(await lookup.consumer(key)).toBeNull()
+    expect(calls.getConsumer).toBe(1)
+    clock += 2001
+    expect(await lookup.consumer(key)).toBeNull()
+    expect(calls.getConsumer).toBe(2)
+  })
+
+  it('shares one store call among concurrent lookups of one key', async () => {
+    const { user } = await fixture()
+    const { proxy, calls } = counted(store)
+    const lookup = new CachedCredentialLookup(proxy, { now })
+    const results = await Promise.all(Array.from({ length: 5 }, () => lookup.apiPassword(user.id)))
+    expect(results.every((r) => r?.apiPassword === 'api-1')).toBe(true)
+    expect(calls.getApiPassword).toBe(1)
+  })
+
+  it('sees changes made through the store of this process at once', async () => {
+    const { user, app, token } = await fixture()
+    const lookup = new CachedCredentialLookup(store, { now })
+    expect((await lookup.apiPassword(user.id))?.apiPassword).toBe('api-1')
+    await store.setApiPassword(user.id, 'api-2')
+    expect((await lookup.apiPassword(user.id))?.apiPassword).toBe('api-2')
+
+    expect((await lookup.accessToken(token.token.token))?.revoked).toBe(false)
+    await store.revokeAccessToken(token.token.token)
+    expect((await lookup.accessToken(token.token.token))?.revoked).toBe(true)
+
+    // A user looked up while unknown, then created, is found at once.
+    const id = newId()
+    expect(await lookup.apiPassword(id)).toBeNull()
+    await store.createUser({ id, name: 'Late', password: 'login', apiPassword: 'late-api' })
+    expect(await lookup.apiPassword(id)).toEqual({ userId: id, userName: 'Late', apiPassword: 'late-api' })
+
+    expect(await lookup.consumer(app.consumer.key)).not.toBeNull()
+  })
+
+  it('sees a change made elsewhere at once after explicit invalidation', async () => {
+    const { user, app, token } = await fixture()
+    const lookup = new CachedCredentialLookup(store, { now })
+    await lookup.apiPassword(user.id)
+    await lookup.accessToken(token.token.token)
+
+    await elsewhere.setApiPassword(user.id, 'api-elsewhere')
+    await elsewhere.revokeAccessToken(token.token.token)
+    expect((await lookup.apiPassword(user.id))?.apiPassword).toBe('api-1')
+    expect((await lookup.accessToken(token.token.token))?.revoked).toBe(false)
+
+    lookup.invalidateUser(user.id)
+    expect((await lookup.apiPassword(user.id))?.apiPassword).toBe('api-elsewhere')
+    lookup.invalidateToken(token.token.token)
+    expect((await lookup.accessToken(token.token.token))?.revoked).toBe(true)
+
+    const key = randomBytes(18).toString('base64url')
+    expect(await lookup.consumer(key)).toBeNull()
+    lookup.invalidateConsumer(key)
+    expect(await lookup.consumer(app.consumer.key)).not.toBeNull()
+  })
+
+  it('sees a change made elsewhere once the TTL has passed', async () => {
+    const { user, token } = await fixture()
+    const lookup = new CachedCredentialLookup(store, { now, ttlMs: 5000 })
+    await lookup.apiPassword(user.id)
+    await lookup.accessToken(token.token.token)
+    await elsewhere.setApiPassword(user.id, 'api-elsewhere')
+    await elsewhere.revokeAccessToken(token.token.token)
+
+    clock += 4999
+    expect((await lookup.apiPassword(user.id))?.apiPassword).toBe('api-1')
+    expect((await lookup.accessToken(token.token.token))?.revoked).toBe(false)
+    clock += 2
+    expect((await lookup.apiPassword(user.id))?.apiPassword).toBe('api-elsewhere')
+    expect((await lookup.accessToken(token.token.token))?.revoked).toBe(true)
+  })
+
+  it('keeps a load that raced an invalidation out of the cache', async () => {
+    const { user } = await fixture()
+    const { proxy, calls } = counted(store)
+    const lookup = new CachedCredentialLookup(proxy, { now })
+    const pending = lookup.apiPassword(user.id)
+    lookup.invalidateUser(user.id)
+    await pending
+    await lookup.apiPassword(user.id)
+    expect(calls.getApiPassword).toBe(2)
+  })
+
+  it('holds at most maxEntries, dropping the least recently used', async () => {
+    const users = [await fixture(), await fixture(), await fixture()].map((f) => f.user.id)
+    const { proxy, calls } = counted(store)
+    const lookup = new CachedCredentialLookup(proxy, { now, maxEntries: 2 })
+    await lookup.apiPassword(users[0]!)
+    await lookup.apiPassword(users[1]!)
+    await lookup.apiPassword(users[0]!) // users[0] is now the most recently used
+    await lookup.apiPassword(users[2]!) // evicts users[1]
+    expect(calls.getApiPassword).toBe(3)
+    await lookup.apiPassword(users[0]!)
+    expect(calls.getApiPassword).toBe(3)
+    await lookup.apiPassword(users[1]!)
+    expect(calls.getApiPassword).toBe(4)
+  })
+
+  it('does not remember a store failure', async () => {
+    const { user } = await fixture()
+    const failNext = new Set(['getApiPassword'])
+    const { proxy, calls } = counted(store, failNext)
+    const lookup = new CachedCredentialLookup(proxy, { now })
+    await expect(lookup.apiPassword(user.id)).rejects.toThrow('database unavailable')
+    expect((await lookup.apiPassword(user.id))?.apiPassword).toBe('api-1')
+    expect(calls.getApiPassword).toBe(2)
+  })
+
+  it('hands out copies: a caller changing a result does not change the cache', async () => {
+    const { app } = await fixture()
+    const lookup = new CachedCredentialLookup(store, { now })
+    const first = await lookup.consumer(app.consumer.key)
+    first!.scopes.push('write_private')
+    first!.secret = 'changed'
+    expect(await lookup.consumer(app.consumer.key)).toMatchObject({ secret: app.secret, scopes: ['read_public', 'write_public'] })
+  })
+
+  it('stops following the store after dispose', async () => {
+    const { user } = await fixture()
+    const lookup = new CachedCredentialLookup(store, { now })
+    lookup.dispose()
+    await lookup.apiPassword(user.id)
+    await store.setApiPassword(user.id, 'api-after-dispose')
+    expect((await lookup.apiPassword(user.id))?.apiPassword).toBe('api-1')
+  })
+})

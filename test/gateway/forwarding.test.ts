@@ -1,0 +1,197 @@
+// Forwarding (SPEC §4.6) against a real upstream on port 0 that reports what it received:
+// request line, query and body unchanged, headers cleaned, identity signed, bodies
+// streamed, and the core's absence answered in format within the timeout.
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { XMLParser } from 'fast-xml-parser'
+import { identityKey, verifyIdentity } from '../../src/common/identity.js'
+import { freePort, startStack, type Stack } from '../helpers/stack.js'
+
+interface Seen {
+  method: string
+  url: string
+  headers: IncomingHttpHeaders
+  body: Buffer
+  /** Milliseconds from the request's arrival to its first body byte. */
+  firstByteAt: number | null
+}
+
+let upstream: Server
+let upstreamPort: number
+let seen: Seen[] = []
+let mode: 'echo' | 'slow' = 'echo'
+let stack: Stack
+let alice: { api_password: string }
+
+beforeAll(async () => {
+  upstreamPort = await freePort()
+  upstream = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    const entry: Seen = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.alloc(0), firstByteAt: null }
+    seen.push(entry)
+    const arrived = Date.now()
+    req.on('data', (c: Buffer) => {
+      entry.firstByteAt ??= Date.now() - arrived
+      chunks.push(c)
+    })
+    req.on('end', () => {
+      entry.body = Buffer.concat(chunks)
+      if (req.url === '/healthz') {
+        res.end('{}')
+        return
+      }
+      const reply = () => {
+        res.writeHead(200, { 'content-type': 'application/json', connection: 'keep-alive', 'x-upstream': 'yes' })
+        res.end(JSON.stringify({ ok: true }))
+      }
+      if (mode === 'slow') setTimeout(reply, 3000)
+      else reply()
+    })
+  })
+  await new Promise<void>((resolve) => upstream.listen(upstreamPort, '127.0.0.1', resolve))
+  stack = await startStack({ coreUrl: `http://127.0.0.1:${upstreamPort}`, overrides: { gateway: { host: '127.0.0.1', coreTimeoutMs: 1000 } } })
+  alice = await stack.addUser('alice', 'Alice')
+})
+
+afterAll(async () => {
+  await stack?.close()
+  await new Promise((resolve) => upstream?.close(resolve))
+})
+
+function last(): Seen {
+  return seen[seen.length - 1]!
+}
+
+describe('forwarding', () => {
+  it('passes the request line, query and body through byte for byte', async () => {
+    seen = []
+    const query = '?b=%20x+y&a=%E3%81%82&a=2&empty=&flag&pct=%2541'
+    const body = 'status=caf%C3%A9+%2B+more&keyword=%E6%97%A5&status2=a%26b'
+    const res = await fetch(`${stack.url}/api/statuses/update.json${query}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded; charset=UTF-8',
+        authorization: 'Basic ' + Buffer.from(`alice:${alice.api_password}`).toString('base64'),
+      },
+      body,
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-upstream')).toBe('yes')
+    const s = last()
+    expect(s.method).toBe('POST')
+    expect(s.url).toBe(`/api/statuses/update.json${query}`)
+    expect(s.body.toString()).toBe(body)
+    expect(s.headers['content-type']).toBe('application/x-www-form-urlencoded; charset=UTF-8')
+    expect(s.headers.host).toBe(new URL(stack.url).host)
+  })
+
+  it('removes credentials and inbound X-Kigo-* headers, and adds a signed identity', async () => {
+    seen = []
+    await fetch(`${stack.url}/api/statuses/update.json`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: 'Basic ' + Buffer.from(`alice:${alice.api_password}`).toString('base64'),
+        'x-kigo-user': 'mallory',
+        'x-kigo-scopes': 'write_private',
+        'x-kigo-anything': 'x',
+      },
+      body: 'status=hi',
+    })
+    const s = last()
+    expect(s.headers.authorization).toBeUndefined()
+    expect(s.headers['x-kigo-anything']).toBeUndefined()
+    expect(s.headers['x-kigo-user']).toBe('alice')
+    expect(s.headers['x-kigo-auth-method']).toBe('basic')
+    expect(s.headers['x-kigo-scopes']).toBe('')
+    expect(s.headers['x-forwarded-proto']).toBe('http')
+    expect(s.headers['x-forwarded-host']).toBe(new URL(stack.url).host)
+    expect(s.headers['x-forwarded-for']).toBe('127.0.0.1')
+    const check = verifyIdentity(identityKey(stack.config.secretKey), s.headers, { method: s.method, url: s.url, host: s.headers.host! }, 60)
+    expect(check).toMatchObject({ ok: true, identity: { user: 'alice', userName: 'Alice', authMethod: 'basic' } })
+    // The signature binds the request: another path does not verify.
+    expect(verifyIdentity(identityKey(stack.config.secretKey), s.headers, { method: s.method, url: '/api/statuses/destroy/1.json', host: s.headers.host! }, 60).ok).toBe(false)
+  })
+
+  it('signs anonymous requests without a user', async () => {
+    seen = []
+    await fetch(`${stack.url}/api/statuses/show/1.json`, { headers: { 'x-kigo-user': 'alice' } })
+    const s = last()
+    expect(s.headers['x-kigo-user']).toBeUndefined()
+    const check = verifyIdentity(identityKey(stack.config.secretKey), s.headers, { method: 'GET', url: s.url, host: s.headers.host! }, 60)
+    expect(check).toMatchObject({ ok: true, identity: null })
+  })
+
+  it('streams a body the client is still sending (not buffered whole)', async () => {
+    seen = []
+    const url = new URL(`${stack.url}/api/statuses/update.json`)
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest({
+        host: '127.0.0.1', port: url.port, path: url.pathname, method: 'POST',
+        headers: {
+          host: url.host,
+          'content-type': 'multipart/form-data; boundary=XyZ',
+          'transfer-encoding': 'chunked',
+          authorization: 'Basic ' + Buffer.from(`alice:${alice.api_password}`).toString('base64'),
+        },
+      }, (res) => {
+        res.resume()
+        resolve(res.statusCode!)
+      })
+      req.on('error', reject)
+      req.write('--XyZ\r\nContent-Disposition: form-data; name="status"\r\n\r\nfirst part\r\n')
+      // The rest follows only once the upstream has seen the first bytes.
+      const wait = setInterval(() => {
+        if (seen.length > 0 && seen[0]!.firstByteAt !== null) {
+          clearInterval(wait)
+          req.end('--XyZ--\r\n')
+        }
+      }, 20)
+      setTimeout(() => { clearInterval(wait); req.end('--XyZ--\r\n') }, 5000)
+    })
+    expect(status).toBe(200)
+    expect(seen[0]!.body.toString()).toContain('first part')
+    expect(seen[0]!.body.toString()).toMatch(/--XyZ--\r\n$/)
+  })
+
+  it('drops hop-by-hop headers in both directions', async () => {
+    seen = []
+    const res = await fetch(`${stack.url}/api/statuses/show/1.json`, { headers: { 'x-custom': 'kept', te: 'trailers' } })
+    expect(last().headers['x-custom']).toBe('kept')
+    expect(last().headers.te).toBeUndefined()
+    expect(res.headers.get('x-upstream')).toBe('yes')
+  })
+
+  it('answers 504 in format when the core is too slow', async () => {
+    mode = 'slow'
+    try {
+      const started = Date.now()
+      const res = await fetch(`${stack.url}/api/statuses/show/1.xml`)
+      expect(res.status).toBe(504)
+      expect(Date.now() - started).toBeLessThan(2900)
+      expect(res.headers.get('content-type')).toMatch(/^application\/xml/)
+      expect(new XMLParser().parse(await res.text()).error.code).toBe('gateway_timeout')
+    } finally {
+      mode = 'echo'
+    }
+  })
+})
+
+describe('the core being away', () => {
+  it('answers 503 with Retry-After in format, without detail', async () => {
+    const port = await freePort()
+    const away = await startStack({ coreUrl: `http://127.0.0.1:${port}` })
+    try {
+      const res = await fetch(`${away.url}/api/statuses/show/1.json`)
+      expect(res.status).toBe(503)
+      expect(res.headers.get('retry-after')).toMatch(/^[0-9]+$/)
+      const body = await res.json()
+      expect(body.error.status).toBe(503)
+      expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|stack/)
+      const ready = await fetch(`${away.url}/readyz`)
+      expect(ready.status).toBe(503)
+    } finally {
+      await away.close()
+    }
+  })
+})

@@ -1,7 +1,10 @@
 // A private redis-server child process, so a test can take Redis away and bring it back
 // on the same port without disturbing the shared one.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 
@@ -19,7 +22,10 @@ export async function freePort(): Promise<number> {
 export class PrivateRedis {
   #child: ChildProcess | undefined
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    readonly extraArgs: string[] = [],
+  ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`
@@ -31,9 +37,29 @@ export class PrivateRedis {
     return r
   }
 
+  /** A one-node Redis Cluster holding every slot (enough to exercise the Cluster client). */
+  static async startCluster(): Promise<PrivateRedis> {
+    const port = await freePort()
+    const dir = mkdtempSync(join(tmpdir(), 'kigo-cluster-'))
+    const r = new PrivateRedis(port, ['--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1', '--cluster-config-file', join(dir, 'nodes.conf'), '--dir', dir])
+    await r.start()
+    const admin = new Redis({ port, host: '127.0.0.1' })
+    try {
+      await admin.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383')
+      for (let i = 0; i < 100; i++) {
+        const info = String(await admin.call('CLUSTER', 'INFO'))
+        if (info.includes('cluster_state:ok')) return r
+        await sleep(50)
+      }
+      throw new Error('cluster did not become ready')
+    } finally {
+      admin.disconnect()
+    }
+  }
+
   /** Starts (or restarts) redis-server on this port and waits until it answers. */
   async start(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...this.extraArgs], {
       stdio: 'ignore',
     })
     this.#child = child

@@ -1,0 +1,229 @@
+// OAuth 1.0a request verification (RFC 5849 §3.2, SPEC §4.4), problems reported per the
+// OAuth Problem Reporting extension. The pipeline: collect parameters → check them →
+// load consumer and token → verify the signature (and oauth_body_hash) → claim the nonce.
+import { createHash } from 'node:crypto'
+import { randomToken, safeEqual } from '../../../common/secrets.js'
+import type { ReplayCache } from '../../replay/types.js'
+import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from '../results.js'
+import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from '../types.js'
+import { baseStringUri, signatureBaseString } from './base-string.js'
+import { collectOAuthParameters, type OAuthParameters } from './parameters.js'
+import { percentEncode } from './percent-encode.js'
+import { acceptedSignatureMethod, computeSignature, type SignatureMethod, type SignatureMethodOptions } from './signature.js'
+
+export interface OAuthVerifyOptions extends SignatureMethodOptions {
+  /** Accepted distance of oauth_timestamp from the gateway's clock, seconds (SPEC: 300). */
+  windowSeconds: number
+  /** Retry-After of the 503 when the replay cache is unavailable. */
+  retryAfterSeconds?: number
+}
+
+/** A request whose protocol parameters are present and acceptable; not yet verified. */
+export interface CheckedOAuthRequest {
+  params: OAuthParameters
+  signatureMethod: SignatureMethod
+  consumerKey: string
+  /** '' when the request carries no oauth_token. */
+  token: string
+  timestamp: number
+  nonce: string
+}
+
+/** Required on API requests: a resource request always acts for a user (its token). */
+export const resourceRequestParameters = [
+  'oauth_consumer_key',
+  'oauth_token',
+  'oauth_signature_method',
+  'oauth_signature',
+  'oauth_timestamp',
+  'oauth_nonce',
+] as const
+
+const maxNonceLength = 255
+
+/** A failure whose code is the oauth_problem; `extra` holds the problem's parameters. */
+export function oauthFailure(
+  status: AuthFailure['status'],
+  problem: string,
+  message: string,
+  outcome: Outcome,
+  extra?: Record<string, string>,
+): AuthFailure {
+  return failure('oauth', status, problem, message, outcome, extra === undefined ? {} : { oauthProblem: extra })
+}
+
+/**
+ * Collects and checks the protocol parameters: placement, presence, version, signature
+ * method, timestamp window, and oauth_body_hash placement. Shared with the provider
+ * endpoints, which pass their own required parameters.
+ */
+export function checkOAuthRequest(
+  req: AuthRequest,
+  opts: OAuthVerifyOptions,
+  required: readonly string[] = resourceRequestParameters,
+): { ok: true; request: CheckedOAuthRequest } | { ok: false; result: AuthFailure } {
+  const collected = collectOAuthParameters(req)
+  if (!collected.ok) return { ok: false, result: oauthFailure(400, 'parameter_rejected', collected.message, 'malformed') }
+  const params = collected.params
+  const p = params.protocol
+
+  const absent = required.filter((name) => !p.get(name))
+  if (absent.length > 0) {
+    return {
+      ok: false,
+      result: oauthFailure(400, 'parameter_absent', `Missing OAuth parameters: ${absent.join(', ')}`, 'malformed', {
+        oauth_parameters_absent: absent.join('&'),
+      }),
+    }
+  }
+
+  const version = p.get('oauth_version')
+  if (version !== undefined && version !== '1.0') {
+    return {
+      ok: false,
+      result: oauthFailure(400, 'version_rejected', 'oauth_version must be 1.0', 'malformed', { oauth_acceptable_versions: '1.0-1.0' }),
+    }
+  }
+
+  const signatureMethod = acceptedSignatureMethod(p.get('oauth_signature_method') ?? '', req.scheme, opts)
+  if (signatureMethod === null) {
+    const accepted = ['HMAC-SHA1', ...(opts.hmacSha256 ? ['HMAC-SHA256'] : []), ...(opts.plaintext && req.scheme === 'https' ? ['PLAINTEXT'] : [])]
+    return {
+      ok: false,
+      result: oauthFailure(400, 'signature_method_rejected', `Unsupported oauth_signature_method; use ${accepted.join(' or ')}`, 'malformed'),
+    }
+  }
+
+  const rawTimestamp = p.get('oauth_timestamp') ?? ''
+  let timestamp = NaN
+  if (rawTimestamp !== '' && rawTimestamp.length <= 12 && isDigits(rawTimestamp)) timestamp = Number(rawTimestamp)
+  if (rawTimestamp !== '' && Number.isNaN(timestamp)) {
+    return { ok: false, result: oauthFailure(400, 'parameter_rejected', 'oauth_timestamp must be a whole number of seconds', 'malformed') }
+  }
+  if (!Number.isNaN(timestamp)) {
+    const now = Math.floor(req.now / 1000)
+    if (Math.abs(timestamp - now) > opts.windowSeconds) {
+      return {
+        ok: false,
+        result: oauthFailure(401, 'timestamp_refused', `oauth_timestamp is more than ${opts.windowSeconds} seconds from the server's clock`, 'stale', {
+          oauth_acceptable_timestamps: `${now - opts.windowSeconds}-${now + opts.windowSeconds}`,
+        }),
+      }
+    }
+  }
+
+  const nonce = p.get('oauth_nonce') ?? ''
+  if (nonce.length > maxNonceLength) {
+    return { ok: false, result: oauthFailure(400, 'parameter_rejected', `oauth_nonce is longer than ${maxNonceLength} characters`, 'malformed') }
+  }
+
+  // oauth_body_hash draft §4.1.1: not used with form-encoded bodies, whose parameters are signed.
+  if (params.formBody && p.has('oauth_body_hash')) {
+    return { ok: false, result: oauthFailure(400, 'parameter_rejected', 'oauth_body_hash must not be sent with a form-encoded body', 'malformed') }
+  }
+
+  return {
+    ok: true,
+    request: {
+      params,
+      signatureMethod,
+      consumerKey: p.get('oauth_consumer_key') ?? '',
+      token: p.get('oauth_token') ?? '',
+      timestamp,
+      nonce,
+    },
+  }
+}
+
+function isDigits(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 48 || c > 57) return false
+  }
+  return true
+}
+
+/**
+ * True when the request's oauth_signature is the one computed with these secrets
+ * (constant-time comparison). The signature method must have been accepted already
+ * (checkOAuthRequest); any other value fails.
+ */
+export function verifyOAuthSignature(req: AuthRequest, params: OAuthParameters, consumerSecret: string, tokenSecret: string): boolean {
+  const method = params.protocol.get('oauth_signature_method')
+  if (method !== 'HMAC-SHA1' && method !== 'HMAC-SHA256' && method !== 'PLAINTEXT') return false
+  const base = method === 'PLAINTEXT' ? '' : signatureBaseString(req.method, baseStringUri(req.scheme, req.host, req.url), params.signed)
+  const expected = computeSignature(method, base, consumerSecret, tokenSecret)
+  return safeEqual(expected, params.protocol.get('oauth_signature') ?? '')
+}
+
+/**
+ * oauth_body_hash (draft-eaton-oauth-bodyhash §3.2): when present, Base64 of the body's
+ * hash (SHA-256 for HMAC-SHA256, else SHA-1; an absent body hashes as empty).
+ */
+export function bodyHashMatches(req: AuthRequest, params: OAuthParameters): boolean {
+  const sent = params.protocol.get('oauth_body_hash')
+  if (sent === undefined) return true
+  const algorithm = params.protocol.get('oauth_signature_method') === 'HMAC-SHA256' ? 'sha256' : 'sha1'
+  const actual = createHash(algorithm).update(req.body ?? Buffer.alloc(0)).digest('base64')
+  return safeEqual(actual, sent)
+}
+
+/** The replay-cache key: (consumer key, token, timestamp, nonce), nonce decoded (SPEC §4.4). */
+export function oauthNonceKey(r: CheckedOAuthRequest): string {
+  return `oauth:${percentEncode(r.consumerKey)}:${percentEncode(r.token)}:${r.timestamp}:${percentEncode(r.nonce)}`
+}
+
+// Stand-ins for an unknown consumer or token, so that the signature is still computed
+// and compared: the answer costs the same work either way (SPEC §4.4).
+const dummyConsumerSecret = randomToken(30)
+const dummyTokenSecret = randomToken(30)
+
+/** Verifies an API request signed with an access token. */
+export async function verifyOAuth(
+  req: AuthRequest,
+  lookup: CredentialLookup,
+  replay: ReplayCache,
+  opts: OAuthVerifyOptions,
+): Promise<AuthResult> {
+  const checked = checkOAuthRequest(req, opts)
+  if (!checked.ok) return checked.result
+  const r = checked.request
+
+  const [consumer, token] = await Promise.all([lookup.consumer(r.consumerKey), lookup.accessToken(r.token)])
+  const tokenMatches = consumer !== null && token !== null && token.consumerKey === consumer.key
+  const signatureOk = verifyOAuthSignature(
+    req,
+    r.params,
+    consumer?.secret ?? dummyConsumerSecret,
+    tokenMatches ? token.secret : dummyTokenSecret,
+  )
+  const bodyOk = bodyHashMatches(req, r.params)
+
+  if (consumer === null) return oauthFailure(401, 'consumer_key_unknown', 'Unknown oauth_consumer_key', 'unknown_client')
+  if (!tokenMatches) return oauthFailure(401, 'token_rejected', 'Unknown oauth_token', 'bad_credentials')
+  const attemptedUser = token.userId
+  if (!signatureOk) return { ...oauthFailure(401, 'signature_invalid', 'Invalid oauth_signature', 'bad_signature'), attemptedUser }
+  if (!bodyOk) {
+    return { ...oauthFailure(401, 'signature_invalid', 'oauth_body_hash does not match the body', 'bad_signature'), attemptedUser }
+  }
+  if (token.revoked) return { ...oauthFailure(401, 'token_revoked', 'The access token was revoked', 'bad_credentials'), attemptedUser }
+
+  // A timestamp up to `window` ahead stays acceptable until `window` after it: the claim
+  // must outlive both halves (SPEC §4.4).
+  const replayed = await claimNonce(replay, oauthNonceKey(r), 2 * opts.windowSeconds + 1, 'oauth', opts.retryAfterSeconds ?? defaultRetryAfterSeconds, () => ({
+    ...oauthFailure(401, 'nonce_used', 'oauth_nonce was already used', 'replay'),
+    attemptedUser,
+  }))
+  if (replayed !== null) return replayed
+
+  return {
+    kind: 'ok',
+    principal: {
+      userId: token.userId,
+      userName: token.userName,
+      method: 'oauth',
+      consumerKey: consumer.key,
+      scopes: token.scopes,
+    },
+  }
+}

@@ -1,0 +1,43 @@
+// Building AuthResults, and the nonce claim shared by WSSE and OAuth (SPEC §4.3, §4.4, §7).
+import type { AuthMethod } from '../../common/identity.js'
+import { ReplayCacheUnavailable, type ReplayCache } from '../replay/types.js'
+import type { AuthResult, Outcome } from './types.js'
+
+export type AuthFailure = Extract<AuthResult, { kind: 'fail' }>
+
+export function failure(
+  method: AuthMethod,
+  status: AuthFailure['status'],
+  code: string,
+  message: string,
+  outcome: Outcome,
+  extra: Pick<AuthFailure, 'oauthProblem' | 'attemptedUser' | 'retryAfterSeconds'> = {},
+): AuthFailure {
+  return { kind: 'fail', method, status, code, message, outcome, ...extra }
+}
+
+/** Default Retry-After when the replay cache cannot answer. */
+export const defaultRetryAfterSeconds = 5
+
+/**
+ * Claims a nonce once its request has verified. Returns null when the nonce was fresh,
+ * `replayed` when it was used before, and a 503 when the cache is unavailable (SPEC §7:
+ * fail closed; a caller that wants the in-process fallback passes that cache instead).
+ */
+export async function claimNonce(
+  replay: ReplayCache,
+  key: string,
+  ttlSeconds: number,
+  method: AuthMethod,
+  retryAfterSeconds: number,
+  replayed: () => AuthFailure,
+): Promise<AuthFailure | null> {
+  try {
+    return (await replay.claim(key, ttlSeconds)) ? null : replayed()
+  } catch (err) {
+    if (!(err instanceof ReplayCacheUnavailable)) throw err
+    return failure(method, 503, 'replay_cache_unavailable', 'The replay cache is unavailable; try again shortly', 'unavailable', {
+      retryAfterSeconds,
+    })
+  }
+}

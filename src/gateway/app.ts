@@ -13,7 +13,7 @@ import type { AuthRequest, CredentialLookup } from './auth/types.js'
 import type { GatewayMetrics } from './operator/metrics.js'
 import { registerForwarding } from './proxy/forward.js'
 import type { ReplayCache } from './replay/types.js'
-import { routeResolver } from './routes.js'
+import { routeResolver, type RoutePolicy } from './routes.js'
 import type { FailureThrottle } from './throttle/types.js'
 
 export interface GatewayDeps {
@@ -28,11 +28,24 @@ export interface GatewayDeps {
   now?: () => number
 }
 
+export interface PublicOrigin {
+  host: string
+  scheme: 'http' | 'https'
+  ip: string
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     auth?: AuthDecision
     routeName?: string
     startedAt?: bigint
+    origin?: PublicOrigin
+  }
+  interface FastifyInstance {
+    /** Authenticates a request by a route's rules (SPEC §4.1) and records the decision. */
+    gatewayAuth(request: FastifyRequest, route: RoutePolicy): Promise<AuthDecision>
+    /** The host, scheme and client address the request came from (trusted proxies applied). */
+    publicOrigin(request: FastifyRequest): PublicOrigin
   }
 }
 
@@ -121,7 +134,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable', checks })
   })
 
-  const publicOrigin = (request: FastifyRequest): { host: string; scheme: 'http' | 'https'; ip: string } => {
+  const publicOrigin = (request: FastifyRequest): PublicOrigin => {
     const socketIp = request.socket.remoteAddress ?? ''
     if (trusted && trusted(socketIp, 0)) {
       const xfp = request.headers['x-forwarded-proto']
@@ -137,13 +150,15 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     return { scheme: config.publicScheme, host: (request.headers.host ?? '').toLowerCase(), ip: socketIp }
   }
 
-  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const q = request.url.indexOf('?')
-    const path = q === -1 ? request.url : request.url.slice(0, q)
-    const route = resolveRoute(request.method, path)
+  /**
+   * Authenticates `request` by `route`'s rules and records the decision on it (for the
+   * request log and metrics). Plugins that serve routes of their own (the OAuth provider,
+   * the user-information API) use it through `app.gatewayAuth`.
+   */
+  const authenticateRequest = async (request: FastifyRequest, route: RoutePolicy): Promise<AuthDecision> => {
     request.routeName = route.name
     const origin = publicOrigin(request)
-    const body = Buffer.isBuffer(request.body) ? request.body : undefined
+    request.origin = origin
     const authReq: AuthRequest = {
       method: request.method,
       url: request.url,
@@ -151,14 +166,32 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       scheme: origin.scheme,
       headers: request.headers,
       contentType: request.headers['content-type'],
-      body,
+      body: Buffer.isBuffer(request.body) ? request.body : undefined,
       now: now(),
     }
     const started = process.hrtime.bigint()
-    const decision = await authenticator.authenticate(authReq, route, origin.ip)
+    let decision: AuthDecision
+    try {
+      decision = await authenticator.authenticate(authReq, route, origin.ip)
+    } catch (err) {
+      // The identity store (or another dependency of verification) failed: SPEC §7 says
+      // 503, counted, and recovery without restart (nothing here is cached on failure).
+      request.log.error({ err: { message: (err as Error).message, name: (err as Error).name } }, 'authentication dependency failed')
+      decision = { ok: false, method: 'none', outcome: 'unavailable', error: errors.unavailable('store_unavailable', 'Credentials cannot be checked right now; try again shortly') }
+    }
     metrics.authDuration.observe({ method: decision.method }, Number(process.hrtime.bigint() - started) / 1e9)
     request.auth = decision
+    return decision
+  }
+  app.decorate('gatewayAuth', authenticateRequest)
+  app.decorate('publicOrigin', publicOrigin)
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const q = request.url.indexOf('?')
+    const route = resolveRoute(request.method, q === -1 ? request.url : request.url.slice(0, q))
+    const decision = await authenticateRequest(request, route)
     if (!decision.ok) return sendError(request, reply, decision.error)
+    const origin = request.origin!
     request.forward = { identity: decision.identity, host: origin.host, scheme: origin.scheme, clientIp: origin.ip }
     const upstreamStart = process.hrtime.bigint()
     reply.then(

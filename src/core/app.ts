@@ -1,0 +1,162 @@
+// The core application (SPEC §2): the public API behind the gateway, the photo service
+// and the profile icons. Built here, listened on by server.ts only.
+import { randomUUID } from 'node:crypto'
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import multipart from '@fastify/multipart'
+import type { Config } from '../common/config.js'
+import { ApiError, errors } from '../common/errors.js'
+import { formatOfPath } from '../common/formats.js'
+import { identityKey, verifyIdentity } from '../common/identity.js'
+import { deploymentOfHost, type Hosts } from './entries/deployment.js'
+import type { ContentStore } from './store/types.js'
+import { routeFlags } from './routes/api-route.js'
+import { contextOf, sendError } from './routes/context.js'
+import type { CoreDeps } from './routes/deps.js'
+import { favoriteRoutes } from './routes/favorites.js'
+import { decodeForm, queryBytes } from './routes/form-decoding.js'
+import { healthRoutes } from './routes/health.js'
+import { FormBody } from './routes/params.js'
+import { photoRoutes } from './routes/photos.js'
+import { ProfileRefresher } from './routes/profiles.js'
+import { statusRoutes } from './routes/statuses.js'
+import { guardStore } from './routes/store-guard.js'
+import { userRoutes } from './routes/users.js'
+
+export interface CoreAppOptions {
+  config: Config
+  store: ContentStore
+  /** Fastify's `logger` option: false (default) for none, true or pino options. */
+  logger?: FastifyServerOptions['logger']
+}
+
+/** A request ID from the gateway is kept for log correlation when it looks like one. */
+const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
+
+/** Maps what Fastify and its plugins throw onto the error catalogue (SPEC §2.7). */
+function toApiError(err: FastifyError | ApiError | Error): ApiError {
+  if (err instanceof ApiError) return err
+  const e = err as FastifyError
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+    case 'FST_ERR_CTP_EMPTY_TYPE':
+      return errors.unsupportedMedia('unsupported_media_type', 'Send parameters as application/x-www-form-urlencoded or multipart/form-data')
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return errors.tooLarge('body_too_large', 'The request body is too large')
+    case 'FST_ERR_BAD_URL':
+      return errors.badRequest('bad_encoding', 'Malformed percent-encoding in the path')
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return errors.notFound()
+  }
+  if (e.validation) return errors.badRequest('invalid_parameter', e.message)
+  const status = e.statusCode ?? 500
+  if (status >= 400 && status < 500) return new ApiError(status, 'bad_request', e.message)
+  return new ApiError(500, 'internal_error', 'Internal server error')
+}
+
+export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
+  const { config } = options
+  const hosts: Hosts = { domesticHost: config.domesticHost, globalHost: config.globalHost, publicScheme: config.publicScheme }
+  const key = identityKey(config.secretKey)
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    // The onResponse hook below writes the one line per request instead.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: (req) => {
+      const given = req.headers['x-kigo-request-id']
+      return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID()
+    },
+    frameworkErrors: (err, request, reply) => {
+      sendError(request, reply, toApiError(err))
+    },
+  })
+
+  const deps: CoreDeps = { config, store: guardStore(options.store, app.log), profiles: undefined!, hosts }
+  deps.profiles = new ProfileRefresher(deps.store)
+
+  // Bodies: urlencoded (decoded strictly, see form-decoding.ts) and multipart only.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase()
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
+      done(errors.unsupportedMedia('unsupported_charset', 'Parameters must be UTF-8'), undefined)
+      return
+    }
+    try {
+      done(null, new FormBody(decodeForm(body as Buffer)))
+    } catch (err) {
+      done(err as Error, undefined)
+    }
+  })
+  void app.register(multipart, { defCharset: 'utf8' })
+
+  app.addHook('onRequest', async (request) => {
+    const ctx = contextOf(request)
+    const url = request.raw.url ?? '/'
+    // The callback is known before the parameters are read, so that early errors are
+    // wrapped too (SPEC §2.5); a query that cannot be decoded is reported later.
+    try {
+      const callbacks = decodeForm(queryBytes(url)).filter(([n]) => n === 'callback')
+      if (callbacks.length === 1 && callbacks[0]![1] !== '') ctx.callback = callbacks[0]![1]
+    } catch {
+      // reported by the route
+    }
+    // SPEC §4.6: identity headers are believed only with a fresh, valid signature.
+    const check = verifyIdentity(key, request.headers, { method: request.method, url, host: request.headers.host ?? '' }, config.core.identityMaxAgeSeconds)
+    if (!check.ok) {
+      request.log.warn({ reason: check.reason }, 'identity refused')
+      throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
+    }
+    ctx.identity = check.identity
+    if (!url.startsWith('/api/')) return
+    if (formatOfPath(url) === null) throw errors.notFound()
+    ctx.deployment = deploymentOfHost(hosts, request.headers.host)
+    if (!ctx.deployment) throw errors.badRequest('unknown_deployment', 'The request host is not a deployment of this service')
+    if (routeFlags(request).auth === 'required' && !ctx.identity) {
+      throw errors.unauthorized('authentication_required', 'This operation requires authentication')
+    }
+  })
+
+  // SPEC §4.6: the public profile copy follows the identity.
+  app.addHook('preHandler', async (request) => {
+    const identity = contextOf(request).identity
+    const flags = routeFlags(request)
+    if (identity && flags.api && !flags.storesProfile) await deps.profiles.refresh(identity)
+  })
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.raw.url?.startsWith('/api/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
+    return payload
+  })
+
+  // One line per request (SPEC §6.2 asks the same of the gateway).
+  app.addHook('onResponse', async (request, reply) => {
+    const url = request.raw.url ?? ''
+    const q = url.indexOf('?')
+    request.log.info(
+      {
+        method: request.method,
+        path: q === -1 ? url : url.slice(0, q),
+        status: reply.statusCode,
+        user: contextOf(request).identity?.user,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request',
+    )
+  })
+
+  app.setErrorHandler((err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
+    const apiErr = toApiError(err)
+    if (apiErr.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'request failed')
+    return sendError(request, reply, apiErr)
+  })
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, errors.notFound()))
+
+  healthRoutes(app, options.store)
+  statusRoutes(app, deps)
+  favoriteRoutes(app, deps)
+  photoRoutes(app, deps)
+  userRoutes(app)
+  return app
+}

@@ -1,0 +1,29 @@
+// Which deployment a request belongs to (SPEC §2.2 rule 1): its Host must be exactly the
+// domestic or the global host, compared case-insensitively (RFC 9110 §4.2.3: the host is
+// case-insensitive), with the scheme's default port treated as absent.
+import type { Deployment } from '../store/types.js'
+
+export interface Hosts {
+  domesticHost: string
+  globalHost: string
+  publicScheme: 'http' | 'https'
+}
+
+function normalize(host: string, scheme: 'http' | 'https'): string {
+  const h = host.trim().toLowerCase()
+  const defaultPort = scheme === 'https' ? ':443' : ':80'
+  return h.endsWith(defaultPort) ? h.slice(0, -defaultPort.length) : h
+}
+
+export function deploymentOfHost(hosts: Hosts, host: string | undefined): Deployment | null {
+  if (!host) return null
+  const h = normalize(host, hosts.publicScheme)
+  if (h === normalize(hosts.domesticHost, hosts.publicScheme)) return 'domestic'
+  if (h === normalize(hosts.globalHost, hosts.publicScheme)) return 'global'
+  return null
+}
+
+/** `{scheme}://{domain}` of a deployment, spelled as configured. */
+export function baseUrl(hosts: Hosts, deployment: Deployment): string {
+  return `${hosts.publicScheme}://${deployment === 'domestic' ? hosts.domesticHost : hosts.globalHost}`
+}

@@ -1,0 +1,90 @@
+// Entry, User and Photo objects in JSON and XML (SPEC §2.1, §2.6). The two shapes differ
+// only where the spec says so: JSON `in_reply_to_*` are strings or integer 0, XML has an
+// empty element for "none".
+import type { XmlObject } from '../../common/formats.js'
+import { baseUrl, type Hosts } from '../entries/deployment.js'
+import { entryText } from '../entries/text.js'
+import type { Deployment, EntryRow, PhotoRow } from '../store/types.js'
+import type { BodyFormat } from './body-formats.js'
+import { renderNotation } from './notation.js'
+import { entryLink, isPhotoUrl, photoImageUrl, photoPageUrl, profileImageUrl, userPageUrl } from './urls.js'
+
+export interface RenderContext {
+  hosts: Hosts
+  /** The deployment the request came to; the icon URL is on its domain. */
+  requestDeployment: Deployment
+}
+
+export interface Rendition {
+  json: Record<string, unknown>
+  xml: XmlObject
+}
+
+/** `2026-11-21T09:30:00Z`: UTC, whole seconds. */
+export function formatTimestamp(date: Date): string {
+  return date.toISOString().replace(/\.[0-9]{3}Z$/, 'Z')
+}
+
+export function userObject(user: { id: string; name: string }, ownerDeployment: Deployment, ctx: RenderContext): Record<string, string | number> {
+  return {
+    id: user.id,
+    name: user.name,
+    screen_name: user.id,
+    // kigo has no following: nobody has followers.
+    followers_count: 0,
+    profile_image_url: profileImageUrl(ctx.hosts, ctx.requestDeployment, user.id),
+    url: userPageUrl(ctx.hosts, ownerDeployment, user.id),
+  }
+}
+
+export function renderEntry(entry: EntryRow, favorited: boolean, bodyFormats: readonly BodyFormat[], ctx: RenderContext): Rendition {
+  const user = userObject({ id: entry.authorId, name: entry.authorName }, entry.deployment, ctx)
+  const common = {
+    id: entry.id,
+    created_at: formatTimestamp(entry.createdAt),
+    favorited: favorited ? 1 : 0,
+  }
+  const rest = {
+    keyword: entry.keyword,
+    link: entryLink(ctx.hosts, entry),
+    source: entry.source,
+    text: entryText(entry),
+    user,
+  }
+  const extras: Record<string, string> = {}
+  const notation = { baseUrl: baseUrl(ctx.hosts, entry.deployment), isPhotoUrl: (u: string) => isPhotoUrl(ctx.hosts, u) }
+  for (const f of bodyFormats) {
+    if (f === 'haiku') extras.haiku_text = entry.body
+    else extras[f] = renderNotation(entry.body, f, notation)
+  }
+  return {
+    json: {
+      ...common,
+      in_reply_to_status_id: entry.inReplyToStatusId ?? 0,
+      in_reply_to_user_id: entry.inReplyToUserId ?? 0,
+      ...rest,
+      ...extras,
+    },
+    xml: {
+      ...common,
+      in_reply_to_status_id: entry.inReplyToStatusId,
+      in_reply_to_user_id: entry.inReplyToUserId,
+      ...rest,
+      ...extras,
+    },
+  }
+}
+
+export function renderPhoto(photo: PhotoRow, owner: { id: string; name: string }, ctx: RenderContext): Rendition {
+  const value = {
+    id: photo.id,
+    url: photoPageUrl(ctx.hosts, photo),
+    image_url: photoImageUrl(ctx.hosts, photo),
+    title: photo.title,
+    folder: photo.folder,
+    source: photo.source,
+    created_at: formatTimestamp(photo.createdAt),
+    user: userObject(owner, photo.deployment, ctx),
+  }
+  return { json: value, xml: value }
+}

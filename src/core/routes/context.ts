@@ -1,0 +1,52 @@
+// What the core knows about a request once its hooks have run, and how a payload or an
+// error goes out in the request's format (SPEC §2.5, §2.7).
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, errors } from '../../common/errors.js'
+import { formatOfPath, render, renderError, type Format, type XmlObject } from '../../common/formats.js'
+import type { Identity } from '../../common/identity.js'
+import type { Deployment } from '../store/types.js'
+
+export interface RequestContext {
+  format: Format
+  /** JSONP callback once known; only a valid name is ever used. */
+  callback: string | undefined
+  identity: Identity | null
+  /** Set for /api/ paths, whose host must name a deployment. */
+  deployment: Deployment | null
+}
+
+const contexts = new WeakMap<FastifyRequest, RequestContext>()
+
+export function contextOf(request: FastifyRequest): RequestContext {
+  let ctx = contexts.get(request)
+  if (!ctx) {
+    ctx = { format: formatOfPath(request.raw.url ?? '/') ?? 'json', callback: undefined, identity: null, deployment: null }
+    contexts.set(request, ctx)
+  }
+  return ctx
+}
+
+/** The requester of a route that needs one; 401 otherwise (the gateway sends the challenges). */
+export function requester(request: FastifyRequest): Identity {
+  const id = contextOf(request).identity
+  if (!id) throw errors.unauthorized('authentication_required', 'This operation requires authentication')
+  return id
+}
+
+export function deploymentOf(request: FastifyRequest): Deployment {
+  return contextOf(request).deployment ?? 'domestic'
+}
+
+export function sendPayload(request: FastifyRequest, reply: FastifyReply, root: string, json: unknown, xml: XmlObject): FastifyReply {
+  const ctx = contextOf(request)
+  const out = render(ctx.format, root, json, xml, ctx.callback)
+  return reply.code(200).headers(out.headers).type(out.contentType).send(out.body)
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
+  const ctx = contextOf(request)
+  // Errors of paths outside /api/ are JSON; an /api/ error keeps the path's format.
+  const format = request.raw.url?.startsWith('/api/') ? ctx.format : 'json'
+  const out = renderError(format, err, ctx.callback)
+  return reply.code(err.status).headers({ ...err.headers, ...out.headers }).type(out.contentType).send(out.body)
+}

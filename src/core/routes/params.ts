@@ -1,0 +1,107 @@
+// Parameters of the public API (SPEC §2): from the query string, an urlencoded body or a
+// multipart body, merged. A known parameter given twice, in one place or in two, is 400:
+// which of two values a client meant cannot be guessed.
+import type { FastifyRequest } from 'fastify'
+import type { Multipart } from '@fastify/multipart'
+import { ApiError, errors } from '../../common/errors.js'
+import { sniffImage, type ImageType } from '../photos/sniff.js'
+import { decodeForm, queryBytes } from './form-decoding.js'
+
+/** The parsed urlencoded body, as the content-type parser leaves it on `request.body`. */
+export class FormBody {
+  constructor(readonly pairs: Array<[string, string]>) {}
+}
+
+export interface UploadedFile {
+  bytes: Buffer
+  image: ImageType
+}
+
+export interface Params {
+  get(name: string): string | undefined
+  files: UploadedFile[]
+}
+
+export interface ReadOptions {
+  /** Parameters this operation reads; others (such as OAuth's) are ignored. */
+  names: readonly string[]
+  /** How many `file` parts are accepted; 0 refuses any. */
+  maxFiles: number
+  fileBytes: number
+}
+
+/** A text field of a multipart body may be this large; longer ones get 413. */
+const multipartFieldBytes = 1024 * 1024
+const multipartFields = 100
+
+export async function readParams(request: FastifyRequest, opts: ReadOptions): Promise<Params> {
+  const values = new Map<string, string>()
+  const files: UploadedFile[] = []
+  const take = (name: string, value: string) => {
+    if (value.includes('\u0000')) throw errors.badRequest('invalid_parameter', `${name.slice(0, 40)} must not contain U+0000`)
+    if (!opts.names.includes(name)) return
+    if (values.has(name)) throw errors.badRequest('duplicate_parameter', `${name} was given more than once`)
+    values.set(name, value)
+  }
+  for (const [name, value] of decodeForm(queryBytes(request.raw.url ?? ''))) {
+    if (name === 'file') throw errors.badRequest('invalid_parameter', 'file must be sent as a multipart/form-data file part')
+    take(name, value)
+  }
+  if (request.body instanceof FormBody) {
+    for (const [name, value] of request.body.pairs) {
+      if (name === 'file') throw errors.badRequest('invalid_parameter', 'file must be sent as a multipart/form-data file part')
+      take(name, value)
+    }
+  } else if (request.isMultipart()) {
+    await readMultipart(request, opts, take, files)
+  }
+  return { get: (name) => values.get(name), files }
+}
+
+async function readMultipart(
+  request: FastifyRequest,
+  opts: ReadOptions,
+  take: (name: string, value: string) => void,
+  files: UploadedFile[],
+): Promise<void> {
+  try {
+    const parts = request.parts({
+      limits: { fileSize: opts.fileBytes, files: opts.maxFiles + 1, fields: multipartFields, fieldSize: multipartFieldBytes, headerPairs: 100 },
+    })
+    for await (const part of parts as AsyncIterableIterator<Multipart>) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file') {
+          throw errors.badRequest('invalid_parameter', `${part.fieldname.slice(0, 40)} must not be a file`)
+        }
+        if (files.length >= opts.maxFiles) {
+          throw opts.maxFiles === 0
+            ? errors.badRequest('invalid_parameter', 'this operation takes no file')
+            : errors.badRequest('too_many_files', `at most ${opts.maxFiles} file${opts.maxFiles === 1 ? '' : 's'} may be sent`)
+        }
+        const bytes = await part.toBuffer()
+        const image = sniffImage(bytes)
+        if (!image) throw errors.unsupportedMedia('not_an_image', 'file must be a JPEG, PNG, GIF or WebP image')
+        files.push({ bytes, image })
+        continue
+      }
+      if (part.fieldname === 'file') throw errors.badRequest('invalid_parameter', 'file must be a file part, not a text field')
+      if (part.fieldnameTruncated) throw errors.badRequest('invalid_parameter', 'a field name is too long')
+      if (part.valueTruncated) throw errors.tooLarge('parameter_too_large', `${part.fieldname.slice(0, 40)} is too large`)
+      if (typeof part.value !== 'string') throw errors.badRequest('invalid_parameter', `${part.fieldname.slice(0, 40)} must be text`)
+      // Text parts are decoded by their declared charset (UTF-8 by default); bytes that
+      // do not decode come out as U+FFFD, which is taken as a sign of invalid input.
+      if (part.value.includes('\uFFFD')) throw errors.badRequest('bad_encoding', 'Parameters must be UTF-8')
+      take(part.fieldname, part.value)
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw err
+    const status = (err as { statusCode?: number }).statusCode
+    const code = (err as { code?: string }).code
+    if (code === 'FST_REQ_FILE_TOO_LARGE') throw errors.tooLarge('file_too_large', `each file must be at most ${opts.fileBytes} bytes`)
+    if (code === 'FST_FILES_LIMIT') throw errors.badRequest('too_many_files', `at most ${opts.maxFiles} files may be sent`)
+    if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw errors.tooLarge('too_many_parts', 'the multipart body has too many parts')
+    if (status !== undefined && status >= 400 && status < 500 && status !== 406) throw new ApiError(status, 'bad_request', (err as Error).message)
+    // Everything else here comes from parsing what the client sent.
+    throw errors.badRequest('malformed_body', 'The multipart/form-data body could not be parsed')
+  }
+}

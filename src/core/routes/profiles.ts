@@ -1,0 +1,36 @@
+// The core's public copy of a user's display name follows the signed identity (SPEC §4.6).
+// A short-lived memory of what was last seen saves a store round trip per request; the
+// store's own copy is refreshed whenever the name differs from it.
+import type { Identity } from '../../common/identity.js'
+import type { ContentStore } from '../store/types.js'
+
+const rememberMs = 60_000
+const maxRemembered = 10_000
+
+export class ProfileRefresher {
+  private readonly seen = new Map<string, { name: string; at: number }>()
+
+  constructor(private readonly store: ContentStore) {}
+
+  /** The display name shown for an identity (the user ID when the gateway sent none). */
+  static displayName(identity: Identity): string {
+    return identity.userName.trim() === '' ? identity.user : identity.userName
+  }
+
+  async refresh(identity: Identity, now = Date.now()): Promise<void> {
+    const name = ProfileRefresher.displayName(identity)
+    const known = this.seen.get(identity.user)
+    if (known && known.name === name && now - known.at < rememberMs) return
+    const stored = await this.store.getUser(identity.user)
+    // Users who never posted have no profile copy; posting creates it.
+    if (stored && stored.name !== name) await this.store.upsertUser({ id: identity.user, name })
+    this.remember(identity.user, name, now)
+  }
+
+  /** Called after a write that stored the name itself. */
+  remember(user: string, name: string, now = Date.now()): void {
+    this.seen.delete(user)
+    this.seen.set(user, { name, at: now })
+    if (this.seen.size > maxRemembered) this.seen.delete(this.seen.keys().next().value!)
+  }
+}

@@ -1,0 +1,23 @@
+// A failing store is a failing dependency (SPEC §2.7, §7): 503 with Retry-After, the
+// cause logged but never shown. Domain outcomes (ReplyTargetNotFound) pass through.
+import type { FastifyBaseLogger } from 'fastify'
+import { errors } from '../../common/errors.js'
+import { ReplyTargetNotFound, type ContentStore } from '../store/types.js'
+
+export function guardStore(store: ContentStore, log: FastifyBaseLogger): ContentStore {
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver) as unknown
+      if (typeof value !== 'function' || name === 'close') return value
+      return async (...args: unknown[]) => {
+        try {
+          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)
+        } catch (err) {
+          if (err instanceof ReplyTargetNotFound) throw err
+          log.error({ err, operation: String(name) }, 'content store failed')
+          throw errors.unavailable('store_unavailable', 'The content store is unavailable; try again shortly')
+        }
+      }
+    },
+  })
+}

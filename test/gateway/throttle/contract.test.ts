@@ -1,0 +1,133 @@
+// The failure-throttle contract (SPEC §4.7), run against memory and a real Redis: past
+// `maxFailures` failures in the window a key must wait; reset clears; the window ends.
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createRedis, redisReady, type RedisClient } from '../../../src/common/redis.js'
+import { MemoryFailureThrottle } from '../../../src/gateway/throttle/memory.js'
+import { RedisFailureThrottle } from '../../../src/gateway/throttle/redis.js'
+import { throttleKeys, type FailureThrottle, type ThrottleSettings } from '../../../src/gateway/throttle/types.js'
+import { availableRedis } from '../../helpers/services.js'
+
+const redisUrl = await availableRedis()
+const prefix = `kigo:test:${randomBytes(6).toString('hex')}:throttle:`
+const clients: RedisClient[] = []
+
+async function redisClient(): Promise<RedisClient> {
+  const client = createRedis(redisUrl!)
+  clients.push(client)
+  expect(await redisReady(client)).toBe(true)
+  return client
+}
+
+afterAll(async () => {
+  for (const c of clients) {
+    const keys = await c.keys(`${prefix}*`)
+    if (keys.length) await c.del(...keys)
+    c.disconnect()
+  }
+})
+
+const backends: Array<{ name: string; skip: boolean; make: (s: ThrottleSettings) => Promise<FailureThrottle> }> = [
+  { name: 'memory', skip: false, make: async (s) => new MemoryFailureThrottle(s) },
+  { name: 'redis', skip: !redisUrl, make: async (s) => new RedisFailureThrottle(await redisClient(), { ...s, prefix }) },
+]
+
+const user = () => `user:${randomBytes(4).toString('hex')}`
+const ip = () => `ip:192.0.2.${Math.floor(Math.random() * 250)}-${randomBytes(3).toString('hex')}`
+
+async function fail(t: FailureThrottle, keys: string[], times: number): Promise<void> {
+  for (let i = 0; i < times; i++) await t.recordFailure(keys)
+}
+
+describe.each(backends)('failure throttle contract: $name', ({ skip, make }) => {
+  it.skipIf(skip)('allows until the threshold, then asks to wait for the rest of the window', async () => {
+    const t = await make({ maxFailures: 3, windowSeconds: 60 })
+    const keys = [user(), ip()]
+    expect(await t.check(keys)).toBe(0)
+    await fail(t, keys, 2)
+    expect(await t.check(keys)).toBe(0)
+    await fail(t, keys, 1)
+    const wait = await t.check(keys)
+    expect(wait).toBeGreaterThan(55)
+    expect(wait).toBeLessThanOrEqual(60)
+  })
+
+  it.skipIf(skip)('counts per key: a blocked address blocks every user from it, not other addresses', async () => {
+    const t = await make({ maxFailures: 2, windowSeconds: 60 })
+    const [alice, bob, addr, other] = [user(), user(), ip(), ip()]
+    await fail(t, [alice, addr], 1)
+    await fail(t, [bob, addr], 1)
+    expect(await t.check([alice])).toBe(0)
+    expect(await t.check([bob])).toBe(0)
+    expect(await t.check([addr])).toBeGreaterThan(0)
+    expect(await t.check([user(), addr])).toBeGreaterThan(0)
+    expect(await t.check([alice, other])).toBe(0)
+  })
+
+  it.skipIf(skip)('reset clears the keys it is given', async () => {
+    const t = await make({ maxFailures: 2, windowSeconds: 60 })
+    const [u, a] = [user(), ip()]
+    await fail(t, [u, a], 2)
+    expect(await t.check([u])).toBeGreaterThan(0)
+    await t.reset([u])
+    expect(await t.check([u])).toBe(0)
+    expect(await t.check([a])).toBeGreaterThan(0)
+    await t.recordFailure([u])
+    expect(await t.check([u])).toBe(0)
+  })
+
+  it.skipIf(skip)('lets a key through again once its window has ended', async () => {
+    const t = await make({ maxFailures: 2, windowSeconds: 1 })
+    const keys = [user()]
+    await fail(t, keys, 2)
+    expect(await t.check(keys)).toBe(1)
+    await sleep(1200)
+    expect(await t.check(keys)).toBe(0)
+    // A fresh window: one failure is not enough to block.
+    await t.recordFailure(keys)
+    expect(await t.check(keys)).toBe(0)
+  })
+
+  it.skipIf(skip)('counts concurrent failures exactly', async () => {
+    const t = await make({ maxFailures: 50, windowSeconds: 60 })
+    const keys = [user(), ip()]
+    await Promise.all(Array.from({ length: 49 }, () => t.recordFailure(keys)))
+    expect(await t.check(keys)).toBe(0)
+    await t.recordFailure(keys)
+    expect(await t.check(keys)).toBeGreaterThan(0)
+  })
+})
+
+describe.skipIf(!redisUrl)('two gateways on one Redis', () => {
+  it('share the failure counts', async () => {
+    const settings = { maxFailures: 4, windowSeconds: 60, prefix }
+    const a = new RedisFailureThrottle(await redisClient(), settings)
+    const b = new RedisFailureThrottle(await redisClient(), settings)
+    const keys = [user(), ip()]
+    await fail(a, keys, 2)
+    await fail(b, keys, 2)
+    expect(await a.check(keys)).toBeGreaterThan(0)
+    expect(await b.check(keys)).toBeGreaterThan(0)
+    await a.reset(keys)
+    expect(await b.check(keys)).toBe(0)
+  })
+})
+
+describe('throttleKeys', () => {
+  it('names the user and the address, or the address alone', () => {
+    expect(throttleKeys({ user: 'alice', ip: '203.0.113.9' })).toEqual(['user:alice', 'ip:203.0.113.9'])
+    expect(throttleKeys({ ip: '2001:db8::1' })).toEqual(['ip:2001:db8::1'])
+    expect(throttleKeys({ user: '', ip: '2001:db8::1' })).toEqual(['ip:2001:db8::1'])
+  })
+})
+
+describe('MemoryFailureThrottle bounds', () => {
+  it('keeps at most maxEntries keys, dropping the oldest window first', async () => {
+    const t = new MemoryFailureThrottle({ maxFailures: 1, windowSeconds: 60, maxEntries: 3 })
+    for (const k of ['ip:a', 'ip:b', 'ip:c', 'ip:d']) await t.recordFailure([k])
+    expect(t.size).toBe(3)
+    expect(await t.check(['ip:a'])).toBe(0)
+    for (const k of ['ip:b', 'ip:c', 'ip:d']) expect(await t.check([k])).toBeGreaterThan(0)
+  })
+})

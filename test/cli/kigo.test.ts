@@ -1,0 +1,306 @@
+// The kigo command (SPEC §1.3) run in-process against a real operator API listening on
+// a port, over a real embedded identity store.
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { main } from '../../src/cli/kigo.js'
+import { adminAuth } from '../../src/gateway/operator/admin-auth.js'
+import { adminApi } from '../../src/gateway/operator/admin-api.js'
+import { openIdentityStore } from '../../src/gateway/store/index.js'
+import type { IdentityStore } from '../../src/gateway/store/types.js'
+
+const adminToken = randomBytes(24).toString('base64url')
+let dir: string
+let store: IdentityStore
+let app: FastifyInstance
+let env: Record<string, string>
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kigo-cli-'))
+  store = await openIdentityStore({ dataDir: join(dir, 'db'), secretKey: randomBytes(32).toString('base64') })
+  app = Fastify()
+  await app.register(adminAuth, { adminToken })
+  await app.register(adminApi, { store })
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  env = { KIGO_ADMIN_URL: address, KIGO_ADMIN_TOKEN: adminToken }
+})
+
+afterAll(async () => {
+  await app?.close()
+  await store?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+async function kigo(args: string[], environment: Record<string, string | undefined> = env) {
+  let stdout = ''
+  let stderr = ''
+  const code = await main(args, environment, {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+  })
+  return { code, stdout, stderr }
+}
+
+/** Runs a command that must succeed with --json and returns the parsed output. */
+async function kigoJson(args: string[]) {
+  const r = await kigo([...args, '--json'])
+  expect(r.stderr).toBe('')
+  expect(r.code).toBe(0)
+  expect(r.stdout.endsWith('\n')).toBe(true)
+  expect(r.stdout.trimEnd().split('\n')).toHaveLength(1)
+  return JSON.parse(r.stdout)
+}
+
+const uniqueId = () => `cli_${randomBytes(4).toString('hex')}`
+
+/** One `kigo: …` line on stderr, nothing on stdout. */
+function expectOneLineError(r: { code: number; stdout: string; stderr: string }, code: number, message: RegExp) {
+  expect(r.code).toBe(code)
+  expect(r.stdout).toBe('')
+  expect(r.stderr).toMatch(/^kigo: [^\n]+\n$/)
+  expect(r.stderr).toMatch(message)
+}
+
+describe('kigo users', () => {
+  it('users add --json prints the created user with generated passwords', async () => {
+    const id = uniqueId()
+    const out = await kigoJson(['users', 'add', id])
+    expect(Object.keys(out).sort()).toEqual(['api_password', 'id', 'name', 'password'])
+    expect(out).toMatchObject({ id, name: id })
+    expect((await store.getApiPassword(id))?.apiPassword).toBe(out.api_password)
+    expect((await store.verifyLoginPassword(id, out.password))?.id).toBe(id)
+  })
+
+  it('users add with --name and --password, readable output', async () => {
+    const id = uniqueId()
+    const r = await kigo(['users', 'add', id, '--name', 'Aki Tanaka', '--password', 'pw with spaces 1'])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toBe('')
+    const apiPassword = (await store.getApiPassword(id))!.apiPassword
+    expect(r.stdout).toBe(
+      `id            ${id}\n` +
+      `name          Aki Tanaka\n` +
+      `password      pw with spaces 1\n` +
+      `api_password  ${apiPassword}\n`,
+    )
+    expect((await store.verifyLoginPassword(id, 'pw with spaces 1'))?.name).toBe('Aki Tanaka')
+  })
+
+  it('users reset-api-password, with and without --json', async () => {
+    const id = uniqueId()
+    const created = await kigoJson(['users', 'add', id])
+    const out = await kigoJson(['users', 'reset-api-password', id])
+    expect(out).toEqual({ id, api_password: expect.any(String) })
+    expect(out.api_password).not.toBe(created.api_password)
+    expect((await store.getApiPassword(id))?.apiPassword).toBe(out.api_password)
+
+    const r = await kigo(['users', 'reset-api-password', id])
+    expect(r.code).toBe(0)
+    const now = (await store.getApiPassword(id))!.apiPassword
+    expect(now).not.toBe(out.api_password)
+    expect(r.stdout).toBe(`id            ${id}\napi_password  ${now}\n`)
+  })
+
+  it('accepts --json before the command', async () => {
+    const id = uniqueId()
+    const r = await kigo(['--json', 'users', 'add', id])
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout).id).toBe(id)
+  })
+
+  it('users show prints the user without secrets', async () => {
+    const id = uniqueId()
+    await kigoJson(['users', 'add', id, '--name', 'Show Me'])
+    const out = await kigoJson(['users', 'show', id])
+    expect(out).toEqual({ id, name: 'Show Me', created_at: expect.stringMatching(/Z$/) })
+    const r = await kigo(['users', 'show', id])
+    expect(r.stdout).toMatch(new RegExp(`^id          ${id}\nname        Show Me\ncreated_at  \\d{4}-`))
+  })
+
+  it('an API error is one line on stderr with exit code 1', async () => {
+    const id = uniqueId()
+    await kigoJson(['users', 'add', id])
+    expectOneLineError(await kigo(['users', 'add', id]), 1, /already exists.*409 user_exists/)
+    expectOneLineError(await kigo(['users', 'add', id, '--json']), 1, /409/)
+    expectOneLineError(await kigo(['users', 'add', 'x!']), 1, /"id".*400 invalid_parameter/)
+    expectOneLineError(await kigo(['users', 'reset-api-password', 'nobody_here']), 1, /No user "nobody_here".*404/)
+  })
+})
+
+describe('kigo apps and tokens', () => {
+  it('apps add, tokens add, tokens revoke with --json', async () => {
+    const owner = uniqueId()
+    const user = uniqueId()
+    await kigoJson(['users', 'add', owner])
+    await kigoJson(['users', 'add', user])
+
+    const appOut = await kigoJson(['apps', 'add', 'Haiku Client', '--owner', owner, '--scopes', 'read_public,write_public', '--callback', 'https://client.example/cb'])
+    expect(Object.keys(appOut).sort()).toEqual(['consumer_key', 'consumer_secret', 'name', 'scopes'])
+    expect(appOut.name).toBe('Haiku Client')
+    expect(appOut.scopes.sort()).toEqual(['read_public', 'write_public'])
+    const consumer = await store.getConsumer(appOut.consumer_key)
+    expect(consumer?.secret).toBe(appOut.consumer_secret)
+    expect(consumer?.consumer.callbackUrl).toBe('https://client.example/cb')
+
+    const tokenOut = await kigoJson(['tokens', 'add', '--consumer', appOut.consumer_key, '--user', user, '--scopes', 'write_public'])
+    expect(tokenOut).toEqual({ token: expect.any(String), token_secret: expect.any(String), scopes: ['write_public'] })
+    const token = await store.getAccessToken(tokenOut.token)
+    expect(token?.secret).toBe(tokenOut.token_secret)
+    expect(token?.token).toMatchObject({ userId: user, consumerKey: appOut.consumer_key })
+
+    // The token may start with '-': `--` keeps it a positional argument.
+    const revoked = await kigo(['--json', 'tokens', 'revoke', '--', tokenOut.token])
+    expect(revoked).toEqual({ code: 0, stdout: '{"revoked":true}\n', stderr: '' })
+    expect((await store.getAccessToken(tokenOut.token))?.token.revokedAt).toBeInstanceOf(Date)
+  })
+
+  it('apps add, tokens add, tokens revoke, list commands: readable output', async () => {
+    const owner = uniqueId()
+    await kigoJson(['users', 'add', owner])
+
+    const a = await kigo(['apps', 'add', 'Plain Client', '--owner', owner, '--scopes', 'read_public'])
+    expect(a.code).toBe(0)
+    const [created] = await store.listConsumers(owner)
+    const secret = (await store.getConsumer(created!.key))!.secret
+    expect(a.stdout).toBe(
+      `consumer_key     ${created!.key}\n` +
+      `consumer_secret  ${secret}\n` +
+      `name             Plain Client\n` +
+      `scopes           read_public\n`,
+    )
+
+    const t = await kigo(['tokens', 'add', `--consumer=${created!.key}`, '--user', owner, '--scopes', 'read_public'])
+    expect(t.code).toBe(0)
+    const [issued] = await store.listAccessTokens({ userId: owner })
+    const tokenSecret = (await store.getAccessToken(issued!.token))!.secret
+    expect(t.stdout).toBe(`token         ${issued!.token}\ntoken_secret  ${tokenSecret}\nscopes        read_public\n`)
+
+    const apps = await kigo(['apps', 'list', '--owner', owner])
+    expect(apps.code).toBe(0)
+    const appLines = apps.stdout.trimEnd().split('\n')
+    expect(appLines).toHaveLength(2)
+    expect(appLines[0]).toMatch(/^CONSUMER_KEY\s+NAME\s+OWNER\s+SCOPES\s+CALLBACK\s+CREATED_AT$/)
+    expect(appLines[1]).toMatch(new RegExp(`^${created!.key}\\s+Plain Client\\s+${owner}\\s+read_public\\s+-\\s+\\d{4}-`))
+    // Columns line up: every value starts where its header starts.
+    expect(appLines[1]!.indexOf(owner)).toBe(appLines[0]!.indexOf('OWNER'))
+    expect(apps.stdout).not.toContain(secret)
+
+    const tokens = await kigo(['tokens', 'list', '--user', owner])
+    expect(tokens.stdout).toMatch(new RegExp(`^TOKEN\\s+CONSUMER\\s+USER\\s+SCOPES\\s+CREATED_AT\\s+REVOKED_AT\n${issued!.token.replace(/[-]/g, '\\-')}\\s+${created!.key.replace(/[-]/g, '\\-')}\\s+${owner}\\s+read_public\\s+\\S+Z\\s+-\n$`))
+    expect(tokens.stdout).not.toContain(tokenSecret)
+
+    const r = await kigo(['tokens', 'revoke', `--`, issued!.token])
+    expect(r).toEqual({ code: 0, stdout: `revoked token ${issued!.token}\n`, stderr: '' })
+    const listed = await kigoJson(['tokens', 'list', '--consumer', created!.key])
+    expect(listed.tokens[0].revoked_at).toMatch(/Z$/)
+
+    const none = await kigo(['apps', 'list', '--owner', uniqueId()])
+    expectOneLineError(none, 1, /404 user_not_found/)
+  })
+
+  it('API errors for apps and tokens are one line with exit code 1', async () => {
+    const owner = uniqueId()
+    await kigoJson(['users', 'add', owner])
+    const appOut = await kigoJson(['apps', 'add', 'Narrow', '--owner', owner, '--scopes', 'read_public'])
+    expectOneLineError(await kigo(['apps', 'add', 'X', '--owner', owner, '--scopes', 'read_public,admin']), 1, /must be one of read_public.*400 invalid_parameter/)
+    expectOneLineError(await kigo(['apps', 'add', 'X', '--owner', owner, '--scopes', ',']), 1, /"scopes" must list at least 1/)
+    expectOneLineError(await kigo(['apps', 'add', 'X', '--owner', 'nobody_here', '--scopes', 'read_public']), 1, /404 user_not_found/)
+    expectOneLineError(await kigo(['apps', 'add', 'X', '--owner', owner, '--scopes', 'read_public', '--callback', 'ftp://x.example/']), 1, /invalid_callback/)
+    expectOneLineError(
+      await kigo(['tokens', 'add', '--consumer', appOut.consumer_key, '--user', owner, '--scopes', 'write_public']),
+      1,
+      /not registered for write_public.*400 scope_not_registered/,
+    )
+    expectOneLineError(await kigo(['tokens', 'revoke', 'NoSuchTokenValue123456']), 1, /404 token_not_found/)
+  })
+})
+
+describe('kigo command line', () => {
+  it('usage errors: one line, exit code 2, no request made', async () => {
+    const unreachable = { KIGO_ADMIN_URL: 'http://127.0.0.1:9', KIGO_ADMIN_TOKEN: 'x' }
+    const cases: Array<[string[], RegExp]> = [
+      [[], /missing command/],
+      [['frobnicate'], /unknown command "frobnicate"/],
+      [['users'], /users: missing subcommand/],
+      [['users', 'delete', 'bob'], /unknown subcommand "delete"/],
+      [['users', 'add'], /users add: missing <id>/],
+      [['users', 'add', 'a', 'b'], /unexpected argument "b"/],
+      [['users', 'add', 'alice', '--owner', 'x'], /Unknown option '--owner'/],
+      [['users', 'add', 'alice', '--name'], /--name/],
+      [['apps', 'add', 'Name', '--scopes', 'read_public'], /--owner ID is required/],
+      [['tokens', 'add', '--consumer', 'k', '--user', 'u'], /--scopes LIST is required/],
+      [['tokens', 'revoke', '-abc'], /after '--'/],
+      [['--verbose', 'users', 'add', 'x'], /unknown option "--verbose"/],
+    ]
+    for (const [args, message] of cases) {
+      const r = await kigo(args, unreachable)
+      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.stdout).toBe('')
+      expect(r.stderr, args.join(' ')).toMatch(/^kigo: [^\n]+\n$/)
+      expect(r.stderr, args.join(' ')).toMatch(message)
+    }
+  })
+
+  it('--help prints usage for kigo, a group and a command, exit code 0', async () => {
+    const top = await kigo(['--help'], {})
+    expect(top.code).toBe(0)
+    expect(top.stderr).toBe('')
+    for (const synopsis of [
+      'kigo users add <id> [--name NAME] [--password PW]',
+      'kigo users reset-api-password <id>',
+      'kigo apps add <name> --owner ID --scopes LIST [--callback URL]',
+      'kigo tokens add --consumer KEY --user ID --scopes LIST',
+      'kigo tokens revoke <token>',
+      'KIGO_ADMIN_URL',
+    ]) expect(top.stdout).toContain(synopsis)
+
+    const group = await kigo(['tokens', '--help'], {})
+    expect(group.code).toBe(0)
+    expect(group.stdout).toContain('kigo tokens revoke <token>')
+    expect(group.stdout).not.toContain('kigo users add')
+
+    const command = await kigo(['apps', 'add', '--help'], {})
+    expect(command.code).toBe(0)
+    expect(command.stdout).toMatch(/^Usage: kigo apps add <name> --owner ID --scopes LIST \[--callback URL\]/)
+  })
+
+  it('reports an unreachable gateway in one line, exit code 1', async () => {
+    // A port that was just free: nothing listens there.
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port
+        s.close(() => resolve(p))
+      })
+    })
+    const r = await kigo(['users', 'add', uniqueId()], { KIGO_ADMIN_URL: `http://127.0.0.1:${port}`, KIGO_ADMIN_TOKEN: adminToken })
+    expectOneLineError(r, 1, new RegExp(`cannot reach the operator API at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\); is the gateway running\\?`))
+  })
+
+  it('reads the admin token from KIGO_DATA_DIR/admin-token when KIGO_ADMIN_TOKEN is unset', async () => {
+    const dataDir = join(dir, 'data')
+    const id = uniqueId()
+    const missing = await kigo(['users', 'add', id], { KIGO_ADMIN_URL: env.KIGO_ADMIN_URL, KIGO_DATA_DIR: dataDir })
+    expectOneLineError(missing, 1, /no admin token: set KIGO_ADMIN_TOKEN.*admin-token does not exist/)
+
+    rmSync(dataDir, { recursive: true, force: true })
+    mkdirSync(dataDir, { recursive: true })
+    writeFileSync(join(dataDir, 'admin-token'), `${adminToken}\n`, { mode: 0o600 })
+    const r = await kigo(['users', 'add', id, '--json'], { KIGO_ADMIN_URL: env.KIGO_ADMIN_URL, KIGO_DATA_DIR: dataDir })
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout).id).toBe(id)
+
+    writeFileSync(join(dataDir, 'admin-token'), 'not-the-admin-token-at-all\n')
+    const wrong = await kigo(['users', 'show', id], { KIGO_ADMIN_URL: env.KIGO_ADMIN_URL, KIGO_DATA_DIR: dataDir })
+    expectOneLineError(wrong, 1, /401 unauthorized.*check KIGO_ADMIN_TOKEN/)
+  })
+
+  it('refuses a KIGO_ADMIN_URL that is not http(s) and a token that cannot be sent', async () => {
+    expectOneLineError(await kigo(['users', 'show', 'alice'], { KIGO_ADMIN_URL: 'ftp://127.0.0.1/', KIGO_ADMIN_TOKEN: 'x' }), 1, /KIGO_ADMIN_URL/)
+    expectOneLineError(await kigo(['users', 'show', 'alice'], { KIGO_ADMIN_URL: 'not a url', KIGO_ADMIN_TOKEN: 'x' }), 1, /KIGO_ADMIN_URL is not a URL/)
+    expectOneLineError(await kigo(['users', 'show', 'alice'], { ...env, KIGO_ADMIN_TOKEN: 'tøken with spaces' }), 1, /admin token contains characters/)
+  })
+})

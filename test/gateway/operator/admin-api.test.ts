@@ -408,3 +408,23 @@ describe('bad input never gets a 5xx', () => {
     }
   })
 })
+
+describe('store unavailable', () => {
+  it('answers 503 with Retry-After and no internal detail (SPEC §7)', async () => {
+    const otherDir = mkdtempSync(join(tmpdir(), 'kigo-admin-api-down-'))
+    const down = await openIdentityStore({ dataDir: otherDir, secretKey: randomBytes(32).toString('base64') })
+    const downApp = Fastify()
+    await downApp.register(adminAuth, { adminToken })
+    await downApp.register(adminApi, { store: down })
+    await down.close()
+    try {
+      const res = await downApp.inject({ method: 'POST', url: '/admin/users', headers: auth, payload: { id: 'someone' } })
+      expect(res.statusCode).toBe(503)
+      expect(res.headers['retry-after']).toBe('5')
+      expect(JSON.parse(res.body)).toEqual({ error: { status: 503, code: 'store_unavailable', message: expect.not.stringMatching(/PGlite/) } })
+    } finally {
+      await downApp.close()
+      rmSync(otherDir, { recursive: true, force: true })
+    }
+  })
+})

@@ -19,6 +19,8 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     const body = await deps.metrics.registry.metrics()
     return reply.type(deps.metrics.registry.contentType).send(body)
   })
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: { status: 404, code: 'not_found', message: `No operator resource at ${request.method} ${request.url.split('?')[0]}` } }))
   app.get('/healthz', async () => ({ status: 'ok' }))
   app.get('/readyz', async (_request, reply) => {
     const checks = await deps.ready()

@@ -14,16 +14,21 @@ export interface ReplayCaches {
   close(): Promise<void>
 }
 
+/** Metric hooks; `method` lets the caller label its counters (a closed set). */
 export interface ReplayCacheHooks {
-  onError?: (err: ReplayCacheUnavailable) => void
-  onFailOpen?: () => void
+  onError?: (err: ReplayCacheUnavailable, method: 'wsse' | 'oauth') => void
+  onFailOpen?: (method: 'wsse' | 'oauth') => void
 }
 
 export function createReplayCaches(auth: Config['auth'], redis: RedisClient | undefined, hooks: ReplayCacheHooks = {}): ReplayCaches {
   const make = (method: 'wsse' | 'oauth'): ReplayCache => {
     if (!redis) return new MemoryReplayCache()
     const primary = new RedisReplayCache(redis, { prefix: `kigo:replay:${method}:` })
-    return new ResilientReplayCache(primary, { policy: auth.replayFallback[method], ...hooks })
+    return new ResilientReplayCache(primary, {
+      policy: auth.replayFallback[method],
+      onError: (err) => hooks.onError?.(err, method),
+      onFailOpen: () => hooks.onFailOpen?.(method),
+    })
   }
   const wsse = make('wsse')
   const oauth = make('oauth')

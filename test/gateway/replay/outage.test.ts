@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRedis, redisReady, type RedisClient } from '../../../src/common/redis.js'
+import { createReplayCaches } from '../../../src/gateway/replay/create.js'
 import { RedisReplayCache } from '../../../src/gateway/replay/redis.js'
 import { ResilientReplayCache } from '../../../src/gateway/replay/resilient.js'
 import { ReplayCacheUnavailable } from '../../../src/gateway/replay/types.js'
@@ -134,5 +135,31 @@ describe('replay cache while Redis goes away and comes back', () => {
       redis.resume()
     }
     await eventually(async () => (await closed.claim(nonce(), 60)) === true)
+  })
+})
+
+describe('createReplayCaches', () => {
+  it('keeps embedded caches in memory and labels Redis failures with the method and its policy', async () => {
+    const auth = { replayFallback: { wsse: 'memory', oauth: 'fail-closed' } } as unknown as Parameters<typeof createReplayCaches>[0]
+    const embedded = createReplayCaches(auth, undefined)
+    expect(await embedded.wsse.claim('n', 5)).toBe(true)
+    expect(await embedded.wsse.claim('n', 5)).toBe(false)
+    expect(await embedded.oauth.claim('n', 5)).toBe(true)
+    await embedded.close()
+
+    const redis = await PrivateRedis.start()
+    const client = createRedis(redis.url)
+    expect(await redisReady(client)).toBe(true)
+    await redis.kill()
+    const seen: string[] = []
+    const caches = createReplayCaches(auth, client, {
+      onError: (_err, method) => seen.push(`error:${method}`),
+      onFailOpen: (method) => seen.push(`fail-open:${method}`),
+    })
+    expect(await caches.wsse.claim('n', 5)).toBe(true)
+    await expect(caches.oauth.claim('n', 5)).rejects.toBeInstanceOf(ReplayCacheUnavailable)
+    expect(seen).toEqual(['error:wsse', 'fail-open:wsse', 'error:oauth'])
+    await caches.close()
+    client.disconnect()
   })
 })

@@ -1,0 +1,124 @@
+// A core app over a real embedded store in a temp directory, and requests signed the way
+// the gateway signs them (SPEC §4.6).
+import { randomBytes, randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { XMLParser } from 'fast-xml-parser'
+import { loadConfig, type Config } from '../../../src/common/config.js'
+import { identityKey, signIdentity, type Identity } from '../../../src/common/identity.js'
+import { buildCoreApp } from '../../../src/core/app.js'
+import { openContentStore } from '../../../src/core/store/index.js'
+import type { ContentStore } from '../../../src/core/store/types.js'
+
+export interface Harness {
+  app: FastifyInstance
+  config: Config
+  store: ContentStore
+  key: Buffer
+  domestic: string
+  global: string
+  call(req: CallOptions): Promise<LightMyRequestResponse>
+  close(): Promise<void>
+}
+
+export interface CallOptions {
+  method?: string
+  url: string
+  host?: string
+  /** The authenticated requester (signed), by user ID or as a whole identity. */
+  as?: string | Partial<Identity> & { user: string }
+  headers?: Record<string, string>
+  payload?: string | Buffer
+  /** Signing time (ms), to make stale signatures. */
+  signedAt?: number
+  /** Send no signature at all, even for `as`. */
+  unsigned?: boolean
+}
+
+export async function startHarness(overrides: Record<string, unknown> = {}): Promise<Harness> {
+  const dir = mkdtempSync(join(tmpdir(), 'kigo-core-test-'))
+  const config = loadConfig({
+    env: {
+      KIGO_DATA_DIR: dir,
+      KIGO_SECRET_KEY: randomBytes(32).toString('base64'),
+      KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+      KIGO_DOMESTIC_HOST: 'kigo.example:8080',
+      KIGO_GLOBAL_HOST: 'global.kigo.example',
+    },
+    overrides,
+  })
+  const store = await openContentStore({ dataDir: dir })
+  const app = buildCoreApp({ config, store })
+  await app.ready()
+  const key = identityKey(config.secretKey)
+  return {
+    app,
+    config,
+    store,
+    key,
+    domestic: config.domesticHost,
+    global: config.globalHost,
+    call: async (req) => {
+      const method = req.method ?? 'GET'
+      const host = req.host ?? config.domesticHost
+      const headers: Record<string, string> = { host, ...req.headers }
+      const identity: Identity | null = req.as === undefined
+        ? null
+        : typeof req.as === 'string'
+          ? { user: req.as, userName: `${req.as} name`, authMethod: 'oauth', consumer: 'ck', scopes: ['write_public'] }
+          : { userName: `${req.as.user} name`, authMethod: 'oauth', consumer: 'ck', scopes: ['write_public'], ...req.as }
+      if (!req.unsigned) {
+        Object.assign(headers, signIdentity(key, { method, url: req.url, host, requestId: randomUUID() }, identity, req.signedAt))
+      } else if (identity) {
+        headers['x-kigo-user'] = identity.user
+      }
+      return app.inject({ method: method as 'GET', url: req.url, headers, ...(req.payload !== undefined ? { payload: req.payload } : {}) })
+    },
+    close: async () => {
+      await app.close()
+      await store.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export const form = (params: Record<string, string>) => ({
+  payload: new URLSearchParams(params).toString(),
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+})
+
+export type Part = [name: string, value: string | { bytes: Buffer; filename?: string; type?: string }]
+
+export function multipart(parts: Part[]): { payload: Buffer; headers: Record<string, string> } {
+  const boundary = `----kigo${randomBytes(8).toString('hex')}`
+  const chunks: Buffer[] = []
+  for (const [name, value] of parts) {
+    chunks.push(Buffer.from(`--${boundary}\r\n`))
+    if (typeof value === 'string') {
+      chunks.push(Buffer.from(`Content-Disposition: form-data; name="${name}"\r\n\r\n`), Buffer.from(value, 'utf8'))
+    } else {
+      chunks.push(
+        Buffer.from(`Content-Disposition: form-data; name="${name}"; filename="${value.filename ?? 'upload.bin'}"\r\nContent-Type: ${value.type ?? 'application/octet-stream'}\r\n\r\n`),
+        value.bytes,
+      )
+    }
+    chunks.push(Buffer.from('\r\n'))
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`))
+  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
+}
+
+/** XML as a plain object, every text kept as a string (`0` stays "0", empty elements ""). */
+export function parseXml(text: string): Record<string, unknown> {
+  return new XMLParser({ parseTagValue: false, ignoreDeclaration: false, ignoreAttributes: false }).parse(text) as Record<string, unknown>
+}
+
+/** Minimal images of each type, judged by their leading bytes. */
+export const images = {
+  png: Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(64)]),
+  jpg: Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), randomBytes(64)]),
+  gif: Buffer.concat([Buffer.from('GIF89a', 'latin1'), randomBytes(64)]),
+  webp: Buffer.concat([Buffer.from('RIFF', 'latin1'), Buffer.from([0x40, 0, 0, 0]), Buffer.from('WEBPVP8 ', 'latin1'), randomBytes(52)]),
+}

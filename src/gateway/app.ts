@@ -2,7 +2,7 @@
 // route's rules, then forwarded unchanged to the core with a signed identity. Built
 // without listening; server.ts listens.
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import proxyAddr from '@fastify/proxy-addr'
 import type { Config } from '../common/config.js'
 import { ApiError, errors } from '../common/errors.js'
@@ -73,7 +73,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const now = deps.now ?? Date.now
   const app = Fastify({
     logger: deps.logger ?? false,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     return503OnClosing: true,

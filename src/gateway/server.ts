@@ -44,10 +44,16 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
   const redis: RedisClient | undefined = config.redisUrl ? createRedis(config.redisUrl) : undefined
   const metrics = createMetrics()
   const replay = createReplayCaches(config.auth, redis, {
-    onError: () => metrics.replayErrors.inc({ method: 'any' }),
-    onFailOpen: () => metrics.replayFailOpen.inc({ method: 'any' }),
+    onError: (_err, method) => metrics.replayErrors.inc({ method }),
+    onFailOpen: (method) => metrics.replayFailOpen.inc({ method }),
   })
-  const throttle = createFailureThrottle(config.auth, redis)
+  const throttle = createFailureThrottle(config.auth, redis, {
+    onError: () => metrics.throttleErrors.inc(),
+  })
+  // The Redis client queues nothing while disconnected; give it a moment to connect so the
+  // first requests after start-up are not refused. A Redis that is down at start-up is
+  // not fatal: nonce checks fail closed until it answers.
+  if (redis && !(await redisReady(redis, 3000)) && logger) logger.warn('Redis is not answering yet; nonce checks fail closed until it does')
   const lookup = new CachedCredentialLookup(store)
 
   const ready = async (): Promise<Record<string, boolean>> => {

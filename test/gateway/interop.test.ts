@@ -128,7 +128,7 @@ describe('OAuth clients', () => {
     const entry = JSON.parse(posted)
     expect(entry.text).toBe('from npm oauth')
     const shown = await new Promise<string>((resolve, reject) =>
-      oa.get(`${stack.url}/api/statuses/show/${entry.id}.json?body_formats=haiku`, reader.token, reader.tokenSecret, (err, data) =>
+      oa.get(`${stack.url}/api/statuses/show/${entry.id}.json?body_formats=haiku`, writer.token, writer.tokenSecret, (err, data) =>
         err ? reject(new Error(JSON.stringify(err))) : resolve(String(data))),
     )
     expect(JSON.parse(shown).id).toBe(entry.id)

@@ -5,6 +5,7 @@
 import { randomBytes, createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import OAuth1a from 'oauth-1.0a'
+import { request } from 'undici'
 import wsse from 'wsse'
 import { freshPostgres } from '../helpers/services.js'
 import { startStack, type Stack } from '../helpers/stack.js'
@@ -46,11 +47,17 @@ describe.skipIf(!pg)('two gateways on one Redis', () => {
     const url = `${a.url}/api/statuses/update.json`
     const data = { status }
     const auth = signer().toHeader(signer().authorize({ url, method: 'POST', data }, { key: client.token, secret: client.tokenSecret })).Authorization
-    return (target: Stack) => fetch(`${target.globalUrl}/api/statuses/update.json`, {
-      method: 'POST',
-      headers: { host: new URL(a.url).host, authorization: auth, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(data),
-    })
+    // undici's request (unlike fetch) sends the Host header given: both gateways serve the
+    // deployment `a.url` names.
+    return async (target: Stack) => {
+      const res = await request(`${target.globalUrl}/api/statuses/update.json`, {
+        method: 'POST',
+        headers: { host: new URL(a.url).host, authorization: auth, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(data).toString(),
+      })
+      const text = await res.body.text()
+      return { status: res.statusCode, headers: res.headers, json: async () => JSON.parse(text) }
+    }
   }
 
   it('refuses at the second gateway an OAuth nonce used at the first', async () => {
@@ -63,20 +70,24 @@ describe.skipIf(!pg)('two gateways on one Redis', () => {
 
   it('refuses at the second gateway a WSSE nonce used at the first', async () => {
     const header = wsse({ username: 'carol', password: apiPassword }).getWSSEHeader({ nonceBase64: true })
-    const send = (target: Stack) => fetch(`${target.globalUrl}/api/statuses/update.json`, {
-      method: 'POST',
-      headers: { host: new URL(a.url).host, 'x-wsse': header, 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'status=wsse+shared',
-    })
-    expect((await send(a)).status).toBe(200)
-    expect((await send(b)).status).toBe(401)
+    const send = async (target: Stack) => {
+      const res = await request(`${target.globalUrl}/api/statuses/update.json`, {
+        method: 'POST',
+        headers: { host: new URL(a.url).host, 'x-wsse': header, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'status=wsse+shared',
+      })
+      await res.body.dump()
+      return res.statusCode
+    }
+    expect(await send(a)).toBe(200)
+    expect(await send(b)).toBe(401)
   })
 
   it('fails closed while Redis is away, counts it, keeps Basic working, and recovers', async () => {
     await redis.kill()
     const res = await signed('while away')(a)
     expect(res.status).toBe(503)
-    expect(res.headers.get('retry-after')).toMatch(/^[0-9]+$/)
+    expect(String(res.headers['retry-after'])).toMatch(/^[0-9]+$/)
     expect((await res.json()).error.status).toBe(503)
 
     const metrics = await (await fetch(`${a.adminUrl}/metrics`)).text()

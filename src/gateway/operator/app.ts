@@ -1,6 +1,6 @@
 // The operator application (SPEC §6.4) on the admin port, bound to 127.0.0.1 by default:
 // the operator API behind the admin bearer token, Prometheus metrics, health.
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { GatewayDeps } from '../app.js'
 import type { IdentityStore } from '../store/index.js'
 import { adminAuth } from './admin-auth.js'
@@ -11,7 +11,7 @@ export interface OperatorDeps extends GatewayDeps {
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
-  const app = Fastify({ logger: deps.logger ?? false, disableRequestLogging: true, return503OnClosing: true })
+  const app = Fastify({ logger: deps.logger ?? false, logController: new LogController({ disableRequestLogging: true }), return503OnClosing: true })
   await app.register(adminAuth, { adminToken: deps.config.adminToken })
   await app.register(adminApi, { store: deps.store })
 

@@ -9,6 +9,7 @@ export interface GatewayMetrics {
   upstreamDuration: Histogram<'route' | 'status_class'>
   replayErrors: Counter<'method'>
   replayFailOpen: Counter<'method'>
+  throttleErrors: Counter
 }
 
 export function createMetrics(options: { processMetrics?: boolean } = {}): GatewayMetrics {
@@ -47,6 +48,11 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Gatew
       name: 'kigo_replay_cache_fail_open_total',
       help: 'Nonce claims answered by the in-process fallback while the shared cache was unavailable',
       labelNames: ['method'],
+      registers,
+    }),
+    throttleErrors: new Counter({
+      name: 'kigo_throttle_errors_total',
+      help: 'Failed-attempt counts that fell back to this process because the shared store was unavailable',
       registers,
     }),
   }

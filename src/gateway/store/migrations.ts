@@ -56,4 +56,45 @@ CREATE INDEX access_tokens_user ON kigo_gateway.access_tokens (user_id, created_
 CREATE INDEX access_tokens_consumer ON kigo_gateway.access_tokens (consumer_key, created_at);
 `,
   },
+  {
+    version: 2,
+    name: 'request tokens and web sessions (OAuth provider, account pages)',
+    sql: `
+-- RFC 5849 §2.1-2.3: a request token is issued (pending), decided by its user (approved
+-- or denied) and exchanged once (used). secret: AES-256-GCM like the other secrets.
+-- verifier_hash: SHA-256 of the verifier, which is only ever compared. Rows outlive their
+-- expiry for a day so that a late exchange is answered token_expired, not token_rejected.
+CREATE TABLE kigo_gateway.request_tokens (
+  token text PRIMARY KEY,
+  secret text NOT NULL,
+  consumer_key text NOT NULL REFERENCES kigo_gateway.consumers (key),
+  callback text NOT NULL,
+  scopes text[] NOT NULL,
+  state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'approved', 'denied', 'used')),
+  user_id text REFERENCES kigo_gateway.users (id),
+  verifier_hash text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  expires_at timestamptz NOT NULL,
+  decided_at timestamptz,
+  used_at timestamptz
+);
+
+CREATE INDEX request_tokens_expiry ON kigo_gateway.request_tokens (expires_at);
+
+-- Account-area sessions: the cookie holds a random id, stored here only as its SHA-256
+-- (a database leak yields no usable session). user_id is null for a signed-out visitor's
+-- session, which exists only to bind the login form's CSRF token. csrf_token is sealed.
+CREATE TABLE kigo_gateway.web_sessions (
+  id_hash text PRIMARY KEY,
+  user_id text REFERENCES kigo_gateway.users (id),
+  csrf_token text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  expires_at timestamptz NOT NULL
+);
+
+CREATE INDEX web_sessions_expiry ON kigo_gateway.web_sessions (expires_at);
+
+CREATE INDEX web_sessions_user ON kigo_gateway.web_sessions (user_id);
+`,
+  },
 ]

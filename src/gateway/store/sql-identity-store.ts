@@ -2,7 +2,8 @@
 // the PostgreSQL engine, every name schema-qualified. Secrets are sealed or hashed before
 // they reach SQL (crypto.ts) and generated here with randomToken.
 import type { Db, Queryable } from '../../common/sql.js'
-import { randomToken } from '../../common/secrets.js'
+import { createHash } from 'node:crypto'
+import { randomToken, safeEqual } from '../../common/secrets.js'
 import { SecretBox, dummyPasswordHash, hashPassword, verifyPassword } from './crypto.js'
 import {
   InvalidInput,
@@ -17,12 +18,18 @@ import {
 import {
   Conflict,
   NotFound,
+  scopes as allScopes,
   userIdPattern,
   type AccessToken,
+  type AuthorizedApplication,
   type Consumer,
+  type ExchangeResult,
   type IdentityStore,
+  type RequestToken,
+  type RequestTokenState,
   type Scope,
   type User,
+  type WebSession,
 } from './types.js'
 
 /** What changed, so that caches of this process (CachedCredentialLookup) drop it at once. */
@@ -38,12 +45,20 @@ export interface IdentityChangeSource {
 const consumerKeyBytes = 18
 const tokenBytes = 24
 const secretBytes = 32
+// A verifier is typed by hand in the oob flow, so it is shorter; 128 bits, used once.
+const verifierBytes = 16
+const dayMs = 24 * 60 * 60 * 1000
+
+/** Values that are only ever compared (verifiers, session ids) are stored as their SHA-256. */
+const sha256 = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex')
 
 // Associated data binding each sealed value to its row (crypto.ts).
 const aad = {
   apiPassword: (userId: string) => `users.api_password:${userId}`,
   consumerSecret: (key: string) => `consumers.secret:${key}`,
   tokenSecret: (token: string) => `access_tokens.secret:${token}`,
+  requestTokenSecret: (token: string) => `request_tokens.secret:${token}`,
+  csrfToken: (idHash: string) => `web_sessions.csrf_token:${idHash}`,
 }
 
 interface UserRow {
@@ -70,9 +85,22 @@ interface TokenRow {
   revoked_at: Date | null
 }
 
+interface RequestTokenRow {
+  token: string
+  secret: string
+  consumer_key: string
+  callback: string
+  scopes: string[]
+  state: RequestTokenState
+  user_id: string | null
+  created_at: Date
+  expires_at: Date
+}
+
 const userColumns = 'id, name, created_at'
 const consumerColumns = 'key, secret, name, owner_id, scopes, callback_url, created_at'
 const tokenColumns = 'token, secret, consumer_key, user_id, scopes, created_at, revoked_at'
+const requestTokenColumns = 'token, secret, consumer_key, callback, scopes, state, user_id, created_at, expires_at'
 
 const toUser = (r: UserRow): User => ({ id: r.id, name: r.name, createdAt: new Date(r.created_at) })
 const toConsumer = (r: ConsumerRow): Consumer => ({
@@ -90,6 +118,17 @@ const toToken = (r: TokenRow): AccessToken => ({
   scopes: r.scopes as Scope[],
   createdAt: new Date(r.created_at),
   revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at),
+})
+
+const toRequestToken = (r: RequestTokenRow): RequestToken => ({
+  token: r.token,
+  consumerKey: r.consumer_key,
+  callback: r.callback,
+  scopes: r.scopes as Scope[],
+  state: r.state,
+  userId: r.user_id,
+  createdAt: new Date(r.created_at),
+  expiresAt: new Date(r.expires_at),
 })
 
 /** A lookup id that cannot name a stored user is answered without a query. */
@@ -307,6 +346,186 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
       params,
     )
     return rows.map(toToken)
+  }
+
+  // ---- request tokens (RFC 5849 §2, SPEC §5) -----------------------------------------
+
+  async createRequestToken(input: {
+    consumerKey: string
+    callback: string
+    scopes: Scope[]
+    expiresAt: Date
+    now: Date
+  }): Promise<{ requestToken: RequestToken; secret: string }> {
+    const scopes = checkScopes(input.scopes)
+    if (typeof input.callback !== 'string' || input.callback === '' || input.callback.length > limits.callbackUrlLength) {
+      throw new InvalidInput('callback', 'callback must be a URL or "oob"')
+    }
+    const token = randomToken(tokenBytes)
+    const secret = randomToken(secretBytes)
+    const row = await this.db.transaction(async (tx: Queryable) => {
+      // Rows a day past expiry can no longer be answered usefully; dropping them here
+      // keeps the table small without a separate sweeper.
+      await tx.query(`DELETE FROM kigo_gateway.request_tokens WHERE expires_at < $1`, [new Date(input.now.getTime() - dayMs)])
+      const consumer = isPlausibleKey(input.consumerKey)
+        ? (await tx.query<{ scopes: string[] }>(`SELECT scopes FROM kigo_gateway.consumers WHERE key = $1`, [input.consumerKey]))[0]
+        : undefined
+      if (!consumer) throw new NotFound(`no application with consumer key ${JSON.stringify(input.consumerKey)}`)
+      const beyond = scopes.filter((s) => !consumer.scopes.includes(s))
+      if (beyond.length > 0) {
+        throw new InvalidInput('scopes', `the application is not registered for ${beyond.join(', ')} (registered: ${consumer.scopes.join(', ')})`)
+      }
+      const rows = await tx.query<RequestTokenRow>(
+        `INSERT INTO kigo_gateway.request_tokens (token, secret, consumer_key, callback, scopes, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5::text[], $6, $7) RETURNING ${requestTokenColumns}`,
+        [token, this.box.seal(secret, aad.requestTokenSecret(token)), input.consumerKey, input.callback, scopes, input.now, input.expiresAt],
+      )
+      return rows[0]!
+    })
+    return { requestToken: toRequestToken(row), secret }
+  }
+
+  async getRequestToken(token: string): Promise<{ requestToken: RequestToken; secret: string } | null> {
+    if (!isPlausibleKey(token)) return null
+    const rows = await this.db.query<RequestTokenRow>(`SELECT ${requestTokenColumns} FROM kigo_gateway.request_tokens WHERE token = $1`, [token])
+    const row = rows[0]
+    if (!row) return null
+    return { requestToken: toRequestToken(row), secret: this.box.open(row.secret, aad.requestTokenSecret(row.token)) }
+  }
+
+  async approveRequestToken(token: string, userId: string, now: Date): Promise<{ verifier: string } | null> {
+    if (!isPlausibleKey(token) || !isUserId(userId)) return null
+    const verifier = randomToken(verifierBytes)
+    // One conditional UPDATE: of two concurrent decisions exactly one takes effect.
+    const rows = await this.db.query(
+      `UPDATE kigo_gateway.request_tokens SET state = 'approved', user_id = $2, verifier_hash = $3, decided_at = $4
+       WHERE token = $1 AND state = 'pending' AND expires_at > $4 RETURNING token`,
+      [token, userId, sha256(verifier), now],
+    )
+    return rows.length === 0 ? null : { verifier }
+  }
+
+  async denyRequestToken(token: string, userId: string, now: Date): Promise<boolean> {
+    if (!isPlausibleKey(token) || !isUserId(userId)) return false
+    const rows = await this.db.query(
+      `UPDATE kigo_gateway.request_tokens SET state = 'denied', user_id = $2, decided_at = $3
+       WHERE token = $1 AND state = 'pending' AND expires_at > $3 RETURNING token`,
+      [token, userId, now],
+    )
+    return rows.length > 0
+  }
+
+  async exchangeRequestToken(token: string, verifier: string, now: Date): Promise<ExchangeResult> {
+    if (!isPlausibleKey(token)) return { ok: false, reason: 'unknown' }
+    const accessToken = randomToken(tokenBytes)
+    const secret = randomToken(secretBytes)
+    type Failed = Extract<ExchangeResult, { ok: false }>
+    const refuse = (reason: Failed['reason']): Failed => ({ ok: false, reason })
+    const result = await this.db.transaction(async (tx: Queryable): Promise<Failed | TokenRow> => {
+      // FOR UPDATE serializes concurrent exchanges of one token: the second sees 'used'.
+      const found = await tx.query<RequestTokenRow & { verifier_hash: string | null }>(
+        `SELECT ${requestTokenColumns}, verifier_hash FROM kigo_gateway.request_tokens WHERE token = $1 FOR UPDATE`,
+        [token],
+      )
+      const rt = found[0]
+      if (!rt) return refuse('unknown')
+      if (rt.state === 'used') return refuse('used')
+      if (new Date(rt.expires_at).getTime() <= now.getTime()) return refuse('expired')
+      if (rt.state === 'pending') return refuse('pending')
+      if (rt.state === 'denied') return refuse('denied')
+      if (rt.verifier_hash === null || typeof verifier !== 'string' || !safeEqual(sha256(verifier), rt.verifier_hash)) {
+        return refuse('verifier_mismatch')
+      }
+      await tx.query(`UPDATE kigo_gateway.request_tokens SET state = 'used', used_at = $2 WHERE token = $1`, [token, now])
+      const rows = await tx.query<TokenRow>(
+        `INSERT INTO kigo_gateway.access_tokens (token, secret, consumer_key, user_id, scopes)
+         VALUES ($1, $2, $3, $4, $5::text[]) RETURNING ${tokenColumns}`,
+        [accessToken, this.box.seal(secret, aad.tokenSecret(accessToken)), rt.consumer_key, rt.user_id, rt.scopes],
+      )
+      return rows[0]!
+    })
+    if ('reason' in result) return result
+    this.changed({ kind: 'token', token: accessToken })
+    return { ok: true, token: toToken(result), secret }
+  }
+
+  // ---- web sessions (account area) ---------------------------------------------------
+
+  async createWebSession(input: { userId: string | null; expiresAt: Date; now: Date }): Promise<{ id: string; csrfToken: string }> {
+    if (input.userId !== null) checkUserId(input.userId)
+    const id = randomToken(secretBytes)
+    const csrfToken = randomToken(secretBytes)
+    const idHash = sha256(id)
+    await this.db.transaction(async (tx: Queryable) => {
+      await tx.query(`DELETE FROM kigo_gateway.web_sessions WHERE expires_at < $1`, [input.now])
+      const rows = await tx.query(
+        `INSERT INTO kigo_gateway.web_sessions (id_hash, user_id, csrf_token, created_at, expires_at)
+         SELECT $1, $2::text, $3, $4, $5 WHERE $2::text IS NULL OR EXISTS (SELECT 1 FROM kigo_gateway.users WHERE id = $2::text)
+         RETURNING id_hash`,
+        [idHash, input.userId, this.box.seal(csrfToken, aad.csrfToken(idHash)), input.now, input.expiresAt],
+      )
+      if (rows.length === 0) throw new NotFound(`no user ${JSON.stringify(input.userId)}`)
+    })
+    return { id, csrfToken }
+  }
+
+  async getWebSession(id: string, now: Date): Promise<WebSession | null> {
+    if (!isPlausibleKey(id)) return null
+    const idHash = sha256(id)
+    const rows = await this.db.query<{ user_id: string | null; name: string | null; user_created_at: Date | null; csrf_token: string; created_at: Date; expires_at: Date }>(
+      `SELECT s.user_id, u.name, u.created_at AS user_created_at, s.csrf_token, s.created_at, s.expires_at
+       FROM kigo_gateway.web_sessions s LEFT JOIN kigo_gateway.users u ON u.id = s.user_id
+       WHERE s.id_hash = $1 AND s.expires_at > $2`,
+      [idHash, now],
+    )
+    const row = rows[0]
+    if (!row) return null
+    return {
+      user: row.user_id === null ? null : toUser({ id: row.user_id, name: row.name ?? row.user_id, created_at: row.user_created_at ?? row.created_at }),
+      csrfToken: this.box.open(row.csrf_token, aad.csrfToken(idHash)),
+      createdAt: new Date(row.created_at),
+      expiresAt: new Date(row.expires_at),
+    }
+  }
+
+  async deleteWebSession(id: string): Promise<void> {
+    if (!isPlausibleKey(id)) return
+    await this.db.query(`DELETE FROM kigo_gateway.web_sessions WHERE id_hash = $1`, [sha256(id)])
+  }
+
+  // ---- authorized applications ----------------------------------------------------------
+
+  async listAuthorizedApplications(userId: string): Promise<AuthorizedApplication[]> {
+    if (!isUserId(userId)) return []
+    const rows = await this.db.query<ConsumerRow & { token_scopes: string[]; token_created_at: Date }>(
+      `SELECT ${consumerColumns.split(', ').map((c) => `c.${c}`).join(', ')}, t.scopes AS token_scopes, t.created_at AS token_created_at
+       FROM kigo_gateway.access_tokens t JOIN kigo_gateway.consumers c ON c.key = t.consumer_key
+       WHERE t.user_id = $1 AND t.revoked_at IS NULL
+       ORDER BY t.created_at, t.token`,
+      [userId],
+    )
+    const byKey = new Map<string, AuthorizedApplication>()
+    for (const row of rows) {
+      let app = byKey.get(row.key)
+      if (!app) {
+        app = { consumer: toConsumer(row), scopes: [], authorizedAt: new Date(row.token_created_at), tokens: 0 }
+        byKey.set(row.key, app)
+      }
+      app.tokens += 1
+      app.scopes = allScopes.filter((s) => app!.scopes.includes(s) || row.token_scopes.includes(s))
+    }
+    return [...byKey.values()]
+  }
+
+  async revokeUserTokensForConsumer(userId: string, consumerKey: string): Promise<number> {
+    if (!isUserId(userId) || !isPlausibleKey(consumerKey)) return 0
+    const rows = await this.db.query<{ token: string }>(
+      `UPDATE kigo_gateway.access_tokens SET revoked_at = now()
+       WHERE user_id = $1 AND consumer_key = $2 AND revoked_at IS NULL RETURNING token`,
+      [userId, consumerKey],
+    )
+    for (const row of rows) this.changed({ kind: 'token', token: row.token })
+    return rows.length
   }
 
   // ---- lifecycle -----------------------------------------------------------------------

@@ -57,8 +57,70 @@ export interface IdentityStore {
   revokeAccessToken(token: string): Promise<boolean>
   listAccessTokens(filter: { userId?: string; consumerKey?: string }): Promise<AccessToken[]>
 
+  // ---- OAuth provider and account area (SPEC §5) ------------------------------------
+
+  /** Generates the request token and its secret. Throws NotFound for an unknown consumer, InvalidInput for scopes beyond it. */
+  createRequestToken(input: { consumerKey: string; callback: string; scopes: Scope[]; expiresAt: Date; now: Date }): Promise<{ requestToken: RequestToken; secret: string }>
+  getRequestToken(token: string): Promise<{ requestToken: RequestToken; secret: string } | null>
+  /** Records the user's approval and returns the new verifier; null unless the token is pending and unexpired at `now`. */
+  approveRequestToken(token: string, userId: string, now: Date): Promise<{ verifier: string } | null>
+  /** Records the user's refusal; false unless the token is pending and unexpired at `now`. */
+  denyRequestToken(token: string, userId: string, now: Date): Promise<boolean>
+  /**
+   * Exchanges an approved request token and its verifier for an access token carrying
+   * the approved scopes, exactly once (RFC 5849 §2.3): concurrent exchanges get one token.
+   */
+  exchangeRequestToken(token: string, verifier: string, now: Date): Promise<ExchangeResult>
+
+  /** A new session; the plain id (for the cookie) and CSRF token are returned only here. */
+  createWebSession(input: { userId: string | null; expiresAt: Date; now: Date }): Promise<{ id: string; csrfToken: string }>
+  /** The session when it exists and has not expired at `now`. */
+  getWebSession(id: string, now: Date): Promise<WebSession | null>
+  deleteWebSession(id: string): Promise<void>
+
+  /** Applications holding unrevoked access tokens of the user, with the scopes those tokens carry. */
+  listAuthorizedApplications(userId: string): Promise<AuthorizedApplication[]>
+  /** Revokes every access token the user gave the application; returns how many were revoked. */
+  revokeUserTokensForConsumer(userId: string, consumerKey: string): Promise<number>
+
   ping(): Promise<void>
   close(): Promise<void>
+}
+
+export type RequestTokenState = 'pending' | 'approved' | 'denied' | 'used'
+
+export interface RequestToken {
+  token: string
+  consumerKey: string
+  /** The client's oauth_callback: an http/https URL or `oob`. */
+  callback: string
+  scopes: Scope[]
+  state: RequestTokenState
+  /** The user who decided; null while pending. */
+  userId: string | null
+  createdAt: Date
+  expiresAt: Date
+}
+
+export type ExchangeResult =
+  | { ok: true; token: AccessToken; secret: string }
+  | { ok: false; reason: 'unknown' | 'expired' | 'pending' | 'denied' | 'used' | 'verifier_mismatch' }
+
+export interface WebSession {
+  /** The signed-in user; null for a visitor who has not signed in. */
+  user: User | null
+  csrfToken: string
+  createdAt: Date
+  expiresAt: Date
+}
+
+export interface AuthorizedApplication {
+  consumer: Consumer
+  /** Union of the scopes of the user's unrevoked tokens for this application. */
+  scopes: Scope[]
+  /** When the earliest of those tokens was issued. */
+  authorizedAt: Date
+  tokens: number
 }
 
 export class Conflict extends Error {

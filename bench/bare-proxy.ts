@@ -1,0 +1,54 @@
+// The benchmark's reference point (SPEC §8): a reverse proxy built on the same forwarding
+// library as the gateway (@fastify/reply-from, with the undici pool settings of
+// src/gateway/proxy/forward.ts) and nothing else: no authentication, no header hygiene,
+// no identity. The gateway's cost is what it spends beyond this.
+//
+// Run as its own process: BARE_PROXY_PORT, BARE_PROXY_UPSTREAM, BARE_PROXY_TIMEOUT_MS.
+import Fastify, { type FastifyInstance } from 'fastify'
+import replyFrom from '@fastify/reply-from'
+import { pathToFileURL } from 'node:url'
+
+export interface BareProxyOptions {
+  upstream: string
+  /** The gateway's coreTimeoutMs (config/default.json). */
+  timeoutMs?: number
+}
+
+export async function buildBareProxy(options: BareProxyOptions): Promise<FastifyInstance> {
+  const timeoutMs = options.timeoutMs ?? 10_000
+  const app = Fastify({ logger: false, disableRequestLogging: true })
+  await app.register(replyFrom, {
+    base: options.upstream,
+    undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+    disableRequestLogging: true,
+  })
+  // Bodies pass through as streams, whatever their type.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
+  app.all('/*', (request, reply) =>
+    reply.from(request.url, {
+      // reply-from would send the upstream's own host; the core must see the one the
+      // client addressed, as through the gateway.
+      rewriteRequestHeaders: (req, headers) => ({ ...headers, host: req.headers.host ?? headers.host }),
+    }),
+  )
+  return app
+}
+
+async function main(): Promise<void> {
+  const upstream = process.env.BARE_PROXY_UPSTREAM
+  const port = Number(process.env.BARE_PROXY_PORT ?? '0')
+  if (!upstream) throw new Error('BARE_PROXY_UPSTREAM is required')
+  const app = await buildBareProxy({ upstream, timeoutMs: Number(process.env.BARE_PROXY_TIMEOUT_MS ?? '10000') })
+  await app.listen({ host: '127.0.0.1', port })
+  const stop = () => void app.close().then(() => process.exit(0))
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: Error) => {
+    console.error(`bare proxy: ${err.message}`)
+    process.exit(1)
+  })
+}

@@ -1,0 +1,115 @@
+// Child processes the benchmark starts (core, gateway, bare proxy, embedded): started
+// with their output kept for the report, waited on until ready, measured through
+// /proc, and always stopped at the end (SIGTERM, then SIGKILL after a grace period).
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+
+export interface AppProcess {
+  readonly name: string
+  readonly pid: number
+  /** The last lines the process wrote, for a failure report. */
+  output(): string
+  exited(): boolean
+  stop(): Promise<void>
+}
+
+const running = new Set<AppProcess>()
+
+export function spawnApp(name: string, args: string[], env: NodeJS.ProcessEnv): AppProcess {
+  const child: ChildProcess = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const lines: string[] = []
+  const keep = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') lines.push(line)
+    if (lines.length > 40) lines.splice(0, lines.length - 40)
+  }
+  child.stdout!.on('data', keep)
+  child.stderr!.on('data', keep)
+  let done = child.exitCode !== null
+  const exit = new Promise<void>((resolve) => child.once('exit', () => ((done = true), resolve())))
+  const app: AppProcess = {
+    name,
+    pid: child.pid ?? 0,
+    output: () => lines.join('\n'),
+    exited: () => done,
+    async stop() {
+      running.delete(app)
+      if (done) return
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
+      await exit
+      clearTimeout(timer)
+    },
+  }
+  running.add(app)
+  return app
+}
+
+/** Stops every process still running (end of run, failure, Ctrl-C). */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((p) => p.stop()))
+}
+
+/** Kills what is left without waiting: the last resort on process exit. */
+export function killAllNow(): void {
+  for (const p of running) if (!p.exited()) process.kill(p.pid, 'SIGKILL')
+}
+
+/** A port nobody listens on at the moment (the kernel's choice). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** Polls `url` until it answers 200; fails with the process's output if it exits or times out. */
+export async function waitReady(app: AppProcess, url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  let last = ''
+  while (Date.now() < deadline) {
+    if (app.exited()) throw new Error(`${app.name} exited before it was ready:\n${app.output()}`)
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000) })
+      const body = await res.text()
+      if (res.status === 200) return
+      last = `${res.status} ${body.slice(0, 200)}`
+    } catch (err) {
+      last = (err as Error).message
+    }
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  throw new Error(`${app.name} was not ready at ${url} within ${timeoutMs / 1000} s (last: ${last}):\n${app.output()}`)
+}
+
+/** Resident set size of a process in MiB, from /proc/<pid>/status (VmRSS); null when unavailable. */
+export function rssMiB(pid: number): number | null {
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m ? Number(m[1]) / 1024 : null
+  } catch {
+    return null
+  }
+}
+
+/** Samples a process's RSS every `everyMs` until stopped; returns the maximum seen. */
+export function sampleRss(pid: number, everyMs = 200): { stop(): number | null } {
+  let max: number | null = rssMiB(pid)
+  const timer = setInterval(() => {
+    const v = rssMiB(pid)
+    if (v !== null && (max === null || v > max)) max = v
+  }, everyMs)
+  return {
+    stop() {
+      clearInterval(timer)
+      const v = rssMiB(pid)
+      if (v !== null && (max === null || v > max)) max = v
+      return max
+    },
+  }
+}

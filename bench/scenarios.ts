@@ -1,0 +1,120 @@
+// The benchmark's scenarios (SPEC §8) and the requests each one sends. Every request is
+// built in full before the timed window (path, headers, body; signed ones with their own
+// nonce and timestamp), so that the load generator does the same work per request in
+// every scenario.
+import { basicAuthorization, oauthAuthorization, percentEncode, wsseHeader, type OAuthCredentials } from './signing.js'
+
+export const scenarioNames = [
+  'core_direct',
+  'bare_proxy',
+  'gateway_anonymous',
+  'gateway_oauth',
+  'gateway_basic',
+  'gateway_wsse',
+  'gateway_update_oauth',
+] as const
+
+export type ScenarioName = (typeof scenarioNames)[number]
+
+/** The two fixed-rate runs (SPEC §8 latency budget) and what they measure. */
+export const fixedRateNames = ['core_direct_fixed_rate', 'gateway_oauth_fixed_rate'] as const
+export type FixedRateName = (typeof fixedRateNames)[number]
+
+export type Target = 'core' | 'bare' | 'gateway'
+export type RequestKind = 'anonymous' | 'oauth' | 'basic' | 'wsse' | 'update_oauth'
+
+export const scenarios: Record<ScenarioName | FixedRateName, { target: Target; kind: RequestKind }> = {
+  core_direct: { target: 'core', kind: 'anonymous' },
+  bare_proxy: { target: 'bare', kind: 'anonymous' },
+  gateway_anonymous: { target: 'gateway', kind: 'anonymous' },
+  gateway_oauth: { target: 'gateway', kind: 'oauth' },
+  gateway_basic: { target: 'gateway', kind: 'basic' },
+  gateway_wsse: { target: 'gateway', kind: 'wsse' },
+  gateway_update_oauth: { target: 'gateway', kind: 'update_oauth' },
+  core_direct_fixed_rate: { target: 'core', kind: 'anonymous' },
+  gateway_oauth_fixed_rate: { target: 'gateway', kind: 'oauth' },
+}
+
+/** What the load generator needs to build requests: the seeded identities and entries. */
+export interface Fixture {
+  /** `localhost:<gateway port>`: the Host of every request, whichever process it reaches. */
+  host: string
+  user: { id: string; apiPassword: string }
+  tokens: OAuthCredentials[]
+  entryIds: string[]
+}
+
+export interface PreparedRequest {
+  method: 'GET' | 'POST'
+  path: string
+  headers: Record<string, string>
+  body?: string
+}
+
+/** A source of requests of one kind; each call returns a new one (fresh nonce, fresh time). */
+export function requestSource(kind: RequestKind, fixture: Fixture): () => PreparedRequest {
+  const ids = fixture.entryIds
+  if (ids.length === 0) throw new Error('the fixture has no entries to read')
+  let n = 0
+  // A stride coprime with the number of entries walks every ID in a scattered order.
+  const stride = coprimeStride(ids.length)
+  const showPath = () => `/api/statuses/show/${ids[(n * stride) % ids.length]}.json`
+  const baseUri = (path: string) => `http://${fixture.host.toLowerCase()}${path}`
+  const token = () => fixture.tokens[n % fixture.tokens.length]!
+  const host = fixture.host
+  switch (kind) {
+    case 'anonymous':
+      return () => {
+        const path = showPath()
+        n++
+        return { method: 'GET', path, headers: { host } }
+      }
+    case 'basic': {
+      const authorization = basicAuthorization(fixture.user.id, fixture.user.apiPassword)
+      return () => {
+        const path = showPath()
+        n++
+        return { method: 'GET', path, headers: { host, authorization } }
+      }
+    }
+    case 'wsse':
+      return () => {
+        const path = showPath()
+        n++
+        return {
+          method: 'GET',
+          path,
+          headers: { host, 'x-wsse': wsseHeader(fixture.user.id, fixture.user.apiPassword), authorization: 'WSSE profile="UsernameToken"' },
+        }
+      }
+    case 'oauth':
+      return () => {
+        const path = showPath()
+        const authorization = oauthAuthorization(token(), { method: 'GET', baseUri: baseUri(path) })
+        n++
+        return { method: 'GET', path, headers: { host, authorization } }
+      }
+    case 'update_oauth':
+      return () => {
+        const path = '/api/statuses/update.json'
+        const params: Array<[string, string]> = [
+          ['keyword', 'bench'],
+          ['status', `benchmark entry ${n} at ${Date.now()}`],
+        ]
+        const authorization = oauthAuthorization(token(), { method: 'POST', baseUri: baseUri(path), params })
+        n++
+        return {
+          method: 'POST',
+          path,
+          headers: { host, authorization, 'content-type': 'application/x-www-form-urlencoded' },
+          body: params.map(([k, v]) => `${percentEncode(k)}=${percentEncode(v)}`).join('&'),
+        }
+      }
+  }
+}
+
+function coprimeStride(length: number): number {
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b))
+  for (const candidate of [7919, 104729, 1299709, 1]) if (gcd(candidate, length) === 1) return candidate % length || 1
+  return 1
+}

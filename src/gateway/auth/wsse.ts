@@ -5,7 +5,8 @@
 // and hash the raw bytes ('base64'); others hash the nonce text as sent ('literal'). Both
 // are accepted, and the one that verified is recorded on the principal.
 import { createHash } from 'node:crypto'
-import { randomToken, safeEqual } from '../../common/secrets.js'
+import { randomToken } from '../../common/secrets.js'
+import { digestEquals } from './digest-equals.js'
 import type { ReplayCache } from '../replay/types.js'
 import { userIdPattern } from '../store/types.js'
 import { claimNonce, defaultRetryAfterSeconds, failure } from './results.js'
@@ -137,8 +138,8 @@ export async function verifyWsse(
   // Node, so 'latin1' gives back the octets exactly as sent.
   const literalBytes = Buffer.from(token.nonce, 'latin1')
   const rawBytes = strictBase64(token.nonce)
-  const base64Ok = safeEqual(wsseDigest(rawBytes ?? literalBytes, token.created, password), token.passwordDigest) && rawBytes !== null
-  const literalOk = safeEqual(wsseDigest(literalBytes, token.created, password), token.passwordDigest)
+  const base64Ok = digestEquals(wsseDigest(rawBytes ?? literalBytes, token.created, password), token.passwordDigest) && rawBytes !== null
+  const literalOk = digestEquals(wsseDigest(literalBytes, token.created, password), token.passwordDigest)
 
   const attemptedUser = wellFormed ? { attemptedUser: token.username } : {}
   if (record === null || (!base64Ok && !literalOk)) {

@@ -70,7 +70,7 @@ export class DownReplayCache implements ReplayCache {
   async close(): Promise<void> {}
 }
 
-export function authRequest(r: Partial<AuthRequest> & { body?: Buffer | string }): AuthRequest {
+export function authRequest(r: Partial<Omit<AuthRequest, 'body'>> & { body?: Buffer | string }): AuthRequest {
   const headers = r.headers ?? {}
   return {
     method: r.method ?? 'GET',

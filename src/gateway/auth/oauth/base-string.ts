@@ -41,25 +41,32 @@ export function baseStringUri(scheme: 'http' | 'https', host: string, url: strin
  * (byte order), joined as name=value with "&"; duplicates kept, empty values keep "=".
  */
 export function normalizeParameters(pairs: ReadonlyArray<readonly [string, string]>): string {
-  return sortedPairs(pairs).join('&').replaceAll('\0', '=')
+  return encodedInOrder(pairs)
+    .map(([name, value]) => name + '=' + value)
+    .join('&')
 }
 
-/** Encoded "name\0value" strings in normalized order. */
-function sortedPairs(pairs: ReadonlyArray<readonly [string, string]>): string[] {
-  // Sorting "name\0value" strings with the default (code unit) order sorts by name, then
-  // value: NUL sorts before every character an encoded name can contain.
-  const keys: string[] = new Array(pairs.length)
+/** Encoded pairs in normalized order (encoded strings are ASCII: code-unit order is byte order). */
+function encodedInOrder(pairs: ReadonlyArray<readonly [string, string]>): Array<[string, string]> {
+  const encoded: Array<[string, string]> = new Array(pairs.length)
   for (let i = 0; i < pairs.length; i++) {
     const p = pairs[i]!
-    keys[i] = percentEncode(p[0]) + '\0' + percentEncode(p[1])
+    encoded[i] = [percentEncode(p[0]), percentEncode(p[1])]
   }
-  return keys.sort()
+  return encoded.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
 }
 
 /** §3.4.1.1: the base string from its three parts. */
 export function signatureBaseString(method: string, uri: string, pairs: ReadonlyArray<readonly [string, string]>): string {
-  // The normalized parameters contain only unreserved characters, "%", "=" and "&", so
-  // encoding them a second time is three substitutions ("=" is still NUL here).
-  const normalized = sortedPairs(pairs).join('&').replaceAll('%', '%25').replaceAll('&', '%26').replaceAll('\0', '%3D')
-  return percentEncode(method.toUpperCase()) + '&' + percentEncode(uri) + '&' + normalized
+  const encoded = encodedInOrder(pairs)
+  let out = percentEncode(method.toUpperCase()) + '&' + percentEncode(uri) + '&'
+  // The normalized parameters are encoded a second time: an encoded name or value holds
+  // only unreserved characters and "%", and the separators become %3D and %26.
+  for (let i = 0; i < encoded.length; i++) {
+    const [name, value] = encoded[i]!
+    if (i > 0) out += '%26'
+    out += (name.indexOf('%') === -1 ? name : name.replaceAll('%', '%25')) + '%3D'
+    out += value.indexOf('%') === -1 ? value : value.replaceAll('%', '%25')
+  }
+  return out
 }

@@ -50,10 +50,20 @@ export function singleHeader(headers: AuthRequest['headers'], name: string): str
 
 /** Index just after the `OAuth` scheme token when the header uses it, else -1. */
 export function oauthSchemeEnd(authorization: string): number {
+  // Case-insensitive "oauth" by char codes (| 0x20 lower-cases ASCII letters).
   if (authorization.length < 5) return -1
-  if (authorization.slice(0, 5).toLowerCase() !== 'oauth') return -1
-  if (authorization.length === 5) return 5
-  const c = authorization.charCodeAt(5)
+  const a = authorization
+  if (
+    (a.charCodeAt(0) | 0x20) !== 111 ||
+    (a.charCodeAt(1) | 0x20) !== 97 ||
+    (a.charCodeAt(2) | 0x20) !== 117 ||
+    (a.charCodeAt(3) | 0x20) !== 116 ||
+    (a.charCodeAt(4) | 0x20) !== 104
+  ) {
+    return -1
+  }
+  if (a.length === 5) return 5
+  const c = a.charCodeAt(5)
   return c === 32 || c === 9 ? 6 : -1
 }
 

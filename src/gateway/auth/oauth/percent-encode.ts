@@ -24,33 +24,40 @@ export function percentEncode(s: string): string {
     i++
   }
   if (i === n) return s
-  let out = s.slice(0, i)
+  // Runs of unreserved characters are copied as slices, not character by character.
+  let out = ''
+  let run = 0
   for (; i < n; i++) {
     let c = s.charCodeAt(i)
     if (c < 128) {
-      out += UNRESERVED[c] === 1 ? s[i] : ESCAPED[c]
+      if (UNRESERVED[c] === 1) continue
+      out += s.slice(run, i) + ESCAPED[c]!
     } else if (c < 0x800) {
-      out += ESCAPED[0xc0 | (c >> 6)]! + ESCAPED[0x80 | (c & 0x3f)]!
+      out += s.slice(run, i) + ESCAPED[0xc0 | (c >> 6)]! + ESCAPED[0x80 | (c & 0x3f)]!
     } else {
+      const before = s.slice(run, i)
       if (c >= 0xd800 && c <= 0xdfff) {
         const next = i + 1 < n ? s.charCodeAt(i + 1) : 0
         if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
           const cp = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00)
-          i++
           out +=
+            before +
             ESCAPED[0xf0 | (cp >> 18)]! +
             ESCAPED[0x80 | ((cp >> 12) & 0x3f)]! +
             ESCAPED[0x80 | ((cp >> 6) & 0x3f)]! +
             ESCAPED[0x80 | (cp & 0x3f)]!
+          i++
+          run = i + 1
           continue
         }
         // A lone surrogate has no UTF-8 form: encode U+FFFD, as TextEncoder would.
         c = 0xfffd
       }
-      out += ESCAPED[0xe0 | (c >> 12)]! + ESCAPED[0x80 | ((c >> 6) & 0x3f)]! + ESCAPED[0x80 | (c & 0x3f)]!
+      out += before + ESCAPED[0xe0 | (c >> 12)]! + ESCAPED[0x80 | ((c >> 6) & 0x3f)]! + ESCAPED[0x80 | (c & 0x3f)]!
     }
+    run = i + 1
   }
-  return out
+  return run < n ? out + s.slice(run) : out
 }
 
 /**

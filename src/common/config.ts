@@ -43,6 +43,12 @@ export const ConfigSchema = Type.Object({
       files: Type.Integer({ minimum: 1 }),
     }),
   }),
+  // Migration controls and usage report (SPEC §6.1, §6.3).
+  migration: Type.Object({
+    guideUrl: Type.String({ pattern: '^https?://[^\\s<>"]+$' }),
+    policyRefreshMs: Type.Integer({ minimum: 100, maximum: 15000 }),
+    usageFlushMs: Type.Integer({ minimum: 100, maximum: 15000 }),
+  }),
   auth: Type.Object({
     timestampWindowSeconds: Type.Integer({ minimum: 1 }),
     wsseWindowSeconds: Type.Integer({ minimum: 1 }),
@@ -116,6 +122,7 @@ function fromEnv(env: Env): Json {
     ['KIGO_GATEWAY_BIND', ['gateway', 'host']],
     ['KIGO_ADMIN_BIND', ['gateway', 'adminHost']],
     ['KIGO_CORE_BIND', ['core', 'host']],
+    ['KIGO_MIGRATION_GUIDE_URL', ['migration', 'guideUrl']],
   ]
   for (const [name, path] of str) {
     const v = env[name]
@@ -153,6 +160,7 @@ const envNames: Record<string, string> = {
   '/gateway/host': 'KIGO_GATEWAY_BIND',
   '/gateway/adminHost': 'KIGO_ADMIN_BIND',
   '/core/host': 'KIGO_CORE_BIND',
+  '/migration/guideUrl': 'KIGO_MIGRATION_GUIDE_URL',
 }
 
 export interface LoadOptions {

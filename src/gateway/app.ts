@@ -12,9 +12,12 @@ import { createAuthenticator, type AuthDecision } from './authenticate.js'
 import type { AuthRequest, CredentialLookup } from './auth/types.js'
 import type { GatewayMetrics } from './operator/metrics.js'
 import { registerForwarding } from './proxy/forward.js'
+import type { LegacyPolicyCheck } from './policy/service.js'
 import type { ReplayCache } from './replay/types.js'
 import { routeResolver, type RoutePolicy } from './routes.js'
 import type { FailureThrottle } from './throttle/types.js'
+import { clientName } from './usage/client-name.js'
+import type { UsageRecorder } from './usage/recorder.js'
 
 export interface GatewayDeps {
   config: Config
@@ -26,6 +29,10 @@ export interface GatewayDeps {
   ready: () => Promise<Record<string, boolean>>
   logger?: FastifyServerOptions['logger']
   now?: () => number
+  /** Migration policy for verified legacy requests (SPEC §6.1). */
+  policy?: LegacyPolicyCheck
+  /** Usage report and per-minute counts (SPEC §6.3, §6.4). */
+  usage?: Pick<UsageRecorder, 'observe'>
 }
 
 export interface PublicOrigin {
@@ -81,7 +88,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
 
   const trusted = config.trustedProxies.length > 0 ? proxyAddr.compile(config.trustedProxies) : null
   const resolveRoute = routeResolver(config.auth.routeMethods)
-  const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle })
+  const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle, ...(deps.policy ? { policy: deps.policy } : {}) })
   const forward = await registerForwarding(app, {
     coreUrl: config.gateway.coreUrl,
     timeoutMs: config.gateway.coreTimeoutMs,
@@ -106,6 +113,16 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
 
   app.addHook('onRequest', async (request) => {
     request.startedAt = process.hrtime.bigint()
+  })
+
+  // Deprecation, Sunset and Link of the migration policy (SPEC §6.1) on an accepted legacy request.
+  app.addHook('onSend', async (request, reply) => {
+    const auth = request.auth
+    if (!auth?.ok || !auth.headers) return
+    for (const [k, v] of Object.entries(auth.headers)) {
+      const prior = k === 'link' ? reply.getHeader('link') : undefined
+      void reply.header(k, prior === undefined ? v : `${String(prior)}, ${v}`)
+    }
   })
 
   app.addHook('onResponse', async (request, reply) => {
@@ -180,6 +197,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       decision = { ok: false, method: 'none', outcome: 'unavailable', error: errors.unavailable('store_unavailable', 'Credentials cannot be checked right now; try again shortly') }
     }
     metrics.authDuration.observe({ method: decision.method }, Number(process.hrtime.bigint() - started) / 1e9)
+    // Usage (SPEC §6.3): counted in memory here, written to the store in batches elsewhere.
+    deps.usage?.observe(decision, () => clientName(authReq), authReq.now)
     request.auth = decision
     return decision
   }

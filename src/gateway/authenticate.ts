@@ -10,6 +10,7 @@ import { verifyBasic } from './auth/basic.js'
 import { verifyWsse } from './auth/wsse.js'
 import { verifyOAuth } from './auth/oauth/verify.js'
 import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from './auth/types.js'
+import type { LegacyPolicyCheck } from './policy/service.js'
 import type { ReplayCache } from './replay/types.js'
 import type { RoutePolicy } from './routes.js'
 import { type FailureThrottle, throttleKeys } from './throttle/types.js'
@@ -19,7 +20,7 @@ export interface Authenticator {
 }
 
 export type AuthDecision =
-  | { ok: true; method: AuthMethod | 'none'; identity: Identity | null; outcome: 'ok' }
+  | { ok: true; method: AuthMethod | 'none'; identity: Identity | null; outcome: 'ok'; headers?: Record<string, string> }
   | { ok: false; method: AuthMethod | 'none'; error: ApiError; outcome: Outcome; user?: string }
 
 export interface AuthenticatorDeps {
@@ -27,6 +28,8 @@ export interface AuthenticatorDeps {
   lookup: CredentialLookup
   replay: { oauth: ReplayCache; wsse: ReplayCache }
   throttle: FailureThrottle
+  /** The migration policy (SPEC §6.1), asked after a Basic or WSSE credential verified. */
+  policy?: LegacyPolicyCheck
 }
 
 function quote(value: string): string {
@@ -120,11 +123,22 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
           'www-authenticate': challenges(realm, ['oauth'], { oauth_problem: 'additional_authorization_required' }),
         }), p.userId)
       }
+      // ---- migration policy (SPEC §6.1): verified legacy requests only; OAuth is always allowed.
+      let headers: Record<string, string> | undefined
+      if (method !== 'oauth' && deps.policy) {
+        const verdict = deps.policy.check(method, p.userId, req)
+        if (!verdict.allowed) {
+          return fail(method, 'policy_denied', new ApiError(verdict.status, verdict.code, verdict.message, verdict.headers), p.userId)
+        }
+        if (Object.keys(verdict.headers).length > 0) headers = verdict.headers
+      }
+      // ---- end migration policy
       return {
         ok: true,
         method,
         outcome: 'ok',
         identity: { user: p.userId, userName: p.userName, authMethod: method, consumer: p.consumerKey, scopes: p.scopes },
+        ...(headers ? { headers } : {}),
       }
     },
   }

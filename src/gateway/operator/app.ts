@@ -5,15 +5,37 @@ import type { GatewayDeps } from '../app.js'
 import type { IdentityStore } from '../store/index.js'
 import { adminAuth } from './admin-auth.js'
 import { adminApi } from './admin-api.js'
+import type { PolicyService } from '../policy/service.js'
+import type { UsageRecorder } from '../usage/recorder.js'
+import type { UsageStore } from '../usage/store.js'
+import { dashboard } from './dashboard.js'
+import { policyApi } from './policy-api.js'
+import { usageApi } from './usage-api.js'
 
 export interface OperatorDeps extends GatewayDeps {
   store: IdentityStore
+  /** Migration policy, usage report and dashboard (SPEC §6.1, §6.3, §6.4). */
+  migration?: { policy: PolicyService; usageStore: UsageStore; recorder: UsageRecorder }
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
   const app = Fastify({ logger: deps.logger ?? false, logController: new LogController({ disableRequestLogging: true }), return503OnClosing: true })
-  await app.register(adminAuth, { adminToken: deps.config.adminToken })
-  await app.register(adminApi, { store: deps.store })
+  const migration = deps.migration
+  const now = deps.now ?? Date.now
+  // The JSON API behind the bearer token, in a scope of its own so that the dashboard
+  // beside it can serve its sign-in form (SPEC §6.4).
+  await app.register(async (api) => {
+    await api.register(adminAuth, { adminToken: deps.config.adminToken })
+    await api.register(adminApi, { store: deps.store })
+    if (migration) {
+      await api.register(policyApi, { policy: migration.policy, now })
+      await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder })
+    }
+    // Unknown operator paths answer only to the token holder, as before the split.
+    api.all('/admin/*', async (request, reply) =>
+      reply.code(404).send({ error: { status: 404, code: 'not_found', message: `No operator resource at ${request.method} ${request.url.split('?')[0]}` } }))
+  })
+  if (migration) await app.register(dashboard, { adminToken: deps.config.adminToken, policy: migration.policy, usage: migration.usageStore, recorder: migration.recorder, now })
 
   app.get('/metrics', async (_request, reply) => {
     const body = await deps.metrics.registry.metrics()

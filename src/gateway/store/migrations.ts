@@ -97,4 +97,45 @@ CREATE INDEX web_sessions_expiry ON kigo_gateway.web_sessions (expires_at);
 CREATE INDEX web_sessions_user ON kigo_gateway.web_sessions (user_id);
 `,
   },
+  // ---- migration controls and usage (SPEC §6.1, §6.3): versions 10 to 19 ----
+  {
+    version: 10,
+    name: 'migration policy per legacy method',
+    sql: `
+-- One row per legacy method (basic, wsse): the policy as normalized JSON
+-- (src/gateway/policy/types.ts). No row: allow. Every gateway polls this table.
+CREATE TABLE kigo_gateway.auth_policy (
+  method text PRIMARY KEY CHECK (method IN ('basic', 'wsse')),
+  policy jsonb NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+`,
+  },
+  {
+    version: 11,
+    name: 'auth usage report and per-minute request counts',
+    sql: `
+-- The legacy-usage report: one row per (method, user, client), counts added by batched
+-- upserts from every gateway (src/gateway/usage/store.ts).
+CREATE TABLE kigo_gateway.auth_usage (
+  method text NOT NULL,
+  user_id text NOT NULL,
+  client text NOT NULL,
+  count bigint NOT NULL,
+  first_seen timestamptz NOT NULL,
+  last_seen timestamptz NOT NULL,
+  PRIMARY KEY (method, user_id, client)
+);
+
+CREATE INDEX auth_usage_last_seen ON kigo_gateway.auth_usage (last_seen);
+
+-- Requests per credential method and minute, for the dashboard chart; pruned after a week.
+CREATE TABLE kigo_gateway.auth_requests_per_minute (
+  minute timestamptz NOT NULL,
+  method text NOT NULL,
+  count bigint NOT NULL,
+  PRIMARY KEY (minute, method)
+);
+`,
+  },
 ]

@@ -1,0 +1,153 @@
+// The dashboard's HTML (SPEC §6.4): plain server-rendered pages with inline CSS, no
+// script and nothing fetched at run time. Every value is escaped.
+import { isoSeconds } from '../policy/time.js'
+import { legacyMethods, type LegacyMethod } from '../policy/types.js'
+import { chartMethods, chartRanges, methodColors, methodLabels, type Bucket, type ChartRange, renderChart, totals } from './dashboard-chart.js'
+import type { methodPolicyView } from './policy-api.js'
+import type { UsageRow } from '../usage/store.js'
+
+export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
+
+const css = `
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#f6f7f9}
+header{background:#1f2a37;color:#fff;padding:12px 24px;display:flex;align-items:center;gap:16px}
+header h1{font-size:18px;margin:0;font-weight:600;flex:1}
+header .meta{color:#c9d1d9;font-size:12px}
+header button{background:transparent;color:#fff;border:1px solid #8b949e;border-radius:4px;padding:4px 10px;cursor:pointer}
+main{max-width:1120px;margin:0 auto;padding:16px 24px 48px}
+section{background:#fff;border:1px solid #d8dee4;border-radius:6px;padding:16px 20px;margin-top:16px}
+h2{font-size:16px;margin:0 0 10px}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #eaeef2;vertical-align:top}
+th{font-size:12px;text-transform:uppercase;letter-spacing:.03em;color:#57606a}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.legend{display:flex;gap:18px;flex-wrap:wrap;margin:8px 0 0;padding:0;list-style:none}
+.legend li{display:flex;align-items:center;gap:6px}
+.swatch{width:12px;height:12px;border-radius:2px;display:inline-block}
+.ranges a{margin-right:10px}
+.ranges a.current{font-weight:600;color:#1f2328;text-decoration:none}
+.state{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
+.state-allow{background:#dafbe1;color:#1a7f37}.state-deprecate{background:#fff8c5;color:#7d4e00}
+.state-brownout{background:#ffe2cc;color:#953800}.state-deny{background:#ffebe9;color:#cf222e}
+.refusing{color:#cf222e;font-weight:600}
+.muted{color:#6e7781}
+.next{margin:0 0 10px}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:1px 4px;border-radius:3px}
+form.login{max-width:380px;margin:80px auto;background:#fff;border:1px solid #d8dee4;border-radius:6px;padding:24px}
+form.login label{display:block;margin:12px 0 4px;font-weight:600}
+form.login input{width:100%;padding:8px;border:1px solid #d0d7de;border-radius:4px;font:inherit}
+form.login button{margin-top:16px;padding:8px 16px;background:#1f883d;color:#fff;border:0;border-radius:4px;font-weight:600;cursor:pointer}
+.error{color:#cf222e}
+`
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)}</title><style>${css}</style></head>
+<body>${body}</body></html>
+`
+}
+
+export function loginPage(error?: string): string {
+  return page('kigo operator dashboard: sign in', `
+<form class="login" method="post" action="/admin/login">
+  <h1 style="font-size:18px;margin:0">kigo operator dashboard</h1>
+  <p class="muted">Sign in with the gateway's admin token (<code>KIGO_ADMIN_TOKEN</code>, or the <code>admin-token</code> file in the data directory).</p>
+  ${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
+  <label for="token">Admin token</label>
+  <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+  <button type="submit">Sign in</button>
+</form>`)
+}
+
+type PolicyView = ReturnType<typeof methodPolicyView>
+
+export interface DashboardData {
+  now: number
+  range: ChartRange
+  buckets: Bucket[]
+  policies: Record<LegacyMethod, PolicyView>
+  guideUrl: string
+  /** Legacy (Basic, WSSE) usage records, most recent first. */
+  legacy: UsageRow[]
+  legacyTotal: number
+  /** Per user, when they were last seen with OAuth. */
+  oauthLastSeen: Map<string, number>
+  /** The session can sign out (it came from the login form, not a bearer header). */
+  signedInWithCookie: boolean
+}
+
+const when = (ms: number | null | undefined) => (ms == null ? '<span class="muted">–</span>' : `<time datetime="${isoSeconds(ms)}">${isoSeconds(ms).replace('T', ' ').replace('Z', ' UTC')}</time>`)
+const whenText = (s: string | null) => when(s === null ? null : Date.parse(s))
+const stateBadge = (s: string) => `<span class="state state-${esc(s)}">${esc(s)}</span>`
+
+function chartSection(d: DashboardData): string {
+  const t = totals(d.buckets)
+  const share = (n: number) => (t.all === 0 ? '0' : ((100 * n) / t.all).toFixed(1))
+  const ranges = chartRanges.map((r) => `<a href="?range=${r.name}"${r.name === d.range.name ? ' class="current" aria-current="page"' : ''}>${esc(r.label)}</a>`).join('')
+  return `<section id="chart">
+<h2>Requests per auth method</h2>
+<p class="ranges">${ranges}</p>
+${renderChart(d.buckets, d.range)}
+<ul class="legend">${chartMethods.map((m) => `<li data-method="${m}"><span class="swatch" style="background:${methodColors[m]}"></span>${esc(methodLabels[m])}: <strong>${t[m]}</strong> (${share(t[m])}%)</li>`).join('')}<li class="muted">${t.all} requests, ${esc(d.range.label)}, all gateways</li></ul>
+</section>`
+}
+
+function policySection(d: DashboardData): string {
+  const changes = legacyMethods
+    .map((m) => ({ m, c: d.policies[m].effective.next_change }))
+    .filter((x) => x.c !== null)
+    .sort((a, b) => Date.parse(a.c!.at) - Date.parse(b.c!.at))
+  const next = changes[0]
+  const nextLine = next
+    ? `<p class="next" id="next-change">Next scheduled change: <strong>${esc(methodLabels[next.m])}</strong> becomes ${stateBadge(next.c!.state)} at ${whenText(next.c!.at)}</p>`
+    : `<p class="next muted" id="next-change">No scheduled change.</p>`
+  const rows = legacyMethods.map((m) => {
+    const p = d.policies[m]
+    const e = p.effective
+    const now = e.refusing
+      ? `${stateBadge(e.state)} <span class="refusing">refusing${e.brownout_until ? ` until ${whenText(e.brownout_until)}` : ''}</span>`
+      : `${stateBadge(e.state)}${e.next_window ? `<br><span class="muted">next brownout ${whenText(e.next_window.start)}</span>` : ''}`
+    const windows = p.windows.length === 0 ? '<span class="muted">–</span>' : p.windows.map((w) => `${esc(w.start)}–${esc(w.end)}`).join(', ')
+    const active = p.exceptions.filter((x) => Date.parse(x.until) > d.now)
+    const exceptions = active.length === 0
+      ? '<span class="muted">none</span>'
+      : active.slice(0, 5).map((x) => `${x.user !== undefined ? `user <code>${esc(x.user)}</code>` : `client <code>${esc(x.client ?? '')}</code>`} until ${whenText(x.until)}`).join('<br>') + (active.length > 5 ? `<br><span class="muted">and ${active.length - 5} more</span>` : '')
+    const schedule = p.schedule.filter((s) => Date.parse(s.from) > d.now)
+    return `<tr data-method="${m}"><th scope="row">${esc(methodLabels[m])}</th><td>${now}</td><td>${stateBadge(p.state)} since ${whenText(p.since)}</td><td>${whenText(e.deprecated_since)}</td><td>${whenText(p.sunset)}</td><td>${windows}</td><td>${exceptions}</td><td>${schedule.length === 0 ? '<span class="muted">–</span>' : schedule.map((s) => `${stateBadge(s.state)} at ${whenText(s.from)}`).join('<br>')}</td></tr>`
+  })
+  rows.push(`<tr data-method="oauth"><th scope="row">OAuth</th><td>${stateBadge('allow')}</td><td class="muted" colspan="6">always allowed</td></tr>`)
+  return `<section id="policy">
+<h2>Migration policy</h2>
+${nextLine}
+<table><thead><tr><th>Method</th><th>In effect now</th><th>Set to</th><th>Deprecated since</th><th>Sunset</th><th>Brownout windows (UTC)</th><th>Exceptions</th><th>Scheduled</th></tr></thead>
+<tbody>${rows.join('\n')}</tbody></table>
+<p class="muted">Migration guide: <a href="${esc(d.guideUrl)}" rel="noreferrer">${esc(d.guideUrl)}</a>. Change the policy with <code>kigo policy set</code> or <code>PUT /admin/policy</code>.</p>
+</section>`
+}
+
+function usageSection(d: DashboardData): string {
+  const rows = d.legacy.map((r) => {
+    const moved = d.oauthLastSeen.get(r.user)
+    return `<tr><td>${esc(methodLabels[r.method as LegacyMethod] ?? r.method)}</td><td><code>${esc(r.user)}</code></td><td>${r.client === '' ? '<span class="muted">(none)</span>' : esc(r.client)}</td><td class="num">${r.count}</td><td>${when(r.firstSeen)}</td><td>${when(r.lastSeen)}</td><td>${moved === undefined ? '<span class="muted">not yet</span>' : `last ${when(moved)}`}</td></tr>`
+  })
+  const more = d.legacyTotal > d.legacy.length ? `<p class="muted">Showing the ${d.legacy.length} most recent of ${d.legacyTotal}; the full report: <code>kigo usage</code> or <code>GET /admin/usage</code>.</p>` : ''
+  return `<section id="usage">
+<h2>Legacy usage: who still has to migrate</h2>
+${rows.length === 0 ? '<p class="muted">No Basic or WSSE requests recorded.</p>' : `<table id="usage-table"><thead><tr><th>Method</th><th>User</th><th>Client</th><th>Requests</th><th>First seen</th><th>Last seen</th><th>Uses OAuth</th></tr></thead>
+<tbody>${rows.join('\n')}</tbody></table>`}
+${more}
+</section>`
+}
+
+export function dashboardPage(d: DashboardData): string {
+  const signOut = d.signedInWithCookie ? `<form method="post" action="/admin/logout"><button type="submit">Sign out</button></form>` : ''
+  return page('kigo operator dashboard', `
+<header><h1>kigo gateway: migration dashboard</h1><span class="meta">as of ${when(d.now)}</span>${signOut}</header>
+<main>
+${chartSection(d)}
+${policySection(d)}
+${usageSection(d)}
+</main>`)
+}

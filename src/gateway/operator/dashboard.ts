@@ -1,0 +1,121 @@
+// GET /admin/ (SPEC §6.4): the operator dashboard. It accepts the admin bearer token like
+// the JSON API, or the session cookie its sign-in form sets (browsers cannot send a
+// bearer header by themselves). It is registered beside, not under, the bearer-only hook
+// of admin-auth.ts, so that the sign-in form itself can be reached.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { safeEqual } from '../../common/secrets.js'
+import type { PolicyService } from '../policy/service.js'
+import { legacyMethods } from '../policy/types.js'
+import type { UsageRecorder } from '../usage/recorder.js'
+import type { UsageRow, UsageStore } from '../usage/store.js'
+import { hasAdminBearer } from './admin-auth.js'
+import { bucketize, chartRanges, defaultRange, rangeWindow } from './dashboard-chart.js'
+import { dashboardPage, loginPage } from './dashboard-page.js'
+import { cookieValue, issueSession, sessionClearCookie, sessionCookie, sessionSetCookie, validSession } from './dashboard-session.js'
+import { methodPolicyView } from './policy-api.js'
+
+export interface DashboardOptions {
+  adminToken: string
+  policy: PolicyService
+  usage: UsageStore
+  recorder?: Pick<UsageRecorder, 'flush'>
+  now?: () => number
+}
+
+/** Rows of the legacy-usage table on the page (the API serves the whole report). */
+const tableRows = 200
+
+// No script at all, styles inline only, forms post back here only (defence in depth for a
+// page that shows user IDs and client names chosen by API clients).
+const securityHeaders = {
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+}
+
+function html(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.code(status).headers(securityHeaders).type('text/html; charset=utf-8').send(body)
+}
+
+/** A cross-site form post carries a foreign Origin; SameSite=Strict already keeps the cookie away. */
+function sameOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin
+  if (origin === undefined || origin === 'null') return origin === undefined
+  try {
+    return new URL(origin).host === request.headers.host
+  } catch {
+    return false
+  }
+}
+
+export async function dashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
+  const now = options.now ?? Date.now
+  const { adminToken } = options
+
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8 * 1024 }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)))
+  })
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
+    const status = err.statusCode ?? 500
+    if (status >= 400 && status < 500) return html(reply, status, loginPage('The request could not be read.'))
+    request.log.error({ err: { message: err.message, name: err.name } }, 'dashboard failed')
+    return html(reply.header('retry-after', '5'), 503, '<!doctype html><title>kigo dashboard</title><p>The dashboard cannot read the gateway store right now; try again shortly.</p>')
+  })
+
+  const session = (request: FastifyRequest) => validSession(adminToken, cookieValue(request.headers.cookie, sessionCookie), now())
+
+  app.get('/admin', async (_request, reply) => reply.redirect('/admin/', 308))
+
+  app.get('/admin/', async (request, reply) => {
+    const bearer = hasAdminBearer(request, adminToken)
+    const cookie = !bearer && session(request)
+    if (!bearer && !cookie) return html(reply, 401, loginPage())
+
+    const q = request.query as Record<string, unknown>
+    const range = chartRanges.find((r) => r.name === q.range) ?? defaultRange
+    const t = now()
+    // This gateway's pending counts first, so the page includes the latest requests.
+    await options.recorder?.flush().catch(() => undefined)
+    const { from, to } = rangeWindow(range, t)
+    const [minutes, basic, wsse, oauth] = await Promise.all([
+      options.usage.minutes(from, to),
+      options.usage.list({ method: 'basic', limit: 10_000 }),
+      options.usage.list({ method: 'wsse', limit: 10_000 }),
+      options.usage.list({ method: 'oauth', limit: 10_000 }),
+    ])
+    const legacy: UsageRow[] = [...basic, ...wsse].sort((a, b) => b.lastSeen - a.lastSeen)
+    const oauthLastSeen = new Map<string, number>()
+    for (const r of oauth) oauthLastSeen.set(r.user, Math.max(oauthLastSeen.get(r.user) ?? 0, r.lastSeen))
+    const policies = options.policy.current()
+    return html(reply, 200, dashboardPage({
+      now: t,
+      range,
+      buckets: bucketize(minutes, range, t),
+      policies: Object.fromEntries(legacyMethods.map((m) => [m, methodPolicyView(policies[m], t)])) as Parameters<typeof dashboardPage>[0]['policies'],
+      guideUrl: options.policy.guideUrl,
+      legacy: legacy.slice(0, tableRows),
+      legacyTotal: legacy.length,
+      oauthLastSeen,
+      signedInWithCookie: cookie,
+    }))
+  })
+
+  app.post('/admin/login', async (request, reply) => {
+    if (!sameOrigin(request)) return html(reply, 403, loginPage('This sign-in came from another site.'))
+    const body = request.body as Record<string, string> | undefined
+    const token = typeof body?.token === 'string' ? body.token.trim() : ''
+    if (token === '' || adminToken === '' || !safeEqual(token, adminToken)) {
+      request.log.warn('dashboard sign-in with a wrong admin token')
+      return html(reply, 401, loginPage('That admin token is not valid.'))
+    }
+    return reply.code(303).headers({ 'cache-control': 'no-store', 'set-cookie': sessionSetCookie(issueSession(adminToken, now())) }).redirect('/admin/', 303)
+  })
+
+  app.post('/admin/logout', async (request, reply) => {
+    if (!sameOrigin(request)) return html(reply, 403, loginPage('This request came from another site.'))
+    return reply.headers({ 'cache-control': 'no-store', 'set-cookie': sessionClearCookie }).redirect('/admin/', 303)
+  })
+}

@@ -1,0 +1,103 @@
+// GET/PUT /admin/policy (SPEC §6.1, §6.4): the migration policy of the legacy methods,
+// as stored and as in effect now. PUT replaces the policy of each method it names;
+// every gateway applies it within one poll of the store (5 s by default).
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Compile } from 'typebox/compile'
+import { ApiError } from '../../common/errors.js'
+import { deprecatedSince, effectiveState, nextChange, nextWindow, openWindow } from '../policy/evaluate.js'
+import { InvalidPolicy } from '../policy/normalize.js'
+import { isoSeconds } from '../policy/time.js'
+import type { PolicyService } from '../policy/service.js'
+import { PolicyUpdateSchema, legacyMethods, type MethodPolicy, type Policies } from '../policy/types.js'
+import { describeSchemaError } from './admin-api.js'
+
+export interface PolicyApiOptions {
+  policy: PolicyService
+  now?: () => number
+}
+
+const checkUpdate = Compile(PolicyUpdateSchema)
+
+/**
+ * The operator API's error answer ({"error":{status,code,message}}) for the policy and
+ * usage routes: Fastify's own 4xx (bad JSON, wrong media type) keep their status; a store
+ * that cannot be reached is 503 (SPEC §7); anything else is a 500 without detail.
+ */
+export function sendOperatorError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
+  let e: ApiError
+  const status = (err as FastifyError).statusCode
+  if (err instanceof ApiError) e = err
+  else if (typeof status === 'number' && status >= 400 && status < 500) {
+    const code = (err as FastifyError).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported_media_type' : /JSON/.test((err as Error).message) ? 'invalid_json' : 'bad_request'
+    e = new ApiError(status, code, code === 'invalid_json' ? 'The request body is not valid JSON' : (err as Error).message)
+  } else {
+    request.log.error({ err: { message: (err as Error).message, name: (err as Error).name } }, 'operator request failed')
+    const connection = /ECONNREFUSED|Connection terminated|PGlite is closed|timeout/i.test((err as Error).message ?? '')
+    e = connection
+      ? new ApiError(503, 'store_unavailable', 'The gateway store is unavailable; try again shortly', { 'retry-after': '5' })
+      : new ApiError(500, 'internal_error', 'Internal error')
+  }
+  return reply.code(e.status).headers(e.headers).header('cache-control', 'no-store')
+    .send({ error: { status: e.status, code: e.code, message: e.message } })
+}
+
+/** A method's policy, stored fields first, then what is in effect at `now`. */
+export function methodPolicyView(p: MethodPolicy, now: number) {
+  const state = effectiveState(p, now)
+  const since = deprecatedSince(p, now)
+  const window = state === 'brownout' ? openWindow(p, now) : null
+  const change = nextChange(p, now)
+  const upcoming = state === 'brownout' && window === null ? nextWindow(p, now) : null
+  return {
+    ...p,
+    effective: {
+      state,
+      /** True while verified requests of this method are refused (deny, or an open brownout window). */
+      refusing: state === 'deny' || window !== null,
+      deprecated_since: since === null ? null : isoSeconds(since),
+      brownout_until: window === null ? null : isoSeconds(window.end),
+      next_window: upcoming === null ? null : { start: isoSeconds(upcoming.start), end: isoSeconds(upcoming.end) },
+      next_change: change === null ? null : { state: change.state, at: isoSeconds(change.at) },
+    },
+  }
+}
+
+export function policyView(policies: Policies, now: number, guideUrl: string) {
+  return {
+    guide_url: guideUrl,
+    basic: methodPolicyView(policies.basic, now),
+    wsse: methodPolicyView(policies.wsse, now),
+    oauth: { state: 'allow' as const },
+  }
+}
+
+export async function policyApi(app: FastifyInstance, options: PolicyApiOptions): Promise<void> {
+  const { policy } = options
+  const now = options.now ?? Date.now
+  app.setErrorHandler((err, request, reply) => sendOperatorError(request, reply, err))
+
+  app.get('/admin/policy', async (_request, reply) => {
+    return reply.header('cache-control', 'no-store').send(policyView(policy.current(), now(), policy.guideUrl))
+  })
+
+  app.put('/admin/policy', { bodyLimit: 256 * 1024 }, async (request, reply) => {
+    const body = request.body
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new ApiError(400, 'invalid_parameter', 'Invalid request body: must be a JSON object such as {"basic":{"state":"deprecate"}}')
+    }
+    if ('oauth' in body) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: OAuth is always allowed; only "basic" and "wsse" have a policy')
+    if (!legacyMethods.some((m) => m in body)) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: name at least one of "basic" and "wsse"')
+    if (!checkUpdate.Check(body)) {
+      throw new ApiError(400, 'invalid_parameter', describeSchemaError(checkUpdate.Errors(body) as Parameters<typeof describeSchemaError>[0], 'body', PolicyUpdateSchema))
+    }
+    let updated: Policies
+    try {
+      updated = await policy.update(body)
+    } catch (err) {
+      if (err instanceof InvalidPolicy) throw new ApiError(400, 'invalid_parameter', `Invalid request body: ${err.message}`)
+      throw err
+    }
+    request.log.info({ methods: legacyMethods.filter((m) => m in body), states: legacyMethods.map((m) => `${m}=${updated[m].state}`) }, 'migration policy changed')
+    return reply.header('cache-control', 'no-store').send(policyView(updated, now(), policy.guideUrl))
+  })
+}

@@ -1,0 +1,160 @@
+// Pure evaluation of a method's migration policy at an instant (SPEC §6.1): which state
+// is in effect, whether a brownout window is open, since when the method is deprecated,
+// and what a verified request of that method gets: the deprecation headers, or a 403.
+import { clockMinutes, isoSeconds } from './time.js'
+import type { LegacyMethod, MethodPolicy, PolicyState } from './types.js'
+
+export interface PolicySubject {
+  user: string
+  /** The client name (SPEC §6.3); asked for only when a client exception could match. */
+  client: () => string
+}
+
+export type PolicyVerdict =
+  | { allowed: true; state: PolicyState; headers: Record<string, string>; exception: boolean }
+  | { allowed: false; state: PolicyState; status: 403; code: 'method_retired' | 'method_retired_temporarily'; message: string; headers: Record<string, string> }
+
+interface Change {
+  state: PolicyState
+  at: number
+  /** The base state's deprecation start, which may lie before `since`. */
+  deprecatedFrom?: number
+}
+
+/** The base state (at `since`) and the schedule (entries after `since`), in time order. */
+function timeline(policy: MethodPolicy): Change[] {
+  const since = Date.parse(policy.since)
+  const base: Change = { state: policy.state, at: since }
+  if (policy.deprecated_since !== null) base.deprecatedFrom = Date.parse(policy.deprecated_since)
+  const changes: Change[] = [base]
+  for (const e of policy.schedule) {
+    const at = Date.parse(e.from)
+    if (at > since) changes.push({ state: e.state, at })
+  }
+  return changes.sort((a, b) => a.at - b.at)
+}
+
+/** The state in effect at `now`: the latest change that has taken effect, else allow. */
+export function effectiveState(policy: MethodPolicy, now: number): PolicyState {
+  let state: PolicyState = 'allow'
+  for (const c of timeline(policy)) if (c.at <= now) state = c.state
+  return state
+}
+
+/**
+ * When the method stopped being plainly allowed, for `Deprecation: @<seconds>` (RFC 9745
+ * §2.1): the start of the unbroken run of non-allow states that includes `now`; null
+ * while the method is allowed.
+ */
+export function deprecatedSince(policy: MethodPolicy, now: number): number | null {
+  let start: number | null = null
+  for (const c of timeline(policy)) {
+    if (c.at > now) break
+    if (c.state === 'allow') start = null
+    else start ??= Math.min(c.at, c.deprecatedFrom ?? c.at)
+  }
+  return start
+}
+
+/** The next scheduled state change after `now`, if any. */
+export function nextChange(policy: MethodPolicy, now: number): { state: PolicyState; at: number } | null {
+  const next = timeline(policy).find((c) => c.at > now)
+  return next ?? null
+}
+
+const dayMs = 86_400_000
+const minuteMs = 60_000
+
+/** The brownout window open at `now` (UTC), with the instant it closes; null when none is open. */
+export function openWindow(policy: MethodPolicy, now: number): { start: number; end: number } | null {
+  const dayStart = now - (((now % dayMs) + dayMs) % dayMs)
+  const minute = (now - dayStart) / minuteMs
+  for (const w of policy.windows) {
+    const s = clockMinutes(w.start)
+    const e = clockMinutes(w.end)
+    if (s < e) {
+      if (minute >= s && minute < e) return { start: dayStart + s * minuteMs, end: dayStart + e * minuteMs }
+    } else if (minute >= s) {
+      return { start: dayStart + s * minuteMs, end: dayStart + dayMs + e * minuteMs }
+    } else if (minute < e) {
+      return { start: dayStart - dayMs + s * minuteMs, end: dayStart + e * minuteMs }
+    }
+  }
+  return null
+}
+
+/** The next brownout window to open after `now` (within a day), for the dashboard. */
+export function nextWindow(policy: MethodPolicy, now: number): { start: number; end: number } | null {
+  let best: { start: number; end: number } | null = null
+  const dayStart = now - (((now % dayMs) + dayMs) % dayMs)
+  for (const day of [dayStart, dayStart + dayMs]) {
+    for (const w of policy.windows) {
+      const s = day + clockMinutes(w.start) * minuteMs
+      let e = day + clockMinutes(w.end) * minuteMs
+      if (e <= s) e += dayMs
+      if (s > now && (best === null || s < best.start)) best = { start: s, end: e }
+    }
+  }
+  return best
+}
+
+/** An exception naming the user or the client that has not expired (SPEC §6.1). */
+export function hasException(policy: MethodPolicy, subject: PolicySubject, now: number): boolean {
+  let client: string | undefined
+  for (const e of policy.exceptions) {
+    if (Date.parse(e.until) <= now) continue
+    if (e.user !== undefined && e.user === subject.user) return true
+    if (e.client !== undefined && e.client === (client ??= subject.client())) return true
+  }
+  return false
+}
+
+/** RFC 9110 §5.6.7 IMF-fixdate, the format RFC 8594 requires for Sunset. */
+export const httpDate = (ms: number): string => new Date(ms).toUTCString()
+
+export const methodNames: Record<LegacyMethod, string> = { basic: 'HTTP Basic authentication', wsse: 'WSSE authentication' }
+
+/** Deprecation (RFC 9745), Sunset (RFC 8594) and the guide as rel="deprecation" (RFC 9745 §3). */
+function deprecationHeaders(policy: MethodPolicy, now: number, guideUrl: string): Record<string, string> {
+  const headers: Record<string, string> = {}
+  const since = deprecatedSince(policy, now)
+  if (since !== null) headers.deprecation = `@${Math.floor(since / 1000)}`
+  if (policy.sunset !== null) headers.sunset = httpDate(Date.parse(policy.sunset))
+  headers.link = `<${guideUrl}>; rel="deprecation"; type="text/html"`
+  return headers
+}
+
+const hhmm = (ms: number) => isoSeconds(ms).slice(11, 16)
+
+/**
+ * What a request that verified with `method` gets at `now`. Only verified requests are
+ * evaluated: failed credentials are answered by authentication as before.
+ */
+export function evaluatePolicy(method: LegacyMethod, policy: MethodPolicy, subject: PolicySubject, now: number, guideUrl: string): PolicyVerdict {
+  const state = effectiveState(policy, now)
+  if (state === 'allow') return { allowed: true, state, headers: {}, exception: false }
+  const headers = deprecationHeaders(policy, now, guideUrl)
+  if (state === 'deprecate') return { allowed: true, state, headers, exception: false }
+  const window = state === 'brownout' ? openWindow(policy, now) : null
+  if (state === 'brownout' && window === null) return { allowed: true, state, headers, exception: false }
+  if (hasException(policy, subject, now)) return { allowed: true, state, headers, exception: true }
+  const name = methodNames[method]
+  if (window !== null) {
+    return {
+      allowed: false,
+      state,
+      status: 403,
+      code: 'method_retired_temporarily',
+      message: `${name} is switched off until ${hhmm(window.end)} UTC (a scheduled brownout before its retirement); move this client to OAuth. Migration guide: ${guideUrl}`,
+      headers,
+    }
+  }
+  return {
+    allowed: false,
+    state,
+    status: 403,
+    code: 'method_retired',
+    message: `${name} has been retired; use OAuth. Migration guide: ${guideUrl}`,
+    headers,
+  }
+}

@@ -1,0 +1,95 @@
+// Checks that go beyond the schema (dates that exist, windows that make sense, one
+// subject per exception) and brings a method policy into its stored form.
+import { deprecatedSince } from './evaluate.js'
+import { clockMinutes, isoSeconds } from './time.js'
+import type { MethodPolicy, MethodPolicyInput, PolicyState } from './types.js'
+
+export class InvalidPolicy extends Error {
+  override name = 'InvalidPolicy'
+}
+
+/** `2027-01-31T00:00:00Z` from any accepted ISO 8601 spelling; throws for a date that does not exist. */
+export function parseInstant(value: string, field: string): number {
+  const withTime = /T/.test(value) ? value : `${value}T00:00:00Z`
+  const ms = Date.parse(withTime)
+  // Date.parse rolls 2027-02-30 over to March: compare the calendar date back.
+  const [y, mo, d] = value.slice(0, 10).split('-').map(Number)
+  const ok = Number.isFinite(ms) && mo! >= 1 && mo! <= 12 && d! >= 1 && d! <= new Date(Date.UTC(y!, mo!, 0)).getUTCDate()
+  if (!ok) throw new InvalidPolicy(`"${field}" is not a valid date-time: ${JSON.stringify(value)}`)
+  return ms
+}
+
+
+/**
+ * The stored form of `input` for `method`. `previous` is the policy it replaces: when the
+ * state does not change and no `since` is given, the state keeps its original `since`
+ * (the Deprecation date must not move because an exception was added). Schedule entries
+ * at or before `since` are superseded by the state set then and are dropped; how long
+ * the method has already been deprecated is carried in `deprecated_since`.
+ */
+export function normalizePolicy(method: string, input: MethodPolicyInput, now: number, previous?: MethodPolicy): MethodPolicy {
+  const at = (field: string) => `${method}.${field}`
+  let since: number
+  if (input.since !== undefined) {
+    since = parseInstant(input.since, at('since'))
+    if (since > now + 1000) throw new InvalidPolicy(`"${at('since')}" is in the future; use "schedule" for a change that takes effect later`)
+  } else if (previous && previous.state === input.state) {
+    since = Date.parse(previous.since)
+  } else {
+    since = now
+  }
+
+  const sunset = input.sunset == null ? null : isoSeconds(parseInstant(input.sunset, at('sunset')))
+
+  const windows = input.windows ?? []
+  windows.forEach((w, i) => {
+    if (w.start === '24:00') throw new InvalidPolicy(`"${at(`windows[${i}].start`)}" must be before 24:00`)
+    if (clockMinutes(w.start) === clockMinutes(w.end)) {
+      throw new InvalidPolicy(`"${at(`windows[${i}]`)}" starts and ends at ${w.start}; a window must have a length`)
+    }
+  })
+
+  const seen = new Set<number>()
+  const schedule = (input.schedule ?? []).map((e, i) => {
+    const from = parseInstant(e.from, at(`schedule[${i}].from`))
+    if (seen.has(from)) throw new InvalidPolicy(`"${at('schedule')}" has two entries at ${isoSeconds(from)}`)
+    seen.add(from)
+    return { state: e.state, from, fromText: isoSeconds(from) }
+  }).sort((a, b) => a.from - b.from)
+
+  // Entries at or before `since` have been overtaken by the state set then.
+  const pending = schedule.filter((e) => e.from > since)
+  const states: PolicyState[] = [input.state, ...pending.map((e) => e.state)]
+  if (states.includes('brownout') && windows.length === 0) {
+    throw new InvalidPolicy(`"${at('windows')}" must list at least one brownout window (UTC, e.g. {"start":"09:00","end":"12:00"}) when the state is or becomes brownout`)
+  }
+
+  const exceptions = (input.exceptions ?? []).map((e, i) => {
+    if ((e.user === undefined) === (e.client === undefined)) {
+      throw new InvalidPolicy(`"${at(`exceptions[${i}]`)}" must name exactly one of "user" or "client"`)
+    }
+    const until = isoSeconds(parseInstant(e.until, at(`exceptions[${i}].until`)))
+    return e.user !== undefined ? { user: e.user, until } : { client: e.client!, until }
+  })
+
+  let deprecated: number | null = null
+  if (input.state !== 'allow') {
+    if (input.deprecated_since != null) {
+      deprecated = parseInstant(input.deprecated_since, at('deprecated_since'))
+      if (deprecated > since) throw new InvalidPolicy(`"${at('deprecated_since')}" must not be after "since"`)
+    } else {
+      // Still deprecated from before this change (a state set earlier, or a schedule entry)?
+      deprecated = (previous ? deprecatedSince(previous, since) : null) ?? since
+    }
+  }
+
+  return {
+    state: input.state,
+    since: isoSeconds(since),
+    deprecated_since: deprecated === null ? null : isoSeconds(deprecated),
+    sunset,
+    windows: windows.map((w) => ({ start: w.start, end: w.end })),
+    schedule: pending.map((e) => ({ state: e.state, from: e.fromText })),
+    exceptions,
+  }
+}

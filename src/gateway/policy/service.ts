@@ -1,0 +1,84 @@
+// The policy a gateway applies: read from the shared store at start-up and polled every
+// few seconds (default 5 s), so that a change made at any gateway reaches all of them well
+// within 15 s (SPEC §6.1). Requests are evaluated against the copy in memory; a store
+// outage keeps the last policy read.
+import type { AuthRequest } from '../auth/types.js'
+import { clientName } from '../usage/client-name.js'
+import { evaluatePolicy, type PolicyVerdict } from './evaluate.js'
+import { normalizePolicy } from './normalize.js'
+import type { PolicyStore } from './store.js'
+import { defaultPolicies, legacyMethods, type LegacyMethod, type Policies, type PolicyUpdate } from './types.js'
+
+/** What authentication asks after a legacy credential verified (src/gateway/authenticate.ts). */
+export interface LegacyPolicyCheck {
+  check(method: LegacyMethod, user: string, req: AuthRequest): PolicyVerdict
+}
+
+export interface PolicyServiceOptions {
+  /** The migration guide, linked from every deprecation header and refusal. */
+  guideUrl: string
+  /** How often the shared store is read again; default 5000 ms. */
+  refreshMs?: number
+  now?: () => number
+  /** Told when a refresh fails (the last policy read stays in force). */
+  onRefreshError?: (err: unknown) => void
+}
+
+export class PolicyService implements LegacyPolicyCheck {
+  private policies: Policies = defaultPolicies()
+  private timer: NodeJS.Timeout | undefined
+  private readonly now: () => number
+  readonly guideUrl: string
+
+  constructor(private readonly store: PolicyStore, private readonly options: PolicyServiceOptions) {
+    this.now = options.now ?? Date.now
+    this.guideUrl = options.guideUrl
+  }
+
+  /** Reads the policy, then keeps polling. */
+  async start(): Promise<void> {
+    await this.refresh()
+    this.timer = setInterval(() => {
+      this.refresh().catch((err) => this.options.onRefreshError?.(err))
+    }, this.options.refreshMs ?? 5000)
+    this.timer.unref()
+  }
+
+  async refresh(): Promise<void> {
+    const stored = await this.store.load()
+    this.policies = { ...defaultPolicies(), ...stored }
+  }
+
+  current(): Policies {
+    return this.policies
+  }
+
+  check(method: LegacyMethod, user: string, req: AuthRequest): PolicyVerdict {
+    return evaluatePolicy(method, this.policies[method], { user, client: () => clientName(req) }, req.now, this.guideUrl)
+  }
+
+  /**
+   * Replaces the policies of the methods in `update` (validated first, all or nothing),
+   * stores them and applies them here at once; other gateways follow on their next poll.
+   * Throws InvalidPolicy for input the schema lets through but that makes no sense.
+   */
+  async update(update: PolicyUpdate): Promise<Policies> {
+    const now = this.now()
+    // Re-read first, so that `since` is kept from the latest stored state, not a stale copy.
+    await this.refresh()
+    const changed: Partial<Policies> = {}
+    for (const method of legacyMethods) {
+      const input = update[method]
+      if (input !== undefined) changed[method] = normalizePolicy(method, input, now, this.policies[method])
+    }
+    await this.store.save(changed)
+    const next = { ...this.policies, ...changed }
+    this.policies = next
+    return next
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+  }
+}

@@ -1,0 +1,35 @@
+// The client a request says it is (SPEC §6.3): the `source` parameter (query, or an
+// application/x-www-form-urlencoded body), else the User-Agent. Bounded and cleaned so
+// that it can be stored, shown and matched against policy exceptions. A multipart
+// body's `source` is not read: those bodies are streamed, never parsed, at the gateway.
+import { isFormContentType } from '../auth/oauth/parameters.js'
+import type { AuthRequest } from '../auth/types.js'
+import { maxClientLength } from '../policy/types.js'
+
+/** Longest query or body the search for `source` scans (form bodies are at most 1 MiB). */
+const maxScan = 64 * 1024
+
+function sourceIn(encoded: string): string | null {
+  if (!encoded.includes('source=')) return null
+  const value = new URLSearchParams(encoded.length > maxScan ? encoded.slice(0, maxScan) : encoded).get('source')
+  return value === null || value.trim() === '' ? null : value
+}
+
+/** Control characters go, white space runs become one space, at most 64 characters. */
+export function cleanClientName(raw: string): string {
+  // eslint-disable-next-line no-control-regex
+  const text = raw.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim()
+  const chars = Array.from(text)
+  return chars.length > maxClientLength ? chars.slice(0, maxClientLength).join('').trimEnd() : text
+}
+
+export function clientName(req: Pick<AuthRequest, 'url' | 'headers' | 'contentType' | 'body'>): string {
+  const q = req.url.indexOf('?')
+  let source = q === -1 ? null : sourceIn(req.url.slice(q + 1))
+  if (source === null && req.body !== undefined && isFormContentType(req.contentType)) {
+    source = sourceIn(req.body.subarray(0, maxScan).toString('utf8'))
+  }
+  if (source !== null) return cleanClientName(source)
+  const ua = req.headers['user-agent']
+  return cleanClientName(typeof ua === 'string' ? ua : Array.isArray(ua) ? ua[0] ?? '' : '')
+}

@@ -1,0 +1,129 @@
+// Usage collection off the request path (SPEC §6.3): a request only bumps counters in
+// memory; a timer (default every 5 s) adds them to the shared store in one batch, so the
+// report is current within 15 s. A failed flush keeps the counts for the next one; on
+// shutdown the last counts are flushed.
+import type { AuthMethod } from '../../common/identity.js'
+import type { Outcome } from '../auth/types.js'
+import type { UsageRow, MinuteRow, UsageStore } from './store.js'
+
+/** The part of an authentication decision the recorder looks at. */
+export interface ObservedDecision {
+  ok: boolean
+  method: AuthMethod | 'none'
+  outcome: Outcome
+  identity?: { user: string } | null
+  user?: string
+}
+
+export interface UsageRecorderOptions {
+  /** Flush interval; default 5000 ms. */
+  flushMs?: number
+  /** Most distinct (method, user, client) keys held between flushes; default 100,000. */
+  maxKeys?: number
+  now?: () => number
+  onFlushError?: (err: unknown) => void
+  /** Per-minute counts older than this are pruned (hourly); default 8 days. */
+  retainMinutesMs?: number
+}
+
+const minuteMs = 60_000
+const hourMs = 3_600_000
+
+export class UsageRecorder {
+  private rows = new Map<string, UsageRow>()
+  private minutes = new Map<string, MinuteRow>()
+  private timer: NodeJS.Timeout | undefined
+  private flushing: Promise<void> | null = null
+  private lastPrune = 0
+  /** Keys not recorded because the pending set was full (store away too long). */
+  dropped = 0
+
+  constructor(private readonly store: UsageStore, private readonly options: UsageRecorderOptions = {}) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      this.flush().catch((err) => this.options.onFlushError?.(err))
+    }, this.options.flushMs ?? 5000)
+    this.timer.unref()
+  }
+
+  /**
+   * Counts one authenticated request. Every request counts towards the per-minute chart
+   * by its credential method; a verified user (also one then refused by the policy, who
+   * still has to migrate) counts towards the report under `client()`.
+   */
+  observe(decision: ObservedDecision, client: () => string, now: number): void {
+    const minute = Math.floor(now / minuteMs) * minuteMs
+    const mk = `${minute} ${decision.method}`
+    const m = this.minutes.get(mk)
+    if (m) m.count += 1
+    else this.minutes.set(mk, { minute, method: decision.method, count: 1 })
+
+    if (decision.method === 'none') return
+    const user = decision.ok ? decision.identity?.user : decision.outcome === 'policy_denied' ? decision.user : undefined
+    if (user === undefined) return
+    const name = client()
+    const key = `${decision.method}\n${user}\n${name}`
+    const row = this.rows.get(key)
+    if (row) {
+      row.count += 1
+      if (now < row.firstSeen) row.firstSeen = now
+      if (now > row.lastSeen) row.lastSeen = now
+    } else if (this.rows.size < (this.options.maxKeys ?? 100_000)) {
+      this.rows.set(key, { method: decision.method, user, client: name, count: 1, firstSeen: now, lastSeen: now })
+    } else {
+      this.dropped += 1
+    }
+  }
+
+  /** Writes the pending counts; concurrent calls share one write. */
+  flush(): Promise<void> {
+    this.flushing ??= this.write().finally(() => {
+      this.flushing = null
+    })
+    return this.flushing
+  }
+
+  private async write(): Promise<void> {
+    const rows = this.rows
+    const minutes = this.minutes
+    this.rows = new Map()
+    this.minutes = new Map()
+    try {
+      await this.store.add([...rows.values()], [...minutes.values()])
+    } catch (err) {
+      this.restore(rows, minutes)
+      throw err
+    }
+    const now = (this.options.now ?? Date.now)()
+    if (now - this.lastPrune > hourMs) {
+      this.lastPrune = now
+      await this.store.pruneMinutes(now - (this.options.retainMinutesMs ?? 8 * 24 * hourMs)).catch(() => undefined)
+    }
+  }
+
+  /** Puts counts that could not be written back, merged with those recorded meanwhile. */
+  private restore(rows: Map<string, UsageRow>, minutes: Map<string, MinuteRow>): void {
+    for (const [key, r] of rows) {
+      const cur = this.rows.get(key)
+      if (cur) {
+        cur.count += r.count
+        cur.firstSeen = Math.min(cur.firstSeen, r.firstSeen)
+        cur.lastSeen = Math.max(cur.lastSeen, r.lastSeen)
+      } else if (this.rows.size < (this.options.maxKeys ?? 100_000)) this.rows.set(key, r)
+      else this.dropped += 1
+    }
+    for (const [key, m] of minutes) {
+      const cur = this.minutes.get(key)
+      if (cur) cur.count += m.count
+      else this.minutes.set(key, m)
+    }
+  }
+
+  /** Stops the timer and writes what is left. */
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+    await this.flush()
+  }
+}

@@ -16,7 +16,7 @@ export interface BareProxyOptions {
 
 export async function buildBareProxy(options: BareProxyOptions): Promise<FastifyInstance> {
   const timeoutMs = options.timeoutMs ?? 10_000
-  const app = Fastify({ logger: false, disableRequestLogging: true })
+  const app = Fastify({ logger: false })
   await app.register(replyFrom, {
     base: options.upstream,
     undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },

@@ -5,6 +5,7 @@
 // result file. Any 5xx or transport error makes the exit status non-zero.
 //
 //   node dist/bench/run.js [--quick] [--out FILE] [--rounds N] [--duration S] [--connections N]
+//                          [--profile DIR]   (CPU profiles of core and gateway, node --cpu-prof)
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { dirname, resolve } from 'node:path'
@@ -27,6 +28,7 @@ interface Settings {
   tokens: number
   embeddedSettleMs: number
   out: string
+  profileDir?: string
 }
 
 /** Most requests built for one window (memory of the load generator). */
@@ -41,6 +43,7 @@ function settingsFrom(argv: string[]): Settings {
       rounds: { type: 'string' },
       duration: { type: 'string' },
       connections: { type: 'string' },
+      profile: { type: 'string' },
     },
   })
   const quick = values.quick === true
@@ -59,6 +62,7 @@ function settingsFrom(argv: string[]): Settings {
     tokens: quick ? 2 : 4,
     embeddedSettleMs: quick ? 2000 : 5000,
     out: resolve(values.out ?? 'bench/results.json'),
+    ...(values.profile ? { profileDir: resolve(values.profile) } : {}),
   }
 }
 
@@ -106,7 +110,7 @@ async function main(): Promise<number> {
 
     database = await createBenchDatabase(databaseUrl)
     log(`production topology: core and gateway processes on PostgreSQL ${new URL(database.url).pathname.slice(1)} and Redis`)
-    topology = await startTopology({ databaseUrl: database.url, redisUrl })
+    topology = await startTopology({ databaseUrl: database.url, redisUrl, ...(s.profileDir ? { profileDir: s.profileDir } : {}) })
     const base = (port: number) => `http://127.0.0.1:${port}`
     log(`seeding: user, application, ${s.tokens} tokens, ${s.entries} entries`)
     const fixture: Fixture = await seed({

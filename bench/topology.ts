@@ -65,7 +65,9 @@ export async function createBenchDatabase(baseUrl: string): Promise<{ url: strin
   }
 }
 
-export async function startTopology(opts: { databaseUrl: string; redisUrl: string }): Promise<Topology> {
+export async function startTopology(opts: { databaseUrl: string; redisUrl: string; profileDir?: string }): Promise<Topology> {
+  // V8 CPU profiles of the core and the gateway, written when they stop (node --cpu-prof).
+  const profile = opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : []
   const [core, gateway, admin, bare] = [await freePort(), await freePort(), await freePort(), await freePort()]
   const host = `localhost:${gateway}`
   const adminToken = randomBytes(24).toString('base64url')
@@ -92,10 +94,10 @@ export async function startTopology(opts: { databaseUrl: string; redisUrl: strin
   }
   try {
     // The core first: the gateway's readiness includes reaching it.
-    const coreApp = spawnApp('core', [mainJs, 'core'], env)
+    const coreApp = spawnApp('core', [...profile, mainJs, 'core'], env)
     started.push(coreApp)
     await waitReady(coreApp, `http://127.0.0.1:${core}/readyz`)
-    const gatewayApp = spawnApp('gateway', [mainJs, 'gateway'], env)
+    const gatewayApp = spawnApp('gateway', [...profile, mainJs, 'gateway'], env)
     started.push(gatewayApp)
     const bareApp = spawnApp('bare proxy', [bareProxyJs], {
       ...cleanEnv(),

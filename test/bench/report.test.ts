@@ -1,0 +1,52 @@
+// What the benchmark reports: medians over rounds, counts summed, the ratios of SPEC §8,
+// and each target marked met or not in the printed table.
+import { describe, expect, it } from 'vitest'
+import { formatReport, median, ratios, summarize, targets, type BenchResults, type WindowMeasurement } from '../../bench/report.js'
+
+const w = (rps: number, p99Ms: number, extra: Partial<WindowMeasurement> = {}): WindowMeasurement => ({
+  rps, p50Ms: p99Ms / 4, p99Ms, rssMb: 100, non2xx: 0, status5xx: 0, errors: 0, ...extra,
+})
+
+describe('summaries', () => {
+  it('takes medians of rates and latencies, the largest RSS, and sums the failures', () => {
+    expect(median([3, 1, 2])).toBe(2)
+    expect(median([4, 1, 3, 2])).toBe(2.5)
+    const s = summarize([w(1000, 4, { rssMb: 120, non2xx: 2 }), w(3000, 8, { rssMb: 90, errors: 1 }), w(2000, 2, { status5xx: 1, non2xx: 1 })])
+    expect(s).toMatchObject({ rps: 2000, p99_ms: 4, rss_mb: 120, non2xx: 3, status_5xx: 1, errors: 1, windows: 3 })
+  })
+
+  it('divides each gateway scenario by its reference', () => {
+    const sum = (rps: number) => summarize([w(rps, 1)])
+    const r = ratios({ bare_proxy: sum(1000), gateway_anonymous: sum(900), gateway_oauth: sum(720), gateway_basic: sum(891), gateway_wsse: sum(450) })
+    expect(r).toEqual({ anonymous_vs_bare_proxy: 0.9, oauth_vs_anonymous: 0.8, basic_vs_anonymous: 0.99, wsse_vs_anonymous: 0.5 })
+  })
+})
+
+describe('printed report', () => {
+  const results: BenchResults = {
+    scenarios: { core_direct: summarize([w(5000, 1.5)]), gateway_oauth: summarize([w(3000, 3.25, { non2xx: 7 })]) },
+    ratios: { anonymous_vs_bare_proxy: 0.95, oauth_vs_anonymous: 0.8, basic_vs_anonymous: 0.97, wsse_vs_anonymous: 0.9 },
+    added_p99_ms: 2.5,
+    embedded_idle_rss_mb: 140.2,
+    gateway_rss_mb: 180,
+    fixed_rate_rps: 2500,
+    node: 'v20.0.0',
+    cpus: 2,
+    settings: { mode: 'full', rounds: 3, duration_s: 10, warmup_s: 3, connections: 32, entries: 3000 },
+  }
+
+  it('marks each target met or not', () => {
+    const t = Object.fromEntries(targets(results).map((x) => [x.name.split(' ')[0], x.met]))
+    expect(t).toEqual({ 'gateway_anonymous': true, gateway_oauth: false, gateway_basic: true, gateway_wsse: true, added: false, gateway: true })
+  })
+
+  it('prints every scenario and every target with its verdict', () => {
+    const text = formatReport(results)
+    expect(text).toMatch(/^core_direct\s+5000\s+0\.38\s+1\.50\s+100\.0\s+0\s+0\s+0$/m)
+    expect(text).toMatch(/^gateway_oauth\s+3000\s+0\.81\s+3\.25\s+100\.0\s+7\s+0\s+0$/m)
+    expect(text).toMatch(/^gateway_oauth \/ gateway_anonymous rps\s+0\.800\s+>= 0\.85\s+NOT met$/m)
+    expect(text).toMatch(/^added p99 at 2500 rps \(oauth - core\)\s+2\.50 ms\s+<= 2 ms\s+NOT met$/m)
+    expect(text).toMatch(/^gateway RSS under load\s+180\.00 MB\s+<= 200 MB\s+met$/m)
+    expect(text).toContain('embedded mode idle RSS: 140.2 MB')
+  })
+})

@@ -1,0 +1,78 @@
+// The requests the load generator sends: the deployment's Host on every one, a spread of
+// entries, a unique nonce per signed request, and an update body that is exactly what
+// was signed (checked with an independent OAuth library).
+import { createHmac } from 'node:crypto'
+import OAuth1a from 'oauth-1.0a'
+import { describe, expect, it } from 'vitest'
+import { requestSource, type Fixture } from '../../bench/scenarios.js'
+
+const fixture: Fixture = {
+  host: 'localhost:18080',
+  user: { id: 'benchuser', apiPassword: 'api-pass' },
+  tokens: [
+    { consumerKey: 'ck', consumerSecret: 'cs', token: 't1', tokenSecret: 's1' },
+    { consumerKey: 'ck', consumerSecret: 'cs', token: 't2', tokenSecret: 's2' },
+  ],
+  entryIds: Array.from({ length: 50 }, (_, i) => String(1000 + i)),
+}
+
+const params = (header: string) => Object.fromEntries([...header.matchAll(/([a-z_]+)="([^"]*)"/g)].map((m) => [m[1]!, decodeURIComponent(m[2]!)]))
+
+describe('request sources', () => {
+  it('read every seeded entry, with the deployment host, before repeating one', () => {
+    const next = requestSource('anonymous', fixture)
+    const paths = Array.from({ length: 50 }, () => next())
+    expect(new Set(paths.map((r) => r.path)).size).toBe(50)
+    for (const r of paths) {
+      expect(r.method).toBe('GET')
+      expect(r.path).toMatch(/^\/api\/statuses\/show\/1\d{3}\.json$/)
+      expect(r.headers.host).toBe('localhost:18080')
+    }
+  })
+
+  it('give every OAuth and WSSE request its own nonce', () => {
+    for (const kind of ['oauth', 'wsse', 'update_oauth'] as const) {
+      const next = requestSource(kind, fixture)
+      const nonces = Array.from({ length: 2000 }, () => {
+        const r = next()
+        return kind === 'wsse' ? /Nonce="([^"]+)"/.exec(r.headers['x-wsse']!)![1] : params(r.headers.authorization!).oauth_nonce
+      })
+      expect(new Set(nonces).size).toBe(2000)
+    }
+  })
+
+  it('spread OAuth requests over the tokens', () => {
+    const next = requestSource('oauth', fixture)
+    const tokens = Array.from({ length: 10 }, () => params(next().headers.authorization!).oauth_token)
+    expect(new Set(tokens)).toEqual(new Set(['t1', 't2']))
+  })
+
+  it('sign the statuses/update form body that is sent', () => {
+    const r = requestSource('update_oauth', fixture)()
+    expect(r).toMatchObject({ method: 'POST', path: '/api/statuses/update.json', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const form = Object.fromEntries(new URLSearchParams(r.body))
+    expect(form.keyword).toBe('bench')
+    expect(form.status).toMatch(/^benchmark entry \d+/)
+    const p = params(r.headers.authorization!)
+    const token = fixture.tokens.find((t) => t.token === p.oauth_token)!
+    const lib = new OAuth1a({
+      consumer: { key: 'ck', secret: 'cs' },
+      signature_method: 'HMAC-SHA1',
+      hash_function: (base, key) => createHmac('sha1', key).update(base).digest('base64'),
+    })
+    const expected = lib.getSignature({ url: 'http://localhost:18080/api/statuses/update.json', method: 'POST', data: form }, token.tokenSecret, {
+      oauth_consumer_key: 'ck',
+      oauth_token: token.token,
+      oauth_nonce: p.oauth_nonce!,
+      oauth_timestamp: Number(p.oauth_timestamp),
+      oauth_signature_method: 'HMAC-SHA1',
+      oauth_version: '1.0',
+    })
+    expect(p.oauth_signature).toBe(expected)
+  })
+
+  it('send Basic with the seeded API password', () => {
+    const r = requestSource('basic', fixture)()
+    expect(Buffer.from(r.headers.authorization!.replace(/^Basic /, ''), 'base64').toString()).toBe('benchuser:api-pass')
+  })
+})

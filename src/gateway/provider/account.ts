@@ -1,0 +1,199 @@
+// The account area (SPEC §5): sign-in (throttled per user and per address, SPEC §4.7),
+// sign-out, registering applications, revoking authorized applications, and the API
+// password used by Basic and WSSE clients. Every post checks the session's CSRF token.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { randomToken } from '../../common/secrets.js'
+import { InvalidInput } from '../store/validation.js'
+import { userIdPattern, type User } from '../store/types.js'
+import { throttleKeys } from '../throttle/types.js'
+import type { ProviderContext } from './context.js'
+import { field, readForm } from './form.js'
+import { sendPage, seeOther } from './html.js'
+import { accountPage, applicationPage, loginPage, messagePage, type RegisterForm } from './pages.js'
+import { scopesFromCheckboxes } from './scopes.js'
+import { csrfMatches, type Session } from './session.js'
+
+/** Same size as the operator API's generated passwords. */
+const apiPasswordBytes = 18
+
+/** Where a login may send the user on: a local page of the account area or the authorize step. */
+export function safeNext(value: string | null | undefined): string | null {
+  if (typeof value !== 'string' || value.length > 4096) return null
+  if (!/^\/(account|oauth\/authorize)(?=[/?]|$)/.test(value)) return null
+  if (/[\\\s\u0000-\u001f\u007f]/.test(value) || value.includes('/..') || value.startsWith('//')) return null
+  return value
+}
+
+// Notices the account page shows after a redirect; the query names one, never its text.
+const notices: Record<string, string> = {
+  revoked: 'Access was revoked. The application can no longer use your account.',
+  reset: 'Your API password was reset. Update the clients that use it.',
+  registered: 'Your application is registered. Keep the consumer secret private.',
+  signed_out: 'You are signed out.',
+}
+
+export function registerAccount(app: FastifyInstance, ctx: ProviderContext): void {
+  const { store, sessions, throttle } = ctx
+  const secureOf = (request: FastifyRequest) => app.publicOrigin(request).scheme === 'https'
+  const noticeOf = (request: FastifyRequest) => {
+    const n = (request.query as Record<string, unknown>).notice
+    return typeof n === 'string' && Object.hasOwn(notices, n) ? notices[n] : undefined
+  }
+
+  const formExpired = (reply: FastifyReply) =>
+    sendPage(reply, 403, messagePage({ title: 'Form expired', message: 'This form is out of date or did not come from kigo. Go back, reload the page and try again.', link: { href: '/account', text: 'Your account' } }))
+
+  /** A post of a signed-in user with a valid CSRF token, or the answer already sent. */
+  const signedInPost = async (request: FastifyRequest, reply: FastifyReply): Promise<{ session: Session & { user: User }; form: URLSearchParams } | null> => {
+    request.routeName = 'account'
+    const read = readForm(request)
+    if (!read.ok) {
+      await sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
+      return null
+    }
+    const session = await sessions.current(request)
+    if (!csrfMatches(session, field(read.form, 'csrf_token'))) {
+      await formExpired(reply)
+      return null
+    }
+    if (!session!.user) {
+      await seeOther(reply, '/account/login')
+      return null
+    }
+    return { session: session as Session & { user: User }, form: read.form }
+  }
+
+  const renderAccount = async (reply: FastifyReply, status: number, session: Session & { user: User }, form: RegisterForm, notice?: string) => {
+    const [api, authorized, registered] = await Promise.all([
+      store.getApiPassword(session.user.id),
+      store.listAuthorizedApplications(session.user.id),
+      store.listConsumers(session.user.id),
+    ])
+    return sendPage(
+      reply,
+      status,
+      accountPage({ user: session.user, csrfToken: session.csrfToken, apiPassword: api?.apiPassword ?? '', authorized, registered, form, ...(notice ? { notice } : {}) }),
+    )
+  }
+
+  // ---- sign-in and sign-out --------------------------------------------------------------
+
+  app.get('/account/login', async (request, reply) => {
+    request.routeName = 'account'
+    const next = safeNext((request.query as Record<string, string>).next) ?? '/account'
+    const session = await sessions.currentOrVisitor(request, reply, secureOf(request))
+    if (session.user) return seeOther(reply, next)
+    const notice = noticeOf(request)
+    return sendPage(reply, 200, loginPage({ csrfToken: session.csrfToken, next, ...(notice ? { notice } : {}) }))
+  })
+
+  app.post('/account/login', async (request, reply) => {
+    request.routeName = 'account'
+    const read = readForm(request)
+    if (!read.ok) return sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
+    const form = read.form
+    const session = await sessions.current(request)
+    if (!csrfMatches(session, field(form, 'csrf_token'))) {
+      return sendPage(reply, 403, messagePage({ title: 'Form expired', message: 'The sign-in form is out of date, or your browser does not keep cookies. Reload the page and try again.', link: { href: '/account/login', text: 'Sign in' } }))
+    }
+    const visitor = session!
+    const username = field(form, 'username') ?? ''
+    const password = field(form, 'password') ?? ''
+    const next = safeNext(field(form, 'next')) ?? '/account'
+    const again = (status: number, error: string) => sendPage(reply, status, loginPage({ csrfToken: visitor.csrfToken, next, username, error }))
+
+    // Counted per user and per address (SPEC §4.7); checked before the password is, so
+    // a locked-out account reveals nothing about the password tried.
+    const keys = throttleKeys({ user: userIdPattern.test(username) ? username : undefined, ip: app.publicOrigin(request).ip })
+    const wait = await throttle.check(keys)
+    if (wait > 0) {
+      void reply.header('retry-after', String(wait))
+      return again(429, `Too many failed sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`)
+    }
+    if (username === '' || password === '') return again(400, 'Enter your user ID and password.')
+    const user = await store.verifyLoginPassword(username, password)
+    if (!user) {
+      await throttle.recordFailure(keys)
+      return again(403, 'The user ID or password is not right.')
+    }
+    await throttle.reset([`user:${user.id}`])
+    // A new session id at sign-in: an id planted before it is worth nothing after.
+    await store.deleteWebSession(visitor.id)
+    await sessions.start(reply, user, secureOf(request))
+    return seeOther(reply, next)
+  })
+
+  app.post('/account/logout', async (request, reply) => {
+    request.routeName = 'account'
+    const read = readForm(request)
+    if (!read.ok) return sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
+    const session = await sessions.current(request)
+    if (!csrfMatches(session, field(read.form, 'csrf_token'))) return formExpired(reply)
+    await sessions.end(session!, reply, secureOf(request))
+    return seeOther(reply, '/account/login?notice=signed_out')
+  })
+
+  // ---- the account page ---------------------------------------------------------------------
+
+  app.get('/account', async (request, reply) => {
+    request.routeName = 'account'
+    const session = await sessions.current(request)
+    if (!session?.user) return seeOther(reply, '/account/login?next=%2Faccount')
+    return renderAccount(reply, 200, session as Session & { user: User }, { name: '', callback: '', scopes: ['read_public'] }, noticeOf(request))
+  })
+
+  app.post('/account/apps', async (request, reply) => {
+    const ok = await signedInPost(request, reply)
+    if (!ok) return reply
+    const { session, form } = ok
+    const input: RegisterForm = {
+      name: (field(form, 'name') ?? '').trim(),
+      callback: (field(form, 'callback') ?? '').trim(),
+      scopes: scopesFromCheckboxes(form.getAll('scope')),
+    }
+    const invalid = (error: string) => renderAccount(reply, 400, session, { ...input, error })
+    if (input.name === '') return invalid('Give the application a name.')
+    if (input.scopes.length === 0) return invalid('Choose at least one scope.')
+    try {
+      const { consumer } = await store.createConsumer({ name: input.name, ownerId: session.user.id, scopes: input.scopes, callbackUrl: input.callback === '' ? null : input.callback })
+      return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=registered`)
+    } catch (err) {
+      if (err instanceof InvalidInput) return invalid(err.field === 'callbackUrl' ? `The callback ${err.message.replace(/^callback URL /, 'URL ')}.` : `The ${err.message}.`)
+      throw err
+    }
+  })
+
+  app.get('/account/apps/:key', async (request, reply) => {
+    request.routeName = 'account'
+    const session = await sessions.current(request)
+    const key = (request.params as { key: string }).key
+    if (!session?.user) return seeOther(reply, '/account/login?next=%2Faccount')
+    const found = await store.getConsumer(key)
+    if (!found || found.consumer.ownerId !== session.user.id) {
+      return sendPage(reply, 404, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'No such application', message: 'You have no application with this key.', link: { href: '/account', text: 'Your account' } }))
+    }
+    const origin = app.publicOrigin(request)
+    const notice = noticeOf(request)
+    return sendPage(
+      reply,
+      200,
+      applicationPage({ user: session.user, csrfToken: session.csrfToken, consumer: found.consumer, secret: found.secret, baseUrl: `${origin.scheme}://${origin.host}`, ...(notice ? { notice } : {}) }),
+    )
+  })
+
+  app.post('/account/revoke', async (request, reply) => {
+    const ok = await signedInPost(request, reply)
+    if (!ok) return reply
+    const key = field(ok.form, 'consumer_key')
+    if (key === null || key === '') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Which application? The form named none.' }))
+    await store.revokeUserTokensForConsumer(ok.session.user.id, key)
+    return seeOther(reply, '/account?notice=revoked')
+  })
+
+  app.post('/account/api-password', async (request, reply) => {
+    const ok = await signedInPost(request, reply)
+    if (!ok) return reply
+    await store.setApiPassword(ok.session.user.id, randomToken(apiPasswordBytes))
+    return seeOther(reply, '/account?notice=reset#api-password')
+  })
+}

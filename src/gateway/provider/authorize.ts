@@ -1,0 +1,95 @@
+// The authorization step (RFC 5849 §2.2, SPEC §5): `GET /oauth/authorize?oauth_token=…`
+// shows the login form, then the consent page; its Allow / Deny post records the
+// decision and sends the user back to the client's callback (or shows the verifier for
+// `oob`).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { callbackOrigins, callbackWith, outOfBand } from './callback.js'
+import type { ProviderContext } from './context.js'
+import { field, readForm } from './form.js'
+import { sendPage, seeOther } from './html.js'
+import { consentPage, deniedPage, loginPage, messagePage, verifierPage } from './pages.js'
+import { csrfMatches } from './session.js'
+import type { RequestToken } from '../store/types.js'
+
+export function registerAuthorize(app: FastifyInstance, ctx: ProviderContext): void {
+  const { store, sessions } = ctx
+  const secureOf = (request: FastifyRequest) => app.publicOrigin(request).scheme === 'https'
+
+  /** The pending, unexpired request token and its application's name, or the page explaining why not. */
+  const pendingToken = async (token: string | null): Promise<{ rt: RequestToken; appName: string } | { problem: string; title: string }> => {
+    if (token === null || token === '') return { title: 'Missing request token', problem: 'This link has no oauth_token. Go back to the application and start again.' }
+    const found = await store.getRequestToken(token)
+    if (!found) return { title: 'Unknown request', problem: 'This authorization request is not known. Go back to the application and start again.' }
+    const rt = found.requestToken
+    if (rt.state !== 'pending') return { title: 'Request already answered', problem: 'This authorization request was already answered. Go back to the application and start again.' }
+    if (rt.expiresAt.getTime() <= ctx.now()) return { title: 'Request expired', problem: 'This authorization request has expired. Go back to the application and start again.' }
+    const consumer = await store.getConsumer(rt.consumerKey)
+    return { rt, appName: consumer?.consumer.name ?? 'An application' }
+  }
+
+  const show = async (request: FastifyRequest, reply: FastifyReply) => {
+    request.routeName = 'oauth/authorize'
+    const query = request.query as Record<string, string | string[] | undefined>
+    const token = typeof query.oauth_token === 'string' ? query.oauth_token : null
+    const found = await pendingToken(token)
+    if ('problem' in found) return sendPage(reply, 400, messagePage({ title: found.title, message: found.problem }))
+    const session = await sessions.currentOrVisitor(request, reply, secureOf(request))
+    if (!session.user) {
+      return sendPage(reply, 200, loginPage({ csrfToken: session.csrfToken, next: request.url, context: `Sign in to decide whether ${found.appName} may use your account.` }))
+    }
+    const cb = found.rt.callback
+    return sendPage(
+      reply,
+      200,
+      consentPage({
+        user: session.user,
+        csrfToken: session.csrfToken,
+        appName: found.appName,
+        scopes: found.rt.scopes,
+        token: found.rt.token,
+        redirectsTo: cb === outOfBand ? null : new URL(cb).host,
+      }),
+      callbackOrigins(cb),
+    )
+  }
+
+  const decide = async (request: FastifyRequest, reply: FastifyReply) => {
+    request.routeName = 'oauth/authorize'
+    const read = readForm(request)
+    if (!read.ok) return sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
+    const form = read.form
+    const session = await sessions.current(request)
+    if (!csrfMatches(session, field(form, 'csrf_token'))) {
+      return sendPage(reply, 403, messagePage({ title: 'Form expired', message: 'This form is out of date or did not come from kigo. Go back, reload the page and try again.' }))
+    }
+    const user = session!.user
+    if (!user) return sendPage(reply, 403, messagePage({ title: 'Not signed in', message: 'Sign in before you answer an authorization request.' }))
+    const viewer = { user, csrfToken: session!.csrfToken }
+    const decision = field(form, 'decision')
+    if (decision !== 'allow' && decision !== 'deny') {
+      return sendPage(reply, 400, messagePage({ ...viewer, title: 'No decision', message: 'Choose Allow or Deny.' }))
+    }
+    const found = await pendingToken(field(form, 'oauth_token'))
+    if ('problem' in found) return sendPage(reply, 400, messagePage({ ...viewer, title: found.title, message: found.problem }))
+    const { rt, appName } = found
+    const now = new Date(ctx.now())
+
+    if (decision === 'deny') {
+      if (!(await store.denyRequestToken(rt.token, user.id, now))) {
+        return sendPage(reply, 400, messagePage({ ...viewer, title: 'Request already answered', message: 'This authorization request was already answered or has expired.' }))
+      }
+      if (rt.callback === outOfBand) return sendPage(reply, 200, deniedPage({ ...viewer, appName }))
+      return seeOther(reply, callbackWith(rt.callback, { denied: rt.token }))
+    }
+
+    const approval = await store.approveRequestToken(rt.token, user.id, now)
+    if (!approval) {
+      return sendPage(reply, 400, messagePage({ ...viewer, title: 'Request already answered', message: 'This authorization request was already answered or has expired.' }))
+    }
+    if (rt.callback === outOfBand) return sendPage(reply, 200, verifierPage({ ...viewer, appName, verifier: approval.verifier }))
+    return seeOther(reply, callbackWith(rt.callback, { oauth_token: rt.token, oauth_verifier: approval.verifier }))
+  }
+
+  app.get('/oauth/authorize', show)
+  app.post('/oauth/authorize', decide)
+}

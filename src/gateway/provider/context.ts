@@ -1,0 +1,42 @@
+// What every part of the provider is given, with the defaults SPEC §5 names.
+import type { Config } from '../../common/config.js'
+import type { OAuthVerifyOptions } from '../auth/oauth/verify.js'
+import type { ReplayCache } from '../replay/types.js'
+import type { IdentityStore } from '../store/types.js'
+import type { FailureThrottle } from '../throttle/types.js'
+import type { Sessions } from './session.js'
+
+export interface ProviderOptions {
+  config: Config
+  store: IdentityStore
+  /** The OAuth replay cache the resource verifier uses (nonces are claimed in it alike). */
+  replay: ReplayCache
+  /** Failed-login throttling, shared with Basic and WSSE (SPEC §4.7). */
+  throttle: FailureThrottle
+  /** Clock in milliseconds (default Date.now). */
+  now?: () => number
+  /** Lifetime of a request token, seconds (SPEC §5: 10 minutes). */
+  requestTokenTtlSeconds?: number
+  /** Lifetime of a signed-in account session, seconds (default 12 hours). */
+  sessionTtlSeconds?: number
+  /** Lifetime of a signed-out visitor's session (login form), seconds (default 1 hour). */
+  visitorSessionTtlSeconds?: number
+}
+
+export const defaults = {
+  requestTokenTtlSeconds: 600,
+  sessionTtlSeconds: 12 * 60 * 60,
+  visitorSessionTtlSeconds: 60 * 60,
+} as const
+
+export interface ProviderContext {
+  config: Config
+  store: IdentityStore
+  replay: ReplayCache
+  throttle: FailureThrottle
+  now: () => number
+  requestTokenTtlSeconds: number
+  sessions: Sessions
+  realm: string
+  verifyOptions: OAuthVerifyOptions
+}

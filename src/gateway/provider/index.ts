@@ -1,0 +1,64 @@
+// The OAuth 1.0a provider and the account area (SPEC §5) as one plugin of the gateway's
+// public app: registered beside the catch-all forwarding route, whose more specific
+// paths it takes over. Its own error handler answers pages in HTML and the token
+// endpoints and the user-information API in their formats.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, errors } from '../../common/errors.js'
+import { sendError } from '../app.js'
+import { registerAccount } from './account.js'
+import { registerAuthorize } from './authorize.js'
+import { defaults, type ProviderContext, type ProviderOptions } from './context.js'
+import { sendPage } from './html.js'
+import { registerOAuthEndpoints } from './oauth-endpoints.js'
+import { messagePage } from './pages.js'
+import { Sessions } from './session.js'
+import { registerUserInfo } from './user-info.js'
+
+export type { ProviderOptions } from './context.js'
+
+const isPagePath = (url: string) => url.startsWith('/account') || url.startsWith('/oauth/authorize')
+
+export async function oauthProvider(app: FastifyInstance, options: ProviderOptions): Promise<void> {
+  const now = options.now ?? Date.now
+  const auth = options.config.auth
+  const ctx: ProviderContext = {
+    config: options.config,
+    store: options.store,
+    replay: options.replay,
+    throttle: options.throttle,
+    now,
+    requestTokenTtlSeconds: options.requestTokenTtlSeconds ?? defaults.requestTokenTtlSeconds,
+    sessions: new Sessions(
+      options.store,
+      {
+        ttlSeconds: options.sessionTtlSeconds ?? defaults.sessionTtlSeconds,
+        visitorTtlSeconds: options.visitorSessionTtlSeconds ?? defaults.visitorSessionTtlSeconds,
+      },
+      now,
+    ),
+    realm: auth.realm,
+    verifyOptions: { windowSeconds: auth.timestampWindowSeconds, hmacSha256: auth.hmacSha256, plaintext: auth.plaintext },
+  }
+
+  app.setErrorHandler((err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
+    let apiError: ApiError
+    if (err instanceof ApiError) apiError = err
+    else if (err.statusCode === 413) apiError = errors.tooLarge('body_too_large', 'The request body is too large')
+    else if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) apiError = new ApiError(err.statusCode, 'bad_request', err.message)
+    else {
+      // Everything here that can fail beyond the request is the identity store or the
+      // replay cache: answer 503 so clients retry (SPEC §7); the detail stays in the log.
+      request.log.error({ err: { message: err.message, name: err.name } }, 'provider dependency failed')
+      apiError = errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly')
+    }
+    if (!isPagePath(request.url)) return sendError(request, reply, apiError)
+    for (const [k, v] of Object.entries(apiError.headers)) void reply.header(k, v)
+    const title = apiError.status >= 500 ? 'Try again shortly' : 'Bad request'
+    return sendPage(reply, apiError.status, messagePage({ title, message: apiError.status >= 500 ? 'kigo cannot answer right now. Try again in a moment.' : apiError.message }))
+  })
+
+  registerOAuthEndpoints(app, ctx)
+  registerAuthorize(app, ctx)
+  registerAccount(app, ctx)
+  registerUserInfo(app, ctx)
+}

@@ -1,0 +1,41 @@
+// What the provider endpoints share with the resource verifier (SPEC §4.4): the request
+// as a verifier sees it, and failures reported per the OAuth Problem Reporting extension
+// exactly as the gateway reports them for API requests (authenticate.ts): the problem
+// as the error code, and a `WWW-Authenticate: OAuth realm, oauth_problem` challenge.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ApiError } from '../../common/errors.js'
+import { challenges } from '../authenticate.js'
+import { oauthFailure } from '../auth/oauth/verify.js'
+import type { AuthFailure } from '../auth/results.js'
+import type { AuthRequest } from '../auth/types.js'
+
+/** The request in the verifiers' terms (public host and scheme, raw form body). */
+export function authRequestOf(app: FastifyInstance, request: FastifyRequest, now: number): AuthRequest {
+  const origin = app.publicOrigin(request)
+  request.origin = origin
+  return {
+    method: request.method,
+    url: request.url,
+    host: origin.host,
+    scheme: origin.scheme,
+    headers: request.headers,
+    contentType: request.headers['content-type'],
+    body: Buffer.isBuffer(request.body) ? request.body : undefined,
+    now,
+  }
+}
+
+/** The error a failed verification step is answered with. */
+export function problemError(realm: string, f: AuthFailure): ApiError {
+  const headers: Record<string, string | string[]> = {}
+  if (f.status === 400 || f.status === 401 || f.status === 403) {
+    headers['www-authenticate'] = challenges(realm, ['oauth'], { oauth_problem: f.code, ...f.oauthProblem })
+  }
+  if (f.retryAfterSeconds !== undefined) headers['retry-after'] = String(f.retryAfterSeconds)
+  return new ApiError(f.status, f.code, f.message, headers)
+}
+
+/** A problem raised by the provider's own rules (callback, scope, token state). */
+export function problem(realm: string, status: AuthFailure['status'], code: string, message: string, extra?: Record<string, string>): ApiError {
+  return problemError(realm, oauthFailure(status, code, message, status === 400 ? 'malformed' : 'bad_credentials', extra))
+}

@@ -1,0 +1,223 @@
+// The pages of the authorize flow and the account area (SPEC §5), as plain server-side
+// HTML: every form posts with a CSRF token, nothing needs JavaScript.
+import type { AuthorizedApplication, Consumer, Scope, User } from '../store/types.js'
+import { scopes as allScopes } from '../store/types.js'
+import { html, page, type SafeHtml } from './html.js'
+import { scopeDescriptions } from './scopes.js'
+
+type Viewer = { user: User; csrfToken: string }
+
+const csrfField = (token: string) => html`<input type="hidden" name="csrf_token" value="${token}">`
+
+const scopeList = (scopes: Scope[]) => html`<ul class="scopes">${scopes.map((s) => html`<li>${scopeDescriptions[s]} <span class="muted">(${s})</span></li>`)}</ul>`
+
+const dateText = (d: Date) => d.toISOString().slice(0, 10)
+
+export function loginPage(o: { csrfToken: string; next: string; username?: string; error?: string; notice?: string; context?: string }): string {
+  return page({
+    title: 'Sign in',
+    narrow: true,
+    body: html`<div class="card">
+<h1>Sign in to kigo</h1>
+${o.context ? html`<p class="muted">${o.context}</p>` : ''}
+${o.notice ? html`<div class="notice">${o.notice}</div>` : ''}
+${o.error ? html`<div class="error" role="alert">${o.error}</div>` : ''}
+<form method="post" action="/account/login">
+${csrfField(o.csrfToken)}
+<input type="hidden" name="next" value="${o.next}">
+<label for="username">User ID</label>
+<input type="text" id="username" name="username" value="${o.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit">Sign in</button></div>
+</form>
+</div>`,
+  })
+}
+
+export function consentPage(o: Viewer & { appName: string; scopes: Scope[]; token: string; redirectsTo: string | null }): string {
+  return page({
+    title: `Authorize ${o.appName}`,
+    narrow: true,
+    user: o.user,
+    csrfToken: o.csrfToken,
+    body: html`<div class="card">
+<h1>Allow <strong>${o.appName}</strong> to use your kigo account?</h1>
+<p>${o.appName} asks to:</p>
+${scopeList(o.scopes)}
+<p class="muted">You are signed in as ${o.user.name} (${o.user.id}). ${
+      o.redirectsTo ? html`After you choose, you will be sent back to ${o.redirectsTo}.` : html`After you allow, you will get a code to enter in the application.`
+    } You can revoke access at any time on your account page.</p>
+<form method="post" action="/oauth/authorize">
+${csrfField(o.csrfToken)}
+<input type="hidden" name="oauth_token" value="${o.token}">
+<div class="actions">
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</div>
+</form>
+</div>`,
+  })
+}
+
+export function verifierPage(o: Viewer & { appName: string; verifier: string }): string {
+  return page({
+    title: 'Access allowed',
+    narrow: true,
+    user: o.user,
+    csrfToken: o.csrfToken,
+    body: html`<div class="card">
+<h1>You allowed ${o.appName}</h1>
+<p>Enter this code in ${o.appName} to finish:</p>
+<code class="verifier" id="oauth_verifier">${o.verifier}</code>
+<p class="muted">The code works once and only for a few minutes.</p>
+</div>`,
+  })
+}
+
+export function deniedPage(o: Viewer & { appName: string }): string {
+  return page({
+    title: 'Access denied',
+    narrow: true,
+    user: o.user,
+    csrfToken: o.csrfToken,
+    body: html`<div class="card">
+<h1>You denied ${o.appName}</h1>
+<p>${o.appName} was not given access to your account. You can close this page.</p>
+</div>`,
+  })
+}
+
+export function messagePage(o: { title: string; message: string; user?: User | null; csrfToken?: string; link?: { href: string; text: string } }): string {
+  return page({
+    title: o.title,
+    narrow: true,
+    user: o.user ?? null,
+    ...(o.csrfToken ? { csrfToken: o.csrfToken } : {}),
+    body: html`<div class="card">
+<h1>${o.title}</h1>
+<p>${o.message}</p>
+${o.link ? html`<p><a href="${o.link.href}">${o.link.text}</a></p>` : ''}
+</div>`,
+  })
+}
+
+export interface RegisterForm {
+  name: string
+  callback: string
+  scopes: Scope[]
+  error?: string
+}
+
+export function accountPage(
+  o: Viewer & {
+    apiPassword: string
+    authorized: AuthorizedApplication[]
+    registered: Consumer[]
+    form: RegisterForm
+    notice?: string
+  },
+): string {
+  const authorized =
+    o.authorized.length === 0
+      ? html`<p class="muted">No application has access to your account.</p>`
+      : html`<table>
+<thead><tr><th>Application</th><th>Access</th><th>Since</th><th></th></tr></thead>
+<tbody>${o.authorized.map(
+          (a) => html`<tr>
+<td>${a.consumer.name}</td>
+<td>${scopeList(a.scopes)}</td>
+<td>${dateText(a.authorizedAt)}</td>
+<td><form method="post" action="/account/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="consumer_key" value="${a.consumer.key}"><button type="submit" class="danger">Revoke</button></form></td>
+</tr>`,
+        )}</tbody>
+</table>`
+
+  const registered =
+    o.registered.length === 0
+      ? html`<p class="muted">You have not registered an application.</p>`
+      : html`<table>
+<thead><tr><th>Name</th><th>Consumer key</th><th>Scopes</th></tr></thead>
+<tbody>${o.registered.map(
+          (c) => html`<tr><td><a href="/account/apps/${c.key}">${c.name}</a></td><td><code>${c.key}</code></td><td>${c.scopes.join(', ')}</td></tr>`,
+        )}</tbody>
+</table>`
+
+  const f = o.form
+  return page({
+    title: 'Your account',
+    user: o.user,
+    csrfToken: o.csrfToken,
+    body: html`<h1>Your account</h1>
+${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
+<section class="card" id="authorized">
+<h2>Applications with access to your account</h2>
+${authorized}
+</section>
+
+<section class="card" id="api-password">
+<h2>API password</h2>
+<p class="muted">Older clients that sign in with HTTP Basic or WSSE use this password instead of OAuth. It is not your login password.</p>
+<details><summary>Show API password</summary><p><code class="secret" id="api_password">${o.apiPassword}</code></p></details>
+<form method="post" action="/account/api-password">
+${csrfField(o.csrfToken)}
+<div class="actions"><button type="submit" class="secondary">Reset API password</button></div>
+</form>
+<p class="muted">Resetting makes the old password stop working at once.</p>
+</section>
+
+<section class="card" id="applications">
+<h2>Your applications</h2>
+${registered}
+</section>
+
+<section class="card" id="register">
+<h2>Register an application</h2>
+${f.error ? html`<div class="error" role="alert">${f.error}</div>` : ''}
+<form method="post" action="/account/apps">
+${csrfField(o.csrfToken)}
+<label for="app_name">Name</label>
+<input type="text" id="app_name" name="name" value="${f.name}" maxlength="100" required>
+<label for="app_callback">Callback URL <span class="muted">(optional; leave empty to accept any callback or “oob”)</span></label>
+<input type="url" id="app_callback" name="callback" value="${f.callback}" placeholder="https://example.com/oauth/callback">
+<label>Scopes</label>
+${allScopes.map(
+      (s) => html`<label class="check"><input type="checkbox" name="scope" value="${s}"${checked(f.scopes.includes(s))}> <span>${scopeDescriptions[s]} <span class="muted">(${s})</span></span></label>`,
+    )}
+<div class="actions"><button type="submit">Register</button></div>
+</form>
+</section>`,
+  })
+}
+
+const checked = (on: boolean): SafeHtml => (on ? html` checked` : html``)
+
+export function applicationPage(o: Viewer & { consumer: Consumer; secret: string; baseUrl: string; notice?: string }): string {
+  const c = o.consumer
+  return page({
+    title: c.name,
+    user: o.user,
+    csrfToken: o.csrfToken,
+    body: html`<p><a href="/account">← Your account</a></p>
+<div class="card">
+<h1>${c.name}</h1>
+${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
+<dl>
+<dt>Consumer key</dt><dd><code id="consumer_key">${c.key}</code></dd>
+<dt>Consumer secret</dt><dd><code class="secret" id="consumer_secret">${o.secret}</code></dd>
+<dt>Scopes</dt><dd>${c.scopes.join(', ')}</dd>
+<dt>Callback URL</dt><dd>${c.callbackUrl ?? html`<span class="muted">none registered (any callback or “oob”)</span>`}</dd>
+<dt>Registered</dt><dd>${dateText(c.createdAt)}</dd>
+</dl>
+</div>
+<div class="card">
+<h2>Endpoints</h2>
+<dl>
+<dt>Request token</dt><dd><code>POST ${o.baseUrl}/oauth/initiate</code></dd>
+<dt>Authorize</dt><dd><code>GET ${o.baseUrl}/oauth/authorize</code></dd>
+<dt>Access token</dt><dd><code>POST ${o.baseUrl}/oauth/token</code></dd>
+</dl>
+<p class="muted">Keep the consumer secret private: anyone who has it can act as this application.</p>
+</div>`,
+  })
+}

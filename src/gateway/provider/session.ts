@@ -1,0 +1,84 @@
+// Account-area sessions (SPEC §5): the cookie holds only a random id (the store keeps its
+// hash and an expiry); every form carries the session's synchronizer CSRF token. A
+// visitor who is not signed in gets a short signed-out session, so that the login form
+// is CSRF-protected too; signing in replaces it with a new id (no session fixation).
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { safeEqual } from '../../common/secrets.js'
+import type { IdentityStore, User } from '../store/types.js'
+
+export const sessionCookie = 'kigo_session'
+
+export interface Session {
+  id: string
+  user: User | null
+  csrfToken: string
+}
+
+export interface SessionSettings {
+  /** Lifetime of a signed-in session (absolute), seconds. */
+  ttlSeconds: number
+  /** Lifetime of a signed-out session (it only protects the login form), seconds. */
+  visitorTtlSeconds: number
+}
+
+/** The value of one cookie of the request's Cookie header(s), or undefined. */
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
+  const header = request.headers.cookie
+  if (header === undefined) return undefined
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq === -1) continue
+    if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
+  }
+  return undefined
+}
+
+/** `Set-Cookie` for the session: HttpOnly, SameSite=Lax, Secure when the public scheme is https. */
+export function sessionCookieHeader(id: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${sessionCookie}=${id}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
+}
+
+export function clearedSessionCookieHeader(secure: boolean): string {
+  return `${sessionCookie}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
+}
+
+export class Sessions {
+  constructor(
+    private readonly store: IdentityStore,
+    private readonly settings: SessionSettings,
+    private readonly now: () => number,
+  ) {}
+
+  /** The request's live session, or null. */
+  async current(request: FastifyRequest): Promise<Session | null> {
+    const id = readCookie(request, sessionCookie)
+    if (id === undefined || id === '') return null
+    const found = await this.store.getWebSession(id, new Date(this.now()))
+    return found && { id, user: found.user, csrfToken: found.csrfToken }
+  }
+
+  /** The request's session, or a new signed-out one (its cookie set on `reply`). */
+  async currentOrVisitor(request: FastifyRequest, reply: FastifyReply, secure: boolean): Promise<Session> {
+    return (await this.current(request)) ?? this.start(reply, null, secure)
+  }
+
+  /** Starts a session (a new id) for `user`, or a signed-out one for null. */
+  async start(reply: FastifyReply, user: User | null, secure: boolean): Promise<Session> {
+    const ttl = user ? this.settings.ttlSeconds : this.settings.visitorTtlSeconds
+    const now = this.now()
+    const { id, csrfToken } = await this.store.createWebSession({ userId: user?.id ?? null, now: new Date(now), expiresAt: new Date(now + ttl * 1000) })
+    void reply.header('set-cookie', sessionCookieHeader(id, ttl, secure))
+    return { id, user, csrfToken }
+  }
+
+  async end(session: Session, reply: FastifyReply, secure: boolean): Promise<void> {
+    await this.store.deleteWebSession(session.id)
+    void reply.header('set-cookie', clearedSessionCookieHeader(secure))
+  }
+}
+
+/** Whether a posted form carries the session's CSRF token (constant-time comparison). */
+export function csrfMatches(session: Session | null, posted: string | null): boolean {
+  if (session === null || posted === null || posted === '') return false
+  return safeEqual(session.csrfToken, posted)
+}

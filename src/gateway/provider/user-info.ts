@@ -1,0 +1,51 @@
+// The user-information API (SPEC §5, §4.1): `GET /applications/my.{format}`, OAuth only,
+// any scope; it replaces the retired login API. The gateway answers it from its own
+// identity store; errors are in the path's format (SPEC §2.7).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { errors } from '../../common/errors.js'
+import { formatOfPath, isValidCallback, render } from '../../common/formats.js'
+import { sendError } from '../app.js'
+import { routeResolver } from '../routes.js'
+import type { ProviderContext } from './context.js'
+
+export function registerUserInfo(app: FastifyInstance, ctx: ProviderContext): void {
+  const { config } = ctx
+  const policy = routeResolver(config.auth.routeMethods)('GET', '/applications/my.json')
+  const deployments = [config.domesticHost.toLowerCase(), config.globalHost.toLowerCase()]
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const format = formatOfPath(request.url)
+    if (format === null) return sendError(request, reply, errors.notFound('not_found', 'Unknown format; use .json or .xml'))
+    const callback = format === 'json' ? (request.query as Record<string, unknown>).callback : undefined
+    if (callback !== undefined && (typeof callback !== 'string' || (callback !== '' && !isValidCallback(callback)))) {
+      return sendError(request, reply, errors.badRequest('bad_callback', 'callback must be a JavaScript identifier path of at most 128 characters'))
+    }
+    const decision = await app.gatewayAuth(request, policy)
+    if (!decision.ok) return sendError(request, reply, decision.error)
+    const identity = decision.identity!
+    const origin = request.origin ?? app.publicOrigin(request)
+    // Links name one of the two deployments (SPEC §2); an unknown Host falls back to the domestic one.
+    const host = deployments.includes(origin.host) ? origin.host : deployments[0]!
+    const body = {
+      url_name: identity.user,
+      display_name: identity.userName,
+      profile_image_url: `${origin.scheme}://${host}/users/${encodeURIComponent(identity.user)}/profile.png`,
+    }
+    const out = render(format, 'user', body, body, typeof callback === 'string' ? callback : undefined)
+    for (const [k, v] of Object.entries(out.headers)) void reply.header(k, v)
+    return reply.code(200).header('cache-control', 'private, no-store').type(out.contentType).send(out.body)
+  }
+
+  app.get('/applications/my', handler)
+  app.get('/applications/my.:format', handler)
+  app.route({
+    method: ['POST', 'PUT', 'DELETE', 'PATCH'],
+    url: '/applications/my.:format',
+    handler: (request, reply) => sendError(request, reply, errors.methodNotAllowed(['GET', 'HEAD'])),
+  })
+  app.route({
+    method: ['POST', 'PUT', 'DELETE', 'PATCH'],
+    url: '/applications/my',
+    handler: (request, reply) => sendError(request, reply, errors.methodNotAllowed(['GET', 'HEAD'])),
+  })
+}

@@ -1,0 +1,296 @@
+// The account area over HTTP (SPEC §5): sessions and their cookies, CSRF on every form,
+// sign-in throttling (SPEC §4.7), registering applications, revoking authorized ones,
+// and the API password.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startStack, type Stack } from '../../helpers/stack.js'
+import { WebClient, csrfOf, oauthChallenge, oauthFetch } from './helpers.js'
+
+let stack: Stack
+let alice: { id: string; password: string; api_password: string }
+let bob: { id: string; password: string; api_password: string }
+
+beforeAll(async () => {
+  stack = await startStack()
+  alice = await stack.addUser('alice', 'Alice <Liddell>')
+  bob = await stack.addUser('bob', 'Bob')
+})
+
+afterAll(async () => {
+  await stack?.close()
+})
+
+async function signedIn(user = alice): Promise<WebClient> {
+  const web = new WebClient(stack.url)
+  const res = await web.signIn('/account/login', user.id, user.password)
+  expect(res.status).toBe(303)
+  expect(res.headers.get('location')).toBe('/account')
+  return web
+}
+
+function basic(user: string, password: string): Record<string, string> {
+  return { authorization: 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64') }
+}
+
+async function postEntry(headers: Record<string, string>) {
+  const res = await fetch(`${stack.url}/api/statuses/update.json`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: 'status=kigo%3Dhello',
+  })
+  await res.text()
+  return res.status
+}
+
+describe('sessions', () => {
+  it('sends a visitor of /account to the login form', async () => {
+    const res = await new WebClient(stack.url).get('/account')
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe('/account/login?next=%2Faccount')
+  })
+
+  it('signs in with the login password, giving a new session id', async () => {
+    const web = new WebClient(stack.url)
+    const login = await web.get('/account/login')
+    expect(login.status).toBe(200)
+    const visitorId = web.cookies.get('kigo_session')
+    expect(visitorId).toBeDefined()
+    const res = await web.post('/account/login', { csrf_token: csrfOf(login.text), next: '/account', username: 'alice', password: alice.password })
+    expect(res.status).toBe(303)
+    const cookie = res.headers.getSetCookie()[0]!
+    expect(cookie).toMatch(/^kigo_session=[A-Za-z0-9_-]{40,}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Lax$/)
+    expect(web.cookies.get('kigo_session')).not.toBe(visitorId)
+    const account = await web.get('/account')
+    expect(account.status).toBe(200)
+    expect(account.text).toContain('Alice &lt;Liddell&gt; (alice)')
+    expect(account.text).not.toContain('Alice <Liddell>')
+
+    // The visitor session that was planted before sign-in is worth nothing now.
+    const planted = new WebClient(stack.url)
+    planted.cookies.set('kigo_session', visitorId!)
+    expect((await planted.get('/account')).status).toBe(303)
+  })
+
+  it('refuses a wrong password with 403 and keeps the user ID in the form', async () => {
+    const web = new WebClient(stack.url)
+    const login = await web.get('/account/login')
+    const res = await web.post('/account/login', { csrf_token: csrfOf(login.text), next: '/account', username: 'bob', password: 'wrong' })
+    expect(res.status).toBe(403)
+    expect(res.text).toContain('The user ID or password is not right.')
+    expect(res.text).toContain('value="bob"')
+    expect(web.cookies.has('kigo_session')).toBe(true)
+    expect((await web.get('/account')).status).toBe(303)
+  })
+
+  it('refuses the API password as a login password', async () => {
+    const web = new WebClient(stack.url)
+    expect((await web.signIn('/account/login', 'bob', bob.api_password)).status).toBe(403)
+  })
+
+  it('refuses a login post without the form’s CSRF token (403)', async () => {
+    const web = new WebClient(stack.url)
+    await web.get('/account/login')
+    const res = await web.post('/account/login', { next: '/account', username: 'alice', password: alice.password })
+    expect(res.status).toBe(403)
+    const noCookie = new WebClient(stack.url)
+    expect((await noCookie.post('/account/login', { csrf_token: 'x', username: 'alice', password: alice.password })).status).toBe(403)
+  })
+
+  it('only sends the user on to local account or authorize pages', async () => {
+    for (const next of ['https://evil.example/', '//evil.example/account', '/\\evil.example', '/api/statuses/update.json', '/account/../admin']) {
+      const web = new WebClient(stack.url)
+      const login = await web.get('/account/login')
+      const res = await web.post('/account/login', { csrf_token: csrfOf(login.text), next, username: 'alice', password: alice.password })
+      expect(res.status).toBe(303)
+      expect(res.headers.get('location'), next).toBe('/account')
+    }
+  })
+
+  it('signs out: the session is gone and the cookie cleared', async () => {
+    const web = await signedIn()
+    const account = await web.get('/account')
+    const sessionId = web.cookies.get('kigo_session')!
+    const out = await web.post('/account/logout', { csrf_token: csrfOf(account.text) })
+    expect(out.status).toBe(303)
+    expect(out.headers.get('location')).toBe('/account/login?notice=signed_out')
+    expect(out.headers.getSetCookie()[0]).toMatch(/^kigo_session=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax/)
+    const replayed = new WebClient(stack.url)
+    replayed.cookies.set('kigo_session', sessionId)
+    expect((await replayed.get('/account')).status).toBe(303)
+    expect((await web.get(out.headers.get('location')!)).text).toContain('You are signed out.')
+  })
+
+  it('refuses sign-out without the CSRF token', async () => {
+    const web = await signedIn()
+    expect((await web.post('/account/logout', {})).status).toBe(403)
+    expect((await web.get('/account')).status).toBe(200)
+  })
+
+  it('refuses a form post that is not urlencoded (415)', async () => {
+    const web = await signedIn()
+    const res = await fetch(`${stack.url}/account/apps`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: `kigo_session=${web.cookies.get('kigo_session')}` },
+      body: JSON.stringify({ name: 'x' }),
+    })
+    expect(res.status).toBe(415)
+  })
+})
+
+describe('registering applications', () => {
+  it('registers an application and shows its consumer key and secret, which work at oauth/initiate', async () => {
+    const web = await signedIn()
+    const account = await web.get('/account')
+    const res = await web.post('/account/apps', {
+      csrf_token: csrfOf(account.text),
+      name: 'My <b>Client</b>',
+      callback: 'https://client.example/cb',
+      scope: ['read_public', 'write_public'],
+    })
+    expect(res.status).toBe(303)
+    const location = res.headers.get('location')!
+    expect(location).toMatch(/^\/account\/apps\/[A-Za-z0-9_-]+\?notice=registered$/)
+    const detail = await web.get(location)
+    expect(detail.status).toBe(200)
+    expect(detail.text).toContain('My &lt;b&gt;Client&lt;/b&gt;')
+    const key = /<code id="consumer_key">([^<]+)<\/code>/.exec(detail.text)![1]!
+    const secret = /<code class="secret" id="consumer_secret">([^<]+)<\/code>/.exec(detail.text)![1]!
+    expect(detail.text).toContain('read_public, write_public')
+    expect(detail.text).toContain('https://client.example/cb')
+
+    const initiate = await oauthFetch({ url: `${stack.url}/oauth/initiate`, consumer: { key, secret }, oauth: { oauth_callback: 'https://client.example/cb' }, form: { scope: 'write_public' } })
+    expect(initiate.status, initiate.text).toBe(200)
+    const elsewhere = await oauthFetch({ url: `${stack.url}/oauth/initiate`, consumer: { key, secret }, oauth: { oauth_callback: 'https://other.example/cb' } })
+    expect(elsewhere.status).toBe(400)
+
+    const listed = await web.get('/account')
+    expect(listed.text).toContain(`<a href="/account/apps/${key}">My &lt;b&gt;Client&lt;/b&gt;</a>`)
+  })
+
+  it('refuses an application without a name or scopes, or with a bad callback (400), keeping what was typed', async () => {
+    const web = await signedIn()
+    const csrf = csrfOf((await web.get('/account')).text)
+    const noName = await web.post('/account/apps', { csrf_token: csrf, name: '  ', scope: 'read_public' })
+    expect(noName.status).toBe(400)
+    expect(noName.text).toContain('Give the application a name.')
+    const noScope = await web.post('/account/apps', { csrf_token: csrf, name: 'Kept name' })
+    expect(noScope.status).toBe(400)
+    expect(noScope.text).toContain('Choose at least one scope.')
+    expect(noScope.text).toContain('value="Kept name"')
+    const badCallback = await web.post('/account/apps', { csrf_token: csrf, name: 'X', callback: 'javascript:alert(1)', scope: 'read_public' })
+    expect(badCallback.status).toBe(400)
+    expect(badCallback.text).toMatch(/callback/i)
+    const unknownScope = await web.post('/account/apps', { csrf_token: csrf, name: 'X', scope: 'everything' })
+    expect(unknownScope.status).toBe(400)
+  })
+
+  it('refuses registration posted without the CSRF token (403) and registers nothing', async () => {
+    const web = await signedIn(bob)
+    const res = await web.post('/account/apps', { name: 'Sneaky', scope: 'read_public' })
+    expect(res.status).toBe(403)
+    const apps = await stack.admin<{ apps?: Array<{ name: string }> }>('GET', '/admin/apps')
+    expect(JSON.stringify(apps.body)).not.toContain('Sneaky')
+  })
+
+  it('shows an application only to its owner', async () => {
+    const web = await signedIn()
+    const res = await web.post('/account/apps', { csrf_token: csrfOf((await web.get('/account')).text), name: 'Alice only', scope: 'read_public' })
+    const location = res.headers.get('location')!.replace(/\?.*$/, '')
+    const other = await signedIn(bob)
+    const shown = await other.get(location)
+    expect(shown.status).toBe(404)
+    expect(shown.text).not.toContain('consumer_secret')
+    expect((await new WebClient(stack.url).get(location)).status).toBe(303)
+  })
+})
+
+describe('authorized applications', () => {
+  it('lists the applications holding access tokens and revokes one, after which its tokens fail', async () => {
+    const client = await stack.addOAuthClient('alice', ['read_public', 'write_public'])
+    const access = { token: client.token, secret: client.tokenSecret }
+    const consumer = { key: client.consumerKey, secret: client.consumerSecret }
+    const sign = () => oauthFetch({ url: `${stack.url}/api/statuses/update.json`, consumer, token: access, form: { status: 'kigo=still here' } })
+    expect((await sign()).status).toBe(200)
+
+    const web = await signedIn()
+    const account = await web.get('/account')
+    expect(account.text).toContain('app for alice')
+    expect(account.text).toContain('Post and delete entries and add or remove stars for you')
+
+    const noCsrf = await web.post('/account/revoke', { consumer_key: client.consumerKey })
+    expect(noCsrf.status).toBe(403)
+    expect((await sign()).status).toBe(200)
+
+    const revoked = await web.post('/account/revoke', { csrf_token: csrfOf(account.text), consumer_key: client.consumerKey })
+    expect(revoked.status).toBe(303)
+    const after = await web.get(revoked.headers.get('location')!)
+    expect(after.text).toContain('Access was revoked.')
+    expect(after.text).not.toContain(`value="${client.consumerKey}"`)
+
+    const refused = await sign()
+    expect(refused.status).toBe(401)
+    expect(oauthChallenge(refused.headers).oauth_problem).toBe('token_revoked')
+  })
+
+  it('does not let one user revoke another user’s tokens', async () => {
+    const client = await stack.addOAuthClient('bob', ['read_public', 'write_public'])
+    const web = await signedIn()
+    const res = await web.post('/account/revoke', { csrf_token: csrfOf((await web.get('/account')).text), consumer_key: client.consumerKey })
+    expect(res.status).toBe(303)
+    const still = await oauthFetch({ url: `${stack.url}/api/statuses/update.json`, consumer: { key: client.consumerKey, secret: client.consumerSecret }, token: { token: client.token, secret: client.tokenSecret }, form: { status: 'kigo=bob' } })
+    expect(still.status).toBe(200)
+  })
+})
+
+describe('API password', () => {
+  it('shows the API password and resets it: the old one stops working, the new one works', async () => {
+    const carol = await stack.addUser('carol', 'Carol')
+    const web = await signedIn(carol)
+    const account = await web.get('/account')
+    expect(account.text).toContain(`<code class="secret" id="api_password">${carol.api_password}</code>`)
+    expect(await postEntry(basic('carol', carol.api_password))).toBe(200)
+
+    expect((await web.post('/account/api-password', {})).status).toBe(403)
+    expect(await postEntry(basic('carol', carol.api_password))).toBe(200)
+
+    const reset = await web.post('/account/api-password', { csrf_token: csrfOf(account.text) })
+    expect(reset.status).toBe(303)
+    const after = await web.get(reset.headers.get('location')!)
+    const fresh = /<code class="secret" id="api_password">([^<]+)<\/code>/.exec(after.text)![1]!
+    expect(fresh).not.toBe(carol.api_password)
+    expect(after.text).toContain('Your API password was reset.')
+    expect(await postEntry(basic('carol', carol.api_password))).toBe(401)
+    expect(await postEntry(basic('carol', fresh))).toBe(200)
+  })
+})
+
+describe('throttling and secure cookies', () => {
+  let strict: Stack
+  let dave: { password: string }
+
+  beforeAll(async () => {
+    strict = await startStack({ overrides: { publicScheme: 'https', auth: { throttle: { maxFailures: 3, windowSeconds: 300 } } } })
+    dave = await strict.addUser('dave', 'Dave')
+  })
+
+  afterAll(async () => {
+    await strict?.close()
+  })
+
+  it('marks the session cookie Secure when the public scheme is https', async () => {
+    const res = await new WebClient(strict.url).get('/account/login')
+    expect(res.headers.getSetCookie()[0]).toMatch(/; HttpOnly; SameSite=Lax; Secure$/)
+  })
+
+  it('answers 429 with Retry-After after too many failed sign-ins, even with the right password', async () => {
+    const web = new WebClient(strict.url)
+    const login = await web.get('/account/login')
+    const csrf = csrfOf(login.text)
+    for (let i = 0; i < 3; i++) {
+      expect((await web.post('/account/login', { csrf_token: csrf, username: 'dave', password: `wrong-${i}` })).status).toBe(403)
+    }
+    const right = await web.post('/account/login', { csrf_token: csrf, username: 'dave', password: dave.password })
+    expect(right.status).toBe(429)
+    expect(Number(right.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(right.text).toContain('Too many failed sign-in attempts')
+  })
+})

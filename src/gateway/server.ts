@@ -1,17 +1,22 @@
 // Starts the gateway: its identity store, the replay cache and throttling (Redis or
 // memory), the public app on the gateway port and the operator app on the admin port.
-import pino from 'pino'
+import pino, { type DestinationStream } from 'pino'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../common/config.js'
 import { loggerOptions } from '../common/logger.js'
 import { createRedis, redisReady, type RedisClient } from '../common/redis.js'
+import { openDb } from '../common/sql.js'
 import { buildGatewayApp } from './app.js'
 import { buildOperatorApp } from './operator/app.js'
 import { createMetrics } from './operator/metrics.js'
 import { oauthProvider, type ProviderOptions } from './provider/index.js'
+import { PolicyService } from './policy/service.js'
+import { PolicyStore } from './policy/store.js'
 import { createReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, openIdentityStore } from './store/index.js'
 import { createFailureThrottle } from './throttle/create.js'
+import { UsageRecorder } from './usage/recorder.js'
+import { UsageStore } from './usage/store.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -26,6 +31,8 @@ export interface GatewayStartOptions {
   embedded?: boolean
   /** false for tests; default: pino at config.logLevel. */
   logger?: boolean
+  /** Where the log lines go instead of stdout (tests read them). */
+  logStream?: DestinationStream
   now?: () => number
   /** OAuth provider lifetimes (request tokens, account sessions); SPEC §5 defaults otherwise. */
   provider?: Pick<ProviderOptions, 'requestTokenTtlSeconds' | 'sessionTtlSeconds' | 'visitorSessionTtlSeconds'>
@@ -42,7 +49,9 @@ async function coreAnswers(coreUrl: string): Promise<boolean> {
 }
 
 export async function startGateway(config: Config, options: GatewayStartOptions = {}): Promise<RunningGateway> {
-  const logger: FastifyBaseLogger | false = options.logger === false ? false : (pino(loggerOptions(config.logLevel, 'gateway')) as FastifyBaseLogger)
+  const logger: FastifyBaseLogger | false = options.logger === false
+    ? false
+    : (options.logStream ? pino(loggerOptions(config.logLevel, 'gateway'), options.logStream) : pino(loggerOptions(config.logLevel, 'gateway'))) as FastifyBaseLogger
   const store = await openIdentityStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, secretKey: config.secretKey })
   const redis: RedisClient | undefined = config.redisUrl ? createRedis(config.redisUrl) : undefined
   const metrics = createMetrics()
@@ -59,6 +68,25 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
   if (redis && !(await redisReady(redis, 3000)) && logger) logger.warn('Redis is not answering yet; nonce checks fail closed until it does')
   const lookup = new CachedCredentialLookup(store)
 
+  // ---- migration controls and usage (SPEC §6.1, §6.3): shared through the gateway's store.
+  const now = options.now ?? Date.now
+  const opsDb = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 4 })
+  const policy = new PolicyService(new PolicyStore(opsDb), {
+    guideUrl: config.migration.guideUrl,
+    refreshMs: config.migration.policyRefreshMs,
+    now,
+    onRefreshError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'migration policy refresh failed; keeping the last one read'),
+  })
+  await policy.start()
+  const usageStore = new UsageStore(opsDb)
+  const usage = new UsageRecorder(usageStore, {
+    flushMs: config.migration.usageFlushMs,
+    now,
+    onFlushError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'usage flush failed; counts kept for the next one'),
+  })
+  usage.start()
+  // ---- end migration controls
+
   const ready = async (): Promise<Record<string, boolean>> => {
     const checks: Record<string, boolean> = {}
     checks.store = await store.ping().then(() => true, () => false)
@@ -67,10 +95,10 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
     return checks
   }
 
-  const deps = { config, lookup, replay, throttle, metrics, ready, logger, ...(options.now ? { now: options.now } : {}) }
+  const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
   await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, ...options.provider, ...(options.now ? { now: options.now } : {}) })
-  const operator = await buildOperatorApp({ ...deps, store })
+  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage } })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
   if (logger) logger.info({ url, adminUrl, mode: options.embedded ? 'embedded' : 'production' }, 'gateway listening')
@@ -82,6 +110,10 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
     adminUrl,
     async close() {
       await Promise.allSettled([app.close(), operator.close()])
+      // The last usage counts are written before the pools close (SPEC §6.3, §7).
+      policy.close()
+      await usage.close().catch((err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'final usage flush failed'))
+      await opsDb.close().catch(() => undefined)
       await replay.close().catch(() => undefined)
       await throttle.close().catch(() => undefined)
       if (redis) redis.disconnect()

@@ -211,7 +211,7 @@ describe('files (rule 6)', () => {
 
 describe('bad parameters get 400 in format and change nothing', () => {
   test('neither status nor file, or only white space, or nothing after the keyword', async () => {
-    for (const params of [{}, { status: '' }, { status: ' \n\t ' }]) {
+    for (const params of [{}, { status: '' }, { status: ' \n\t ' }] as Array<Record<string, string>>) {
       const kw = fresh()
       expectError(await update({ ...params, keyword: kw }), 400, 'status_required')
       await expectNothingCreated(kw)
@@ -270,7 +270,7 @@ describe('bad parameters get 400 in format and change nothing', () => {
 
   test('U+0000 anywhere is 400', async () => {
     const kw = fresh()
-    for (const params of [{ keyword: kw, status: 'a\u0000b' }, { keyword: `${kw}\u0000`, status: 'x' }, { keyword: kw, status: 'x', source: '\u0000' }, { keyword: kw, status: 'x', anything: '\u0000' }]) {
+    for (const params of [{ keyword: kw, status: 'a\u0000b' }, { keyword: `${kw}\u0000`, status: 'x' }, { keyword: kw, status: 'x', source: '\u0000' }, { keyword: kw, status: 'x', anything: '\u0000' }] as Array<Record<string, string>>) {
       expectError(await update(params), 400, 'invalid_parameter')
     }
     expectError(await upload([['keyword', kw], ['status', 'a\u0000b']]), 400, 'invalid_parameter')

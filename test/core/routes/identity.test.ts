@@ -1,0 +1,72 @@
+// The core believes only signed, fresh identities (SPEC §4.6).
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import { signIdentity } from '../../../src/common/identity.js'
+import { form, parseXml, startHarness, type Harness } from '../helpers/harness.js'
+
+let h: Harness
+let entry: { id: string }
+beforeAll(async () => {
+  h = await startHarness()
+  entry = (await h.call({ method: 'POST', url: '/api/statuses/update.json', as: 'alice', ...form({ status: 'hello' }) })).json()
+})
+afterAll(async () => {
+  await h?.close()
+})
+
+async function expectUntouched(): Promise<void> {
+  expect((await h.call({ url: `/api/statuses/show/${entry.id}.json` })).statusCode).toBe(200)
+  expect(await h.store.hasStar(entry.id, 'mallory')).toBe(false)
+}
+
+test('an unsigned X-Kigo-User is 401 in format, even where anonymous access is fine', async () => {
+  for (const [url, method] of [[`/api/statuses/destroy/${entry.id}.json`, 'POST'], [`/api/favorites/create/${entry.id}.json`, 'POST'], [`/api/statuses/show/${entry.id}.json`, 'GET']] as const) {
+    const res = await h.call({ method, url, as: 'mallory', unsigned: true })
+    expect(res.statusCode, url).toBe(401)
+    expect(res.json()).toEqual({ error: { status: 401, code: 'invalid_identity', message: expect.any(String) } })
+  }
+  const xml = await h.call({ method: 'POST', url: `/api/statuses/destroy/${entry.id}.xml`, as: 'alice', unsigned: true })
+  expect(xml.statusCode).toBe(401)
+  expect(parseXml(xml.body).error).toMatchObject({ status: '401', code: 'invalid_identity' })
+  await expectUntouched()
+})
+
+test('a stale signature is 401', async () => {
+  const res = await h.call({ method: 'POST', url: `/api/favorites/create/${entry.id}.json`, as: 'mallory', signedAt: Date.now() - (h.config.core.identityMaxAgeSeconds + 5) * 1000 })
+  expect(res.statusCode).toBe(401)
+  expect(res.json().error.code).toBe('invalid_identity')
+  await expectUntouched()
+})
+
+test('a signature for another request, or with a changed user, is 401', async () => {
+  const signed = signIdentity(h.key, { method: 'GET', url: `/api/statuses/show/${entry.id}.json`, host: h.domestic, requestId: randomUUID() }, { user: 'mallory', userName: 'M', authMethod: 'basic', consumer: '', scopes: [] })
+  const replayed = await h.app.inject({ method: 'POST', url: `/api/favorites/create/${entry.id}.json`, headers: { host: h.domestic, ...signed } })
+  expect(replayed.statusCode).toBe(401)
+  const otherHost = await h.app.inject({ method: 'GET', url: `/api/statuses/show/${entry.id}.json`, headers: { host: h.global, ...signed } })
+  expect(otherHost.statusCode).toBe(401)
+  const changed = await h.app.inject({ method: 'GET', url: `/api/statuses/show/${entry.id}.json`, headers: { host: h.domestic, ...signed, 'x-kigo-user': 'alice' } })
+  expect(changed.statusCode).toBe(401)
+  const garbage = await h.app.inject({ method: 'GET', url: `/api/statuses/show/${entry.id}.json`, headers: { host: h.domestic, 'x-kigo-identity-signature': 'nonsense' } })
+  expect(garbage.statusCode).toBe(401)
+  await expectUntouched()
+})
+
+test('a valid signature without a user is an anonymous request', async () => {
+  const res = await h.call({ url: `/api/statuses/show/${entry.id}.json` })
+  expect(res.statusCode).toBe(200)
+  expect(res.json().favorited).toBe(0)
+  const write = await h.call({ method: 'POST', url: `/api/favorites/create/${entry.id}.json` })
+  expect(write.statusCode).toBe(401)
+  expect(write.json().error.code).toBe('authentication_required')
+})
+
+test('the core never looks at Authorization or X-WSSE', async () => {
+  const res = await h.call({
+    method: 'POST',
+    url: `/api/favorites/create/${entry.id}.json`,
+    headers: { authorization: `Basic ${Buffer.from('mallory:pw').toString('base64')}`, 'x-wsse': 'UsernameToken Username="mallory"' },
+  })
+  expect(res.statusCode).toBe(401)
+  expect(res.json().error.code).toBe('authentication_required')
+  await expectUntouched()
+})

@@ -1,0 +1,111 @@
+// Usage collection (SPEC §6.3) over the embedded store: counts held in memory and added
+// to the stored ones by each flush; counts that could not be written are kept for the
+// next flush; the client name comes from `source`, else the User-Agent, bounded.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { migrate, openDb, type Db } from '../../../src/common/sql.js'
+import { gatewaySchema, migrations } from '../../../src/gateway/store/migrations.js'
+import { clientName } from '../../../src/gateway/usage/client-name.js'
+import { UsageRecorder } from '../../../src/gateway/usage/recorder.js'
+import { UsageStore } from '../../../src/gateway/usage/store.js'
+
+let dir: string
+let db: Db
+let store: UsageStore
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kigo-usage-'))
+  db = await openDb({ dataDir: dir })
+  await migrate(db, gatewaySchema, migrations)
+  store = new UsageStore(db)
+})
+
+afterAll(async () => {
+  await db?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const ok = (method: 'basic' | 'wsse' | 'oauth', user: string) => ({ ok: true, method, outcome: 'ok' as const, identity: { user } })
+const t0 = Date.parse('2027-03-01T10:00:30Z')
+
+describe('UsageRecorder', () => {
+  it('adds each flush to the stored counts, keeping the first and last time seen', async () => {
+    const recorder = new UsageRecorder(store)
+    recorder.observe(ok('basic', 'ann'), () => 'AnnClient', t0)
+    recorder.observe(ok('basic', 'ann'), () => 'AnnClient', t0 + 1000)
+    recorder.observe(ok('wsse', 'ann'), () => 'feeder', t0 + 2000)
+    await recorder.flush()
+    recorder.observe(ok('basic', 'ann'), () => 'AnnClient', t0 + 90_000)
+    await recorder.flush()
+    const rows = await store.list({ user: 'ann' })
+    expect(rows).toEqual([
+      { method: 'basic', user: 'ann', client: 'AnnClient', count: 3, firstSeen: t0, lastSeen: t0 + 90_000 },
+      { method: 'wsse', user: 'ann', client: 'feeder', count: 1, firstSeen: t0 + 2000, lastSeen: t0 + 2000 },
+    ])
+    // Per-minute counts for the chart: 10:00:30 to 10:00:32, then 10:02:00.
+    const minutes = await store.minutes(t0 - 60_000, t0 + 180_000)
+    expect(minutes).toEqual([
+      { minute: Date.parse('2027-03-01T10:00:00Z'), method: 'basic', count: 2 },
+      { minute: Date.parse('2027-03-01T10:00:00Z'), method: 'wsse', count: 1 },
+      { minute: Date.parse('2027-03-01T10:02:00Z'), method: 'basic', count: 1 },
+    ])
+  })
+
+  it('records a verified user refused by the policy, but not failed or anonymous requests', async () => {
+    const recorder = new UsageRecorder(store)
+    recorder.observe({ ok: false, method: 'wsse', outcome: 'policy_denied', user: 'ben' }, () => 'x', t0)
+    recorder.observe({ ok: false, method: 'wsse', outcome: 'bad_credentials', user: 'ben' }, () => 'x', t0)
+    recorder.observe({ ok: false, method: 'basic', outcome: 'replay', user: 'ben' }, () => 'x', t0)
+    recorder.observe({ ok: true, method: 'none', outcome: 'ok', identity: null }, () => 'x', t0)
+    await recorder.flush()
+    expect((await store.list({ user: 'ben' })).map((r) => `${r.method} ${r.count}`)).toEqual(['wsse 1'])
+  })
+
+  it('keeps the counts of a failed flush and writes them with the next one', async () => {
+    let failing = true
+    const flaky = Object.create(store) as UsageStore
+    flaky.add = async (rows, minutes) => {
+      if (failing) throw new Error('store away')
+      return store.add(rows, minutes)
+    }
+    const recorder = new UsageRecorder(flaky)
+    recorder.observe(ok('oauth', 'cyd'), () => 'app', t0)
+    await expect(recorder.flush()).rejects.toThrow('store away')
+    recorder.observe(ok('oauth', 'cyd'), () => 'app', t0 + 5000)
+    failing = false
+    await recorder.flush()
+    expect(await store.list({ user: 'cyd' })).toEqual([{ method: 'oauth', user: 'cyd', client: 'app', count: 2, firstSeen: t0, lastSeen: t0 + 5000 }])
+  })
+
+  it('flushes what is left on close', async () => {
+    const recorder = new UsageRecorder(store, { flushMs: 60_000 })
+    recorder.start()
+    recorder.observe(ok('basic', 'dee'), () => 'c', t0)
+    await recorder.close()
+    expect((await store.list({ user: 'dee' }))[0]?.count).toBe(1)
+  })
+})
+
+describe('clientName', () => {
+  const req = (url: string, headers: Record<string, string> = {}, body?: string) => ({
+    url,
+    headers,
+    contentType: body === undefined ? undefined : 'application/x-www-form-urlencoded; charset=utf-8',
+    body: body === undefined ? undefined : Buffer.from(body),
+  })
+
+  it('takes source from the query, then the form body, then the User-Agent', () => {
+    expect(clientName(req('/api/statuses/update.json?source=Q%20App', { 'user-agent': 'UA' }, 'source=B'))).toBe('Q App')
+    expect(clientName(req('/api/statuses/update.json', { 'user-agent': 'UA' }, 'status=x&source=Body+App'))).toBe('Body App')
+    expect(clientName(req('/api/statuses/update.json?source=', { 'user-agent': 'Mozilla/5.0 Test' }))).toBe('Mozilla/5.0 Test')
+    expect(clientName(req('/api/statuses/update.json'))).toBe('')
+  })
+
+  it('drops control characters and keeps at most 64 characters', () => {
+    expect(clientName(req('/x?source=a%0D%0Ab%00c'))).toBe('a b c')
+    const long = 'é'.repeat(100)
+    expect(clientName(req('/x', { 'user-agent': long }))).toBe('é'.repeat(64))
+  })
+})

@@ -127,7 +127,7 @@ export function accountPage(
           (a) => html`<tr>
 <td>${a.consumer.name}</td>
 <td>${scopeList(a.scopes)}</td>
-<td>${dateText(a.authorizedAt)}</td>
+<td class="nowrap">${dateText(a.authorizedAt)}</td>
 <td><form method="post" action="/account/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="consumer_key" value="${a.consumer.key}"><button type="submit" class="danger">Revoke</button></form></td>
 </tr>`,
         )}</tbody>

@@ -2,7 +2,7 @@
 // route's rules, then forwarded unchanged to the core with a signed identity. Built
 // without listening; server.ts listens.
 import { randomUUID } from 'node:crypto'
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyBaseLogger } from 'fastify'
 import proxyAddr from '@fastify/proxy-addr'
 import type { Config } from '../common/config.js'
 import { ApiError, errors } from '../common/errors.js'
@@ -27,7 +27,8 @@ export interface GatewayDeps {
   metrics: GatewayMetrics
   /** Readiness of the gateway's own dependencies (store, Redis, core). */
   ready: () => Promise<Record<string, boolean>>
-  logger?: FastifyServerOptions['logger']
+  /** A pino instance (Fastify 5 takes it as loggerInstance), or false for none. */
+  logger?: FastifyBaseLogger | false
   now?: () => number
   /** Migration policy for verified legacy requests (SPEC §6.1). */
   policy?: LegacyPolicyCheck
@@ -79,7 +80,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const { config, metrics } = deps
   const now = deps.now ?? Date.now
   const app = Fastify({
-    logger: deps.logger ?? false,
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     requestIdHeader: false,
@@ -130,9 +131,9 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     const route = request.routeName ?? 'gateway'
     if (auth) metrics.authRequests.inc({ method: auth.method, outcome: auth.outcome, route })
     const ms = request.startedAt ? Number(process.hrtime.bigint() - request.startedAt) / 1e6 : 0
-    // One line per request (SPEC §6.2); never a credential.
+    // One line per request (SPEC §6.2); never a credential. The request ID (reqId) comes
+    // from the request's logger.
     request.log.info({
-      reqId: request.id,
       route,
       method: request.method,
       auth: auth?.method ?? 'none',

@@ -19,7 +19,7 @@ export interface OperatorDeps extends GatewayDeps {
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
-  const app = Fastify({ logger: deps.logger ?? false, logController: new LogController({ disableRequestLogging: true }), return503OnClosing: true })
+  const app = Fastify({ ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }), logController: new LogController({ disableRequestLogging: true }), return503OnClosing: true })
   const migration = deps.migration
   const now = deps.now ?? Date.now
   // The JSON API behind the bearer token, in a scope of its own so that the dashboard

@@ -264,6 +264,15 @@ describe('bad parameters get 400 in format and change nothing', () => {
     await expectNothingCreated('k'.repeat(256))
   })
 
+  test('oversized bodies and fields: 413, nothing stored', async () => {
+    const kw = fresh()
+    const big = 'x'.repeat(1024 * 1024 + 10)
+    expectError(await update({ keyword: kw, status: big }), 413, 'body_too_large')
+    expectError(await upload([['keyword', kw], ['status', big]]), 413, 'parameter_too_large')
+    expectError(await upload([['keyword', kw], ['status', 'x'], ...Array.from({ length: 120 }, (_, i) => [`f${i}`, 'v'] as Part)]), 413, 'too_many_parts')
+    await expectNothingCreated(kw)
+  })
+
   test('newline and tab are allowed in keyword and source', async () => {
     expect((await update({ keyword: 'two\nlines\tx', source: 'a\tb', status: 'x' })).json()).toMatchObject({ keyword: 'two\nlines\tx', source: 'a\tb' })
   })

@@ -37,7 +37,7 @@ export interface CallOptions {
   unsigned?: boolean
 }
 
-export async function startHarness(overrides: Record<string, unknown> = {}): Promise<Harness> {
+export async function startHarness(overrides: Record<string, unknown> = {}, databaseUrl?: string): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'kigo-core-test-'))
   const config = loadConfig({
     env: {
@@ -49,7 +49,7 @@ export async function startHarness(overrides: Record<string, unknown> = {}): Pro
     },
     overrides,
   })
-  const store = await openContentStore({ dataDir: dir })
+  const store = await openContentStore({ dataDir: dir, ...(databaseUrl ? { databaseUrl } : {}) })
   const app = buildCoreApp({ config, store })
   await app.ready()
   const key = identityKey(config.secretKey)

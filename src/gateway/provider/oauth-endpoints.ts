@@ -61,7 +61,8 @@ export function registerOAuthEndpoints(app: FastifyInstance, ctx: ProviderContex
     request.routeName = 'oauth/initiate'
     const req = authRequestOf(app, request, ctx.now())
     const r = check(req, initiateParameters)
-    if (r.token !== '' || r.params.protocol.has('oauth_token')) {
+    // Some clients send an empty oauth_token here; only a real token is out of place.
+    if (r.token !== '') {
       throw problem(realm, 400, 'parameter_rejected', 'oauth/initiate is signed with the consumer credentials only; send no oauth_token', { oauth_parameters_rejected: 'oauth_token' })
     }
     const found = await store.getConsumer(r.consumerKey)

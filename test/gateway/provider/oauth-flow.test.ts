@@ -134,6 +134,9 @@ describe('POST /oauth/initiate', () => {
     const res = await oauthFetch({ url: initiateUrl(), consumer: open, token: { token: 'x'.repeat(24), secret: '' }, oauth: { oauth_callback: 'oob' }, timestamp: nowSeconds() })
     expect(res.status).toBe(400)
     expect(oauthChallenge(res.headers)).toMatchObject({ oauth_problem: 'parameter_rejected', oauth_parameters_rejected: 'oauth_token' })
+    // An empty oauth_token, as some clients send, is no token.
+    const empty = await oauthFetch({ url: initiateUrl(), consumer: open, oauth: { oauth_callback: 'oob', oauth_token: '' }, timestamp: nowSeconds() })
+    expect(empty.status, empty.text).toBe(200)
   })
 
   it('refuses a bad signature, an unknown consumer, a stale timestamp and a replayed nonce with 401', async () => {

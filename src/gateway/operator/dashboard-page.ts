@@ -20,7 +20,8 @@ section{background:#fff;border:1px solid #d8dee4;border-radius:6px;padding:16px 
 h2{font-size:16px;margin:0 0 10px}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #eaeef2;vertical-align:top}
-th{font-size:12px;text-transform:uppercase;letter-spacing:.03em;color:#57606a}
+thead th{font-size:12px;text-transform:uppercase;letter-spacing:.03em;color:#57606a}
+tbody th{font-weight:600}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .legend{display:flex;gap:18px;flex-wrap:wrap;margin:8px 0 0;padding:0;list-style:none}
 .legend li{display:flex;align-items:center;gap:6px}
@@ -32,6 +33,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .state-brownout{background:#ffe2cc;color:#953800}.state-deny{background:#ffebe9;color:#cf222e}
 .refusing{color:#cf222e;font-weight:600}
 .muted{color:#6e7781}
+time{white-space:nowrap}
 .next{margin:0 0 10px}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:1px 4px;border-radius:3px}
 form.login{max-width:380px;margin:80px auto;background:#fff;border:1px solid #d8dee4;border-radius:6px;padding:24px}

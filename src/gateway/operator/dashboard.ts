@@ -31,7 +31,8 @@ const securityHeaders = {
   'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on the sign-in post.
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 }
 

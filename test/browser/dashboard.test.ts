@@ -1,0 +1,167 @@
+// The operator dashboard (SPEC §6.4) at GET /admin/ on the operator port: its sign-in
+// (bearer token, or a form that sets an HttpOnly SameSite=Strict session cookie), then in
+// Debian's Chromium: the chart of requests per auth method, the legacy-usage table, the
+// policy and the next scheduled change. A screenshot goes to test-artifacts/screenshots/.
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chromium, type Browser } from 'playwright-core'
+import { projectRoot } from '../../src/common/config.js'
+import { inCi } from '../helpers/services.js'
+import { startStack, type Stack } from '../helpers/stack.js'
+import { basicHeader, form, oauthHeader, wsseHeader } from '../gateway/policy/signers.js'
+
+const chromiumPath = '/usr/bin/chromium'
+const haveChromium = existsSync(chromiumPath)
+if (!haveChromium) {
+  const reason = `${chromiumPath} is missing (apt-get install chromium)`
+  if (inCi) throw new Error(`${reason}; under CI=true this fails the run`)
+  console.warn(`skipping the dashboard browser test: ${reason}`)
+}
+
+let stack: Stack
+
+beforeAll(async () => {
+  stack = await startStack()
+  const alice = await stack.addUser('alice', 'Alice')
+  const bob = await stack.addUser('bobby', 'Bob')
+  const client = await stack.addOAuthClient('alice', ['write_public'])
+  const url = `${stack.url}/api/statuses/update.json`
+  const send = (headers: Record<string, string>, body: string) => fetch(url, { method: 'POST', headers: { ...form, ...headers }, body })
+  const statuses: number[] = []
+  for (let i = 0; i < 3; i++) statuses.push((await send({ ...oauthHeader(client, { url, method: 'POST', data: { status: `o${i}` } }, Date.now()), 'user-agent': 'NewApp/2.0' }, `status=o${i}`)).status)
+  for (let i = 0; i < 2; i++) statuses.push((await send({ ...basicHeader('alice', alice.api_password), 'user-agent': 'OldApp/1.0 <script>' }, `status=b${i}`)).status)
+  statuses.push((await send(wsseHeader('bobby', bob.api_password, Date.now()), 'status=w&source=feed%20robot')).status)
+  statuses.push((await fetch(`${stack.url}/api/statuses/show/1.json`)).status)
+  expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200])
+  const policy = await stack.admin('PUT', '/admin/policy', {
+    basic: { state: 'deprecate', sunset: '2099-12-31T00:00:00Z', schedule: [{ state: 'deny', from: '2099-12-31T00:00:00Z' }] },
+    wsse: { state: 'brownout', windows: [{ start: '09:00', end: '12:00' }, { start: '21:00', end: '24:00' }], exceptions: [{ user: 'bobby', until: '2099-01-01T00:00:00Z' }] },
+  })
+  expect(policy.status).toBe(200)
+})
+
+afterAll(async () => {
+  await stack?.close()
+})
+
+const dashboard = () => `${stack.adminUrl}/admin/`
+
+describe('dashboard sign-in over HTTP', () => {
+  it('answers a visitor without a token with the sign-in form (401), no data', async () => {
+    const res = await fetch(dashboard())
+    expect(res.status).toBe(401)
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/)
+    const html = await res.text()
+    expect(html).toContain('name="token"')
+    expect(html).not.toContain('alice')
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'")
+  })
+
+  it('serves the dashboard to the bearer token', async () => {
+    const res = await fetch(dashboard(), { headers: { authorization: `Bearer ${stack.config.adminToken}` } })
+    expect(res.status).toBe(200)
+    const html = await res.text()
+    expect(html).toContain('<svg')
+    expect(html).toContain('OldApp/1.0 &lt;script&gt;')
+    expect(html).not.toContain('<script>')
+  })
+
+  it('sets an HttpOnly SameSite=Strict session for the right token only; the JSON API does not take it', async () => {
+    const login = (token: string, headers: Record<string, string> = {}) =>
+      fetch(`${stack.adminUrl}/admin/login`, { method: 'POST', headers: { ...form, ...headers }, body: new URLSearchParams({ token }), redirect: 'manual' })
+    const wrong = await login('not-the-admin-token')
+    expect(wrong.status).toBe(401)
+    expect(wrong.headers.get('set-cookie')).toBeNull()
+    expect(await wrong.text()).toContain('not valid')
+    expect((await login(stack.config.adminToken, { origin: 'http://evil.example' })).status).toBe(403)
+
+    const ok = await login(stack.config.adminToken)
+    expect(ok.status).toBe(303)
+    expect(ok.headers.get('location')).toBe('/admin/')
+    const setCookie = ok.headers.get('set-cookie') ?? ''
+    expect(setCookie).toMatch(/^kigo_admin_session=[^;]+; Path=\/admin; Max-Age=\d+; HttpOnly; SameSite=Strict$/)
+    expect(setCookie).not.toContain(stack.config.adminToken)
+    const cookie = setCookie.split(';')[0]!
+
+    expect((await fetch(dashboard(), { headers: { cookie } })).status).toBe(200)
+    expect((await fetch(dashboard(), { headers: { cookie: `${cookie.slice(0, -2)}xx` } })).status).toBe(401)
+    expect((await fetch(`${stack.adminUrl}/admin/usage`, { headers: { cookie } })).status).toBe(401)
+    expect((await fetch(`${stack.adminUrl}/admin/nothing-here`)).status).toBe(401)
+
+    const out = await fetch(`${stack.adminUrl}/admin/logout`, { method: 'POST', headers: { cookie }, redirect: 'manual' })
+    expect(out.status).toBe(303)
+    expect(out.headers.get('set-cookie')).toMatch(/^kigo_admin_session=; .*Max-Age=0/)
+  })
+})
+
+describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
+  let browser: Browser
+
+  beforeAll(async () => {
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    })
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+  })
+
+  it('signs in with the token and shows the chart, the usage table, the policy and the next change', async () => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } })
+    const page = await context.newPage()
+    const external: string[] = []
+    page.on('request', (r) => {
+      if (!r.url().startsWith(stack.adminUrl)) external.push(r.url())
+    })
+
+    const first = await page.goto(dashboard())
+    expect(first?.status()).toBe(401)
+    await page.fill('input[name="token"]', stack.config.adminToken)
+    await page.click('button[type="submit"]')
+    await page.waitForSelector('svg#method-chart')
+    expect(page.url()).toBe(dashboard())
+
+    const cookies = await context.cookies()
+    const session = cookies.find((c) => c.name === 'kigo_admin_session')
+    expect(session?.httpOnly).toBe(true)
+    expect(session?.sameSite).toBe('Strict')
+
+    // The chart: an SVG whose coloured bars carry the counts of the requests sent above.
+    const chart = page.locator('svg#method-chart')
+    await expect(chart.count()).resolves.toBe(1)
+    const bars = await page.$$eval('svg#method-chart rect[data-method]', (rects) =>
+      rects.map((r) => ({ method: r.getAttribute('data-method')!, count: Number(r.getAttribute('data-count')), height: Number(r.getAttribute('height')) })))
+    const perMethod: Record<string, number> = {}
+    for (const b of bars) {
+      expect(b.height).toBeGreaterThan(0)
+      perMethod[b.method] = (perMethod[b.method] ?? 0) + b.count
+    }
+    expect(perMethod).toEqual({ oauth: 3, basic: 2, wsse: 1, none: 1 })
+    expect(await chart.getAttribute('data-total')).toBe('7')
+
+    // The legacy-usage table: Basic and WSSE users, their clients and counts; OAuth use noted.
+    const rows = await page.$$eval('#usage-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())))
+    const byUser = Object.fromEntries(rows.map((r) => [r[1], r]))
+    expect(byUser.alice?.slice(0, 4)).toEqual(['Basic', 'alice', 'OldApp/1.0 <script>', '2'])
+    expect(byUser.alice?.[6]).toMatch(/^last \d{4}-/)
+    expect(byUser.bobby?.slice(0, 4)).toEqual(['WSSE', 'bobby', 'feed robot', '1'])
+    expect(byUser.bobby?.[6]).toBe('not yet')
+
+    // The policy and the next scheduled change.
+    const policyText = await page.locator('#policy').innerText()
+    expect(policyText).toMatch(/Basic\s+deprecate/)
+    expect(policyText).toContain('09:00–12:00, 21:00–24:00')
+    expect(policyText).toContain('user bobby until 2099-01-01')
+    expect(await page.locator('#next-change').innerText()).toBe('Next scheduled change: Basic becomes deny at 2099-12-31 00:00:00 UTC')
+
+    expect(external).toEqual([])
+    const dir = join(projectRoot, 'test-artifacts', 'screenshots')
+    mkdirSync(dir, { recursive: true })
+    await page.screenshot({ path: join(dir, 'dashboard.png'), fullPage: true })
+    await context.close()
+  })
+})

@@ -1,7 +1,10 @@
 // Prometheus metrics (SPEC §6.2) after a known mix of requests through a whole kigo:
 // 3 OAuth, 2 Basic, 1 WSSE and 1 WSSE replay, one anonymous read, one bad Basic password.
 // Every counter and histogram count is read back from GET /metrics on the operator port.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { projectRoot } from '../../../src/common/config.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
 import { basicHeader, form, oauthHeader, wsseHeader } from '../policy/signers.js'
 
@@ -119,5 +122,21 @@ describe('GET /metrics', () => {
       for (const label of Object.keys(s.labels)) expect(allowed, `${s.name} has label ${label}`).toContain(label)
     }
     expect(text).not.toContain('alice')
+  })
+
+  it('has every series the Grafana dashboard queries, under the job the Prometheus example scrapes', () => {
+    const dashboard = JSON.parse(readFileSync(join(projectRoot, 'config', 'grafana-dashboard.json'), 'utf8')) as { panels: Array<{ targets?: Array<{ expr: string }> }> }
+    const exprs = dashboard.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr)
+    expect(exprs.length).toBeGreaterThan(10)
+    const used = new Set(exprs.flatMap((e) => [...e.matchAll(/\b((?:kigo|process|nodejs)_[a-z0-9_]+)\{/g)].map((m) => m[1]!)))
+    expect(used.size).toBeGreaterThanOrEqual(9)
+    const exported = new Set(parse(text).map((s) => s.name))
+    for (const name of used) {
+      // Counters and histograms without samples yet still declare themselves.
+      const declared = exported.has(name) || new RegExp(`^# TYPE ${name.replace(/_(bucket|count|sum)$/, '')} `, 'm').test(text)
+      expect(declared, name).toBe(true)
+    }
+    for (const e of exprs) expect(e).toContain('job="kigo-gateway"')
+    expect(readFileSync(join(projectRoot, 'config', 'prometheus.yml'), 'utf8')).toMatch(/^\s+- job_name: kigo-gateway$/m)
   })
 })

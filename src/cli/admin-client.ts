@@ -81,7 +81,7 @@ export class AdminClient {
   }
 
   /** Sends one request; resolves with the 2xx body, throws CliError otherwise. */
-  async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<ApiResult> {
+  async request(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<ApiResult> {
     const url = this.urlFor(path)
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' }
     if (body !== undefined) headers['content-type'] = 'application/json'

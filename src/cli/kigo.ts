@@ -4,6 +4,7 @@
 // failed request, 2 for a wrong command line.
 import { parseArgs } from 'node:util'
 import { AdminClient, CliError, adminToken, adminUrl, usageError, type ApiResult, type Env } from './admin-client.js'
+import { migrationCommands } from './migration-commands.js'
 import { formatRecord, formatTable } from './output.js'
 
 export interface CliIo {
@@ -11,19 +12,20 @@ export interface CliIo {
   stderr: { write(text: string): unknown }
 }
 
-interface OptionSpec {
+export interface OptionSpec {
   /** Shown in usage as `--name VALUE`. */
   value: string
   required?: boolean
 }
 
-interface Parsed {
+export interface Parsed {
   args: string[]
   values: Record<string, string | undefined>
 }
 
-interface Command {
+export interface Command {
   group: string
+  /** '' for a group that is one command (`kigo usage`). */
   action: string
   /** Positional argument names, all required. */
   args: string[]
@@ -143,6 +145,7 @@ const commands: Command[] = [
       return { result, text: () => `revoked token ${args[0]!}\n` }
     },
   },
+  ...migrationCommands,
 ]
 
 const groups = [...new Set(commands.map((c) => c.group))]
@@ -150,7 +153,7 @@ const groups = [...new Set(commands.map((c) => c.group))]
 function synopsis(c: Command): string {
   const args = c.args.map((a) => `<${a}>`)
   const opts = Object.entries(c.options).map(([name, o]) => (o.required ? `--${name} ${o.value}` : `[--${name} ${o.value}]`))
-  return ['kigo', c.group, c.action, ...args, ...opts].join(' ')
+  return ['kigo', c.group, c.action, ...args, ...opts].filter((w) => w !== '').join(' ')
 }
 
 const environmentHelp = `Environment:
@@ -192,7 +195,8 @@ function parseError(err: unknown, c: Command): CliError {
   if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && /'-[^-]/.test(message)) {
     message += " (a value starting with '-' goes after '--')"
   }
-  return usageError(`${c.group} ${c.action}: ${message}; see kigo ${c.group} ${c.action} --help`)
+  const name = `${c.group} ${c.action}`.trim()
+  return usageError(`${name}: ${message}; see kigo ${name} --help`)
 }
 
 function parseCommand(c: Command, rest: string[]): Parsed & { json: boolean; help: boolean } {
@@ -211,7 +215,7 @@ function parseCommand(c: Command, rest: string[]): Parsed & { json: boolean; hel
   const json = values.json === true
   const help = values.help === true
   if (help) return { args: [], values: {}, json, help }
-  const where = `${c.group} ${c.action}`
+  const where = `${c.group} ${c.action}`.trim()
   if (parsed.positionals.length < c.args.length) {
     throw usageError(`${where}: missing <${c.args[parsed.positionals.length]!}>; usage: ${synopsis(c)}`)
   }
@@ -248,6 +252,9 @@ function route(argv: string[]): { command?: Command; group?: string; rest: strin
   if (!groups.includes(group)) throw usageError(`unknown command ${JSON.stringify(group)}; commands: ${groups.join(', ')}`)
   const action = argv[i + 1]
   const list = commands.filter((c) => c.group === group)
+  // A group that is one command (`kigo usage [--method …]`) takes its options directly.
+  const single = list.find((c) => c.action === '')
+  if (single && (action === undefined || action.startsWith('-'))) return { command: single, rest: [...globals, ...argv.slice(i + 1)], help: false }
   const command = list.find((c) => c.action === action)
   if (!command) {
     if (help || action === undefined || action === '--help' || action === '-h') {

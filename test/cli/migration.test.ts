@@ -1,0 +1,132 @@
+// `kigo usage` and `kigo policy show|set` (SPEC §1.3) run in-process against a whole kigo:
+// the policy they set is the one the gateway applies, the usage they print is what the
+// gateway recorded; wrong command lines exit 2, refused requests exit 1, one line each.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { main } from '../../src/cli/kigo.js'
+import { startStack, type Stack } from '../helpers/stack.js'
+import { basicHeader, form, wsseHeader } from '../gateway/policy/signers.js'
+
+let stack: Stack
+let env: Record<string, string>
+let apiPassword: string
+
+beforeAll(async () => {
+  stack = await startStack()
+  env = { KIGO_ADMIN_URL: stack.adminUrl, KIGO_ADMIN_TOKEN: stack.config.adminToken }
+  apiPassword = (await stack.addUser('alice', 'Alice')).api_password
+})
+
+afterAll(async () => {
+  await stack?.close()
+})
+
+async function kigo(...args: string[]) {
+  let stdout = ''
+  let stderr = ''
+  const code = await main(args, env, { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } })
+  return { code, stdout, stderr }
+}
+
+async function kigoJson(...args: string[]) {
+  const r = await kigo(...args, '--json')
+  expect(r.stderr).toBe('')
+  expect(r.code).toBe(0)
+  return JSON.parse(r.stdout)
+}
+
+function expectFailure(r: { code: number; stdout: string; stderr: string }, code: number, pattern: RegExp) {
+  expect(r.code).toBe(code)
+  expect(r.stdout).toBe('')
+  expect(r.stderr).toMatch(/^kigo: [^\n]+\n$/)
+  expect(r.stderr).toMatch(pattern)
+}
+
+const viaBasic = (userAgent: string) => fetch(`${stack.url}/api/statuses/update.json`, {
+  method: 'POST',
+  headers: { ...form, ...basicHeader('alice', apiPassword), 'user-agent': userAgent },
+  body: 'status=hi',
+})
+
+describe('kigo policy', () => {
+  it('shows the default policy: everything allowed', async () => {
+    const json = await kigoJson('policy', 'show')
+    expect(json.basic.state).toBe('allow')
+    expect(json.wsse.state).toBe('allow')
+    const text = await kigo('policy', 'show')
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/^basic: allow; set to allow since /m)
+    expect(text.stdout).toMatch(/^oauth: allow \(always\)$/m)
+    expect(text.stdout).toMatch(/^migration guide: https?:\/\//m)
+  })
+
+  it('sets deprecate with a sunset, and the gateway applies it', async () => {
+    const json = await kigoJson('policy', 'set', 'basic', 'deprecate', '--sunset', '2099-01-01T00:00:00Z')
+    expect(json.basic).toMatchObject({ state: 'deprecate', sunset: '2099-01-01T00:00:00Z' })
+    const res = await viaBasic('cli-test/1')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('deprecation')).toMatch(/^@[0-9]+$/)
+    expect(res.headers.get('sunset')).toBe('Thu, 01 Jan 2099 00:00:00 GMT')
+  })
+
+  it('sets brownout windows and an exception, keeps them on a later change, and schedules with --from', async () => {
+    await kigoJson('policy', 'set', 'wsse', 'brownout', '--windows', '09:00-12:00,21:00-24:00', '--except-user', 'alice', '--until', '2099-01-01T00:00:00Z')
+    const scheduled = await kigoJson('policy', 'set', 'wsse', 'deny', '--from', '2099-06-01T00:00:00Z', '--except-client', 'OldBot', '--until', '2099-02-01T00:00:00Z')
+    expect(scheduled.wsse).toMatchObject({
+      state: 'brownout',
+      windows: [{ start: '09:00', end: '12:00' }, { start: '21:00', end: '24:00' }],
+      schedule: [{ state: 'deny', from: '2099-06-01T00:00:00Z' }],
+      exceptions: [{ user: 'alice', until: '2099-01-01T00:00:00Z' }, { client: 'OldBot', until: '2099-02-01T00:00:00Z' }],
+    })
+    expect(scheduled.wsse.effective.next_change).toEqual({ state: 'deny', at: '2099-06-01T00:00:00Z' })
+    const text = await kigo('policy', 'set', 'wsse', 'deprecate', '--exceptions', 'none', '--windows', 'none', '--schedule', 'none')
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/^wsse: deprecate; set to deprecate since /)
+    const after = await kigoJson('policy', 'show')
+    expect(after.wsse).toMatchObject({ state: 'deprecate', windows: [], schedule: [], exceptions: [] })
+    // The exception the WSSE client had is gone, but deprecate still accepts it (with headers).
+    const res = await fetch(`${stack.url}/api/statuses/update.json`, { method: 'POST', headers: { ...form, ...wsseHeader('alice', apiPassword, Date.now()) }, body: 'status=w' })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('link')).toMatch(/rel="deprecation"/)
+  })
+
+  it('refuses wrong command lines with exit 2 and refused changes with exit 1', async () => {
+    expectFailure(await kigo('policy', 'set', 'oauth', 'deny'), 2, /OAuth is always allowed/)
+    expectFailure(await kigo('policy', 'set', 'digest', 'deny'), 2, /basic or wsse/)
+    expectFailure(await kigo('policy', 'set', 'basic', 'off'), 2, /allow, deprecate, brownout, deny/)
+    expectFailure(await kigo('policy', 'set', 'basic', 'brownout', '--windows', '9-12'), 2, /--windows/)
+    expectFailure(await kigo('policy', 'set', 'basic', 'deny', '--except-user', 'alice'), 2, /--until/)
+    expectFailure(await kigo('policy', 'set', 'basic'), 2, /missing <state>/)
+    expectFailure(await kigo('policy', 'set', 'basic', 'brownout'), 1, /window.*HTTP 400/)
+    expectFailure(await kigo('policy', 'set', 'basic', 'deny', '--sunset', '2099-02-30T00:00:00Z'), 1, /sunset.*HTTP 400/)
+    // Nothing of that changed the policy.
+    expect((await kigoJson('policy', 'show')).basic.state).toBe('deprecate')
+  })
+})
+
+describe('kigo usage', () => {
+  it('prints the usage report the gateway recorded, filtered', async () => {
+    expect((await viaBasic('cli-test/1')).status).toBe(200)
+    expect((await viaBasic('other-client/2')).status).toBe(200)
+    const all = await kigoJson('usage')
+    const basic = all.records.filter((r: { method: string }) => r.method === 'basic')
+    const counts = Object.fromEntries(basic.map((r: { client: string; count: number }) => [r.client, r.count]))
+    // cli-test/1 also made the request that checked the deprecation headers above.
+    expect(counts).toEqual({ 'cli-test/1': 2, 'other-client/2': 1 })
+    expect((await kigoJson('usage', '--method', 'wsse')).records.map((r: { method: string }) => r.method)).toEqual(['wsse'])
+    expect((await kigoJson('usage', '--since', '2099-01-01T00:00:00Z')).records).toEqual([])
+
+    const table = await kigo('usage', '--method', 'basic')
+    expect(table.code).toBe(0)
+    const lines = table.stdout.trimEnd().split('\n')
+    expect(lines[0]).toMatch(/^METHOD\s+USER\s+CLIENT\s+COUNT\s+FIRST_SEEN\s+LAST_SEEN$/)
+    expect(lines.slice(1).map((l) => l.split(/\s{2,}/).slice(0, 4).join(' ')).sort()).toEqual(['basic alice cli-test/1 2', 'basic alice other-client/2 1'])
+  })
+
+  it('refuses a bad filter', async () => {
+    expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, oauth/)
+    expectFailure(await kigo('usage', '--since', 'yesterday'), 1, /since.*HTTP 400/)
+    const help = await kigo('usage', '--help')
+    expect(help.code).toBe(0)
+    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|oauth\] \[--user ID\] \[--since ISO\]/)
+  })
+})

@@ -164,7 +164,7 @@ async function main(): Promise<number> {
       const order = scenarioNames.map((_, i) => scenarioNames[(i + r) % scenarioNames.length]!)
       log(`round ${r + 1}/${s.rounds}: ${s.durationSeconds} s per scenario`)
       for (const name of order) {
-        const m = await window(name, s.durationSeconds, sized(bestRps.get(name)!, s.durationSeconds, r === 0 ? 2.5 : 1.5))
+        const m = await window(name, s.durationSeconds, sized(bestRps.get(name)!, s.durationSeconds, r === 0 ? 2.5 : 2))
         seen(name, m.rps)
         record(name, m)
       }

@@ -59,6 +59,8 @@ declare module 'fastify' {
 
 /** Form bodies are signed (RFC 5849 §3.4.1.3.1), so they are read whole (and forwarded as read). */
 const formBodyLimit = 1024 * 1024
+/** Bodies covered by oauth_body_hash are read whole too: at most the core's largest upload. */
+const hashedBodyLimit = 48 * 1024 * 1024
 
 /** Sends an ApiError in the request's format (SPEC §2.7). */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
@@ -101,7 +103,26 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   // (multipart uploads, JSON, bytes) is passed on as a stream, never buffered here.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: formBodyLimit }, (_req, body, done) => done(null, body))
-  app.addContentTypeParser('*', (_req, payload, done) => done(null, payload))
+  app.addContentTypeParser('*', (req, payload, done) => {
+    // A client that sends oauth_body_hash signs the whole body (OAuth Request Body Hash),
+    // which can only be checked once it has all arrived: then, and only then, it is read.
+    const authorization = req.headers.authorization
+    const hashed = (typeof authorization === 'string' && authorization.includes('oauth_body_hash')) || req.url.includes('oauth_body_hash')
+    if (!hashed) return done(null, payload)
+    const chunks: Buffer[] = []
+    let size = 0
+    payload.on('data', (c: Buffer) => {
+      size += c.length
+      if (size > hashedBodyLimit) {
+        payload.destroy()
+        done(Object.assign(new Error('The request body is too large'), { statusCode: 413 }), undefined)
+        return
+      }
+      chunks.push(c)
+    })
+    payload.on('end', () => done(null, Buffer.concat(chunks)))
+    payload.on('error', (err) => done(err, undefined))
+  })
 
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, request, reply) => {
     if (err instanceof ApiError) return sendError(request, reply, err)

@@ -5,7 +5,8 @@
 import type { Config } from '../common/config.js'
 import { ApiError } from '../common/errors.js'
 import type { AuthMethod, Identity } from '../common/identity.js'
-import { detectCredentials } from './auth/detect.js'
+import { detectCredentials, unknownAuthorizationScheme } from './auth/detect.js'
+import { percentEncode } from './auth/oauth/percent-encode.js'
 import { verifyBasic } from './auth/basic.js'
 import { verifyWsse } from './auth/wsse.js'
 import { verifyOAuth } from './auth/oauth/verify.js'
@@ -41,7 +42,8 @@ export function challenges(realm: string, methods: AuthMethod[], oauthProblem?: 
   return methods.map((m) => {
     if (m === 'basic') return `Basic realm=${quote(realm)}, charset="UTF-8"`
     if (m === 'wsse') return `WSSE realm=${quote(realm)}, profile="UsernameToken"`
-    const extra = oauthProblem ? Object.entries(oauthProblem).map(([k, v]) => `, ${k}=${quote(v)}`).join('') : ''
+    // OAuth Problem Reporting: parameter values are percent-encoded like every OAuth value.
+    const extra = oauthProblem ? Object.entries(oauthProblem).map(([k, v]) => `, ${k}="${percentEncode(v)}"`).join('') : ''
     return `OAuth realm=${quote(realm)}${extra}`
   })
 }
@@ -88,6 +90,12 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       }
       const method = kinds[0]
       if (method === undefined) {
+        // Present credentials are always verified (SPEC §4.1): a scheme no verifier knows
+        // (Bearer, Digest…) is refused rather than ignored.
+        const unknown = unknownAuthorizationScheme(req)
+        if (unknown !== null) {
+          return fail('none', 'malformed', new ApiError(401, 'unsupported_credentials', `The ${unknown} authorization scheme is not accepted; use ${route.methods.join(', ')}`, { 'www-authenticate': challenges(realm, route.methods) }))
+        }
         if (route.anonymous) return { ok: true, method: 'none', identity: null, outcome: 'ok' }
         return fail('none', 'bad_credentials', new ApiError(401, 'authentication_required', 'This operation requires authentication', { 'www-authenticate': challenges(realm, route.methods) }))
       }

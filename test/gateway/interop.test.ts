@@ -215,6 +215,13 @@ describe('identity headers', () => {
     expect(res.status).toBe(401)
   })
 
+  it('refuses an authorization scheme it does not verify instead of ignoring it', async () => {
+    const res = await fetch(`${stack.url}/api/statuses/show/1.json`, { headers: { authorization: 'Bearer abc' } })
+    expect(res.status).toBe(401)
+    expect((await res.json()).error.code).toBe('unsupported_credentials')
+    expect(res.headers.get('www-authenticate')).toContain('OAuth realm="kigo"')
+  })
+
   it('refuses two kinds of credentials on one request with 400', async () => {
     const token = wsse({ username: 'alice', password: alice.api_password })
     const res = await postForm(`${stack.url}/api/statuses/update.json`, { status: 'both' }, {

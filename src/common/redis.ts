@@ -101,12 +101,15 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
+    // Commands issued in one tick (nonce claims of concurrent requests) share one write.
+    enableAutoPipelining: true,
     // Reconnect forever, 50 ms, 100 ms, … up to the cap.
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),
   }
   const client: RedisClient = parts.cluster
     ? new Cluster(parts.nodes, {
         enableOfflineQueue: false,
+        enableAutoPipelining: true,
         clusterRetryStrategy: (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),
         slotsRefreshTimeout: options.connectTimeoutMs ?? 1000,
         redisOptions: common,

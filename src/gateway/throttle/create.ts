@@ -2,6 +2,7 @@
 // (failing open to in-process counting while Redis is away) in production.
 import type { Config } from '../../common/config.js'
 import type { RedisClient } from '../../common/redis.js'
+import { CachedFailureThrottle } from './cached.js'
 import { MemoryFailureThrottle } from './memory.js'
 import { RedisFailureThrottle } from './redis.js'
 import { ResilientFailureThrottle, type ResilientFailureThrottleOptions } from './resilient.js'
@@ -14,5 +15,5 @@ export function createFailureThrottle(
 ): FailureThrottle {
   const settings = auth.throttle
   if (!redis) return new MemoryFailureThrottle(settings)
-  return new ResilientFailureThrottle(new RedisFailureThrottle(redis, settings), settings, hooks)
+  return new CachedFailureThrottle(new ResilientFailureThrottle(new RedisFailureThrottle(redis, settings), settings, hooks))
 }

@@ -1,0 +1,59 @@
+// The signed identity between gateway and core (SPEC §4.6): what the core believes.
+import { randomBytes } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { identityKey, signIdentity, verifyIdentity, type Identity } from '../../src/common/identity.js'
+
+const key = identityKey(randomBytes(32).toString('base64'))
+const req = { method: 'POST', url: '/api/statuses/update.json?x=1', host: 'localhost:8080', requestId: 'r-1' }
+const alice: Identity = { user: 'alice', userName: 'Alice Ünïcode, "quoted"', authMethod: 'oauth', consumer: 'ck', scopes: ['read_public', 'write_public'] }
+const now = 1_800_000_000_000
+
+describe('identity signature', () => {
+  it('verifies what the gateway signed, user name and scopes included', () => {
+    const headers = signIdentity(key, req, alice, now)
+    expect(verifyIdentity(key, headers, req, 60, now + 5_000)).toEqual({ ok: true, identity: alice, requestId: 'r-1', signed: true })
+  })
+
+  it('treats a request without identity headers as anonymous', () => {
+    expect(verifyIdentity(key, {}, req, 60, now)).toMatchObject({ ok: true, identity: null, signed: false })
+  })
+
+  it('verifies a signed anonymous request as anonymous', () => {
+    expect(verifyIdentity(key, signIdentity(key, req, null, now), req, 60, now)).toMatchObject({ ok: true, identity: null, signed: true })
+  })
+
+  it('refuses an identity claim without a signature', () => {
+    expect(verifyIdentity(key, { 'x-kigo-user': 'alice' }, req, 60, now).ok).toBe(false)
+    expect(verifyIdentity(key, { 'x-kigo-scopes': 'write_public' }, req, 60, now).ok).toBe(false)
+  })
+
+  it('refuses any change to a signed value', () => {
+    const headers = signIdentity(key, req, alice, now)
+    const tampered: Array<Record<string, string>> = [
+      { ...headers, 'x-kigo-user': 'bob' },
+      { ...headers, 'x-kigo-scopes': 'read_public,write_public,write_private' },
+      { ...headers, 'x-kigo-auth-method': 'basic' },
+      { ...headers, 'x-kigo-consumer': 'other' },
+      { ...headers, 'x-kigo-user-name': 'Mallory' },
+      { ...headers, 'x-kigo-request-id': 'r-2' },
+    ]
+    for (const h of tampered) expect(verifyIdentity(key, h, req, 60, now).ok).toBe(false)
+    expect(verifyIdentity(key, headers, { ...req, method: 'GET' }, 60, now).ok).toBe(false)
+    expect(verifyIdentity(key, headers, { ...req, url: '/api/statuses/update.json?x=2' }, 60, now).ok).toBe(false)
+    expect(verifyIdentity(key, headers, { ...req, host: '127.0.0.1:8080' }, 60, now).ok).toBe(false)
+  })
+
+  it('refuses a stale or future signature, and another key', () => {
+    const headers = signIdentity(key, req, alice, now)
+    expect(verifyIdentity(key, headers, req, 60, now + 61_000).ok).toBe(false)
+    expect(verifyIdentity(key, headers, req, 60, now - 61_000).ok).toBe(false)
+    const other = identityKey(randomBytes(32).toString('base64'))
+    expect(verifyIdentity(other, headers, req, 60, now).ok).toBe(false)
+  })
+
+  it('refuses malformed signatures and repeated headers', () => {
+    const headers = signIdentity(key, req, alice, now)
+    expect(verifyIdentity(key, { ...headers, 'x-kigo-identity-signature': 'garbage' }, req, 60, now).ok).toBe(false)
+    expect(verifyIdentity(key, { ...headers, 'x-kigo-user': ['alice', 'alice'] }, req, 60, now).ok).toBe(false)
+  })
+})

@@ -49,6 +49,11 @@ export const ConfigSchema = Type.Object({
     policyRefreshMs: Type.Integer({ minimum: 100, maximum: 15000 }),
     usageFlushMs: Type.Integer({ minimum: 100, maximum: 15000 }),
   }),
+  /** OAuth provider and account area lifetimes (SPEC §5). */
+  provider: Type.Object({
+    requestTokenTtlSeconds: Type.Integer({ minimum: 1 }),
+    sessionTtlSeconds: Type.Integer({ minimum: 60 }),
+  }),
   auth: Type.Object({
     timestampWindowSeconds: Type.Integer({ minimum: 1 }),
     wsseWindowSeconds: Type.Integer({ minimum: 1 }),

@@ -97,7 +97,7 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
 
   const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
-  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, ...options.provider, ...(options.now ? { now: options.now } : {}) })
+  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
   const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage } })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })

@@ -191,6 +191,9 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const gwPort = gw && typeof gw.port === 'number' ? gw.port : 8080
   raw.domesticHost ??= `localhost:${gwPort}`
   raw.globalHost ??= `127.0.0.1:${gwPort}`
+  // The migration guide defaults to the page the gateway serves itself (/migration).
+  const migration = (raw.migration ??= {}) as Json
+  migration.guideUrl ??= `${String(raw.publicScheme)}://${String(raw.domesticHost)}/migration`
   if ((raw.secretKey === undefined || raw.adminToken === undefined) && options.secrets) {
     const generated = options.secrets(String(raw.dataDir))
     raw.secretKey ??= generated.secretKey

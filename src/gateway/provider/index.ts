@@ -10,6 +10,7 @@ import { registerAuthorize } from './authorize.js'
 import { defaults, type ProviderContext, type ProviderOptions } from './context.js'
 import { sendPage } from './html.js'
 import { registerOAuthEndpoints } from './oauth-endpoints.js'
+import { registerMigrationGuide } from './migration-guide.js'
 import { messagePage } from './pages.js'
 import { Sessions } from './session.js'
 import { registerUserInfo } from './user-info.js'
@@ -61,4 +62,5 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
   registerAuthorize(app, ctx)
   registerAccount(app, ctx)
   registerUserInfo(app, ctx)
+  registerMigrationGuide(app)
 }

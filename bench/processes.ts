@@ -97,6 +97,19 @@ export function rssMiB(pid: number): number | null {
   }
 }
 
+/** CPU time (user + system) a process has used so far, in milliseconds; null when gone. */
+export function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name: state is field 3; utime and stime are fields 14 and 15,
+    // in clock ticks (100 per second on Linux).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return null
+  }
+}
+
 /** Samples a process's RSS every `everyMs` until stopped; returns the maximum seen. */
 export function sampleRss(pid: number, everyMs = 200): { stop(): number | null } {
   let max: number | null = rssMiB(pid)

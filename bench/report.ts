@@ -8,6 +8,9 @@ export interface WindowMeasurement {
   non2xx: number
   status5xx: number
   errors: number
+  /** CPU time per request of the core and of the front process (proxy or gateway), in µs. */
+  coreCpuUs?: number | null
+  frontCpuUs?: number | null
 }
 
 export interface ScenarioSummary {
@@ -20,6 +23,9 @@ export interface ScenarioSummary {
   status_5xx: number
   errors: number
   windows: number
+  /** CPU time per request (median over windows) of the core and of the front process, µs. */
+  core_cpu_us: number | null
+  front_cpu_us: number | null
 }
 
 export interface Ratios {
@@ -71,7 +77,14 @@ export function summarize(windows: WindowMeasurement[]): ScenarioSummary {
     status_5xx: windows.reduce((a, w) => a + w.status5xx, 0),
     errors: windows.reduce((a, w) => a + w.errors, 0),
     windows: windows.length,
+    core_cpu_us: cpuMedian(windows.map((w) => w.coreCpuUs)),
+    front_cpu_us: cpuMedian(windows.map((w) => w.frontCpuUs)),
   }
+}
+
+function cpuMedian(values: Array<number | null | undefined>): number | null {
+  const known = values.filter((v): v is number => typeof v === 'number')
+  return known.length ? round(median(known), 0) : null
 }
 
 export function ratios(s: Record<string, ScenarioSummary>): Ratios {
@@ -116,8 +129,10 @@ export function formatReport(r: BenchResults): string {
     String(s.non2xx),
     String(s.status_5xx),
     String(s.errors),
+    fmt(s.core_cpu_us, 0),
+    fmt(s.front_cpu_us, 0),
   ])
-  const scenarioTable = table(['scenario', 'rps', 'p50 ms', 'p99 ms', 'rss MB', 'non-2xx', '5xx', 'errors'], rows, [false, true, true, true, true, true, true, true])
+  const scenarioTable = table(['scenario', 'rps', 'p50 ms', 'p99 ms', 'rss MB', 'non-2xx', '5xx', 'errors', 'core µs/req', 'front µs/req'], rows, [false, true, true, true, true, true, true, true, true, true])
   const targetRows = targets(r).map((t) => [t.name, t.value === null ? '-' : `${t.unit === '' ? t.value.toFixed(3) : t.value.toFixed(2)}${t.unit}`, t.bound, t.met ? 'met' : 'NOT met'])
   const targetTable = table(['target', 'measured', 'bound', ''], targetRows, [false, true, false, false])
   const s = r.settings

@@ -92,11 +92,10 @@ export function statusRoutes(app: FastifyInstance, deps: CoreDeps): void {
     handler: async (request, reply) => {
       const { bodyFormats } = await readEntryRequest(request, { names: [], maxFiles: 0, fileBytes: limits.fileBytes })
       const id = entryIdOf(request)
-      const entry = await deps.store.getEntry(id)
-      if (!entry) throw errors.notFound('entry_not_found', 'No such entry')
       const viewer = contextOf(request).identity
-      const favorited = viewer ? await deps.store.hasStar(id, viewer.user) : false
-      return sendEntry(deps, request, reply, entry, favorited, bodyFormats)
+      const found = await deps.store.getEntryFor(id, viewer ? viewer.user : null)
+      if (!found) throw errors.notFound('entry_not_found', 'No such entry')
+      return sendEntry(deps, request, reply, found.entry, found.favorited, bodyFormats)
     },
   })
 

@@ -169,6 +169,21 @@ export class SqlContentStore implements ContentStore {
     return rows[0] ? toEntry(rows[0]) : null
   }
 
+  async getEntryFor(id: string, viewer: string | null): Promise<{ entry: EntryRow; favorited: boolean } | null> {
+    if (viewer === null) {
+      const entry = await this.getEntry(id)
+      return entry ? { entry, favorited: false } : null
+    }
+    if (!isRowId(id)) return null
+    const rows = await this.db.query<EntryRecord & { favorited: boolean }>(
+      `SELECT ${entryColumns}, EXISTS (SELECT 1 FROM kigo_core.stars s WHERE s.entry_id = e.id AND s.user_id = $2) AS favorited
+       FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author WHERE e.id = $1::bigint`,
+      [id, viewer],
+    )
+    const row = rows[0]
+    return row ? { entry: toEntry(row), favorited: row.favorited === true } : null
+  }
+
   async deleteEntry(id: string): Promise<EntryRow | null> {
     if (!isRowId(id)) return null
     // Stars go with the entry (ON DELETE CASCADE); replies keep in_reply_to_status_id.

@@ -72,6 +72,8 @@ export interface ContentStore {
   createEntry(entry: NewEntry, photos: NewPhoto[], composeBody: (photos: PhotoRow[]) => string): Promise<EntryRow>
   /** A live (not deleted) entry, or null. */
   getEntry(id: string): Promise<EntryRow | null>
+  /** The entry and whether `viewer` has starred it, in one round trip (statuses/show). */
+  getEntryFor(id: string, viewer: string | null): Promise<{ entry: EntryRow; favorited: boolean } | null>
   /** Deletes an entry and its stars; returns what was deleted, or null when it was not there. */
   deleteEntry(id: string): Promise<EntryRow | null>
 

@@ -237,6 +237,18 @@ describe.each([embedded, postgres])('content store on $name', (backend) => {
     expect(await store.removeStar(e.id, other)).toBe(true)
   })
 
+  test('getEntryFor tells whether the viewer starred the entry', async () => {
+    const e = await store.createEntry(newEntry(), [], plainBody('seen by'))
+    const fan = unique('fan')
+    expect(await store.getEntryFor(e.id, fan)).toEqual({ entry: e, favorited: false })
+    await store.addStar(e.id, fan)
+    expect(await store.getEntryFor(e.id, fan)).toEqual({ entry: e, favorited: true })
+    expect(await store.getEntryFor(e.id, unique('other'))).toEqual({ entry: e, favorited: false })
+    expect(await store.getEntryFor(e.id, null)).toEqual({ entry: e, favorited: false })
+    expect(await store.getEntryFor('987654321987', fan)).toBeNull()
+    expect(await store.getEntryFor('abc', fan)).toBeNull()
+  })
+
   test('concurrent repeated stars all succeed and leave one star', async () => {
     const e = await store.createEntry(newEntry(), [], plainBody('popular'))
     const fan = unique('fan')

@@ -29,6 +29,8 @@ interface Settings {
   embeddedSettleMs: number
   out: string
   profileDir?: string
+  /** Run only these scenarios (profiling); ratios need all of them. */
+  only?: string[]
 }
 
 /** Most requests built for one window (memory of the load generator). */
@@ -44,6 +46,7 @@ function settingsFrom(argv: string[]): Settings {
       duration: { type: 'string' },
       connections: { type: 'string' },
       profile: { type: 'string' },
+      only: { type: 'string' },
     },
   })
   const quick = values.quick === true
@@ -63,6 +66,7 @@ function settingsFrom(argv: string[]): Settings {
     embeddedSettleMs: quick ? 2000 : 5000,
     out: resolve(values.out ?? 'bench/results.json'),
     ...(values.profile ? { profileDir: resolve(values.profile) } : {}),
+    ...(values.only ? { only: values.only.split(',').map((n) => n.trim()) } : {}),
   }
 }
 
@@ -166,14 +170,16 @@ async function main(): Promise<number> {
     log(`warm-up: ${s.warmupSeconds} s per scenario`)
     const bestRps = new Map<string, number>()
     const seen = (name: string, rps: number) => bestRps.set(name, Math.max(rps, bestRps.get(name) ?? 0))
-    for (const name of scenarioNames) seen(name, (await window(name, s.warmupSeconds, sized(10_000, s.warmupSeconds, 1))).rps)
+    const selected = s.only ? scenarioNames.filter((n) => s.only!.includes(n)) : [...scenarioNames]
+    if (selected.length === 0) throw new Error(`--only names no scenario; choose from ${scenarioNames.join(', ')}`)
+    for (const name of selected) seen(name, (await window(name, s.warmupSeconds, sized(10_000, s.warmupSeconds, 1))).rps)
 
     const windows = new Map<string, WindowMeasurement[]>()
     const record = (name: string, m: WindowMeasurement) => windows.set(name, [...(windows.get(name) ?? []), m])
     for (let r = 0; r < s.rounds; r++) {
       // Interleaved, and each round starts one scenario later, so no scenario always
       // follows the same one.
-      const order = scenarioNames.map((_, i) => scenarioNames[(i + r) % scenarioNames.length]!)
+      const order = selected.map((_, i) => selected[(i + r) % selected.length]!)
       log(`round ${r + 1}/${s.rounds}: ${s.durationSeconds} s per scenario`)
       for (const name of order) {
         const m = await window(name, s.durationSeconds, sized(bestRps.get(name)!, s.durationSeconds, r === 0 ? 2.5 : 2))
@@ -182,9 +188,10 @@ async function main(): Promise<number> {
       }
     }
 
-    const fixedRate = Math.max(1, Math.round(median(windows.get('bare_proxy')!.map((w) => w.rps)) / 2))
-    log(`fixed rate: ${fixedRate} rps (half of bare_proxy's saturation throughput)`)
-    for (let r = 0; r < s.rounds; r++) {
+    const bare = windows.get('bare_proxy')
+    const fixedRate = bare ? Math.max(1, Math.round(median(bare.map((w) => w.rps)) / 2)) : 0
+    if (bare) log(`fixed rate: ${fixedRate} rps (half of bare_proxy's saturation throughput)`)
+    for (let r = 0; bare && r < s.rounds; r++) {
       const order = r % 2 === 0 ? fixedRateNames : [...fixedRateNames].reverse()
       for (const name of order) record(name, await window(name, s.durationSeconds, sized(fixedRate, s.durationSeconds, 1.1), fixedRate))
     }

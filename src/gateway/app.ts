@@ -62,6 +62,20 @@ const formBodyLimit = 1024 * 1024
 /** Bodies covered by oauth_body_hash are read whole too: at most the core's largest upload. */
 const hashedBodyLimit = 48 * 1024 * 1024
 
+/** The request as the verifiers see it: public host and scheme, the raw form body. */
+export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now: number): AuthRequest {
+  return {
+    method: request.method,
+    url: request.url,
+    host: origin.host,
+    scheme: origin.scheme,
+    headers: request.headers,
+    contentType: request.headers['content-type'],
+    body: Buffer.isBuffer(request.body) ? request.body : undefined,
+    now,
+  }
+}
+
 /** Sends an ApiError in the request's format (SPEC §2.7). */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
   const format = formatOfPath(request.url) ?? 'json'
@@ -198,16 +212,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     request.routeName = route.name
     const origin = publicOrigin(request)
     request.origin = origin
-    const authReq: AuthRequest = {
-      method: request.method,
-      url: request.url,
-      host: origin.host,
-      scheme: origin.scheme,
-      headers: request.headers,
-      contentType: request.headers['content-type'],
-      body: Buffer.isBuffer(request.body) ? request.body : undefined,
-      now: now(),
-    }
+    const authReq = toAuthRequest(request, origin, now())
     const started = process.hrtime.bigint()
     let decision: AuthDecision
     try {

@@ -6,13 +6,13 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { identityKey, signIdentity } from '../../src/common/identity.js'
 import { freshPostgres, inCi } from '../helpers/services.js'
+import { freePort } from '../helpers/ports.js'
 
 const mainJs = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url))
 const built = existsSync(mainJs)
@@ -31,16 +31,6 @@ const author = 'durable_writer'
 const killAfterAcks = 100
 const concurrency = 8
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 interface Response {
   status: number

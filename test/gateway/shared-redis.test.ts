@@ -9,7 +9,7 @@ import { request } from 'undici'
 import wsse from 'wsse'
 import { freshPostgres } from '../helpers/services.js'
 import { startStack, type Stack } from '../helpers/stack.js'
-import { PrivateRedis, eventually } from './replay/private-redis.js'
+import { PrivateRedis, eventually } from '../helpers/private-redis.js'
 
 const pg = await freshPostgres()
 

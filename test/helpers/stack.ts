@@ -2,23 +2,15 @@
 // temp directory (or PostgreSQL/Redis when given), seeded through the operator API.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig, type Config } from '../../src/common/config.js'
 import { startCore } from '../../src/core/server.js'
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js'
+import { freePort } from './ports.js'
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => resolve(port))
-    })
-  })
-}
+export { freePort }
+
 
 export interface StackOptions {
   databaseUrl?: string

@@ -4,6 +4,7 @@
 // as the error code, and a `WWW-Authenticate: OAuth realm, oauth_problem` challenge.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from '../../common/errors.js'
+import { toAuthRequest } from '../app.js'
 import { challenges } from '../authenticate.js'
 import { oauthFailure } from '../auth/oauth/verify.js'
 import type { AuthFailure } from '../auth/results.js'
@@ -13,16 +14,7 @@ import type { AuthRequest } from '../auth/types.js'
 export function authRequestOf(app: FastifyInstance, request: FastifyRequest, now: number): AuthRequest {
   const origin = app.publicOrigin(request)
   request.origin = origin
-  return {
-    method: request.method,
-    url: request.url,
-    host: origin.host,
-    scheme: origin.scheme,
-    headers: request.headers,
-    contentType: request.headers['content-type'],
-    body: Buffer.isBuffer(request.body) ? request.body : undefined,
-    now,
-  }
+  return toAuthRequest(request, origin, now)
 }
 
 /** The error a failed verification step is answered with. */

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Cluster } from 'ioredis'
 import { createRedis, redisReady, type RedisClient } from '../../../src/common/redis.js'
 import { RedisReplayCache } from '../../../src/gateway/replay/redis.js'
-import { PrivateRedis } from './private-redis.js'
+import { PrivateRedis } from '../../helpers/private-redis.js'
 
 describe('replay cache on a Redis Cluster', () => {
   let redis: PrivateRedis

@@ -8,7 +8,7 @@ import { createReplayCaches } from '../../../src/gateway/replay/create.js'
 import { RedisReplayCache } from '../../../src/gateway/replay/redis.js'
 import { ResilientReplayCache } from '../../../src/gateway/replay/resilient.js'
 import { ReplayCacheUnavailable } from '../../../src/gateway/replay/types.js'
-import { eventually, PrivateRedis } from './private-redis.js'
+import { eventually, PrivateRedis } from '../../helpers/private-redis.js'
 
 const nonce = () => `u:${randomBytes(8).toString('hex')}`
 

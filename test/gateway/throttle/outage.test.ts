@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRedis, redisReady, type RedisClient } from '../../../src/common/redis.js'
 import { RedisFailureThrottle } from '../../../src/gateway/throttle/redis.js'
 import { ResilientFailureThrottle } from '../../../src/gateway/throttle/resilient.js'
-import { eventually, PrivateRedis } from '../replay/private-redis.js'
+import { eventually, PrivateRedis } from '../../helpers/private-redis.js'
 
 const settings = { maxFailures: 3, windowSeconds: 60 }
 const user = () => `user:${randomBytes(4).toString('hex')}`

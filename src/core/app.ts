@@ -91,9 +91,11 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   })
   void app.register(multipart, { defCharset: 'utf8' })
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const ctx = contextOf(request)
     const url = request.raw.url ?? '/'
+    // API answers depend on the requester: never cached (errors included).
+    if (url.startsWith('/api/')) reply.header('cache-control', 'no-store')
     // The callback is known before the parameters are read, so that early errors are
     // wrapped too (SPEC §2.5); a query that cannot be decoded is reported later.
     try {
@@ -125,13 +127,10 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     if (identity && flags.api && !flags.storesProfile) await deps.profiles.refresh(identity)
   })
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.raw.url?.startsWith('/api/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
-    return payload
-  })
-
   // One line per request (SPEC §6.2 asks the same of the gateway).
-  app.addHook('onResponse', async (request, reply) => {
+  const logger = app.log as { isLevelEnabled?: (level: string) => boolean }
+  const logRequests = typeof logger.isLevelEnabled === 'function' && logger.isLevelEnabled('info')
+  if (logRequests) app.addHook('onResponse', async (request, reply) => {
     const url = request.raw.url ?? ''
     const q = url.indexOf('?')
     request.log.info(

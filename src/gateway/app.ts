@@ -46,7 +46,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     auth?: AuthDecision
     routeName?: string
-    startedAt?: bigint
+    /** When the request was handed to the core (the upstream histogram). */
+    upstreamStartedAt?: bigint
     origin?: PublicOrigin
   }
   interface FastifyInstance {
@@ -75,6 +76,9 @@ export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now
     now,
   }
 }
+
+const statusClasses = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx']
+const statusClass = (status: number): string => statusClasses[Math.floor(status / 100)] ?? 'other'
 
 /** Sends an ApiError in the request's format (SPEC §2.7). */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
@@ -147,37 +151,31 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     return sendError(request, reply, new ApiError(500, 'internal_error', 'Internal error'))
   })
 
-  app.addHook('onRequest', async (request) => {
-    request.startedAt = process.hrtime.bigint()
-  })
-
-  // Deprecation, Sunset and Link of the migration policy (SPEC §6.1) on an accepted legacy request.
-  app.addHook('onSend', async (request, reply) => {
-    const auth = request.auth
-    if (!auth?.ok || !auth.headers) return
-    for (const [k, v] of Object.entries(auth.headers)) {
-      const prior = k === 'link' ? reply.getHeader('link') : undefined
-      void reply.header(k, prior === undefined ? v : `${String(prior)}, ${v}`)
-    }
-  })
-
-  app.addHook('onResponse', async (request, reply) => {
+  // Hooks are callback-style and do nothing they need not: they run on every request.
+  const logger = app.log as { isLevelEnabled?: (level: string) => boolean }
+  const logRequests = typeof logger.isLevelEnabled === 'function' && logger.isLevelEnabled('info')
+  app.addHook('onResponse', (request, reply, done) => {
     const auth = request.auth
     const route = request.routeName ?? 'gateway'
     if (auth) metrics.authRequests.inc({ method: auth.method, outcome: auth.outcome, route })
-    const ms = request.startedAt ? Number(process.hrtime.bigint() - request.startedAt) / 1e6 : 0
+    if (request.upstreamStartedAt !== undefined) {
+      metrics.upstreamDuration.observe({ route, status_class: statusClass(reply.statusCode) }, Number(process.hrtime.bigint() - request.upstreamStartedAt) / 1e9)
+    }
     // One line per request (SPEC §6.2); never a credential. The request ID (reqId) comes
     // from the request's logger.
-    request.log.info({
-      route,
-      method: request.method,
-      auth: auth?.method ?? 'none',
-      user: auth?.ok ? auth.identity?.user : auth?.user,
-      consumer: auth?.ok ? auth.identity?.consumer || undefined : undefined,
-      outcome: auth?.outcome,
-      status: reply.statusCode,
-      ms: Math.round(ms * 1000) / 1000,
-    }, 'request')
+    if (logRequests) {
+      request.log.info({
+        route,
+        method: request.method,
+        auth: auth?.method ?? 'none',
+        user: auth?.ok ? auth.identity?.user : auth?.user,
+        consumer: auth?.ok ? auth.identity?.consumer || undefined : undefined,
+        outcome: auth?.outcome,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 1000) / 1000,
+      }, 'request')
+    }
+    done()
   })
 
   app.get('/healthz', async (_request, reply) => reply.send({ status: 'ok' }))
@@ -239,11 +237,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     if (!decision.ok) return sendError(request, reply, decision.error)
     const origin = request.origin!
     request.forward = { identity: decision.identity, host: origin.host, scheme: origin.scheme, clientIp: origin.ip }
-    const upstreamStart = process.hrtime.bigint()
-    reply.then(
-      () => metrics.upstreamDuration.observe({ route: route.name, status_class: `${Math.floor(reply.statusCode / 100)}xx` }, Number(process.hrtime.bigint() - upstreamStart) / 1e9),
-      () => undefined,
-    )
+    // Deprecation, Sunset and Link of the migration policy (SPEC §6.1) on an accepted
+    // legacy request; the core sends none of these, so the forwarded response keeps them.
+    if (decision.headers) void reply.headers(decision.headers)
+    request.upstreamStartedAt = process.hrtime.bigint()
     return forward(request, reply)
   }
 

@@ -87,9 +87,18 @@ function cpuMedian(values: Array<number | null | undefined>): number | null {
   return known.length ? round(median(known), 0) : null
 }
 
-export function ratios(s: Record<string, ScenarioSummary>): Ratios {
-  const rps = (name: string) => s[name]?.rps ?? 0
-  const ratio = (a: string, b: string) => (rps(b) > 0 ? round(rps(a) / rps(b), 3) : 0)
+/**
+ * Each ratio is the median over rounds of that round's ratio: the two scenarios of a
+ * round ran minutes apart at most, so a slow spell of the machine affects both sides
+ * alike, where a ratio of medians would pair windows from different rounds.
+ */
+export function ratios(windows: Record<string, WindowMeasurement[]>): Ratios {
+  const ratio = (a: string, b: string) => {
+    const as = windows[a] ?? []
+    const bs = windows[b] ?? []
+    const perRound = as.slice(0, bs.length).map((w, i) => (bs[i]!.rps > 0 ? w.rps / bs[i]!.rps : 0))
+    return perRound.length ? round(median(perRound), 3) : 0
+  }
   return {
     anonymous_vs_bare_proxy: ratio('gateway_anonymous', 'bare_proxy'),
     oauth_vs_anonymous: ratio('gateway_oauth', 'gateway_anonymous'),

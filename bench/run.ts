@@ -203,7 +203,7 @@ async function main(): Promise<number> {
       .filter((v): v is number => v !== null)
     const results: BenchResults = {
       scenarios: summaries,
-      ratios: ratios(summaries),
+      ratios: ratios(Object.fromEntries(windows)),
       added_p99_ms: Number((summaries.gateway_oauth_fixed_rate!.p99_ms - summaries.core_direct_fixed_rate!.p99_ms).toFixed(3)),
       embedded_idle_rss_mb: Number(embeddedRss.toFixed(1)),
       gateway_rss_mb: gatewayRss.length ? Math.max(...gatewayRss) : null,

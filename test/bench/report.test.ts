@@ -16,9 +16,24 @@ describe('summaries', () => {
   })
 
   it('divides each gateway scenario by its reference', () => {
-    const sum = (rps: number) => summarize([w(rps, 1)])
-    const r = ratios({ bare_proxy: sum(1000), gateway_anonymous: sum(900), gateway_oauth: sum(720), gateway_basic: sum(891), gateway_wsse: sum(450) })
+    const one = (rps: number) => [w(rps, 1)]
+    const r = ratios({ bare_proxy: one(1000), gateway_anonymous: one(900), gateway_oauth: one(720), gateway_basic: one(891), gateway_wsse: one(450) })
     expect(r).toEqual({ anonymous_vs_bare_proxy: 0.9, oauth_vs_anonymous: 0.8, basic_vs_anonymous: 0.99, wsse_vs_anonymous: 0.5 })
+  })
+
+  it('pairs the windows of each round, so a slow round affects both sides', () => {
+    // Round 2 ran on a slow machine: both scenarios are half as fast there.
+    const rounds = (...rps: number[]) => rps.map((v) => w(v, 1))
+    const r = ratios({
+      bare_proxy: rounds(1000, 500, 1000),
+      gateway_anonymous: rounds(900, 450, 900),
+      gateway_oauth: rounds(800, 400, 760),
+      gateway_basic: rounds(880, 440, 880),
+      gateway_wsse: rounds(700, 350, 700),
+    })
+    expect(r.anonymous_vs_bare_proxy).toBe(0.9)
+    expect(r.oauth_vs_anonymous).toBe(0.889)
+    expect(r.wsse_vs_anonymous).toBe(0.778)
   })
 })
 

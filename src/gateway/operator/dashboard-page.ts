@@ -16,7 +16,7 @@ header h1{font-size:18px;margin:0;font-weight:600;flex:1}
 header .meta{color:#c9d1d9;font-size:12px}
 header button{background:transparent;color:#fff;border:1px solid #8b949e;border-radius:4px;padding:4px 10px;cursor:pointer}
 main{max-width:1120px;margin:0 auto;padding:16px 24px 48px}
-section{background:#fff;border:1px solid #d8dee4;border-radius:6px;padding:16px 20px;margin-top:16px}
+section{background:#fff;border:1px solid #d8dee4;border-radius:6px;padding:16px 20px;margin-top:16px;overflow-x:auto}
 h2{font-size:16px;margin:0 0 10px}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #eaeef2;vertical-align:top}

@@ -80,8 +80,15 @@ export interface DashboardData {
   signedInWithCookie: boolean
 }
 
-const when = (ms: number | null | undefined) => (ms == null ? '<span class="muted">–</span>' : `<time datetime="${isoSeconds(ms)}">${isoSeconds(ms).replace('T', ' ').replace('Z', ' UTC')}</time>`)
-const whenText = (s: string | null) => when(s === null ? null : Date.parse(s))
+// In tables, shown to the minute on two lines (date, time) so the tables fit a page;
+// the datetime attribute keeps the second.
+const when = (ms: number | null | undefined, compact = false) => {
+  if (ms == null) return '<span class="muted">–</span>'
+  const iso = isoSeconds(ms)
+  const text = compact ? `${iso.slice(0, 10)}<br>${iso.slice(11, 16)} UTC` : iso.replace('T', ' ').replace('Z', ' UTC')
+  return `<time datetime="${iso}" title="${iso}">${text}</time>`
+}
+const whenText = (s: string | null) => when(s === null ? null : Date.parse(s), true)
 const stateBadge = (s: string) => `<span class="state state-${esc(s)}">${esc(s)}</span>`
 
 function chartSection(d: DashboardData): string {
@@ -103,7 +110,7 @@ function policySection(d: DashboardData): string {
     .sort((a, b) => Date.parse(a.c!.at) - Date.parse(b.c!.at))
   const next = changes[0]
   const nextLine = next
-    ? `<p class="next" id="next-change">Next scheduled change: <strong>${esc(methodLabels[next.m])}</strong> becomes ${stateBadge(next.c!.state)} at ${whenText(next.c!.at)}</p>`
+    ? `<p class="next" id="next-change">Next scheduled change: <strong>${esc(methodLabels[next.m])}</strong> becomes ${stateBadge(next.c!.state)} at ${when(Date.parse(next.c!.at))}</p>`
     : `<p class="next muted" id="next-change">No scheduled change.</p>`
   const rows = legacyMethods.map((m) => {
     const p = d.policies[m]
@@ -132,7 +139,7 @@ ${nextLine}
 function usageSection(d: DashboardData): string {
   const rows = d.legacy.map((r) => {
     const moved = d.oauthLastSeen.get(r.user)
-    return `<tr><td>${esc(methodLabels[r.method as LegacyMethod] ?? r.method)}</td><td><code>${esc(r.user)}</code></td><td>${r.client === '' ? '<span class="muted">(none)</span>' : esc(r.client)}</td><td class="num">${r.count}</td><td>${when(r.firstSeen)}</td><td>${when(r.lastSeen)}</td><td>${moved === undefined ? '<span class="muted">not yet</span>' : `last ${when(moved)}`}</td></tr>`
+    return `<tr><td>${esc(methodLabels[r.method as LegacyMethod] ?? r.method)}</td><td><code>${esc(r.user)}</code></td><td>${r.client === '' ? '<span class="muted">(none)</span>' : esc(r.client)}</td><td class="num">${r.count}</td><td>${when(r.firstSeen, true)}</td><td>${when(r.lastSeen, true)}</td><td>${moved === undefined ? '<span class="muted">not yet</span>' : `last ${when(moved, true)}`}</td></tr>`
   })
   const more = d.legacyTotal > d.legacy.length ? `<p class="muted">Showing the ${d.legacy.length} most recent of ${d.legacyTotal}; the full report: <code>kigo usage</code> or <code>GET /admin/usage</code>.</p>` : ''
   return `<section id="usage">

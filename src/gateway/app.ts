@@ -10,7 +10,7 @@ import { formatOfPath, renderError } from '../common/formats.js'
 import { identityKey } from '../common/identity.js'
 import { createAuthenticator, type AuthDecision } from './authenticate.js'
 import type { AuthRequest, CredentialLookup } from './auth/types.js'
-import type { GatewayMetrics } from './operator/metrics.js'
+import { childOf, type GatewayMetrics } from './operator/metrics.js'
 import { registerForwarding } from './proxy/forward.js'
 import type { LegacyPolicyCheck } from './policy/service.js'
 import type { ReplayCache } from './replay/types.js'
@@ -151,15 +151,19 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     return sendError(request, reply, new ApiError(500, 'internal_error', 'Internal error'))
   })
 
+  const authRequests = new Map<string, { inc(): void }>()
+  const authDurations = new Map<string, { observe(v: number): void }>()
+  const upstreamDurations = new Map<string, { observe(v: number): void }>()
+
   // Hooks are callback-style and do nothing they need not: they run on every request.
   const logger = app.log as { isLevelEnabled?: (level: string) => boolean }
   const logRequests = typeof logger.isLevelEnabled === 'function' && logger.isLevelEnabled('info')
   app.addHook('onResponse', (request, reply, done) => {
     const auth = request.auth
     const route = request.routeName ?? 'gateway'
-    if (auth) metrics.authRequests.inc({ method: auth.method, outcome: auth.outcome, route })
+    if (auth) childOf(authRequests, (m, o, r) => metrics.authRequests.labels(m!, o!, r!), auth.method, auth.outcome, route).inc()
     if (request.upstreamStartedAt !== undefined) {
-      metrics.upstreamDuration.observe({ route, status_class: statusClass(reply.statusCode) }, Number(process.hrtime.bigint() - request.upstreamStartedAt) / 1e9)
+      childOf(upstreamDurations, (r, c) => metrics.upstreamDuration.labels(r!, c!), route, statusClass(reply.statusCode)).observe(Number(process.hrtime.bigint() - request.upstreamStartedAt) / 1e9)
     }
     // One line per request (SPEC §6.2); never a credential. The request ID (reqId) comes
     // from the request's logger.
@@ -221,7 +225,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       request.log.error({ err: { message: (err as Error).message, name: (err as Error).name } }, 'authentication dependency failed')
       decision = { ok: false, method: 'none', outcome: 'unavailable', error: errors.unavailable('store_unavailable', 'Credentials cannot be checked right now; try again shortly') }
     }
-    metrics.authDuration.observe({ method: decision.method }, Number(process.hrtime.bigint() - started) / 1e9)
+    childOf(authDurations, (m) => metrics.authDuration.labels(m!), decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
     // Usage (SPEC §6.3): counted in memory here, written to the store in batches elsewhere.
     deps.usage?.observe(decision, () => clientName(authReq), authReq.now)
     request.auth = decision

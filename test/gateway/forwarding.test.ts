@@ -113,13 +113,15 @@ describe('forwarding', () => {
     expect(verifyIdentity(identityKey(stack.config.secretKey), s.headers, { method: s.method, url: '/api/statuses/destroy/1.json', host: s.headers.host! }, 60).ok).toBe(false)
   })
 
-  it('signs anonymous requests without a user', async () => {
+  it('forwards anonymous requests with a request id and no identity', async () => {
     seen = []
-    await fetch(`${stack.url}/api/statuses/show/1.json`, { headers: { 'x-kigo-user': 'alice' } })
+    await fetch(`${stack.url}/api/statuses/show/1.json`, { headers: { 'x-kigo-user': 'alice', 'x-kigo-identity-signature': 'forged' } })
     const s = last()
     expect(s.headers['x-kigo-user']).toBeUndefined()
+    expect(s.headers['x-kigo-identity-signature']).toBeUndefined()
+    expect(s.headers['x-kigo-request-id']).toMatch(/^[0-9a-f-]{36}$/)
     const check = verifyIdentity(identityKey(stack.config.secretKey), s.headers, { method: 'GET', url: s.url, host: s.headers.host! }, 60)
-    expect(check).toMatchObject({ ok: true, identity: null })
+    expect(check).toMatchObject({ ok: true, identity: null, signed: false })
   })
 
   it('streams a body the client is still sending (not buffered whole)', async () => {

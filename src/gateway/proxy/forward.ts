@@ -47,7 +47,14 @@ export function forwardedHeaders(request: FastifyRequest, incoming: IncomingHttp
   out['x-forwarded-for'] = prior && ctx.clientIp !== request.socket.remoteAddress ? `${prior}, ${request.socket.remoteAddress}` : ctx.clientIp
   out['x-forwarded-proto'] = ctx.scheme
   out['x-forwarded-host'] = ctx.host
-  Object.assign(out, signIdentity(opts.identityKey, { method: request.method, url: request.url, host: ctx.host, requestId: String(request.id) }, ctx.identity))
+  const requestId = String(request.id)
+  if (ctx.identity) {
+    Object.assign(out, signIdentity(opts.identityKey, { method: request.method, url: request.url, host: ctx.host, requestId }, ctx.identity))
+  } else {
+    // An anonymous request carries no identity, so there is nothing to sign: the core
+    // treats a request without identity headers as anonymous, whoever sends it.
+    out['x-kigo-request-id'] = requestId
+  }
   return out
 }
 

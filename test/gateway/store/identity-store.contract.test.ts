@@ -1,9 +1,6 @@
 // The identity store's contract, run once per backend: the embedded database in a
 // temporary directory, and PostgreSQL (skipped with a reason when absent outside CI).
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDb, type Db } from '../../../src/common/sql.js'
 import {
@@ -15,35 +12,21 @@ import {
   type IdentityStoreOptions,
   type SqlIdentityStore,
 } from '../../../src/gateway/store/index.js'
-import { freshPostgres } from '../../helpers/services.js'
+import { storageBackends } from '../../helpers/backends.js'
 
 interface Backend {
   options: IdentityStoreOptions
   cleanup: () => Promise<void>
 }
 
-const postgres = await freshPostgres()
-
-const backends: Array<[string, (() => Promise<Backend>) | null]> = [
-  [
-    'embedded',
-    async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'kigo-identity-'))
-      return {
-        options: { dataDir, secretKey: randomBytes(32).toString('base64') },
-        cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
-      }
-    },
-  ],
-  [
-    'postgres',
-    postgres &&
-      (async () => ({
-        options: { databaseUrl: postgres.url, dataDir: '/nonexistent', secretKey: randomBytes(32).toString('base64') },
-        cleanup: () => postgres.drop(),
-      })),
-  ],
-]
+const backends: Array<[string, (() => Promise<Backend>) | null]> = (await storageBackends('identity')).map(([name, setup]) => [
+  name,
+  setup &&
+    (async () => {
+      const { cleanup, ...where } = await setup()
+      return { options: { ...where, secretKey: randomBytes(32).toString('base64') }, cleanup }
+    }),
+])
 
 let serial = 0
 /** A fresh valid user id per test, so tests do not depend on each other. */

@@ -3,9 +3,6 @@
 // backend: the embedded database, and PostgreSQL (skipped with a reason when absent
 // outside CI).
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDb, type Db } from '../../../src/common/sql.js'
 import {
@@ -17,35 +14,21 @@ import {
   type Scope,
   type SqlIdentityStore,
 } from '../../../src/gateway/store/index.js'
-import { freshPostgres } from '../../helpers/services.js'
+import { storageBackends } from '../../helpers/backends.js'
 
 interface Backend {
   options: IdentityStoreOptions
   cleanup: () => Promise<void>
 }
 
-const postgres = await freshPostgres()
-
-const backends: Array<[string, (() => Promise<Backend>) | null]> = [
-  [
-    'embedded',
-    async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'kigo-provider-store-'))
-      return {
-        options: { dataDir, secretKey: randomBytes(32).toString('base64') },
-        cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
-      }
-    },
-  ],
-  [
-    'postgres',
-    postgres &&
-      (async () => ({
-        options: { databaseUrl: postgres.url, dataDir: '/nonexistent', secretKey: randomBytes(32).toString('base64') },
-        cleanup: () => postgres.drop(),
-      })),
-  ],
-]
+const backends: Array<[string, (() => Promise<Backend>) | null]> = (await storageBackends('provider-store')).map(([name, setup]) => [
+  name,
+  setup &&
+    (async () => {
+      const { cleanup, ...where } = await setup()
+      return { options: { ...where, secretKey: randomBytes(32).toString('base64') }, cleanup }
+    }),
+])
 
 let serial = 0
 const newId = (prefix = 'user') => `${prefix}_${++serial}_${randomBytes(3).toString('hex')}`

@@ -144,6 +144,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
 
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, request, reply) => {
     if (err instanceof ApiError) return sendError(request, reply, err)
+    if (err instanceof URIError) return sendError(request, reply, errors.badRequest('bad_request', 'The request URL is not validly percent-encoded'))
     const status = err.statusCode ?? 500
     if (status === 413) return sendError(request, reply, errors.tooLarge('body_too_large', 'The request body is too large'))
     if (status >= 400 && status < 500) return sendError(request, reply, new ApiError(status, 'bad_request', err.message))

@@ -4,6 +4,7 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { XMLParser } from 'fast-xml-parser'
+import { request } from 'undici'
 import { identityKey, verifyIdentity } from '../../src/common/identity.js'
 import { freePort, startStack, type Stack } from '../helpers/stack.js'
 
@@ -83,6 +84,33 @@ describe('forwarding', () => {
     expect(s.body.toString()).toBe(body)
     expect(s.headers['content-type']).toBe('application/x-www-form-urlencoded; charset=UTF-8')
     expect(s.headers.host).toBe(new URL(stack.url).host)
+  })
+
+  it('passes odd and malformed query strings through untouched', async () => {
+    // node:http sends the request line as given (a WHATWG URL would re-encode it first).
+    const raw = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        const { port, host } = new URL(stack.url)
+        const req = httpRequest({ host: '127.0.0.1', port, path, headers: { host } }, (res) => {
+          res.resume()
+          resolve(res.statusCode!)
+        })
+        req.on('error', reject)
+        req.end()
+      })
+    for (const query of ['?callback=%ZZ', "?body_formats=%FF&x='y'", '?a=%E3%81&b=`c`&d=<e>']) {
+      seen = []
+      expect(await raw(`/api/statuses/show/1.json${query}`)).toBe(200)
+      expect(last().url).toBe(`/api/statuses/show/1.json${query}`)
+    }
+  })
+
+  it('answers a path that climbs out of its root with 400, not forwarding it', async () => {
+    seen = []
+    const res = await request(`${stack.url}/api/statuses/show/..%2F..%2Fadmin.json`)
+    expect(res.statusCode).toBe(400)
+    expect((await res.body.json() as { error: { status: number } }).error.status).toBe(400)
+    expect(seen).toHaveLength(0)
   })
 
   it('removes credentials and inbound X-Kigo-* headers, and adds a signed identity', async () => {

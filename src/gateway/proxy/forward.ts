@@ -85,7 +85,11 @@ export async function registerForwarding(app: FastifyInstance, opts: ForwardOpti
   })
   return (request, reply) => {
     const ctx = request.forward!
-    return reply.from(request.url, {
+    // The path alone: reply-from then takes the query from the raw request line, byte for
+    // byte (given whole, it would re-encode it as a WHATWG URL, and throw on malformed
+    // percent-encoding).
+    const q = request.url.indexOf('?')
+    return reply.from(q === -1 ? request.url : request.url.slice(0, q), {
       timeout: opts.timeoutMs,
       rewriteRequestHeaders: (_req, headers) => forwardedHeaders(request, headers as IncomingHttpHeaders, ctx, opts),
       rewriteHeaders: (headers) => {

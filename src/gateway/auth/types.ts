@@ -47,19 +47,26 @@ export type AuthResult =
       retryAfterSeconds?: number
     }
 
+/** A user's API password, as Basic and WSSE need it. */
+export interface ApiPasswordEntry { userId: string; userName: string; apiPassword: string }
+/** An OAuth consumer and its secret. */
+export interface ConsumerEntry { key: string; name: string; secret: string; scopes: Scope[] }
+/** An access token, its secret, and the user it acts for. */
+export interface TokenEntry {
+  token: string
+  secret: string
+  consumerKey: string
+  userId: string
+  userName: string
+  scopes: Scope[]
+  revoked: boolean
+}
+
 /** Where verifiers load secrets from (the identity store behind an in-memory cache). */
 export interface CredentialLookup {
-  apiPassword(userId: string): Promise<{ userId: string; userName: string; apiPassword: string } | null>
-  consumer(key: string): Promise<{ key: string; name: string; secret: string; scopes: Scope[] } | null>
-  accessToken(token: string): Promise<{
-    token: string
-    secret: string
-    consumerKey: string
-    userId: string
-    userName: string
-    scopes: Scope[]
-    revoked: boolean
-  } | null>
+  apiPassword(userId: string): Promise<ApiPasswordEntry | null>
+  consumer(key: string): Promise<ConsumerEntry | null>
+  accessToken(token: string): Promise<TokenEntry | null>
 }
 
 /** The request as a verifier sees it: nothing framework-specific. */

@@ -15,21 +15,10 @@
 // - Concurrent misses for one key share one load. An invalidation during a load keeps
 //   that load's (possibly stale) answer out of the cache.
 // - Store errors are not cached: they propagate (the gateway answers 503, SPEC §7).
-import type { CredentialLookup } from '../auth/types.js'
+import type { ApiPasswordEntry, ConsumerEntry, CredentialLookup, TokenEntry } from '../auth/types.js'
 import type { IdentityChange, IdentityChangeSource } from './sql-identity-store.js'
-import type { IdentityStore, Scope } from './types.js'
+import type { IdentityStore } from './types.js'
 
-type ApiPasswordEntry = { userId: string; userName: string; apiPassword: string }
-type ConsumerEntry = { key: string; name: string; secret: string; scopes: Scope[] }
-type TokenEntry = {
-  token: string
-  secret: string
-  consumerKey: string
-  userId: string
-  userName: string
-  scopes: Scope[]
-  revoked: boolean
-}
 type Kind = 'user' | 'consumer' | 'token'
 
 export interface CredentialLookupOptions {

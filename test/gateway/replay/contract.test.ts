@@ -2,31 +2,17 @@
 // real Redis (skipped with a reason outside CI when Redis is absent).
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, describe, expect, it } from 'vitest'
-import { createRedis, redisReady, type RedisClient } from '../../../src/common/redis.js'
+import { describe, expect, it } from 'vitest'
 import { MemoryReplayCache } from '../../../src/gateway/replay/memory.js'
 import { RedisReplayCache } from '../../../src/gateway/replay/redis.js'
 import type { ReplayCache } from '../../../src/gateway/replay/types.js'
+import { redisClients } from '../../helpers/redis-clients.js'
 import { availableRedis } from '../../helpers/services.js'
 
 const redisUrl = await availableRedis()
-const prefix = `kigo:test:${randomBytes(6).toString('hex')}:replay:`
-const clients: RedisClient[] = []
-
-async function redisClient(): Promise<RedisClient> {
-  const client = createRedis(redisUrl!)
-  clients.push(client)
-  expect(await redisReady(client)).toBe(true)
-  return client
-}
-
-afterAll(async () => {
-  for (const c of clients) {
-    const keys = await c.keys(`${prefix}*`)
-    if (keys.length) await c.del(...keys)
-    c.disconnect()
-  }
-})
+const redis = redisClients(redisUrl, 'replay')
+const { prefix } = redis
+const redisClient = () => redis.client()
 
 const backends: Array<{ name: string; skip: boolean; make: () => Promise<ReplayCache> }> = [
   { name: 'memory', skip: false, make: async () => new MemoryReplayCache() },

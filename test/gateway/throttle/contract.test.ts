@@ -2,31 +2,17 @@
 // `maxFailures` failures in the window a key must wait; reset clears; the window ends.
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, describe, expect, it } from 'vitest'
-import { createRedis, redisReady, type RedisClient } from '../../../src/common/redis.js'
+import { describe, expect, it } from 'vitest'
 import { MemoryFailureThrottle } from '../../../src/gateway/throttle/memory.js'
 import { RedisFailureThrottle } from '../../../src/gateway/throttle/redis.js'
 import { throttleKeys, type FailureThrottle, type ThrottleSettings } from '../../../src/gateway/throttle/types.js'
+import { redisClients } from '../../helpers/redis-clients.js'
 import { availableRedis } from '../../helpers/services.js'
 
 const redisUrl = await availableRedis()
-const prefix = `kigo:test:${randomBytes(6).toString('hex')}:throttle:`
-const clients: RedisClient[] = []
-
-async function redisClient(): Promise<RedisClient> {
-  const client = createRedis(redisUrl!)
-  clients.push(client)
-  expect(await redisReady(client)).toBe(true)
-  return client
-}
-
-afterAll(async () => {
-  for (const c of clients) {
-    const keys = await c.keys(`${prefix}*`)
-    if (keys.length) await c.del(...keys)
-    c.disconnect()
-  }
-})
+const redis = redisClients(redisUrl, 'throttle')
+const { prefix } = redis
+const redisClient = () => redis.client()
 
 const backends: Array<{ name: string; skip: boolean; make: (s: ThrottleSettings) => Promise<FailureThrottle> }> = [
   { name: 'memory', skip: false, make: async (s) => new MemoryFailureThrottle(s) },

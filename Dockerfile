@@ -19,5 +19,7 @@ COPY bin ./bin
 RUN mkdir -p /var/lib/kigo && chown node:node /var/lib/kigo
 USER node
 EXPOSE 8080 8081 9090
-ENTRYPOINT ["node", "dist/src/main.js"]
+# A young generation of 2 × 8 MiB instead of 2 × 16 MiB: about 20 MB less resident memory under
+# load for a little more frequent scavenging (bench/topology.ts runs the apps the same way).
+ENTRYPOINT ["node", "--max-semi-space-size=8", "dist/src/main.js"]
 CMD ["gateway"]

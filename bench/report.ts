@@ -45,7 +45,7 @@ export interface BenchResults {
   fixed_rate_rps: number
   node: string
   cpus: number
-  settings: { mode: 'quick' | 'full'; rounds: number; duration_s: number; warmup_s: number; connections: number; entries: number }
+  settings: { mode: 'quick' | 'full'; rounds: number; duration_s: number; slice_s: number; warmup_s: number; connections: number; entries: number }
 }
 
 export interface Target {
@@ -88,9 +88,9 @@ function cpuMedian(values: Array<number | null | undefined>): number | null {
 }
 
 /**
- * Each ratio is the median over rounds of that round's ratio: the two scenarios of a
- * round ran minutes apart at most, so a slow spell of the machine affects both sides
- * alike, where a ratio of medians would pair windows from different rounds.
+ * Each ratio is the median over passes of that pass's ratio (a pass runs every scenario
+ * once, one slice each): the two sides of a pass ran seconds apart, so a slow spell of
+ * the machine affects both alike, where a ratio of medians would pair windows far apart.
  */
 export function ratios(windows: Record<string, WindowMeasurement[]>): Ratios {
   const ratio = (a: string, b: string) => {
@@ -146,7 +146,7 @@ export function formatReport(r: BenchResults): string {
   const targetTable = table(['target', 'measured', 'bound', ''], targetRows, [false, true, false, false])
   const s = r.settings
   return [
-    `kigo benchmark (${s.mode}): node ${r.node}, ${r.cpus} CPUs, ${s.rounds} round(s) of ${s.duration_s} s per scenario after ${s.warmup_s} s warm-up, ${s.connections} connections, ${s.entries} entries; medians over rounds`,
+    `kigo benchmark (${s.mode}): node ${r.node}, ${r.cpus} CPUs, ${s.rounds} round(s) of ${s.duration_s} s per scenario (interleaved slices of ${s.slice_s} s) after ${s.warmup_s} s warm-up, ${s.connections} connections, ${s.entries} entries; medians over slices`,
     '',
     scenarioTable,
     '',

@@ -4,7 +4,7 @@
 // the embedded mode's idle memory. Prints a table with the targets and writes the
 // result file. Any 5xx or transport error makes the exit status non-zero.
 //
-//   node dist/bench/run.js [--quick] [--out FILE] [--rounds N] [--duration S] [--connections N]
+//   node dist/bench/run.js [--quick] [--out FILE] [--rounds N] [--duration S] [--slice S] [--connections N]
 //                          [--profile DIR]   (CPU profiles of core and gateway, node --cpu-prof)
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
@@ -22,6 +22,12 @@ interface Settings {
   mode: 'quick' | 'full'
   rounds: number
   durationSeconds: number
+  /**
+   * Each scenario's time in a round is split into slices of this length, and the slices of
+   * all scenarios alternate (A B C … A B C …): this machine's speed drifts by a fifth
+   * over tens of seconds, so scenarios compared side by side must run close together.
+   */
+  sliceSeconds: number
   warmupSeconds: number
   connections: number
   entries: number
@@ -44,6 +50,7 @@ function settingsFrom(argv: string[]): Settings {
       out: { type: 'string' },
       rounds: { type: 'string' },
       duration: { type: 'string' },
+      slice: { type: 'string' },
       connections: { type: 'string' },
       profile: { type: 'string' },
       only: { type: 'string' },
@@ -55,10 +62,14 @@ function settingsFrom(argv: string[]): Settings {
     if (!/^[1-9][0-9]*$/.test(v)) throw new Error(`--${name}: expected a positive whole number, got ${JSON.stringify(v)}`)
     return Number(v)
   }
+  const durationSeconds = int('duration', values.duration, quick ? 2 : 10)
+  const sliceSeconds = Math.min(durationSeconds, int('slice', values.slice, quick ? durationSeconds : 2))
+  if (durationSeconds % sliceSeconds !== 0) throw new Error(`--slice ${sliceSeconds} must divide --duration ${durationSeconds}`)
   return {
     mode: quick ? 'quick' : 'full',
     rounds: int('rounds', values.rounds, quick ? 1 : 3),
-    durationSeconds: int('duration', values.duration, quick ? 2 : 10),
+    durationSeconds,
+    sliceSeconds,
     warmupSeconds: quick ? 1 : 3,
     connections: int('connections', values.connections, 32),
     entries: quick ? 200 : 3000,
@@ -176,15 +187,19 @@ async function main(): Promise<number> {
 
     const windows = new Map<string, WindowMeasurement[]>()
     const record = (name: string, m: WindowMeasurement) => windows.set(name, [...(windows.get(name) ?? []), m])
+    const slices = s.durationSeconds / s.sliceSeconds
     for (let r = 0; r < s.rounds; r++) {
-      // Interleaved, and each round starts one scenario later, so no scenario always
-      // follows the same one.
-      const order = selected.map((_, i) => selected[(i + r) % selected.length]!)
-      log(`round ${r + 1}/${s.rounds}: ${s.durationSeconds} s per scenario`)
-      for (const name of order) {
-        const m = await window(name, s.durationSeconds, sized(bestRps.get(name)!, s.durationSeconds, r === 0 ? 2.5 : 2))
-        seen(name, m.rps)
-        record(name, m)
+      log(`round ${r + 1}/${s.rounds}: ${s.durationSeconds} s per scenario, in ${slices} slice(s) of ${s.sliceSeconds} s`)
+      for (let k = 0; k < slices; k++) {
+        // Interleaved, and each pass starts one scenario later, so no scenario always
+        // follows the same one.
+        const cycle = r * slices + k
+        const order = selected.map((_, i) => selected[(i + cycle) % selected.length]!)
+        for (const name of order) {
+          const m = await window(name, s.sliceSeconds, sized(bestRps.get(name)!, s.sliceSeconds, cycle === 0 ? 2.5 : 2))
+          seen(name, m.rps)
+          record(name, m)
+        }
       }
     }
 
@@ -210,7 +225,7 @@ async function main(): Promise<number> {
       fixed_rate_rps: fixedRate,
       node: process.version,
       cpus: cpus().length,
-      settings: { mode: s.mode, rounds: s.rounds, duration_s: s.durationSeconds, warmup_s: s.warmupSeconds, connections: s.connections, entries: s.entries },
+      settings: { mode: s.mode, rounds: s.rounds, duration_s: s.durationSeconds, slice_s: s.sliceSeconds, warmup_s: s.warmupSeconds, connections: s.connections, entries: s.entries },
     }
     mkdirSync(dirname(s.out), { recursive: true })
     writeFileSync(s.out, `${JSON.stringify(results, null, 2)}\n`)

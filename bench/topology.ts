@@ -13,6 +13,12 @@ export const defaultDatabaseUrl = 'postgres://postgres@127.0.0.1:5432/test'
 export const defaultRedisUrl = 'redis://127.0.0.1:6379'
 
 const mainJs = fileURLToPath(new URL('../src/main.js', import.meta.url))
+
+/**
+ * The Node.js flags the production commands run the apps with (Dockerfile, `npm run
+ * start:gateway`, `npm run start:core`): the benchmark measures what is deployed.
+ */
+export const productionNodeFlags = ['--max-semi-space-size=8']
 const bareProxyJs = fileURLToPath(new URL('./bare-proxy.js', import.meta.url))
 
 export interface Topology {
@@ -67,7 +73,7 @@ export async function createBenchDatabase(baseUrl: string): Promise<{ url: strin
 
 export async function startTopology(opts: { databaseUrl: string; redisUrl: string; profileDir?: string }): Promise<Topology> {
   // V8 CPU profiles of the core and the gateway, written when they stop (node --cpu-prof).
-  const profile = opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : []
+  const profile = opts.profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${opts.profileDir}`] : []
   const [core, gateway, admin, bare] = [await freePort(), await freePort(), await freePort(), await freePort()]
   const host = `localhost:${gateway}`
   const adminToken = randomBytes(24).toString('base64url')
@@ -94,10 +100,10 @@ export async function startTopology(opts: { databaseUrl: string; redisUrl: strin
   }
   try {
     // The core first: the gateway's readiness includes reaching it.
-    const coreApp = spawnApp('core', [...profile, mainJs, 'core'], env)
+    const coreApp = spawnApp('core', [...productionNodeFlags, ...profile, mainJs, 'core'], env)
     started.push(coreApp)
     await waitReady(coreApp, `http://127.0.0.1:${core}/readyz`)
-    const gatewayApp = spawnApp('gateway', [...profile, mainJs, 'gateway'], env)
+    const gatewayApp = spawnApp('gateway', [...productionNodeFlags, ...profile, mainJs, 'gateway'], env)
     started.push(gatewayApp)
     const bareApp = spawnApp('bare proxy', [bareProxyJs], {
       ...cleanEnv(),

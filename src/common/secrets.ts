@@ -1,6 +1,6 @@
 // Secrets: generated once into the data directory (mode 0600), derived per purpose with
 // HKDF (RFC 5869), compared in constant time.
-import { createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
+import { hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -36,9 +36,8 @@ export function deriveKey(secretKey: string, purpose: string): Buffer {
  * comparison neither short-circuits nor leaks the length of the expected value.
  */
 export function safeEqual(a: string | Buffer, b: string | Buffer): boolean {
-  const ha = createHash('sha256').update(a).digest()
-  const hb = createHash('sha256').update(b).digest()
-  return timingSafeEqual(ha, hb)
+  // One-shot hashing (no Hash object): this runs on every Basic request.
+  return timingSafeEqual(hash('sha256', a, 'buffer'), hash('sha256', b, 'buffer'))
 }
 
 /** A random token of `bytes` bytes, base64url (no padding). */

@@ -50,7 +50,7 @@ describe('printed report', () => {
     fixed_rate_rps: 2500,
     node: 'v20.0.0',
     cpus: 2,
-    settings: { mode: 'full', rounds: 3, duration_s: 10, warmup_s: 3, connections: 32, entries: 3000 },
+    settings: { mode: 'full', rounds: 3, duration_s: 10, slice_s: 2, warmup_s: 3, connections: 32, entries: 3000 },
   }
 
   it('marks each target met or not', () => {

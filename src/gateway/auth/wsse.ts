@@ -4,7 +4,7 @@
 // Clients disagree on the nonce bytes: XML::Atom-style clients send Base64 of raw bytes
 // and hash the raw bytes ('base64'); others hash the nonce text as sent ('literal'). Both
 // are accepted, and the one that verified is recorded on the principal.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { randomToken } from '../../common/secrets.js'
 import { digestEquals } from './digest-equals.js'
 import type { ReplayCache } from '../replay/types.js'
@@ -108,7 +108,7 @@ function strictBase64(s: string): Buffer | null {
 
 /** Base64(SHA-1(nonce ‖ created ‖ password)). */
 export function wsseDigest(nonce: Buffer, created: string, password: string): string {
-  return createHash('sha1').update(nonce).update(created, 'latin1').update(password, 'utf8').digest('base64')
+  return hash('sha1', Buffer.concat([nonce, Buffer.from(created, 'latin1'), Buffer.from(password, 'utf8')]), 'base64')
 }
 
 export async function verifyWsse(

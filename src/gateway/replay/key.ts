@@ -1,9 +1,9 @@
 // Cache keys are hashed: the caller's key holds client-chosen text (user names, nonces) of
 // any length, and a SHA-256 digest bounds every stored key to 43 characters.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('base64url')
+  return hash('sha256', key, 'base64url')
 }
 
 /** Redis EX and our own expiry take whole seconds, at least one. */

@@ -71,7 +71,25 @@ export async function createBenchDatabase(baseUrl: string): Promise<{ url: strin
   }
 }
 
-export async function startTopology(opts: { databaseUrl: string; redisUrl: string; profileDir?: string }): Promise<Topology> {
+/**
+ * Runs `start` again (with new free ports) when a port chosen free was taken before the
+ * app could listen on it: the kernel hands out the same range for outgoing connections.
+ */
+async function retryingTakenPorts<T>(start: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await start()
+    } catch (err) {
+      if (i >= attempts || !(err as Error).message.includes('EADDRINUSE')) throw err
+    }
+  }
+}
+
+export function startTopology(opts: { databaseUrl: string; redisUrl: string; profileDir?: string }): Promise<Topology> {
+  return retryingTakenPorts(() => startTopologyOnce(opts))
+}
+
+async function startTopologyOnce(opts: { databaseUrl: string; redisUrl: string; profileDir?: string }): Promise<Topology> {
   // V8 CPU profiles of the core and the gateway, written when they stop (node --cpu-prof).
   const profile = opts.profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${opts.profileDir}`] : []
   const [core, gateway, admin, bare] = [await freePort(), await freePort(), await freePort(), await freePort()]
@@ -122,7 +140,11 @@ export async function startTopology(opts: { databaseUrl: string; redisUrl: strin
 }
 
 /** Starts embedded mode (SPEC §1.1) on free ports and a temp data directory, and reads its RSS once idle. */
-export async function embeddedIdleRss(settleMs: number): Promise<number> {
+export function embeddedIdleRss(settleMs: number): Promise<number> {
+  return retryingTakenPorts(() => embeddedIdleRssOnce(settleMs))
+}
+
+async function embeddedIdleRssOnce(settleMs: number): Promise<number> {
   const [core, gateway, admin] = [await freePort(), await freePort(), await freePort()]
   const dataDir = mkdtempSync(join(tmpdir(), 'kigo-bench-embedded-'))
   const app = spawnApp('embedded', [mainJs, 'embedded'], {

@@ -1,8 +1,7 @@
 // The requests the load generator sends: the deployment's Host on every one, a spread of
 // entries, a unique nonce per signed request, and an update body that is exactly what
 // was signed (checked with an independent OAuth library).
-import { createHmac } from 'node:crypto'
-import OAuth1a from 'oauth-1.0a'
+import { oauth1aClient } from '../helpers/oauth1a.js'
 import { describe, expect, it } from 'vitest'
 import { requestSource, type Fixture } from '../../bench/scenarios.js'
 
@@ -55,11 +54,7 @@ describe('request sources', () => {
     expect(form.status).toMatch(/^benchmark entry \d+/)
     const p = params(r.headers.authorization!)
     const token = fixture.tokens.find((t) => t.token === p.oauth_token)!
-    const lib = new OAuth1a({
-      consumer: { key: 'ck', secret: 'cs' },
-      signature_method: 'HMAC-SHA1',
-      hash_function: (base, key) => createHmac('sha1', key).update(base).digest('base64'),
-    })
+    const lib = oauth1aClient({ key: 'ck', secret: 'cs' })
     const expected = lib.getSignature({ url: 'http://localhost:18080/api/statuses/update.json', method: 'POST', data: form }, token.tokenSecret, {
       oauth_consumer_key: 'ck',
       oauth_token: token.token,

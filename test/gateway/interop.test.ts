@@ -1,8 +1,7 @@
 // Independent client libraries sign real requests to a running gateway in front of a
 // running core (SPEC §4.4 "Interoperate…"), and legacy clients keep working unchanged.
-import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import OAuth1a from 'oauth-1.0a'
+import { oauth1aClient } from '../helpers/oauth1a.js'
 import { OAuth } from 'oauth'
 import wsse from 'wsse'
 import { XMLParser } from 'fast-xml-parser'
@@ -30,13 +29,8 @@ function basic(user: string, password: string): string {
 }
 
 function oauth1a(client: typeof writer, method: 'HMAC-SHA1' | 'HMAC-SHA256' = 'HMAC-SHA1') {
-  const algo = method === 'HMAC-SHA1' ? 'sha1' : 'sha256'
   return {
-    lib: new OAuth1a({
-      consumer: { key: client.consumerKey, secret: client.consumerSecret },
-      signature_method: method,
-      hash_function: (base, key) => createHmac(algo, key).update(base).digest('base64'),
-    }),
+    lib: oauth1aClient({ key: client.consumerKey, secret: client.consumerSecret }, method),
     token: { key: client.token, secret: client.tokenSecret },
   }
 }

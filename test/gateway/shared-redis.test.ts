@@ -2,9 +2,9 @@
 // (SPEC §1.1, §7). A nonce used at one gateway is refused at the other; when Redis goes
 // away nonce-checked requests fail closed (503, counted) while Basic keeps working, and
 // the gateways recover by themselves when Redis returns.
-import { randomBytes, createHmac } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import OAuth1a from 'oauth-1.0a'
+import { oauth1aClient } from '../helpers/oauth1a.js'
 import { request } from 'undici'
 import wsse from 'wsse'
 import { freshPostgres } from '../helpers/services.js'
@@ -36,11 +36,7 @@ describe.skipIf(!pg)('two gateways on one Redis', () => {
     await pg?.drop()
   })
 
-  const signer = () => new OAuth1a({
-    consumer: { key: client.consumerKey, secret: client.consumerSecret },
-    signature_method: 'HMAC-SHA1',
-    hash_function: (base, key) => createHmac('sha1', key).update(base).digest('base64'),
-  })
+  const signer = () => oauth1aClient({ key: client.consumerKey, secret: client.consumerSecret })
 
   /** One signed request, sent to `target` with the Host of `a` (one deployment, two gateways). */
   function signed(status: string) {

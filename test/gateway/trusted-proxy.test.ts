@@ -1,19 +1,14 @@
 // OAuth base strings use the public scheme and host (SPEC §4.4): behind a trusted proxy
 // those come from X-Forwarded-Proto/Host; from anyone else those headers are ignored.
-import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import OAuth1a from 'oauth-1.0a'
+import { oauth1aClient } from '../helpers/oauth1a.js'
 import { request } from 'undici'
 import { startStack, type Stack } from '../helpers/stack.js'
 
 const publicHost = 'kigo.example'
 
 async function signedPost(stack: Stack, client: { consumerKey: string; consumerSecret: string; token: string; tokenSecret: string }) {
-  const lib = new OAuth1a({
-    consumer: { key: client.consumerKey, secret: client.consumerSecret },
-    signature_method: 'HMAC-SHA1',
-    hash_function: (base, key) => createHmac('sha1', key).update(base).digest('base64'),
-  })
+  const lib = oauth1aClient({ key: client.consumerKey, secret: client.consumerSecret })
   const data = { status: 'behind a proxy' }
   // The client signs the URL it addressed: https on the public host.
   const auth = lib.toHeader(lib.authorize({ url: `https://${publicHost}/api/statuses/update.json`, method: 'POST', data }, { key: client.token, secret: client.tokenSecret }))

@@ -1,8 +1,8 @@
 // Credentials for the three methods at a given clock (the gateway under test runs on an
 // injected clock, so WSSE `Created` and OAuth timestamps follow it). OAuth is signed by
 // the independent oauth-1.0a library; WSSE digests are computed here per SPEC §4.3.
-import { createHash, createHmac, randomBytes } from 'node:crypto'
-import OAuth1a from 'oauth-1.0a'
+import { createHash, randomBytes } from 'node:crypto'
+import { oauth1aClient } from '../../helpers/oauth1a.js'
 
 export function basicHeader(user: string, apiPassword: string): Record<string, string> {
   return { authorization: 'Basic ' + Buffer.from(`${user}:${apiPassword}`).toString('base64') }
@@ -25,11 +25,7 @@ export interface OAuthClient {
 
 /** Authorization: OAuth … for a request at `now`. */
 export function oauthHeader(client: OAuthClient, request: { url: string; method: string; data?: Record<string, string> }, now: number): Record<string, string> {
-  const oauth = new OAuth1a({
-    consumer: { key: client.consumerKey, secret: client.consumerSecret },
-    signature_method: 'HMAC-SHA1',
-    hash_function: (base, key) => createHmac('sha1', key).update(base).digest('base64'),
-  })
+  const oauth = oauth1aClient({ key: client.consumerKey, secret: client.consumerSecret })
   oauth.getTimeStamp = () => Math.floor(now / 1000)
   return { authorization: oauth.toHeader(oauth.authorize(request, { key: client.token, secret: client.tokenSecret })).Authorization }
 }

@@ -9,24 +9,13 @@ import {
   NotFound,
   UnreadableSecret,
   openIdentityStore,
-  type IdentityStoreOptions,
   type SqlIdentityStore,
 } from '../../../src/gateway/store/index.js'
-import { storageBackends } from '../../helpers/backends.js'
+import { identityStoreBackends, type IdentityStoreBackend } from '../../helpers/backends.js'
 
-interface Backend {
-  options: IdentityStoreOptions
-  cleanup: () => Promise<void>
-}
+type Backend = IdentityStoreBackend
 
-const backends: Array<[string, (() => Promise<Backend>) | null]> = (await storageBackends('identity')).map(([name, setup]) => [
-  name,
-  setup &&
-    (async () => {
-      const { cleanup, ...where } = await setup()
-      return { options: { ...where, secretKey: randomBytes(32).toString('base64') }, cleanup }
-    }),
-])
+const backends = await identityStoreBackends('identity')
 
 let serial = 0
 /** A fresh valid user id per test, so tests do not depend on each other. */

@@ -10,25 +10,14 @@ import {
   NotFound,
   openIdentityStore,
   type IdentityChange,
-  type IdentityStoreOptions,
   type Scope,
   type SqlIdentityStore,
 } from '../../../src/gateway/store/index.js'
-import { storageBackends } from '../../helpers/backends.js'
+import { identityStoreBackends, type IdentityStoreBackend } from '../../helpers/backends.js'
 
-interface Backend {
-  options: IdentityStoreOptions
-  cleanup: () => Promise<void>
-}
+type Backend = IdentityStoreBackend
 
-const backends: Array<[string, (() => Promise<Backend>) | null]> = (await storageBackends('provider-store')).map(([name, setup]) => [
-  name,
-  setup &&
-    (async () => {
-      const { cleanup, ...where } = await setup()
-      return { options: { ...where, secretKey: randomBytes(32).toString('base64') }, cleanup }
-    }),
-])
+const backends = await identityStoreBackends('provider-store')
 
 let serial = 0
 const newId = (prefix = 'user') => `${prefix}_${++serial}_${randomBytes(3).toString('hex')}`

@@ -1,11 +1,10 @@
 // Interop: requests signed by independent OAuth client libraries verify through
 // verifyOAuth. The npm `oauth` client really sends its requests to a local server, and
 // what arrives (request line, headers, body) is what is verified.
-import { createHash, createHmac } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { OAuth } from 'oauth'
-import OAuth1a from 'oauth-1.0a'
+import { oauth1aClient, type HmacMethod } from '../../../helpers/oauth1a.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyOAuth, type OAuthVerifyOptions } from '../../../../src/gateway/auth/oauth/verify.js'
 import type { AuthRequest } from '../../../../src/gateway/auth/types.js'
@@ -98,15 +97,7 @@ describe('npm oauth-sign', () => {
 })
 
 describe('npm oauth-1.0a', () => {
-  const client = (method: 'HMAC-SHA1' | 'HMAC-SHA256') => {
-    const algorithm = method === 'HMAC-SHA1' ? 'sha1' : 'sha256'
-    return new OAuth1a({
-      consumer: { key: app.key, secret: app.secret },
-      signature_method: method,
-      hash_function: (base, key) => createHmac(algorithm, key).update(base).digest('base64'),
-      body_hash_function: (body) => createHash(algorithm).update(body).digest('base64'),
-    })
-  }
+  const client = (method: HmacMethod) => oauth1aClient({ key: app.key, secret: app.secret }, method)
   const url = 'http://127.0.0.1:8765/api/statuses/update.json'
 
   it.each(['HMAC-SHA1', 'HMAC-SHA256'] as const)('%s with a form body, in the header', async (method) => {

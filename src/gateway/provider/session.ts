@@ -80,5 +80,5 @@ export class Sessions {
 /** Whether a posted form carries the session's CSRF token (constant-time comparison). */
 export function csrfMatches(session: Session | null, posted: string | null): boolean {
   if (session === null || posted === null || posted === '') return false
-  return safeEqual(session.csrfToken, posted)
+  return safeEqual(posted, session.csrfToken)
 }

@@ -4,7 +4,6 @@
 import { createHash } from 'node:crypto'
 import { randomToken, safeEqual } from '../../../common/secrets.js'
 import type { ReplayCache } from '../../replay/types.js'
-import { digestEquals } from '../digest-equals.js'
 import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from '../results.js'
 import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from '../types.js'
 import { baseStringUri, signatureBaseString } from './base-string.js'
@@ -155,8 +154,9 @@ export function verifyOAuthSignature(req: AuthRequest, params: OAuthParameters, 
   const base = method === 'PLAINTEXT' ? '' : signatureBaseString(req.method, baseStringUri(req.scheme, req.host, req.url), params.signed)
   const expected = computeSignature(method, base, consumerSecret, tokenSecret)
   const sent = params.protocol.get('oauth_signature') ?? ''
-  // PLAINTEXT's expected value is the secrets themselves: compare without revealing their length.
-  return method === 'PLAINTEXT' ? safeEqual(expected, sent) : digestEquals(expected, sent)
+  // Constant time, and for PLAINTEXT (whose expected value is the secrets themselves)
+  // without revealing their length.
+  return safeEqual(sent, expected)
 }
 
 /**
@@ -168,7 +168,7 @@ export function bodyHashMatches(req: AuthRequest, params: OAuthParameters): bool
   if (sent === undefined) return true
   const algorithm = params.protocol.get('oauth_signature_method') === 'HMAC-SHA256' ? 'sha256' : 'sha1'
   const actual = createHash(algorithm).update(req.body ?? Buffer.alloc(0)).digest('base64')
-  return digestEquals(actual, sent)
+  return safeEqual(sent, actual)
 }
 
 /** The replay-cache key: (consumer key, token, timestamp, nonce), nonce decoded (SPEC §4.4). */

@@ -5,7 +5,7 @@
 // field: version, timestamp, method, path and query, host, request id, user, user name
 // (percent-encoded), auth method, consumer, scopes. The key is derived from
 // KIGO_SECRET_KEY for this purpose alone.
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
 import { deriveKey } from './secrets.js'
 
 export type AuthMethod = 'oauth' | 'basic' | 'wsse'
@@ -38,11 +38,16 @@ export interface SignedRequest {
   requestId: string
 }
 
-export function identityKey(secretKey: string): Buffer {
-  return deriveKey(secretKey, 'identity v1')
+/**
+ * The signing key, made once into a KeyObject: HMAC with a KeyObject skips preparing the
+ * key on every request (measured in the running gateway and core: one HMAC per request
+ * on each side).
+ */
+export function identityKey(secretKey: string): KeyObject {
+  return createSecretKey(deriveKey(secretKey, 'identity v1'))
 }
 
-function mac(key: Buffer, t: number, req: SignedRequest, id: Identity | null): string {
+function mac(key: KeyObject, t: number, req: SignedRequest, id: Identity | null): Buffer {
   const lines = [
     'v1',
     String(t),
@@ -56,15 +61,15 @@ function mac(key: Buffer, t: number, req: SignedRequest, id: Identity | null): s
     id?.consumer ?? '',
     id ? id.scopes.join(',') : '',
   ]
-  return createHmac('sha256', key).update(lines.join('\n')).digest('base64url')
+  return createHmac('sha256', key).update(lines.join('\n')).digest()
 }
 
 /** The X-Kigo-* headers for a forwarded request; `identity` null for an anonymous one. */
-export function signIdentity(key: Buffer, req: SignedRequest, identity: Identity | null, now = Date.now()): Record<string, string> {
+export function signIdentity(key: KeyObject, req: SignedRequest, identity: Identity | null, now = Date.now()): Record<string, string> {
   const t = Math.floor(now / 1000)
   const headers: Record<string, string> = {
     [identityHeaders.requestId]: req.requestId,
-    [identityHeaders.signature]: `t=${t}, v1=${mac(key, t, req, identity)}`,
+    [identityHeaders.signature]: `t=${t}, v1=${mac(key, t, req, identity).toString('base64url')}`,
   }
   if (identity) {
     headers[identityHeaders.user] = identity.user
@@ -93,7 +98,7 @@ export type IdentityCheck =
  * covers. Anything else that carries identity headers: refused.
  */
 export function verifyIdentity(
-  key: Buffer,
+  key: KeyObject,
   headers: HeaderBag,
   req: Omit<SignedRequest, 'requestId'>,
   maxAgeSeconds: number,
@@ -133,9 +138,9 @@ export function verifyIdentity(
   } else if (claims.some((h) => headers[h] !== undefined)) {
     return { ok: false, reason: 'identity headers without a user' }
   }
-  const expected = Buffer.from(mac(key, t, { ...req, requestId }, identity), 'latin1')
-  // Both sides are 43 characters of base64url (the pattern above): a plain constant-time
-  // comparison of equal-length values, no hashing needed.
-  if (!timingSafeEqual(expected, Buffer.from(m[2]!, 'latin1'))) return { ok: false, reason: 'identity signature does not verify' }
+  // 43 characters of base64url (the pattern above) are exactly the 32 bytes of a digest:
+  // a plain constant-time comparison of equal-length values, no hashing needed.
+  const sent = Buffer.from(m[2]!, 'base64url')
+  if (sent.length !== 32 || !timingSafeEqual(mac(key, t, { ...req, requestId }, identity), sent)) return { ok: false, reason: 'identity signature does not verify' }
   return { ok: true, identity, requestId: requestId || null, signed: true }
 }

@@ -4,6 +4,7 @@
 // X-Kigo-* header are removed, and the signed identity is added.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import replyFrom from '@fastify/reply-from'
+import type { KeyObject } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { type Identity, signIdentity } from '../../common/identity.js'
 import { errors, type ApiError } from '../../common/errors.js'
@@ -11,7 +12,7 @@ import { errors, type ApiError } from '../../common/errors.js'
 export interface ForwardOptions {
   coreUrl: string
   timeoutMs: number
-  identityKey: Buffer
+  identityKey: KeyObject
   stripCredentials: boolean
 }
 

@@ -1,6 +1,6 @@
 // A core app over a real embedded store in a temp directory, and requests signed the way
 // the gateway signs them (SPEC §4.6).
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID, type KeyObject } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,7 +16,7 @@ export interface Harness {
   app: FastifyInstance
   config: Config
   store: ContentStore
-  key: Buffer
+  key: KeyObject
   domestic: string
   global: string
   call(req: CallOptions): Promise<LightMyRequestResponse>

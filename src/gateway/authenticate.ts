@@ -7,8 +7,8 @@ import { ApiError } from '../common/errors.js'
 import type { AuthMethod, Identity } from '../common/identity.js'
 import { detectCredentials, unknownAuthorizationScheme } from './auth/detect.js'
 import { percentEncode } from './auth/oauth/percent-encode.js'
-import { verifyBasic } from './auth/basic.js'
-import { verifyWsse } from './auth/wsse.js'
+import { readBasic, verifyBasicCredential } from './auth/basic.js'
+import { readWsse, verifyUsernameToken } from './auth/wsse.js'
 import { verifyOAuth } from './auth/oauth/verify.js'
 import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from './auth/types.js'
 import type { LegacyPolicyCheck } from './policy/service.js'
@@ -48,38 +48,40 @@ export function challenges(realm: string, methods: AuthMethod[], oauthProblem?: 
   })
 }
 
-/** The user a Basic or WSSE credential claims to be, read before verifying (for throttling). */
-export function claimedUser(method: AuthMethod, headers: AuthRequest['headers']): string | undefined {
-  if (method === 'basic') {
-    const h = headers.authorization
-    const value = typeof h === 'string' ? h : undefined
-    if (!value || !/^basic /i.test(value)) return undefined
-    const decoded = Buffer.from(value.slice(6).trim(), 'base64').toString('utf8')
-    const colon = decoded.indexOf(':')
-    return colon > 0 ? decoded.slice(0, colon) : undefined
-  }
-  if (method === 'wsse') {
-    const h = headers['x-wsse']
-    const m = typeof h === 'string' ? /Username="([^"]{1,64})"/.exec(h) : null
-    return m?.[1]
-  }
-  return undefined
-}
-
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const { auth, lookup, replay, throttle } = deps
   const realm = auth.realm
 
   const fail = (method: AuthMethod | 'none', outcome: Outcome, error: ApiError, user?: string): AuthDecision => ({ ok: false, method, outcome, error, ...(user ? { user } : {}) })
 
-  const verify = (method: AuthMethod, req: AuthRequest): Promise<AuthResult> => {
-    if (method === 'basic') return verifyBasic(req, lookup)
-    if (method === 'wsse') return verifyWsse(req, lookup, replay.wsse, { windowSeconds: auth.wsseWindowSeconds })
-    return verifyOAuth(req, lookup, replay.oauth, {
+  const verifyOAuthRequest = (req: AuthRequest): Promise<AuthResult> =>
+    verifyOAuth(req, lookup, replay.oauth, {
       windowSeconds: auth.timestampWindowSeconds,
       hmacSha256: auth.hmacSha256,
       plaintext: auth.plaintext,
     })
+
+  /**
+   * Basic and WSSE, the guessable secrets, are throttled (SPEC §4.7): the credential is read
+   * once, and the user it claims is checked before verifying, so a locked-out user cannot
+   * learn the right password.
+   */
+  const verifyLegacy = async (method: 'basic' | 'wsse', req: AuthRequest, clientIp: string): Promise<AuthResult | { kind: 'throttled'; wait: number; user?: string }> => {
+    const credential = method === 'basic' ? readBasic(req) : readWsse(req)
+    const user = 'kind' in credential ? undefined : 'userId' in credential ? credential.userId : credential.username
+    const wait = await throttle.check(throttleKeys({ user, ip: clientIp }))
+    if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
+    const result =
+      'kind' in credential
+        ? credential
+        : 'userId' in credential
+          ? await verifyBasicCredential(credential, lookup)
+          : await verifyUsernameToken(credential, req.now, lookup, replay.wsse, { windowSeconds: auth.wsseWindowSeconds })
+    if (result.kind !== 'fail') return result
+    // A failure names the user the credential claimed, even when it failed before the lookup.
+    const attemptedUser = result.attemptedUser ?? user
+    if (result.status === 401) await throttle.recordFailure(throttleKeys({ user: attemptedUser, ip: clientIp }))
+    return attemptedUser === undefined ? result : { ...result, attemptedUser }
   }
 
   return {
@@ -103,25 +105,16 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         return fail(method, 'bad_credentials', new ApiError(401, 'method_not_accepted', `This operation does not accept ${method} credentials; use ${route.methods.join(', ')}`, { 'www-authenticate': challenges(realm, route.methods) }))
       }
 
-      // Throttling applies to the guessable secrets: Basic and WSSE (SPEC §4.7). The user
-      // is checked before verifying, so a locked-out user cannot learn the right password.
-      const user = method === 'oauth' ? undefined : claimedUser(method, req.headers)
-      const keys = method === 'oauth' ? [] : throttleKeys({ user, ip: clientIp })
-      if (keys.length > 0) {
-        const wait = await throttle.check(keys)
-        if (wait > 0) {
-          return fail(method, 'throttled', new ApiError(429, 'too_many_requests', 'Too many failed attempts; try again later', { 'retry-after': String(wait) }), user)
-        }
+      const result = method === 'oauth' ? await verifyOAuthRequest(req) : await verifyLegacy(method, req, clientIp)
+      if (result.kind === 'throttled') {
+        return fail(method, 'throttled', new ApiError(429, 'too_many_requests', 'Too many failed attempts; try again later', { 'retry-after': String(result.wait) }), result.user)
       }
-
-      const result = await verify(method, req)
       if (result.kind === 'fail') {
-        if (keys.length > 0 && result.status === 401) await throttle.recordFailure(throttleKeys({ user: result.attemptedUser ?? user, ip: clientIp }))
         const headers: Record<string, string | string[]> = {}
         if (result.status === 401) headers['www-authenticate'] = challenges(realm, route.methods, method === 'oauth' ? { oauth_problem: result.code, ...result.oauthProblem } : undefined)
         else if (method === 'oauth' && result.status === 400) headers['www-authenticate'] = challenges(realm, ['oauth'], { oauth_problem: result.code, ...result.oauthProblem })
         if (result.retryAfterSeconds !== undefined) headers['retry-after'] = String(result.retryAfterSeconds)
-        return fail(method, result.outcome, new ApiError(result.status, result.code, result.message, headers), result.attemptedUser ?? user)
+        return fail(method, result.outcome, new ApiError(result.status, result.code, result.message, headers), result.attemptedUser)
       }
 
       const p = result.principal

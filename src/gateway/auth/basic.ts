@@ -6,7 +6,7 @@
 // accept with a fresh challenge, and that is what Basic clients are built to handle.
 import { randomToken, safeEqual } from '../../common/secrets.js'
 import { userIdPattern } from '../store/types.js'
-import { failure } from './results.js'
+import { failure, type AuthFailure } from './results.js'
 import type { AuthRequest, AuthResult, CredentialLookup } from './types.js'
 
 /** Compared against when the user does not exist, so that the answer costs the same work. */
@@ -14,7 +14,7 @@ const dummyPassword = randomToken(24)
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 const maxCredentialLength = 4096
 
-function malformed(message: string): AuthResult {
+function malformed(message: string): AuthFailure {
   return failure('basic', 401, 'malformed_credentials', message, 'malformed')
 }
 
@@ -45,13 +45,20 @@ export function parseBasic(authorization: string): { userId: string; password: s
   return { userId: decoded.slice(0, colon), password: decoded.slice(colon + 1) }
 }
 
-export async function verifyBasic(req: AuthRequest, lookup: CredentialLookup): Promise<AuthResult> {
+export interface BasicCredential {
+  userId: string
+  password: string
+}
+
+/** The request's Basic credential, or the 401 a missing or malformed one gets. */
+export function readBasic(req: AuthRequest): BasicCredential | AuthFailure {
   const header = req.headers['authorization']
   if (typeof header !== 'string') return malformed('Send one Authorization: Basic header')
   const parsed = parseBasic(header)
-  if (typeof parsed === 'string') return malformed(parsed)
-  const { userId, password } = parsed
+  return typeof parsed === 'string' ? malformed(parsed) : parsed
+}
 
+export async function verifyBasicCredential({ userId, password }: BasicCredential, lookup: CredentialLookup): Promise<AuthResult> {
   // An id that cannot exist is not looked up; the comparison still happens.
   const wellFormed = userIdPattern.test(userId)
   const record = wellFormed ? await lookup.apiPassword(userId) : null
@@ -63,4 +70,9 @@ export async function verifyBasic(req: AuthRequest, lookup: CredentialLookup): P
     kind: 'ok',
     principal: { userId: record.userId, userName: record.userName, method: 'basic', consumerKey: '', scopes: [] },
   }
+}
+
+export async function verifyBasic(req: AuthRequest, lookup: CredentialLookup): Promise<AuthResult> {
+  const credential = readBasic(req)
+  return 'kind' in credential ? credential : verifyBasicCredential(credential, lookup)
 }

@@ -5,11 +5,10 @@
 // and hash the raw bytes ('base64'); others hash the nonce text as sent ('literal'). Both
 // are accepted, and the one that verified is recorded on the principal.
 import { hash } from 'node:crypto'
-import { randomToken } from '../../common/secrets.js'
-import { digestEquals } from './digest-equals.js'
+import { randomToken, safeEqual } from '../../common/secrets.js'
 import type { ReplayCache } from '../replay/types.js'
 import { userIdPattern } from '../store/types.js'
-import { claimNonce, defaultRetryAfterSeconds, failure } from './results.js'
+import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from './results.js'
 import type { AuthRequest, AuthResult, CredentialLookup } from './types.js'
 
 export interface WsseVerifyOptions {
@@ -30,7 +29,7 @@ const fields = { username: 'Username', passworddigest: 'PasswordDigest', nonce: 
 const maxHeaderLength = 4096
 const dummyPassword = randomToken(24)
 
-function malformed(message: string): AuthResult {
+function malformed(message: string): AuthFailure {
   return failure('wsse', 400, 'malformed_credentials', message, 'malformed')
 }
 
@@ -111,21 +110,31 @@ export function wsseDigest(nonce: Buffer, created: string, password: string): st
   return hash('sha1', Buffer.concat([nonce, Buffer.from(created, 'latin1'), Buffer.from(password, 'utf8')]), 'base64')
 }
 
-export async function verifyWsse(
-  req: AuthRequest,
-  lookup: CredentialLookup,
-  replay: ReplayCache,
-  opts: WsseVerifyOptions,
-): Promise<AuthResult> {
+/** The request's UsernameToken, or the 400 a missing or malformed one gets. */
+export function readWsse(req: AuthRequest): UsernameToken | AuthFailure {
   const header = req.headers['x-wsse']
   if (header === undefined) return malformed('WSSE authentication requires the X-WSSE header')
   if (typeof header !== 'string') return malformed('Send one X-WSSE header')
   const token = parseUsernameToken(header)
-  if (typeof token === 'string') return malformed(token)
+  return typeof token === 'string' ? malformed(token) : token
+}
 
+export async function verifyWsse(req: AuthRequest, lookup: CredentialLookup, replay: ReplayCache, opts: WsseVerifyOptions): Promise<AuthResult> {
+  const token = readWsse(req)
+  return 'kind' in token ? token : verifyUsernameToken(token, req.now, lookup, replay, opts)
+}
+
+/** Verifies a parsed UsernameToken at time `now` (ms) and claims its nonce. */
+export async function verifyUsernameToken(
+  token: UsernameToken,
+  now: number,
+  lookup: CredentialLookup,
+  replay: ReplayCache,
+  opts: WsseVerifyOptions,
+): Promise<AuthResult> {
   const created = parseCreated(token.created)
   if (Number.isNaN(created)) return malformed('X-WSSE Created must be an ISO 8601 date-time with a time zone')
-  if (Math.abs(created - req.now) > opts.windowSeconds * 1000) {
+  if (Math.abs(created - now) > opts.windowSeconds * 1000) {
     return failure('wsse', 401, 'stale', `X-WSSE Created is more than ${opts.windowSeconds} seconds from the server's clock`, 'stale')
   }
 
@@ -138,8 +147,8 @@ export async function verifyWsse(
   // Node, so 'latin1' gives back the octets exactly as sent.
   const literalBytes = Buffer.from(token.nonce, 'latin1')
   const rawBytes = strictBase64(token.nonce)
-  const base64Ok = digestEquals(wsseDigest(rawBytes ?? literalBytes, token.created, password), token.passwordDigest) && rawBytes !== null
-  const literalOk = digestEquals(wsseDigest(literalBytes, token.created, password), token.passwordDigest)
+  const base64Ok = safeEqual(token.passwordDigest, wsseDigest(rawBytes ?? literalBytes, token.created, password)) && rawBytes !== null
+  const literalOk = safeEqual(token.passwordDigest, wsseDigest(literalBytes, token.created, password))
 
   const attemptedUser = wellFormed ? { attemptedUser: token.username } : {}
   if (record === null || (!base64Ok && !literalOk)) {

@@ -121,10 +121,13 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   })
 
   // SPEC §4.6: the public profile copy follows the identity.
-  app.addHook('preHandler', async (request) => {
+  // Callback-style: on most requests there is nothing to wait for.
+  app.addHook('preHandler', (request, _reply, done) => {
     const identity = contextOf(request).identity
     const flags = routeFlags(request)
-    if (identity && flags.api && !flags.storesProfile) await deps.profiles.refresh(identity)
+    const refreshing = identity && flags.api && !flags.storesProfile ? deps.profiles.refresh(identity) : undefined
+    if (refreshing === undefined) return done()
+    refreshing.then(() => done(), done)
   })
 
   // One line per request (SPEC §6.2 asks the same of the gateway).

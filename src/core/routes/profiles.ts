@@ -17,14 +17,23 @@ export class ProfileRefresher {
     return identity.userName.trim() === '' ? identity.user : identity.userName
   }
 
-  async refresh(identity: Identity, now = Date.now()): Promise<void> {
+  /**
+   * Brings the stored copy up to date with `identity`. Returns undefined when the copy is
+   * known to be current (most requests: no promise, no store round trip), else the
+   * promise of the check.
+   */
+  refresh(identity: Identity, now = Date.now()): Promise<void> | undefined {
     const name = ProfileRefresher.displayName(identity)
     const known = this.seen.get(identity.user)
-    if (known && known.name === name && now - known.at < rememberMs) return
-    const stored = await this.store.getUser(identity.user)
+    if (known && known.name === name && now - known.at < rememberMs) return undefined
+    return this.load(identity.user, name, now)
+  }
+
+  private async load(user: string, name: string, now: number): Promise<void> {
+    const stored = await this.store.getUser(user)
     // Users who never posted have no profile copy; posting creates it.
-    if (stored && stored.name !== name) await this.store.upsertUser({ id: identity.user, name })
-    this.remember(identity.user, name, now)
+    if (stored && stored.name !== name) await this.store.upsertUser({ id: user, name })
+    this.remember(user, name, now)
   }
 
   /** Called after a write that stored the name itself. */

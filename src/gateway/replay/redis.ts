@@ -1,7 +1,7 @@
 // The shared replay cache (SPEC §1.1 production, §4.3, §4.4): one `SET key 1 NX EX ttl`
-// per claim (sent in batches, see claim), so two gateways on one Redis reject a nonce used
-// at the other. Any error or timeout becomes ReplayCacheUnavailable; the client
-// (src/common/redis.ts) fails fast while Redis is away, so a claim never hangs.
+// per claim (batched per event-loop turn, see claim), so two gateways on one Redis reject a nonce used at the other. Any error or
+// timeout becomes ReplayCacheUnavailable; the client (src/common/redis.ts) fails fast
+// while Redis is away, so a claim never hangs.
 import type { RedisClient } from '../../common/redis.js'
 import { hashKey, wholeSeconds } from './key.js'
 import { ReplayCacheUnavailable, type ReplayCache } from './types.js'
@@ -24,10 +24,8 @@ interface PendingClaim {
 
 export class RedisReplayCache implements ReplayCache {
   readonly #prefix: string
-  /** Claims waiting to be sent together (see claim). */
+  /** Claims made during this turn of the event loop, sent together (see claim). */
   #pending: PendingClaim[] = []
-  /** Whether a batch has been sent and not yet answered. */
-  #inFlight = false
 
   /** The client is shared and owned by the caller: close() leaves it open. */
   constructor(
@@ -38,20 +36,17 @@ export class RedisReplayCache implements ReplayCache {
   }
 
   /**
-   * Each claim is its own atomic `SET NX EX`, but claims travel in batches, one pipeline
-   * (one socket write, one reply to wake up for) each, with at most one batch awaiting its
-   * answer: the claims of one turn of the event loop leave together when the turn ends,
-   * and those made while a batch is out leave together as soon as it is answered. An idle
-   * gateway sends a claim at once; a busy one sends fewer, larger batches, each wake-up
-   * serving more requests. A Cluster spreads keys over nodes, so there each claim is sent
-   * on its own.
+   * Each claim is its own atomic `SET NX EX`, but the claims of all requests verified in
+   * one turn of the event loop leave in one pipeline (one socket write) when the turn
+   * ends: under load that is several claims per write instead of one, and no added wait.
+   * A Cluster spreads keys over nodes, so there each claim is sent on its own.
    */
   claim(key: string, ttlSeconds: number): Promise<boolean> {
     const redisKey = this.#prefix + hashKey(key)
     const ttl = wholeSeconds(ttlSeconds)
     if (this.client.isCluster) return this.#claimOne(redisKey, ttl)
     return new Promise<boolean>((resolve, reject) => {
-      if (this.#pending.push({ key: redisKey, ttl, resolve, reject }) === 1 && !this.#inFlight) setImmediate(() => this.#flush())
+      if (this.#pending.push({ key: redisKey, ttl, resolve, reject }) === 1) setImmediate(() => this.#flush())
     })
   }
 
@@ -66,24 +61,14 @@ export class RedisReplayCache implements ReplayCache {
   #flush(): void {
     const batch = this.#pending
     this.#pending = []
-    if (batch.length === 0) return
-    this.#inFlight = true
-    this.#send(batch).finally(() => {
-      this.#inFlight = false
-      this.#flush()
-    })
-  }
-
-  /** Sends one batch and settles its claims; never rejects. */
-  async #send(batch: PendingClaim[]): Promise<void> {
     if (batch.length === 1) {
       const only = batch[0]!
-      await this.#claimOne(only.key, only.ttl).then(only.resolve, only.reject)
+      this.#claimOne(only.key, only.ttl).then(only.resolve, only.reject)
       return
     }
     const pipeline = this.client.pipeline()
     for (const c of batch) pipeline.set(c.key, '1', 'EX', c.ttl, 'NX')
-    await pipeline.exec().then(
+    pipeline.exec().then(
       (results) => {
         batch.forEach((c, i) => {
           const [err, reply] = results?.[i] ?? [new Error('no reply'), null]

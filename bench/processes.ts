@@ -2,7 +2,7 @@
 // with their output kept for the report, waited on until ready, measured through
 // /proc, and always stopped at the end (SIGTERM, then SIGKILL after a grace period).
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 
 export interface AppProcess {
@@ -105,6 +105,47 @@ export function cpuMs(pid: number): number | null {
     // in clock ticks (100 per second on Linux).
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return null
+  }
+}
+
+/**
+ * CPU time used so far by each local process whose command name starts with `command`
+ * (PostgreSQL's backends, the Redis server), in milliseconds by process ID.
+ */
+export function commandCpuMs(command: string): Map<number, number> {
+  const out = new Map<number, number>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue
+    try {
+      if (!readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith(command)) continue
+    } catch {
+      continue
+    }
+    const ms = cpuMs(Number(entry))
+    if (ms !== null) out.set(Number(entry), ms)
+  }
+  return out
+}
+
+/**
+ * CPU time those processes used between two readings; a process that started in between
+ * counts whole, one that ended is left out. Null when there were none.
+ */
+export function commandCpuDeltaMs(before: Map<number, number>, after: Map<number, number>): number | null {
+  if (after.size === 0) return null
+  let total = 0
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0)
+  return total
+}
+
+/** CPU time the whole machine has spent busy so far (every process and the kernel), in milliseconds. */
+export function machineBusyMs(): number | null {
+  try {
+    // The first line of /proc/stat: user nice system idle iowait irq softirq steal …, in ticks.
+    const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number)
+    return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) * 10
   } catch {
     return null
   }

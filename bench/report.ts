@@ -11,6 +11,10 @@ export interface WindowMeasurement {
   /** CPU time per request of the core and of the front process (proxy or gateway), in µs. */
   coreCpuUs?: number | null
   frontCpuUs?: number | null
+  /** CPU time per request of the local PostgreSQL and Redis servers, and of the whole machine, in µs. */
+  dbCpuUs?: number | null
+  redisCpuUs?: number | null
+  machineCpuUs?: number | null
 }
 
 export interface ScenarioSummary {
@@ -26,6 +30,10 @@ export interface ScenarioSummary {
   /** CPU time per request (median over windows) of the core and of the front process, µs. */
   core_cpu_us: number | null
   front_cpu_us: number | null
+  /** The same for the local PostgreSQL and Redis servers, and for the whole machine (every process and the kernel). */
+  db_cpu_us: number | null
+  redis_cpu_us: number | null
+  machine_cpu_us: number | null
 }
 
 export interface Ratios {
@@ -79,6 +87,9 @@ export function summarize(windows: WindowMeasurement[]): ScenarioSummary {
     windows: windows.length,
     core_cpu_us: cpuMedian(windows.map((w) => w.coreCpuUs)),
     front_cpu_us: cpuMedian(windows.map((w) => w.frontCpuUs)),
+    db_cpu_us: cpuMedian(windows.map((w) => w.dbCpuUs)),
+    redis_cpu_us: cpuMedian(windows.map((w) => w.redisCpuUs)),
+    machine_cpu_us: cpuMedian(windows.map((w) => w.machineCpuUs)),
   }
 }
 
@@ -140,8 +151,15 @@ export function formatReport(r: BenchResults): string {
     String(s.errors),
     fmt(s.core_cpu_us, 0),
     fmt(s.front_cpu_us, 0),
+    fmt(s.db_cpu_us, 0),
+    fmt(s.redis_cpu_us, 0),
+    fmt(s.machine_cpu_us, 0),
   ])
-  const scenarioTable = table(['scenario', 'rps', 'p50 ms', 'p99 ms', 'rss MB', 'non-2xx', '5xx', 'errors', 'core µs/req', 'front µs/req'], rows, [false, true, true, true, true, true, true, true, true, true])
+  const scenarioTable = table(
+    ['scenario', 'rps', 'p50 ms', 'p99 ms', 'rss MB', 'non-2xx', '5xx', 'errors', 'core µs/req', 'front µs/req', 'pg µs/req', 'redis µs/req', 'machine µs/req'],
+    rows,
+    [false, true, true, true, true, true, true, true, true, true, true, true, true],
+  )
   const targetRows = targets(r).map((t) => [t.name, t.value === null ? '-' : `${t.unit === '' ? t.value.toFixed(3) : t.value.toFixed(2)}${t.unit}`, t.bound, t.met ? 'met' : 'NOT met'])
   const targetTable = table(['target', 'measured', 'bound', ''], targetRows, [false, true, false, false])
   const s = r.settings

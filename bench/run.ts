@@ -12,7 +12,7 @@ import { dirname, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startLoadGenerator, type LoadGenerator } from './load-client.js'
 import type { LoadResult } from './load-worker.js'
-import { killAllNow, sampleRss, cpuMs, stopAll, type AppProcess } from './processes.js'
+import { commandCpuDeltaMs, commandCpuMs, cpuMs, killAllNow, machineBusyMs, sampleRss, stopAll, type AppProcess } from './processes.js'
 import { formatReport, median, ratios, summarize, targets, type BenchResults, type WindowMeasurement } from './report.js'
 import { fixedRateNames, scenarioNames, scenarios, type Fixture, type FixedRateName, type ScenarioName } from './scenarios.js'
 import { seed } from './seed.js'
@@ -148,30 +148,42 @@ async function main(): Promise<number> {
       const { target, kind } = scenarios[name]
       const server = servers[target]
       let sampler: { stop(): number | null } | undefined
-      let cpuBefore: { core: number | null; front: number | null } = { core: null, front: null }
+      // CPU time of each process involved (and of the whole machine), read as the load
+      // starts and again when it ends.
+      const cpuNow = () => ({
+        core: cpuMs(servers.core.process.pid),
+        front: target === 'core' ? null : cpuMs(server.process.pid),
+        db: commandCpuMs('postgres'),
+        redis: commandCpuMs('redis-server'),
+        machine: machineBusyMs(),
+      })
+      let cpuBefore: ReturnType<typeof cpuNow> | undefined
       const result = await loader!.run(
         { url: server.url, kind, fixture, durationSeconds, connections: s.connections, prebuild, ...(overallRate ? { overallRate } : {}) },
         () => {
           sampler = sampleRss(server.process.pid)
-          cpuBefore = { core: cpuMs(servers.core.process.pid), front: target === 'core' ? null : cpuMs(server.process.pid) }
+          cpuBefore = cpuNow()
         },
       )
       const rss = sampler?.stop() ?? null
+      const cpuAfter = cpuNow()
       const requests = result.rps * durationSeconds
-      const perRequest = (before: number | null, pid: number) => {
-        const after = cpuMs(pid)
-        return before === null || after === null || requests <= 0 ? null : ((after - before) * 1000) / requests
-      }
-      const coreCpuUs = perRequest(cpuBefore.core, servers.core.process.pid)
-      const frontCpuUs = target === 'core' ? null : perRequest(cpuBefore.front, server.process.pid)
+      const perRequest = (usedMs: number | null) => (usedMs === null || requests <= 0 ? null : (usedMs * 1000) / requests)
+      const used = (a: number | null, b: number | null | undefined) => (a === null || b === null || b === undefined ? null : a - b)
+      const coreCpuUs = perRequest(used(cpuAfter.core, cpuBefore?.core))
+      const frontCpuUs = perRequest(used(cpuAfter.front, cpuBefore?.front))
+      const dbCpuUs = cpuBefore ? perRequest(commandCpuDeltaMs(cpuBefore.db, cpuAfter.db)) : null
+      const redisCpuUs = cpuBefore ? perRequest(commandCpuDeltaMs(cpuBefore.redis, cpuAfter.redis)) : null
+      const machineCpuUs = perRequest(used(cpuAfter.machine, cpuBefore?.machine))
       if (server.process.exited()) throw new Error(`${server.process.name} exited during ${name}:\n${server.process.output()}`)
       if (result.builtDuringWindow > 0) log(`  note: ${result.builtDuringWindow} requests of ${name} were signed during the window (prebuilt ones ran out)`)
       const codes = Object.entries(result.statusCodes).filter(([c]) => !c.startsWith('2'))
       const odd = codes.length || result.errors || result.timeouts ? `  non-2xx ${JSON.stringify(Object.fromEntries(codes))} errors ${result.errors} timeouts ${result.timeouts}` : ''
-      const cpu = `cpu/req core ${coreCpuUs?.toFixed(0) ?? '-'} µs${frontCpuUs === null ? '' : ` front ${frontCpuUs.toFixed(0)} µs`}`
+      const us = (v: number | null) => v?.toFixed(0) ?? '-'
+      const cpu = `cpu/req core ${us(coreCpuUs)}${frontCpuUs === null ? '' : ` front ${us(frontCpuUs)}`} pg ${us(dbCpuUs)} redis ${us(redisCpuUs)} machine ${us(machineCpuUs)} µs`
       log(`  ${name.padEnd(26)} ${result.rps.toFixed(0).padStart(7)} rps  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  rss ${rss?.toFixed(1) ?? '-'} MB  ${cpu}${odd}`)
       if (codes.length && server.process.output()) log(`  ${server.process.name} said:\n${server.process.output().split('\n').slice(-5).join('\n')}`)
-      return { ...measurement(result, rss), coreCpuUs, frontCpuUs }
+      return { ...measurement(result, rss), coreCpuUs, frontCpuUs, dbCpuUs, redisCpuUs, machineCpuUs }
     }
     // Enough requests for the window: the best rate seen so far with room to spare (a
     // warm-up underestimates a warm process); any shortfall is signed during the window

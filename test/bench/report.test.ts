@@ -41,7 +41,10 @@ describe('printed report', () => {
   const results: BenchResults = {
     scenarios: {
       core_direct: summarize([w(5000, 1.5, { coreCpuUs: 180 })]),
-      gateway_oauth: summarize([w(3000, 3.25, { non2xx: 7, coreCpuUs: 200, frontCpuUs: 290 }), w(3000, 3.25, { coreCpuUs: 220, frontCpuUs: 310 })]),
+      gateway_oauth: summarize([
+        w(3000, 3.25, { non2xx: 7, coreCpuUs: 200, frontCpuUs: 290, dbCpuUs: 90, redisCpuUs: 20, machineCpuUs: 800 }),
+        w(3000, 3.25, { coreCpuUs: 220, frontCpuUs: 310, dbCpuUs: 110, redisCpuUs: 30, machineCpuUs: 900 }),
+      ]),
     },
     ratios: { anonymous_vs_bare_proxy: 0.95, oauth_vs_anonymous: 0.8, basic_vs_anonymous: 0.97, wsse_vs_anonymous: 0.9 },
     added_p99_ms: 2.5,
@@ -60,8 +63,8 @@ describe('printed report', () => {
 
   it('prints every scenario and every target with its verdict', () => {
     const text = formatReport(results)
-    expect(text).toMatch(/^core_direct\s+5000\s+0\.38\s+1\.50\s+100\.0\s+0\s+0\s+0\s+180\s+-$/m)
-    expect(text).toMatch(/^gateway_oauth\s+3000\s+0\.81\s+3\.25\s+100\.0\s+7\s+0\s+0\s+210\s+300$/m)
+    expect(text).toMatch(/^core_direct\s+5000\s+0\.38\s+1\.50\s+100\.0\s+0\s+0\s+0\s+180\s+-\s+-\s+-\s+-$/m)
+    expect(text).toMatch(/^gateway_oauth\s+3000\s+0\.81\s+3\.25\s+100\.0\s+7\s+0\s+0\s+210\s+300\s+100\s+25\s+850$/m)
     expect(text).toMatch(/^gateway_oauth \/ gateway_anonymous rps\s+0\.800\s+>= 0\.85\s+NOT met$/m)
     expect(text).toMatch(/^added p99 at 2500 rps \(oauth - core\)\s+2\.50 ms\s+<= 2 ms\s+NOT met$/m)
     expect(text).toMatch(/^gateway RSS under load\s+180\.00 MB\s+<= 200 MB\s+met$/m)

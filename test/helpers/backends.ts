@@ -5,7 +5,9 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { IdentityStoreOptions } from '../../src/gateway/store/index.js'
+import { afterAll, beforeAll } from 'vitest'
+import { openDb, type Db } from '../../src/common/sql.js'
+import { openIdentityStore, type IdentityStoreOptions, type SqlIdentityStore } from '../../src/gateway/store/index.js'
 import { freshPostgres } from './services.js'
 
 export interface StorageBackend {
@@ -43,4 +45,29 @@ export async function identityStoreBackends(label: string): Promise<Array<[strin
         return { options: { ...where, secretKey: randomBytes(32).toString('base64') }, cleanup }
       }),
   ])
+}
+
+export interface OpenedIdentityStore {
+  backend: IdentityStoreBackend
+  store: SqlIdentityStore
+  /** A plain connection to the same database, for looking at what the store wrote. */
+  raw: Db
+}
+
+/**
+ * Opens an identity store on `setup`'s backend before the suite's tests (handing it to
+ * `use`) and closes everything after them.
+ */
+export function openIdentityStoreForSuite(setup: () => Promise<IdentityStoreBackend>, use: (opened: OpenedIdentityStore) => void): void {
+  let opened: Partial<OpenedIdentityStore> = {}
+  beforeAll(async () => {
+    const backend = await setup()
+    opened = { backend, store: await openIdentityStore(backend.options), raw: await openDb(backend.options) }
+    use(opened as OpenedIdentityStore)
+  })
+  afterAll(async () => {
+    await opened.store?.close()
+    await opened.raw?.close()
+    await opened.backend?.cleanup()
+  })
 }

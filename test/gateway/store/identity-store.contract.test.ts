@@ -1,8 +1,8 @@
 // The identity store's contract, run once per backend: the embedded database in a
 // temporary directory, and PostgreSQL (skipped with a reason when absent outside CI).
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDb, type Db } from '../../../src/common/sql.js'
+import { describe, expect, it } from 'vitest'
+import type { Db } from '../../../src/common/sql.js'
 import {
   Conflict,
   InvalidInput,
@@ -11,7 +11,7 @@ import {
   openIdentityStore,
   type SqlIdentityStore,
 } from '../../../src/gateway/store/index.js'
-import { identityStoreBackends, type IdentityStoreBackend } from '../../helpers/backends.js'
+import { identityStoreBackends, openIdentityStoreForSuite, type IdentityStoreBackend } from '../../helpers/backends.js'
 
 type Backend = IdentityStoreBackend
 
@@ -26,18 +26,7 @@ for (const [name, setup] of backends) {
     let backend: Backend
     let store: SqlIdentityStore
     let raw: Db
-
-    beforeAll(async () => {
-      backend = await setup!()
-      store = await openIdentityStore(backend.options)
-      raw = await openDb(backend.options)
-    })
-
-    afterAll(async () => {
-      await store?.close()
-      await raw?.close()
-      await backend?.cleanup()
-    })
+    openIdentityStoreForSuite(setup!, (opened) => ({ backend, store, raw } = opened))
 
     const addUser = (id = newId(), extra: Partial<{ name: string; password: string; apiPassword: string }> = {}) =>
       store.createUser({ id, name: extra.name ?? `Name of ${id}`, password: extra.password ?? `login-${id}`, apiPassword: extra.apiPassword ?? `api-${id}` })

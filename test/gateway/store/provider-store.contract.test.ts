@@ -3,19 +3,16 @@
 // backend: the embedded database, and PostgreSQL (skipped with a reason when absent
 // outside CI).
 import { createHash, randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDb, type Db } from '../../../src/common/sql.js'
+import { describe, expect, it } from 'vitest'
+import type { Db } from '../../../src/common/sql.js'
 import {
   InvalidInput,
   NotFound,
-  openIdentityStore,
   type IdentityChange,
   type Scope,
   type SqlIdentityStore,
 } from '../../../src/gateway/store/index.js'
-import { identityStoreBackends, type IdentityStoreBackend } from '../../helpers/backends.js'
-
-type Backend = IdentityStoreBackend
+import { identityStoreBackends, openIdentityStoreForSuite } from '../../helpers/backends.js'
 
 const backends = await identityStoreBackends('provider-store')
 
@@ -25,21 +22,9 @@ const minutes = (n: number) => n * 60_000
 
 for (const [name, setup] of backends) {
   describe.skipIf(setup === null)(`provider store contract (${name})`, () => {
-    let backend: Backend
     let store: SqlIdentityStore
     let raw: Db
-
-    beforeAll(async () => {
-      backend = await setup!()
-      store = await openIdentityStore(backend.options)
-      raw = await openDb(backend.options)
-    })
-
-    afterAll(async () => {
-      await store?.close()
-      await raw?.close()
-      await backend?.cleanup()
-    })
+    openIdentityStoreForSuite(setup!, (opened) => ({ store, raw } = opened))
 
     const addUser = async (id = newId()) => store.createUser({ id, name: `Name of ${id}`, password: `login-${id}`, apiPassword: `api-${id}` })
     const addApp = async (ownerId: string, scopes: Scope[] = ['read_public', 'write_public'], appName = 'An app') =>

@@ -85,3 +85,13 @@ export function authRequest(r: Partial<Omit<AuthRequest, 'body'>> & { body?: Buf
 }
 
 export const form = 'application/x-www-form-urlencoded'
+
+/** Twitter's "Creating a signature" example request (VECTORS.md), without its credentials. */
+export const twitterExampleRequest = {
+  method: 'POST',
+  scheme: 'https',
+  host: 'api.twitter.com',
+  url: '/1.1/statuses/update.json?include_entities=true',
+  contentType: form,
+  body: 'status=Hello%20Ladies%20%2b%20Gentlemen%2c%20a%20signed%20OAuth%20request%21',
+} as const

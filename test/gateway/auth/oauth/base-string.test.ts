@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { baseStringUri, normalizeParameters, signatureBaseString } from '../../../../src/gateway/auth/oauth/base-string.js'
 import { collectOAuthParameters } from '../../../../src/gateway/auth/oauth/parameters.js'
 import type { AuthRequest } from '../../../../src/gateway/auth/types.js'
-import { authRequest, form } from '../fixtures.js'
+import { authRequest, form, twitterExampleRequest } from '../fixtures.js'
 
 function baseStringOf(req: AuthRequest): string {
   const collected = collectOAuthParameters(req)
@@ -107,12 +107,7 @@ const twitterOAuth =
 
 describe('Twitter "Creating a signature"', () => {
   const req = authRequest({
-    method: 'POST',
-    scheme: 'https',
-    host: 'api.twitter.com',
-    url: '/1.1/statuses/update.json?include_entities=true',
-    contentType: form,
-    body: 'status=Hello%20Ladies%20%2b%20Gentlemen%2c%20a%20signed%20OAuth%20request%21',
+    ...twitterExampleRequest,
     headers: { authorization: twitterOAuth },
   })
   it('builds the parameter string', () => {

@@ -7,7 +7,7 @@ import { percentEncode } from '../../../../src/gateway/auth/oauth/percent-encode
 import { computeSignature, signingKey } from '../../../../src/gateway/auth/oauth/signature.js'
 import { checkOAuthRequest, verifyOAuth, verifyOAuthSignature, type OAuthVerifyOptions } from '../../../../src/gateway/auth/oauth/verify.js'
 import type { AuthRequest } from '../../../../src/gateway/auth/types.js'
-import { authRequest, form, MemoryReplayCache, memoryLookup } from '../fixtures.js'
+import { authRequest, form, MemoryReplayCache, memoryLookup, twitterExampleRequest } from '../fixtures.js'
 
 const opts: OAuthVerifyOptions = { windowSeconds: 300, hmacSha256: true, plaintext: false }
 
@@ -219,12 +219,7 @@ const twitterNow = 1318622958_000
 describe('Twitter "Creating a signature"', () => {
   it('accepts hCtSmYh+iHYCEqBWrE7C7hYmtUk=', async () => {
     const req = authRequest({
-      method: 'POST',
-      scheme: 'https',
-      host: 'api.twitter.com',
-      url: '/1.1/statuses/update.json?include_entities=true',
-      contentType: form,
-      body: 'status=Hello%20Ladies%20%2b%20Gentlemen%2c%20a%20signed%20OAuth%20request%21',
+      ...twitterExampleRequest,
       now: twitterNow,
       headers: { authorization: header({ ...twitterProtocol, oauth_signature: 'hCtSmYh+iHYCEqBWrE7C7hYmtUk=' }) },
     })
@@ -233,12 +228,7 @@ describe('Twitter "Creating a signature"', () => {
 
   it('refuses the old-URL signature tnnArxj06cWHq44gCs1OSKk/jLY= for the 1.1 URL', async () => {
     const req = authRequest({
-      method: 'POST',
-      scheme: 'https',
-      host: 'api.twitter.com',
-      url: '/1.1/statuses/update.json?include_entities=true',
-      contentType: form,
-      body: 'status=Hello%20Ladies%20%2b%20Gentlemen%2c%20a%20signed%20OAuth%20request%21',
+      ...twitterExampleRequest,
       now: twitterNow,
       headers: { authorization: header({ ...twitterProtocol, oauth_signature: 'tnnArxj06cWHq44gCs1OSKk/jLY=' }) },
     })

@@ -97,14 +97,16 @@ function isForeignKeyViolation(err: unknown): boolean {
   return (err as { code?: unknown }).code === '23503'
 }
 
-async function upsertUserIn(q: Queryable, user: UserRow): Promise<void> {
-  // The WHERE keeps an unchanged name from rewriting the row on every post.
-  await q.query(
-    `INSERT INTO kigo_core.users (id, name) VALUES ($1, $2)
+/**
+ * Stores the profile copy of user $1 with name $2. The WHERE keeps an unchanged name from
+ * rewriting the row on every post. Also a step of createTextEntry's statement.
+ */
+const upsertUserSql = `INSERT INTO kigo_core.users (id, name) VALUES ($1, $2)
      ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, updated = now()
-     WHERE kigo_core.users.name IS DISTINCT FROM EXCLUDED.name`,
-    [user.id, user.name],
-  )
+     WHERE kigo_core.users.name IS DISTINCT FROM EXCLUDED.name`
+
+async function upsertUserIn(q: Queryable, user: UserRow): Promise<void> {
+  await q.query(upsertUserSql, [user.id, user.name])
 }
 
 async function insertPhotoIn(q: Queryable, userId: string, source: string, deployment: Deployment, photo: NewPhoto): Promise<PhotoRow> {
@@ -172,10 +174,7 @@ export class SqlContentStore implements ContentStore {
    */
   private async createTextEntry(entry: NewEntry, body: string): Promise<EntryRow> {
     const rows = await this.db.query<EntryRecord>(
-      `WITH author AS (
-         INSERT INTO kigo_core.users (id, name) VALUES ($1, $2)
-         ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, updated = now()
-         WHERE kigo_core.users.name IS DISTINCT FROM EXCLUDED.name),
+      `WITH author AS (${upsertUserSql}),
        words AS (
          INSERT INTO kigo_core.keywords (word)
          SELECT DISTINCT w FROM (VALUES ($3::text), ($4::text)) AS given (w) ORDER BY w

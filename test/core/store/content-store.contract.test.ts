@@ -189,6 +189,19 @@ describe.each([embedded, postgres])('content store on $name', (backend) => {
     expect(await store.getUser(author)).toBeNull()
   })
 
+  test('a text entry the database refuses stores nothing, neither its author nor its keywords', async () => {
+    const author = unique('refused')
+    const keyword = unique('kw')
+    const source = unique('src')
+    // The deployment's CHECK fails on the entry itself, after the author and the keywords
+    // were written by the same statement: all of it must be undone.
+    const refused = newEntry({ authorId: author, keyword, source, deployment: 'elsewhere' as never })
+    await expect(store.createEntry(refused, [], plainBody('no'))).rejects.toThrow()
+    expect(await store.keywordExists(keyword)).toBe(false)
+    expect(await store.keywordExists(source)).toBe(false)
+    expect(await store.getUser(author)).toBeNull()
+  })
+
   test('a reply to a deleted entry is refused', async () => {
     const target = await store.createEntry(newEntry(), [], plainBody('soon gone'))
     await store.deleteEntry(target.id)

@@ -83,6 +83,9 @@ export function signIdentity(key: KeyObject, req: SignedRequest, identity: Ident
 
 type HeaderBag = Record<string, string | string[] | undefined>
 
+/** The headers that claim an identity (all but the request ID and the signature). */
+const claims = [identityHeaders.user, identityHeaders.userName, identityHeaders.authMethod, identityHeaders.consumer, identityHeaders.scopes]
+
 function one(headers: HeaderBag, name: string): string | undefined {
   const v = headers[name]
   return Array.isArray(v) ? (v.length === 1 ? v[0] : undefined) : v
@@ -105,7 +108,6 @@ export function verifyIdentity(
   now = Date.now(),
 ): IdentityCheck {
   const sig = headers[identityHeaders.signature]
-  const claims = [identityHeaders.user, identityHeaders.userName, identityHeaders.authMethod, identityHeaders.consumer, identityHeaders.scopes]
   if (sig === undefined) {
     if (claims.some((h) => headers[h] !== undefined)) return { ok: false, reason: 'identity headers without a signature' }
     return { ok: true, identity: null, requestId: null, signed: false }

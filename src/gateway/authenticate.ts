@@ -54,12 +54,21 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 
   const fail = (method: AuthMethod | 'none', outcome: Outcome, error: ApiError, user?: string): AuthDecision => ({ ok: false, method, outcome, error, ...(user ? { user } : {}) })
 
-  const verifyOAuthRequest = (req: AuthRequest): Promise<AuthResult> =>
-    verifyOAuth(req, lookup, replay.oauth, {
-      windowSeconds: auth.timestampWindowSeconds,
-      hmacSha256: auth.hmacSha256,
-      plaintext: auth.plaintext,
-    })
+  // Verifier options, made once.
+  const oauthOptions = { windowSeconds: auth.timestampWindowSeconds, hmacSha256: auth.hmacSha256, plaintext: auth.plaintext }
+  const wsseOptions = { windowSeconds: auth.wsseWindowSeconds }
+
+  /** A Basic or WSSE credential read from the request: the user it claims, and how to verify it. */
+  const readLegacy = (method: 'basic' | 'wsse', req: AuthRequest): { user?: string; verify: () => Promise<AuthResult> } => {
+    if (method === 'basic') {
+      const credential = readBasic(req)
+      if ('kind' in credential) return { verify: async () => credential }
+      return { user: credential.userId, verify: () => verifyBasicCredential(credential, lookup) }
+    }
+    const token = readWsse(req)
+    if ('kind' in token) return { verify: async () => token }
+    return { user: token.username, verify: () => verifyUsernameToken(token, req.now, lookup, replay.wsse, wsseOptions) }
+  }
 
   /**
    * Basic and WSSE, the guessable secrets, are throttled (SPEC §4.7): the credential is read
@@ -67,16 +76,10 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
    * learn the right password.
    */
   const verifyLegacy = async (method: 'basic' | 'wsse', req: AuthRequest, clientIp: string): Promise<AuthResult | { kind: 'throttled'; wait: number; user?: string }> => {
-    const credential = method === 'basic' ? readBasic(req) : readWsse(req)
-    const user = 'kind' in credential ? undefined : 'userId' in credential ? credential.userId : credential.username
+    const { user, verify } = readLegacy(method, req)
     const wait = await throttle.check(throttleKeys({ user, ip: clientIp }))
     if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
-    const result =
-      'kind' in credential
-        ? credential
-        : 'userId' in credential
-          ? await verifyBasicCredential(credential, lookup)
-          : await verifyUsernameToken(credential, req.now, lookup, replay.wsse, { windowSeconds: auth.wsseWindowSeconds })
+    const result = await verify()
     if (result.kind !== 'fail') return result
     // A failure names the user the credential claimed, even when it failed before the lookup.
     const attemptedUser = result.attemptedUser ?? user
@@ -105,7 +108,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         return fail(method, 'bad_credentials', new ApiError(401, 'method_not_accepted', `This operation does not accept ${method} credentials; use ${route.methods.join(', ')}`, { 'www-authenticate': challenges(realm, route.methods) }))
       }
 
-      const result = method === 'oauth' ? await verifyOAuthRequest(req) : await verifyLegacy(method, req, clientIp)
+      const result = method === 'oauth' ? await verifyOAuth(req, lookup, replay.oauth, oauthOptions) : await verifyLegacy(method, req, clientIp)
       if (result.kind === 'throttled') {
         return fail(method, 'throttled', new ApiError(429, 'too_many_requests', 'Too many failed attempts; try again later', { 'retry-after': String(result.wait) }), result.user)
       }

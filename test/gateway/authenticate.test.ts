@@ -1,0 +1,62 @@
+// The authenticator's throttling of Basic and WSSE (SPEC §4.7), with the throttle recorded:
+// the user a credential claims is checked before it is verified, and a failed attempt
+// counts against that user and the client address, even when it failed before the lookup.
+import { describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/common/config.js'
+import { createAuthenticator } from '../../src/gateway/authenticate.js'
+import type { RoutePolicy } from '../../src/gateway/routes.js'
+import type { FailureThrottle } from '../../src/gateway/throttle/types.js'
+import { authRequest, MemoryReplayCache, memoryLookup } from './auth/fixtures.js'
+
+const route: RoutePolicy = { name: 'statuses_update', anonymous: false, methods: ['oauth', 'basic', 'wsse'], scopes: ['write_public'] }
+const ip = '198.51.100.4'
+const basic = (credential: string) => ({ authorization: `Basic ${Buffer.from(credential).toString('base64')}` })
+
+function setup(blocked: string[] = []) {
+  const checked: string[][] = []
+  const failed: string[][] = []
+  const throttle: FailureThrottle = {
+    check: async (keys) => (checked.push(keys), keys.some((k) => blocked.includes(k)) ? 30 : 0),
+    recordFailure: async (keys) => void failed.push(keys),
+    reset: async () => undefined,
+    close: async () => undefined,
+  }
+  const lookup = memoryLookup({ users: [{ id: 'alice', name: 'Alice', apiPassword: 'right-password' }] })
+  const config = loadConfig({ env: {}, secrets: () => ({ secretKey: Buffer.alloc(32, 1).toString('base64'), adminToken: 'an-admin-token-long-enough' }) })
+  const authenticator = createAuthenticator({ auth: config.auth, lookup, replay: { oauth: new MemoryReplayCache(), wsse: new MemoryReplayCache() }, throttle })
+  return { authenticator, checked, failed, lookup }
+}
+
+describe('throttling of legacy credentials', () => {
+  it('checks the claimed user and the address, and lets the right password through', async () => {
+    const { authenticator, checked, failed } = setup()
+    const decision = await authenticator.authenticate(authRequest({ headers: basic('alice:right-password') }), route, ip)
+    expect(decision).toMatchObject({ ok: true, method: 'basic', identity: { user: 'alice' } })
+    expect(checked).toEqual([['user:alice', `ip:${ip}`]])
+    expect(failed).toEqual([])
+  })
+
+  it('answers a blocked user 429 without verifying the password', async () => {
+    const { authenticator, lookup } = setup(['user:alice'])
+    const decision = await authenticator.authenticate(authRequest({ headers: basic('alice:right-password') }), route, ip)
+    expect(decision).toMatchObject({ ok: false, outcome: 'throttled', user: 'alice', error: { status: 429 } })
+    expect(lookup.calls).toEqual([])
+  })
+
+  it('counts a stale WSSE credential against the user it names, though it failed before the lookup', async () => {
+    const { authenticator, failed, lookup } = setup()
+    const now = Date.parse('2026-11-22T12:00:00Z')
+    const stale = 'UsernameToken Username="alice", PasswordDigest="AAAAAAAAAAAAAAAAAAAAAAAAAAA=", Nonce="bm9uY2U=", Created="2026-11-22T11:00:00Z"'
+    const decision = await authenticator.authenticate(authRequest({ now, headers: { 'x-wsse': stale } }), route, ip)
+    expect(decision).toMatchObject({ ok: false, outcome: 'stale', user: 'alice', error: { status: 401 } })
+    expect(lookup.calls).toEqual([])
+    expect(failed).toEqual([['user:alice', `ip:${ip}`]])
+  })
+
+  it('counts a malformed Basic credential against the address alone', async () => {
+    const { authenticator, failed } = setup()
+    const decision = await authenticator.authenticate(authRequest({ headers: basic('no colon here') }), route, ip)
+    expect(decision).toMatchObject({ ok: false, outcome: 'malformed', error: { status: 401 } })
+    expect(failed).toEqual([[`ip:${ip}`]])
+  })
+})

@@ -111,20 +111,24 @@ export function cpuMs(pid: number): number | null {
 }
 
 /**
- * CPU time used so far by each local process whose command name starts with `command`
- * (PostgreSQL's backends, the Redis server), in milliseconds by process ID.
+ * CPU time used so far by each local process whose command name starts with one of
+ * `commands` (PostgreSQL's backends, the Redis server): one map per command, in
+ * milliseconds by process ID, from one pass over /proc.
  */
-export function commandCpuMs(command: string): Map<number, number> {
-  const out = new Map<number, number>()
+export function commandCpuMs<C extends string>(commands: readonly C[]): Record<C, Map<number, number>> {
+  const out = Object.fromEntries(commands.map((c) => [c, new Map<number, number>()])) as Record<C, Map<number, number>>
   for (const entry of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(entry)) continue
+    let comm: string
     try {
-      if (!readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith(command)) continue
+      comm = readFileSync(`/proc/${entry}/comm`, 'utf8')
     } catch {
       continue
     }
+    const command = commands.find((c) => comm.startsWith(c))
+    if (command === undefined) continue
     const ms = cpuMs(Number(entry))
-    if (ms !== null) out.set(Number(entry), ms)
+    if (ms !== null) out[command].set(Number(entry), ms)
   }
   return out
 }

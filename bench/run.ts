@@ -153,8 +153,7 @@ async function main(): Promise<number> {
       const cpuNow = () => ({
         core: cpuMs(servers.core.process.pid),
         front: target === 'core' ? null : cpuMs(server.process.pid),
-        db: commandCpuMs('postgres'),
-        redis: commandCpuMs('redis-server'),
+        servers: commandCpuMs(['postgres', 'redis-server']),
         machine: machineBusyMs(),
       })
       let cpuBefore: ReturnType<typeof cpuNow> | undefined
@@ -172,8 +171,8 @@ async function main(): Promise<number> {
       const used = (a: number | null, b: number | null | undefined) => (a === null || b === null || b === undefined ? null : a - b)
       const coreCpuUs = perRequest(used(cpuAfter.core, cpuBefore?.core))
       const frontCpuUs = perRequest(used(cpuAfter.front, cpuBefore?.front))
-      const dbCpuUs = cpuBefore ? perRequest(commandCpuDeltaMs(cpuBefore.db, cpuAfter.db)) : null
-      const redisCpuUs = cpuBefore ? perRequest(commandCpuDeltaMs(cpuBefore.redis, cpuAfter.redis)) : null
+      const dbCpuUs = cpuBefore ? perRequest(commandCpuDeltaMs(cpuBefore.servers.postgres, cpuAfter.servers.postgres)) : null
+      const redisCpuUs = cpuBefore ? perRequest(commandCpuDeltaMs(cpuBefore.servers['redis-server'], cpuAfter.servers['redis-server'])) : null
       const machineCpuUs = perRequest(used(cpuAfter.machine, cpuBefore?.machine))
       if (server.process.exited()) throw new Error(`${server.process.name} exited during ${name}:\n${server.process.output()}`)
       if (result.builtDuringWindow > 0) log(`  note: ${result.builtDuringWindow} requests of ${name} were signed during the window (prebuilt ones ran out)`)

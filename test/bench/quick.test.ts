@@ -35,7 +35,7 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     })
     expect(code, output).toBe(0)
     const results = JSON.parse(readFileSync(out, 'utf8')) as {
-      scenarios: Record<string, { rps: number; p50_ms: number; p99_ms: number; rss_mb: number | null; non2xx: number; status_5xx: number; errors: number }>
+      scenarios: Record<string, { rps: number; p50_ms: number; p99_ms: number; rss_mb: number | null; non2xx: number; status_5xx: number; errors: number } & Record<'core_cpu_us' | 'front_cpu_us' | 'db_cpu_us' | 'redis_cpu_us' | 'machine_cpu_us', number | null>>
       ratios: Record<string, number>
       added_p99_ms: number
       embedded_idle_rss_mb: number
@@ -52,6 +52,12 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
       expect(s!.non2xx, name).toBe(0)
       expect(s!.p99_ms, name).toBeGreaterThanOrEqual(s!.p50_ms)
       expect(s!.rss_mb, name).toBeGreaterThan(0)
+      // CPU per request of each process involved (PostgreSQL and Redis run on this machine).
+      expect(s!.core_cpu_us, name).toBeGreaterThan(0)
+      if (!name.startsWith('core_direct')) expect(s!.front_cpu_us, name).toBeGreaterThan(0)
+      expect(s!.db_cpu_us, name).toBeGreaterThan(0)
+      expect(s!.machine_cpu_us, name).toBeGreaterThan(s!.core_cpu_us!)
+      if (/oauth|wsse/.test(name)) expect(s!.redis_cpu_us, `${name}: the nonce claims`).toBeGreaterThan(0)
     }
     expect(Object.keys(results.ratios).sort()).toEqual(['anonymous_vs_bare_proxy', 'basic_vs_anonymous', 'oauth_vs_anonymous', 'wsse_vs_anonymous'])
     for (const v of Object.values(results.ratios)) expect(v).toBeGreaterThan(0)

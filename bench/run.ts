@@ -8,78 +8,18 @@
 //                          [--profile DIR]   (CPU profiles of core and gateway, node --cpu-prof)
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
-import { dirname, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { dirname } from 'node:path'
 import { startLoadGenerator, type LoadGenerator } from './load-client.js'
 import type { LoadResult } from './load-worker.js'
 import { commandCpuDeltaMs, commandCpuMs, cpuMs, killAllNow, machineBusyMs, sampleRss, stopAll, type AppProcess } from './processes.js'
 import { formatReport, median, ratios, summarize, targets, type BenchResults, type WindowMeasurement } from './report.js'
 import { fixedRateNames, scenarioNames, scenarios, type Fixture, type FixedRateName, type ScenarioName } from './scenarios.js'
 import { seed } from './seed.js'
+import { passes, settingsFrom } from './settings.js'
 import { createBenchDatabase, defaultDatabaseUrl, defaultRedisUrl, embeddedIdleRss, startTopology, type Topology } from './topology.js'
-
-interface Settings {
-  mode: 'quick' | 'full'
-  rounds: number
-  durationSeconds: number
-  /**
-   * Each scenario's time in a round is split into slices of this length, and the slices of
-   * all scenarios alternate (A B C … A B C …): this machine's speed drifts by a fifth
-   * over tens of seconds, so scenarios compared side by side must run close together.
-   */
-  sliceSeconds: number
-  warmupSeconds: number
-  connections: number
-  entries: number
-  tokens: number
-  embeddedSettleMs: number
-  out: string
-  profileDir?: string
-  /** Run only these scenarios (profiling); ratios need all of them. */
-  only?: string[]
-}
 
 /** Most requests built for one window (memory of the load generator). */
 const prebuildCap = 400_000
-
-function settingsFrom(argv: string[]): Settings {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      quick: { type: 'boolean', default: false },
-      out: { type: 'string' },
-      rounds: { type: 'string' },
-      duration: { type: 'string' },
-      slice: { type: 'string' },
-      connections: { type: 'string' },
-      profile: { type: 'string' },
-      only: { type: 'string' },
-    },
-  })
-  const quick = values.quick === true
-  const int = (name: string, v: string | undefined, fallback: number) => {
-    if (v === undefined) return fallback
-    if (!/^[1-9][0-9]*$/.test(v)) throw new Error(`--${name}: expected a positive whole number, got ${JSON.stringify(v)}`)
-    return Number(v)
-  }
-  const durationSeconds = int('duration', values.duration, quick ? 2 : 10)
-  const sliceSeconds = Math.min(durationSeconds, int('slice', values.slice, quick ? durationSeconds : 2))
-  if (durationSeconds % sliceSeconds !== 0) throw new Error(`--slice ${sliceSeconds} must divide --duration ${durationSeconds}`)
-  return {
-    mode: quick ? 'quick' : 'full',
-    rounds: int('rounds', values.rounds, quick ? 1 : 3),
-    durationSeconds,
-    sliceSeconds,
-    warmupSeconds: quick ? 1 : 3,
-    connections: int('connections', values.connections, 32),
-    entries: quick ? 200 : 3000,
-    tokens: quick ? 2 : 4,
-    embeddedSettleMs: quick ? 2000 : 5000,
-    out: resolve(values.out ?? 'bench/results.json'),
-    ...(values.profile ? { profileDir: resolve(values.profile) } : {}),
-    ...(values.only ? { only: values.only.split(',').map((n) => n.trim()) } : {}),
-  }
-}
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
 
@@ -199,18 +139,13 @@ async function main(): Promise<number> {
     const windows = new Map<string, WindowMeasurement[]>()
     const record = (name: string, m: WindowMeasurement) => windows.set(name, [...(windows.get(name) ?? []), m])
     const slices = s.durationSeconds / s.sliceSeconds
-    for (let r = 0; r < s.rounds; r++) {
-      log(`round ${r + 1}/${s.rounds}: ${s.durationSeconds} s per scenario, in ${slices} slice(s) of ${s.sliceSeconds} s`)
-      for (let k = 0; k < slices; k++) {
-        // Interleaved, and each pass starts one scenario later, so no scenario always
-        // follows the same one.
-        const cycle = r * slices + k
-        const order = selected.map((_, i) => selected[(i + cycle) % selected.length]!)
-        for (const name of order) {
-          const m = await window(name, s.sliceSeconds, sized(bestRps.get(name)!, s.sliceSeconds, cycle === 0 ? 2.5 : 2))
-          seen(name, m.rps)
-          record(name, m)
-        }
+    const schedule = passes(selected, s.rounds, slices)
+    for (const [cycle, order] of schedule.entries()) {
+      if (cycle % slices === 0) log(`round ${cycle / slices + 1}/${s.rounds}: ${s.durationSeconds} s per scenario, in ${slices} slice(s) of ${s.sliceSeconds} s`)
+      for (const name of order) {
+        const m = await window(name, s.sliceSeconds, sized(bestRps.get(name)!, s.sliceSeconds, cycle === 0 ? 2.5 : 2))
+        seen(name, m.rps)
+        record(name, m)
       }
     }
 

@@ -1,0 +1,72 @@
+// The benchmark's settings from its command line, and the order its timed slices run in.
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+
+export interface Settings {
+  mode: 'quick' | 'full'
+  rounds: number
+  durationSeconds: number
+  /**
+   * Each scenario's time in a round is split into slices of this length, and the slices of
+   * all scenarios alternate (A B C … A B C …): this machine's speed drifts by a fifth
+   * over tens of seconds, so scenarios compared side by side must run close together.
+   */
+  sliceSeconds: number
+  warmupSeconds: number
+  connections: number
+  entries: number
+  tokens: number
+  embeddedSettleMs: number
+  out: string
+  profileDir?: string
+  /** Run only these scenarios (profiling); ratios need all of them. */
+  only?: string[]
+}
+
+export function settingsFrom(argv: string[]): Settings {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      out: { type: 'string' },
+      rounds: { type: 'string' },
+      duration: { type: 'string' },
+      slice: { type: 'string' },
+      connections: { type: 'string' },
+      profile: { type: 'string' },
+      only: { type: 'string' },
+    },
+  })
+  const quick = values.quick === true
+  const int = (name: string, v: string | undefined, fallback: number) => {
+    if (v === undefined) return fallback
+    if (!/^[1-9][0-9]*$/.test(v)) throw new Error(`--${name}: expected a positive whole number, got ${JSON.stringify(v)}`)
+    return Number(v)
+  }
+  const durationSeconds = int('duration', values.duration, quick ? 2 : 10)
+  const sliceSeconds = Math.min(durationSeconds, int('slice', values.slice, quick ? durationSeconds : 2))
+  if (durationSeconds % sliceSeconds !== 0) throw new Error(`--slice ${sliceSeconds} must divide --duration ${durationSeconds}`)
+  return {
+    mode: quick ? 'quick' : 'full',
+    rounds: int('rounds', values.rounds, quick ? 1 : 3),
+    durationSeconds,
+    sliceSeconds,
+    warmupSeconds: quick ? 1 : 3,
+    connections: int('connections', values.connections, 32),
+    entries: quick ? 200 : 3000,
+    tokens: quick ? 2 : 4,
+    embeddedSettleMs: quick ? 2000 : 5000,
+    out: resolve(values.out ?? 'bench/results.json'),
+    ...(values.profile ? { profileDir: resolve(values.profile) } : {}),
+    ...(values.only ? { only: values.only.split(',').map((n) => n.trim()) } : {}),
+  }
+}
+
+/**
+ * The timed slices in order: `rounds` × `slices` passes, each running every scenario once.
+ * Each pass starts one scenario later than the one before, so no scenario always follows
+ * the same one, and the two sides of every ratio run seconds apart.
+ */
+export function passes<T>(scenarios: readonly T[], rounds: number, slices: number): T[][] {
+  return Array.from({ length: rounds * slices }, (_, cycle) => scenarios.map((_, i) => scenarios[(i + cycle) % scenarios.length]!))
+}

@@ -1,0 +1,39 @@
+// What `npm run bench` measures by default (SPEC §8): 10 s per scenario after a warm-up,
+// at least 3 rounds, the scenarios interleaved; `--quick` is one short round.
+import { describe, expect, it } from 'vitest'
+import { passes, settingsFrom } from '../../bench/settings.js'
+
+describe('benchmark settings', () => {
+  it('runs 3 rounds of 10 s per scenario after a warm-up by default, in 2 s slices', () => {
+    expect(settingsFrom([])).toMatchObject({ mode: 'full', rounds: 3, durationSeconds: 10, sliceSeconds: 2, connections: 32 })
+    expect(settingsFrom([]).warmupSeconds).toBeGreaterThan(0)
+  })
+
+  it('runs one round of 2 s, in one slice, with --quick', () => {
+    expect(settingsFrom(['--quick'])).toMatchObject({ mode: 'quick', rounds: 1, durationSeconds: 2, sliceSeconds: 2 })
+  })
+
+  it('refuses a slice that does not divide the duration, and numbers that are not whole', () => {
+    expect(() => settingsFrom(['--slice', '3'])).toThrow(/--slice 3 must divide --duration 10/)
+    expect(() => settingsFrom(['--rounds', '0'])).toThrow(/--rounds/)
+    expect(() => settingsFrom(['--duration', '2.5'])).toThrow(/--duration/)
+  })
+})
+
+describe('the order of the timed slices', () => {
+  const order = passes(['a', 'b', 'c'], 2, 2)
+
+  it('runs every scenario once per pass, rounds × slices passes in all', () => {
+    expect(order).toHaveLength(4)
+    for (const pass of order) expect([...pass].sort()).toEqual(['a', 'b', 'c'])
+  })
+
+  it('starts each pass one scenario later, so no scenario always follows the same one', () => {
+    expect(order).toEqual([
+      ['a', 'b', 'c'],
+      ['b', 'c', 'a'],
+      ['c', 'a', 'b'],
+      ['a', 'b', 'c'],
+    ])
+  })
+})

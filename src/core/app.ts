@@ -21,6 +21,7 @@ import { ProfileRefresher } from './routes/profiles.js'
 import { statusRoutes } from './routes/statuses.js'
 import { guardStore } from './routes/store-guard.js'
 import { userRoutes } from './routes/users.js'
+import { requestLoggerFactory } from '../common/request-logger.js'
 
 export interface CoreAppOptions {
   config: Config
@@ -63,6 +64,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     logger: options.logger ?? false,
     // The onResponse hook below writes the one line per request instead.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: requestLoggerFactory,
     genReqId: (req) => {
       const given = req.headers['x-kigo-request-id']
       return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID()

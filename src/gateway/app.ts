@@ -18,6 +18,7 @@ import { routeResolver, type RoutePolicy } from './routes.js'
 import type { FailureThrottle } from './throttle/types.js'
 import { clientName } from './usage/client-name.js'
 import type { UsageRecorder } from './usage/recorder.js'
+import { requestLoggerFactory } from '../common/request-logger.js'
 
 export interface GatewayDeps {
   config: Config
@@ -102,6 +103,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: requestLoggerFactory,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     return503OnClosing: true,

@@ -1,10 +1,11 @@
-// request.log for both apps (Fastify's childLoggerFactory). Fastify makes a pino child per
-// request to carry the request ID, and pino runs every binding of a child through the
-// redaction (the wildcard paths of logger.ts): in the running gateway that was about 1.5%
-// of its CPU under load, for requests that at the usual level (warn) write nothing. Here
-// the child is made when the request first writes a line at an enabled level, and it is
-// the same child pino would have made.
-import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
+// How the apps' Fastify instances log requests (core, public gateway, operator port): each
+// app writes its own one line per request, so Fastify's are off, and request.log is made
+// lazily. Fastify makes a pino child per request to carry the request ID, and pino runs
+// every binding of a child through the redaction (the wildcard paths of logger.ts): in a
+// CPU profile of the gateway under load that was about 2% of its busy time, for requests
+// that at level warn write nothing. Here the child is made when the request first writes
+// a line at an enabled level, and it is the same child pino would have made.
+import { LogController, type FastifyBaseLogger, type FastifyServerOptions } from 'fastify'
 import type { Bindings, ChildLoggerOptions } from 'pino'
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
@@ -87,4 +88,9 @@ export const requestLoggerFactory: NonNullable<FastifyServerOptions['childLogger
   if (options.level !== undefined) return logger.child(bindings, options)
   // Every method Fastify and the routes call is here (fatal … trace, silent, child, level).
   return new RequestLogger(logger, bindings, options) as unknown as FastifyBaseLogger
+}
+
+/** The Fastify options every app of kigo logs requests with. */
+export function requestLogging(): Pick<FastifyServerOptions, 'logController' | 'childLoggerFactory'> {
+  return { logController: new LogController({ disableRequestLogging: true }), childLoggerFactory: requestLoggerFactory }
 }

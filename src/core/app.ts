@@ -1,12 +1,13 @@
 // The core application (SPEC §2): the public API behind the gateway, the photo service
 // and the profile icons. Built here, listened on by server.ts only.
 import { randomUUID } from 'node:crypto'
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { Config } from '../common/config.js'
 import { ApiError, errors } from '../common/errors.js'
 import { formatOfPath } from '../common/formats.js'
 import { identityKey, verifyIdentity } from '../common/identity.js'
+import { requestLogging } from '../common/request-logger.js'
 import { deploymentOfHost, type Hosts } from './entries/deployment.js'
 import type { ContentStore } from './store/types.js'
 import { routeFlags } from './routes/api-route.js'
@@ -21,7 +22,6 @@ import { ProfileRefresher } from './routes/profiles.js'
 import { statusRoutes } from './routes/statuses.js'
 import { guardStore } from './routes/store-guard.js'
 import { userRoutes } from './routes/users.js'
-import { requestLoggerFactory } from '../common/request-logger.js'
 
 export interface CoreAppOptions {
   config: Config
@@ -62,9 +62,8 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
 
   const app = Fastify({
     logger: options.logger ?? false,
-    // The onResponse hook below writes the one line per request instead.
-    logController: new LogController({ disableRequestLogging: true }),
-    childLoggerFactory: requestLoggerFactory,
+    // Fastify's request lines off: the onResponse hook below writes the one line per request.
+    ...requestLogging(),
     genReqId: (req) => {
       const given = req.headers['x-kigo-request-id']
       return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID()

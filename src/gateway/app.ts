@@ -2,12 +2,13 @@
 // route's rules, then forwarded unchanged to the core with a signed identity. Built
 // without listening; server.ts listens.
 import { randomUUID } from 'node:crypto'
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyBaseLogger } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyBaseLogger } from 'fastify'
 import proxyAddr from '@fastify/proxy-addr'
 import type { Config } from '../common/config.js'
 import { ApiError, errors } from '../common/errors.js'
 import { formatOfPath, renderError } from '../common/formats.js'
 import { identityKey } from '../common/identity.js'
+import { requestLogging } from '../common/request-logger.js'
 import { createAuthenticator, type AuthDecision } from './authenticate.js'
 import type { AuthRequest, CredentialLookup } from './auth/types.js'
 import { childOf, type GatewayMetrics } from './operator/metrics.js'
@@ -18,7 +19,6 @@ import { routeResolver, type RoutePolicy } from './routes.js'
 import type { FailureThrottle } from './throttle/types.js'
 import { clientName } from './usage/client-name.js'
 import type { UsageRecorder } from './usage/recorder.js'
-import { requestLoggerFactory } from '../common/request-logger.js'
 
 export interface GatewayDeps {
   config: Config
@@ -102,8 +102,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const now = deps.now ?? Date.now
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
-    logController: new LogController({ disableRequestLogging: true }),
-    childLoggerFactory: requestLoggerFactory,
+    ...requestLogging(),
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     return503OnClosing: true,

@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream'
-import Fastify, { LogController, type FastifyBaseLogger } from 'fastify'
+import Fastify, { type FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { loggerOptions } from '../../src/common/logger.js'
-import { requestLoggerFactory } from '../../src/common/request-logger.js'
+import { requestLogging } from '../../src/common/request-logger.js'
 
 function capture(): { lines: Array<Record<string, unknown>>; stream: Writable } {
   const lines: Array<Record<string, unknown>> = []
@@ -25,7 +25,7 @@ async function appWith(level: string) {
   const { lines, stream } = capture()
   const logger = pino(loggerOptions(level, 'test'), stream) as unknown as FastifyBaseLogger
   const childSpy = vi.spyOn(logger, 'child')
-  const app = Fastify({ loggerInstance: logger, childLoggerFactory: requestLoggerFactory, logController: new LogController({ disableRequestLogging: true }), genReqId: () => 'req-1' })
+  const app = Fastify({ loggerInstance: logger, ...requestLogging(), genReqId: () => 'req-1' })
   apps.push(app)
   app.get('/quiet', async (request) => {
     request.log.info('an info line')
@@ -39,6 +39,12 @@ async function appWith(level: string) {
   app.get('/chatty', { logLevel: 'info' }, async (request) => {
     request.log.info('route-level info')
     return { ok: true }
+  })
+  app.get('/raised', async (request) => {
+    const before = (request.log as FastifyBaseLogger & { isLevelEnabled(l: string): boolean }).isLevelEnabled('debug')
+    request.log.level = 'debug'
+    request.log.debug('now at debug')
+    return { before, after: (request.log as FastifyBaseLogger & { isLevelEnabled(l: string): boolean }).isLevelEnabled('debug') }
   })
   app.get('/nested', async (request) => {
     request.log.child({ part: 'store' }).error('from a child')
@@ -84,6 +90,14 @@ describe('request logger', () => {
     expect(res.json()).toEqual({ level: 'info' })
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatchObject({ reqId: 'req-1', part: 'store', msg: 'from a child', level: 50 })
+  })
+
+  it('answers isLevelEnabled, and a level raised for one request applies to that request only', async () => {
+    const { app, lines } = await appWith('warn')
+    expect((await app.inject('/raised')).json()).toEqual({ before: false, after: true })
+    await app.inject('/quiet')
+    await new Promise((r) => setImmediate(r))
+    expect(lines.map((l) => [l.msg, l.reqId])).toEqual([['now at debug', 'req-1']])
   })
 
   it('writes info lines when the level is info', async () => {

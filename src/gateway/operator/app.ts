@@ -1,6 +1,7 @@
 // The operator application (SPEC §6.4) on the admin port, bound to 127.0.0.1 by default:
 // the operator API behind the admin bearer token, Prometheus metrics, health.
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { requestLogging } from '../../common/request-logger.js'
 import type { GatewayDeps } from '../app.js'
 import type { IdentityStore } from '../store/index.js'
 import { adminAuth } from './admin-auth.js'
@@ -19,7 +20,7 @@ export interface OperatorDeps extends GatewayDeps {
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
-  const app = Fastify({ ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }), logController: new LogController({ disableRequestLogging: true }), return503OnClosing: true })
+  const app = Fastify({ ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }), ...requestLogging(), return503OnClosing: true })
   const migration = deps.migration
   const now = deps.now ?? Date.now
   // The JSON API behind the bearer token, in a scope of its own so that the dashboard

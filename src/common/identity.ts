@@ -2,9 +2,10 @@
 // believes X-Kigo-User only when X-Kigo-Identity-Signature verifies and is fresh.
 //
 // Signature header: `t=<unix seconds>, v1=<base64url HMAC-SHA256>`, over one line per
-// field: version, timestamp, method, path and query, host, request id, user, user name
-// (percent-encoded), auth method, consumer, scopes. The key is derived from
-// KIGO_SECRET_KEY for this purpose alone.
+// field: version, timestamp, method, path and query, host, request id, operation (the
+// route table's name for what the gateway authorized), body digest (SHA-256 of the body
+// the gateway verified, when it read one), user, user name (percent-encoded), auth
+// method, consumer, scopes. The key is derived from KIGO_SECRET_KEY for this purpose alone.
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
 import { deriveKey } from './secrets.js'
 
@@ -27,6 +28,8 @@ export const identityHeaders = {
   authMethod: 'x-kigo-auth-method',
   consumer: 'x-kigo-consumer',
   scopes: 'x-kigo-scopes',
+  operation: 'x-kigo-operation',
+  bodySha256: 'x-kigo-body-sha256',
   signature: 'x-kigo-identity-signature',
 } as const
 
@@ -36,6 +39,10 @@ export interface SignedRequest {
   url: string
   host: string
   requestId: string
+  /** The route-table operation the gateway authorized; '' for none (the catch-all). */
+  operation: string
+  /** Base64url SHA-256 of the body the gateway read and verified; '' when it streamed it. */
+  bodySha256: string
 }
 
 /**
@@ -55,6 +62,8 @@ function mac(key: KeyObject, t: number, req: SignedRequest, id: Identity | null)
     req.url,
     req.host.toLowerCase(),
     req.requestId,
+    req.operation,
+    req.bodySha256,
     id?.user ?? '',
     id ? encodeURIComponent(id.userName) : '',
     id?.authMethod ?? '',
@@ -71,6 +80,8 @@ export function signIdentity(key: KeyObject, req: SignedRequest, identity: Ident
     [identityHeaders.requestId]: req.requestId,
     [identityHeaders.signature]: `t=${t}, v1=${mac(key, t, req, identity).toString('base64url')}`,
   }
+  if (req.operation !== '') headers[identityHeaders.operation] = req.operation
+  if (req.bodySha256 !== '') headers[identityHeaders.bodySha256] = req.bodySha256
   if (identity) {
     headers[identityHeaders.user] = identity.user
     headers[identityHeaders.userName] = encodeURIComponent(identity.userName)
@@ -84,7 +95,8 @@ export function signIdentity(key: KeyObject, req: SignedRequest, identity: Ident
 type HeaderBag = Record<string, string | string[] | undefined>
 
 /** The headers that claim an identity (all but the request ID and the signature). */
-const claims = [identityHeaders.user, identityHeaders.userName, identityHeaders.authMethod, identityHeaders.consumer, identityHeaders.scopes]
+const userClaims = [identityHeaders.user, identityHeaders.userName, identityHeaders.authMethod, identityHeaders.consumer, identityHeaders.scopes]
+const claims = [...userClaims, identityHeaders.operation, identityHeaders.bodySha256]
 
 function one(headers: HeaderBag, name: string): string | undefined {
   const v = headers[name]
@@ -92,7 +104,16 @@ function one(headers: HeaderBag, name: string): string | undefined {
 }
 
 export type IdentityCheck =
-  | { ok: true; identity: Identity | null; requestId: string | null; signed: boolean }
+  | {
+      ok: true
+      identity: Identity | null
+      requestId: string | null
+      signed: boolean
+      /** The signed operation ('' for none); the core compares it with what it routed. */
+      operation: string
+      /** The signed body digest ('' for none); the core compares it with the body it reads. */
+      bodySha256: string
+    }
   | { ok: false; reason: string }
 
 /**
@@ -103,14 +124,14 @@ export type IdentityCheck =
 export function verifyIdentity(
   key: KeyObject,
   headers: HeaderBag,
-  req: Omit<SignedRequest, 'requestId'>,
+  req: Omit<SignedRequest, 'requestId' | 'operation' | 'bodySha256'>,
   maxAgeSeconds: number,
   now = Date.now(),
 ): IdentityCheck {
   const sig = headers[identityHeaders.signature]
   if (sig === undefined) {
     if (claims.some((h) => headers[h] !== undefined)) return { ok: false, reason: 'identity headers without a signature' }
-    return { ok: true, identity: null, requestId: null, signed: false }
+    return { ok: true, identity: null, requestId: null, signed: false, operation: '', bodySha256: '' }
   }
   const sigValue = one(headers, identityHeaders.signature)
   const m = sigValue && /^t=([0-9]{1,12}), v1=([A-Za-z0-9_-]{43})$/.exec(sigValue)
@@ -118,6 +139,8 @@ export function verifyIdentity(
   const t = Number(m[1])
   if (Math.abs(now / 1000 - t) > maxAgeSeconds) return { ok: false, reason: 'stale identity signature' }
   const requestId = one(headers, identityHeaders.requestId) ?? ''
+  const operation = one(headers, identityHeaders.operation) ?? ''
+  const bodySha256 = one(headers, identityHeaders.bodySha256) ?? ''
   const user = one(headers, identityHeaders.user)
   let identity: Identity | null = null
   if (user !== undefined) {
@@ -137,12 +160,14 @@ export function verifyIdentity(
       consumer: one(headers, identityHeaders.consumer) ?? '',
       scopes: scopes === '' ? [] : scopes.split(','),
     }
-  } else if (claims.some((h) => headers[h] !== undefined)) {
+  } else if (userClaims.some((h) => headers[h] !== undefined)) {
     return { ok: false, reason: 'identity headers without a user' }
   }
   // 43 characters of base64url (the pattern above) are exactly the 32 bytes of a digest:
   // a plain constant-time comparison of equal-length values, no hashing needed.
   const sent = Buffer.from(m[2]!, 'base64url')
-  if (sent.length !== 32 || !timingSafeEqual(mac(key, t, { ...req, requestId }, identity), sent)) return { ok: false, reason: 'identity signature does not verify' }
-  return { ok: true, identity, requestId: requestId || null, signed: true }
+  if (sent.length !== 32 || !timingSafeEqual(mac(key, t, { ...req, requestId, operation, bodySha256 }, identity), sent)) {
+    return { ok: false, reason: 'identity signature does not verify' }
+  }
+  return { ok: true, identity, requestId: requestId || null, signed: true, operation, bodySha256 }
 }

@@ -11,6 +11,8 @@ import { requestLogging } from '../common/request-logger.js'
 import { deploymentOfHost, type Hosts } from './entries/deployment.js'
 import type { ContentStore } from './store/types.js'
 import { routeFlags } from './routes/api-route.js'
+import { checkSignedOperation, SeenRequestIds, verifiedBody } from './routes/identity-guard.js'
+import { canonicalPath } from '../common/route-table.js'
 import { contextOf, sendError } from './routes/context.js'
 import type { CoreDeps } from './routes/deps.js'
 import { favoriteRoutes } from './routes/favorites.js'
@@ -59,6 +61,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   const { config } = options
   const hosts: Hosts = { domesticHost: config.domesticHost, globalHost: config.globalHost, publicScheme: config.publicScheme }
   const key = identityKey(config.secretKey)
+  const seenRequestIds = new SeenRequestIds(config.core.identityMaxAgeSeconds * 2)
 
   const app = Fastify({
     logger: options.logger ?? false,
@@ -111,14 +114,30 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
       request.log.warn({ reason: check.reason }, 'identity refused')
       throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
     }
-    ctx.identity = check.identity
+    const flags = routeFlags(request)
+    ctx.identity = checkSignedOperation(check.identity, check.operation, flags.operation, request.method, config.auth.routeMethods)
+    if (ctx.identity && check.requestId !== null && request.method !== 'GET' && request.method !== 'HEAD' && !seenRequestIds.claim(check.requestId)) {
+      request.log.warn('signed request replayed')
+      throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
+    }
+    if (check.bodySha256 !== '') ctx.bodySha256 = check.bodySha256
     if (!url.startsWith('/api/')) return
+    // The gateway refuses what is not canonical; the core refuses it again.
+    const q = url.indexOf('?')
+    const canonical = canonicalPath(q === -1 ? url : url.slice(0, q))
+    if (!canonical.ok) throw errors.badRequest('bad_path', canonical.reason)
     if (formatOfPath(url) === null) throw errors.notFound()
     ctx.deployment = deploymentOfHost(hosts, request.headers.host)
     if (!ctx.deployment) throw errors.badRequest('unknown_deployment', 'The request host is not a deployment of this service')
-    if (routeFlags(request).auth === 'required' && !ctx.identity) {
+    if (flags.auth === 'required' && !ctx.identity) {
       throw errors.unauthorized('authentication_required', 'This operation requires authentication')
     }
+  })
+
+  // A body the gateway read and verified is the body that runs (SPEC §4.6).
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    const expected = contextOf(request).bodySha256
+    return expected === undefined ? payload : verifiedBody(payload, expected, config.core.limits.fileBytes * (config.core.limits.files + 1))
   })
 
   // SPEC §4.6: the public profile copy follows the identity.

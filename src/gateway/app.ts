@@ -1,18 +1,19 @@
 // The gateway's public application (SPEC §4): every request is authenticated by the
 // route's rules, then forwarded unchanged to the core with a signed identity. Built
 // without listening; server.ts listens.
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyBaseLogger } from 'fastify'
 import proxyAddr from '@fastify/proxy-addr'
 import type { Config } from '../common/config.js'
 import { ApiError, errors } from '../common/errors.js'
 import { formatOfPath, renderError } from '../common/formats.js'
 import { identityKey } from '../common/identity.js'
+import { canonicalPath } from '../common/route-table.js'
 import { requestLogging } from '../common/request-logger.js'
 import { createAuthenticator, type AuthDecision } from './authenticate.js'
 import type { AuthRequest, CredentialLookup } from './auth/types.js'
 import { childOf, type GatewayMetrics } from './operator/metrics.js'
-import { registerForwarding } from './proxy/forward.js'
+import { registerForwarding, type ForwardContext } from './proxy/forward.js'
 import type { LegacyPolicyCheck } from './policy/service.js'
 import type { ReplayCache } from './replay/types.js'
 import { routeResolver, type RoutePolicy } from './routes.js'
@@ -238,14 +239,44 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const q = request.url.indexOf('?')
-    const route = resolveRoute(request.method, q === -1 ? request.url : request.url.slice(0, q))
-    const decision = await authenticateRequest(request, route)
-    if (!decision.ok) return sendError(request, reply, decision.error)
+    // One reading of the path for the gateway and the core (route-table.ts): a path two
+    // parsers could read differently is refused before anything else is done with it.
+    const canonical = canonicalPath(q === -1 ? request.url : request.url.slice(0, q))
+    if (!canonical.ok) return sendError(request, reply, errors.badRequest('bad_path', canonical.reason))
+    const resolution = resolveRoute(request.method, canonical.path)
+    if (resolution.kind === 'method_not_allowed') {
+      if (request.method === 'OPTIONS') return reply.code(204).header('allow', [...resolution.allow, 'OPTIONS'].join(', ')).send()
+      return sendError(request, reply, errors.methodNotAllowed(resolution.allow))
+    }
+    const isApi = canonical.path.startsWith('/api/')
+    // Under /api/ only the table's operations exist: anything else is 404 here, whoever asks.
+    if (resolution.kind === 'other' && isApi) return sendError(request, reply, errors.notFound())
+    const route = resolution.route
+    // Outside the table (pages, icons, photo bytes), only reads carry an identity; any other
+    // method is forwarded as anonymous, its credentials removed unread.
+    const readsOnly = resolution.kind === 'other' && request.method !== 'GET' && request.method !== 'HEAD'
+    let identity: ForwardContext['identity'] = null
+    if (readsOnly) {
+      request.routeName = route.name
+      request.origin = publicOrigin(request)
+    } else {
+      const decision = await authenticateRequest(request, route)
+      if (!decision.ok) return sendError(request, reply, decision.error)
+      identity = decision.identity
+      // Deprecation, Sunset and Link of the migration policy (SPEC §6.1) on an accepted
+      // legacy request; the core sends none of these, so the forwarded response keeps them.
+      if (decision.headers) void reply.headers(decision.headers)
+    }
     const origin = request.origin!
-    request.forward = { identity: decision.identity, host: origin.host, scheme: origin.scheme, clientIp: origin.ip }
-    // Deprecation, Sunset and Link of the migration policy (SPEC §6.1) on an accepted
-    // legacy request; the core sends none of these, so the forwarded response keeps them.
-    if (decision.headers) void reply.headers(decision.headers)
+    request.forward = {
+      identity,
+      host: origin.host,
+      scheme: origin.scheme,
+      clientIp: origin.ip,
+      operation: route.operation?.name ?? '',
+      bodySha256: Buffer.isBuffer(request.body) ? createHash('sha256').update(request.body).digest('base64url') : '',
+      stripCredentials: readsOnly,
+    }
     request.upstreamStartedAt = process.hrtime.bigint()
     return forward(request, reply)
   }

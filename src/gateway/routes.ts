@@ -1,7 +1,8 @@
-// Which credentials each public route accepts (SPEC §4.1), and the OAuth scopes it needs.
-// The table is data: a deployment may narrow a route's methods with config.auth.routeMethods.
+// Which operation a request is, and what it needs (SPEC §4.1), from the shared route
+// table (src/common/route-table.ts) that the core registers its routes from. The gateway
+// matches the canonical path only: see canonicalPath there.
 import type { AuthMethod } from '../common/identity.js'
-import type { Scope } from './store/types.js'
+import { operationMatcher, withRouteMethods, type Operation, type Scope } from '../common/route-table.js'
 
 export interface RoutePolicy {
   /** Bounded name, used as the metrics label and the key for configuration. */
@@ -11,37 +12,45 @@ export interface RoutePolicy {
   methods: AuthMethod[]
   /** An OAuth token must hold at least one of these; empty: any scope. */
   scopes: Scope[]
-}
-
-interface RouteEntry extends RoutePolicy {
-  method: string
-  pattern: RegExp
+  /** The route-table operation; absent for the catch-all. */
+  operation?: Operation
 }
 
 const legacyAndOAuth: AuthMethod[] = ['oauth', 'basic', 'wsse']
 
-const table: RouteEntry[] = [
-  { name: 'statuses/update', method: 'POST', pattern: /^\/api\/statuses\/update(\.[^/]*)?$/, anonymous: false, methods: legacyAndOAuth, scopes: ['write_public'] },
-  { name: 'statuses/destroy', method: 'POST', pattern: /^\/api\/statuses\/destroy\/[^/]+$/, anonymous: false, methods: legacyAndOAuth, scopes: ['write_public'] },
-  { name: 'favorites/create', method: 'POST', pattern: /^\/api\/favorites\/create\/[^/]+$/, anonymous: false, methods: legacyAndOAuth, scopes: ['write_public'] },
-  { name: 'favorites/destroy', method: 'POST', pattern: /^\/api\/favorites\/destroy\/[^/]+$/, anonymous: false, methods: legacyAndOAuth, scopes: ['write_public'] },
-  { name: 'statuses/show', method: 'GET', pattern: /^\/api\/statuses\/show\/[^/]+$/, anonymous: true, methods: legacyAndOAuth, scopes: ['read_public', 'write_public'] },
-  { name: 'photos/create', method: 'POST', pattern: /^\/api\/photos\/create(\.[^/]*)?$/, anonymous: false, methods: legacyAndOAuth, scopes: ['write_private'] },
-  { name: 'applications/my', method: 'GET', pattern: /^\/applications\/my(\.[^/]*)?$/, anonymous: false, methods: ['oauth'], scopes: [] },
-]
+/**
+ * Everything outside the table that the gateway forwards (pages, icons, photo bytes):
+ * anonymous, any valid credential, no scope. Only GET and HEAD carry an identity there.
+ */
+export const fallback: RoutePolicy = { name: 'other', anonymous: true, methods: legacyAndOAuth, scopes: [] }
 
-/** Everything else the gateway forwards: anonymous, any valid credential, no scope. */
-const fallback: RoutePolicy = { name: 'other', anonymous: true, methods: legacyAndOAuth, scopes: [] }
+export type Resolution =
+  | { kind: 'operation'; route: RoutePolicy }
+  /** The path names an operation, but not for this method. */
+  | { kind: 'method_not_allowed'; allow: string[] }
+  | { kind: 'other'; route: RoutePolicy }
 
-export type RouteResolver = (method: string, path: string) => RoutePolicy
+export type RouteResolver = (method: string, canonicalPath: string) => Resolution
 
 export function routeResolver(overrides: Record<string, AuthMethod[]> = {}): RouteResolver {
-  const entries = table.map((r) => (overrides[r.name] ? { ...r, methods: overrides[r.name]! } : r))
+  const match = operationMatcher(withRouteMethods(overrides))
+  const policies = new Map<Operation, RoutePolicy>()
+  const policyOf = (o: Operation): RoutePolicy => {
+    let p = policies.get(o)
+    if (!p) policies.set(o, (p = { name: o.name, anonymous: o.anonymous, methods: o.methods, scopes: o.scopes, operation: o }))
+    return p
+  }
   return (method, path) => {
-    const m = method === 'HEAD' ? 'GET' : method
-    for (const r of entries) if (r.method === m && r.pattern.test(path)) return r
-    return fallback
+    const m = match(method, path)
+    if (m === null) return { kind: 'other', route: fallback }
+    if (m.operation === null) return { kind: 'method_not_allowed', allow: m.allow }
+    return { kind: 'operation', route: policyOf(m.operation) }
   }
 }
 
-export const routeNames = [...table.map((r) => r.name), fallback.name]
+/** The policy of one named operation (for the gateway's own routes, such as applications/my). */
+export function routePolicyOf(name: string, overrides: Record<string, AuthMethod[]> = {}): RoutePolicy {
+  const o = withRouteMethods(overrides).find((op) => op.name === name)
+  if (!o) throw new Error(`No operation ${name} in the route table`)
+  return { name: o.name, anonymous: o.anonymous, methods: o.methods, scopes: o.scopes, operation: o }
+}

@@ -1,17 +1,27 @@
 // The signed identity between gateway and core (SPEC §4.6): what the core believes.
 import { randomBytes } from 'node:crypto'
+import { operationNameOf } from '../../src/common/route-table.js'
 import { describe, expect, it } from 'vitest'
 import { identityKey, signIdentity, verifyIdentity, type Identity } from '../../src/common/identity.js'
 
 const key = identityKey(randomBytes(32).toString('base64'))
-const req = { method: 'POST', url: '/api/statuses/update.json?x=1', host: 'localhost:8080', requestId: 'r-1' }
+const req = { method: 'POST', url: '/api/statuses/update.json?x=1', host: 'localhost:8080', requestId: 'r-1', operation: operationNameOf('POST', '/api/statuses/update.json?x=1'), bodySha256: '' }
 const alice: Identity = { user: 'alice', userName: 'Alice Ünïcode, "quoted"', authMethod: 'oauth', consumer: 'ck', scopes: ['read_public', 'write_public'] }
 const now = 1_800_000_000_000
 
 describe('identity signature', () => {
   it('verifies what the gateway signed, user name and scopes included', () => {
     const headers = signIdentity(key, req, alice, now)
-    expect(verifyIdentity(key, headers, req, 60, now + 5_000)).toEqual({ ok: true, identity: alice, requestId: 'r-1', signed: true })
+    expect(verifyIdentity(key, headers, req, 60, now + 5_000)).toEqual({ ok: true, identity: alice, requestId: 'r-1', signed: true, operation: 'statuses/update', bodySha256: '' })
+  })
+
+  it('binds the operation and the body digest: another one, or one removed, does not verify', () => {
+    const withBody = { ...req, bodySha256: 'q2H9Yx0tJ2bTn1dL5b8iU0V9Gm0k9L9u0Kq0bW1y2c4' }
+    const headers = signIdentity(key, withBody, alice, now)
+    expect(verifyIdentity(key, headers, req, 60, now)).toMatchObject({ ok: true, bodySha256: withBody.bodySha256, operation: 'statuses/update' })
+    expect(verifyIdentity(key, { ...headers, 'x-kigo-operation': 'statuses/show' }, req, 60, now).ok).toBe(false)
+    expect(verifyIdentity(key, { ...headers, 'x-kigo-body-sha256': undefined }, req, 60, now).ok).toBe(false)
+    expect(verifyIdentity(key, { 'x-kigo-operation': 'statuses/update' }, req, 60, now).ok).toBe(false)
   })
 
   it('treats a request without identity headers as anonymous', () => {

@@ -3,6 +3,7 @@
 // SIGKILL while writes are being acknowledged, is restarted on the same store, and must
 // then show every entry it acknowledged.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { operationNameOf } from '../../src/common/route-table.js'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
@@ -55,7 +56,7 @@ function postStatus(port: number, agent: Agent, status: string): Promise<Respons
   const path = '/api/statuses/update.json'
   const identity = signIdentity(
     key,
-    { method: 'POST', url: path, host: domesticHost, requestId: randomUUID() },
+    { method: 'POST', url: path, host: domesticHost, requestId: randomUUID(), operation: operationNameOf('POST', path), bodySha256: '' },
     { user: author, userName: 'Durable Writer', authMethod: 'basic', consumer: '', scopes: [] },
   )
   const body = new URLSearchParams({ status }).toString()

@@ -1,5 +1,6 @@
 // startCore: a real listener on a free port, real HTTP, graceful close (SPEC §7).
 import { randomBytes, randomUUID } from 'node:crypto'
+import { operationNameOf } from '../../src/common/route-table.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -29,7 +30,7 @@ afterAll(async () => {
 function signed(method: string, path: string, user: string | null): Record<string, string> {
   const host = config.domesticHost
   const identity = user ? { user, userName: user, authMethod: 'wsse' as const, consumer: '', scopes: [] } : null
-  return { host, ...signIdentity(identityKey(config.secretKey), { method, url: path, host, requestId: randomUUID() }, identity) }
+  return { host, ...signIdentity(identityKey(config.secretKey), { method: method, url: path, host, requestId: randomUUID(), operation: operationNameOf(method, path), bodySha256: '' }, identity) }
 }
 
 /** node:http, because fetch may not set Host (which the identity signature covers). */

@@ -1,6 +1,8 @@
-// Registration of the public API's routes: each path answers its own method, and every
-// other method gets 405 with `Allow` (RFC 9110 §15.5.6; SPEC §2), OPTIONS 204 with it.
+// Registration of the public API's routes from the shared route table (src/common/
+// route-table.ts): each path answers its own method, and every other method gets 405 with
+// `Allow` (RFC 9110 §15.5.6; SPEC §2), OPTIONS 204 with it.
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { fastifyUrls, operations, type Operation } from '../../common/route-table.js'
 import { errors } from '../../common/errors.js'
 import { ApiError } from '../../common/errors.js'
 import { parseBodyFormats, type BodyFormat } from '../render/body-formats.js'
@@ -15,6 +17,8 @@ export type AuthNeed = 'required' | 'optional'
 export interface RouteFlags {
   api: true
   auth: AuthNeed
+  /** The operation of the shared route table this route runs (absent on the 405 routes). */
+  operation?: Operation
   /** The handler records the requester's display name itself (no separate refresh). */
   storesProfile?: boolean
 }
@@ -27,21 +31,26 @@ type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown
 
 const methods = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const
 
-/** A fixed API path with its `.json` and `.xml` forms (no extension means JSON). */
-export function withExtensions(path: string): string[] {
-  return [path, `${path}.json`, `${path}.xml`]
+/** The operation of the route table named `name` (a typo is a start-up error, not a silent 404). */
+export function operationNamed(name: string): Operation {
+  const o = operations.find((op) => op.name === name)
+  if (!o) throw new Error(`No operation ${name} in the route table`)
+  return o
 }
 
-export function apiRoute(
-  app: FastifyInstance,
-  spec: { method: 'GET' | 'POST'; urls: string[]; auth: AuthNeed; storesProfile?: boolean; handler: Handler },
-): void {
-  const allowed = spec.method === 'GET' ? ['GET', 'HEAD'] : ['POST']
-  for (const url of spec.urls) {
+/**
+ * Registers the handler of the route table's operation `spec.operation` under every URL
+ * the table gives it, and 405 for the other methods.
+ */
+export function apiRoute(app: FastifyInstance, spec: { operation: string; storesProfile?: boolean; handler: Handler }): void {
+  const operation = operationNamed(spec.operation)
+  const allowed = operation.method === 'GET' ? ['GET', 'HEAD'] : ['POST']
+  const auth: AuthNeed = operation.anonymous ? 'optional' : 'required'
+  for (const url of fastifyUrls(operation)) {
     app.route({
-      method: spec.method,
+      method: operation.method,
       url,
-      config: { api: true, auth: spec.auth, storesProfile: spec.storesProfile ?? false } satisfies RouteFlags as FastifyContextConfig,
+      config: { api: true, auth, operation, storesProfile: spec.storesProfile ?? false } satisfies RouteFlags as FastifyContextConfig,
       handler: spec.handler,
     })
     app.route({
@@ -79,7 +88,7 @@ export async function readEntryRequest(request: FastifyRequest, opts: ReadOption
 
 /** The entry ID of `/…/{eid}.{format}`; an ID that cannot exist is 404 (SPEC §2.3). */
 export function entryIdOf(request: FastifyRequest): string {
-  const target = (request.params as { target?: string }).target ?? ''
+  const target = (request.params as { eid?: string }).eid ?? ''
   const id = parseId(target.replace(/\.(json|xml)$/, ''))
   if (id === null) throw errors.notFound('entry_not_found', 'No such entry')
   return id

@@ -13,6 +13,8 @@ export interface RequestContext {
   identity: Identity | null
   /** Set for /api/ paths, whose host must name a deployment. */
   deployment: Deployment | null
+  /** The body digest the gateway signed, when it read the body whole. */
+  bodySha256?: string
 }
 
 const contexts = new WeakMap<FastifyRequest, RequestContext>()

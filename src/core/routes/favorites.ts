@@ -9,9 +9,7 @@ import { sendEntry } from './statuses.js'
 export function favoriteRoutes(app: FastifyInstance, deps: CoreDeps): void {
   for (const star of [true, false]) {
     apiRoute(app, {
-      method: 'POST',
-      urls: [`/api/favorites/${star ? 'create' : 'destroy'}/:target`],
-      auth: 'required',
+      operation: star ? 'favorites/create' : 'favorites/destroy',
       handler: async (request, reply) => {
         const user = requester(request)
         const { bodyFormats } = await readEntryRequest(request, { names: [], maxFiles: 0, fileBytes: deps.config.core.limits.fileBytes })

@@ -7,7 +7,7 @@ import { parseId, userIdPattern } from '../entries/ids.js'
 import { escapeHtml } from '../render/escape.js'
 import { renderPhoto } from '../render/entry.js'
 import { photoImageUrl } from '../render/urls.js'
-import { apiRoute, readEntryRequest, withExtensions } from './api-route.js'
+import { apiRoute, readEntryRequest } from './api-route.js'
 import { deploymentOf, requester, sendPayload } from './context.js'
 import { renderContext, type CoreDeps } from './deps.js'
 import { ProfileRefresher } from './profiles.js'
@@ -24,9 +24,7 @@ export function photoRoutes(app: FastifyInstance, deps: CoreDeps): void {
   const limits = deps.config.core.limits
 
   apiRoute(app, {
-    method: 'POST',
-    urls: withExtensions('/api/photos/create'),
-    auth: 'required',
+    operation: 'photos/create',
     storesProfile: true,
     handler: async (request, reply) => {
       const user = requester(request)

@@ -8,7 +8,7 @@ import { mayDelete } from '../entries/rights.js'
 import { renderEntry } from '../render/entry.js'
 import { photoImageUrl } from '../render/urls.js'
 import { ReplyTargetNotFound, type EntryRow } from '../store/types.js'
-import { apiRoute, entryIdOf, readEntryRequest, withExtensions } from './api-route.js'
+import { apiRoute, entryIdOf, readEntryRequest } from './api-route.js'
 import { contextOf, deploymentOf, requester, sendPayload } from './context.js'
 import { renderContext, type CoreDeps } from './deps.js'
 import { ProfileRefresher } from './profiles.js'
@@ -40,9 +40,7 @@ export function statusRoutes(app: FastifyInstance, deps: CoreDeps): void {
   const limits = deps.config.core.limits
 
   apiRoute(app, {
-    method: 'POST',
-    urls: withExtensions('/api/statuses/update'),
-    auth: 'required',
+    operation: 'statuses/update',
     storesProfile: true,
     handler: async (request, reply) => {
       const poster = requester(request)
@@ -86,9 +84,7 @@ export function statusRoutes(app: FastifyInstance, deps: CoreDeps): void {
   })
 
   apiRoute(app, {
-    method: 'GET',
-    urls: ['/api/statuses/show/:target'],
-    auth: 'optional',
+    operation: 'statuses/show',
     handler: async (request, reply) => {
       const { bodyFormats } = await readEntryRequest(request, { names: [], maxFiles: 0, fileBytes: limits.fileBytes })
       const id = entryIdOf(request)
@@ -100,9 +96,7 @@ export function statusRoutes(app: FastifyInstance, deps: CoreDeps): void {
   })
 
   apiRoute(app, {
-    method: 'POST',
-    urls: ['/api/statuses/destroy/:target'],
-    auth: 'required',
+    operation: 'statuses/destroy',
     handler: async (request, reply) => {
       const user = requester(request)
       const { params, bodyFormats } = await readEntryRequest(request, { names: ['author_url_name'], maxFiles: 0, fileBytes: limits.fileBytes })

@@ -5,12 +5,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { formatOfPath, isValidCallback, render } from '../../common/formats.js'
 import { sendError } from '../app.js'
-import { routeResolver } from '../routes.js'
+import { routePolicyOf } from '../routes.js'
 import type { ProviderContext } from './context.js'
 
 export function registerUserInfo(app: FastifyInstance, ctx: ProviderContext): void {
   const { config } = ctx
-  const policy = routeResolver(config.auth.routeMethods)('GET', '/applications/my.json')
+  const policy = routePolicyOf('applications/my', config.auth.routeMethods)
   const deployments = [config.domesticHost.toLowerCase(), config.globalHost.toLowerCase()]
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -22,6 +22,12 @@ export interface ForwardContext {
   host: string
   scheme: 'http' | 'https'
   clientIp: string
+  /** The route-table operation authorized; '' for the catch-all. Signed with the identity. */
+  operation: string
+  /** Base64url SHA-256 of the body the gateway read and verified; '' when streamed. */
+  bodySha256: string
+  /** Remove the credentials whatever the configuration says (requests forwarded without an identity). */
+  stripCredentials?: boolean
 }
 
 declare module 'fastify' {
@@ -35,9 +41,15 @@ const hopByHop = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer
 /** The headers the core receives for `request`. */
 export function forwardedHeaders(request: FastifyRequest, incoming: IncomingHttpHeaders, ctx: ForwardContext, opts: ForwardOptions): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {}
+  const strip = opts.stripCredentials || ctx.stripCredentials === true
   for (const [name, value] of Object.entries(incoming)) {
     if (name.startsWith('x-kigo-') || hopByHop.includes(name)) continue
-    if (opts.stripCredentials && (name === 'authorization' || name === 'x-wsse')) continue
+    if (strip && (name === 'authorization' || name === 'x-wsse')) continue
+    if (name === 'cookie') {
+      const kept = withoutKigoCookies(value as string)
+      if (kept !== '') out.cookie = kept
+      continue
+    }
     out[name] = value
   }
   // reply-from normalises these for the upstream; the core must see them as sent.
@@ -50,13 +62,25 @@ export function forwardedHeaders(request: FastifyRequest, incoming: IncomingHttp
   out['x-forwarded-host'] = ctx.host
   const requestId = String(request.id)
   if (ctx.identity) {
-    Object.assign(out, signIdentity(opts.identityKey, { method: request.method, url: request.url, host: ctx.host, requestId }, ctx.identity))
+    Object.assign(out, signIdentity(opts.identityKey, { method: request.method, url: request.url, host: ctx.host, requestId, operation: ctx.operation, bodySha256: ctx.bodySha256 }, ctx.identity))
   } else {
     // An anonymous request carries no identity, so there is nothing to sign: the core
     // treats a request without identity headers as anonymous, whoever sends it.
     out['x-kigo-request-id'] = requestId
   }
   return out
+}
+
+/**
+ * The Cookie header without kigo's own cookies (the account session, the dashboard
+ * session): credentials of the gateway that the core never needs (RFC 6265 §5.4 syntax).
+ */
+export function withoutKigoCookies(header: string): string {
+  return header
+    .split(';')
+    .map((c) => c.trim())
+    .filter((c) => c !== '' && !c.toLowerCase().startsWith('kigo_'))
+    .join('; ')
 }
 
 function upstreamError(err: Error & { code?: string; cause?: unknown }): ApiError {

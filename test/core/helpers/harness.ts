@@ -1,6 +1,7 @@
 // A core app over a real embedded store in a temp directory, and requests signed the way
 // the gateway signs them (SPEC §4.6).
 import { randomBytes, randomUUID, type KeyObject } from 'node:crypto'
+import { operationNameOf } from '../../../src/common/route-table.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -67,10 +68,10 @@ export async function startHarness(overrides: Record<string, unknown> = {}, data
       const identity: Identity | null = req.as === undefined
         ? null
         : typeof req.as === 'string'
-          ? { user: req.as, userName: `${req.as} name`, authMethod: 'oauth', consumer: 'ck', scopes: ['write_public'] }
-          : { userName: `${req.as.user} name`, authMethod: 'oauth', consumer: 'ck', scopes: ['write_public'], ...req.as }
+          ? { user: req.as, userName: `${req.as} name`, authMethod: 'oauth', consumer: 'ck', scopes: ['write_public', 'write_private'] }
+          : { userName: `${req.as.user} name`, authMethod: 'oauth', consumer: 'ck', scopes: ['write_public', 'write_private'], ...req.as }
       if (!req.unsigned) {
-        Object.assign(headers, signIdentity(key, { method, url: req.url, host, requestId: randomUUID() }, identity, req.signedAt))
+        Object.assign(headers, signIdentity(key, { method: method, url: req.url, host, requestId: randomUUID(), operation: operationNameOf(method, req.url), bodySha256: '' }, identity, req.signedAt))
       } else if (identity) {
         headers['x-kigo-user'] = identity.user
       }

@@ -1,5 +1,6 @@
 // The core believes only signed, fresh identities (SPEC §4.6).
 import { randomUUID } from 'node:crypto'
+import { operationNameOf } from '../../../src/common/route-table.js'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { signIdentity } from '../../../src/common/identity.js'
 import { form, parseXml, startHarness, type Harness } from '../helpers/harness.js'
@@ -39,7 +40,7 @@ test('a stale signature is 401', async () => {
 })
 
 test('a signature for another request, or with a changed user, is 401', async () => {
-  const signed = signIdentity(h.key, { method: 'GET', url: `/api/statuses/show/${entry.id}.json`, host: h.domestic, requestId: randomUUID() }, { user: 'mallory', userName: 'M', authMethod: 'basic', consumer: '', scopes: [] })
+  const signed = signIdentity(h.key, { method: 'GET', url: `/api/statuses/show/${entry.id}.json`, host: h.domestic, requestId: randomUUID(), operation: operationNameOf('GET', `/api/statuses/show/${entry.id}.json`), bodySha256: '' }, { user: 'mallory', userName: 'M', authMethod: 'basic', consumer: '', scopes: [] })
   const replayed = await h.app.inject({ method: 'POST', url: `/api/favorites/create/${entry.id}.json`, headers: { host: h.domestic, ...signed } })
   expect(replayed.statusCode).toBe(401)
   const otherHost = await h.app.inject({ method: 'GET', url: `/api/statuses/show/${entry.id}.json`, headers: { host: h.global, ...signed } })

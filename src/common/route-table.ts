@@ -1,0 +1,173 @@
+// The one route table of the public API (SPEC §2, §4.1), imported by both apps: the
+// gateway matches it to decide which operation a request is and what it needs; the core
+// registers its routes from it, and checks that the operation it routed is the one the
+// gateway signed. One table, so the two can never disagree about what a path means.
+//
+// Paths are written with `{name}` for a path parameter (one whole segment). An
+// operation's last segment takes an optional format extension: `.json` or `.xml` after a
+// fixed segment (nothing else matches), any `.ext` after a parameter (the core answers an
+// unknown extension with 404, as SPEC §2 asks).
+import type { AuthMethod } from './identity.js'
+
+/** OAuth scopes (SPEC §5). */
+export const scopes = ['read_public', 'write_public', 'read_private', 'write_private'] as const
+export type Scope = (typeof scopes)[number]
+
+export interface Operation {
+  /** Stable name: the metrics label, the key of `auth.routeMethods`, signed into the identity. */
+  name: string
+  method: 'GET' | 'POST'
+  /** `/api/statuses/show/{eid}`; see the header for extensions. */
+  path: string
+  /** Anonymous requests pass (credentials that are present are still verified). */
+  anonymous: boolean
+  /** Credential kinds accepted. */
+  methods: AuthMethod[]
+  /** An OAuth token must hold at least one of these; empty: any scope. */
+  scopes: Scope[]
+}
+
+const all: AuthMethod[] = ['oauth', 'basic', 'wsse']
+/** Writes: OAuth needs write_public (SPEC §4.1). */
+const write = { anonymous: false, methods: all, scopes: ['write_public'] as Scope[] }
+/** Reads: anonymous, or any credential (OAuth read_public or write_public). */
+const read = { anonymous: true, methods: all, scopes: ['read_public', 'write_public'] as Scope[] }
+
+export const operations: readonly Operation[] = [
+  { name: 'statuses/update', method: 'POST', path: '/api/statuses/update', ...write },
+  { name: 'statuses/show', method: 'GET', path: '/api/statuses/show/{eid}', ...read },
+  { name: 'statuses/destroy', method: 'POST', path: '/api/statuses/destroy/{eid}', ...write },
+  { name: 'favorites/create', method: 'POST', path: '/api/favorites/create/{eid}', ...write },
+  { name: 'favorites/destroy', method: 'POST', path: '/api/favorites/destroy/{eid}', ...write },
+  { name: 'photos/create', method: 'POST', path: '/api/photos/create', anonymous: false, methods: all, scopes: ['write_private'] },
+  { name: 'applications/my', method: 'GET', path: '/applications/my', anonymous: false, methods: ['oauth'], scopes: [] },
+]
+
+export const operationNames: readonly string[] = operations.map((o) => o.name)
+
+/** The table with a deployment's narrower credential kinds per operation (config `auth.routeMethods`). */
+export function withRouteMethods(overrides: Record<string, AuthMethod[]>): Operation[] {
+  return operations.map((o) => (overrides[o.name] ? { ...o, methods: overrides[o.name]! } : o))
+}
+
+// ---- matching
+
+const segmentChars = '[^/]+'
+
+function compile(path: string): RegExp {
+  const segments = path.split('/').slice(1)
+  const body = segments
+    .map((s, i) => {
+      if (/^\{[a-z_]+\}$/.test(s)) return segmentChars
+      const literal = s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+      // A fixed last segment takes the format extension; an empty one is a trailing slash.
+      return i === segments.length - 1 && s !== '' ? `${literal}(?:\\.json|\\.xml)?` : literal
+    })
+    .join('/')
+  return new RegExp(`^/${body}$`)
+}
+
+export interface RouteMatch {
+  /** The operation of this method and path; null when the path names one only for other methods. */
+  operation: Operation | null
+  /** The methods the path accepts (for 405 and `Allow`). */
+  allow: string[]
+}
+
+export type OperationMatcher = (method: string, canonicalPath: string) => RouteMatch | null
+
+/**
+ * A matcher over `table`: null when no operation has this path; otherwise the operation of
+ * this method (HEAD counts as GET), or the methods the path does accept.
+ */
+export function operationMatcher(table: readonly Operation[]): OperationMatcher {
+  // Fixed segments before parameters at the first place two paths differ, as the core's
+  // router (find-my-way) prefers them: both sides then pick the same operation.
+  const compiled = [...table].sort((a, b) => specificity(a.path, b.path)).map((o) => ({ o, re: compile(o.path) }))
+  return (method, path) => {
+    const m = method === 'HEAD' ? 'GET' : method
+    let allow: string[] | null = null
+    for (const { o, re } of compiled) {
+      if (!re.test(path)) continue
+      if (o.method === m) return { operation: o, allow: allowOf(o.method) }
+      allow = [...(allow ?? []), ...allowOf(o.method)]
+    }
+    return allow && { operation: null, allow }
+  }
+}
+
+function specificity(a: string, b: string): number {
+  const sa = a.split('/')
+  const sb = b.split('/')
+  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
+    const pa = sa[i]!.startsWith('{')
+    const pb = sb[i]!.startsWith('{')
+    if (pa !== pb) return pa ? 1 : -1
+  }
+  return 0
+}
+
+function allowOf(method: 'GET' | 'POST'): string[] {
+  return method === 'GET' ? ['GET', 'HEAD'] : ['POST']
+}
+
+/** The Fastify URLs an operation is registered under in the core. */
+export function fastifyUrls(o: Operation): string[] {
+  const url = o.path.replace(/\{([a-z_]+)\}/g, ':$1')
+  const lastIsParam = /\}$/.test(o.path)
+  return lastIsParam ? [url] : [url, `${url}.json`, `${url}.xml`]
+}
+
+// ---- the canonical path (one form, computed once at the gateway, checked again at the core)
+
+const unreserved = /[A-Za-z0-9\-._~]/
+
+export type CanonicalPath = { ok: true; path: string } | { ok: false; reason: string }
+
+/**
+ * The canonical form of a request path (no query): percent-encodings of unreserved
+ * characters (RFC 3986 §2.3) decoded, every other encoding kept, hex digits upper-cased
+ * (§6.2.2.1). Refused, because two parsers may read them differently: anything that is not
+ * origin-form (absolute-form targets, RFC 9112 §3.2), bytes outside printable ASCII,
+ * malformed percent-encoding, encoded `/` `\` `%` `?` `#` `;` `NUL`, a raw `\` `;` `#`, an
+ * empty segment (`//`), and `.` or `..` segments (RFC 3986 §5.2.4), however spelled.
+ */
+export function canonicalPath(raw: string): CanonicalPath {
+  if (!raw.startsWith('/')) return { ok: false, reason: 'The request target must be a path (origin-form)' }
+  let out = ''
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i)
+    if (c <= 0x20 || c >= 0x7f) return { ok: false, reason: 'The path must be printable ASCII; percent-encode other characters' }
+    const ch = raw[i]!
+    if (ch === '\\' || ch === ';' || ch === '#') return { ok: false, reason: `The path must not contain "${ch}"` }
+    if (ch !== '%') {
+      out += ch
+      continue
+    }
+    const hex = raw.slice(i + 1, i + 3)
+    if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return { ok: false, reason: 'The path is not validly percent-encoded' }
+    const decoded = String.fromCharCode(parseInt(hex, 16))
+    if ('/\\%?#;\0'.includes(decoded)) return { ok: false, reason: `The path must not contain an encoded "${decoded === '\0' ? 'NUL' : decoded}"` }
+    out += unreserved.test(decoded) ? decoded : `%${hex.toUpperCase()}`
+    i += 2
+  }
+  const segments = out.split('/').slice(1)
+  for (let i = 0; i < segments.length; i++) {
+    const s = segments[i]!
+    if (s === '.' || s === '..') return { ok: false, reason: 'The path must not contain "." or ".." segments' }
+    // An empty segment is `//`; only the last may be empty (a trailing slash).
+    if (s === '' && i < segments.length - 1) return { ok: false, reason: 'The path must not contain "//"' }
+  }
+  return { ok: true, path: out }
+}
+
+const defaultMatcher = operationMatcher(operations)
+
+/**
+ * The name of the operation `method` and `url` (path and query, canonical) run, or ''
+ * when none: what the gateway signs into the identity, and the core compares.
+ */
+export function operationNameOf(method: string, url: string): string {
+  const q = url.indexOf('?')
+  return defaultMatcher(method, q === -1 ? url : url.slice(0, q))?.operation?.name ?? ''
+}

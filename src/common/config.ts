@@ -30,6 +30,21 @@ export const ConfigSchema = Type.Object({
     coreUrl: Type.String({ pattern: '^https?://' }),
     coreTimeoutMs: Type.Integer({ minimum: 1 }),
     stripCredentials: Type.Boolean(),
+    /** Largest body read whole to check oauth_body_hash (other bodies are streamed). */
+    hashedBodyLimitBytes: Type.Integer({ minimum: 1 }),
+    /** Client-side deadlines and the connection cap of the public listener (like nginx's defaults). */
+    http: Type.Object({
+      /** The whole request head must arrive within this. */
+      headersTimeoutMs: Type.Integer({ minimum: 1 }),
+      /** The whole request, body included, must arrive within this. */
+      requestTimeoutMs: Type.Integer({ minimum: 1 }),
+      /** An idle connection (no bytes either way) is closed after this. */
+      idleTimeoutMs: Type.Integer({ minimum: 1 }),
+      /** A kept-alive connection waiting for its next request is closed after this. */
+      keepAliveTimeoutMs: Type.Integer({ minimum: 1 }),
+      /** Open connections at most; past it new ones are closed at once. */
+      maxConnections: Type.Integer({ minimum: 1 }),
+    }),
   }),
   core: Type.Object({
     host: Type.String({ minLength: 1 }),
@@ -63,6 +78,8 @@ export const ConfigSchema = Type.Object({
     /** Per-route override of the accepted methods (SPEC §4.1), keyed by route name. */
     routeMethods: Type.Record(Type.String(), Type.Array(Type.Union([Type.Literal('oauth'), Type.Literal('basic'), Type.Literal('wsse')]))),
     replayFallback: Type.Object({ wsse: Fallback, oauth: Fallback }),
+    /** Unexpired nonces one client (OAuth token, WSSE user) may hold in an in-process replay cache. */
+    replayPerClientMax: Type.Integer({ minimum: 1 }),
     throttle: Type.Object({
       maxFailures: Type.Integer({ minimum: 1 }),
       windowSeconds: Type.Integer({ minimum: 1 }),

@@ -2,6 +2,7 @@
 // route's rules, then forwarded unchanged to the core with a signed identity. Built
 // without listening; server.ts listens.
 import { createHash, randomUUID } from 'node:crypto'
+import { Readable } from 'node:stream'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyBaseLogger } from 'fastify'
 import proxyAddr from '@fastify/proxy-addr'
 import type { Config } from '../common/config.js'
@@ -62,11 +63,9 @@ declare module 'fastify' {
 
 /** Form bodies are signed (RFC 5849 §3.4.1.3.1), so they are read whole (and forwarded as read). */
 const formBodyLimit = 1024 * 1024
-/** Bodies covered by oauth_body_hash are read whole too: at most the core's largest upload. */
-const hashedBodyLimit = 48 * 1024 * 1024
 
 /** The request as the verifiers see it: public host and scheme, the raw form body. */
-export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now: number): AuthRequest {
+export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now: number, hashedBodyLimit = 0): AuthRequest {
   return {
     method: request.method,
     url: request.url,
@@ -75,8 +74,67 @@ export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now
     headers: request.headers,
     contentType: request.headers['content-type'],
     body: Buffer.isBuffer(request.body) ? request.body : undefined,
+    ...(hashedBodyLimit > 0 ? { readBody: () => readWhole(request, hashedBodyLimit) } : {}),
     now,
   }
+}
+
+/** SHA-256 (base64url) of the body the gateway read whole (a form, or one under oauth_body_hash); '' when streamed. */
+function bodyDigest(request: FastifyRequest): string {
+  const read = Buffer.isBuffer(request.body) ? request.body : verifiedBodies.get(request)
+  return read === undefined ? '' : createHash('sha256').update(read).digest('base64url')
+}
+
+/** Bodies read whole to check oauth_body_hash, by request: their digest is signed for the core. */
+const verifiedBodies = new WeakMap<FastifyRequest, Buffer>()
+
+/**
+ * Reads a streamed body whole (at most `limit` bytes; null past it, the rest left for
+ * Node to discard), and hands it on as a stream of the same bytes, so that the core
+ * receives exactly what the gateway verified.
+ */
+function readWhole(request: FastifyRequest, limit: number): Promise<Buffer | null> {
+  const body = request.body as NodeJS.ReadableStream | Buffer | undefined | null
+  if (body === undefined || body === null) return Promise.resolve(Buffer.alloc(0))
+  if (Buffer.isBuffer(body)) return Promise.resolve(body)
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= limit) return void chunks.push(chunk)
+      body.removeListener('data', onData)
+      body.removeListener('end', onEnd)
+      body.pause()
+      resolve(null)
+    }
+    const onEnd = () => {
+      const whole = Buffer.concat(chunks)
+      verifiedBodies.set(request, whole)
+      request.body = Readable.from([whole])
+      resolve(whole)
+    }
+    body.on('data', onData)
+    body.once('end', onEnd)
+    body.once('error', reject)
+  })
+}
+
+/** The last element of a comma-separated header value (RFC 9110 §5.6.1), trimmed. */
+function lastListValue(value: string): string {
+  return value.slice(value.lastIndexOf(',') + 1).trim()
+}
+
+/** The credential header sent more than once (`Authorization` or `X-WSSE`), else null. */
+export function repeatedCredentialHeader(rawHeaders: string[]): string | null {
+  let authorization = 0
+  let wsse = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!
+    if (name.length === 13 && name.toLowerCase() === 'authorization') authorization++
+    else if (name.length === 6 && name.toLowerCase() === 'x-wsse') wsse++
+  }
+  return authorization > 1 ? 'Authorization' : wsse > 1 ? 'X-WSSE' : null
 }
 
 const statusClasses = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx']
@@ -107,7 +165,14 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     return503OnClosing: true,
+    // Deadlines on the client side (a body trickled a byte at a time must not hold a
+    // connection forever): Node answers 408 and closes past them. Checked every second.
+    requestTimeout: config.gateway.http.requestTimeoutMs,
+    connectionTimeout: config.gateway.http.idleTimeoutMs,
+    keepAliveTimeout: config.gateway.http.keepAliveTimeoutMs,
+    http: { headersTimeout: config.gateway.http.headersTimeoutMs, connectionsCheckingInterval: 1000 },
   })
+  app.server.maxConnections = config.gateway.http.maxConnections
 
   const trusted = config.trustedProxies.length > 0 ? proxyAddr.compile(config.trustedProxies) : null
   const resolveRoute = routeResolver(config.auth.routeMethods)
@@ -123,26 +188,9 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   // (multipart uploads, JSON, bytes) is passed on as a stream, never buffered here.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: formBodyLimit }, (_req, body, done) => done(null, body))
-  app.addContentTypeParser('*', (req, payload, done) => {
-    // A client that sends oauth_body_hash signs the whole body (OAuth Request Body Hash),
-    // which can only be checked once it has all arrived: then, and only then, it is read.
-    const authorization = req.headers.authorization
-    const hashed = (typeof authorization === 'string' && authorization.includes('oauth_body_hash')) || req.url.includes('oauth_body_hash')
-    if (!hashed) return done(null, payload)
-    const chunks: Buffer[] = []
-    let size = 0
-    payload.on('data', (c: Buffer) => {
-      size += c.length
-      if (size > hashedBodyLimit) {
-        payload.destroy()
-        done(Object.assign(new Error('The request body is too large'), { statusCode: 413 }), undefined)
-        return
-      }
-      chunks.push(c)
-    })
-    payload.on('end', () => done(null, Buffer.concat(chunks)))
-    payload.on('error', (err) => done(err, undefined))
-  })
+  // Other bodies stay streams. One covered by oauth_body_hash (OAuth Request Body Hash) is
+  // read whole during verification, and only once its consumer and token are known.
+  app.addContentTypeParser('*', (_req, payload, done) => done(null, payload))
 
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, request, reply) => {
     if (err instanceof ApiError) return sendError(request, reply, err)
@@ -197,8 +245,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     if (trusted && trusted(socketIp, 0)) {
       const xfp = request.headers['x-forwarded-proto']
       const xfh = request.headers['x-forwarded-host']
-      const proto = typeof xfp === 'string' ? xfp.split(',')[0]!.trim().toLowerCase() : ''
-      const host = typeof xfh === 'string' ? xfh.split(',')[0]!.trim() : request.headers.host ?? ''
+      // The right-most value is the one the nearest (trusted) proxy added; values to its
+      // left came from further away, and may have come from the client itself.
+      const proto = typeof xfp === 'string' ? lastListValue(xfp).toLowerCase() : ''
+      const host = typeof xfh === 'string' && lastListValue(xfh) !== '' ? lastListValue(xfh) : request.headers.host ?? ''
       return {
         scheme: proto === 'https' || proto === 'http' ? proto : config.publicScheme,
         host: host.toLowerCase(),
@@ -217,11 +267,16 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     request.routeName = route.name
     const origin = publicOrigin(request)
     request.origin = origin
-    const authReq = toAuthRequest(request, origin, now())
+    const authReq = toAuthRequest(request, origin, now(), config.gateway.hashedBodyLimitBytes)
     const started = process.hrtime.bigint()
     let decision: AuthDecision
     try {
-      decision = await authenticator.authenticate(authReq, route, origin.ip)
+      // Node keeps the first of two Authorization headers and joins two X-WSSE: the
+      // verifier and the core could each see another credential. Counted on the raw headers.
+      const repeated = repeatedCredentialHeader(request.raw.rawHeaders)
+      decision = repeated !== null
+        ? { ok: false, method: 'none', outcome: 'malformed', error: errors.badRequest('multiple_credentials', `Send one ${repeated} header, not several`) }
+        : await authenticator.authenticate(authReq, route, origin.ip)
     } catch (err) {
       // The identity store (or another dependency of verification) failed: SPEC §7 says
       // 503, counted, and recovery without restart (nothing here is cached on failure).
@@ -274,7 +329,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       scheme: origin.scheme,
       clientIp: origin.ip,
       operation: route.operation?.name ?? '',
-      bodySha256: Buffer.isBuffer(request.body) ? createHash('sha256').update(request.body).digest('base64url') : '',
+      bodySha256: bodyDigest(request),
       stripCredentials: readsOnly,
     }
     request.upstreamStartedAt = process.hrtime.bigint()

@@ -39,18 +39,6 @@ export function unknownAuthorizationScheme(req: AuthRequest): string | null {
   return scheme === null || scheme === 'oauth' || scheme === 'basic' || scheme === 'wsse' ? null : scheme
 }
 
-/**
- * True when oauth_body_hash appears in the Authorization header or the query: the
- * caller must then pass the raw body (whatever its type) in AuthRequest.body.
- */
-export function oauthBodyHashPresent(req: AuthRequest): boolean {
-  const raw = req.headers['authorization']
-  const authorization = Array.isArray(raw) ? raw[0] : raw
-  if (authorization !== undefined && authorizationScheme(req) === 'oauth' && authorization.includes('oauth_body_hash')) return true
-  const q = req.url.indexOf('?')
-  return q !== -1 && scanForm(req.url.slice(q + 1)).bodyHash
-}
-
 function authorizationScheme(req: AuthRequest): string | null {
   const raw = req.headers['authorization']
   const authorization = Array.isArray(raw) ? raw[0] : raw
@@ -64,9 +52,8 @@ function authorizationScheme(req: AuthRequest): string | null {
  * Whether form-encoded text carries OAuth credentials (oauth_consumer_key or
  * oauth_signature; a lone oauth_token, as on the authorize page, is not a credential).
  */
-function scanForm(s: string): { credential: boolean; bodyHash: boolean } {
+function scanForm(s: string): { credential: boolean } {
   let credential = false
-  let bodyHash = false
   let start = 0
   while (start < s.length) {
     let end = s.indexOf('&', start)
@@ -76,8 +63,7 @@ function scanForm(s: string): { credential: boolean; bodyHash: boolean } {
     let name = s.slice(start, nameEnd)
     if (name.indexOf('%') !== -1 || name.indexOf('+') !== -1) name = percentDecode(name, true) ?? ''
     if (name === 'oauth_consumer_key' || name === 'oauth_signature') credential = true
-    else if (name === 'oauth_body_hash') bodyHash = true
     start = end + 1
   }
-  return { credential, bodyHash }
+  return { credential }
 }

@@ -1,6 +1,6 @@
 // Building AuthResults, and the nonce claim shared by WSSE and OAuth (SPEC §4.3, §4.4, §7).
 import type { AuthMethod } from '../../common/identity.js'
-import { ReplayCacheUnavailable, type ReplayCache } from '../replay/types.js'
+import { ReplayCacheUnavailable, ReplayClientQuotaExceeded, type ReplayCache } from '../replay/types.js'
 import type { AuthResult, Outcome } from './types.js'
 
 export type AuthFailure = Extract<AuthResult, { kind: 'fail' }>
@@ -31,10 +31,15 @@ export async function claimNonce(
   method: AuthMethod,
   retryAfterSeconds: number,
   replayed: () => AuthFailure,
+  client?: string,
 ): Promise<AuthFailure | null> {
   try {
-    return (await replay.claim(key, ttlSeconds)) ? null : replayed()
+    return (await replay.claim(key, ttlSeconds, client)) ? null : replayed()
   } catch (err) {
+    // This client alone holds too many nonces of an in-process cache: it waits, others don't.
+    if (err instanceof ReplayClientQuotaExceeded) {
+      return failure(method, 429, 'too_many_requests', 'Too many requests with fresh nonces from this client; slow down', 'throttled', { retryAfterSeconds: Math.min(ttlSeconds, 60) })
+    }
     if (!(err instanceof ReplayCacheUnavailable)) throw err
     return failure(method, 503, 'replay_cache_unavailable', 'The replay cache is unavailable; try again shortly', 'unavailable', {
       retryAfterSeconds,

@@ -35,7 +35,7 @@ export type AuthResult =
   | {
       kind: 'fail'
       method: AuthMethod
-      status: 400 | 401 | 403 | 429 | 503
+      status: 400 | 401 | 403 | 413 | 429 | 503
       /** Error code for the body (SPEC §2.7); for OAuth, the oauth_problem. */
       code: string
       message: string
@@ -85,5 +85,10 @@ export interface AuthRequest {
    * RFC 5849 §3.4.1.3.1) or when oauth_body_hash must be checked; undefined otherwise.
    */
   body: Buffer | undefined
+  /**
+   * Reads a body the gateway streams (not a form) whole, for oauth_body_hash: called only
+   * once the consumer and token are known. Null when it is larger than the configured limit.
+   */
+  readBody?: () => Promise<Buffer | null>
   now: number
 }

@@ -162,6 +162,7 @@ export async function verifyUsernameToken(
   const key = `wsse:${record.userId}:${nonceBytes.toString('base64')}`
   const replayed = await claimNonce(replay, key, 2 * opts.windowSeconds + 1, 'wsse', opts.retryAfterSeconds ?? defaultRetryAfterSeconds, () =>
     failure('wsse', 401, 'replay', 'This X-WSSE Nonce was already used', 'replay', attemptedUser),
+    `wsse:${record.userId}`,
   )
   if (replayed !== null) return replayed
 

@@ -58,6 +58,15 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
     return sendPage(reply, apiError.status, messagePage({ title, message: apiError.status >= 500 ? 'kigo cannot answer right now. Try again in a moment.' : apiError.message }))
   })
 
+  // The provider answers for the two deployments only (SPEC §2.2 rule 1 holds here too):
+  // a request token, a session or a base string made for another Host is refused.
+  const deployments = new Set([options.config.domesticHost.toLowerCase(), options.config.globalHost.toLowerCase()])
+  app.addHook('onRequest', async (request) => {
+    if (!deployments.has(app.publicOrigin(request).host)) {
+      throw errors.badRequest('unknown_deployment', `The request host is not a deployment of this service; use ${[...deployments].join(' or ')}`)
+    }
+  })
+
   registerOAuthEndpoints(app, ctx)
   registerAuthorize(app, ctx)
   registerAccount(app, ctx)

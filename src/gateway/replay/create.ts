@@ -22,9 +22,11 @@ export interface ReplayCacheHooks {
 
 export function createReplayCaches(auth: Config['auth'], redis: RedisClient | undefined, hooks: ReplayCacheHooks = {}): ReplayCaches {
   const make = (method: 'wsse' | 'oauth'): ReplayCache => {
-    if (!redis) return new MemoryReplayCache()
+    const memory = () => new MemoryReplayCache({ perClientMax: auth.replayPerClientMax })
+    if (!redis) return memory()
     const primary = new RedisReplayCache(redis, { prefix: `kigo:replay:${method}:` })
     return new ResilientReplayCache(primary, {
+      fallback: memory(),
       policy: auth.replayFallback[method],
       onError: (err) => hooks.onError?.(err, method),
       onFailOpen: () => hooks.onFailOpen?.(method),

@@ -42,7 +42,7 @@ export class ResilientReplayCache implements ReplayCache {
     return Math.max(1, Math.ceil(this.#breaker.openMs / 1000))
   }
 
-  async claim(key: string, ttlSeconds: number): Promise<boolean> {
+  async claim(key: string, ttlSeconds: number, client?: string): Promise<boolean> {
     let failure: ReplayCacheUnavailable
     if (this.#breaker.isOpen) {
       failure = new ReplayCacheUnavailable('replay cache unavailable (recent failure; retrying shortly)')
@@ -62,7 +62,7 @@ export class ResilientReplayCache implements ReplayCache {
     this.options.onError?.(failure)
     if (this.options.policy === 'fail-closed') throw failure
     this.options.onFailOpen?.()
-    return this.#fallback.claim(key, ttlSeconds)
+    return this.#fallback.claim(key, ttlSeconds, client)
   }
 
   /** Readiness reflects the primary, whatever the policy. */

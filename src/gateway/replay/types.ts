@@ -4,9 +4,11 @@ export interface ReplayCache {
   /**
    * Claims `key` for `ttlSeconds`: true when it was unused (and is now claimed), false
    * when it was claimed before within its TTL. One atomic set-if-absent; throws
-   * ReplayCacheUnavailable when the backend cannot answer.
+   * ReplayCacheUnavailable when the backend cannot answer. `client` names who claims (an
+   * OAuth token, a WSSE user): an in-process cache bounds the entries one client may
+   * hold (ReplayClientQuotaExceeded), so that one client cannot fill it for everyone.
    */
-  claim(key: string, ttlSeconds: number): Promise<boolean>
+  claim(key: string, ttlSeconds: number, client?: string): Promise<boolean>
   /** Resolves when the backend answers; throws ReplayCacheUnavailable otherwise. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -14,4 +16,9 @@ export interface ReplayCache {
 
 export class ReplayCacheUnavailable extends Error {
   override name = 'ReplayCacheUnavailable'
+}
+
+/** One client holds as many unexpired claims as an in-process cache allows it. */
+export class ReplayClientQuotaExceeded extends Error {
+  override name = 'ReplayClientQuotaExceeded'
 }

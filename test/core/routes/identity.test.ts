@@ -71,3 +71,45 @@ test('the core never looks at Authorization or X-WSSE', async () => {
   expect(res.json().error.code).toBe('authentication_required')
   await expectUntouched()
 })
+
+test('the operation signed is the operation run: an identity signed for show cannot star (401)', async () => {
+  const url = `/api/favorites/create/${entry.id}.json`
+  const signed = signIdentity(h.key, { method: 'POST', url, host: h.domestic, requestId: randomUUID(), operation: 'statuses/show', bodySha256: '' }, { user: 'mallory', userName: 'M', authMethod: 'oauth', consumer: 'ck', scopes: ['write_public'] })
+  const res = await h.app.inject({ method: 'POST', url, headers: { host: h.domestic, ...signed } })
+  expect(res.statusCode).toBe(401)
+  await expectUntouched()
+})
+
+test('defence in depth: an OAuth identity without write_public cannot write, whatever the gateway signed (403)', async () => {
+  for (const scopes of [['read_public'], ['read_public', 'write_private'], []]) {
+    const res = await h.call({ method: 'POST', url: `/api/favorites/create/${entry.id}.xml`, as: { user: 'mallory', scopes } })
+    expect(res.statusCode, scopes.join(',')).toBe(403)
+    expect(parseXml(res.body).error).toMatchObject({ status: '403', code: 'additional_authorization_required' })
+  }
+  const photo = await h.call({ method: 'POST', url: '/api/photos/create.json', as: { user: 'mallory', scopes: ['write_public'] } })
+  expect(photo.statusCode).toBe(403)
+  await expectUntouched()
+})
+
+test('a credential kind the operation does not accept is refused', async () => {
+  const res = await h.call({ method: 'GET', url: '/applications/my.json', as: { user: 'mallory', authMethod: 'basic', scopes: [] } })
+  // The core serves no applications/my: the identity is simply not one it would run anything for.
+  expect([401, 404]).toContain(res.statusCode)
+})
+
+test('a signed write is single-use: the same signed request again, or with another body, is 401', async () => {
+  const url = `/api/statuses/update.json`
+  const body = 'status=once'
+  const { createHash } = await import('node:crypto')
+  const digest = createHash('sha256').update(body).digest('base64url')
+  const signed = signIdentity(h.key, { method: 'POST', url, host: h.domestic, requestId: randomUUID(), operation: 'statuses/update', bodySha256: digest }, { user: 'mallory', userName: 'M', authMethod: 'basic', consumer: '', scopes: [] })
+  const headers = { host: h.domestic, 'content-type': 'application/x-www-form-urlencoded', ...signed }
+  const first = await h.app.inject({ method: 'POST', url, headers, payload: body })
+  expect(first.statusCode).toBe(200)
+  const again = await h.app.inject({ method: 'POST', url, headers, payload: body })
+  expect(again.statusCode).toBe(401)
+  const fresh = signIdentity(h.key, { method: 'POST', url, host: h.domestic, requestId: randomUUID(), operation: 'statuses/update', bodySha256: digest }, { user: 'mallory', userName: 'M', authMethod: 'basic', consumer: '', scopes: [] })
+  const otherBody = await h.app.inject({ method: 'POST', url, headers: { ...headers, ...fresh }, payload: 'status=something+else' })
+  expect(otherBody.statusCode).toBe(401)
+  expect(otherBody.json().error.code).toBe('invalid_identity')
+})

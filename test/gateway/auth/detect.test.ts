@@ -1,6 +1,6 @@
 // Which credential kinds a request carries (SPEC §4.1).
 import { describe, expect, it } from 'vitest'
-import { detectCredentials, oauthBodyHashPresent, unknownAuthorizationScheme } from '../../../src/gateway/auth/detect.js'
+import { detectCredentials, unknownAuthorizationScheme } from '../../../src/gateway/auth/detect.js'
 import { authRequest, form } from './fixtures.js'
 
 const wsseToken = 'UsernameToken Username="bob", PasswordDigest="x", Nonce="n", Created="2003-12-15T14:43:07Z"'
@@ -34,10 +34,3 @@ describe('unknownAuthorizationScheme', () => {
   })
 })
 
-describe('oauthBodyHashPresent', () => {
-  it('sees oauth_body_hash in the header or the query', () => {
-    expect(oauthBodyHashPresent(authRequest({ headers: { authorization: 'OAuth oauth_body_hash="x"' } }))).toBe(true)
-    expect(oauthBodyHashPresent(authRequest({ url: '/p?oauth_body_hash=x' }))).toBe(true)
-    expect(oauthBodyHashPresent(authRequest({ headers: { authorization: 'OAuth oauth_nonce="x"' } }))).toBe(false)
-  })
-})

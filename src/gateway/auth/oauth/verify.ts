@@ -200,6 +200,13 @@ export async function verifyOAuth(
     consumer?.secret ?? dummyConsumerSecret,
     tokenMatches ? token.secret : dummyTokenSecret,
   )
+  // A body covered by oauth_body_hash is read only for a known consumer and token: an
+  // anonymous sender cannot make the gateway hold bodies in memory.
+  if (tokenMatches && r.params.protocol.has('oauth_body_hash') && req.body === undefined && req.readBody) {
+    const body = await req.readBody()
+    if (body === null) return oauthFailure(413, 'parameter_rejected', 'The body covered by oauth_body_hash is larger than the gateway reads', 'malformed')
+    req.body = body
+  }
   const bodyOk = bodyHashMatches(req, r.params)
 
   if (consumer === null) return oauthFailure(401, 'consumer_key_unknown', 'Unknown oauth_consumer_key', 'unknown_client')
@@ -216,7 +223,7 @@ export async function verifyOAuth(
   const replayed = await claimNonce(replay, oauthNonceKey(r), 2 * opts.windowSeconds + 1, 'oauth', opts.retryAfterSeconds ?? defaultRetryAfterSeconds, () => ({
     ...oauthFailure(401, 'nonce_used', 'oauth_nonce was already used', 'replay'),
     attemptedUser,
-  }))
+  }), `oauth:${percentEncode(r.consumerKey)}:${percentEncode(r.token)}`)
   if (replayed !== null) return replayed
 
   return {

@@ -1,0 +1,272 @@
+// Differential test of the two parsers that must agree (STYLE: one for every pair): the
+// gateway's reading of a request's path (which operation, so which scope) and the core's
+// router. Generated spellings of every operation's path go through a real gateway and
+// core over HTTP, signed with OAuth tokens that hold only read_public (or write_public).
+// For each: either the gateway refuses it, or the core ran the operation the gateway
+// authorized, and the token held the scope that operation needs.
+import { createHmac, randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig, type Config } from '../../src/common/config.js'
+import { operationNameOf, operations, type Operation } from '../../src/common/route-table.js'
+import { buildCoreApp } from '../../src/core/app.js'
+import { openContentStore, type ContentStore } from '../../src/core/store/index.js'
+import { startGateway, type RunningGateway } from '../../src/gateway/server.js'
+import { freePort } from '../helpers/ports.js'
+
+let config: Config
+let dir: string
+let store: ContentStore
+let core: FastifyInstance
+let gateway: RunningGateway
+let gatewayHost: string
+/** The core's routing of each request, by the request ID the gateway gave it. */
+const coreSaw = new Map<string, { operation: string; status: number }>()
+/** The gateway's route for each request ID, read from its request log. */
+const gatewaySaw = new Map<string, string>()
+let readToken: Client
+let writeToken: Client
+let entryId: string
+
+interface Client { consumerKey: string; consumerSecret: string; token: string; tokenSecret: string; scopes: string[] }
+
+/** The operation a core route runs: its URL pattern read back through the route table. */
+function operationOfCoreRoute(method: string, url: string | undefined): string {
+  if (url === undefined) return ''
+  return operationNameOf(method, url.replace(/:[A-Za-z_]+/g, '1'))
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kigo-diff-'))
+  const [gwPort, corePort, adminPort] = [await freePort(), await freePort(), await freePort()]
+  config = loadConfig({
+    env: {
+      KIGO_DATA_DIR: dir,
+      KIGO_SECRET_KEY: randomBytes(32).toString('base64'),
+      KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+      KIGO_GATEWAY_PORT: String(gwPort),
+      KIGO_CORE_PORT: String(corePort),
+      KIGO_ADMIN_PORT: String(adminPort),
+      KIGO_CORE_URL: `http://127.0.0.1:${corePort}`,
+      LOG_LEVEL: 'info',
+    },
+    overrides: { gateway: { host: '127.0.0.1' } },
+  })
+  store = await openContentStore({ dataDir: dir })
+  core = buildCoreApp({ config, store })
+  core.addHook('onResponse', (request, reply, done) => {
+    coreSaw.set(String(request.id), { operation: operationOfCoreRoute(request.method, request.routeOptions.url), status: reply.statusCode })
+    done()
+  })
+  await core.listen({ host: '127.0.0.1', port: corePort })
+  const logStream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (line.trim() === '') continue
+        const entry = JSON.parse(line) as { msg?: string; reqId?: string; route?: string }
+        if (entry.msg === 'request' && entry.reqId) gatewaySaw.set(entry.reqId, entry.route ?? '')
+      }
+      cb()
+    },
+  })
+  console.log('core up', Date.now())
+  gateway = await startGateway(config, { logStream })
+  console.log('gateway up', Date.now())
+  gatewayHost = `localhost:${gwPort}`
+
+  const admin = async (path: string, body: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${adminPort}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${config.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    expect(res.status).toBe(201)
+    return (await res.json()) as Record<string, string>
+  }
+  await admin('/admin/users', { id: 'mallory', name: 'Mallory' })
+  const appKeys = await admin('/admin/apps', { name: 'reader', owner: 'mallory', scopes: ['read_public', 'write_public'] })
+  const client = async (scopes: string[]): Promise<Client> => {
+    const t = await admin('/admin/tokens', { consumer: appKeys.consumer_key, user: 'mallory', scopes })
+    return { consumerKey: appKeys.consumer_key!, consumerSecret: appKeys.consumer_secret!, token: t.token!, tokenSecret: t.token_secret!, scopes }
+  }
+  readToken = await client(['read_public'])
+  writeToken = await client(['write_public'])
+  // An entry for the operations that take one.
+  console.log('seeded', Date.now())
+  const posted = await send('POST', '/api/statuses/update.json', writeToken, 'status=target')
+  expect(posted.status).toBe(200)
+  entryId = (JSON.parse(posted.body) as { id: string }).id
+}, 180_000)
+
+afterAll(async () => {
+  await gateway?.close()
+  await core?.close()
+  await store?.close()
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+const enc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+
+/** An OAuth 1.0a header for `method` on the raw request target `target`, as a client that signs what it sends. */
+function oauthHeader(method: string, target: string, c: Client, form: string): string {
+  const params: Record<string, string> = {
+    oauth_consumer_key: c.consumerKey,
+    oauth_token: c.token,
+    oauth_signature_method: 'HMAC-SHA1',
+    oauth_timestamp: String(Math.floor(Date.now() / 1000)),
+    oauth_nonce: randomBytes(8).toString('hex'),
+    oauth_version: '1.0',
+  }
+  const path = target.startsWith('/') ? target : new URL(target).pathname
+  const pairs = [...Object.entries(params), ...[...new URLSearchParams(form)]].map(([k, v]) => `${enc(k)}=${enc(v)}`).sort()
+  const base = [method, enc(`http://${gatewayHost}${path}`), enc(pairs.join('&'))].join('&')
+  const signature = createHmac('sha1', `${enc(c.consumerSecret)}&${enc(c.tokenSecret)}`).update(base).digest('base64')
+  return 'OAuth ' + Object.entries({ ...params, oauth_signature: signature }).map(([k, v]) => `${k}="${enc(v)}"`).join(', ')
+}
+
+/** Sends `target` byte for byte (node:http does not normalise the path). */
+function send(method: string, target: string, c: Client, form = ''): Promise<{ status: number; body: string; requestId: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const [host, port] = gatewayHost.split(':')
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: Number(port),
+        method,
+        path: target,
+        headers: {
+          host: `${host}:${port}`,
+          authorization: oauthHeader(method, target, c, form),
+          ...(form ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(form)) } : {}),
+        },
+      },
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (d: string) => (body += d))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, requestId: undefined }))
+      },
+    )
+    req.on('error', reject)
+    req.end(form)
+  })
+}
+
+/** Generated spellings of one concrete path: each one a way two parsers have disagreed. */
+function spellings(path: string): string[] {
+  const out = new Set<string>([path])
+  const seps = [...path.matchAll(/\//g)].map((m) => m.index!)
+  const pctLower = (ch: string) => `%${ch.charCodeAt(0).toString(16).toLowerCase()}`
+  const pctUpper = (ch: string) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`
+  // Percent-encoded letters, dots and digits, in either case, one character at a time.
+  for (let i = 1; i < path.length; i++) {
+    const ch = path[i]!
+    if (ch === '/') continue
+    out.add(path.slice(0, i) + pctUpper(ch) + path.slice(i + 1))
+    if (/[a-z.]/.test(ch)) out.add(path.slice(0, i) + pctLower(ch) + path.slice(i + 1))
+  }
+  for (const i of seps) {
+    if (i === 0) continue
+    out.add(`${path.slice(0, i)}%2F${path.slice(i + 1)}`)
+    out.add(`${path.slice(0, i)}%2f${path.slice(i + 1)}`)
+    out.add(`${path.slice(0, i)}//${path.slice(i + 1)}`)
+    out.add(`${path.slice(0, i)}\\${path.slice(i + 1)}`)
+    out.add(`${path.slice(0, i)}/./${path.slice(i + 1)}`)
+    out.add(`${path.slice(0, i)}/x/../${path.slice(i + 1)}`)
+    out.add(`${path.slice(0, i)}/%2e/${path.slice(i + 1)}`)
+    out.add(`${path.slice(0, i)}/x/%2E%2E/${path.slice(i + 1)}`)
+    out.add(`${path.slice(0, i)};x=1/${path.slice(i + 1)}`)
+  }
+  const last = path.lastIndexOf('/')
+  out.add(`${path}/`)
+  out.add(`${path};x=1`)
+  out.add(`${path}#frag`)
+  out.add(`${path}%23frag`)
+  out.add(`${path}%00`)
+  out.add(path.toUpperCase())
+  out.add(path.slice(0, last) + path.slice(last).toUpperCase())
+  out.add(path.replace('.json', '.JSON'))
+  out.add(path.replace('.json', '%2Ejson'))
+  out.add(path.replace('.json', ''))
+  out.add(path.replace('.json', '.xml'))
+  out.add(path.replace('.json', '.json.xml'))
+  out.add(path.replace('/api/', '/api/%75%6E%69%63%6F%64%65/../'))
+  out.add(path.replace('/api/', '/%C3%A4pi/'))
+  out.add(path.replace('u', '%EF%BD%95')) // fullwidth u, as UTF-8
+  out.add(path.replace('/api/', '/api/%252e%252e/'))
+  out.add(`http://${gatewayHost}${path}`)
+  out.add(`//${gatewayHost}${path}`)
+  return [...out]
+}
+
+function concrete(o: Operation): string {
+  return o.path.replace(/\{[a-z_]+\}/g, entryId) + '.json'
+}
+
+const scopeHeld = (c: Client, operation: string) => {
+  const o = operations.find((op) => op.name === operation)!
+  return o.scopes.length === 0 || o.scopes.some((s) => c.scopes.includes(s))
+}
+
+describe('the gateway and the core read every spelling of a path the same way', () => {
+  it('a read_public token cannot write by spelling: the attacks of the issue answer 400 or 403 and store nothing', async () => {
+    const before = await send('GET', `/api/statuses/show/${entryId}.json`, readToken)
+    expect(before.status).toBe(200)
+    for (const target of ['/api/statuses/%75pdate.json', '/api/statuses/update%2Ejson', `/api/favorites/%63reate/${entryId}.json`, `/api/statuses/%64estroy/${entryId}.json`]) {
+      const res = await send('POST', target, readToken, 'status=sneaky')
+      expect([400, 403], target).toContain(res.status)
+      expect(JSON.parse(res.body).error.code, target).toMatch(/^(additional_authorization_required|bad_path)$/)
+    }
+    const photo = await send('POST', '/api/photos/%63reate.json', writeToken, 'title=x')
+    expect(photo.status).toBe(403)
+    const after = await send('GET', `/api/statuses/show/${entryId}.json`, readToken)
+    expect(JSON.parse(after.body)).toMatchObject({ id: entryId, favorited: 0 })
+  })
+  it('either the gateway refuses it, or the core runs what the gateway authorized, with the scope held', async () => {
+    const disagreements: string[] = []
+    let reachedCore = 0
+    let refusedAtGateway = 0
+    const apiOperations = operations.filter((o) => o.path.startsWith('/api/'))
+    for (const o of apiOperations) {
+      for (const c of [readToken, writeToken]) {
+        for (const target of spellings(concrete(o))) {
+          const form = o.method === 'POST' ? 'status=spelled' : ''
+          const before = new Set(coreSaw.keys())
+          let res: { status: number; body: string }
+          try {
+            res = await send(o.method, target, c, form)
+          } catch {
+            // The client library refused to send it: nothing reached either side.
+            continue
+          }
+          expect(res.status, `${o.method} ${target}`).toBeLessThan(500)
+          const fresh = [...coreSaw.keys()].filter((k) => !before.has(k))
+          if (fresh.length === 0) {
+            refusedAtGateway++
+            continue
+          }
+          reachedCore++
+          const id = fresh[0]!
+          const ran = coreSaw.get(id)!
+          // Wait for the gateway's log line (written when the response is finished).
+          for (let i = 0; i < 50 && !gatewaySaw.has(id); i++) await new Promise((r) => setTimeout(r, 10))
+          const authorized = gatewaySaw.get(id)
+          if (ran.operation === '') continue // the core ran no operation (404 or 405): nothing to compare
+          if (authorized !== ran.operation || !scopeHeld(c, ran.operation)) {
+            disagreements.push(`${o.method} ${target} [${c.scopes.join(',')}]: gateway ${authorized}, core ran ${ran.operation} (${ran.status})`)
+          }
+        }
+      }
+    }
+    expect(disagreements).toEqual([])
+    // The test exercised both outcomes.
+    expect(reachedCore).toBeGreaterThan(20)
+    expect(refusedAtGateway).toBeGreaterThan(100)
+  }, 180_000)
+
+})

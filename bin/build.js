@@ -1,45 +1,59 @@
 #!/usr/bin/env node
 // `npm run build` compiles src/ and bench/ into dist/ and, when the compiler succeeds,
-// stamps dist/.build-stamp. `npm start` runs this with --if-stale first: it compiles only
-// when a source file, a directory of them (a file added or removed) or a tsconfig is
-// newer than the stamp, so a start with dist/ up to date costs no compilation
-// (README, Performance: seconds to ready).
+// writes dist/.build-stamp: the list of TypeScript sources it compiled. `npm start` runs
+// this with --if-stale first: it compiles only when a source or a tsconfig is newer than
+// the stamp, or a source was added or removed, so a start with dist/ up to date costs no
+// compilation (README, Performance). Other files (bench/results.json) do not count.
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const stamp = join(root, 'dist', '.build-stamp')
-const inputs = ['src', 'bench', 'tsconfig.json', 'tsconfig.build.json']
 
-/** The newest modification time among `path` and everything under it. */
-function newest(path) {
-  let stat
+/** The TypeScript sources under `dir`, relative to the root, sorted. */
+function sources(dir) {
+  let names
   try {
-    stat = statSync(path)
+    names = readdirSync(join(root, dir), { withFileTypes: true })
   } catch {
-    return 0
+    return []
   }
-  let latest = stat.mtimeMs
-  if (stat.isDirectory()) for (const name of readdirSync(path)) latest = Math.max(latest, newest(join(path, name)))
-  return latest
+  const out = []
+  for (const d of names) {
+    const path = `${dir}/${d.name}`
+    if (d.isDirectory()) out.push(...sources(path))
+    else if (d.name.endsWith('.ts')) out.push(path)
+  }
+  return out.sort()
 }
 
-function stale() {
+function stale(files) {
   let built
+  let listed
   try {
     built = statSync(stamp).mtimeMs
+    listed = readFileSync(stamp, 'utf8')
   } catch {
     return true
   }
-  return inputs.some((p) => newest(join(root, p)) > built)
+  if (listed !== files.join('\n')) return true
+  return [...files, ...configs].some((f) => {
+    try {
+      return statSync(join(root, f)).mtimeMs > built
+    } catch {
+      return true
+    }
+  })
 }
 
-if (process.argv.includes('--if-stale') && !stale()) process.exit(0)
+const configs = ['tsconfig.json', 'tsconfig.build.json']
+const files = [...sources('src'), ...sources('bench')]
+if (process.argv.includes('--if-stale') && !stale(files)) process.exit(0)
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' })
 if (result.status !== 0) process.exit(result.status ?? 1)
 mkdirSync(dirname(stamp), { recursive: true })
-writeFileSync(stamp, `${new Date().toISOString()}\n`)
+writeFileSync(stamp, files.join('\n'))

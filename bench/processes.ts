@@ -17,7 +17,12 @@ export interface AppProcess {
 const running = new Set<AppProcess>()
 
 export function spawnApp(name: string, args: string[], env: NodeJS.ProcessEnv): AppProcess {
-  const child: ChildProcess = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  return spawnCommand(name, process.execPath, args, env)
+}
+
+/** Any command (nginx, npm), kept and stopped like the apps. */
+export function spawnCommand(name: string, command: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): AppProcess {
+  const child: ChildProcess = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) })
   const lines: string[] = []
   const keep = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') lines.push(line)
@@ -170,4 +175,28 @@ export function sampleRss(pid: number, everyMs = 200): { stop(): number | null }
       return max
     },
   }
+}
+
+/** The processes below `pid` (children, grandchildren…), from /proc. */
+export function descendants(pid: number): number[] {
+  const parent = new Map<number, number>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = []
+  const walk = (p: number) => {
+    for (const [child, pp] of parent) {
+      if (pp !== p) continue
+      out.push(child)
+      walk(child)
+    }
+  }
+  walk(pid)
+  return out
 }

@@ -43,11 +43,42 @@ export interface Ratios {
   wsse_vs_anonymous: number
 }
 
+export interface GatewayAloneRatios {
+  anonymous_vs_bare_proxy: number
+  basic_vs_bare_proxy: number
+  wsse_vs_bare_proxy: number
+  oauth_vs_bare_proxy: number
+  /** Null when nginx is not installed. */
+  bare_proxy_vs_nginx: number | null
+  undici_proxy_vs_bare_proxy: number
+}
+
 export interface BenchResults {
+  /** Issue 18 (1): each front process in front of the fixed upstream. */
+  gateway_alone: {
+    /** Where the nginx binary was found, or null when it is not installed. */
+    nginx: string | null
+    scenarios: Record<string, ScenarioSummary | null>
+    ratios: GatewayAloneRatios
+  }
+  /** Issue 18 (2): statuses/show of the core against the minimal fastify + pg anchor. */
+  core: {
+    pool_size: number
+    scenarios: Record<string, ScenarioSummary>
+    ratios: { show_vs_anchor: number; show_identified_vs_anonymous: number }
+  }
+  /** Issue 18 (4): at half the bare proxy's saturation rate, p99 over the bare proxy's p99 in the same pass. */
+  latency: {
+    fixed_rate_rps: number
+    scenarios: Record<string, ScenarioSummary>
+    p99_ratio: { anonymous_vs_bare_proxy: number; basic_vs_bare_proxy: number; wsse_vs_bare_proxy: number; oauth_vs_bare_proxy: number }
+  }
+  /** Issue 18 (5): `npm start` on an existing data directory. */
+  embedded: { start_s: number; idle_rss_mb: number; loaded_rss_mb: number }
+  /** The whole system (issue 6), kept. */
   scenarios: Record<string, ScenarioSummary>
   ratios: Ratios
   added_p99_ms: number
-  embedded_idle_rss_mb: number
   /** Max RSS of the gateway process over the gateway scenarios. */
   gateway_rss_mb: number | null
   fixed_rate_rps: number
@@ -103,13 +134,15 @@ function cpuMedian(values: Array<number | null | undefined>): number | null {
  * once, one slice each): the two sides of a pass ran seconds apart, so a slow spell of
  * the machine affects both alike, where a ratio of medians would pair windows far apart.
  */
+export function pairedRatio(windows: Record<string, WindowMeasurement[]>, a: string, b: string, field: 'rps' | 'p99Ms' = 'rps'): number {
+  const as = windows[a] ?? []
+  const bs = windows[b] ?? []
+  const perRound = as.slice(0, bs.length).map((w, i) => (bs[i]![field] > 0 ? w[field] / bs[i]![field] : 0))
+  return perRound.length ? round(median(perRound), 3) : 0
+}
+
 export function ratios(windows: Record<string, WindowMeasurement[]>): Ratios {
-  const ratio = (a: string, b: string) => {
-    const as = windows[a] ?? []
-    const bs = windows[b] ?? []
-    const perRound = as.slice(0, bs.length).map((w, i) => (bs[i]!.rps > 0 ? w.rps / bs[i]!.rps : 0))
-    return perRound.length ? round(median(perRound), 3) : 0
-  }
+  const ratio = (a: string, b: string) => pairedRatio(windows, a, b)
   return {
     anonymous_vs_bare_proxy: ratio('gateway_anonymous', 'bare_proxy'),
     oauth_vs_anonymous: ratio('gateway_oauth', 'gateway_anonymous'),
@@ -118,16 +151,27 @@ export function ratios(windows: Record<string, WindowMeasurement[]>): Ratios {
   }
 }
 
-/** SPEC §8's targets, each with its measured value. */
+/** Issue 18's targets, then SPEC §8's for the whole system, each with its measured value. */
 export function targets(r: BenchResults): Target[] {
-  const atLeast = (name: string, value: number, min: number): Target => ({ name, value, bound: `>= ${min.toFixed(2)}`, met: value >= min, unit: '' })
+  const atLeast = (name: string, value: number | null, min: number): Target => ({ name, value, bound: `>= ${min.toFixed(2)}`, met: value !== null && value >= min, unit: '' })
+  const atMost = (name: string, value: number | null, max: number, unit: string): Target => ({ name, value, bound: `<= ${max}${unit}`, met: value !== null && value <= max, unit })
+  const a = r.gateway_alone.ratios
   return [
-    atLeast('gateway_anonymous / bare_proxy rps', r.ratios.anonymous_vs_bare_proxy, 0.9),
-    atLeast('gateway_oauth / gateway_anonymous rps', r.ratios.oauth_vs_anonymous, 0.85),
-    atLeast('gateway_basic / gateway_anonymous rps', r.ratios.basic_vs_anonymous, 0.95),
-    atLeast('gateway_wsse / gateway_anonymous rps', r.ratios.wsse_vs_anonymous, 0.85),
-    { name: `added p99 at ${Math.round(r.fixed_rate_rps)} rps (oauth - core)`, value: r.added_p99_ms, bound: '<= 2 ms', met: r.added_p99_ms <= 2, unit: ' ms' },
-    { name: 'gateway RSS under load', value: r.gateway_rss_mb, bound: '<= 200 MB', met: r.gateway_rss_mb !== null && r.gateway_rss_mb <= 200, unit: ' MB' },
+    atLeast('gateway alone: anonymous / bare proxy rps', a.anonymous_vs_bare_proxy, 0.95),
+    atLeast('gateway alone: basic / bare proxy rps', a.basic_vs_bare_proxy, 0.9),
+    atLeast('gateway alone: wsse / bare proxy rps', a.wsse_vs_bare_proxy, 0.8),
+    atLeast('gateway alone: oauth / bare proxy rps', a.oauth_vs_bare_proxy, 0.8),
+    atLeast('core show / anchor rps', r.core.ratios.show_vs_anchor, 0.9),
+    atLeast('core show identified / anonymous rps', r.core.ratios.show_identified_vs_anonymous, 0.9),
+    atMost(`oauth p99 / bare proxy p99 at ${Math.round(r.latency.fixed_rate_rps)} rps`, r.latency.p99_ratio.oauth_vs_bare_proxy, 1.5, ''),
+    atMost('embedded idle RSS', r.embedded.idle_rss_mb, 200, ' MB'),
+    atMost('embedded npm start to ready', r.embedded.start_s, 3, ' s'),
+    atLeast('whole system: gateway_anonymous / bare_proxy rps', r.ratios.anonymous_vs_bare_proxy, 0.9),
+    atLeast('whole system: gateway_oauth / gateway_anonymous rps', r.ratios.oauth_vs_anonymous, 0.85),
+    atLeast('whole system: gateway_basic / gateway_anonymous rps', r.ratios.basic_vs_anonymous, 0.95),
+    atLeast('whole system: gateway_wsse / gateway_anonymous rps', r.ratios.wsse_vs_anonymous, 0.85),
+    atMost(`whole system: added p99 at ${Math.round(r.fixed_rate_rps)} rps (oauth - core)`, r.added_p99_ms, 2, ' ms'),
+    atMost('whole system: gateway RSS under load', r.gateway_rss_mb, 200, ' MB'),
   ]
 }
 
@@ -139,37 +183,54 @@ function table(header: string[], rows: string[][], rightAligned: boolean[]): str
 
 const fmt = (v: number | null, digits: number) => (v === null ? '-' : v.toFixed(digits))
 
-export function formatReport(r: BenchResults): string {
-  const rows = Object.entries(r.scenarios).map(([name, s]) => [
-    name,
-    fmt(s.rps, 0),
-    fmt(s.p50_ms, 2),
-    fmt(s.p99_ms, 2),
-    fmt(s.rss_mb, 1),
-    String(s.non2xx),
-    String(s.status_5xx),
-    String(s.errors),
-    fmt(s.core_cpu_us, 0),
-    fmt(s.front_cpu_us, 0),
-    fmt(s.db_cpu_us, 0),
-    fmt(s.redis_cpu_us, 0),
-    fmt(s.machine_cpu_us, 0),
-  ])
-  const scenarioTable = table(
+function scenarioTable(scenarios: Record<string, ScenarioSummary | null>): string {
+  const rows = Object.entries(scenarios).map(([name, s]) =>
+    s === null
+      ? [name, 'absent', '-', '-', '-', '-', '-', '-', '-', '-', '-', '-', '-']
+      : [
+          name,
+          fmt(s.rps, 0),
+          fmt(s.p50_ms, 2),
+          fmt(s.p99_ms, 2),
+          fmt(s.rss_mb, 1),
+          String(s.non2xx),
+          String(s.status_5xx),
+          String(s.errors),
+          fmt(s.core_cpu_us, 0),
+          fmt(s.front_cpu_us, 0),
+          fmt(s.db_cpu_us, 0),
+          fmt(s.redis_cpu_us, 0),
+          fmt(s.machine_cpu_us, 0),
+        ],
+  )
+  return table(
     ['scenario', 'rps', 'p50 ms', 'p99 ms', 'rss MB', 'non-2xx', '5xx', 'errors', 'core µs/req', 'front µs/req', 'pg µs/req', 'redis µs/req', 'machine µs/req'],
     rows,
     [false, true, true, true, true, true, true, true, true, true, true, true, true],
   )
+}
+
+export function formatReport(r: BenchResults): string {
   const targetRows = targets(r).map((t) => [t.name, t.value === null ? '-' : `${t.unit === '' ? t.value.toFixed(3) : t.value.toFixed(2)}${t.unit}`, t.bound, t.met ? 'met' : 'NOT met'])
   const targetTable = table(['target', 'measured', 'bound', ''], targetRows, [false, true, false, false])
   const s = r.settings
   return [
     `kigo benchmark (${s.mode}): node ${r.node}, ${r.cpus} CPUs, ${s.rounds} round(s) of ${s.duration_s} s per scenario (interleaved slices of ${s.slice_s} s) after ${s.warmup_s} s warm-up, ${s.connections} connections, ${s.entries} entries; medians over slices`,
     '',
-    scenarioTable,
+    `1. gateway alone, in front of a fixed ~700-byte upstream (front µs/req: the proxy's own CPU)${r.gateway_alone.nginx ? `; nginx ${r.gateway_alone.nginx}` : '; nginx is not installed (null)'}`,
+    scenarioTable(r.gateway_alone.scenarios),
+    '',
+    `2. core statuses/show against the minimal fastify + pg anchor (pool of ${r.core.pool_size})`,
+    scenarioTable(r.core.scenarios),
+    '',
+    '3. whole system',
+    scenarioTable(r.scenarios),
+    '',
+    `4. latency at ${Math.round(r.latency.fixed_rate_rps)} rps (half the bare proxy's saturation), gateway alone`,
+    scenarioTable(r.latency.scenarios),
+    '',
+    `5. embedded: npm start to ready ${r.embedded.start_s.toFixed(2)} s, idle RSS ${r.embedded.idle_rss_mb.toFixed(1)} MB, after 1,000 mixed requests ${r.embedded.loaded_rss_mb.toFixed(1)} MB`,
     '',
     targetTable,
-    '',
-    `embedded mode idle RSS: ${r.embedded_idle_rss_mb.toFixed(1)} MB`,
   ].join('\n')
 }

@@ -2,8 +2,10 @@
 // built in full before the timed window (path, headers, body; signed ones with their own
 // nonce and timestamp), so that the load generator does the same work per request in
 // every scenario.
+import { identityKey, signIdentity, type Identity } from '../src/common/identity.js'
 import { basicAuthorization, oauthAuthorization, percentEncode, wsseHeader, type OAuthCredentials } from './signing.js'
 
+/** The whole system (issue 6): core, bare proxy and gateway on PostgreSQL and Redis. */
 export const scenarioNames = [
   'core_direct',
   'bare_proxy',
@@ -20,10 +22,37 @@ export type ScenarioName = (typeof scenarioNames)[number]
 export const fixedRateNames = ['core_direct_fixed_rate', 'gateway_oauth_fixed_rate'] as const
 export type FixedRateName = (typeof fixedRateNames)[number]
 
-export type Target = 'core' | 'bare' | 'gateway'
-export type RequestKind = 'anonymous' | 'oauth' | 'basic' | 'wsse' | 'update_oauth'
+/**
+ * The gateway alone (issue 18): each front process in front of the fixed upstream
+ * (fixed-upstream.ts), and the upstream itself. `alone_nginx` runs only when nginx is
+ * installed.
+ */
+export const aloneNames = [
+  'alone_upstream_direct',
+  'alone_undici_proxy',
+  'alone_bare_proxy',
+  'alone_nginx',
+  'alone_anonymous',
+  'alone_basic',
+  'alone_wsse',
+  'alone_oauth',
+] as const
+export type AloneName = (typeof aloneNames)[number]
 
-export const scenarios: Record<ScenarioName | FixedRateName, { target: Target; kind: RequestKind }> = {
+/** The core against its anchor (anchor.ts): statuses/show, the same query and bytes. */
+export const coreNames = ['core_anchor_show', 'core_show', 'core_show_identified'] as const
+export type CoreName = (typeof coreNames)[number]
+
+/** The latency runs: at half the bare proxy's saturation rate, gateway alone. */
+export const latencyNames = ['latency_bare_proxy', 'latency_anonymous', 'latency_basic', 'latency_wsse', 'latency_oauth'] as const
+export type LatencyName = (typeof latencyNames)[number]
+
+export type AnyScenario = ScenarioName | FixedRateName | AloneName | CoreName | LatencyName
+
+export type Target = 'core' | 'bare' | 'gateway' | 'upstream' | 'undici' | 'alone_bare' | 'nginx' | 'alone_gateway' | 'anchor'
+export type RequestKind = 'anonymous' | 'identified' | 'oauth' | 'basic' | 'wsse' | 'update_oauth'
+
+export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind }> = {
   core_direct: { target: 'core', kind: 'anonymous' },
   bare_proxy: { target: 'bare', kind: 'anonymous' },
   gateway_anonymous: { target: 'gateway', kind: 'anonymous' },
@@ -33,6 +62,22 @@ export const scenarios: Record<ScenarioName | FixedRateName, { target: Target; k
   gateway_update_oauth: { target: 'gateway', kind: 'update_oauth' },
   core_direct_fixed_rate: { target: 'core', kind: 'anonymous' },
   gateway_oauth_fixed_rate: { target: 'gateway', kind: 'oauth' },
+  alone_upstream_direct: { target: 'upstream', kind: 'anonymous' },
+  alone_undici_proxy: { target: 'undici', kind: 'anonymous' },
+  alone_bare_proxy: { target: 'alone_bare', kind: 'anonymous' },
+  alone_nginx: { target: 'nginx', kind: 'anonymous' },
+  alone_anonymous: { target: 'alone_gateway', kind: 'anonymous' },
+  alone_basic: { target: 'alone_gateway', kind: 'basic' },
+  alone_wsse: { target: 'alone_gateway', kind: 'wsse' },
+  alone_oauth: { target: 'alone_gateway', kind: 'oauth' },
+  core_anchor_show: { target: 'anchor', kind: 'anonymous' },
+  core_show: { target: 'core', kind: 'anonymous' },
+  core_show_identified: { target: 'core', kind: 'identified' },
+  latency_bare_proxy: { target: 'alone_bare', kind: 'anonymous' },
+  latency_anonymous: { target: 'alone_gateway', kind: 'anonymous' },
+  latency_basic: { target: 'alone_gateway', kind: 'basic' },
+  latency_wsse: { target: 'alone_gateway', kind: 'wsse' },
+  latency_oauth: { target: 'alone_gateway', kind: 'oauth' },
 }
 
 /** What the load generator needs to build requests: the seeded identities and entries. */
@@ -42,6 +87,11 @@ export interface Fixture {
   user: { id: string; apiPassword: string }
   tokens: OAuthCredentials[]
   entryIds: string[]
+  /**
+   * For requests sent to the core directly as the gateway would forward them (SPEC
+   * §4.6): the deployment's KIGO_SECRET_KEY and the user's display name.
+   */
+  identity?: { secretKey: string; userName: string }
 }
 
 export interface PreparedRequest {
@@ -69,6 +119,17 @@ export function requestSource(kind: RequestKind, fixture: Fixture): () => Prepar
         n++
         return { method: 'GET', path, headers: { host } }
       }
+    case 'identified': {
+      if (!fixture.identity) throw new Error('identified requests need the identity secret in the fixture')
+      const key = identityKey(fixture.identity.secretKey)
+      const identity: Identity = { user: fixture.user.id, userName: fixture.identity.userName, authMethod: 'basic', consumer: '', scopes: [] }
+      return () => {
+        const path = showPath()
+        n++
+        const signed = signIdentity(key, { method: 'GET', url: path, host, requestId: `bench-${n}` }, identity)
+        return { method: 'GET', path, headers: { host, ...signed } }
+      }
+    }
     case 'basic': {
       const authorization = basicAuthorization(fixture.user.id, fixture.user.apiPassword)
       return () => {

@@ -13,13 +13,18 @@ export interface Settings {
    */
   sliceSeconds: number
   warmupSeconds: number
+  /** Each latency scenario's time per round at the fixed rate. */
+  latencySeconds: number
   connections: number
   entries: number
   tokens: number
   embeddedSettleMs: number
   out: string
   profileDir?: string
-  /** Run only these scenarios (profiling); ratios need all of them. */
+  /**
+   * Run only these groups (embedded, alone, latency, core, whole) or scenarios
+   * (profiling); ratios need all of a group.
+   */
   only?: string[]
 }
 
@@ -52,6 +57,7 @@ export function settingsFrom(argv: string[]): Settings {
     durationSeconds,
     sliceSeconds,
     warmupSeconds: quick ? 1 : 3,
+    latencySeconds: quick ? 2 : 5,
     connections: int('connections', values.connections, 32),
     entries: quick ? 200 : 3000,
     tokens: quick ? 2 : 4,

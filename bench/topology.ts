@@ -1,13 +1,15 @@
 // The production topology the benchmark measures (SPEC §1.1, §8): a fresh PostgreSQL
 // database, the core and the gateway as separate processes, and the bare reference
-// proxy in front of the same core. Also the embedded mode, for its idle memory.
+// proxy in front of the same core, and the core's anchor; then the gateway alone in
+// front of a fixed upstream (issue 18).
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import { freePort, rssMiB, spawnApp, waitReady, type AppProcess } from './processes.js'
+import { startNginx } from './nginx.js'
+import { freePort, spawnApp, waitReady, type AppProcess } from './processes.js'
 
 export const defaultDatabaseUrl = 'postgres://postgres@127.0.0.1:5432/test'
 export const defaultRedisUrl = 'redis://127.0.0.1:6379'
@@ -20,12 +22,19 @@ const mainJs = fileURLToPath(new URL('../src/main.js', import.meta.url))
  */
 export const productionNodeFlags = ['--max-semi-space-size=8', '--heap-growing-percent=50']
 const bareProxyJs = fileURLToPath(new URL('./bare-proxy.js', import.meta.url))
+const fixedUpstreamJs = fileURLToPath(new URL('./fixed-upstream.js', import.meta.url))
+const undiciProxyJs = fileURLToPath(new URL('./undici-proxy.js', import.meta.url))
+const anchorJs = fileURLToPath(new URL('./anchor.js', import.meta.url))
 
 export interface Topology {
   core: AppProcess
   gateway: AppProcess
   bare: AppProcess
-  ports: { core: number; gateway: number; admin: number; bare: number }
+  /** The core's anchor (anchor.ts) on the same database, with the core's pool size. */
+  anchor: AppProcess
+  ports: { core: number; gateway: number; admin: number; bare: number; anchor: number }
+  /** The environment the core and the gateway run with. */
+  env: NodeJS.ProcessEnv
   /** `localhost:<gateway port>`: the domestic host, sent as Host on every request. */
   host: string
   adminToken: string
@@ -92,7 +101,7 @@ export function startTopology(opts: { databaseUrl: string; redisUrl: string; pro
 async function startTopologyOnce(opts: { databaseUrl: string; redisUrl: string; profileDir?: string }): Promise<Topology> {
   // V8 CPU profiles of the core and the gateway, written when they stop (node --cpu-prof).
   const profile = opts.profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${opts.profileDir}`] : []
-  const [core, gateway, admin, bare] = [await freePort(), await freePort(), await freePort(), await freePort()]
+  const [core, gateway, admin, bare, anchor] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
   const host = `localhost:${gateway}`
   const adminToken = randomBytes(24).toString('base64url')
   const dataDir = mkdtempSync(join(tmpdir(), 'kigo-bench-'))
@@ -130,41 +139,81 @@ async function startTopologyOnce(opts: { databaseUrl: string; redisUrl: string; 
       BARE_PROXY_TIMEOUT_MS: '10000',
     })
     started.push(bareApp)
+    const anchorApp = spawnApp('anchor', [...productionNodeFlags, anchorJs], { ...env, ANCHOR_PORT: String(anchor) })
+    started.push(anchorApp)
     await waitReady(gatewayApp, `http://127.0.0.1:${gateway}/readyz`)
     await waitReady(bareApp, `http://127.0.0.1:${bare}/readyz`)
-    return { core: coreApp, gateway: gatewayApp, bare: bareApp, ports: { core, gateway, admin, bare }, host, adminToken, stop }
+    await waitReady(anchorApp, `http://127.0.0.1:${anchor}/readyz`)
+    return { core: coreApp, gateway: gatewayApp, bare: bareApp, anchor: anchorApp, ports: { core, gateway, admin, bare, anchor }, host, adminToken, env, stop }
   } catch (err) {
     await stop()
     throw err
   }
 }
 
-/** Starts embedded mode (SPEC §1.1) on free ports and a temp data directory, and reads its RSS once idle. */
-export function embeddedIdleRss(settleMs: number): Promise<number> {
-  return retryingTakenPorts(() => embeddedIdleRssOnce(settleMs))
+export interface AloneTopology {
+  upstream: AppProcess
+  undici: AppProcess
+  bare: AppProcess
+  /** Null when nginx is not installed. */
+  nginx: AppProcess | null
+  gateway: AppProcess
+  ports: { upstream: number; undici: number; bare: number; nginx: number | null; gateway: number }
+  stop(): Promise<void>
 }
 
-async function embeddedIdleRssOnce(settleMs: number): Promise<number> {
-  const [core, gateway, admin] = [await freePort(), await freePort(), await freePort()]
-  const dataDir = mkdtempSync(join(tmpdir(), 'kigo-bench-embedded-'))
-  const app = spawnApp('embedded', [mainJs, 'embedded'], {
-    ...cleanEnv(),
-    KIGO_GATEWAY_PORT: String(gateway),
-    KIGO_CORE_PORT: String(core),
-    KIGO_ADMIN_PORT: String(admin),
-    KIGO_CORE_URL: `http://127.0.0.1:${core}`,
-    KIGO_GATEWAY_BIND: '127.0.0.1',
-    KIGO_DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-  })
+/**
+ * The gateway alone (issue 18): the fixed upstream, and in front of it the minimal
+ * node:http + undici proxy, the bare reply-from proxy, nginx when installed, and a second
+ * gateway process with the first one's settings (same identity store and Redis, same
+ * domestic host) whose core is the fixed upstream.
+ */
+export function startAlone(topology: Topology): Promise<AloneTopology> {
+  return retryingTakenPorts(() => startAloneOnce(topology))
+}
+
+async function startAloneOnce(topology: Topology): Promise<AloneTopology> {
+  const [upstream, undici, bare, nginx, gateway, admin] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
+  const upstreamUrl = `http://127.0.0.1:${upstream}`
+  const dir = mkdtempSync(join(tmpdir(), 'kigo-bench-alone-'))
+  const started: AppProcess[] = []
+  const stop = async () => {
+    await Promise.all(started.map((p) => p.stop()))
+    rmSync(dir, { recursive: true, force: true })
+  }
   try {
-    await waitReady(app, `http://127.0.0.1:${gateway}/readyz`, 120_000)
-    await new Promise((r) => setTimeout(r, settleMs))
-    const rss = rssMiB(app.pid)
-    if (rss === null) throw new Error('could not read the embedded process RSS from /proc')
-    return rss
-  } finally {
-    await app.stop()
-    rmSync(dataDir, { recursive: true, force: true })
+    const upstreamApp = spawnApp('fixed upstream', [fixedUpstreamJs], { ...cleanEnv(), FIXED_UPSTREAM_PORT: String(upstream) })
+    started.push(upstreamApp)
+    await waitReady(upstreamApp, `${upstreamUrl}/readyz`)
+    const undiciApp = spawnApp('undici proxy', [undiciProxyJs], { ...cleanEnv(), UNDICI_PROXY_PORT: String(undici), UNDICI_PROXY_UPSTREAM: upstreamUrl })
+    started.push(undiciApp)
+    const bareApp = spawnApp('bare proxy (alone)', [bareProxyJs], { ...cleanEnv(), BARE_PROXY_PORT: String(bare), BARE_PROXY_UPSTREAM: upstreamUrl, BARE_PROXY_TIMEOUT_MS: '10000' })
+    started.push(bareApp)
+    const nginxApp = startNginx(nginx, upstreamUrl, join(dir, 'nginx'))
+    if (nginxApp) started.push(nginxApp)
+    const gatewayApp = spawnApp('gateway (alone)', [...productionNodeFlags, mainJs, 'gateway'], {
+      ...topology.env,
+      KIGO_GATEWAY_PORT: String(gateway),
+      KIGO_ADMIN_PORT: String(admin),
+      KIGO_CORE_URL: upstreamUrl,
+      KIGO_DATA_DIR: join(dir, 'data'),
+    })
+    started.push(gatewayApp)
+    await waitReady(undiciApp, `http://127.0.0.1:${undici}/readyz`)
+    await waitReady(bareApp, `http://127.0.0.1:${bare}/readyz`)
+    if (nginxApp) await waitReady(nginxApp, `http://127.0.0.1:${nginx}/readyz`)
+    await waitReady(gatewayApp, `http://127.0.0.1:${gateway}/readyz`)
+    return {
+      upstream: upstreamApp,
+      undici: undiciApp,
+      bare: bareApp,
+      nginx: nginxApp,
+      gateway: gatewayApp,
+      ports: { upstream, undici, bare, nginx: nginxApp ? nginx : null, gateway },
+      stop,
+    }
+  } catch (err) {
+    await stop()
+    throw err
   }
 }

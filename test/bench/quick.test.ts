@@ -22,28 +22,31 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kigo-bench-test-'))
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-  it('measures every scenario against the real apps without a single failed request', { timeout: 180_000 }, async () => {
+  it('measures every scenario against the real apps without a single failed request', { timeout: 420_000 }, async () => {
     expect(existsSync(runJs), `${runJs} is missing: run npm run build`).toBe(true)
     const out = join(dir, 'results.json')
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
       const child = execFile(
         process.execPath,
         [runJs, '--quick', '--out', out],
-        { env: { ...process.env, DATABASE_URL: postgresUrl, REDIS_URL: redisUrl!, CI: process.env.CI ?? '' }, timeout: 170_000, maxBuffer: 16 * 1024 * 1024 },
+        { env: { ...process.env, DATABASE_URL: postgresUrl, REDIS_URL: redisUrl!, CI: process.env.CI ?? '' }, timeout: 400_000, maxBuffer: 16 * 1024 * 1024 },
         (_err, stdout, stderr) => resolve({ code: child.exitCode, output: `${stdout}\n${stderr}` }),
       )
     })
     expect(code, output).toBe(0)
+    type Summary = { rps: number; p50_ms: number; p99_ms: number; rss_mb: number | null; non2xx: number; status_5xx: number; errors: number } & Record<'core_cpu_us' | 'front_cpu_us' | 'db_cpu_us' | 'redis_cpu_us' | 'machine_cpu_us', number | null>
     const results = JSON.parse(readFileSync(out, 'utf8')) as {
-      scenarios: Record<string, { rps: number; p50_ms: number; p99_ms: number; rss_mb: number | null; non2xx: number; status_5xx: number; errors: number } & Record<'core_cpu_us' | 'front_cpu_us' | 'db_cpu_us' | 'redis_cpu_us' | 'machine_cpu_us', number | null>>
+      gateway_alone: { nginx: string | null; scenarios: Record<string, Summary | null>; ratios: Record<string, number | null> }
+      core: { pool_size: number; scenarios: Record<string, Summary>; ratios: Record<string, number> }
+      latency: { fixed_rate_rps: number; scenarios: Record<string, Summary>; p99_ratio: Record<string, number> }
+      embedded: Record<string, number>
+      scenarios: Record<string, Summary>
       ratios: Record<string, number>
       added_p99_ms: number
-      embedded_idle_rss_mb: number
       node: string
       cpus: number
     }
-    for (const name of [...scenarioNames, ...fixedRateNames]) {
-      const s = results.scenarios[name]
+    const served = (name: string, s: Summary | null | undefined) => {
       expect(s, `${name} missing from ${out}`).toBeDefined()
       expect(s!.rps, name).toBeGreaterThan(0)
       expect(s!.errors, name).toBe(0)
@@ -52,17 +55,57 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
       expect(s!.non2xx, name).toBe(0)
       expect(s!.p99_ms, name).toBeGreaterThanOrEqual(s!.p50_ms)
       expect(s!.rss_mb, name).toBeGreaterThan(0)
+      expect(s!.machine_cpu_us, name).toBeGreaterThan(0)
+    }
+
+    // 1. The gateway alone, each front with its own CPU per request; nginx null when absent.
+    const alone = results.gateway_alone
+    for (const name of ['upstream_direct', 'undici_proxy', 'bare_proxy', 'anonymous', 'basic', 'wsse', 'oauth']) {
+      served(`gateway_alone.${name}`, alone.scenarios[name])
+      expect(alone.scenarios[name]!.front_cpu_us, name).toBeGreaterThan(0)
+    }
+    expect(Object.keys(alone.ratios).sort()).toEqual(['anonymous_vs_bare_proxy', 'bare_proxy_vs_nginx', 'basic_vs_bare_proxy', 'oauth_vs_bare_proxy', 'undici_proxy_vs_bare_proxy', 'wsse_vs_bare_proxy'])
+    for (const k of ['anonymous', 'basic', 'wsse', 'oauth']) expect(alone.ratios[`${k}_vs_bare_proxy`]).toBeGreaterThan(0)
+    if (alone.nginx === null) {
+      expect(alone.scenarios.nginx).toBeNull()
+      expect(alone.ratios.bare_proxy_vs_nginx).toBeNull()
+    } else {
+      served('gateway_alone.nginx', alone.scenarios.nginx)
+      expect(alone.ratios.bare_proxy_vs_nginx).toBeGreaterThan(0)
+    }
+    for (const name of ['oauth', 'wsse']) expect(alone.scenarios[name]!.redis_cpu_us, `${name}: the nonce claims`).toBeGreaterThan(0)
+
+    // 2. The core against its anchor.
+    for (const name of ['anchor_show', 'show', 'show_identified']) served(`core.${name}`, results.core.scenarios[name])
+    expect(Object.keys(results.core.ratios).sort()).toEqual(['show_identified_vs_anonymous', 'show_vs_anchor'])
+    for (const v of Object.values(results.core.ratios)) expect(v).toBeGreaterThan(0)
+
+    // 3. The whole system, as before.
+    for (const name of [...scenarioNames, ...fixedRateNames]) {
+      const s = results.scenarios[name]
+      served(name, s)
       // CPU per request of each process involved (PostgreSQL and Redis run on this machine).
       expect(s!.core_cpu_us, name).toBeGreaterThan(0)
       if (!name.startsWith('core_direct')) expect(s!.front_cpu_us, name).toBeGreaterThan(0)
       expect(s!.db_cpu_us, name).toBeGreaterThan(0)
-      expect(s!.machine_cpu_us, name).toBeGreaterThan(s!.core_cpu_us!)
       if (/oauth|wsse/.test(name)) expect(s!.redis_cpu_us, `${name}: the nonce claims`).toBeGreaterThan(0)
     }
     expect(Object.keys(results.ratios).sort()).toEqual(['anonymous_vs_bare_proxy', 'basic_vs_anonymous', 'oauth_vs_anonymous', 'wsse_vs_anonymous'])
     for (const v of Object.values(results.ratios)) expect(v).toBeGreaterThan(0)
     expect(typeof results.added_p99_ms).toBe('number')
-    expect(results.embedded_idle_rss_mb).toBeGreaterThan(0)
+
+    // 4. Latency at half the bare proxy's rate, as ratios.
+    expect(results.latency.fixed_rate_rps).toBeGreaterThan(0)
+    for (const name of ['bare_proxy', 'anonymous', 'basic', 'wsse', 'oauth']) served(`latency.${name}`, results.latency.scenarios[name])
+    expect(Object.keys(results.latency.p99_ratio).sort()).toEqual(['anonymous_vs_bare_proxy', 'basic_vs_bare_proxy', 'oauth_vs_bare_proxy', 'wsse_vs_bare_proxy'])
+    for (const v of Object.values(results.latency.p99_ratio)) expect(v).toBeGreaterThan(0)
+
+    // 5. The embedded footprint: a whole node process, not a shell.
+    expect(Object.keys(results.embedded).sort()).toEqual(['idle_rss_mb', 'loaded_rss_mb', 'start_s'])
+    expect(results.embedded.start_s).toBeGreaterThan(0)
+    expect(results.embedded.idle_rss_mb).toBeGreaterThan(30)
+    expect(results.embedded.loaded_rss_mb).toBeGreaterThan(30)
+
     expect(results.node).toBe(process.version)
     expect(results.cpus).toBeGreaterThan(0)
   })

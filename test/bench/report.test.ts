@@ -39,6 +39,14 @@ describe('summaries', () => {
 
 describe('printed report', () => {
   const results: BenchResults = {
+    gateway_alone: {
+      nginx: null,
+      scenarios: { bare_proxy: summarize([w(14000, 4, { frontCpuUs: 60 })]), oauth: summarize([w(11900, 5, { frontCpuUs: 80 })]), nginx: null },
+      ratios: { anonymous_vs_bare_proxy: 0.96, basic_vs_bare_proxy: 0.9, wsse_vs_bare_proxy: 0.79, oauth_vs_bare_proxy: 0.85, bare_proxy_vs_nginx: null, undici_proxy_vs_bare_proxy: 1.2 },
+    },
+    core: { pool_size: 10, scenarios: {}, ratios: { show_vs_anchor: 0.92, show_identified_vs_anonymous: 0.89 } },
+    latency: { fixed_rate_rps: 7000, scenarios: {}, p99_ratio: { anonymous_vs_bare_proxy: 1.1, basic_vs_bare_proxy: 1.2, wsse_vs_bare_proxy: 1.3, oauth_vs_bare_proxy: 1.6 } },
+    embedded: { start_s: 2.4, idle_rss_mb: 140.2, loaded_rss_mb: 170.5 },
     scenarios: {
       core_direct: summarize([w(5000, 1.5, { coreCpuUs: 180 })]),
       gateway_oauth: summarize([
@@ -48,7 +56,6 @@ describe('printed report', () => {
     },
     ratios: { anonymous_vs_bare_proxy: 0.95, oauth_vs_anonymous: 0.8, basic_vs_anonymous: 0.97, wsse_vs_anonymous: 0.9 },
     added_p99_ms: 2.5,
-    embedded_idle_rss_mb: 140.2,
     gateway_rss_mb: 180,
     fixed_rate_rps: 2500,
     node: 'v20.0.0',
@@ -57,17 +64,36 @@ describe('printed report', () => {
   }
 
   it('marks each target met or not', () => {
-    const t = Object.fromEntries(targets(results).map((x) => [x.name.split(' ')[0], x.met]))
-    expect(t).toEqual({ 'gateway_anonymous': true, gateway_oauth: false, gateway_basic: true, gateway_wsse: true, added: false, gateway: true })
+    const verdicts = targets(results).map((x) => [x.name.replace(/ at \d+ rps/, ''), x.met])
+    expect(verdicts).toEqual([
+      ['gateway alone: anonymous / bare proxy rps', true],
+      ['gateway alone: basic / bare proxy rps', true],
+      ['gateway alone: wsse / bare proxy rps', false],
+      ['gateway alone: oauth / bare proxy rps', true],
+      ['core show / anchor rps', true],
+      ['core show identified / anonymous rps', false],
+      ['oauth p99 / bare proxy p99', false],
+      ['embedded idle RSS', true],
+      ['embedded npm start to ready', true],
+      ['whole system: gateway_anonymous / bare_proxy rps', true],
+      ['whole system: gateway_oauth / gateway_anonymous rps', false],
+      ['whole system: gateway_basic / gateway_anonymous rps', true],
+      ['whole system: gateway_wsse / gateway_anonymous rps', true],
+      ['whole system: added p99 (oauth - core)', false],
+      ['whole system: gateway RSS under load', true],
+    ])
   })
 
-  it('prints every scenario and every target with its verdict', () => {
+  it('prints every scenario, an absent nginx, and every target with its verdict', () => {
     const text = formatReport(results)
     expect(text).toMatch(/^core_direct\s+5000\s+0\.38\s+1\.50\s+100\.0\s+0\s+0\s+0\s+180\s+-\s+-\s+-\s+-$/m)
     expect(text).toMatch(/^gateway_oauth\s+3000\s+0\.81\s+3\.25\s+100\.0\s+7\s+0\s+0\s+210\s+300\s+100\s+25\s+850$/m)
-    expect(text).toMatch(/^gateway_oauth \/ gateway_anonymous rps\s+0\.800\s+>= 0\.85\s+NOT met$/m)
-    expect(text).toMatch(/^added p99 at 2500 rps \(oauth - core\)\s+2\.50 ms\s+<= 2 ms\s+NOT met$/m)
-    expect(text).toMatch(/^gateway RSS under load\s+180\.00 MB\s+<= 200 MB\s+met$/m)
-    expect(text).toContain('embedded mode idle RSS: 140.2 MB')
+    expect(text).toMatch(/^oauth\s+11900\s.*\s80\s+-\s+-\s+-$/m)
+    expect(text).toMatch(/^nginx\s+absent\b/m)
+    expect(text).toContain('nginx is not installed (null)')
+    expect(text).toMatch(/^whole system: gateway_oauth \/ gateway_anonymous rps\s+0\.800\s+>= 0\.85\s+NOT met$/m)
+    expect(text).toMatch(/^oauth p99 \/ bare proxy p99 at 7000 rps\s+1\.600\s+<= 1\.5\s+NOT met$/m)
+    expect(text).toMatch(/^embedded idle RSS\s+140\.20 MB\s+<= 200 MB\s+met$/m)
+    expect(text).toContain('5. embedded: npm start to ready 2.40 s, idle RSS 140.2 MB, after 1,000 mixed requests 170.5 MB')
   })
 })

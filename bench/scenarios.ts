@@ -126,7 +126,7 @@ export function requestSource(kind: RequestKind, fixture: Fixture): () => Prepar
       return () => {
         const path = showPath()
         n++
-        const signed = signIdentity(key, { method: 'GET', url: path, host, requestId: `bench-${n}` }, identity)
+        const signed = signIdentity(key, { method: 'GET', url: path, host, requestId: `bench-${n}`, operation: 'statuses/show', bodySha256: '' }, identity)
         return { method: 'GET', path, headers: { host, ...signed } }
       }
     }

@@ -75,7 +75,25 @@ export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now
     contentType: request.headers['content-type'],
     body: Buffer.isBuffer(request.body) ? request.body : undefined,
     now,
+    readBody: (limit) => readStreamedBody(request.body, limit),
   }
+}
+
+/** A streamed body read whole up to `limit` bytes (null beyond, or when it is not a stream). */
+function readStreamedBody(body: unknown, limit: number): Promise<Buffer | null> {
+  const stream = body as NodeJS.ReadableStream | undefined
+  if (!stream || typeof stream.on !== 'function') return Promise.resolve(null)
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    stream.on('data', (c: Buffer) => {
+      size += c.length
+      if (size > limit) return resolve(null)
+      chunks.push(c)
+    })
+    stream.on('end', () => resolve(Buffer.concat(chunks)))
+    stream.on('error', () => resolve(null))
+  })
 }
 
 const statusClasses = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx']
@@ -110,7 +128,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
 
   const trusted = config.trustedProxies.length > 0 ? proxyAddr.compile(config.trustedProxies) : null
   const resolveRoute = routeResolver(config.auth.routeMethods)
-  const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle, ...(deps.policy ? { policy: deps.policy } : {}) })
+  const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle, ...(deps.policy ? { policy: deps.policy } : {}), publicHosts: [config.domesticHost, config.globalHost] })
   const forward = await registerForwarding(app, {
     coreUrl: config.gateway.coreUrl,
     timeoutMs: config.gateway.coreTimeoutMs,

@@ -48,7 +48,12 @@ async function coreAnswers(coreUrl: string): Promise<boolean> {
   }
 }
 
-export async function startGateway(config: Config, options: GatewayStartOptions = {}): Promise<RunningGateway> {
+export async function startGateway(configIn: Config, options: GatewayStartOptions = {}): Promise<RunningGateway> {
+  // A failed signature shows its whole base string by default where a developer runs kigo
+  // on their own machine (embedded mode), not in production (issue: on when configured).
+  const config: Config = configIn.auth.signatureBaseStringHeader === undefined
+    ? { ...configIn, auth: { ...configIn.auth, signatureBaseStringHeader: options.embedded === true } }
+    : configIn
   const logger: FastifyBaseLogger | false = options.logger === false
     ? false
     : (options.logStream ? pino(loggerOptions(config.logLevel, 'gateway'), options.logStream) : pino(loggerOptions(config.logLevel, 'gateway'))) as FastifyBaseLogger

@@ -5,6 +5,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
 import { sendError } from '../app.js'
+import { signatureAdviceOptions } from '../authenticate.js'
 import { registerAccount } from './account.js'
 import { registerAuthorize } from './authorize.js'
 import { defaults, type ProviderContext, type ProviderOptions } from './context.js'
@@ -38,7 +39,12 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
       now,
     ),
     realm: auth.realm,
-    verifyOptions: { windowSeconds: auth.timestampWindowSeconds, hmacSha256: auth.hmacSha256, plaintext: auth.plaintext },
+    verifyOptions: {
+      windowSeconds: auth.timestampWindowSeconds,
+      hmacSha256: auth.hmacSha256,
+      plaintext: auth.plaintext,
+      advice: signatureAdviceOptions(auth, [options.config.domesticHost, options.config.globalHost]),
+    },
   }
 
   app.setErrorHandler((err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {

@@ -62,7 +62,7 @@ button.danger{background:#fff;color:#b42318;border-color:#b42318}
 ul.scopes{padding-left:1.2rem;margin:.5rem 0}
 ul.scopes li{margin:.3rem 0}
 code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem;background:#f0f2f5;padding:.1rem .35rem;border-radius:4px;word-break:break-all}
-.verifier{font-size:1.2rem;display:block;text-align:center;padding:.7rem;margin:1rem 0;word-break:normal;white-space:nowrap;overflow-x:auto}
+.verifier{font-size:2.6rem;font-weight:700;letter-spacing:.18em;display:block;text-align:center;padding:.9rem .5rem;margin:1rem 0;word-break:normal;white-space:nowrap;overflow-x:auto;user-select:all;-webkit-user-select:all;cursor:text;border:2px dashed #8fa0c0}
 .nowrap{white-space:nowrap}
 table{width:100%;border-collapse:collapse;font-size:.95rem}
 th,td{text-align:left;padding:.45rem .4rem;border-bottom:1px solid #e4e7ec;vertical-align:top}

@@ -69,8 +69,8 @@ export function verifierPage(o: Viewer & { appName: string; verifier: string }):
     body: html`<div class="card">
 <h1>You allowed ${o.appName}</h1>
 <p>Enter this code in ${o.appName} to finish:</p>
-<code class="verifier" id="oauth_verifier">${o.verifier}</code>
-<p class="muted">The code works once and only for a few minutes.</p>
+<code class="verifier" id="oauth_verifier" title="Click to select the code">${o.verifier}</code>
+<p class="muted">One click selects the whole code. Capitals or small letters both work; it has no 0, O, 1, I or L to confuse. The code works once and only for a few minutes.</p>
 </div>`,
   })
 }

@@ -230,6 +230,22 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     return true
   }
 
+  async setLoginPassword(id: string, password: string): Promise<boolean> {
+    const plain = checkPassword(password)
+    if (!isUserId(id)) return false
+    const rows = await this.db.query(`UPDATE kigo_gateway.users SET password_hash = $2 WHERE id = $1 RETURNING id`, [id, await hashPassword(plain)])
+    if (rows.length === 0) return false
+    this.changed({ kind: 'user', id })
+    return true
+  }
+
+  async endUserSessions(userId: string, keepSessionId?: string): Promise<number> {
+    if (!isUserId(userId)) return 0
+    const keep = keepSessionId !== undefined && isPlausibleKey(keepSessionId) ? sha256(keepSessionId) : ''
+    const rows = await this.db.query(`DELETE FROM kigo_gateway.web_sessions WHERE user_id = $1 AND id_hash <> $2 RETURNING id_hash`, [userId, keep])
+    return rows.length
+  }
+
   // ---- consumers -----------------------------------------------------------------------
 
   async createConsumer(input: {

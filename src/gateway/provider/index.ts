@@ -39,6 +39,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
       now,
     ),
     realm: auth.realm,
+    ...(options.migration ? { migration: options.migration } : {}),
     verifyOptions: {
       windowSeconds: auth.timestampWindowSeconds,
       hmacSha256: auth.hmacSha256,
@@ -68,5 +69,5 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
   registerAuthorize(app, ctx)
   registerAccount(app, ctx)
   registerUserInfo(app, ctx)
-  registerMigrationGuide(app)
+  registerMigrationGuide(app, ctx)
 }

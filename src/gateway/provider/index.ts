@@ -12,6 +12,7 @@ import { defaults, type ProviderContext, type ProviderOptions } from './context.
 import { sendPage } from './html.js'
 import { registerOAuthEndpoints } from './oauth-endpoints.js'
 import { registerMigrationGuide } from './migration-guide.js'
+import { registerDeveloperGuide } from './developer-guide.js'
 import { messagePage } from './pages.js'
 import { Sessions } from './session.js'
 import { registerUserInfo } from './user-info.js'
@@ -70,4 +71,5 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
   registerAccount(app, ctx)
   registerUserInfo(app, ctx)
   registerMigrationGuide(app, ctx)
+  registerDeveloperGuide(app, ctx)
 }

@@ -18,6 +18,7 @@ import type { ReplayCache } from './replay/types.js'
 import { routeResolver, type RoutePolicy } from './routes.js'
 import type { FailureThrottle } from './throttle/types.js'
 import { clientName } from './usage/client-name.js'
+import { readStreamedBody } from './auth/read-body.js'
 import type { UsageRecorder } from './usage/recorder.js'
 
 export interface GatewayDeps {
@@ -77,23 +78,6 @@ export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now
     now,
     readBody: (limit) => readStreamedBody(request.body, limit),
   }
-}
-
-/** A streamed body read whole up to `limit` bytes (null beyond, or when it is not a stream). */
-function readStreamedBody(body: unknown, limit: number): Promise<Buffer | null> {
-  const stream = body as NodeJS.ReadableStream | undefined
-  if (!stream || typeof stream.on !== 'function') return Promise.resolve(null)
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    stream.on('data', (c: Buffer) => {
-      size += c.length
-      if (size > limit) return resolve(null)
-      chunks.push(c)
-    })
-    stream.on('end', () => resolve(Buffer.concat(chunks)))
-    stream.on('error', () => resolve(null))
-  })
 }
 
 const statusClasses = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx']

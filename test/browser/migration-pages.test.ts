@@ -69,7 +69,7 @@ describe.skipIf(!haveChromium)('migration pages in a browser', () => {
     expect(page.url()).toMatch(/#flow$/)
     await page.screenshot({ path: join(screenshots, 'developers.png'), fullPage: true })
     await page.close()
-  })
+  }, 60_000)
 
   it('/migration: the live policy, in UTC and in the reader\'s time zone, linking to the guide', async () => {
     const context = await browser.newContext({ viewport: { width: 1000, height: 900 }, timezoneId: 'Asia/Tokyo', locale: 'en-US' })
@@ -87,7 +87,7 @@ describe.skipIf(!haveChromium)('migration pages in a browser', () => {
     await page.click('main >> text=developer guide')
     expect(page.url()).toBe(`${stack.url}/developers`)
     await context.close()
-  })
+  }, 60_000)
 
   it('the account page: legacy tools with what will happen, applications\' last use, password change', async () => {
     const signIn = async (password: string) => {
@@ -142,5 +142,5 @@ describe.skipIf(!haveChromium)('migration pages in a browser', () => {
     const fresh = await signIn('a brand new passphrase')
     expect(fresh.page.url()).toBe(`${stack.url}/account`)
     for (const c of [other.context, context, old.context, fresh.context]) await c.close()
-  })
+  }, 120_000)
 })

@@ -17,6 +17,8 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY config ./config
 COPY bin ./bin
+# The developer guide (/developers) shows these samples.
+COPY examples/guide ./examples/guide
 RUN mkdir -p /var/lib/kigo && chown node:node /var/lib/kigo
 USER node
 EXPOSE 8080 8081 9090

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util'
 import { AdminClient, CliError, adminToken, adminUrl, usageError, type ApiResult, type Env } from './admin-client.js'
 import { migrationCommands } from './migration-commands.js'
 import { formatRecord, formatTable } from './output.js'
+import { loginPasswordProblem } from '../common/password-rule.js'
 
 export interface CliIo {
   stdout: { write(text: string): unknown }
@@ -53,7 +54,11 @@ const commands: Command[] = [
     async run(client, { args, values }) {
       const body: Record<string, string> = { id: args[0]! }
       if (values.name !== undefined) body.name = values.name
-      if (values.password !== undefined) body.password = values.password
+      if (values.password !== undefined) {
+        const weak = loginPasswordProblem(values.password, args[0]!)
+        if (weak !== null) throw usageError(`--password: ${weak}`)
+        body.password = values.password
+      }
       const result = await client.request('POST', '/admin/users', body)
       return { result, text: record(result) }
     },
@@ -77,6 +82,17 @@ const commands: Command[] = [
     summary: 'generate a new API password (Basic and WSSE) for a user; the old one stops working',
     async run(client, { args }) {
       const result = await client.request('POST', `/admin/users/${seg(args[0]!)}/reset-api-password`)
+      return { result, text: record(result) }
+    },
+  },
+  {
+    group: 'users',
+    action: 'reset-password',
+    args: ['id'],
+    options: {},
+    summary: "generate a new login password for a user, shown only now; the user's account sessions end",
+    async run(client, { args }) {
+      const result = await client.request('POST', `/admin/users/${seg(args[0]!)}/reset-password`)
       return { result, text: record(result) }
     },
   },

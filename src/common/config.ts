@@ -74,6 +74,11 @@ export const ConfigSchema = Type.Object({
     wsseWindowSeconds: Type.Integer({ minimum: 1 }),
     hmacSha256: Type.Boolean(),
     plaintext: Type.Boolean(),
+    /**
+     * Send the whole signature base string with a signature_invalid (header
+     * X-OAuth-Signature-Base-String). Unset: on in embedded mode, off in production.
+     */
+    signatureBaseStringHeader: Type.Optional(Type.Boolean()),
     realm: Type.String({ minLength: 1 }),
     /** Per-route override of the accepted methods (SPEC §4.1), keyed by route name. */
     routeMethods: Type.Record(Type.String(), Type.Array(Type.Union([Type.Literal('oauth'), Type.Literal('basic'), Type.Literal('wsse')]))),

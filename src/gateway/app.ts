@@ -20,6 +20,7 @@ import type { ReplayCache } from './replay/types.js'
 import { routeResolver, type RoutePolicy } from './routes.js'
 import type { FailureThrottle } from './throttle/types.js'
 import { clientName } from './usage/client-name.js'
+import { readStreamedBody } from './auth/read-body.js'
 import type { UsageRecorder } from './usage/recorder.js'
 
 export interface GatewayDeps {
@@ -76,6 +77,7 @@ export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now
     body: Buffer.isBuffer(request.body) ? request.body : undefined,
     ...(hashedBodyLimit > 0 ? { readBody: () => readWhole(request, hashedBodyLimit) } : {}),
     now,
+    readBody: (limit) => readStreamedBody(request.body, limit),
   }
 }
 
@@ -176,7 +178,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
 
   const trusted = config.trustedProxies.length > 0 ? proxyAddr.compile(config.trustedProxies) : null
   const resolveRoute = routeResolver(config.auth.routeMethods)
-  const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle, ...(deps.policy ? { policy: deps.policy } : {}) })
+  const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle, ...(deps.policy ? { policy: deps.policy } : {}), publicHosts: [config.domesticHost, config.globalHost] })
   const forward = await registerForwarding(app, {
     coreUrl: config.gateway.coreUrl,
     timeoutMs: config.gateway.coreTimeoutMs,

@@ -17,6 +17,7 @@ import { CachedCredentialLookup, openIdentityStore } from './store/index.js'
 import { createFailureThrottle } from './throttle/create.js'
 import { UsageRecorder } from './usage/recorder.js'
 import { UsageStore } from './usage/store.js'
+import { AppUseRecorder, AppUseStore } from './usage/app-use.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -48,7 +49,12 @@ async function coreAnswers(coreUrl: string): Promise<boolean> {
   }
 }
 
-export async function startGateway(config: Config, options: GatewayStartOptions = {}): Promise<RunningGateway> {
+export async function startGateway(configIn: Config, options: GatewayStartOptions = {}): Promise<RunningGateway> {
+  // A failed signature shows its whole base string by default where a developer runs kigo
+  // on their own machine (embedded mode), not in production (issue: on when configured).
+  const config: Config = configIn.auth.signatureBaseStringHeader === undefined
+    ? { ...configIn, auth: { ...configIn.auth, signatureBaseStringHeader: options.embedded === true } }
+    : configIn
   const logger: FastifyBaseLogger | false = options.logger === false
     ? false
     : (options.logStream ? pino(loggerOptions(config.logLevel, 'gateway'), options.logStream) : pino(loggerOptions(config.logLevel, 'gateway'))) as FastifyBaseLogger
@@ -85,6 +91,19 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
     onFlushError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'usage flush failed; counts kept for the next one'),
   })
   usage.start()
+  // When each authorized application last acted for its user (the account page).
+  const appUseStore = new AppUseStore(opsDb)
+  const appUse = new AppUseRecorder(appUseStore, {
+    flushMs: config.migration.usageFlushMs,
+    onFlushError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'last-used flush failed; kept for the next one'),
+  })
+  appUse.start()
+  const observer: Pick<UsageRecorder, 'observe'> = {
+    observe(decision, client, at) {
+      usage.observe(decision, client, at)
+      appUse.observe(decision, at)
+    },
+  }
   // ---- end migration controls
 
   const ready = async (): Promise<Record<string, boolean>> => {
@@ -95,9 +114,9 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
     return checks
   }
 
-  const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage, ...(options.now ? { now: options.now } : {}) }
+  const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage: observer, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
-  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
+  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
   const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage } })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
@@ -113,6 +132,7 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
       // The last usage counts are written before the pools close (SPEC §6.3, §7).
       policy.close()
       await usage.close().catch((err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'final usage flush failed'))
+      await appUse.close().catch(() => undefined)
       await opsDb.close().catch(() => undefined)
       await replay.close().catch(() => undefined)
       await throttle.close().catch(() => undefined)

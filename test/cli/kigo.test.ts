@@ -105,6 +105,28 @@ describe('kigo users', () => {
     expect(r.stdout).toBe(`id            ${id}\napi_password  ${now}\n`)
   })
 
+  it('users reset-password prints a new login password once; the old one stops working', async () => {
+    const id = uniqueId()
+    await kigoJson(['users', 'add', id, '--password', 'first long password'])
+    const session = await store.createWebSession({ userId: id, now: new Date(), expiresAt: new Date(Date.now() + 60_000) })
+    const out = await kigoJson(['users', 'reset-password', id])
+    expect(out).toEqual({ id, password: expect.any(String), sessions_ended: 1 })
+    expect(await store.verifyLoginPassword(id, 'first long password')).toBeNull()
+    expect((await store.verifyLoginPassword(id, out.password))?.id).toBe(id)
+    expect(await store.getWebSession(session.id, new Date())).toBeNull()
+    const r = await kigo(['users', 'reset-password', id])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(new RegExp(`^id              ${id}\npassword        \\S{10,}\nsessions_ended  0\n$`))
+    expectOneLineError(await kigo(['users', 'reset-password', 'nobody_here']), 1, /No user "nobody_here".*404/)
+  })
+
+  it('users add --password refuses a short password or one containing the user ID, before calling the API', async () => {
+    const id = uniqueId()
+    expectOneLineError(await kigo(['users', 'add', id, '--password', 'short']), 2, /--password: the password must be at least 10 characters/)
+    expectOneLineError(await kigo(['users', 'add', id, '--password', `${id.toUpperCase()}-2024!`]), 2, /--password: the password must not contain the user ID/)
+    expect(await store.getUser(id)).toBeNull()
+  })
+
   it('accepts --json before the command', async () => {
     const id = uniqueId()
     const r = await kigo(['--json', 'users', 'add', id])

@@ -9,6 +9,7 @@ import { Compile } from 'typebox/compile'
 import { ApiError } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'
+import { loginPasswordProblem } from '../../common/password-rule.js'
 import {
   Conflict,
   NotFound,
@@ -62,6 +63,7 @@ const CreatedUser = Type.Object({ id: Type.String(), name: Type.String(), passwo
 const UserView = Type.Object({ id: Type.String(), name: Type.String(), created_at: Timestamp })
 const UserParams = Type.Object({ id: UserId })
 const ApiPasswordReset = Type.Object({ id: Type.String(), api_password: Type.String() })
+const LoginPasswordReset = Type.Object({ id: Type.String(), password: Type.String(), sessions_ended: Type.Integer() })
 
 const CreateAppBody = Type.Object(
   { name: Name, owner: UserId, scopes: ScopeList, callback: Type.Optional(Type.Union([CallbackUrl, Type.Null()])) },
@@ -300,6 +302,8 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     const { id } = request.body
     const name = request.body.name ?? id
     const password = request.body.password ?? newPassword()
+    const weak = request.body.password === undefined ? null : loginPasswordProblem(password, id)
+    if (weak !== null) throw new ApiError(400, 'invalid_parameter', `Invalid request body: ${weak}`)
     const apiPassword = newPassword()
     let user: User
     try {
@@ -329,6 +333,20 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     if (!(await store.setApiPassword(id, apiPassword))) throw userNotFound(id)
     changed({ kind: 'api_password', userId: id })
     return { id, api_password: apiPassword }
+  })
+
+  // A forgotten login password: the operator sets a generated one, shown only in this
+  // answer, and every account session of the user ends (whoever held one must sign in again).
+  app.post('/admin/users/:id/reset-password', {
+    bodyLimit,
+    schema: { params: UserParams, response: { 200: LoginPasswordReset, ...errorResponses } },
+  }, async (request, reply) => {
+    const { id } = request.params
+    const password = newPassword()
+    if (!(await store.setLoginPassword(id, password))) throw userNotFound(id)
+    const ended = await store.endUserSessions(id)
+    changed({ kind: 'user', userId: id })
+    return reply.header('cache-control', 'no-store').send({ id, password, sessions_ended: ended })
   })
 
   // -- applications (OAuth consumers)

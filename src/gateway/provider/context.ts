@@ -5,6 +5,16 @@ import type { ReplayCache } from '../replay/types.js'
 import type { IdentityStore } from '../store/types.js'
 import type { FailureThrottle } from '../throttle/types.js'
 import type { Sessions } from './session.js'
+import type { PolicyService } from '../policy/service.js'
+import type { AppUseStore } from '../usage/app-use.js'
+import type { UsageStore } from '../usage/store.js'
+
+/** The migration policy and usage, for the guide pages and the account page (SPEC §6). */
+export interface ProviderMigration {
+  policy: PolicyService
+  usage: Pick<UsageStore, 'list'>
+  appUse: Pick<AppUseStore, 'forUser'>
+}
 
 export interface ProviderOptions {
   config: Config
@@ -21,6 +31,7 @@ export interface ProviderOptions {
   sessionTtlSeconds?: number
   /** Lifetime of a signed-out visitor's session (login form), seconds (default 1 hour). */
   visitorSessionTtlSeconds?: number
+  migration?: ProviderMigration
 }
 
 export const defaults = {
@@ -39,4 +50,5 @@ export interface ProviderContext {
   sessions: Sessions
   realm: string
   verifyOptions: OAuthVerifyOptions
+  migration?: ProviderMigration
 }

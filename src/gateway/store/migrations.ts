@@ -138,4 +138,19 @@ CREATE TABLE kigo_gateway.auth_requests_per_minute (
 );
 `,
   },
+  // ---- developer and user migration aids: versions 30 to 39 ----
+  {
+    version: 30,
+    name: 'when each authorized application last acted for its user',
+    sql: `
+-- Written in batches from every gateway (src/gateway/usage/app-use.ts); no foreign keys,
+-- so that a flush never waits on the users or consumers it names.
+CREATE TABLE kigo_gateway.app_last_used (
+  user_id text NOT NULL,
+  consumer_key text NOT NULL,
+  last_used timestamptz NOT NULL,
+  PRIMARY KEY (user_id, consumer_key)
+);
+`,
+  },
 ]

@@ -4,6 +4,7 @@
 import type { Db, Queryable } from '../../common/sql.js'
 import { createHash } from 'node:crypto'
 import { randomToken, safeEqual } from '../../common/secrets.js'
+import { newVerifier, normalizeVerifier } from './verifier-code.js'
 import { SecretBox, dummyPasswordHash, hashPassword, verifyPassword } from './crypto.js'
 import {
   InvalidInput,
@@ -45,8 +46,7 @@ export interface IdentityChangeSource {
 const consumerKeyBytes = 18
 const tokenBytes = 24
 const secretBytes = 32
-// A verifier is typed by hand in the oob flow, so it is shorter; 128 bits, used once.
-const verifierBytes = 16
+// A verifier is typed by hand in the oob flow: see verifier-code.ts.
 const dayMs = 24 * 60 * 60 * 1000
 
 /** Values that are only ever compared (verifiers, session ids) are stored as their SHA-256. */
@@ -230,6 +230,22 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     return true
   }
 
+  async setLoginPassword(id: string, password: string): Promise<boolean> {
+    const plain = checkPassword(password)
+    if (!isUserId(id)) return false
+    const rows = await this.db.query(`UPDATE kigo_gateway.users SET password_hash = $2 WHERE id = $1 RETURNING id`, [id, await hashPassword(plain)])
+    if (rows.length === 0) return false
+    this.changed({ kind: 'user', id })
+    return true
+  }
+
+  async endUserSessions(userId: string, keepSessionId?: string): Promise<number> {
+    if (!isUserId(userId)) return 0
+    const keep = keepSessionId !== undefined && isPlausibleKey(keepSessionId) ? sha256(keepSessionId) : ''
+    const rows = await this.db.query(`DELETE FROM kigo_gateway.web_sessions WHERE user_id = $1 AND id_hash <> $2 RETURNING id_hash`, [userId, keep])
+    return rows.length
+  }
+
   // ---- consumers -----------------------------------------------------------------------
 
   async createConsumer(input: {
@@ -395,7 +411,7 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
 
   async approveRequestToken(token: string, userId: string, now: Date): Promise<{ verifier: string } | null> {
     if (!isPlausibleKey(token) || !isUserId(userId)) return null
-    const verifier = randomToken(verifierBytes)
+    const verifier = newVerifier()
     // One conditional UPDATE: of two concurrent decisions exactly one takes effect.
     const rows = await this.db.query(
       `UPDATE kigo_gateway.request_tokens SET state = 'approved', user_id = $2, verifier_hash = $3, decided_at = $4
@@ -433,7 +449,7 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
       if (new Date(rt.expires_at).getTime() <= now.getTime()) return refuse('expired')
       if (rt.state === 'pending') return refuse('pending')
       if (rt.state === 'denied') return refuse('denied')
-      if (rt.verifier_hash === null || typeof verifier !== 'string' || !safeEqual(sha256(verifier), rt.verifier_hash)) {
+      if (rt.verifier_hash === null || typeof verifier !== 'string' || !safeEqual(sha256(normalizeVerifier(verifier)), rt.verifier_hash)) {
         return refuse('verifier_mismatch')
       }
       await tx.query(`UPDATE kigo_gateway.request_tokens SET state = 'used', used_at = $2 WHERE token = $1`, [token, now])

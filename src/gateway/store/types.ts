@@ -44,6 +44,10 @@ export interface IdentityStore {
   getApiPassword(id: string): Promise<{ user: User; apiPassword: string } | null>
   /** Returns false when there is no such user. */
   setApiPassword(id: string, apiPassword: string): Promise<boolean>
+  /** Replaces the login password (scrypt hash); false when there is no such user. */
+  setLoginPassword(id: string, password: string): Promise<boolean>
+  /** Ends the user's account sessions, all but `keepSessionId` when given; returns how many ended. */
+  endUserSessions(userId: string, keepSessionId?: string): Promise<number>
 
   /** Generates the consumer key and secret. Throws NotFound when the owner does not exist. */
   createConsumer(input: { name: string; ownerId: string; scopes: Scope[]; callbackUrl: string | null }): Promise<{ consumer: Consumer; secret: string }>

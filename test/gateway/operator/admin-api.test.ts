@@ -210,6 +210,35 @@ describe('GET /admin/users/:id', () => {
   })
 })
 
+describe('login password rule and POST /admin/users/:id/reset-password', () => {
+  it('refuses a login password shorter than 10 characters or containing the user ID', async () => {
+    const id = uniqueId()
+    const short = await call('POST', '/admin/users', { id, password: 'nine char' })
+    expectError(short, 400, 'invalid_parameter')
+    expect(short.body.error.message).toMatch(/at least 10 characters/)
+    const withId = await call('POST', '/admin/users', { id, password: `my ${id} password` })
+    expectError(withId, 400, 'invalid_parameter')
+    expect(withId.body.error.message).toMatch(/must not contain the user ID/)
+    expect(await store.getUser(id)).toBeNull()
+  })
+
+  it('sets a generated password shown once, ends the user\'s sessions, and 404s for an unknown user', async () => {
+    const user = await makeUser()
+    const s1 = await store.createWebSession({ userId: user.id, now: new Date(), expiresAt: new Date(Date.now() + 60_000) })
+    const s2 = await store.createWebSession({ userId: user.id, now: new Date(), expiresAt: new Date(Date.now() + 60_000) })
+    const res = await call('POST', `/admin/users/${user.id}/reset-password`)
+    expect(res.status).toBe(200)
+    expect(res.headers['cache-control']).toBe('no-store')
+    expect(res.body).toEqual({ id: user.id, password: expect.any(String), sessions_ended: 2 })
+    expect(res.body.password.length).toBeGreaterThanOrEqual(10)
+    expect(await store.verifyLoginPassword(user.id, user.password)).toBeNull()
+    expect((await store.verifyLoginPassword(user.id, res.body.password))?.id).toBe(user.id)
+    expect(await store.getWebSession(s1.id, new Date())).toBeNull()
+    expect(await store.getWebSession(s2.id, new Date())).toBeNull()
+    expectError(await call('POST', '/admin/users/nobody_here/reset-password'), 404, 'user_not_found')
+  })
+})
+
 describe('POST /admin/users/:id/reset-api-password', () => {
   it('replaces the API password with a new generated one, returned once', async () => {
     const user = await makeUser()

@@ -77,7 +77,7 @@ export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now
     body: Buffer.isBuffer(request.body) ? request.body : undefined,
     ...(hashedBodyLimit > 0 ? { readBody: () => readWhole(request, hashedBodyLimit) } : {}),
     now,
-    readBody: (limit) => readStreamedBody(request.body, limit),
+    readBodyForAdvice: (limit) => readStreamedBody(request.body, limit),
   }
 }
 

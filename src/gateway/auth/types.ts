@@ -97,5 +97,5 @@ export interface AuthRequest {
    * Reads a streamed (JSON or multipart) body, up to `limit` bytes (null beyond), only to
    * explain a failed signature; the request is refused afterwards.
    */
-  readBody?: (limit: number) => Promise<Buffer | null>
+  readBodyForAdvice?: (limit: number) => Promise<Buffer | null>
 }

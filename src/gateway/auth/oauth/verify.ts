@@ -166,8 +166,8 @@ function oneZeroAdvice(absent: readonly string[]): string | null {
 export async function signatureFailure(req: AuthRequest, params: OAuthParameters, consumerSecret: string, tokenSecret: string, opts: OAuthVerifyOptions): Promise<AuthFailure> {
   const kind = unsignedBodyKind(req.contentType)
   let fields: Array<[string, string]> = []
-  if (kind !== null && req.readBody) {
-    const body = await req.readBody(adviceBodyLimit).catch(() => null)
+  if (kind !== null && (req.body !== undefined || req.readBodyForAdvice)) {
+    const body = req.body ?? (await req.readBodyForAdvice!(adviceBodyLimit).catch(() => null))
     if (body) fields = bodyFields(kind, req.contentType!, body)
   }
   const a = adviseOnSignature(req, params, consumerSecret, tokenSecret, opts.advice ?? { hosts: [], exposeBaseString: false }, fields)

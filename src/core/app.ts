@@ -18,6 +18,7 @@ import type { CoreDeps } from './routes/deps.js'
 import { favoriteRoutes } from './routes/favorites.js'
 import { followRoutes } from './routes/follows.js'
 import { keywordRoutes } from './routes/keywords.js'
+import { pageRoutes } from './routes/pages.js'
 import { timelineRoutes } from './routes/timelines.js'
 import { decodeForm, queryBytes } from './routes/form-decoding.js'
 import { healthRoutes } from './routes/health.js'
@@ -186,5 +187,6 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   timelineRoutes(app, deps)
   followRoutes(app, deps)
   keywordRoutes(app, deps)
+  pageRoutes(app, deps)
   return app
 }

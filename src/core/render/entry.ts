@@ -45,7 +45,7 @@ export function renderEntry(
   favorited: boolean,
   bodyFormats: readonly BodyFormat[],
   ctx: RenderContext,
-  followersCount = 0,
+  followersCount = entry.authorFollowers ?? 0,
 ): Rendition {
   const user = userObject({ id: entry.authorId, name: entry.authorName, followersCount }, entry.deployment, ctx)
   const common = {

@@ -29,6 +29,7 @@ interface EntryRecord {
   in_reply_to_status_id: string | null
   in_reply_to_user_id: string | null
   created_at: Date
+  author_followers: number
 }
 
 interface PhotoRecord {
@@ -47,7 +48,8 @@ interface PhotoRecord {
 
 /** An entry row's columns from `e`, with the author's name taken from `authorName`. */
 const entryColumnsWith = (authorName: string) => `e.id::text AS id, e.author, ${authorName} AS author_name, e.keyword, e.body, e.source, e.deployment,
-  e.in_reply_to_status_id::text AS in_reply_to_status_id, e.in_reply_to_user_id, e.created_at`
+  e.in_reply_to_status_id::text AS in_reply_to_status_id, e.in_reply_to_user_id, e.created_at,
+  (SELECT count(*)::int FROM kigo_core.user_follows uf WHERE uf.followee = e.author) AS author_followers`
 
 const entryColumns = entryColumnsWith('u.name')
 
@@ -95,6 +97,7 @@ function toEntry(r: EntryRecord): EntryRow {
     inReplyToStatusId: r.in_reply_to_status_id,
     inReplyToUserId: r.in_reply_to_user_id,
     createdAt: new Date(r.created_at),
+    authorFollowers: Number(r.author_followers ?? 0),
   }
 }
 

@@ -22,6 +22,8 @@ export interface EntryRow {
   inReplyToStatusId: string | null
   inReplyToUserId: string | null
   createdAt: Date
+  /** The author's followers when the entry was read (SPEC §2.9 `followers_count`). */
+  authorFollowers?: number
 }
 
 export interface NewEntry {

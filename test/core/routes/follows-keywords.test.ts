@@ -27,6 +27,7 @@ test('friendships/create: the followed User with the real followers_count; repea
   // The count is in every User, the entries' authors included.
   const timeline = (await get('/api/statuses/user_timeline/alice.json')).json()
   expect(timeline[0].user.followers_count).toBe(2)
+  expect((await get(`/api/statuses/show/${timeline[0].id}.json`)).json().user.followers_count).toBe(2)
 })
 
 test('following oneself is 400; an unknown user 404; anonymous 401; OAuth without write_public 403', async () => {

@@ -57,6 +57,9 @@ export const ConfigSchema = Type.Object({
       fileBytes: Type.Integer({ minimum: 1 }),
       files: Type.Integer({ minimum: 1 }),
     }),
+    // SPEC §2.8 sort=hot and §2.10 keywords/hot look back this far.
+    hotEntriesHours: Type.Integer({ minimum: 1 }),
+    hotKeywordsHours: Type.Integer({ minimum: 1 }),
   }),
   // Migration controls and usage report (SPEC §6.1, §6.3).
   migration: Type.Object({

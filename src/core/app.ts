@@ -16,6 +16,10 @@ import { canonicalPath } from '../common/route-table.js'
 import { contextOf, sendError } from './routes/context.js'
 import type { CoreDeps } from './routes/deps.js'
 import { favoriteRoutes } from './routes/favorites.js'
+import { followRoutes } from './routes/follows.js'
+import { keywordRoutes } from './routes/keywords.js'
+import { pageRoutes } from './routes/pages.js'
+import { timelineRoutes } from './routes/timelines.js'
 import { decodeForm, queryBytes } from './routes/form-decoding.js'
 import { healthRoutes } from './routes/health.js'
 import { FormBody } from './routes/params.js'
@@ -180,5 +184,9 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   favoriteRoutes(app, deps)
   photoRoutes(app, deps)
   userRoutes(app)
+  timelineRoutes(app, deps)
+  followRoutes(app, deps)
+  keywordRoutes(app, deps)
+  pageRoutes(app, deps)
   return app
 }

@@ -14,6 +14,7 @@ import { PolicyService } from './policy/service.js'
 import { PolicyStore } from './policy/store.js'
 import { createReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, openIdentityStore } from './store/index.js'
+import { reservedUserIds } from './store/validation.js'
 import { createFailureThrottle } from './throttle/create.js'
 import { UsageRecorder } from './usage/recorder.js'
 import { UsageStore } from './usage/store.js'
@@ -84,6 +85,12 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     onRefreshError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'migration policy refresh failed; keeping the last one read'),
   })
   await policy.start()
+  // SPEC §2.11: IDs that are now reserved cannot be created; users who already have one
+  // keep working, but their pages are unreachable, so the operator is told at start-up.
+  const reserved = await opsDb.query<{ id: string }>('SELECT id FROM kigo_gateway.users WHERE lower(id) = ANY ($1::text[]) ORDER BY id', [[...reservedUserIds]])
+  if (reserved.length > 0 && logger) {
+    logger.warn({ users: reserved.map((r) => r.id) }, 'users with reserved IDs exist (SPEC §2.11): their public pages cannot be reached; rename or retire them')
+  }
   const usageStore = new UsageStore(opsDb)
   const usage = new UsageRecorder(usageStore, {
     flushMs: config.migration.usageFlushMs,

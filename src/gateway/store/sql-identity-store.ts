@@ -12,6 +12,7 @@ import {
   checkName,
   checkPassword,
   checkScopes,
+  checkNewUserId,
   checkUserId,
   isPlausibleKey,
   limits,
@@ -171,7 +172,7 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
   // ---- users ---------------------------------------------------------------------------
 
   async createUser(input: { id: string; name: string; password: string; apiPassword: string }): Promise<User> {
-    const id = checkUserId(input.id)
+    const id = checkNewUserId(input.id)
     const name = checkName(input.name)
     const password = checkPassword(input.password)
     const apiPassword = checkPassword(input.apiPassword, 'apiPassword')

@@ -113,6 +113,16 @@ describe('admin bearer token', () => {
 })
 
 describe('POST /admin/users', () => {
+  it('refuses the names the public pages use (SPEC §2.11), in any case, with a message naming them', async () => {
+    for (const id of ['api', 'oauth', 'account', 'admin', 'Keyword', 'users', 'PHOTOS', 'applications', 'migration', 'healthz', 'readyz']) {
+      const res = await call('POST', '/admin/users', { id })
+      expectError(res, 400, res.body.error.code)
+      expect(res.body.error.message).toContain('reserved')
+      expect(await store.getUser(id)).toBeNull()
+    }
+    expect((await call('POST', '/admin/users', { id: 'api-fan' })).status).toBe(201)
+  })
+
   it('creates a user with generated passwords, shown once, that are the stored ones', async () => {
     const id = uniqueId()
     const before = changes.length

@@ -17,6 +17,7 @@ import { CachedCredentialLookup, openIdentityStore } from './store/index.js'
 import { createFailureThrottle } from './throttle/create.js'
 import { UsageRecorder } from './usage/recorder.js'
 import { UsageStore } from './usage/store.js'
+import { AuditStore } from './audit/store.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -98,7 +99,7 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
   const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
   await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
-  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage } })
+  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit: new AuditStore(opsDb) })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
   if (logger) logger.info({ url, adminUrl, mode: options.embedded ? 'embedded' : 'production' }, 'gateway listening')

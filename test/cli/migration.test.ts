@@ -54,7 +54,7 @@ describe('kigo policy', () => {
     expect(json.wsse.state).toBe('allow')
     const text = await kigo('policy', 'show')
     expect(text.code).toBe(0)
-    expect(text.stdout).toMatch(/^basic: allow; set to allow since /m)
+    expect(text.stdout).toMatch(/^basic: allow now\n {2}no change scheduled$/m)
     expect(text.stdout).toMatch(/^oauth: allow \(always\)$/m)
     expect(text.stdout).toMatch(/^migration guide: https?:\/\//m)
   })
@@ -80,7 +80,9 @@ describe('kigo policy', () => {
     expect(scheduled.wsse.effective.next_change).toEqual({ state: 'deny', at: '2099-06-01T00:00:00Z' })
     const text = await kigo('policy', 'set', 'wsse', 'deprecate', '--exceptions', 'none', '--windows', 'none', '--schedule', 'none')
     expect(text.code).toBe(0)
-    expect(text.stdout).toMatch(/^wsse: deprecate; set to deprecate since /)
+    expect(text.stdout).toMatch(/^wsse: deprecate now\n {2}in effect since \S+Z\n/)
+    // Windows and exceptions no longer apply: not shown.
+    expect(text.stdout).not.toMatch(/window|exception/)
     const after = await kigoJson('policy', 'show')
     expect(after.wsse).toMatchObject({ state: 'deprecate', windows: [], schedule: [], exceptions: [] })
     // The exception the WSSE client had is gone, but deprecate still accepts it (with headers).
@@ -100,6 +102,50 @@ describe('kigo policy', () => {
     expectFailure(await kigo('policy', 'set', 'basic', 'deny', '--sunset', '2099-02-30T00:00:00Z'), 1, /sunset.*HTTP 400/)
     // Nothing of that changed the policy.
     expect((await kigoJson('policy', 'show')).basic.state).toBe('deprecate')
+  })
+})
+
+describe('kigo policy show, history and refusals', () => {
+  it('leads with the state in effect, then the scheduled change; settings that no longer act are not shown', async () => {
+    await kigoJson('policy', 'set', 'basic', 'brownout', '--windows', '00:00-00:01', '--except-user', 'alice', '--until', '2099-01-01T00:00:00Z', '--sunset', '2099-01-01T00:00:00Z')
+    await kigoJson('policy', 'set', 'basic', 'deny', '--from', '2099-06-01T00:00:00Z')
+    const browning = (await kigo('policy', 'show')).stdout.split(/\n(?=\S)/)[0]!
+    const lines = browning.split('\n')
+    expect(lines[0]).toMatch(/^basic: brownout now/)
+    expect(browning).toContain('brownout windows (UTC) 00:00-00:01')
+    expect(browning).toContain('sunset 2099-01-01T00:00:00Z')
+    expect(browning).toContain('exception user alice until 2099-01-01T00:00:00Z')
+    // The scheduled change comes after everything about the present.
+    expect(lines.at(-1)).toBe('  scheduled: deny from 2099-06-01T00:00:00Z')
+
+    // Leaving brownout: the windows are kept for a later brownout, but not shown as active.
+    await kigoJson('policy', 'set', 'basic', 'deprecate', '--schedule', 'none')
+    const deprecated = (await kigo('policy', 'show')).stdout.split(/\n(?=\S)/)[0]!
+    expect(deprecated).toMatch(/^basic: deprecate now\n/)
+    expect(deprecated).not.toMatch(/window|exception/)
+    expect(deprecated).toContain('sunset 2099-01-01T00:00:00Z')
+    expect(deprecated).toMatch(/no change scheduled$/)
+  })
+
+  it('refuses a sunset in the past with a clear message', async () => {
+    const r = await kigo('policy', 'set', 'basic', 'deprecate', '--sunset', '2020-01-01T00:00:00Z')
+    expectFailure(r, 1, /sunset.*2020-01-01T00:00:00Z is in the past.*HTTP 400/)
+    expect((await kigoJson('policy', 'show')).basic.sunset).not.toBe('2020-01-01T00:00:00Z')
+  })
+
+  it('policy history lists each change with before and after, newest first', async () => {
+    await kigoJson('policy', 'set', 'wsse', 'deprecate', '--sunset', '2098-01-01T00:00:00Z')
+    const history = await kigoJson('policy', 'history', '--method', 'wsse')
+    expect(history.events.length).toBeGreaterThan(0)
+    const [latest] = history.events
+    expect(latest).toMatchObject({ kind: 'policy', action: 'policy.update', target: 'wsse', address: '127.0.0.1' })
+    expect(latest.after.sunset).toBe('2098-01-01T00:00:00Z')
+    expect(latest.before.sunset).not.toBe('2098-01-01T00:00:00Z')
+    expect(history.events.every((e: { target: string }) => e.target === 'wsse')).toBe(true)
+    const text = await kigo('policy', 'history', '--limit', '1')
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/^\S+Z {2}wsse: deprecate -> deprecate {2}\(from 127\.0\.0\.1\)\n {2}sunset: \S+ -> "2098-01-01T00:00:00Z"\n$/)
+    expectFailure(await kigo('policy', 'history', '--method', 'oauth'), 2, /basic or wsse/)
   })
 })
 

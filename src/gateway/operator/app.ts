@@ -6,6 +6,8 @@ import type { GatewayDeps } from '../app.js'
 import type { IdentityStore } from '../store/index.js'
 import { adminAuth } from './admin-auth.js'
 import { adminApi } from './admin-api.js'
+import type { AuditStore } from '../audit/store.js'
+import { auditApi } from './audit-api.js'
 import type { PolicyService } from '../policy/service.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
@@ -17,6 +19,8 @@ export interface OperatorDeps extends GatewayDeps {
   store: IdentityStore
   /** Migration policy, usage report and dashboard (SPEC §6.1, §6.3, §6.4). */
   migration?: { policy: PolicyService; usageStore: UsageStore; recorder: UsageRecorder }
+  /** The audit trail of operator changes. */
+  audit?: AuditStore
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
@@ -27,9 +31,11 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
   // beside it can serve its sign-in form (SPEC §6.4).
   await app.register(async (api) => {
     await api.register(adminAuth, { adminToken: deps.config.adminToken })
-    await api.register(adminApi, { store: deps.store })
+    const audit = deps.audit
+    await api.register(adminApi, { store: deps.store, ...(audit ? { audit } : {}) })
+    if (audit) await api.register(auditApi, { audit })
     if (migration) {
-      await api.register(policyApi, { policy: migration.policy, now })
+      await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })
       await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder })
     }
     // Unknown operator paths answer only to the token holder, as before the split.

@@ -138,4 +138,34 @@ CREATE TABLE kigo_gateway.auth_requests_per_minute (
 );
 `,
   },
+  // ---- operators' records (audit trail, user contact): versions 30 to 39 ----
+  {
+    version: 30,
+    name: 'audit trail of operator changes',
+    sql: `
+-- Every change made through the operator API (policy, users, applications, tokens): when,
+-- what, the state before and after (never a secret), and the address it came from
+-- (src/gateway/audit/store.ts). Append-only; read newest first.
+CREATE TABLE kigo_gateway.audit_log (
+  id bigserial PRIMARY KEY,
+  at timestamptz NOT NULL DEFAULT now(),
+  address text NOT NULL,
+  action text NOT NULL,
+  kind text NOT NULL,
+  target text NOT NULL,
+  before jsonb,
+  after jsonb
+);
+
+CREATE INDEX audit_log_kind ON kigo_gateway.audit_log (kind, id);
+`,
+  },
+  {
+    version: 31,
+    name: 'contact e-mail per user',
+    sql: `
+-- Optional: whom to write to about migrating (the usage report as an outreach list).
+ALTER TABLE kigo_gateway.users ADD COLUMN email text;
+`,
+  },
 ]

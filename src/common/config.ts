@@ -191,6 +191,12 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const gwPort = gw && typeof gw.port === 'number' ? gw.port : 8080
   raw.domesticHost ??= `localhost:${gwPort}`
   raw.globalHost ??= `127.0.0.1:${gwPort}`
+  // The core URL follows the core's port when it is not given (embedded mode with
+  // KIGO_CORE_PORT alone must reach its own core, not port 8081).
+  const core = raw.core as Json | undefined
+  const corePort = core && typeof core.port === 'number' ? core.port : 8081
+  const coreHost = core && typeof core.host === 'string' && !['0.0.0.0', '::', ''].includes(core.host) ? core.host : '127.0.0.1'
+  if (gw && gw.coreUrl === undefined) gw.coreUrl = `http://${coreHost.includes(':') ? `[${coreHost}]` : coreHost}:${corePort}`
   // The migration guide defaults to the page the gateway serves itself (/migration).
   const migration = (raw.migration ??= {}) as Json
   migration.guideUrl ??= `${String(raw.publicScheme)}://${String(raw.domesticHost)}/migration`

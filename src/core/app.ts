@@ -137,10 +137,13 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   if (logRequests) app.addHook('onResponse', async (request, reply) => {
     const url = request.raw.url ?? ''
     const q = url.indexOf('?')
-    request.log.info(
+    const path = q === -1 ? url : url.slice(0, q)
+    // Health checks (every few seconds from each orchestrator and balancer) at debug.
+    const health = path === '/healthz' || path === '/readyz'
+    request.log[health ? 'debug' : 'info'](
       {
         method: request.method,
-        path: q === -1 ? url : url.slice(0, q),
+        path,
         status: reply.statusCode,
         user: contextOf(request).identity?.user,
         ms: Math.round(reply.elapsedTime * 10) / 10,

@@ -20,6 +20,12 @@ export const ConfigSchema = Type.Object({
   trustedProxies: Type.Array(Type.String({ minLength: 1 })),
   domesticHost: HostPort,
   globalHost: HostPort,
+  /**
+   * Further host names each deployment answers to (a second gateway reached on its own
+   * port, a staging name); links and pages keep using domesticHost and globalHost.
+   */
+  domesticHostAliases: Type.Array(HostPort),
+  globalHostAliases: Type.Array(HostPort),
   secretKey: Type.String({ minLength: 1 }),
   adminToken: Type.String({ minLength: 16 }),
   gateway: Type.Object({
@@ -34,6 +40,9 @@ export const ConfigSchema = Type.Object({
   core: Type.Object({
     host: Type.String({ minLength: 1 }),
     port: Port,
+    /** The core's own /metrics (SPEC §6.2 for the core), on loopback by default. */
+    metricsHost: Type.String({ minLength: 1 }),
+    metricsPort: Port,
     identityMaxAgeSeconds: Type.Integer({ minimum: 1 }),
     limits: Type.Object({
       bodyChars: Type.Integer({ minimum: 1 }),
@@ -127,6 +136,7 @@ function fromEnv(env: Env): Json {
     ['KIGO_GATEWAY_BIND', ['gateway', 'host']],
     ['KIGO_ADMIN_BIND', ['gateway', 'adminHost']],
     ['KIGO_CORE_BIND', ['core', 'host']],
+    ['KIGO_CORE_METRICS_BIND', ['core', 'metricsHost']],
     ['KIGO_MIGRATION_GUIDE_URL', ['migration', 'guideUrl']],
   ]
   for (const [name, path] of str) {
@@ -136,11 +146,16 @@ function fromEnv(env: Env): Json {
   const ports: Array<[string, string[]]> = [
     ['KIGO_GATEWAY_PORT', ['gateway', 'port']],
     ['KIGO_CORE_PORT', ['core', 'port']],
+    ['KIGO_CORE_METRICS_PORT', ['core', 'metricsPort']],
     ['KIGO_ADMIN_PORT', ['gateway', 'adminPort']],
   ]
   for (const [name, path] of ports) {
     const v = env[name]
     if (v !== undefined && v !== '') set(path, intFrom(name, v))
+  }
+  for (const [name, key] of [['KIGO_DOMESTIC_HOST_ALIASES', 'domesticHostAliases'], ['KIGO_GLOBAL_HOST_ALIASES', 'globalHostAliases']] as const) {
+    const v = env[name]
+    if (v !== undefined && v !== '') set([key], v.split(',').map((s) => s.trim()).filter(Boolean))
   }
   const proxies = env.KIGO_TRUSTED_PROXIES
   if (proxies !== undefined && proxies !== '') set(['trustedProxies'], proxies.split(',').map((s) => s.trim()).filter(Boolean))
@@ -162,9 +177,13 @@ const envNames: Record<string, string> = {
   '/core/port': 'KIGO_CORE_PORT',
   '/gateway/adminPort': 'KIGO_ADMIN_PORT',
   '/trustedProxies': 'KIGO_TRUSTED_PROXIES',
+  '/domesticHostAliases': 'KIGO_DOMESTIC_HOST_ALIASES',
+  '/globalHostAliases': 'KIGO_GLOBAL_HOST_ALIASES',
   '/gateway/host': 'KIGO_GATEWAY_BIND',
   '/gateway/adminHost': 'KIGO_ADMIN_BIND',
   '/core/host': 'KIGO_CORE_BIND',
+  '/core/metricsHost': 'KIGO_CORE_METRICS_BIND',
+  '/core/metricsPort': 'KIGO_CORE_METRICS_PORT',
   '/migration/guideUrl': 'KIGO_MIGRATION_GUIDE_URL',
 }
 
@@ -191,6 +210,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const gwPort = gw && typeof gw.port === 'number' ? gw.port : 8080
   raw.domesticHost ??= `localhost:${gwPort}`
   raw.globalHost ??= `127.0.0.1:${gwPort}`
+  raw.domesticHostAliases ??= []
+  raw.globalHostAliases ??= []
   // The core URL follows the core's port when it is not given (embedded mode with
   // KIGO_CORE_PORT alone must reach its own core, not port 8081).
   const core = raw.core as Json | undefined
@@ -217,4 +238,17 @@ export function loadConfig(options: LoadOptions = {}): Config {
     throw new ConfigError('KIGO_SECRET_KEY: must be 32 bytes, base64-encoded')
   }
   return config
+}
+
+/** Where the admin token came from, for the start-up line (never the token itself). */
+export function adminTokenSource(config: Pick<Config, 'dataDir'>, env: Env = process.env): string {
+  if (env.KIGO_ADMIN_TOKEN) return 'the KIGO_ADMIN_TOKEN environment variable'
+  if (env.KIGO_CONFIG && existsSync(env.KIGO_CONFIG)) {
+    try {
+      if ('adminToken' in readJson(env.KIGO_CONFIG)) return `the file named by KIGO_CONFIG (${env.KIGO_CONFIG})`
+    } catch {
+      // loadConfig has read it already; unreadable now is not worth failing over.
+    }
+  }
+  return `the file ${resolve(config.dataDir, 'admin-token')}`
 }

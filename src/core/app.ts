@@ -8,8 +8,9 @@ import { ApiError, errors } from '../common/errors.js'
 import { formatOfPath } from '../common/formats.js'
 import { identityKey, verifyIdentity } from '../common/identity.js'
 import { requestLogging } from '../common/request-logger.js'
-import { deploymentOfHost, type Hosts } from './entries/deployment.js'
+import { deploymentOfHost, expectedHosts, type Hosts } from './entries/deployment.js'
 import type { ContentStore } from './store/types.js'
+import type { CoreMetrics } from './metrics.js'
 import { routeFlags } from './routes/api-route.js'
 import { contextOf, sendError } from './routes/context.js'
 import type { CoreDeps } from './routes/deps.js'
@@ -28,6 +29,8 @@ export interface CoreAppOptions {
   store: ContentStore
   /** Fastify's `logger` option: false (default) for none, true or pino options. */
   logger?: FastifyServerOptions['logger']
+  /** Where requests and store failures are counted (src/core/metrics.ts). */
+  metrics?: CoreMetrics
 }
 
 /** A request ID from the gateway is kept for log correlation when it looks like one. */
@@ -57,7 +60,14 @@ function toApiError(err: FastifyError | ApiError | Error): ApiError {
 
 export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   const { config } = options
-  const hosts: Hosts = { domesticHost: config.domesticHost, globalHost: config.globalHost, publicScheme: config.publicScheme }
+  const hosts: Hosts = {
+    domesticHost: config.domesticHost,
+    globalHost: config.globalHost,
+    publicScheme: config.publicScheme,
+    domesticAliases: config.domesticHostAliases ?? [],
+    globalAliases: config.globalHostAliases ?? [],
+  }
+  const unknownDeployment = `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')}`
   const key = identityKey(config.secretKey)
 
   const app = Fastify({
@@ -73,7 +83,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     },
   })
 
-  const deps: CoreDeps = { config, store: guardStore(options.store, app.log), profiles: undefined!, hosts }
+  const deps: CoreDeps = { config, store: guardStore(options.store, app.log, options.metrics && ((operation) => options.metrics!.storeErrors.inc({ operation }))), profiles: undefined!, hosts }
   deps.profiles = new ProfileRefresher(deps.store)
 
   // Bodies: urlencoded (decoded strictly, see form-decoding.ts) and multipart only.
@@ -115,7 +125,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     if (!url.startsWith('/api/')) return
     if (formatOfPath(url) === null) throw errors.notFound()
     ctx.deployment = deploymentOfHost(hosts, request.headers.host)
-    if (!ctx.deployment) throw errors.badRequest('unknown_deployment', 'The request host is not a deployment of this service')
+    if (!ctx.deployment) throw errors.badRequest('unknown_deployment', unknownDeployment)
     if (routeFlags(request).auth === 'required' && !ctx.identity) {
       throw errors.unauthorized('authentication_required', 'This operation requires authentication')
     }
@@ -129,6 +139,14 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     const refreshing = identity && flags.api && !flags.storesProfile ? deps.profiles.refresh(identity) : undefined
     if (refreshing === undefined) return done()
     refreshing.then(() => done(), done)
+  })
+
+  const metrics = options.metrics
+  if (metrics) app.addHook('onResponse', (request, reply, done) => {
+    const operation = request.routeOptions.url ?? 'unmatched'
+    metrics.requests.inc({ operation, method: request.method, status_class: `${Math.floor(reply.statusCode / 100)}xx` })
+    metrics.duration.observe({ operation }, reply.elapsedTime / 1000)
+    done()
   })
 
   // One line per request (SPEC §6.2 asks the same of the gateway).

@@ -2,16 +2,17 @@
 // memory), the public app on the gateway port and the operator app on the admin port.
 import pino, { type DestinationStream } from 'pino'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import type { Config } from '../common/config.js'
+import { adminTokenSource, type Config } from '../common/config.js'
 import { loggerOptions } from '../common/logger.js'
 import { createRedis, redisReady, type RedisClient } from '../common/redis.js'
 import { openDb } from '../common/sql.js'
 import { buildGatewayApp } from './app.js'
 import { buildOperatorApp } from './operator/app.js'
-import { createMetrics } from './operator/metrics.js'
+import { createMetrics, watchPolicy } from './operator/metrics.js'
 import { oauthProvider, type ProviderOptions } from './provider/index.js'
 import { PolicyService } from './policy/service.js'
 import { PolicyStore } from './policy/store.js'
+import { effectiveState } from './policy/evaluate.js'
 import { createReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, openIdentityStore } from './store/index.js'
 import { createFailureThrottle } from './throttle/create.js'
@@ -79,6 +80,10 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
     onRefreshError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'migration policy refresh failed; keeping the last one read'),
   })
   await policy.start()
+  watchPolicy(metrics, () => {
+    const p = policy.current()
+    return (['basic', 'wsse'] as const).map((method) => ({ method, state: effectiveState(p[method], now()), sunset: p[method].sunset }))
+  })
   const usageStore = new UsageStore(opsDb)
   const usage = new UsageRecorder(usageStore, {
     flushMs: config.migration.usageFlushMs,
@@ -102,7 +107,14 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
   const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit: new AuditStore(opsDb) })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
-  if (logger) logger.info({ url, adminUrl, mode: options.embedded ? 'embedded' : 'production' }, 'gateway listening')
+  if (logger) {
+    const publicUrls = [`${config.publicScheme}://${config.domesticHost}`, `${config.publicScheme}://${config.globalHost}`]
+    const tokenFrom = adminTokenSource(config)
+    logger.info(
+      { url, adminUrl, publicUrls, coreUrl: config.gateway.coreUrl, adminTokenFrom: tokenFrom, mode: options.embedded ? 'embedded' : 'production' },
+      `gateway listening on ${url} (deployments ${publicUrls.join(' and ')}); operator API, dashboard and metrics on ${adminUrl} (admin token from ${tokenFrom}); core at ${config.gateway.coreUrl}`,
+    )
+  }
 
   return {
     app,

@@ -38,6 +38,7 @@ describe('the core URL follows KIGO_CORE_PORT', () => {
         KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
         KIGO_GATEWAY_PORT: String(gwPort),
         KIGO_CORE_PORT: String(corePort),
+        KIGO_CORE_METRICS_PORT: '0',
         KIGO_ADMIN_PORT: String(adminPort),
         LOG_LEVEL: 'silent',
       },

@@ -53,6 +53,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     KIGO_ADMIN_TOKEN: options.adminToken ?? randomBytes(24).toString('base64url'),
     KIGO_GATEWAY_PORT: String(gwPort),
     KIGO_CORE_PORT: String(corePort),
+    KIGO_CORE_METRICS_PORT: '0',
     KIGO_ADMIN_PORT: String(adminPort),
     KIGO_CORE_URL: options.coreUrl ?? `http://127.0.0.1:${corePort}`,
     LOG_LEVEL: 'silent',

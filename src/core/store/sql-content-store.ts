@@ -278,6 +278,10 @@ export class SqlContentStore implements ContentStore {
     return row ? { ...toPhoto(row), bytes: toBuffer(row.bytes) } : null
   }
 
+  poolStats() {
+    return this.db.poolStats?.()
+  }
+
   async ping(): Promise<void> {
     await this.db.ping()
   }

@@ -90,6 +90,8 @@ export interface ContentStore {
   getPhoto(userId: string, photoId: string): Promise<(PhotoRow & { bytes: Buffer }) | null>
 
   ping(): Promise<void>
+  /** Pool use, for the core's metrics; absent for the embedded engine (one connection). */
+  poolStats?(): { total: number; idle: number; waiting: number; max: number } | undefined
   close(): Promise<void>
 }
 

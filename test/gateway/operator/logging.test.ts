@@ -38,6 +38,7 @@ beforeAll(async () => {
       KIGO_ADMIN_TOKEN: `adm-${randomBytes(24).toString('base64url')}`,
       KIGO_GATEWAY_PORT: String(gw),
       KIGO_CORE_PORT: String(corePort),
+      KIGO_CORE_METRICS_PORT: '0',
       KIGO_ADMIN_PORT: String(admin),
       KIGO_CORE_URL: `http://127.0.0.1:${corePort}`,
       LOG_LEVEL: 'trace',

@@ -34,6 +34,8 @@ export interface Stack {
   globalUrl: string
   adminUrl: string
   coreUrl: string
+  /** The core's own metrics listener (none when no core was started). */
+  coreMetricsUrl?: string
   gateway: RunningGateway
   admin<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>
   /** A user with a generated API password. */
@@ -80,6 +82,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     globalUrl: `http://127.0.0.1:${gwPort}`,
     adminUrl,
     coreUrl: config.gateway.coreUrl,
+    ...(core ? { coreMetricsUrl: core.metricsUrl } : {}),
     gateway,
     admin,
     async addUser(id, name) {

@@ -162,7 +162,7 @@ function fromEnv(env: Env): Json {
   return out
 }
 
-const envNames: Record<string, string> = {
+export const envNames: Record<string, string> = {
   '/dataDir': 'KIGO_DATA_DIR',
   '/databaseUrl': 'DATABASE_URL',
   '/redisUrl': 'REDIS_URL',

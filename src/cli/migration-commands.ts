@@ -148,18 +148,35 @@ export const migrationCommands: Command[] = [
     group: 'usage',
     action: '',
     args: [],
-    options: { method: { value: 'basic|wsse|oauth' }, user: { value: 'ID' }, since: { value: 'ISO' } },
-    summary: 'the legacy-usage report: requests per method, user and client, with first and last seen (all gateways)',
-    examples: ['kigo usage --method basic', 'kigo usage --since 2027-01-01T00:00:00Z --json'],
-    async run(client: AdminClient, { values }: Parsed) {
+    options: {
+      method: { value: 'basic|wsse|oauth' },
+      user: { value: 'ID' },
+      client: { value: 'TEXT' },
+      since: { value: 'ISO' },
+      moved: { value: 'yes|no' },
+      sort: { value: 'last_seen|first_seen|count|user|client|method' },
+      order: { value: 'asc|desc' },
+      limit: { value: 'N' },
+    },
+    flags: { csv: 'print the report as CSV (GET /admin/usage.csv), one row per record, for a spreadsheet or mail merge' },
+    summary: 'the legacy-usage report: requests per method, user and client, first and last seen, whether the client moved to OAuth, the user\'s contact (all gateways)',
+    examples: ['kigo usage --method basic --moved no --sort count', 'kigo usage --client curl --since 2027-01-01T00:00:00Z --json', 'kigo usage --csv > outreach.csv'],
+    async run(client: AdminClient, { values, flags }: Parsed) {
       if (values.method !== undefined && !usageMethods.includes(values.method)) {
         throw usageError(`usage: --method must be one of ${usageMethods.join(', ')}`)
       }
+      if (values.moved !== undefined && values.moved !== 'yes' && values.moved !== 'no') throw usageError('usage: --moved must be yes or no')
       const params = new URLSearchParams()
-      for (const name of ['method', 'user', 'since']) if (values[name] !== undefined) params.set(name, values[name]!)
-      const result = await client.request('GET', `/admin/usage${params.size > 0 ? `?${params.toString()}` : ''}`)
-      const rows = (result.json as { records: Array<Record<string, unknown>> }).records
-      return { result, text: () => formatTable(rows, ['method', 'user', 'client', 'count', 'first_seen', 'last_seen'], 'no usage recorded') }
+      for (const name of ['method', 'user', 'client', 'since', 'sort', 'order', 'limit']) if (values[name] !== undefined) params.set(name, values[name]!)
+      if (values.moved !== undefined) params.set('moved', values.moved === 'yes' ? 'true' : 'false')
+      const query = params.size > 0 ? `?${params.toString()}` : ''
+      if (flags?.has('csv')) {
+        const result = await client.request('GET', `/admin/usage.csv${query}`, undefined, true)
+        return { result, text: () => result.text }
+      }
+      const result = await client.request('GET', `/admin/usage${query}`)
+      const rows = (result.json as { records: Array<Record<string, unknown>> }).records.map((r) => ({ ...r, moved: r.moved === null ? '' : r.moved ? 'yes' : 'no' }))
+      return { result, text: () => formatTable(rows, ['method', 'user', 'client', 'count', 'first_seen', 'last_seen', 'moved', 'email'], 'no usage recorded') }
     },
   },
   {

@@ -22,7 +22,7 @@ async function exportedNames(): Promise<Set<string>> {
   for (const registry of [gateway.registry, core.registry]) {
     for (const m of await registry.getMetricsAsJSON()) {
       names.add(m.name)
-      if (m.type === 'histogram') for (const suffix of ['_count', '_sum', '_bucket']) names.add(m.name + suffix)
+      if (String(m.type) === 'histogram') for (const suffix of ['_count', '_sum', '_bucket']) names.add(m.name + suffix)
     }
   }
   return names

@@ -27,6 +27,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
   const app = Fastify({ ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }), ...requestLogging(), return503OnClosing: true })
   const migration = deps.migration
   const now = deps.now ?? Date.now
+  const emails = async () => new Map((await deps.store.listUsers()).map((u) => [u.id, u.email] as const))
   // The JSON API behind the bearer token, in a scope of its own so that the dashboard
   // beside it can serve its sign-in form (SPEC §6.4).
   await app.register(async (api) => {
@@ -36,13 +37,23 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     if (audit) await api.register(auditApi, { audit })
     if (migration) {
       await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })
-      await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder })
+      await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder, emails })
     }
     // Unknown operator paths answer only to the token holder, as before the split.
     api.all('/admin/*', async (request, reply) =>
       reply.code(404).send({ error: { status: 404, code: 'not_found', message: `No operator resource at ${request.method} ${request.url.split('?')[0]}` } }))
   })
-  if (migration) await app.register(dashboard, { adminToken: deps.config.adminToken, policy: migration.policy, usage: migration.usageStore, recorder: migration.recorder, now })
+  if (migration) {
+    await app.register(dashboard, {
+      adminToken: deps.config.adminToken,
+      policy: migration.policy,
+      usage: migration.usageStore,
+      recorder: migration.recorder,
+      now,
+      emails,
+      ...(deps.audit ? { audit: deps.audit } : {}),
+    })
+  }
 
   app.get('/metrics', async (_request, reply) => {
     const body = await deps.metrics.registry.metrics()

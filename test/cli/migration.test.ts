@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/kigo.js'
 import { startStack, type Stack } from '../helpers/stack.js'
-import { basicHeader, form, wsseHeader } from '../gateway/policy/signers.js'
+import { basicHeader, form, oauthHeader, wsseHeader } from '../gateway/policy/signers.js'
 
 let stack: Stack
 let env: Record<string, string>
@@ -164,15 +164,60 @@ describe('kigo usage', () => {
     const table = await kigo('usage', '--method', 'basic')
     expect(table.code).toBe(0)
     const lines = table.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(/^METHOD\s+USER\s+CLIENT\s+COUNT\s+FIRST_SEEN\s+LAST_SEEN$/)
+    expect(lines[0]).toMatch(/^METHOD\s+USER\s+CLIENT\s+COUNT\s+FIRST_SEEN\s+LAST_SEEN\s+MOVED\s+EMAIL$/)
     expect(lines.slice(1).map((l) => l.split(/\s{2,}/).slice(0, 4).join(' ')).sort()).toEqual(['basic alice cli-test/1 2', 'basic alice other-client/2 1'])
+  })
+
+  it('filters, sorts, marks clients that moved to OAuth, names the contact, and exports CSV', async () => {
+    const client = await stack.addOAuthClient('alice', ['write_public'])
+    const url = `${stack.url}/api/statuses/update.json`
+    // The same client name, now over OAuth: that client moved; other-client/2 did not.
+    const viaOAuth = await fetch(url, { method: 'POST', headers: { ...form, ...oauthHeader(client, { url, method: 'POST', data: { status: 'o' } }, Date.now()), 'user-agent': 'cli-test/1' }, body: 'status=o' })
+    expect(viaOAuth.status).toBe(200)
+    expect((await fetch(url, { method: 'POST', headers: { ...form, ...basicHeader('alice', apiPassword), 'user-agent': '=HYPERLINK("x"),"quoted"' }, body: 'status=x' })).status).toBe(200)
+    await kigoJson('users', 'set-email', 'alice', 'alice@example.com')
+
+    const basic = (await kigoJson('usage', '--method', 'basic', '--sort', 'client', '--order', 'asc')).records
+    expect(basic.map((r: { client: string }) => r.client)).toEqual(['=HYPERLINK("x"),"quoted"', 'cli-test/1', 'other-client/2'])
+    const byClient = Object.fromEntries(basic.map((r: { client: string }) => [r.client, r]))
+    expect(byClient['cli-test/1']).toMatchObject({ moved: true, email: 'alice@example.com', oauth_last_seen: expect.stringMatching(/Z$/) })
+    expect(byClient['other-client/2']).toMatchObject({ moved: false, oauth_last_seen: null, email: 'alice@example.com' })
+    expect((await kigoJson('usage', '--method', 'oauth')).records[0]).toMatchObject({ client: 'cli-test/1', moved: null })
+
+    expect((await kigoJson('usage', '--moved', 'no', '--method', 'basic')).records.map((r: { client: string }) => r.client).sort()).toEqual(['=HYPERLINK("x"),"quoted"', 'other-client/2'])
+    expect((await kigoJson('usage', '--client', 'OTHER')).records.map((r: { client: string }) => r.client)).toEqual(['other-client/2'])
+    const byCount = (await kigoJson('usage', '--method', 'basic', '--sort', 'count')).records.map((r: { count: number }) => r.count)
+    expect(byCount).toEqual([...byCount].sort((a, b) => b - a))
+    expect(byCount[0]).toBe(2)
+
+    const csv = await kigo('usage', '--method', 'basic', '--sort', 'client', '--order', 'asc', '--csv')
+    expect(csv.code).toBe(0)
+    const lines = csv.stdout.split('\r\n')
+    expect(lines[0]).toBe('method,user,email,client,count,first_seen,last_seen,moved,oauth_last_seen')
+    // A formula-looking client is neutralised and quoted (RFC 4180).
+    expect(lines[1]).toMatch(/^basic,alice,alice@example\.com,"'=HYPERLINK\(""x""\),""quoted""",1,\S+Z,\S+Z,false,$/)
+    expect(lines[2]).toMatch(/^basic,alice,alice@example\.com,cli-test\/1,2,\S+Z,\S+Z,true,\S+Z$/)
+    expect(lines.at(-1)).toBe('')
+
+    const res = await fetch(`${stack.adminUrl}/admin/usage.csv?method=wsse`, { headers: { authorization: `Bearer ${stack.config.adminToken}` } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8')
+    expect(res.headers.get('content-disposition')).toBe('attachment; filename="kigo-usage.csv"')
+    const bad = await fetch(`${stack.adminUrl}/admin/usage.csv?sort=name`, { headers: { authorization: `Bearer ${stack.config.adminToken}` } })
+    expect(bad.status).toBe(400)
+    expect((await bad.json()).error.message).toMatch(/"sort" must be one of last_seen/)
+    expect((await fetch(`${stack.adminUrl}/admin/usage.csv`)).status).toBe(401)
   })
 
   it('refuses a bad filter', async () => {
     expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, oauth/)
+    expectFailure(await kigo('usage', '--moved', 'maybe'), 2, /--moved must be yes or no/)
+    expectFailure(await kigo('usage', '--sort', 'name'), 1, /"sort" must be one of.*HTTP 400/)
+    expectFailure(await kigo('usage', '--order', 'up'), 1, /"order" must be asc or desc.*HTTP 400/)
     expectFailure(await kigo('usage', '--since', 'yesterday'), 1, /since.*HTTP 400/)
     const help = await kigo('usage', '--help')
     expect(help.code).toBe(0)
-    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|oauth\] \[--user ID\] \[--since ISO\]/)
+    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|oauth\] \[--user ID\] \[--client TEXT\] \[--since ISO\]/)
+    expect(help.stdout).toContain('--csv')
   })
 })

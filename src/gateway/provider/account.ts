@@ -30,6 +30,7 @@ const notices: Record<string, string> = {
   reset: 'Your API password was reset. Update the clients that use it.',
   registered: 'Your application is registered. Keep the consumer secret private.',
   signed_out: 'You are signed out.',
+  email: 'Your contact e-mail was saved.',
 }
 
 export function registerAccount(app: FastifyInstance, ctx: ProviderContext): void {
@@ -64,15 +65,16 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
   }
 
   const renderAccount = async (reply: FastifyReply, status: number, session: Session & { user: User }, form: RegisterForm, notice?: string) => {
-    const [api, authorized, registered] = await Promise.all([
+    const [api, authorized, registered, email] = await Promise.all([
       store.getApiPassword(session.user.id),
       store.listAuthorizedApplications(session.user.id),
       store.listConsumers(session.user.id),
+      store.getUserEmail(session.user.id),
     ])
     return sendPage(
       reply,
       status,
-      accountPage({ user: session.user, csrfToken: session.csrfToken, apiPassword: api?.apiPassword ?? '', authorized, registered, form, ...(notice ? { notice } : {}) }),
+      accountPage({ user: session.user, csrfToken: session.csrfToken, apiPassword: api?.apiPassword ?? '', authorized, registered, form, email, ...(notice ? { notice } : {}) }),
     )
   }
 
@@ -188,6 +190,21 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     if (key === null || key === '') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Which application? The form named none.' }))
     await store.revokeUserTokensForConsumer(ok.session.user.id, key)
     return seeOther(reply, '/account?notice=revoked')
+  })
+
+  // The operator's contact for this user about migrating off Basic and WSSE (SPEC §6.3):
+  // the user may set or clear it here, as the operator may through the operator API.
+  app.post('/account/email', async (request, reply) => {
+    const ok = await signedInPost(request, reply)
+    if (!ok) return reply
+    const email = (field(ok.form, 'email') ?? '').trim()
+    try {
+      await store.setUserEmail(ok.session.user.id, email === '' ? null : email)
+    } catch (err) {
+      if (err instanceof InvalidInput) return renderAccount(reply, 400, ok.session, { name: '', callback: '', scopes: ['read_public'] }, 'That is not an e-mail address such as alice@example.com; nothing was saved.')
+      throw err
+    }
+    return seeOther(reply, '/account?notice=email#contact')
   })
 
   app.post('/account/api-password', async (request, reply) => {

@@ -116,6 +116,8 @@ export function accountPage(
     registered: Consumer[]
     form: RegisterForm
     notice?: string
+    /** The contact e-mail the operator sees beside the user's legacy usage. */
+    email?: string | null
   },
 ): string {
   const authorized =
@@ -164,6 +166,17 @@ ${csrfField(o.csrfToken)}
 <div class="actions"><button type="submit" class="secondary">Reset API password</button></div>
 </form>
 <p class="muted">Resetting makes the old password stop working at once.</p>
+</section>
+
+<section class="card" id="contact">
+<h2>Contact e-mail</h2>
+<p class="muted">Optional. The operator writes here about moving your clients to OAuth; leave empty to remove it.</p>
+<form method="post" action="/account/email">
+${csrfField(o.csrfToken)}
+<label for="email">E-mail</label>
+<input id="email" name="email" type="email" maxlength="254" autocomplete="email" value="${o.email ?? ''}">
+<div class="actions"><button type="submit" class="secondary">Save</button></div>
+</form>
 </section>
 
 <section class="card" id="applications">

@@ -237,6 +237,12 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     return rows.map((r) => ({ ...toUser(r), email: r.email }))
   }
 
+  async getUserEmail(id: string): Promise<string | null> {
+    if (!isUserId(id)) return null
+    const rows = await this.db.query<{ email: string | null }>(`SELECT email FROM kigo_gateway.users WHERE id = $1`, [id])
+    return rows[0]?.email ?? null
+  }
+
   async setUserEmail(id: string, email: string | null): Promise<boolean> {
     const value = email === null ? null : checkEmail(email)
     if (!isUserId(id)) return false

@@ -51,6 +51,8 @@ export interface IdentityStore {
   setApiPassword(id: string, apiPassword: string): Promise<boolean>
   /** Every user with the optional contact e-mail, by ID. */
   listUsers(): Promise<UserContact[]>
+  /** The user's contact e-mail; null when none is set or there is no such user. */
+  getUserEmail(id: string): Promise<string | null>
   /** The contact e-mail (null to clear); false when there is no such user. Throws InvalidInput for a malformed address. */
   setUserEmail(id: string, email: string | null): Promise<boolean>
 

@@ -221,6 +221,11 @@ export function loadConfig(options: LoadOptions = {}): Config {
   // The migration guide defaults to the page the gateway serves itself (/migration).
   const migration = (raw.migration ??= {}) as Json
   migration.guideUrl ??= `${String(raw.publicScheme)}://${String(raw.domesticHost)}/migration`
+  const tokenSource =
+    options.overrides && 'adminToken' in options.overrides ? 'the configuration given to the process'
+      : env.KIGO_ADMIN_TOKEN ? 'the KIGO_ADMIN_TOKEN environment variable'
+        : raw.adminToken !== undefined ? `the file named by KIGO_CONFIG (${String(file)})`
+          : `the file ${resolve(String(raw.dataDir), 'admin-token')}`
   if ((raw.secretKey === undefined || raw.adminToken === undefined) && options.secrets) {
     const generated = options.secrets(String(raw.dataDir))
     raw.secretKey ??= generated.secretKey
@@ -233,6 +238,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
     throw new ConfigError(`${name}: ${first.message}`)
   }
   const config = raw as unknown as Config
+  adminTokenSources.set(config, tokenSource)
   const key = Buffer.from(config.secretKey, 'base64')
   if (key.length !== 32 || key.toString('base64') !== config.secretKey.trim()) {
     throw new ConfigError('KIGO_SECRET_KEY: must be 32 bytes, base64-encoded')
@@ -240,15 +246,9 @@ export function loadConfig(options: LoadOptions = {}): Config {
   return config
 }
 
-/** Where the admin token came from, for the start-up line (never the token itself). */
-export function adminTokenSource(config: Pick<Config, 'dataDir'>, env: Env = process.env): string {
-  if (env.KIGO_ADMIN_TOKEN) return 'the KIGO_ADMIN_TOKEN environment variable'
-  if (env.KIGO_CONFIG && existsSync(env.KIGO_CONFIG)) {
-    try {
-      if ('adminToken' in readJson(env.KIGO_CONFIG)) return `the file named by KIGO_CONFIG (${env.KIGO_CONFIG})`
-    } catch {
-      // loadConfig has read it already; unreadable now is not worth failing over.
-    }
-  }
-  return `the file ${resolve(config.dataDir, 'admin-token')}`
+const adminTokenSources = new WeakMap<object, string>()
+
+/** Where loadConfig found the admin token, for the start-up line (never the token itself). */
+export function adminTokenSource(config: Config): string {
+  return adminTokenSources.get(config) ?? 'the configuration given to the process'
 }

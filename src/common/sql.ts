@@ -16,6 +16,8 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
   /** Cheap round trip, for readiness checks. */
   ping(): Promise<void>
+  /** Connections of the pool (PostgreSQL): open, idle, and callers waiting for one. */
+  poolStats?(): { total: number; idle: number; waiting: number; max: number }
   close(): Promise<void>
 }
 
@@ -74,6 +76,10 @@ class PostgresDb implements Db {
 
   async ping(): Promise<void> {
     await this.pool.query('SELECT 1')
+  }
+
+  poolStats() {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount, max: this.pool.options.max ?? 10 }
   }
 
   async close(): Promise<void> {

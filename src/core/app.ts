@@ -8,8 +8,9 @@ import { ApiError, errors } from '../common/errors.js'
 import { formatOfPath } from '../common/formats.js'
 import { identityKey, verifyIdentity } from '../common/identity.js'
 import { requestLogging } from '../common/request-logger.js'
-import { deploymentOfHost, type Hosts } from './entries/deployment.js'
+import { deploymentOfHost, expectedHosts, type Hosts } from './entries/deployment.js'
 import type { ContentStore } from './store/types.js'
+import type { CoreMetrics } from './metrics.js'
 import { routeFlags } from './routes/api-route.js'
 import { checkSignedOperation, SeenRequestIds, verifiedBody } from './routes/identity-guard.js'
 import { canonicalPath } from '../common/route-table.js'
@@ -34,6 +35,8 @@ export interface CoreAppOptions {
   store: ContentStore
   /** Fastify's `logger` option: false (default) for none, true or pino options. */
   logger?: FastifyServerOptions['logger']
+  /** Where requests and store failures are counted (src/core/metrics.ts). */
+  metrics?: CoreMetrics
 }
 
 /** A request ID from the gateway is kept for log correlation when it looks like one. */
@@ -63,7 +66,14 @@ function toApiError(err: FastifyError | ApiError | Error): ApiError {
 
 export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   const { config } = options
-  const hosts: Hosts = { domesticHost: config.domesticHost, globalHost: config.globalHost, publicScheme: config.publicScheme }
+  const hosts: Hosts = {
+    domesticHost: config.domesticHost,
+    globalHost: config.globalHost,
+    publicScheme: config.publicScheme,
+    domesticAliases: config.domesticHostAliases ?? [],
+    globalAliases: config.globalHostAliases ?? [],
+  }
+  const unknownDeployment = `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')}`
   const key = identityKey(config.secretKey)
   const seenRequestIds = new SeenRequestIds(config.core.identityMaxAgeSeconds * 2)
 
@@ -80,7 +90,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     },
   })
 
-  const deps: CoreDeps = { config, store: guardStore(options.store, app.log), profiles: undefined!, hosts }
+  const deps: CoreDeps = { config, store: guardStore(options.store, app.log, options.metrics && ((operation) => options.metrics!.storeErrors.inc({ operation }))), profiles: undefined!, hosts }
   deps.profiles = new ProfileRefresher(deps.store)
 
   // Bodies: urlencoded (decoded strictly, see form-decoding.ts) and multipart only.
@@ -132,7 +142,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     if (!canonical.ok) throw errors.badRequest('bad_path', canonical.reason)
     if (formatOfPath(url) === null) throw errors.notFound()
     ctx.deployment = deploymentOfHost(hosts, request.headers.host)
-    if (!ctx.deployment) throw errors.badRequest('unknown_deployment', 'The request host is not a deployment of this service')
+    if (!ctx.deployment) throw errors.badRequest('unknown_deployment', unknownDeployment)
     if (flags.auth === 'required' && !ctx.identity) {
       throw errors.unauthorized('authentication_required', 'This operation requires authentication')
     }
@@ -154,16 +164,27 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     refreshing.then(() => done(), done)
   })
 
+  const metrics = options.metrics
+  if (metrics) app.addHook('onResponse', (request, reply, done) => {
+    const operation = request.routeOptions.url ?? 'unmatched'
+    metrics.requests.inc({ operation, method: request.method, status_class: `${Math.floor(reply.statusCode / 100)}xx` })
+    metrics.duration.observe({ operation }, reply.elapsedTime / 1000)
+    done()
+  })
+
   // One line per request (SPEC §6.2 asks the same of the gateway).
   const logger = app.log as { isLevelEnabled?: (level: string) => boolean }
   const logRequests = typeof logger.isLevelEnabled === 'function' && logger.isLevelEnabled('info')
   if (logRequests) app.addHook('onResponse', async (request, reply) => {
     const url = request.raw.url ?? ''
     const q = url.indexOf('?')
-    request.log.info(
+    const path = q === -1 ? url : url.slice(0, q)
+    // Health checks (every few seconds from each orchestrator and balancer) at debug.
+    const health = path === '/healthz' || path === '/readyz'
+    request.log[health ? 'debug' : 'info'](
       {
         method: request.method,
-        path: q === -1 ? url : url.slice(0, q),
+        path,
         status: reply.statusCode,
         user: contextOf(request).identity?.user,
         ms: Math.round(reply.elapsedTime * 10) / 10,

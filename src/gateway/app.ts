@@ -220,8 +220,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     }
     // One line per request (SPEC §6.2); never a credential. The request ID (reqId) comes
     // from the request's logger.
+    // Health checks (every few seconds from each orchestrator and balancer) at debug.
     if (logRequests) {
-      request.log.info({
+      const health = request.url === '/healthz' || request.url === '/readyz'
+      request.log[health ? 'debug' : 'info']({
         route,
         method: request.method,
         auth: auth?.method ?? 'none',

@@ -2,16 +2,17 @@
 // memory), the public app on the gateway port and the operator app on the admin port.
 import pino, { type DestinationStream } from 'pino'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import type { Config } from '../common/config.js'
+import { adminTokenSource, type Config } from '../common/config.js'
 import { loggerOptions } from '../common/logger.js'
 import { createRedis, redisReady, type RedisClient } from '../common/redis.js'
 import { openDb } from '../common/sql.js'
 import { buildGatewayApp } from './app.js'
 import { buildOperatorApp } from './operator/app.js'
-import { createMetrics } from './operator/metrics.js'
+import { createMetrics, watchPolicy } from './operator/metrics.js'
 import { oauthProvider, type ProviderOptions } from './provider/index.js'
 import { PolicyService } from './policy/service.js'
 import { PolicyStore } from './policy/store.js'
+import { effectiveState } from './policy/evaluate.js'
 import { createReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, openIdentityStore } from './store/index.js'
 import { reservedUserIds } from './store/validation.js'
@@ -19,6 +20,7 @@ import { createFailureThrottle } from './throttle/create.js'
 import { UsageRecorder } from './usage/recorder.js'
 import { UsageStore } from './usage/store.js'
 import { AppUseRecorder, AppUseStore } from './usage/app-use.js'
+import { AuditStore } from './audit/store.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -91,6 +93,10 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   if (reserved.length > 0 && logger) {
     logger.warn({ users: reserved.map((r) => r.id) }, 'users with reserved IDs exist (SPEC §2.11): their public pages cannot be reached; rename or retire them')
   }
+  watchPolicy(metrics, () => {
+    const p = policy.current()
+    return (['basic', 'wsse'] as const).map((method) => ({ method, state: effectiveState(p[method], now()), sunset: p[method].sunset }))
+  })
   const usageStore = new UsageStore(opsDb)
   const usage = new UsageRecorder(usageStore, {
     flushMs: config.migration.usageFlushMs,
@@ -124,10 +130,17 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage: observer, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
   await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
-  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage } })
+  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit: new AuditStore(opsDb) })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
-  if (logger) logger.info({ url, adminUrl, mode: options.embedded ? 'embedded' : 'production' }, 'gateway listening')
+  if (logger) {
+    const publicUrls = [`${config.publicScheme}://${config.domesticHost}`, `${config.publicScheme}://${config.globalHost}`]
+    const tokenFrom = adminTokenSource(config)
+    logger.info(
+      { url, adminUrl, publicUrls, coreUrl: config.gateway.coreUrl, adminTokenFrom: tokenFrom, mode: options.embedded ? 'embedded' : 'production' },
+      `gateway listening on ${url} (deployments ${publicUrls.join(' and ')}); operator API, dashboard and metrics on ${adminUrl} (admin token from ${tokenFrom}); core at ${config.gateway.coreUrl}`,
+    )
+  }
 
   return {
     app,

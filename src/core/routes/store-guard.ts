@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { ReplyTargetNotFound, type ContentStore } from '../store/types.js'
 
-export function guardStore(store: ContentStore, log: FastifyBaseLogger): ContentStore {
+export function guardStore(store: ContentStore, log: FastifyBaseLogger, onError?: (operation: string) => void): ContentStore {
   return new Proxy(store, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver) as unknown
@@ -15,6 +15,7 @@ export function guardStore(store: ContentStore, log: FastifyBaseLogger): Content
         } catch (err) {
           if (err instanceof ReplyTargetNotFound) throw err
           log.error({ err, operation: String(name) }, 'content store failed')
+          onError?.(String(name))
           throw errors.unavailable('store_unavailable', 'The content store is unavailable; try again shortly')
         }
       }

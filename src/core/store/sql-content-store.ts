@@ -506,6 +506,10 @@ export class SqlContentStore implements ContentStore {
     return true
   }
 
+  poolStats() {
+    return this.db.poolStats?.()
+  }
+
   async ping(): Promise<void> {
     await this.db.ping()
   }

@@ -161,6 +161,8 @@ export interface ContentStore {
   relateKeywords(word1: string, word2: string, related: boolean): Promise<boolean>
 
   ping(): Promise<void>
+  /** Pool use, for the core's metrics; absent for the embedded engine (one connection). */
+  poolStats?(): { total: number; idle: number; waiting: number; max: number } | undefined
   close(): Promise<void>
 }
 

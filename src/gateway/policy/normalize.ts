@@ -40,6 +40,12 @@ export function normalizePolicy(method: string, input: MethodPolicyInput, now: n
   }
 
   const sunset = input.sunset == null ? null : isoSeconds(parseInstant(input.sunset, at('sunset')))
+  // A Sunset header announces when the method is expected to stop working (RFC 8594 §3):
+  // a new date already past announces nothing a client can act on. A stored sunset that
+  // has passed may be sent back unchanged (the CLI rewrites the whole method policy).
+  if (sunset !== null && sunset !== previous?.sunset && Date.parse(sunset) < now) {
+    throw new InvalidPolicy(`"${at('sunset')}" ${sunset} is in the past; a sunset announces a future date (RFC 8594): give a later one, or none`)
+  }
 
   const windows = input.windows ?? []
   windows.forEach((w, i) => {

@@ -34,6 +34,7 @@ const notices: Record<string, string> = {
   registered: 'Your application is registered. Keep the consumer secret private.',
   signed_out: 'You are signed out.',
   password_changed: 'Your password was changed. You were signed out everywhere else.',
+  email: 'Your contact e-mail was saved.',
 }
 
 export function registerAccount(app: FastifyInstance, ctx: ProviderContext): void {
@@ -69,12 +70,13 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
 
   const renderAccount = async (reply: FastifyReply, status: number, session: Session & { user: User }, form: RegisterForm, notice?: string, passwordError?: string) => {
     const migration = ctx.migration
-    const [api, authorized, registered, usage, lastUsed] = await Promise.all([
+    const [api, authorized, registered, usage, lastUsed, email] = await Promise.all([
       store.getApiPassword(session.user.id),
       store.listAuthorizedApplications(session.user.id),
       store.listConsumers(session.user.id),
       migration ? migration.usage.list({ user: session.user.id, limit: 200 }) : Promise.resolve([]),
       migration ? migration.appUse.forUser(session.user.id) : Promise.resolve(new Map<string, number>()),
+      store.getUserEmail(session.user.id),
     ])
     const now = ctx.now()
     const legacy = migration
@@ -91,6 +93,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
         registered,
         form,
         legacy,
+        email,
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
       }),
@@ -243,6 +246,21 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     }
     await store.endUserSessions(session.user.id, session.id)
     return seeOther(reply, '/account?notice=password_changed#password')
+  })
+
+  // The operator's contact for this user about migrating off Basic and WSSE (SPEC §6.3):
+  // the user may set or clear it here, as the operator may through the operator API.
+  app.post('/account/email', async (request, reply) => {
+    const ok = await signedInPost(request, reply)
+    if (!ok) return reply
+    const email = (field(ok.form, 'email') ?? '').trim()
+    try {
+      await store.setUserEmail(ok.session.user.id, email === '' ? null : email)
+    } catch (err) {
+      if (err instanceof InvalidInput) return renderAccount(reply, 400, ok.session, { name: '', callback: '', scopes: ['read_public'] }, 'That is not an e-mail address such as alice@example.com; nothing was saved.')
+      throw err
+    }
+    return seeOther(reply, '/account?notice=email#contact')
   })
 
   app.post('/account/api-password', async (request, reply) => {

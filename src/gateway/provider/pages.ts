@@ -122,6 +122,8 @@ export function accountPage(
     /** The user's clients still on WSSE or Basic; null when the gateway has no usage report. */
     legacy?: LegacyClientView[] | null
     passwordError?: string
+    /** The contact e-mail the operator sees beside the user's legacy usage. */
+    email?: string | null
   },
 ): string {
   const authorized =
@@ -209,6 +211,17 @@ ${csrfField(o.csrfToken)}
 <div class="actions"><button type="submit">Change password</button></div>
 </form>
 <p class="muted">Changing it signs you out everywhere else. It does not change the API password below.</p>
+</section>
+
+<section class="card" id="contact">
+<h2>Contact e-mail</h2>
+<p class="muted">Optional. The operator writes here about moving your clients to OAuth; leave empty to remove it.</p>
+<form method="post" action="/account/email">
+${csrfField(o.csrfToken)}
+<label for="email">E-mail</label>
+<input id="email" name="email" type="email" maxlength="254" autocomplete="email" value="${o.email ?? ''}">
+<div class="actions"><button type="submit" class="secondary">Save</button></div>
+</form>
 </section>
 
 <section class="card" id="applications">

@@ -138,9 +138,38 @@ CREATE TABLE kigo_gateway.auth_requests_per_minute (
 );
 `,
   },
-  // ---- developer and user migration aids: versions 30 to 39 ----
+  // ---- operators' records (audit trail, user contact): versions 30 and 31; the developer and user migration aids 32 ----
   {
     version: 30,
+    name: 'audit trail of operator changes',
+    sql: `
+-- Every change made through the operator API (policy, users, applications, tokens): when,
+-- what, the state before and after (never a secret), and the address it came from
+-- (src/gateway/audit/store.ts). Append-only; read newest first.
+CREATE TABLE kigo_gateway.audit_log (
+  id bigserial PRIMARY KEY,
+  at timestamptz NOT NULL DEFAULT now(),
+  address text NOT NULL,
+  action text NOT NULL,
+  kind text NOT NULL,
+  target text NOT NULL,
+  before jsonb,
+  after jsonb
+);
+
+CREATE INDEX audit_log_kind ON kigo_gateway.audit_log (kind, id);
+`,
+  },
+  {
+    version: 31,
+    name: 'contact e-mail per user',
+    sql: `
+-- Optional: whom to write to about migrating (the usage report as an outreach list).
+ALTER TABLE kigo_gateway.users ADD COLUMN email text;
+`,
+  },
+  {
+    version: 32,
     name: 'when each authorized application last acted for its user',
     sql: `
 -- Written in batches from every gateway (src/gateway/usage/app-use.ts); no foreign keys,

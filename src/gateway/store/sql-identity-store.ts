@@ -9,6 +9,7 @@ import { SecretBox, dummyPasswordHash, hashPassword, verifyPassword } from './cr
 import {
   InvalidInput,
   checkCallbackUrl,
+  checkEmail,
   checkName,
   checkPassword,
   checkScopes,
@@ -31,6 +32,7 @@ import {
   type RequestTokenState,
   type Scope,
   type User,
+  type UserContact,
   type WebSession,
 } from './types.js'
 
@@ -247,6 +249,24 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     return rows.length
   }
 
+  async listUsers(): Promise<UserContact[]> {
+    const rows = await this.db.query<UserRow & { email: string | null }>(`SELECT ${userColumns}, email FROM kigo_gateway.users ORDER BY id`)
+    return rows.map((r) => ({ ...toUser(r), email: r.email }))
+  }
+
+  async getUserEmail(id: string): Promise<string | null> {
+    if (!isUserId(id)) return null
+    const rows = await this.db.query<{ email: string | null }>(`SELECT email FROM kigo_gateway.users WHERE id = $1`, [id])
+    return rows[0]?.email ?? null
+  }
+
+  async setUserEmail(id: string, email: string | null): Promise<boolean> {
+    const value = email === null ? null : checkEmail(email)
+    if (!isUserId(id)) return false
+    const rows = await this.db.query(`UPDATE kigo_gateway.users SET email = $2 WHERE id = $1 RETURNING id`, [id, value])
+    return rows.length > 0
+  }
+
   // ---- consumers -----------------------------------------------------------------------
 
   async createConsumer(input: {
@@ -291,6 +311,32 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
             [ownerId],
           )
     return rows.map(toConsumer)
+  }
+
+  async rotateConsumerSecret(key: string): Promise<{ consumer: Consumer; secret: string } | null> {
+    if (!isPlausibleKey(key)) return null
+    const secret = randomToken(secretBytes)
+    const rows = await this.db.query<ConsumerRow>(
+      `UPDATE kigo_gateway.consumers SET secret = $2 WHERE key = $1 RETURNING ${consumerColumns}`,
+      [key, this.box.seal(secret, aad.consumerSecret(key))],
+    )
+    if (rows.length === 0) return null
+    this.changed({ kind: 'consumer', key })
+    return { consumer: toConsumer(rows[0]!), secret }
+  }
+
+  async deleteConsumer(key: string): Promise<{ consumer: Consumer; tokens: number } | null> {
+    if (!isPlausibleKey(key)) return null
+    const result = await this.db.transaction(async (tx: Queryable) => {
+      const tokens = await tx.query<{ token: string }>(`DELETE FROM kigo_gateway.access_tokens WHERE consumer_key = $1 RETURNING token`, [key])
+      await tx.query(`DELETE FROM kigo_gateway.request_tokens WHERE consumer_key = $1`, [key])
+      const rows = await tx.query<ConsumerRow>(`DELETE FROM kigo_gateway.consumers WHERE key = $1 RETURNING ${consumerColumns}`, [key])
+      return rows[0] ? { consumer: toConsumer(rows[0]), tokens: tokens.map((t) => t.token) } : null
+    })
+    if (!result) return null
+    this.changed({ kind: 'consumer', key })
+    for (const token of result.tokens) this.changed({ kind: 'token', token })
+    return { consumer: result.consumer, tokens: result.tokens.length }
   }
 
   // ---- access tokens -------------------------------------------------------------------

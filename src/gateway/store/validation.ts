@@ -124,3 +124,14 @@ export function checkCallbackUrl(value: unknown): string | null {
 export function isPlausibleKey(value: unknown): value is string {
   return typeof value === 'string' && value.length >= 16 && value.length <= 128 && /^[A-Za-z0-9_-]+$/.test(value)
 }
+
+/**
+ * A contact address: one `local@domain` of at most 254 characters (RFC 5321 §4.5.3.1.3),
+ * without white space or controls. Only ever shown to operators, never sent to.
+ */
+export function checkEmail(value: unknown, field = 'email'): string {
+  if (typeof value !== 'string' || value.length > 254 || !/^[^\s@\x00-\x1f\x7f]+@[^\s@\x00-\x1f\x7f]+\.[^\s@\x00-\x1f\x7f]+$/.test(value)) {
+    throw new InvalidInput(field, `${field} must be an e-mail address such as alice@example.com (at most 254 characters)`)
+  }
+  return value
+}

@@ -43,6 +43,20 @@ export const ConfigSchema = Type.Object({
       files: Type.Integer({ minimum: 1 }),
     }),
   }),
+  /**
+   * Deadlines of every call to PostgreSQL and Redis (README "Dependability"): a stopped or
+   * partitioned server is waited for this long at most, then the request gets 503.
+   */
+  dependencies: Type.Object({
+    /** A new connection (PostgreSQL, Redis), and a free connection from the pool. */
+    connectTimeoutMs: Type.Integer({ minimum: 50, maximum: 60000 }),
+    /** One PostgreSQL statement. */
+    statementTimeoutMs: Type.Integer({ minimum: 50, maximum: 600000 }),
+    /** One Redis command (nonce claims, throttle counts). */
+    redisCommandTimeoutMs: Type.Integer({ minimum: 50, maximum: 60000 }),
+    /** All of a request's dependency work before it is forwarded or answered (authentication at the gateway, the store calls at the core). */
+    requestDeadlineMs: Type.Integer({ minimum: 50, maximum: 600000 }),
+  }),
   // Migration controls and usage report (SPEC §6.1, §6.3).
   migration: Type.Object({
     guideUrl: Type.String({ pattern: '^https?://[^\\s<>"]+$' }),

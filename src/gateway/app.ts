@@ -7,6 +7,9 @@ import proxyAddr from '@fastify/proxy-addr'
 import type { Config } from '../common/config.js'
 import { ApiError, errors } from '../common/errors.js'
 import { formatOfPath, renderError } from '../common/formats.js'
+import { clientGone, isWrite } from '../common/client-gone.js'
+import { withDeadline } from '../common/deadline.js'
+import type { DependencyWatch } from '../common/dependency-watch.js'
 import { identityKey } from '../common/identity.js'
 import { requestLogging } from '../common/request-logger.js'
 import { createAuthenticator, type AuthDecision } from './authenticate.js'
@@ -35,6 +38,8 @@ export interface GatewayDeps {
   policy?: LegacyPolicyCheck
   /** Usage report and per-minute counts (SPEC §6.3, §6.4). */
   usage?: Pick<UsageRecorder, 'observe'>
+  /** Logs the start and end of a core outage (forwards refused or timed out). */
+  coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
 }
 
 export interface PublicOrigin {
@@ -116,6 +121,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     timeoutMs: config.gateway.coreTimeoutMs,
     identityKey: identityKey(config.secretKey),
     stripCredentials: config.gateway.stripCredentials,
+    ...(deps.coreWatch ? { watch: deps.coreWatch } : {}),
   })
 
   // Bodies: urlencoded forms are read whole (their parameters are signed); everything else
@@ -220,11 +226,15 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     const started = process.hrtime.bigint()
     let decision: AuthDecision
     try {
-      decision = await authenticator.authenticate(authReq, route, origin.ip)
+      // The whole of verification (credential lookup, nonce claim, throttle counts) is
+      // bounded: a dependency that never answers costs at most requestDeadlineMs.
+      decision = await withDeadline(authenticator.authenticate(authReq, route, origin.ip), config.dependencies.requestDeadlineMs, 'authentication')
     } catch (err) {
-      // The identity store (or another dependency of verification) failed: SPEC §7 says
-      // 503, counted, and recovery without restart (nothing here is cached on failure).
-      request.log.error({ err: { message: (err as Error).message, name: (err as Error).name } }, 'authentication dependency failed')
+      // The identity store (or another dependency of verification) failed or did not answer
+      // in time: SPEC §7 says 503, counted (outcome "unavailable"), and recovery without
+      // restart (nothing here is cached on failure). The outage itself is logged once, where
+      // it starts and ends (dependency-watch.ts); each request's line says "unavailable".
+      request.log.debug({ err: { message: (err as Error).message, name: (err as Error).name } }, 'authentication dependency failed')
       decision = { ok: false, method: 'none', outcome: 'unavailable', error: errors.unavailable('store_unavailable', 'Credentials cannot be checked right now; try again shortly') }
     }
     childOf(authDurations, (m) => metrics.authDuration.labels(m!), decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
@@ -241,6 +251,12 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     const route = resolveRoute(request.method, q === -1 ? request.url : request.url.slice(0, q))
     const decision = await authenticateRequest(request, route)
     if (!decision.ok) return sendError(request, reply, decision.error)
+    // Verification may have waited for a slow dependency; a client that gave up meanwhile
+    // gets no write made on its behalf.
+    if (isWrite(request.method) && clientGone(request, reply)) {
+      request.log.info({ route: route.name }, 'client closed the connection before the request was forwarded; not forwarded')
+      return reply.hijack()
+    }
     const origin = request.origin!
     request.forward = { identity: decision.identity, host: origin.host, scheme: origin.scheme, clientIp: origin.ip }
     // Deprecation, Sunset and Link of the migration policy (SPEC §6.1) on an accepted

@@ -169,6 +169,11 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
 
   app.setErrorHandler((err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
     const apiErr = toApiError(err)
+    if (clientGone(request, reply)) {
+      // The client closed the connection mid-request (an aborted upload): nothing failed here.
+      request.log.info({ error: err.message, code: (err as FastifyError).code }, 'client closed the connection before the request was read')
+      return sendError(request, reply, apiErr)
+    }
     if (apiErr.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'request failed')
     return sendError(request, reply, apiErr)
   })

@@ -4,7 +4,7 @@ import pino, { type DestinationStream } from 'pino'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../common/config.js'
 import { readinessCheckMs, withDeadline } from '../common/deadline.js'
-import { DependencyWatch } from '../common/dependency-watch.js'
+import { DependencyWatch, isConnectionFailure } from '../common/dependency-watch.js'
 import { loggerOptions } from '../common/logger.js'
 import { createRedis, redisReady, type RedisClient } from '../common/redis.js'
 import { openDb } from '../common/sql.js'
@@ -97,14 +97,15 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
     guideUrl: config.migration.guideUrl,
     refreshMs: config.migration.policyRefreshMs,
     now,
-    onRefreshError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'migration policy refresh failed; keeping the last one read'),
+    // A database outage is logged by its watch (one line at each end), not every refresh.
+    onRefreshError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'migration policy refresh failed; keeping the last one read'),
   })
   await policy.start()
   const usageStore = new UsageStore(opsDb)
   const usage = new UsageRecorder(usageStore, {
     flushMs: config.migration.usageFlushMs,
     now,
-    onFlushError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'usage flush failed; counts kept for the next one'),
+    onFlushError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'usage flush failed; counts kept for the next one'),
   })
   usage.start()
   // ---- end migration controls
@@ -139,7 +140,7 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
       await Promise.allSettled([app.close(), operator.close()])
       // The last usage counts are written before the pools close (SPEC §6.3, §7).
       policy.close()
-      await usage.close().catch((err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'final usage flush failed'))
+      await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))
       await opsDb.close().catch(() => undefined)
       await replay.close().catch(() => undefined)
       await throttle.close().catch(() => undefined)

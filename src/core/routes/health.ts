@@ -13,6 +13,6 @@ export function healthRoutes(app: FastifyInstance, store: ContentStore): void {
     } catch {
       throw errors.unavailable('store_unavailable', 'Not ready: the content store (database) is not answering', 1)
     }
-    return reply.header('cache-control', 'no-store').send({ status: 'ready', checks: { store: true } })
+    return reply.header('cache-control', 'no-store').send({ status: 'ready' })
   })
 }

@@ -84,7 +84,7 @@ function quietForwardErrors(log: FastifyBaseLogger): FastifyBaseLogger {
         return (obj: unknown, msg?: string, ...rest: unknown[]) => {
           if (msg !== 'response errored') return target.warn(obj, msg, ...rest)
           const e = obj as { message?: string; code?: string }
-          target.debug({ err: { message: e?.message, code: e?.code } }, 'forward failed')
+          target.debug({ error: e?.message, code: e?.code }, 'forward failed')
         }
       }
       const value = Reflect.get(target, name, target) as unknown
@@ -134,9 +134,9 @@ export async function registerForwarding(app: FastifyInstance, opts: ForwardOpti
         const clientGone = request.raw.destroyed || request.raw.socket?.destroyed === true
         if (clientGone) {
           // The client went away mid-request (an aborted upload): theirs to retry, not ours.
-          request.log.info({ err: { message: error.message, code: (error as { code?: string }).code } }, 'client closed the request before the core answered')
+          request.log.info({ error: error.message, code: (error as { code?: string }).code }, 'client closed the request before the core answered')
         } else if (apiError.status === 503) opts.watch?.failed((error as { cause?: unknown }).cause ?? error)
-        else request.log.warn({ err: { message: error.message, code: (error as { code?: string }).code } }, 'upstream failed')
+        else request.log.warn({ error: error.message, code: (error as { code?: string }).code }, 'upstream failed')
         void r.send(apiError)
       },
     })

@@ -77,9 +77,20 @@ export const ConfigSchema = Type.Object({
     /** Per-route override of the accepted methods (SPEC §4.1), keyed by route name. */
     routeMethods: Type.Record(Type.String(), Type.Array(Type.Union([Type.Literal('oauth'), Type.Literal('basic'), Type.Literal('wsse')]))),
     replayFallback: Type.Object({ wsse: Fallback, oauth: Fallback }),
+    /** The rules of src/gateway/throttle/attempts.ts. */
     throttle: Type.Object({
+      /** Consecutive failures of one user from one address… */
       maxFailures: Type.Integer({ minimum: 1 }),
+      /** …within this window. */
       windowSeconds: Type.Integer({ minimum: 1 }),
+      /** Failures from one address (IPv6: one /64), whatever user they name. */
+      addressMaxFailures: Type.Integer({ minimum: 1 }),
+      addressWindowSeconds: Type.Integer({ minimum: 1 }),
+      /** Failures naming one user, from any address. */
+      userMaxFailures: Type.Integer({ minimum: 1 }),
+      userWindowSeconds: Type.Integer({ minimum: 1 }),
+      /** How long a success marks a user's address as theirs (exempt from the two rules above). */
+      knownAddressDays: Type.Integer({ minimum: 1, maximum: 365 }),
     }),
   }),
 })

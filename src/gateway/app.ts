@@ -19,7 +19,7 @@ import { registerForwarding } from './proxy/forward.js'
 import type { LegacyPolicyCheck } from './policy/service.js'
 import type { ReplayCache } from './replay/types.js'
 import { routeResolver, type RoutePolicy } from './routes.js'
-import type { FailureThrottle } from './throttle/types.js'
+import type { AttemptThrottle } from './throttle/attempts.js'
 import { clientName } from './usage/client-name.js'
 import type { UsageRecorder } from './usage/recorder.js'
 
@@ -27,7 +27,7 @@ export interface GatewayDeps {
   config: Config
   lookup: CredentialLookup
   replay: { oauth: ReplayCache; wsse: ReplayCache }
-  throttle: FailureThrottle
+  throttle: AttemptThrottle
   metrics: GatewayMetrics
   /** Readiness of the gateway's own dependencies (store, Redis, core). */
   ready: () => Promise<Record<string, boolean>>

@@ -47,7 +47,10 @@ function methodText(name: string, p: MethodView): string {
   if (e.deprecated_since) lines.push(`  deprecated since ${e.deprecated_since}`)
   if (p.sunset) lines.push(`  sunset ${p.sunset}`)
   if (p.windows.length > 0) lines.push(`  brownout windows (UTC) ${p.windows.map((w) => `${w.start}-${w.end}`).join(', ')}`)
-  for (const x of p.exceptions) lines.push(`  exception ${x.user !== undefined ? `user ${x.user}` : `client ${JSON.stringify(x.client)}`} until ${x.until}`)
+  for (const x of p.exceptions) {
+    const who = x.user === undefined ? `client ${JSON.stringify(x.client)} alone (matches nobody: add the user)` : x.client === undefined ? `user ${x.user}` : `user ${x.user} with client ${JSON.stringify(x.client)} (self-declared)`
+    lines.push(`  exception ${who} until ${x.until}`)
+  }
   for (const s of p.schedule) lines.push(`  scheduled ${s.state} from ${s.from}`)
   if (e.next_change) lines.push(`  next change: ${e.next_change.state} at ${e.next_change.at}`)
   return lines.join('\n')
@@ -82,15 +85,19 @@ export function changedPolicy(current: MethodView, state: string, values: Parsed
     next.schedule = values.from !== undefined ? [{ state, from: values.from }] : []
   }
   if (values.exceptions !== undefined) {
-    if (values.exceptions !== 'none') throw usageError('policy set: --exceptions takes only none (clears them); add one with --except-user or --except-client and --until')
+    if (values.exceptions !== 'none') throw usageError('policy set: --exceptions takes only none (clears them); add one with --except-user [--except-client] and --until')
     next.exceptions = []
   }
-  const subject = values['except-user'] !== undefined ? { user: values['except-user'] } : values['except-client'] !== undefined ? { client: values['except-client'] } : null
-  if (values['except-user'] !== undefined && values['except-client'] !== undefined) throw usageError('policy set: give one of --except-user and --except-client at a time')
+  // A client name is self-declared (source parameter or User-Agent): it only narrows an
+  // exception for a user, never stands alone.
+  if (values['except-client'] !== undefined && values['except-user'] === undefined) {
+    throw usageError('policy set: --except-client needs --except-user ID: a client name is self-declared by the request (source or User-Agent), so the exception is for that user with that client')
+  }
+  const subject = values['except-user'] !== undefined ? { user: values['except-user'], ...(values['except-client'] !== undefined ? { client: values['except-client'] } : {}) } : null
   if (subject && values.until === undefined) throw usageError('policy set: an exception needs --until DATE')
-  if (!subject && values.until !== undefined) throw usageError('policy set: --until goes with --except-user or --except-client')
+  if (!subject && values.until !== undefined) throw usageError('policy set: --until goes with --except-user [--except-client]')
   if (subject) {
-    const others = (next.exceptions as Exception[]).filter((x) => (subject.user !== undefined ? x.user !== subject.user : x.client !== subject.client))
+    const others = (next.exceptions as Exception[]).filter((x) => x.user !== subject.user || x.client !== (subject as Exception).client)
     next.exceptions = [...others, { ...subject, until: values.until! }]
   }
   return next
@@ -102,7 +109,7 @@ export const migrationCommands: Command[] = [
     action: '',
     args: [],
     options: { method: { value: 'basic|wsse|oauth' }, user: { value: 'ID' }, since: { value: 'ISO' } },
-    summary: 'the legacy-usage report: requests per method, user and client, with first and last seen (all gateways)',
+    summary: 'the legacy-usage report: requests per method, user and (self-declared) client, split by outcome (accepted, refused by policy, failed credentials, throttled), with first and last seen (all gateways)',
     async run(client: AdminClient, { values }: Parsed) {
       if (values.method !== undefined && !usageMethods.includes(values.method)) {
         throw usageError(`usage: --method must be one of ${usageMethods.join(', ')}`)
@@ -111,7 +118,7 @@ export const migrationCommands: Command[] = [
       for (const name of ['method', 'user', 'since']) if (values[name] !== undefined) params.set(name, values[name]!)
       const result = await client.request('GET', `/admin/usage${params.size > 0 ? `?${params.toString()}` : ''}`)
       const rows = (result.json as { records: Array<Record<string, unknown>> }).records
-      return { result, text: () => formatTable(rows, ['method', 'user', 'client', 'count', 'first_seen', 'last_seen'], 'no usage recorded') }
+      return { result, text: () => formatTable(rows, ['method', 'user', 'client', 'count', 'accepted', 'refused_by_policy', 'failed_credentials', 'throttled', 'first_seen', 'last_seen'], 'no usage recorded') }
     },
   },
   {
@@ -139,7 +146,7 @@ export const migrationCommands: Command[] = [
       exceptions: { value: 'none' },
       schedule: { value: 'none' },
     },
-    summary: 'set basic or wsse to allow, deprecate, brownout or deny (now, or --from a date); windows are UTC',
+    summary: 'set basic or wsse to allow, deprecate, brownout or deny (now, or --from a date); windows are UTC; --except-user ID [--except-client NAME] --until DATE adds an exception for that user (and only that self-declared client)',
     async run(client: AdminClient, { args, values }: Parsed) {
       const [method, state] = args as [string, string]
       if (method === 'oauth') throw usageError('policy set: OAuth is always allowed; the policy is for basic and wsse')

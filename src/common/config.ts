@@ -62,6 +62,10 @@ export const ConfigSchema = Type.Object({
     guideUrl: Type.String({ pattern: '^https?://[^\\s<>"]+$' }),
     policyRefreshMs: Type.Integer({ minimum: 100, maximum: 15000 }),
     usageFlushMs: Type.Integer({ minimum: 100, maximum: 15000 }),
+    /** Report rows last seen longer ago than this are deleted. */
+    usageRetentionDays: Type.Integer({ minimum: 1, maximum: 3650 }),
+    /** Distinct clients kept per (method, user); the rest are added to one "(other clients)" row. */
+    usageMaxClientsPerUser: Type.Integer({ minimum: 1, maximum: 1000 }),
   }),
   /** OAuth provider and account area lifetimes (SPEC §5). */
   provider: Type.Object({

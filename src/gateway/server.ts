@@ -101,9 +101,10 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
     onRefreshError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'migration policy refresh failed; keeping the last one read'),
   })
   await policy.start()
-  const usageStore = new UsageStore(opsDb)
+  const usageStore = new UsageStore(opsDb, { maxClientsPerUser: config.migration.usageMaxClientsPerUser })
   const usage = new UsageRecorder(usageStore, {
     flushMs: config.migration.usageFlushMs,
+    retainRowsMs: config.migration.usageRetentionDays * 86_400_000,
     now,
     onFlushError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'usage flush failed; counts kept for the next one'),
   })

@@ -78,6 +78,8 @@ export interface DashboardData {
   oauthLastSeen: Map<string, number>
   /** The session can sign out (it came from the login form, not a bearer header). */
   signedInWithCookie: boolean
+  /** The bound of distinct clients per user in the report. */
+  maxClientsPerUser?: number
 }
 
 // In tables, shown to the minute on two lines (date, time) so the tables fit a page;
@@ -122,7 +124,7 @@ function policySection(d: DashboardData): string {
     const active = p.exceptions.filter((x) => Date.parse(x.until) > d.now)
     const exceptions = active.length === 0
       ? '<span class="muted">none</span>'
-      : active.slice(0, 5).map((x) => `${x.user !== undefined ? `user <code>${esc(x.user)}</code>` : `client <code>${esc(x.client ?? '')}</code>`} until ${whenText(x.until)}`).join('<br>') + (active.length > 5 ? `<br><span class="muted">and ${active.length - 5} more</span>` : '')
+      : active.slice(0, 5).map((x) => `${x.user === undefined ? `client <code>${esc(x.client ?? '')}</code> alone <span class="muted">(matches nobody)</span>` : `user <code>${esc(x.user)}</code>${x.client !== undefined ? ` with client <code>${esc(x.client)}</code> <span class="muted">(self-declared)</span>` : ''}`} until ${whenText(x.until)}`).join('<br>') + (active.length > 5 ? `<br><span class="muted">and ${active.length - 5} more</span>` : '')
     const schedule = p.schedule.filter((s) => Date.parse(s.from) > d.now)
     return `<tr data-method="${m}"><th scope="row">${esc(methodLabels[m])}</th><td>${now}</td><td>${stateBadge(p.state)} since ${whenText(p.since)}</td><td>${whenText(e.deprecated_since)}</td><td>${whenText(p.sunset)}</td><td>${windows}</td><td>${exceptions}</td><td>${schedule.length === 0 ? '<span class="muted">–</span>' : schedule.map((s) => `${stateBadge(s.state)} at ${whenText(s.from)}`).join('<br>')}</td></tr>`
   })
@@ -139,14 +141,15 @@ ${nextLine}
 function usageSection(d: DashboardData): string {
   const rows = d.legacy.map((r) => {
     const moved = d.oauthLastSeen.get(r.user)
-    return `<tr><td>${esc(methodLabels[r.method as LegacyMethod] ?? r.method)}</td><td><code>${esc(r.user)}</code></td><td>${r.client === '' ? '<span class="muted">(none)</span>' : esc(r.client)}</td><td class="num">${r.count}</td><td>${when(r.firstSeen, true)}</td><td>${when(r.lastSeen, true)}</td><td>${moved === undefined ? '<span class="muted">not yet</span>' : `last ${when(moved, true)}`}</td></tr>`
+    return `<tr><td>${esc(methodLabels[r.method as LegacyMethod] ?? r.method)}</td><td><code>${esc(r.user)}</code></td><td>${r.client === '' ? '<span class="muted">(none)</span>' : esc(r.client)}</td><td class="num">${r.accepted}</td><td class="num">${r.refusedByPolicy}</td><td class="num">${r.failedCredentials}</td><td class="num">${r.throttled}</td><td>${when(r.firstSeen, true)}</td><td>${when(r.lastSeen, true)}</td><td>${moved === undefined ? '<span class="muted">not yet</span>' : `last ${when(moved, true)}`}</td></tr>`
   })
   const more = d.legacyTotal > d.legacy.length ? `<p class="muted">Showing the ${d.legacy.length} most recent of ${d.legacyTotal}; the full report: <code>kigo usage</code> or <code>GET /admin/usage</code>.</p>` : ''
   return `<section id="usage">
 <h2>Legacy usage: who still has to migrate</h2>
-${rows.length === 0 ? '<p class="muted">No Basic or WSSE requests recorded.</p>' : `<table id="usage-table"><thead><tr><th>Method</th><th>User</th><th>Client</th><th>Requests</th><th>First seen</th><th>Last seen</th><th>Uses OAuth</th></tr></thead>
+${rows.length === 0 ? '<p class="muted">No Basic or WSSE requests recorded.</p>' : `<table id="usage-table"><thead><tr><th>Method</th><th>User</th><th>Client</th><th>Accepted</th><th>Refused by policy</th><th>Failed credentials</th><th>Throttled</th><th>First seen</th><th>Last seen</th><th>Uses OAuth</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table>`}
 ${more}
+<p class="muted">The client is what the request says it is (the <code>source</code> parameter or the User-Agent): self-declared, never proof. Clients beyond ${'${'}d.maxClientsPerUser ?? 20} per user are counted together as “(other clients)”.</p>
 </section>`
 }
 

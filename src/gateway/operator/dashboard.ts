@@ -87,9 +87,10 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       options.usage.list({ method: 'wsse', limit: 10_000 }),
       options.usage.list({ method: 'oauth', limit: 10_000 }),
     ])
-    const legacy: UsageRow[] = [...basic, ...wsse].sort((a, b) => b.lastSeen - a.lastSeen)
+    // Who must migrate: rows with accepted requests (refused and failed ones are shown beside them).
+    const legacy: UsageRow[] = [...basic, ...wsse].filter((r) => r.accepted > 0).sort((a, b) => b.lastSeen - a.lastSeen)
     const oauthLastSeen = new Map<string, number>()
-    for (const r of oauth) oauthLastSeen.set(r.user, Math.max(oauthLastSeen.get(r.user) ?? 0, r.lastSeen))
+    for (const r of oauth) if (r.accepted > 0) oauthLastSeen.set(r.user, Math.max(oauthLastSeen.get(r.user) ?? 0, r.lastSeen))
     const policies = options.policy.current()
     return html(reply, 200, dashboardPage({
       now: t,
@@ -101,6 +102,7 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       legacyTotal: legacy.length,
       oauthLastSeen,
       signedInWithCookie: cookie,
+      maxClientsPerUser: options.usage.maxClientsPerUser,
     }))
   })
 

@@ -33,7 +33,13 @@ type PolicyView = { guide_url: string; basic: MethodView; wsse: MethodView }
 interface AuditEventView { id: number; at: string; address: string; kind: string; action: string; target: string; before: unknown; after: unknown }
 
 /** `field: old -> new` for each top-level field that differs (JSON values, shortened). */
-export function changeSummary(before: unknown, after: unknown): string {
+export /** An exception as the operator reads it: a client name is self-declared, and alone it matches nobody. */
+function exceptionText(x: { user?: string; client?: string }): string {
+  if (x.user === undefined) return `client ${JSON.stringify(x.client)} alone (matches nobody: add the user)`
+  return x.client === undefined ? `user ${x.user}` : `user ${x.user} with client ${JSON.stringify(x.client)} (self-declared)`
+}
+
+function changeSummary(before: unknown, after: unknown): string {
   const short = (v: unknown) => {
     const text = JSON.stringify(v) ?? 'null'
     return text.length > 60 ? `${text.slice(0, 57)}...` : text
@@ -86,7 +92,7 @@ export function methodText(name: string, p: MethodView, now = Date.now()): strin
   if (p.sunset && (e.state === 'deprecate' || e.state === 'brownout')) lines.push(`  sunset ${p.sunset}`)
   const live = p.exceptions.filter((x) => Date.parse(x.until) > now)
   if (e.state === 'brownout' || e.state === 'deny') {
-    for (const x of live) lines.push(`  exception ${x.user !== undefined ? `user ${x.user}` : `client ${JSON.stringify(x.client)}`} until ${x.until}`)
+    for (const x of live) lines.push(`  exception ${exceptionText(x)} until ${x.until}`)
   }
   const pending = p.schedule.filter((s) => Date.parse(s.from) > now)
   if (pending.length === 0) lines.push('  no change scheduled')
@@ -95,7 +101,7 @@ export function methodText(name: string, p: MethodView, now = Date.now()): strin
     lines.push(`  scheduled: ${s.state} from ${s.from}${extra}`)
   }
   if (pending.length > 0 && e.state !== 'brownout' && e.state !== 'deny' && live.length > 0 && pending.some((s) => s.state === 'brownout' || s.state === 'deny')) {
-    for (const x of live) lines.push(`  exception (once refusing) ${x.user !== undefined ? `user ${x.user}` : `client ${JSON.stringify(x.client)}`} until ${x.until}`)
+    for (const x of live) lines.push(`  exception (once refusing) ${exceptionText(x)} until ${x.until}`)
   }
   return lines.join('\n')
 }
@@ -129,15 +135,19 @@ export function changedPolicy(current: MethodView, state: string, values: Parsed
     next.schedule = values.from !== undefined ? [{ state, from: values.from }] : []
   }
   if (values.exceptions !== undefined) {
-    if (values.exceptions !== 'none') throw usageError('policy set: --exceptions takes only none (clears them); add one with --except-user or --except-client and --until')
+    if (values.exceptions !== 'none') throw usageError('policy set: --exceptions takes only none (clears them); add one with --except-user [--except-client] and --until')
     next.exceptions = []
   }
-  const subject = values['except-user'] !== undefined ? { user: values['except-user'] } : values['except-client'] !== undefined ? { client: values['except-client'] } : null
-  if (values['except-user'] !== undefined && values['except-client'] !== undefined) throw usageError('policy set: give one of --except-user and --except-client at a time')
+  // A client name is self-declared (source parameter or User-Agent): it only narrows an
+  // exception for a user, never stands alone.
+  if (values['except-client'] !== undefined && values['except-user'] === undefined) {
+    throw usageError('policy set: --except-client needs --except-user ID: a client name is self-declared by the request (source or User-Agent), so the exception is for that user with that client')
+  }
+  const subject = values['except-user'] !== undefined ? { user: values['except-user'], ...(values['except-client'] !== undefined ? { client: values['except-client'] } : {}) } : null
   if (subject && values.until === undefined) throw usageError('policy set: an exception needs --until DATE')
-  if (!subject && values.until !== undefined) throw usageError('policy set: --until goes with --except-user or --except-client')
+  if (!subject && values.until !== undefined) throw usageError('policy set: --until goes with --except-user [--except-client]')
   if (subject) {
-    const others = (next.exceptions as Exception[]).filter((x) => (subject.user !== undefined ? x.user !== subject.user : x.client !== subject.client))
+    const others = (next.exceptions as Exception[]).filter((x) => x.user !== subject.user || x.client !== (subject as Exception).client)
     next.exceptions = [...others, { ...subject, until: values.until! }]
   }
   return next
@@ -159,7 +169,7 @@ export const migrationCommands: Command[] = [
       limit: { value: 'N' },
     },
     flags: { csv: 'print the report as CSV (GET /admin/usage.csv), one row per record, for a spreadsheet or mail merge' },
-    summary: 'the legacy-usage report: requests per method, user and client, first and last seen, whether the client moved to OAuth, the user\'s contact (all gateways)',
+    summary: 'the legacy-usage report: requests per method, user and (self-declared) client, split by outcome (accepted, refused by policy, failed credentials, throttled), first and last seen, whether the client moved to OAuth, the user\'s contact (all gateways)',
     examples: ['kigo usage --method basic --moved no --sort count', 'kigo usage --client curl --since 2027-01-01T00:00:00Z --json', 'kigo usage --csv > outreach.csv'],
     async run(client: AdminClient, { values, flags }: Parsed) {
       if (values.method !== undefined && !usageMethods.includes(values.method)) {
@@ -176,7 +186,7 @@ export const migrationCommands: Command[] = [
       }
       const result = await client.request('GET', `/admin/usage${query}`)
       const rows = (result.json as { records: Array<Record<string, unknown>> }).records.map((r) => ({ ...r, moved: r.moved === null ? '' : r.moved ? 'yes' : 'no' }))
-      return { result, text: () => formatTable(rows, ['method', 'user', 'client', 'count', 'first_seen', 'last_seen', 'moved', 'email'], 'no usage recorded') }
+      return { result, text: () => formatTable(rows, ['method', 'user', 'client', 'count', 'accepted', 'refused_by_policy', 'failed_credentials', 'throttled', 'first_seen', 'last_seen', 'moved', 'email'], 'no usage recorded') }
     },
   },
   {
@@ -205,7 +215,7 @@ export const migrationCommands: Command[] = [
       exceptions: { value: 'none' },
       schedule: { value: 'none' },
     },
-    summary: 'set basic or wsse to allow, deprecate, brownout or deny (now, or --from a date); windows are UTC',
+    summary: 'set basic or wsse to allow, deprecate, brownout or deny (now, or --from a date); windows are UTC; --except-user ID [--except-client NAME] --until DATE adds an exception for that user (and only that self-declared client)',
     examples: [
       'kigo policy set wsse deprecate --sunset 2027-06-30T00:00:00Z',
       'kigo policy set basic brownout --windows 09:00-12:00,15:00-18:00 --except-user alice --until 2027-01-31T00:00:00Z',

@@ -70,11 +70,29 @@ export const ConfigSchema = Type.Object({
     hotEntriesHours: Type.Integer({ minimum: 1 }),
     hotKeywordsHours: Type.Integer({ minimum: 1 }),
   }),
+  /**
+   * Deadlines of every call to PostgreSQL and Redis (README "Dependability"): a stopped or
+   * partitioned server is waited for this long at most, then the request gets 503.
+   */
+  dependencies: Type.Object({
+    /** A new connection (PostgreSQL, Redis), and a free connection from the pool. */
+    connectTimeoutMs: Type.Integer({ minimum: 50, maximum: 60000 }),
+    /** One PostgreSQL statement. */
+    statementTimeoutMs: Type.Integer({ minimum: 50, maximum: 600000 }),
+    /** One Redis command (nonce claims, throttle counts). */
+    redisCommandTimeoutMs: Type.Integer({ minimum: 50, maximum: 60000 }),
+    /** All of a request's dependency work before it is forwarded or answered (authentication at the gateway, the store calls at the core). */
+    requestDeadlineMs: Type.Integer({ minimum: 50, maximum: 600000 }),
+  }),
   // Migration controls and usage report (SPEC §6.1, §6.3).
   migration: Type.Object({
     guideUrl: Type.String({ pattern: '^https?://[^\\s<>"]+$' }),
     policyRefreshMs: Type.Integer({ minimum: 100, maximum: 15000 }),
     usageFlushMs: Type.Integer({ minimum: 100, maximum: 15000 }),
+    /** Report rows last seen longer ago than this are deleted. */
+    usageRetentionDays: Type.Integer({ minimum: 1, maximum: 3650 }),
+    /** Distinct clients kept per (method, user); the rest are added to one "(other clients)" row. */
+    usageMaxClientsPerUser: Type.Integer({ minimum: 1, maximum: 1000 }),
   }),
   /** OAuth provider and account area lifetimes (SPEC §5). */
   provider: Type.Object({
@@ -97,9 +115,20 @@ export const ConfigSchema = Type.Object({
     replayFallback: Type.Object({ wsse: Fallback, oauth: Fallback }),
     /** Unexpired nonces one client (OAuth token, WSSE user) may hold in an in-process replay cache. */
     replayPerClientMax: Type.Integer({ minimum: 1 }),
+    /** The rules of src/gateway/throttle/attempts.ts. */
     throttle: Type.Object({
+      /** Consecutive failures of one user from one address… */
       maxFailures: Type.Integer({ minimum: 1 }),
+      /** …within this window. */
       windowSeconds: Type.Integer({ minimum: 1 }),
+      /** Failures from one address (IPv6: one /64), whatever user they name. */
+      addressMaxFailures: Type.Integer({ minimum: 1 }),
+      addressWindowSeconds: Type.Integer({ minimum: 1 }),
+      /** Failures naming one user, from any address. */
+      userMaxFailures: Type.Integer({ minimum: 1 }),
+      userWindowSeconds: Type.Integer({ minimum: 1 }),
+      /** How long a success marks a user's address as theirs (exempt from the two rules above). */
+      knownAddressDays: Type.Integer({ minimum: 1, maximum: 365 }),
     }),
   }),
 })

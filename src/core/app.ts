@@ -5,6 +5,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import multipart from '@fastify/multipart'
 import type { Config } from '../common/config.js'
 import { ApiError, errors } from '../common/errors.js'
+import { clientGone, isWrite } from '../common/client-gone.js'
 import { formatOfPath } from '../common/formats.js'
 import { identityKey, verifyIdentity } from '../common/identity.js'
 import { requestLogging } from '../common/request-logger.js'
@@ -62,6 +63,17 @@ function toApiError(err: FastifyError | ApiError | Error): ApiError {
   const status = e.statusCode ?? 500
   if (status >= 400 && status < 500) return new ApiError(status, 'bad_request', e.message)
   return new ApiError(500, 'internal_error', 'Internal server error')
+}
+
+/**
+ * A write whose client (the gateway's connection) is gone is not started: the reply is
+ * taken over and nothing runs. True when so.
+ */
+function stopIfClientGone(request: FastifyRequest, reply: FastifyReply): boolean {
+  if (!isWrite(request.method) || !clientGone(request, reply)) return false
+  request.log.info({ method: request.method, path: (request.raw.url ?? '').split('?')[0] }, 'client closed the connection before the write started; not started')
+  reply.hijack()
+  return true
 }
 
 export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
@@ -156,12 +168,18 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
 
   // SPEC §4.6: the public profile copy follows the identity.
   // Callback-style: on most requests there is nothing to wait for.
-  app.addHook('preHandler', (request, _reply, done) => {
+  app.addHook('preHandler', (request, reply, done) => {
+    if (stopIfClientGone(request, reply)) return done()
     const identity = contextOf(request).identity
     const flags = routeFlags(request)
     const refreshing = identity && flags.api && !flags.storesProfile ? deps.profiles.refresh(identity) : undefined
     if (refreshing === undefined) return done()
     refreshing.then(() => done(), done)
+  })
+  // Checked again after the profile refresh, which may have waited for the store.
+  app.addHook('preHandler', (request, reply, done) => {
+    stopIfClientGone(request, reply)
+    done()
   })
 
   const metrics = options.metrics
@@ -195,6 +213,11 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
 
   app.setErrorHandler((err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
     const apiErr = toApiError(err)
+    if (clientGone(request, reply)) {
+      // The client closed the connection mid-request (an aborted upload): nothing failed here.
+      request.log.info({ error: err.message, code: (err as FastifyError).code }, 'client closed the connection before the request was read')
+      return sendError(request, reply, apiErr)
+    }
     if (apiErr.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'request failed')
     return sendError(request, reply, apiErr)
   })

@@ -3,6 +3,7 @@
 // then close the store).
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from '../common/config.js'
+import { DependencyWatch } from '../common/dependency-watch.js'
 import { loggerOptions } from '../common/logger.js'
 import { buildCoreApp } from './app.js'
 import { createCoreMetrics } from './metrics.js'
@@ -18,7 +19,12 @@ export interface RunningCore {
 }
 
 export async function startCore(config: Config, opts: { logger?: boolean | object } = {}): Promise<RunningCore> {
-  const store = await openContentStore({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) })
+  // One line when a PostgreSQL outage starts and one when it ends (dependency-watch.ts);
+  // its logger is the app's, made below.
+  let probe: () => Promise<unknown> = async () => undefined
+  const watch = new DependencyWatch('postgres', undefined, { probe: () => probe() })
+  const store = await openContentStore({ dataDir: config.dataDir, timeouts: config.dependencies, watch, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) })
+  probe = () => store.ping()
   const base = loggerOptions(config.logLevel, 'kigo-core')
   const logger = opts.logger === false ? false : typeof opts.logger === 'object' ? { ...base, ...opts.logger } : base
   const metrics = createCoreMetrics({ poolStats: () => store.poolStats?.() })
@@ -30,6 +36,7 @@ export async function startCore(config: Config, opts: { logger?: boolean | objec
   let metricsUrl: string
   try {
     app = buildCoreApp({ config, store, logger, metrics })
+    watch.logger = app.log
     await app.listen({ host: config.core.host, port: config.core.port })
     metricsUrl = await metricsApp.listen({ host: config.core.metricsHost, port: config.core.metricsPort })
   } catch (err) {
@@ -57,6 +64,7 @@ export async function startCore(config: Config, opts: { logger?: boolean | objec
           await listening.close()
           await metricsApp.close()
         } finally {
+          watch.close()
           await store.close()
         }
       })()),

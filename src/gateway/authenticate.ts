@@ -15,7 +15,7 @@ import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from './auth/
 import type { LegacyPolicyCheck } from './policy/service.js'
 import type { ReplayCache } from './replay/types.js'
 import type { RoutePolicy } from './routes.js'
-import { type FailureThrottle, throttleKeys } from './throttle/types.js'
+import type { AttemptThrottle } from './throttle/attempts.js'
 
 export interface Authenticator {
   authenticate(req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>
@@ -29,7 +29,7 @@ export interface AuthenticatorDeps {
   auth: Config['auth']
   lookup: CredentialLookup
   replay: { oauth: ReplayCache; wsse: ReplayCache }
-  throttle: FailureThrottle
+  throttle: AttemptThrottle
   /** The migration policy (SPEC §6.1), asked after a Basic or WSSE credential verified. */
   policy?: LegacyPolicyCheck
   /** The deployments' public hosts, tried when explaining a failed OAuth signature. */
@@ -85,13 +85,18 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
    */
   const verifyLegacy = async (method: 'basic' | 'wsse', req: AuthRequest, clientIp: string): Promise<AuthResult | { kind: 'throttled'; wait: number; user?: string }> => {
     const { user, verify } = readLegacy(method, req)
-    const wait = await throttle.check(throttleKeys({ user, ip: clientIp }))
+    const wait = await throttle.check({ realm: 'api', user, ip: clientIp })
     if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
     const result = await verify()
+    if (result.kind === 'ok') {
+      // Bookkeeping of the success (throttle/attempts.ts) is not the request's to wait for.
+      throttle.succeeded({ realm: 'api', user: result.principal.userId, ip: clientIp }).catch(() => undefined)
+      return result
+    }
     if (result.kind !== 'fail') return result
     // A failure names the user the credential claimed, even when it failed before the lookup.
     const attemptedUser = result.attemptedUser ?? user
-    if (result.status === 401) await throttle.recordFailure(throttleKeys({ user: attemptedUser, ip: clientIp }))
+    if (result.status === 401) await throttle.failed({ realm: 'api', user: attemptedUser, ip: clientIp })
     return attemptedUser === undefined ? result : { ...result, attemptedUser }
   }
 

@@ -3,6 +3,8 @@
 import pino, { type DestinationStream } from 'pino'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { adminTokenSource, type Config } from '../common/config.js'
+import { readinessCheckMs, withDeadline } from '../common/deadline.js'
+import { DependencyWatch, isConnectionFailure } from '../common/dependency-watch.js'
 import { loggerOptions } from '../common/logger.js'
 import { createRedis, redisReady, type RedisClient } from '../common/redis.js'
 import { openDb } from '../common/sql.js'
@@ -44,7 +46,7 @@ export interface GatewayStartOptions {
 
 async function coreAnswers(coreUrl: string): Promise<boolean> {
   try {
-    const res = await fetch(new URL('/healthz', coreUrl), { signal: AbortSignal.timeout(1000) })
+    const res = await fetch(new URL('/healthz', coreUrl), { signal: AbortSignal.timeout(readinessCheckMs) })
     await res.body?.cancel()
     return res.ok
   } catch {
@@ -61,15 +63,35 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   const logger: FastifyBaseLogger | false = options.logger === false
     ? false
     : (options.logStream ? pino(loggerOptions(config.logLevel, 'gateway'), options.logStream) : pino(loggerOptions(config.logLevel, 'gateway'))) as FastifyBaseLogger
-  const store = await openIdentityStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, secretKey: config.secretKey })
-  const redis: RedisClient | undefined = config.redisUrl ? createRedis(config.redisUrl) : undefined
+  // One line when an outage of a dependency starts and one when it ends (dependency-watch.ts).
+  const watchLog = logger || undefined
+  let probeDb: () => Promise<unknown> = async () => undefined
+  const pgWatch = new DependencyWatch('postgres', watchLog, { probe: () => probeDb() })
+  const store = await openIdentityStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, secretKey: config.secretKey, timeouts: config.dependencies, watch: pgWatch })
+  probeDb = () => store.ping()
+  const redisWatch = new DependencyWatch('redis', watchLog, { probe: () => redis!.ping() })
+  const redis: RedisClient | undefined = config.redisUrl
+    ? createRedis(config.redisUrl, {
+        commandTimeoutMs: config.dependencies.redisCommandTimeoutMs,
+        connectTimeoutMs: config.dependencies.connectTimeoutMs,
+        onError: (err) => redisWatch.failed(err),
+      })
+    : undefined
+  redis?.on('ready', () => redisWatch.succeeded())
+  const coreWatch = new DependencyWatch('core', watchLog)
   const metrics = createMetrics()
   const replay = createReplayCaches(config.auth, redis, {
-    onError: (_err, method) => metrics.replayErrors.inc({ method }),
+    onError: (err, method) => {
+      metrics.replayErrors.inc({ method })
+      redisWatch.failed(err)
+    },
     onFailOpen: (method) => metrics.replayFailOpen.inc({ method }),
   })
   const throttle = createFailureThrottle(config.auth, redis, {
-    onError: () => metrics.throttleErrors.inc(),
+    onError: (err) => {
+      metrics.throttleErrors.inc()
+      redisWatch.failed(err)
+    },
   })
   // The Redis client queues nothing while disconnected; give it a moment to connect so the
   // first requests after start-up are not refused. A Redis that is down at start-up is
@@ -79,12 +101,13 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
 
   // ---- migration controls and usage (SPEC §6.1, §6.3): shared through the gateway's store.
   const now = options.now ?? Date.now
-  const opsDb = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 4 })
+  const opsDb = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 4, timeouts: config.dependencies, watch: pgWatch })
   const policy = new PolicyService(new PolicyStore(opsDb), {
     guideUrl: config.migration.guideUrl,
     refreshMs: config.migration.policyRefreshMs,
     now,
-    onRefreshError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'migration policy refresh failed; keeping the last one read'),
+    // A database outage is logged by its watch (one line at each end), not every refresh.
+    onRefreshError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'migration policy refresh failed; keeping the last one read'),
   })
   await policy.start()
   // SPEC §2.11: IDs that are now reserved cannot be created; users who already have one
@@ -97,11 +120,12 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     const p = policy.current()
     return (['basic', 'wsse'] as const).map((method) => ({ method, state: effectiveState(p[method], now()), sunset: p[method].sunset }))
   })
-  const usageStore = new UsageStore(opsDb)
+  const usageStore = new UsageStore(opsDb, { maxClientsPerUser: config.migration.usageMaxClientsPerUser })
   const usage = new UsageRecorder(usageStore, {
     flushMs: config.migration.usageFlushMs,
+    retainRowsMs: config.migration.usageRetentionDays * 86_400_000,
     now,
-    onFlushError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'usage flush failed; counts kept for the next one'),
+    onFlushError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'usage flush failed; counts kept for the next one'),
   })
   usage.start()
   // When each authorized application last acted for its user (the account page).
@@ -119,15 +143,20 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   }
   // ---- end migration controls
 
+  // Every check runs at once and each is bounded, so /readyz answers within 2 s even when a
+  // dependency accepts connections and never answers; the body names the one that failed.
+  const answers = (work: () => Promise<unknown>, what: string) =>
+    withDeadline(Promise.resolve().then(work), readinessCheckMs, what).then(() => true, () => false)
   const ready = async (): Promise<Record<string, boolean>> => {
-    const checks: Record<string, boolean> = {}
-    checks.store = await store.ping().then(() => true, () => false)
-    if (redis) checks.redis = await redisReady(redis, 1000)
-    checks.core = await coreAnswers(config.gateway.coreUrl)
-    return checks
+    const [storeOk, redisOk, coreOk] = await Promise.all([
+      answers(() => Promise.all([store.ping(), opsDb.ping()]), 'store'),
+      redis ? answers(() => redis.ping(), 'redis') : Promise.resolve(undefined),
+      coreAnswers(config.gateway.coreUrl),
+    ])
+    return { store: storeOk, ...(redisOk === undefined ? {} : { redis: redisOk }), core: coreOk }
   }
 
-  const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage: observer, ...(options.now ? { now: options.now } : {}) }
+  const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage: observer, coreWatch, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
   await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
   const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit: new AuditStore(opsDb) })
@@ -151,13 +180,14 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
       await Promise.allSettled([app.close(), operator.close()])
       // The last usage counts are written before the pools close (SPEC §6.3, §7).
       policy.close()
-      await usage.close().catch((err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'final usage flush failed'))
+      await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))
       await appUse.close().catch(() => undefined)
       await opsDb.close().catch(() => undefined)
       await replay.close().catch(() => undefined)
       await throttle.close().catch(() => undefined)
       if (redis) redis.disconnect()
       await store.close()
+      for (const w of [pgWatch, redisWatch, coreWatch]) w.close()
     },
   }
 }

@@ -148,10 +148,10 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     const rows = await page.$$eval('#usage-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())))
     const byUser = Object.fromEntries(rows.map((r) => [r[1], r]))
     // Alice uses OAuth, but from another client: this one has not moved.
-    expect(byUser.alice?.slice(0, 5)).toEqual(['Basic', 'alice', 'alice@example.com', 'OldApp/1.0 <script>', '2'])
-    expect(byUser.alice?.[7]).toBe('not moved')
+    expect(byUser.alice?.slice(0, 8)).toEqual(['Basic', 'alice', 'alice@example.com', 'OldApp/1.0 <script>', '2', '0', '0', '0'])
+    expect(byUser.alice?.[10]).toBe('not moved')
     expect(byUser.bobby?.slice(0, 5)).toEqual(['WSSE', 'bobby', '–', 'feed robot', '1'])
-    expect(byUser.bobby?.[7]).toBe('not moved')
+    expect(byUser.bobby?.[10]).toBe('not moved')
 
     // Filters and sort through the page's own form (no script).
     await page.selectOption('form.filters select[name=method]', 'wsse')

@@ -70,12 +70,12 @@ describe('kigo policy', () => {
 
   it('sets brownout windows and an exception, keeps them on a later change, and schedules with --from', async () => {
     await kigoJson('policy', 'set', 'wsse', 'brownout', '--windows', '09:00-12:00,21:00-24:00', '--except-user', 'alice', '--until', '2099-01-01T00:00:00Z')
-    const scheduled = await kigoJson('policy', 'set', 'wsse', 'deny', '--from', '2099-06-01T00:00:00Z', '--except-client', 'OldBot', '--until', '2099-02-01T00:00:00Z')
+    const scheduled = await kigoJson('policy', 'set', 'wsse', 'deny', '--from', '2099-06-01T00:00:00Z', '--except-user', 'bob', '--except-client', 'OldBot', '--until', '2099-02-01T00:00:00Z')
     expect(scheduled.wsse).toMatchObject({
       state: 'brownout',
       windows: [{ start: '09:00', end: '12:00' }, { start: '21:00', end: '24:00' }],
       schedule: [{ state: 'deny', from: '2099-06-01T00:00:00Z' }],
-      exceptions: [{ user: 'alice', until: '2099-01-01T00:00:00Z' }, { client: 'OldBot', until: '2099-02-01T00:00:00Z' }],
+      exceptions: [{ user: 'alice', until: '2099-01-01T00:00:00Z' }, { user: 'bob', client: 'OldBot', until: '2099-02-01T00:00:00Z' }],
     })
     expect(scheduled.wsse.effective.next_change).toEqual({ state: 'deny', at: '2099-06-01T00:00:00Z' })
     const text = await kigo('policy', 'set', 'wsse', 'deprecate', '--exceptions', 'none', '--windows', 'none', '--schedule', 'none')
@@ -97,6 +97,8 @@ describe('kigo policy', () => {
     expectFailure(await kigo('policy', 'set', 'basic', 'off'), 2, /allow, deprecate, brownout, deny/)
     expectFailure(await kigo('policy', 'set', 'basic', 'brownout', '--windows', '9-12'), 2, /--windows/)
     expectFailure(await kigo('policy', 'set', 'basic', 'deny', '--except-user', 'alice'), 2, /--until/)
+    // A client name is self-declared: an exception for it alone would let anyone through.
+    expectFailure(await kigo('policy', 'set', 'basic', 'deny', '--except-client', 'PartnerSync 2.1', '--until', '2099-01-01T00:00:00Z'), 2, /--except-user.*self-declared/)
     expectFailure(await kigo('policy', 'set', 'basic'), 2, /missing <state>/)
     expectFailure(await kigo('policy', 'set', 'basic', 'brownout'), 1, /window.*HTTP 400/)
     expectFailure(await kigo('policy', 'set', 'basic', 'deny', '--sunset', '2099-02-30T00:00:00Z'), 1, /sunset.*HTTP 400/)
@@ -164,7 +166,7 @@ describe('kigo usage', () => {
     const table = await kigo('usage', '--method', 'basic')
     expect(table.code).toBe(0)
     const lines = table.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(/^METHOD\s+USER\s+CLIENT\s+COUNT\s+FIRST_SEEN\s+LAST_SEEN\s+MOVED\s+EMAIL$/)
+    expect(lines[0]).toMatch(/^METHOD\s+USER\s+CLIENT\s+COUNT\s+ACCEPTED\s+REFUSED_BY_POLICY\s+FAILED_CREDENTIALS\s+THROTTLED\s+FIRST_SEEN\s+LAST_SEEN\s+MOVED\s+EMAIL$/)
     expect(lines.slice(1).map((l) => l.split(/\s{2,}/).slice(0, 4).join(' ')).sort()).toEqual(['basic alice cli-test/1 2', 'basic alice other-client/2 1'])
   })
 

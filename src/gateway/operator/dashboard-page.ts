@@ -102,6 +102,8 @@ export interface DashboardData {
   audit?: AuditEvent[]
   /** The session can sign out (it came from the login form, not a bearer header). */
   signedInWithCookie: boolean
+  /** The bound of distinct clients per user in the report. */
+  maxClientsPerUser?: number
 }
 
 // In tables, shown to the minute on two lines (date, time) so the tables fit a page;
@@ -146,7 +148,7 @@ function policySection(d: DashboardData): string {
     const active = p.exceptions.filter((x) => Date.parse(x.until) > d.now)
     const exceptions = active.length === 0
       ? '<span class="muted">none</span>'
-      : active.slice(0, 5).map((x) => `${x.user !== undefined ? `user <code>${esc(x.user)}</code>` : `client <code>${esc(x.client ?? '')}</code>`} until ${whenText(x.until)}`).join('<br>') + (active.length > 5 ? `<br><span class="muted">and ${active.length - 5} more</span>` : '')
+      : active.slice(0, 5).map((x) => `${x.user === undefined ? `client <code>${esc(x.client ?? '')}</code> alone <span class="muted">(matches nobody)</span>` : `user <code>${esc(x.user)}</code>${x.client !== undefined ? ` with client <code>${esc(x.client)}</code> <span class="muted">(self-declared)</span>` : ''}`} until ${whenText(x.until)}`).join('<br>') + (active.length > 5 ? `<br><span class="muted">and ${active.length - 5} more</span>` : '')
     const schedule = p.schedule.filter((s) => Date.parse(s.from) > d.now)
     // Settings that no longer act are not shown as active: windows outside brownout,
     // exceptions outside brownout and deny, a sunset once denied.
@@ -200,16 +202,17 @@ function usageSection(d: DashboardData): string {
       ? `<span class="moved-yes">moved</span><br><span class="muted">OAuth ${when(r.oauthLastSeen, true)}</span>`
       : `<span class="moved-no">not moved</span>${r.oauthLastSeen !== null ? `<br><span class="muted">OAuth ${when(r.oauthLastSeen, true)}</span>` : ''}`
     const contact = r.email === null ? '<span class="muted">–</span>' : `<a href="mailto:${esc(encodeURIComponent(r.email).replace(/%40/g, '@'))}">${esc(r.email)}</a>`
-    return `<tr><td data-label="Method">${esc(methodLabels[r.method as LegacyMethod] ?? r.method)}</td><td data-label="User"><code>${esc(r.user)}</code></td><td data-label="Contact">${contact}</td><td data-label="Client">${r.client === '' ? '<span class="muted">(none)</span>' : esc(r.client)}</td><td class="num" data-label="Requests">${r.count}</td><td data-label="First seen">${when(r.firstSeen, true)}</td><td data-label="Last seen">${when(r.lastSeen, true)}</td><td data-label="This client">${moved}</td></tr>`
+    return `<tr><td data-label="Method">${esc(methodLabels[r.method as LegacyMethod] ?? r.method)}</td><td data-label="User"><code>${esc(r.user)}</code></td><td data-label="Contact">${contact}</td><td data-label="Client">${r.client === '' ? '<span class="muted">(none)</span>' : esc(r.client)}</td><td class="num" data-label="Accepted">${r.accepted}</td><td class="num" data-label="Refused by policy">${r.refusedByPolicy}</td><td class="num" data-label="Failed credentials">${r.failedCredentials}</td><td class="num" data-label="Throttled">${r.throttled}</td><td data-label="First seen">${when(r.firstSeen, true)}</td><td data-label="Last seen">${when(r.lastSeen, true)}</td><td data-label="This client">${moved}</td></tr>`
   })
   const more = d.legacyTotal > d.legacy.length ? `<p class="muted">Showing ${d.legacy.length} of ${d.legacyTotal}; the full report: <code>kigo usage</code>, <code>GET /admin/usage</code> or the CSV.</p>` : ''
   return `<section id="usage">
 <h2>Legacy usage: who still has to migrate</h2>
 ${filterForm(d.usageQuery)}
 <p><a href="${esc(csvLink(d.usageQuery))}" download>Download as CSV</a> <span class="muted">(same filters; contacts included)</span></p>
-${rows.length === 0 ? '<p class="muted">No Basic or WSSE requests recorded.</p>' : `<table id="usage-table" class="cards"><thead><tr><th>Method</th><th>User</th><th>Contact</th><th>Client</th><th>Requests</th><th>First seen</th><th>Last seen</th><th>This client</th></tr></thead>
+${rows.length === 0 ? '<p class="muted">No Basic or WSSE requests recorded.</p>' : `<table id="usage-table" class="cards"><thead><tr><th>Method</th><th>User</th><th>Contact</th><th>Client</th><th>Accepted</th><th>Refused by policy</th><th>Failed credentials</th><th>Throttled</th><th>First seen</th><th>Last seen</th><th>This client</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table>`}
 ${more}
+<p class="muted">The client is what the request says it is (the <code>source</code> parameter or the User-Agent): self-declared, never proof. Clients beyond ${'${'}d.maxClientsPerUser ?? 20} per user are counted together as “(other clients)”.</p>
 </section>`
 }
 

@@ -115,8 +115,9 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       usageReport(options.usage, options.emails, usageQuery),
       options.audit ? options.audit.list({ limit: auditRows }) : Promise.resolve(undefined),
     ])
-    // Legacy rows only: OAuth rows are what "moved" is measured against.
-    const legacy = report.filter((r) => r.method !== 'oauth')
+    // Who must migrate: legacy rows with accepted requests (refused and failed ones are
+    // shown beside them); OAuth rows are what "moved" is measured against.
+    const legacy = report.filter((r) => r.method !== 'oauth' && r.accepted > 0)
     const policies = options.policy.current()
     return html(reply, 200, dashboardPage({
       now: t,
@@ -129,6 +130,7 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       usageQuery,
       ...(audit ? { audit } : {}),
       signedInWithCookie: cookie,
+      maxClientsPerUser: options.usage.maxClientsPerUser,
     }))
   })
 

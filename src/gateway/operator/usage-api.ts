@@ -28,7 +28,20 @@ const instantPattern = new RegExp(instantSource)
 const allowedParams = new Set(['method', 'user', 'client', 'since', 'moved', 'sort', 'order', 'limit'])
 
 export function usageRecordView(r: UsageRow) {
-  return { method: r.method, user: r.user, client: r.client, count: r.count, first_seen: isoSeconds(r.firstSeen), last_seen: isoSeconds(r.lastSeen) }
+  // count: every attempt of the row; the four outcomes split it (added fields: the shape
+  // stays what clients of this API already read).
+  return {
+    method: r.method,
+    user: r.user,
+    client: r.client,
+    count: r.count,
+    first_seen: isoSeconds(r.firstSeen),
+    last_seen: isoSeconds(r.lastSeen),
+    accepted: r.accepted,
+    refused_by_policy: r.refusedByPolicy,
+    failed_credentials: r.failedCredentials,
+    throttled: r.throttled,
+  }
 }
 
 export function usageReportView(r: UsageReportRow) {

@@ -71,11 +71,13 @@ export function normalizePolicy(method: string, input: MethodPolicyInput, now: n
   }
 
   const exceptions = (input.exceptions ?? []).map((e, i) => {
-    if ((e.user === undefined) === (e.client === undefined)) {
-      throw new InvalidPolicy(`"${at(`exceptions[${i}]`)}" must name exactly one of "user" or "client"`)
+    // A client name is self-declared (the `source` parameter or the User-Agent): alone it
+    // would let anyone who sends it through. It narrows a user's exception instead.
+    if (e.user === undefined) {
+      throw new InvalidPolicy(`"${at(`exceptions[${i}]`)}" must name a "user" (and may name one of that user's clients): a client name is self-declared by the request, so a client alone would let anyone through`)
     }
     const until = isoSeconds(parseInstant(e.until, at(`exceptions[${i}].until`)))
-    return e.user !== undefined ? { user: e.user, until } : { client: e.client!, until }
+    return e.client !== undefined ? { user: e.user, client: e.client, until } : { user: e.user, until }
   })
 
   let deprecated: number | null = null

@@ -5,7 +5,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'
 import { userIdPattern, type User } from '../store/types.js'
-import { throttleKeys } from '../throttle/types.js'
 import type { ProviderContext } from './context.js'
 import { field, readForm } from './form.js'
 import { sendPage, seeOther } from './html.js'
@@ -126,10 +125,10 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const next = safeNext(field(form, 'next')) ?? '/account'
     const again = (status: number, error: string) => sendPage(reply, status, loginPage({ csrfToken: visitor.csrfToken, next, username, error }))
 
-    // Counted per user and per address (SPEC §4.7); checked before the password is, so
-    // a locked-out account reveals nothing about the password tried.
-    const keys = throttleKeys({ user: userIdPattern.test(username) ? username : undefined, ip: app.publicOrigin(request).ip })
-    const wait = await throttle.check(keys)
+    // The rules of throttle/attempts.ts, counted apart from API failures (realm "web");
+    // checked before the password is, so a locked-out account reveals nothing about it.
+    const attempt = { realm: 'web' as const, user: userIdPattern.test(username) ? username : undefined, ip: app.publicOrigin(request).ip }
+    const wait = await throttle.check(attempt)
     if (wait > 0) {
       void reply.header('retry-after', String(wait))
       return again(429, `Too many failed sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`)
@@ -137,10 +136,10 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     if (username === '' || password === '') return again(400, 'Enter your user ID and password.')
     const user = await store.verifyLoginPassword(username, password)
     if (!user) {
-      await throttle.recordFailure(keys)
+      await throttle.failed(attempt)
       return again(403, 'The user ID or password is not right.')
     }
-    await throttle.reset([`user:${user.id}`])
+    await throttle.succeeded({ ...attempt, user: user.id })
     // A new session id at sign-in: an id planted before it is worth nothing after.
     await store.deleteWebSession(visitor.id)
     await sessions.start(reply, user, secureOf(request))
@@ -224,7 +223,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const next = field(form, 'new_password') ?? ''
     const again = field(form, 'confirm_password') ?? ''
     const refuse = (status: number, error: string) => renderAccount(reply, status, session, { name: '', callback: '', scopes: ['read_public'] }, undefined, error)
-    const keys = throttleKeys({ user: session.user.id, ip: app.publicOrigin(request).ip })
+    const keys = { realm: 'web' as const, user: session.user.id, ip: app.publicOrigin(request).ip }
     const wait = await throttle.check(keys)
     if (wait > 0) {
       void reply.header('retry-after', String(wait))
@@ -232,7 +231,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     }
     if (current === '' || next === '') return refuse(400, 'Enter your current password and a new one.')
     if (!(await store.verifyLoginPassword(session.user.id, current))) {
-      await throttle.recordFailure(keys)
+      await throttle.failed(keys)
       return refuse(403, 'Your current password is not right.')
     }
     if (next !== again) return refuse(400, 'The new password and its confirmation differ.')

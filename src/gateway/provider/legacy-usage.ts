@@ -26,7 +26,7 @@ export function legacyClientView(row: UsageRow, policy: MethodPolicy, userId: st
   const state = effectiveState(policy, now)
   const excepted = hasException(policy, { user: userId, client: () => row.client }, now)
   const exceptionUntil = excepted
-    ? Math.min(...policy.exceptions.filter((e) => Date.parse(e.until) > now && (e.user === userId || e.client === row.client)).map((e) => Date.parse(e.until)))
+    ? Math.min(...policy.exceptions.filter((e) => Date.parse(e.until) > now && e.user === userId && (e.client === undefined || e.client === row.client)).map((e) => Date.parse(e.until)))
     : null
   const windows = policy.windows.map((w) => `${w.start}–${w.end}`).join(', ')
   const parts: string[] = []

@@ -138,6 +138,23 @@ CREATE TABLE kigo_gateway.auth_requests_per_minute (
 );
 `,
   },
+  {
+    version: 12,
+    name: 'usage outcomes per row and per minute',
+    sql: `
+-- Outcomes per row (src/gateway/usage/store.ts): count is every attempt of the row, and
+-- accepted, refused_by_policy, failed_credentials and throttled split it. Rows written
+-- before this migration counted verified requests, refused by the policy or not; they are
+-- taken as accepted. The report's "who must migrate" and the chart use accepted only.
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN accepted bigint NOT NULL DEFAULT 0;
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN refused_by_policy bigint NOT NULL DEFAULT 0;
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN failed_credentials bigint NOT NULL DEFAULT 0;
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN throttled bigint NOT NULL DEFAULT 0;
+UPDATE kigo_gateway.auth_usage SET accepted = count;
+ALTER TABLE kigo_gateway.auth_requests_per_minute ADD COLUMN accepted bigint NOT NULL DEFAULT 0;
+UPDATE kigo_gateway.auth_requests_per_minute SET accepted = count;
+`,
+  },
   // ---- operators' records (audit trail, user contact): versions 30 and 31; the developer and user migration aids 32 ----
   {
     version: 30,

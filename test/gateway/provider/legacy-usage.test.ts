@@ -4,7 +4,7 @@ import { legacyClientView } from '../../../src/gateway/provider/legacy-usage.js'
 import { defaultMethodPolicy, type MethodPolicy } from '../../../src/gateway/policy/types.js'
 
 const now = Date.parse('2027-01-10T10:30:00Z')
-const row = { method: 'basic', user: 'carol', client: 'OldTool/1', count: 3, firstSeen: now - 86_400_000, lastSeen: now - 60_000 }
+const row = { method: 'basic', user: 'carol', client: 'OldTool/1', count: 3, accepted: 3, refusedByPolicy: 0, failedCredentials: 0, throttled: 0, firstSeen: now - 86_400_000, lastSeen: now - 60_000 }
 const policy = (p: Partial<MethodPolicy>): MethodPolicy => ({ ...defaultMethodPolicy(), since: '2027-01-01T00:00:00Z', ...p })
 
 describe('legacyClientView', () => {
@@ -19,10 +19,10 @@ describe('legacyClientView', () => {
     expect(v.fate).toBe('Works, but is deprecated. From 2027-07-01 00:00 UTC it stops working.')
   })
 
-  it('brownout with a window open now is refused now, unless an exception names the user or the client', () => {
+  it('brownout with a window open now is refused now, unless an exception names the user (and, when it names one, the client)', () => {
     const p = policy({ state: 'brownout', windows: [{ start: '10:00', end: '11:00' }] })
     expect(legacyClientView(row, p, 'carol', now)).toMatchObject({ refusedNow: true, fate: 'Refused every day 10:00–11:00 UTC (brownouts), working otherwise.' })
-    const excepted = legacyClientView(row, { ...p, exceptions: [{ client: 'OldTool/1', until: '2027-02-01T00:00:00Z' }] }, 'carol', now)
+    const excepted = legacyClientView(row, { ...p, exceptions: [{ user: 'carol', client: 'OldTool/1', until: '2027-02-01T00:00:00Z' }] }, 'carol', now)
     expect(excepted.refusedNow).toBe(false)
     expect(excepted.fate).toContain('An exception keeps it working until 2027-02-01 00:00 UTC.')
     // Another user's exception says nothing here.

@@ -13,7 +13,7 @@ import { deploymentOfHost, expectedHosts, type Hosts } from './entries/deploymen
 import type { ContentStore } from './store/types.js'
 import type { CoreMetrics } from './metrics.js'
 import { routeFlags } from './routes/api-route.js'
-import { checkSignedOperation, SeenRequestIds, verifiedBody } from './routes/identity-guard.js'
+import { checkSignedOperation, SeenRequestIds, tapBodyDigest, verifiedBody } from './routes/identity-guard.js'
 import { canonicalPath } from '../common/route-table.js'
 import { contextOf, sendError } from './routes/context.js'
 import type { CoreDeps } from './routes/deps.js'
@@ -162,8 +162,15 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
 
   // A body the gateway read and verified is the body that runs (SPEC §4.6).
   app.addHook('preParsing', async (request, _reply, payload) => {
-    const expected = contextOf(request).bodySha256
-    return expected === undefined ? payload : verifiedBody(payload, expected, config.core.limits.fileBytes * (config.core.limits.files + 1))
+    const ctx = contextOf(request)
+    const expected = ctx.bodySha256
+    if (expected === undefined) return payload
+    // The multipart parser reads the request itself (and marks it only after this hook).
+    if (/^\s*multipart\/form-data/i.test(request.headers['content-type'] ?? '')) {
+      ctx.bodyCheck = tapBodyDigest(payload, expected)
+      return payload
+    }
+    return verifiedBody(payload, expected, config.core.limits.fileBytes * (config.core.limits.files + 1))
   })
 
   // SPEC §4.6: the public profile copy follows the identity.

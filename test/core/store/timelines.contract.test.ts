@@ -52,7 +52,7 @@ describe.each(backends)('timelines on $name', (backend) => {
       available = false
       return
     }
-    db = await openDb(opened.opts)
+    db = await openDb({ ...opened.opts, timeouts: { connectTimeoutMs: 10_000, statementTimeoutMs: 120_000 } })
     await migrate(db, coreSchema, migrations)
     const r = recording(db)
     log = r.log

@@ -50,6 +50,7 @@ describe.skipIf(!pgDb || !redisUrl)('outage lines', () => {
         KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
         KIGO_GATEWAY_PORT: String(gw),
         KIGO_CORE_PORT: String(corePort),
+        KIGO_CORE_METRICS_PORT: '0',
         KIGO_ADMIN_PORT: String(admin),
         KIGO_CORE_URL: `http://127.0.0.1:${corePort}`,
         DATABASE_URL: pgProxy.urlFor(pgDb!.url),

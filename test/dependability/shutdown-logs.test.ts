@@ -14,7 +14,7 @@ const mainJs = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url))
 it('every line the core writes, from start to SIGTERM, is JSON, and the last says it stopped', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kigo-shutdown-'))
   const port = await freePort()
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, KIGO_DATA_DIR: dir, KIGO_CORE_PORT: String(port), KIGO_SECRET_KEY: randomBytes(32).toString('base64'), KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url') }
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, KIGO_DATA_DIR: dir, KIGO_CORE_PORT: String(port), KIGO_CORE_METRICS_PORT: '0', KIGO_SECRET_KEY: randomBytes(32).toString('base64'), KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url') }
   const child = spawn(process.execPath, [mainJs, 'core'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()))

@@ -62,6 +62,7 @@ export async function embeddedFootprint(opts: { settleMs: number; requests?: num
   Object.assign(env, {
     KIGO_GATEWAY_PORT: String(gateway),
     KIGO_CORE_PORT: String(core),
+    KIGO_CORE_METRICS_PORT: '0',
     KIGO_ADMIN_PORT: String(admin),
     KIGO_CORE_URL: `http://127.0.0.1:${core}`,
     KIGO_GATEWAY_BIND: '127.0.0.1',

@@ -43,6 +43,22 @@ export interface Ratios {
   wsse_vs_anonymous: number
 }
 
+/**
+ * Issue 14: a page of 20 of the public timeline over statuses/show through the gateway,
+ * anonymous and with OAuth, measured side by side in the whole-system group.
+ */
+export interface TimelineRatios {
+  public_timeline_vs_show: number
+  public_timeline_oauth_vs_show_oauth: number
+}
+
+export function timelineRatios(windows: Record<string, WindowMeasurement[]>): TimelineRatios {
+  return {
+    public_timeline_vs_show: pairedRatio(windows, 'gateway_public_timeline', 'gateway_anonymous'),
+    public_timeline_oauth_vs_show_oauth: pairedRatio(windows, 'gateway_public_timeline_oauth', 'gateway_oauth'),
+  }
+}
+
 export interface GatewayAloneRatios {
   anonymous_vs_bare_proxy: number
   basic_vs_bare_proxy: number
@@ -77,14 +93,14 @@ export interface BenchResults {
   embedded: { start_s: number; idle_rss_mb: number; loaded_rss_mb: number }
   /** The whole system (issue 6), kept. */
   scenarios: Record<string, ScenarioSummary>
-  ratios: Ratios
+  ratios: Ratios & TimelineRatios
   added_p99_ms: number
   /** Max RSS of the gateway process over the gateway scenarios. */
   gateway_rss_mb: number | null
   fixed_rate_rps: number
   node: string
   cpus: number
-  settings: { mode: 'quick' | 'full'; rounds: number; duration_s: number; slice_s: number; warmup_s: number; connections: number; entries: number }
+  settings: { mode: 'quick' | 'full'; rounds: number; duration_s: number; slice_s: number; warmup_s: number; connections: number; entries: number; timeline_entries: number }
 }
 
 export interface Target {
@@ -223,7 +239,7 @@ export function formatReport(r: BenchResults): string {
     `2. core statuses/show against the minimal fastify + pg anchor (pool of ${r.core.pool_size})`,
     scenarioTable(r.core.scenarios),
     '',
-    '3. whole system',
+    `3. whole system (public timeline, count=20, over ${s.timeline_entries} entries; over statuses/show: anonymous ${fmt(r.ratios.public_timeline_vs_show, 3)}, OAuth ${fmt(r.ratios.public_timeline_oauth_vs_show_oauth, 3)})`,
     scenarioTable(r.scenarios),
     '',
     `4. latency at ${Math.round(r.latency.fixed_rate_rps)} rps (half the bare proxy's saturation), gateway alone`,

@@ -18,9 +18,11 @@ import { corePoolSize } from './anchor.js'
 import { embeddedFootprint } from './embedded.js'
 import { findNginx } from './nginx.js'
 import { commandCpuDeltaMs, commandCpuMs, cpuMs, descendants, killAllNow, machineBusyMs, sampleRss, stopAll, type AppProcess } from './processes.js'
-import { formatReport, median, pairedRatio, ratios, summarize, targets, type BenchResults, type WindowMeasurement } from './report.js'
+import { formatReport, median, pairedRatio, ratios, summarize, targets, timelineRatios, type BenchResults, type WindowMeasurement } from './report.js'
 import { aloneNames, coreNames, fixedRateNames, latencyNames, scenarioNames, scenarios, type AnyScenario, type Fixture, type Target } from './scenarios.js'
 import { seed } from './seed.js'
+import { checkPublicTimeline } from './timeline-check.js'
+import { seedTimeline } from './timeline-seed.js'
 import { passes, settingsFrom } from './settings.js'
 import { createBenchDatabase, defaultDatabaseUrl, defaultRedisUrl, startAlone, startTopology, type AloneTopology, type Topology } from './topology.js'
 
@@ -90,6 +92,9 @@ async function main(): Promise<number> {
       tokens: s.tokens,
     })
     const fixture: Fixture = { ...seeded, identity: { secretKey: topology.env.KIGO_SECRET_KEY!, userName: 'Bench User' } }
+    const timeline = await seedTimeline({ databaseUrl: database.url, total: s.timelineEntries })
+    log(`seeding the timeline store: ${timeline.inserted} entries in bulk in ${timeline.ms} ms, ${timeline.entries} in all`)
+    await checkPublicTimeline(base(topology.ports.gateway), fixture)
     const nginxBinary = findNginx()
     log(`gateway alone: fixed upstream, node:http + undici proxy, bare reply-from proxy, ${nginxBinary ? `nginx (${nginxBinary})` : 'no nginx (not installed: its figures are null)'}, gateway`)
     alone = await startAlone(topology)
@@ -258,13 +263,13 @@ async function main(): Promise<number> {
       },
       embedded: { start_s: embedded.start_s, idle_rss_mb: embedded.idle_rss_mb, loaded_rss_mb: embedded.loaded_rss_mb },
       scenarios: whole,
-      ratios: ratios(all),
+      ratios: { ...ratios(all), ...timelineRatios(all) },
       added_p99_ms: Number((whole.gateway_oauth_fixed_rate!.p99_ms - whole.core_direct_fixed_rate!.p99_ms).toFixed(3)),
       gateway_rss_mb: gatewayRss.length ? Math.max(...gatewayRss) : null,
       fixed_rate_rps: fixedRate,
       node: process.version,
       cpus: cpus().length,
-      settings: { mode: s.mode, rounds: s.rounds, duration_s: s.durationSeconds, slice_s: s.sliceSeconds, warmup_s: s.warmupSeconds, connections: s.connections, entries: s.entries },
+      settings: { mode: s.mode, rounds: s.rounds, duration_s: s.durationSeconds, slice_s: s.sliceSeconds, warmup_s: s.warmupSeconds, connections: s.connections, entries: s.entries, timeline_entries: s.timelineEntries },
     }
     mkdirSync(dirname(s.out), { recursive: true })
     writeFileSync(s.out, `${JSON.stringify(results, null, 2)}\n`)

@@ -14,6 +14,10 @@ export const scenarioNames = [
   'gateway_basic',
   'gateway_wsse',
   'gateway_update_oauth',
+  // Issue 14: a page of the public timeline (count=20) from a store of 100,000 entries
+  // or more, beside statuses/show (gateway_anonymous, gateway_oauth).
+  'gateway_public_timeline',
+  'gateway_public_timeline_oauth',
 ] as const
 
 export type ScenarioName = (typeof scenarioNames)[number]
@@ -50,7 +54,7 @@ export type LatencyName = (typeof latencyNames)[number]
 export type AnyScenario = ScenarioName | FixedRateName | AloneName | CoreName | LatencyName
 
 export type Target = 'core' | 'bare' | 'gateway' | 'upstream' | 'undici' | 'alone_bare' | 'nginx' | 'alone_gateway' | 'anchor'
-export type RequestKind = 'anonymous' | 'identified' | 'oauth' | 'basic' | 'wsse' | 'update_oauth'
+export type RequestKind = 'anonymous' | 'identified' | 'oauth' | 'basic' | 'wsse' | 'update_oauth' | 'timeline_anonymous' | 'timeline_oauth'
 
 export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind }> = {
   core_direct: { target: 'core', kind: 'anonymous' },
@@ -60,6 +64,8 @@ export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind 
   gateway_basic: { target: 'gateway', kind: 'basic' },
   gateway_wsse: { target: 'gateway', kind: 'wsse' },
   gateway_update_oauth: { target: 'gateway', kind: 'update_oauth' },
+  gateway_public_timeline: { target: 'gateway', kind: 'timeline_anonymous' },
+  gateway_public_timeline_oauth: { target: 'gateway', kind: 'timeline_oauth' },
   core_direct_fixed_rate: { target: 'core', kind: 'anonymous' },
   gateway_oauth_fixed_rate: { target: 'gateway', kind: 'oauth' },
   alone_upstream_direct: { target: 'upstream', kind: 'anonymous' },
@@ -171,8 +177,25 @@ export function requestSource(kind: RequestKind, fixture: Fixture): () => Prepar
           body: params.map(([k, v]) => `${percentEncode(k)}=${percentEncode(v)}`).join('&'),
         }
       }
+    case 'timeline_anonymous':
+      return () => {
+        n++
+        return { method: 'GET', path: `${publicTimelinePath}?count=${publicTimelineCount}`, headers: { host } }
+      }
+    case 'timeline_oauth':
+      return () => {
+        // The query's count is signed with the rest (RFC 5849 §3.4.1.3.1).
+        const params: Array<[string, string]> = [['count', String(publicTimelineCount)]]
+        const authorization = oauthAuthorization(token(), { method: 'GET', baseUri: baseUri(publicTimelinePath), params })
+        n++
+        return { method: 'GET', path: `${publicTimelinePath}?count=${publicTimelineCount}`, headers: { host, authorization } }
+      }
   }
 }
+
+/** The timeline scenarios' page: the public timeline's first 20 entries (SPEC §2.8). */
+export const publicTimelinePath = '/api/statuses/public_timeline.json'
+export const publicTimelineCount = 20
 
 function coprimeStride(length: number): number {
   const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b))

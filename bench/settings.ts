@@ -17,6 +17,8 @@ export interface Settings {
   latencySeconds: number
   connections: number
   entries: number
+  /** Entries in the store for the timeline scenarios (issue 14), most of them inserted in bulk (timeline-seed.ts). */
+  timelineEntries: number
   tokens: number
   embeddedSettleMs: number
   out: string
@@ -60,6 +62,7 @@ export function settingsFrom(argv: string[]): Settings {
     latencySeconds: quick ? 2 : 5,
     connections: int('connections', values.connections, 32),
     entries: quick ? 200 : 3000,
+    timelineEntries: quick ? 2000 : 100_000,
     tokens: quick ? 2 : 4,
     embeddedSettleMs: quick ? 2000 : 5000,
     out: resolve(values.out ?? 'bench/results.json'),

@@ -113,6 +113,7 @@ async function startTopologyOnce(opts: { databaseUrl: string; redisUrl: string; 
     KIGO_ADMIN_TOKEN: adminToken,
     KIGO_GATEWAY_PORT: String(gateway),
     KIGO_CORE_PORT: String(core),
+    KIGO_CORE_METRICS_PORT: '0',
     KIGO_ADMIN_PORT: String(admin),
     KIGO_CORE_URL: `http://127.0.0.1:${core}`,
     KIGO_DOMESTIC_HOST: host,

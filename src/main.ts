@@ -1,6 +1,8 @@
 // The one entry point that listens: `embedded` (both apps in one process, SPEC §1.1),
 // `core` or `gateway` (production mode, one app per process).
+import pino from 'pino'
 import { ConfigError, loadConfig, type Config } from './common/config.js'
+import { loggerOptions } from './common/logger.js'
 import { dataDirSecrets } from './common/secrets.js'
 
 type Mode = 'embedded' | 'core' | 'gateway'
@@ -22,10 +24,16 @@ async function start(mode: Mode, config: Config): Promise<Running[]> {
   return running
 }
 
+// The process's own lines (start-up failures, shutdown) are JSON like every other line,
+// written synchronously to stderr so that they are out before the process exits.
+function processLogger(level: string): pino.Logger {
+  return pino({ ...loggerOptions(level, 'kigo') }, pino.destination({ fd: 2, sync: true }))
+}
+
 async function main(): Promise<void> {
   const mode = (process.argv[2] ?? 'embedded') as Mode
   if (!['embedded', 'core', 'gateway'].includes(mode)) {
-    console.error(`kigo: unknown mode ${JSON.stringify(mode)}; use embedded, core or gateway`)
+    processLogger('info').fatal({ mode }, `kigo: unknown mode ${JSON.stringify(mode)}; use embedded, core or gateway`)
     process.exit(2)
   }
   let config: Config
@@ -33,21 +41,26 @@ async function main(): Promise<void> {
     config = loadConfig({ secrets: dataDirSecrets })
   } catch (err) {
     if (err instanceof ConfigError) {
-      console.error(`kigo: configuration: ${err.message}`)
+      processLogger('info').fatal(`kigo: configuration: ${err.message}`)
       process.exit(2)
     }
     throw err
   }
+  const log = processLogger(config.logLevel)
   let running: Running[] = []
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
     // SPEC §7: stop accepting, finish in-flight requests, close pools.
-    const timer = setTimeout(() => process.exit(1), 30_000)
+    log.info({ signal }, 'stopping: finishing requests in flight')
+    const timer = setTimeout(() => {
+      log.warn({ signal }, 'stopped before requests in flight finished (30 s)')
+      process.exit(1)
+    }, 30_000)
     timer.unref()
-    for (const r of [...running].reverse()) await r.close().catch(() => undefined)
-    process.stderr.write(`kigo: stopped on ${signal}\n`)
+    for (const r of [...running].reverse()) await r.close().catch((err: Error) => log.warn({ err: { message: err.message } }, 'closing failed'))
+    log.info({ signal }, 'stopped')
     process.exit(0)
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))
@@ -55,7 +68,7 @@ async function main(): Promise<void> {
   try {
     running = await start(mode, config)
   } catch (err) {
-    console.error(`kigo: failed to start: ${(err as Error).message}`)
+    log.fatal({ err: { message: (err as Error).message } }, `kigo: failed to start: ${(err as Error).message}`)
     for (const r of running) await r.close().catch(() => undefined)
     process.exit(1)
   }

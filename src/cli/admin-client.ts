@@ -14,6 +14,8 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: number,
+    /** The operator API's error object, when it answered with one (printed as is under --json). */
+    readonly apiError?: { status: number; code: string; message: string },
   ) {
     super(message)
   }
@@ -80,10 +82,10 @@ export class AdminClient {
     return this.base.href.replace(/\/+$/, '') + path
   }
 
-  /** Sends one request; resolves with the 2xx body, throws CliError otherwise. */
-  async request(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<ApiResult> {
+  /** Sends one request; resolves with the 2xx body, throws CliError otherwise. `raw`: a 2xx body that is not JSON (CSV) is fine. */
+  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, raw = false): Promise<ApiResult> {
     const url = this.urlFor(path)
-    const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' }
+    const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: raw ? '*/*' : 'application/json' }
     if (body !== undefined) headers['content-type'] = 'application/json'
     let response: Response
     let text: string
@@ -105,11 +107,16 @@ export class AdminClient {
     } catch {
       json = undefined
     }
-    if (response.ok && json !== undefined) return { text, json }
+    if (response.ok && (json !== undefined || raw)) return { text, json }
     const error = (json as { error?: { status?: unknown; code?: unknown; message?: unknown } } | undefined)?.error
     if (error && typeof error.message === 'string') {
       const hint = response.status === 401 ? '; check KIGO_ADMIN_TOKEN or the admin-token file in KIGO_DATA_DIR' : ''
-      throw runError(`${oneLine(error.message)} (HTTP ${response.status}${typeof error.code === 'string' ? ` ${error.code}` : ''})${hint}`)
+      const code = typeof error.code === 'string' ? error.code : 'error'
+      throw new CliError(`${oneLine(error.message)} (HTTP ${response.status}${typeof error.code === 'string' ? ` ${error.code}` : ''})${hint}`, 1, {
+        status: response.status,
+        code,
+        message: error.message,
+      })
     }
     throw runError(`unexpected answer from the operator API at ${url}: HTTP ${response.status}${response.ok ? ' without a JSON body' : ''}`)
   }

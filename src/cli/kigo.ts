@@ -2,10 +2,14 @@
 // running gateway (SPEC §6.4). `--json` prints the API's JSON body unchanged; otherwise
 // a readable record or table. Errors: one line `kigo: <reason>` on stderr, exit 1 for a
 // failed request, 2 for a wrong command line.
-import { parseArgs } from 'node:util'
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { projectRoot } from '../common/config.js'
 import { AdminClient, CliError, adminToken, adminUrl, usageError, type ApiResult, type Env } from './admin-client.js'
+import { readArgs, suggestion } from './argv.js'
 import { migrationCommands } from './migration-commands.js'
 import { formatRecord, formatTable } from './output.js'
+import { loginPasswordProblem } from '../common/password-rule.js'
 
 export interface CliIo {
   stdout: { write(text: string): unknown }
@@ -21,6 +25,8 @@ export interface OptionSpec {
 export interface Parsed {
   args: string[]
   values: Record<string, string | undefined>
+  /** Flags the command declares (`--csv`), when given. */
+  flags?: Set<string>
 }
 
 export interface Command {
@@ -31,6 +37,10 @@ export interface Command {
   args: string[]
   options: Record<string, OptionSpec>
   summary: string
+  /** Command lines shown in the command's help, each one that works as written. */
+  examples: string[]
+  /** Flag options of this command besides --json and --help. */
+  flags?: Record<string, string>
   run(client: AdminClient, input: Parsed): Promise<{ result: ApiResult; text: () => string }>
 }
 
@@ -50,10 +60,15 @@ const commands: Command[] = [
     args: ['id'],
     options: { name: { value: 'NAME' }, password: { value: 'PW' } },
     summary: 'create a user; login and API passwords are generated when not given, and shown only now',
+    examples: ['kigo users add alice --name "Alice"', 'kigo users add bob --password -starts-with-a-dash --json'],
     async run(client, { args, values }) {
       const body: Record<string, string> = { id: args[0]! }
       if (values.name !== undefined) body.name = values.name
-      if (values.password !== undefined) body.password = values.password
+      if (values.password !== undefined) {
+        const weak = loginPasswordProblem(values.password, args[0]!)
+        if (weak !== null) throw usageError(`--password: ${weak}`)
+        body.password = values.password
+      }
       const result = await client.request('POST', '/admin/users', body)
       return { result, text: record(result) }
     },
@@ -64,6 +79,7 @@ const commands: Command[] = [
     args: ['id'],
     options: {},
     summary: "show a user's ID, display name and creation time",
+    examples: ['kigo users show alice'],
     async run(client, { args }) {
       const result = await client.request('GET', `/admin/users/${seg(args[0]!)}`)
       return { result, text: record(result) }
@@ -75,8 +91,47 @@ const commands: Command[] = [
     args: ['id'],
     options: {},
     summary: 'generate a new API password (Basic and WSSE) for a user; the old one stops working',
+    examples: ['kigo users reset-api-password alice --json'],
     async run(client, { args }) {
       const result = await client.request('POST', `/admin/users/${seg(args[0]!)}/reset-api-password`)
+      return { result, text: record(result) }
+    },
+  },
+  {
+    group: 'users',
+    action: 'reset-password',
+    args: ['id'],
+    options: {},
+    summary: "generate a new login password for a user, shown only now; the user's account sessions end",
+    examples: ['kigo users reset-password alice', 'kigo users reset-password alice --json'],
+    async run(client, { args }) {
+      const result = await client.request('POST', `/admin/users/${seg(args[0]!)}/reset-password`)
+      return { result, text: record(result) }
+    },
+  },
+  {
+    group: 'users',
+    action: 'list',
+    args: [],
+    options: {},
+    summary: 'list users: ID, display name, contact e-mail, creation time',
+    examples: ['kigo users list', 'kigo users list --json'],
+    async run(client) {
+      const result = await client.request('GET', '/admin/users')
+      const rows = (result.json as { users: Array<Record<string, unknown>> }).users
+      return { result, text: () => formatTable(rows, ['id', 'name', 'email', 'created_at'], 'no users') }
+    },
+  },
+  {
+    group: 'users',
+    action: 'set-email',
+    args: ['id', 'email'],
+    options: {},
+    summary: "set a user's contact e-mail (shown beside their legacy usage), or none to clear it",
+    examples: ['kigo users set-email alice alice@example.com', 'kigo users set-email alice none'],
+    async run(client, { args }) {
+      const email = args[1] === 'none' ? null : args[1]!
+      const result = await client.request('PUT', `/admin/users/${seg(args[0]!)}/email`, { email })
       return { result, text: record(result) }
     },
   },
@@ -86,6 +141,7 @@ const commands: Command[] = [
     args: ['name'],
     options: { owner: { value: 'ID', required: true }, scopes: { value: 'LIST', required: true }, callback: { value: 'URL' } },
     summary: 'register an OAuth application; prints its consumer key and secret',
+    examples: ['kigo apps add "Alice\'s client" --owner alice --scopes read_public,write_public --callback https://client.example/cb'],
     async run(client, { args, values }) {
       const body: Record<string, unknown> = { name: args[0]!, owner: values.owner, scopes: scopeList(values.scopes) }
       if (values.callback !== undefined) body.callback = values.callback
@@ -99,6 +155,7 @@ const commands: Command[] = [
     args: [],
     options: { owner: { value: 'ID' } },
     summary: 'list registered applications (without secrets)',
+    examples: ['kigo apps list', 'kigo apps list --owner alice --json'],
     async run(client, { values }) {
       const query = values.owner === undefined ? '' : `?owner=${seg(values.owner)}`
       const result = await client.request('GET', `/admin/apps${query}`)
@@ -107,11 +164,48 @@ const commands: Command[] = [
     },
   },
   {
+    group: 'apps',
+    action: 'show',
+    args: ['consumer_key'],
+    options: {},
+    summary: 'show one application (without its secret) and how many access tokens it holds',
+    examples: ['kigo apps show CONSUMER_KEY'],
+    async run(client, { args }) {
+      const result = await client.request('GET', `/admin/apps/${seg(args[0]!)}`)
+      return { result, text: record(result) }
+    },
+  },
+  {
+    group: 'apps',
+    action: 'rotate-secret',
+    args: ['consumer_key'],
+    options: {},
+    summary: "generate a new consumer secret; the old one stops working at once, the application's tokens stay valid",
+    examples: ['kigo apps rotate-secret CONSUMER_KEY --json'],
+    async run(client, { args }) {
+      const result = await client.request('POST', `/admin/apps/${seg(args[0]!)}/rotate-secret`)
+      return { result, text: record(result) }
+    },
+  },
+  {
+    group: 'apps',
+    action: 'delete',
+    args: ['consumer_key'],
+    options: {},
+    summary: 'delete an application and every token issued to it; its clients stop working at once',
+    examples: ['kigo apps delete CONSUMER_KEY'],
+    async run(client, { args }) {
+      const result = await client.request('DELETE', `/admin/apps/${seg(args[0]!)}`)
+      return { result, text: record(result) }
+    },
+  },
+  {
     group: 'tokens',
     action: 'add',
     args: [],
     options: { consumer: { value: 'KEY', required: true }, user: { value: 'ID', required: true }, scopes: { value: 'LIST', required: true } },
     summary: 'issue an access token without the browser flow; prints the token and its secret',
+    examples: ['kigo tokens add --consumer CONSUMER_KEY --user alice --scopes write_public'],
     async run(client, { values }) {
       const body = { consumer: values.consumer, user: values.user, scopes: scopeList(values.scopes) }
       const result = await client.request('POST', '/admin/tokens', body)
@@ -124,6 +218,7 @@ const commands: Command[] = [
     args: [],
     options: { user: { value: 'ID' }, consumer: { value: 'KEY' } },
     summary: 'list access tokens of a user or an application (without secrets)',
+    examples: ['kigo tokens list --user alice', 'kigo tokens list --consumer CONSUMER_KEY --json'],
     async run(client, { values }) {
       const params = new URLSearchParams()
       if (values.user !== undefined) params.set('user', values.user)
@@ -140,6 +235,7 @@ const commands: Command[] = [
     args: ['token'],
     options: {},
     summary: 'revoke an access token',
+    examples: ['kigo tokens revoke TOKEN', 'kigo tokens revoke -token-starting-with-a-dash'],
     async run(client, { args }) {
       const result = await client.request('POST', `/admin/tokens/${seg(args[0]!)}/revoke`)
       return { result, text: () => `revoked token ${args[0]!}\n` }
@@ -153,7 +249,8 @@ const groups = [...new Set(commands.map((c) => c.group))]
 function synopsis(c: Command): string {
   const args = c.args.map((a) => `<${a}>`)
   const opts = Object.entries(c.options).map(([name, o]) => (o.required ? `--${name} ${o.value}` : `[--${name} ${o.value}]`))
-  return ['kigo', c.group, c.action, ...args, ...opts].filter((w) => w !== '').join(' ')
+  const flags = Object.keys(c.flags ?? {}).map((name) => `[--${name}]`)
+  return ['kigo', c.group, c.action, ...args, ...opts, ...flags].filter((w) => w !== '').join(' ')
 }
 
 const environmentHelp = `Environment:
@@ -166,112 +263,137 @@ function mainHelp(): string {
   return `kigo: operate a running kigo gateway
 
 Usage: kigo [--json] <command> [arguments]
+       kigo help [command]
 
 Commands:
 ${commands.map((c) => `  ${synopsis(c)}\n      ${c.summary}`).join('\n')}
 
 Options:
-  --json      print the operator API's JSON response unchanged
-  -h, --help  show help (also after a command: kigo users add --help)
+  --json         print the operator API's JSON response unchanged (errors too, on stderr)
+  -h, --help     show help (also after a command: kigo users add --help)
+  --version      print kigo's version
+  --             every later word is an argument, even one starting with '-'
 
+Values may start with '-' (--consumer -abc, tokens revoke -abc).
 Scopes: read_public, write_public, read_private, write_private (comma-separated).
+
+Example:
+  kigo users add alice --name "Alice"
 
 ${environmentHelp}`
 }
 
 function groupHelp(group: string): string {
   const list = commands.filter((c) => c.group === group)
-  return `Usage:\n${list.map((c) => `  ${synopsis(c)}\n      ${c.summary}`).join('\n')}\n\nRun kigo --help for options and environment.\n`
+  return `Usage:\n${list.map((c) => `  ${synopsis(c)}\n      ${c.summary}`).join('\n')}\n\nExamples:\n${list.map((c) => `  ${c.examples[0]!}`).join('\n')}\n\nRun kigo help for options and environment.\n`
 }
 
 function commandHelp(c: Command): string {
-  return `Usage: ${synopsis(c)} [--json]\n\n${c.summary[0]!.toUpperCase()}${c.summary.slice(1)}.\n\n${environmentHelp}`
-}
-
-/** node:util parseArgs messages span lines; a kigo error is one line. */
-function parseError(err: unknown, c: Command): CliError {
-  const e = err as { code?: string; message: string }
-  let message = e.message.replace(/\s*\n\s*/g, ' ').trim()
-  if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && /'-[^-]/.test(message)) {
-    message += " (a value starting with '-' goes after '--')"
-  }
-  const name = `${c.group} ${c.action}`.trim()
-  return usageError(`${name}: ${message}; see kigo ${name} --help`)
+  const flags = Object.entries(c.flags ?? {}).map(([name, what]) => `  --${name.padEnd(6)} ${what}\n`).join('')
+  return `Usage: ${synopsis(c)} [--json]\n\n${c.summary[0]!.toUpperCase()}${c.summary.slice(1)}.\n${flags ? `\nOptions:\n${flags}` : ''}\nExample${c.examples.length > 1 ? 's' : ''}:\n${c.examples.map((e) => `  ${e}`).join('\n')}\n\n${environmentHelp}`
 }
 
 function parseCommand(c: Command, rest: string[]): Parsed & { json: boolean; help: boolean } {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
-    json: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  }
-  for (const name of Object.keys(c.options)) options[name] = { type: 'string' }
-  let parsed
-  try {
-    parsed = parseArgs({ args: rest, options, strict: true, allowPositionals: true })
-  } catch (err) {
-    throw parseError(err, c)
-  }
-  const values = parsed.values as Record<string, string | boolean | undefined>
-  const json = values.json === true
-  const help = values.help === true
-  if (help) return { args: [], values: {}, json, help }
   const where = `${c.group} ${c.action}`.trim()
-  if (parsed.positionals.length < c.args.length) {
-    throw usageError(`${where}: missing <${c.args[parsed.positionals.length]!}>; usage: ${synopsis(c)}`)
+  const read = readArgs(rest, { values: Object.keys(c.options), flags: ['json', ...Object.keys(c.flags ?? {})] }, where)
+  const json = read.flags.has('json')
+  const help = read.flags.has('help')
+  if (help) return { args: [], values: {}, json, help }
+  if (read.positionals.length < c.args.length) {
+    throw usageError(`${where}: missing <${c.args[read.positionals.length]!}>; usage: ${synopsis(c)}`)
   }
-  if (parsed.positionals.length > c.args.length) {
-    throw usageError(`${where}: unexpected argument ${JSON.stringify(parsed.positionals[c.args.length])}; usage: ${synopsis(c)}`)
+  if (read.positionals.length > c.args.length) {
+    throw usageError(`${where}: unexpected argument ${JSON.stringify(read.positionals[c.args.length])}; usage: ${synopsis(c)}`)
   }
   const strings: Record<string, string | undefined> = {}
   for (const [name, spec] of Object.entries(c.options)) {
-    const v = values[name]
-    if (typeof v === 'string') strings[name] = v
+    const v = read.values[name]
+    if (v !== undefined) strings[name] = v
     else if (spec.required) throw usageError(`${where}: --${name} ${spec.value} is required; usage: ${synopsis(c)}`)
   }
-  return { args: parsed.positionals, values: strings, json, help }
+  return { args: read.positionals, values: strings, flags: read.flags, json, help }
 }
 
-/** Finds the command; leading global flags (`--json`, `--help`) may come before it. */
-function route(argv: string[]): { command?: Command; group?: string; rest: string[]; help: boolean } {
+type Routed =
+  | { kind: 'run'; command: Command; rest: string[] }
+  | { kind: 'help'; text: string }
+  | { kind: 'version' }
+
+/** `kigo help`, `kigo help users`, `kigo help users add`. */
+function helpFor(words: string[]): string {
+  const [group, action] = words
+  if (group === undefined) return mainHelp()
+  if (!groups.includes(group)) throw usageError(`help: unknown command ${JSON.stringify(group)}${suggestion(group, groups)}; commands: ${groups.join(', ')}`)
+  const list = commands.filter((c) => c.group === group)
+  const single = list.find((c) => c.action === '')
+  if (single) return commandHelp(single)
+  if (action === undefined) return groupHelp(group)
+  const command = list.find((c) => c.action === action)
+  if (!command) throw usageError(`help: unknown subcommand ${JSON.stringify(`${group} ${action}`)}${suggestion(action, list.map((c) => c.action))}`)
+  return commandHelp(command)
+}
+
+/** Finds the command; leading global flags (`--json`, `--help`, `--version`) may come before it. */
+function route(argv: string[]): Routed {
   const globals: string[] = []
   let i = 0
   for (; i < argv.length && argv[i]!.startsWith('-'); i++) {
     const arg = argv[i]!
     if (arg === '--json' || arg === '--help' || arg === '-h') globals.push(arg)
+    else if (arg === '--version') return { kind: 'version' }
     else if (arg === '--') {
       i++
       break
-    } else throw usageError(`unknown option ${JSON.stringify(arg)}; see kigo --help`)
+    } else {
+      const hint = suggestion(arg, ['--json', '--help', '--version'], (s) => s)
+      throw usageError(`unknown option ${arg}${hint || '; see kigo help'}`)
+    }
   }
   const help = globals.some((g) => g !== '--json')
   const group = argv[i]
   if (group === undefined) {
-    if (help) return { rest: [], help }
-    throw usageError('missing command; see kigo --help')
+    if (help) return { kind: 'help', text: mainHelp() }
+    throw usageError('missing command; see kigo help')
   }
-  if (!groups.includes(group)) throw usageError(`unknown command ${JSON.stringify(group)}; commands: ${groups.join(', ')}`)
+  if (group === 'help') return { kind: 'help', text: helpFor(argv.slice(i + 1).filter((w) => !w.startsWith('-'))) }
+  if (!groups.includes(group)) throw usageError(`unknown command ${JSON.stringify(group)}${suggestion(group, [...groups, 'help'])}; commands: ${groups.join(', ')}, help`)
   const action = argv[i + 1]
   const list = commands.filter((c) => c.group === group)
+  const actions = list.map((c) => c.action)
   // A group that is one command (`kigo usage [--method …]`) takes its options directly.
   const single = list.find((c) => c.action === '')
-  if (single && (action === undefined || action.startsWith('-'))) return { command: single, rest: [...globals, ...argv.slice(i + 1)], help: false }
+  if (single) return { kind: 'run', command: single, rest: [...globals, ...argv.slice(i + 1)] }
   const command = list.find((c) => c.action === action)
   if (!command) {
-    if (help || action === undefined || action === '--help' || action === '-h') {
-      if (action === undefined && !help) throw usageError(`${group}: missing subcommand (${list.map((c) => c.action).join(', ')})`)
-      return { group, rest: [], help: true }
-    }
-    throw usageError(`${group}: unknown subcommand ${JSON.stringify(action)}; one of ${list.map((c) => c.action).join(', ')}`)
+    if (help || action === '--help' || action === '-h') return { kind: 'help', text: groupHelp(group) }
+    if (action === undefined) throw usageError(`${group}: missing subcommand (${actions.join(', ')}); see kigo help ${group}`)
+    throw usageError(`${group}: unknown subcommand ${JSON.stringify(action)}${suggestion(action, actions)}; one of ${actions.join(', ')}`)
   }
-  return { command, rest: [...globals, ...argv.slice(i + 2)], help: false }
+  return { kind: 'run', command, rest: [...globals, ...argv.slice(i + 2)] }
+}
+
+/** kigo's version, from its package.json. */
+export function version(): string {
+  return (JSON.parse(readFileSync(resolve(projectRoot, 'package.json'), 'utf8')) as { version: string }).version
+}
+
+/** Whether the command line asks for JSON (errors are then JSON too). */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--')
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json')
 }
 
 /** Runs one kigo invocation; returns the exit code. */
 export async function main(argv: string[], env: Env, io: CliIo): Promise<number> {
+  const json = wantsJson(argv)
   try {
     const routed = route(argv)
-    if (!routed.command) {
-      io.stdout.write(routed.group ? groupHelp(routed.group) : mainHelp())
+    if (routed.kind === 'version') {
+      io.stdout.write(json ? JSON.stringify({ version: version() }) + '\n' : `kigo ${version()}\n`)
+      return 0
+    }
+    if (routed.kind === 'help') {
+      io.stdout.write(routed.text)
       return 0
     }
     const c = routed.command
@@ -285,11 +407,10 @@ export async function main(argv: string[], env: Env, io: CliIo): Promise<number>
     io.stdout.write(input.json ? result.text.trimEnd() + '\n' : text())
     return 0
   } catch (err) {
-    if (err instanceof CliError) {
-      io.stderr.write(`kigo: ${err.message}\n`)
-      return err.exitCode
-    }
-    io.stderr.write(`kigo: internal error: ${(err as Error).message?.replace(/\s+/g, ' ') ?? String(err)}\n`)
-    return 1
+    const e = err instanceof CliError ? err : new CliError(`internal error: ${(err as Error).message?.replace(/\s+/g, ' ') ?? String(err)}`, 1)
+    // Under --json an error is one JSON line too: the operator API's own error object when
+    // it answered with one, else {"error":{"code","message"}} (usage, unreachable, internal).
+    io.stderr.write(json ? JSON.stringify({ error: e.apiError ?? { code: e.exitCode === 2 ? 'usage' : 'failed', message: e.message } }) + '\n' : `kigo: ${e.message}\n`)
+    return e.exitCode
   }
 }

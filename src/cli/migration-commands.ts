@@ -30,6 +30,35 @@ interface MethodView {
   }
 }
 type PolicyView = { guide_url: string; basic: MethodView; wsse: MethodView }
+interface AuditEventView { id: number; at: string; address: string; kind: string; action: string; target: string; before: unknown; after: unknown }
+
+/** `field: old -> new` for each top-level field that differs (JSON values, shortened). */
+export /** An exception as the operator reads it: a client name is self-declared, and alone it matches nobody. */
+function exceptionText(x: { user?: string; client?: string }): string {
+  if (x.user === undefined) return `client ${JSON.stringify(x.client)} alone (matches nobody: add the user)`
+  return x.client === undefined ? `user ${x.user}` : `user ${x.user} with client ${JSON.stringify(x.client)} (self-declared)`
+}
+
+function changeSummary(before: unknown, after: unknown): string {
+  const short = (v: unknown) => {
+    const text = JSON.stringify(v) ?? 'null'
+    return text.length > 60 ? `${text.slice(0, 57)}...` : text
+  }
+  if (before === null && after === null) return '-'
+  if (before === null) return 'created'
+  if (after === null) return 'deleted'
+  if (typeof before !== 'object' || typeof after !== 'object') return `${short(before)} -> ${short(after)}`
+  const b = before as Record<string, unknown>
+  const a = after as Record<string, unknown>
+  const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].filter((k) => JSON.stringify(b[k]) !== JSON.stringify(a[k]))
+  return keys.length === 0 ? 'unchanged' : keys.map((k) => `${k}: ${short(b[k])} -> ${short(a[k])}`).join('; ')
+}
+
+function policyEventText(e: AuditEventView): string {
+  const before = e.before as Partial<MethodView> | null
+  const after = e.after as Partial<MethodView> | null
+  return `${e.at}  ${e.target}: ${before?.state ?? '-'} -> ${after?.state ?? '-'}  (from ${e.address})\n  ${changeSummary(before, after)}`
+}
 
 /** `09:00-12:00,21:00-24:00` as windows; `none` for none. */
 function parseWindows(value: string): Window[] {
@@ -41,15 +70,39 @@ function parseWindows(value: string): Window[] {
   })
 }
 
-function methodText(name: string, p: MethodView): string {
+const windowsText = (windows: Window[]) => windows.map((w) => `${w.start}-${w.end}`).join(', ')
+
+/**
+ * One method's policy, leading with what is in effect now, then what is scheduled.
+ * Settings are shown only where they act: brownout windows while in brownout (or beside
+ * a scheduled brownout), the sunset while the method is deprecated or browned out,
+ * exceptions while it refuses requests (brownout, deny) and only those not yet expired.
+ */
+export function methodText(name: string, p: MethodView, now = Date.now()): string {
   const e = p.effective
-  const lines = [`${name}: ${e.state}${e.refusing ? ` (refusing${e.brownout_until ? ` until ${e.brownout_until}` : ''})` : ''}; set to ${p.state} since ${p.since}`]
-  if (e.deprecated_since) lines.push(`  deprecated since ${e.deprecated_since}`)
-  if (p.sunset) lines.push(`  sunset ${p.sunset}`)
-  if (p.windows.length > 0) lines.push(`  brownout windows (UTC) ${p.windows.map((w) => `${w.start}-${w.end}`).join(', ')}`)
-  for (const x of p.exceptions) lines.push(`  exception ${x.user !== undefined ? `user ${x.user}` : `client ${JSON.stringify(x.client)}`} until ${x.until}`)
-  for (const s of p.schedule) lines.push(`  scheduled ${s.state} from ${s.from}`)
-  if (e.next_change) lines.push(`  next change: ${e.next_change.state} at ${e.next_change.at}`)
+  const refusingNote = e.state === 'deny' ? ' (refusing every request)' : e.refusing ? ` (refusing now, window open until ${e.brownout_until})` : ''
+  const lines = [`${name}: ${e.state} now${refusingNote}`]
+  const since = e.state === p.state ? p.since : p.schedule.filter((s) => s.state === e.state && Date.parse(s.from) <= now).at(-1)?.from
+  if (since && Date.parse(since) > 0) lines.push(`  in effect since ${since}`)
+  if (e.deprecated_since && e.state !== 'allow') lines.push(`  deprecated since ${e.deprecated_since}`)
+  if (e.state === 'brownout') {
+    lines.push(`  brownout windows (UTC) ${windowsText(p.windows)}`)
+    if (e.next_window) lines.push(`  next window ${e.next_window.start} to ${e.next_window.end}`)
+  }
+  if (p.sunset && (e.state === 'deprecate' || e.state === 'brownout')) lines.push(`  sunset ${p.sunset}`)
+  const live = p.exceptions.filter((x) => Date.parse(x.until) > now)
+  if (e.state === 'brownout' || e.state === 'deny') {
+    for (const x of live) lines.push(`  exception ${exceptionText(x)} until ${x.until}`)
+  }
+  const pending = p.schedule.filter((s) => Date.parse(s.from) > now)
+  if (pending.length === 0) lines.push('  no change scheduled')
+  for (const s of pending) {
+    const extra = s.state === 'brownout' ? ` (windows UTC ${windowsText(p.windows)})` : ''
+    lines.push(`  scheduled: ${s.state} from ${s.from}${extra}`)
+  }
+  if (pending.length > 0 && e.state !== 'brownout' && e.state !== 'deny' && live.length > 0 && pending.some((s) => s.state === 'brownout' || s.state === 'deny')) {
+    for (const x of live) lines.push(`  exception (once refusing) ${exceptionText(x)} until ${x.until}`)
+  }
   return lines.join('\n')
 }
 
@@ -82,15 +135,19 @@ export function changedPolicy(current: MethodView, state: string, values: Parsed
     next.schedule = values.from !== undefined ? [{ state, from: values.from }] : []
   }
   if (values.exceptions !== undefined) {
-    if (values.exceptions !== 'none') throw usageError('policy set: --exceptions takes only none (clears them); add one with --except-user or --except-client and --until')
+    if (values.exceptions !== 'none') throw usageError('policy set: --exceptions takes only none (clears them); add one with --except-user [--except-client] and --until')
     next.exceptions = []
   }
-  const subject = values['except-user'] !== undefined ? { user: values['except-user'] } : values['except-client'] !== undefined ? { client: values['except-client'] } : null
-  if (values['except-user'] !== undefined && values['except-client'] !== undefined) throw usageError('policy set: give one of --except-user and --except-client at a time')
+  // A client name is self-declared (source parameter or User-Agent): it only narrows an
+  // exception for a user, never stands alone.
+  if (values['except-client'] !== undefined && values['except-user'] === undefined) {
+    throw usageError('policy set: --except-client needs --except-user ID: a client name is self-declared by the request (source or User-Agent), so the exception is for that user with that client')
+  }
+  const subject = values['except-user'] !== undefined ? { user: values['except-user'], ...(values['except-client'] !== undefined ? { client: values['except-client'] } : {}) } : null
   if (subject && values.until === undefined) throw usageError('policy set: an exception needs --until DATE')
-  if (!subject && values.until !== undefined) throw usageError('policy set: --until goes with --except-user or --except-client')
+  if (!subject && values.until !== undefined) throw usageError('policy set: --until goes with --except-user [--except-client]')
   if (subject) {
-    const others = (next.exceptions as Exception[]).filter((x) => (subject.user !== undefined ? x.user !== subject.user : x.client !== subject.client))
+    const others = (next.exceptions as Exception[]).filter((x) => x.user !== subject.user || x.client !== (subject as Exception).client)
     next.exceptions = [...others, { ...subject, until: values.until! }]
   }
   return next
@@ -101,17 +158,35 @@ export const migrationCommands: Command[] = [
     group: 'usage',
     action: '',
     args: [],
-    options: { method: { value: 'basic|wsse|oauth' }, user: { value: 'ID' }, since: { value: 'ISO' } },
-    summary: 'the legacy-usage report: requests per method, user and client, with first and last seen (all gateways)',
-    async run(client: AdminClient, { values }: Parsed) {
+    options: {
+      method: { value: 'basic|wsse|oauth' },
+      user: { value: 'ID' },
+      client: { value: 'TEXT' },
+      since: { value: 'ISO' },
+      moved: { value: 'yes|no' },
+      sort: { value: 'last_seen|first_seen|count|user|client|method' },
+      order: { value: 'asc|desc' },
+      limit: { value: 'N' },
+    },
+    flags: { csv: 'print the report as CSV (GET /admin/usage.csv), one row per record, for a spreadsheet or mail merge' },
+    summary: 'the legacy-usage report: requests per method, user and (self-declared) client, split by outcome (accepted, refused by policy, failed credentials, throttled), first and last seen, whether the client moved to OAuth, the user\'s contact (all gateways)',
+    examples: ['kigo usage --method basic --moved no --sort count', 'kigo usage --client curl --since 2027-01-01T00:00:00Z --json', 'kigo usage --csv > outreach.csv'],
+    async run(client: AdminClient, { values, flags }: Parsed) {
       if (values.method !== undefined && !usageMethods.includes(values.method)) {
         throw usageError(`usage: --method must be one of ${usageMethods.join(', ')}`)
       }
+      if (values.moved !== undefined && values.moved !== 'yes' && values.moved !== 'no') throw usageError('usage: --moved must be yes or no')
       const params = new URLSearchParams()
-      for (const name of ['method', 'user', 'since']) if (values[name] !== undefined) params.set(name, values[name]!)
-      const result = await client.request('GET', `/admin/usage${params.size > 0 ? `?${params.toString()}` : ''}`)
-      const rows = (result.json as { records: Array<Record<string, unknown>> }).records
-      return { result, text: () => formatTable(rows, ['method', 'user', 'client', 'count', 'first_seen', 'last_seen'], 'no usage recorded') }
+      for (const name of ['method', 'user', 'client', 'since', 'sort', 'order', 'limit']) if (values[name] !== undefined) params.set(name, values[name]!)
+      if (values.moved !== undefined) params.set('moved', values.moved === 'yes' ? 'true' : 'false')
+      const query = params.size > 0 ? `?${params.toString()}` : ''
+      if (flags?.has('csv')) {
+        const result = await client.request('GET', `/admin/usage.csv${query}`, undefined, true)
+        return { result, text: () => result.text }
+      }
+      const result = await client.request('GET', `/admin/usage${query}`)
+      const rows = (result.json as { records: Array<Record<string, unknown>> }).records.map((r) => ({ ...r, moved: r.moved === null ? '' : r.moved ? 'yes' : 'no' }))
+      return { result, text: () => formatTable(rows, ['method', 'user', 'client', 'count', 'accepted', 'refused_by_policy', 'failed_credentials', 'throttled', 'first_seen', 'last_seen', 'moved', 'email'], 'no usage recorded') }
     },
   },
   {
@@ -119,7 +194,8 @@ export const migrationCommands: Command[] = [
     action: 'show',
     args: [],
     options: {},
-    summary: 'the migration policy of basic and wsse: state, windows, exceptions, sunset, schedule, next change',
+    summary: 'the migration policy of basic and wsse: the state in effect now, then the scheduled changes',
+    examples: ['kigo policy show', 'kigo policy show --json'],
     async run(client: AdminClient) {
       const result = await client.request('GET', '/admin/policy')
       return { result, text: policyText(result) }
@@ -139,7 +215,12 @@ export const migrationCommands: Command[] = [
       exceptions: { value: 'none' },
       schedule: { value: 'none' },
     },
-    summary: 'set basic or wsse to allow, deprecate, brownout or deny (now, or --from a date); windows are UTC',
+    summary: 'set basic or wsse to allow, deprecate, brownout or deny (now, or --from a date); windows are UTC; --except-user ID [--except-client NAME] --until DATE adds an exception for that user (and only that self-declared client)',
+    examples: [
+      'kigo policy set wsse deprecate --sunset 2027-06-30T00:00:00Z',
+      'kigo policy set basic brownout --windows 09:00-12:00,15:00-18:00 --except-user alice --until 2027-01-31T00:00:00Z',
+      'kigo policy set basic deny --from 2027-07-01T00:00:00Z',
+    ],
     async run(client: AdminClient, { args, values }: Parsed) {
       const [method, state] = args as [string, string]
       if (method === 'oauth') throw usageError('policy set: OAuth is always allowed; the policy is for basic and wsse')
@@ -149,6 +230,38 @@ export const migrationCommands: Command[] = [
       const body = { [method]: changedPolicy(current[method as 'basic' | 'wsse'], state, values) }
       const result = await client.request('PUT', '/admin/policy', body)
       return { result, text: () => methodText(method, (result.json as PolicyView)[method as 'basic' | 'wsse']) + '\n' }
+    },
+  },
+  {
+    group: 'policy',
+    action: 'history',
+    args: [],
+    options: { method: { value: 'basic|wsse' }, limit: { value: 'N' } },
+    summary: 'every change of the migration policy, newest first: when, from which address, the state before and after',
+    examples: ['kigo policy history', 'kigo policy history --method basic --limit 5 --json'],
+    async run(client: AdminClient, { values }: Parsed) {
+      if (values.method !== undefined && !legacyMethods.includes(values.method)) throw usageError('policy history: --method must be basic or wsse')
+      const params = new URLSearchParams({ kind: 'policy' })
+      if (values.method !== undefined) params.set('target', values.method)
+      if (values.limit !== undefined) params.set('limit', values.limit)
+      const result = await client.request('GET', `/admin/audit?${params.toString()}`)
+      const events = (result.json as { events: AuditEventView[] }).events
+      return { result, text: () => (events.length === 0 ? 'no policy changes recorded\n' : events.map(policyEventText).join('\n') + '\n') }
+    },
+  },
+  {
+    group: 'audit',
+    action: '',
+    args: [],
+    options: { kind: { value: 'policy|user|app|token' }, target: { value: 'ID|KEY|TOKEN|METHOD' }, since: { value: 'ISO' }, limit: { value: 'N' } },
+    summary: 'the audit trail: every change made through the operator API, newest first',
+    examples: ['kigo audit', 'kigo audit --kind app --since 2027-01-01T00:00:00Z', 'kigo audit --target alice --json'],
+    async run(client: AdminClient, { values }: Parsed) {
+      const params = new URLSearchParams()
+      for (const name of ['kind', 'target', 'since', 'limit']) if (values[name] !== undefined) params.set(name, values[name]!)
+      const result = await client.request('GET', `/admin/audit${params.size > 0 ? `?${params.toString()}` : ''}`)
+      const rows = (result.json as { events: AuditEventView[] }).events.map((e) => ({ ...e, change: changeSummary(e.before, e.after) }))
+      return { result, text: () => formatTable(rows, ['at', 'address', 'action', 'target', 'change'], 'no changes recorded') }
     },
   },
 ]

@@ -20,6 +20,12 @@ export const ConfigSchema = Type.Object({
   trustedProxies: Type.Array(Type.String({ minLength: 1 })),
   domesticHost: HostPort,
   globalHost: HostPort,
+  /**
+   * Further host names each deployment answers to (a second gateway reached on its own
+   * port, a staging name); links and pages keep using domesticHost and globalHost.
+   */
+  domesticHostAliases: Type.Array(HostPort),
+  globalHostAliases: Type.Array(HostPort),
   secretKey: Type.String({ minLength: 1 }),
   adminToken: Type.String({ minLength: 16 }),
   gateway: Type.Object({
@@ -49,6 +55,9 @@ export const ConfigSchema = Type.Object({
   core: Type.Object({
     host: Type.String({ minLength: 1 }),
     port: Port,
+    /** The core's own /metrics (SPEC §6.2 for the core), on loopback by default. */
+    metricsHost: Type.String({ minLength: 1 }),
+    metricsPort: Port,
     identityMaxAgeSeconds: Type.Integer({ minimum: 1 }),
     limits: Type.Object({
       bodyChars: Type.Integer({ minimum: 1 }),
@@ -57,12 +66,33 @@ export const ConfigSchema = Type.Object({
       fileBytes: Type.Integer({ minimum: 1 }),
       files: Type.Integer({ minimum: 1 }),
     }),
+    // SPEC §2.8 sort=hot and §2.10 keywords/hot look back this far.
+    hotEntriesHours: Type.Integer({ minimum: 1 }),
+    hotKeywordsHours: Type.Integer({ minimum: 1 }),
+  }),
+  /**
+   * Deadlines of every call to PostgreSQL and Redis (README "Dependability"): a stopped or
+   * partitioned server is waited for this long at most, then the request gets 503.
+   */
+  dependencies: Type.Object({
+    /** A new connection (PostgreSQL, Redis), and a free connection from the pool. */
+    connectTimeoutMs: Type.Integer({ minimum: 50, maximum: 60000 }),
+    /** One PostgreSQL statement. */
+    statementTimeoutMs: Type.Integer({ minimum: 50, maximum: 600000 }),
+    /** One Redis command (nonce claims, throttle counts). */
+    redisCommandTimeoutMs: Type.Integer({ minimum: 50, maximum: 60000 }),
+    /** All of a request's dependency work before it is forwarded or answered (authentication at the gateway, the store calls at the core). */
+    requestDeadlineMs: Type.Integer({ minimum: 50, maximum: 600000 }),
   }),
   // Migration controls and usage report (SPEC §6.1, §6.3).
   migration: Type.Object({
     guideUrl: Type.String({ pattern: '^https?://[^\\s<>"]+$' }),
     policyRefreshMs: Type.Integer({ minimum: 100, maximum: 15000 }),
     usageFlushMs: Type.Integer({ minimum: 100, maximum: 15000 }),
+    /** Report rows last seen longer ago than this are deleted. */
+    usageRetentionDays: Type.Integer({ minimum: 1, maximum: 3650 }),
+    /** Distinct clients kept per (method, user); the rest are added to one "(other clients)" row. */
+    usageMaxClientsPerUser: Type.Integer({ minimum: 1, maximum: 1000 }),
   }),
   /** OAuth provider and account area lifetimes (SPEC §5). */
   provider: Type.Object({
@@ -74,15 +104,31 @@ export const ConfigSchema = Type.Object({
     wsseWindowSeconds: Type.Integer({ minimum: 1 }),
     hmacSha256: Type.Boolean(),
     plaintext: Type.Boolean(),
+    /**
+     * Send the whole signature base string with a signature_invalid (header
+     * X-OAuth-Signature-Base-String). Unset: on in embedded mode, off in production.
+     */
+    signatureBaseStringHeader: Type.Optional(Type.Boolean()),
     realm: Type.String({ minLength: 1 }),
     /** Per-route override of the accepted methods (SPEC §4.1), keyed by route name. */
     routeMethods: Type.Record(Type.String(), Type.Array(Type.Union([Type.Literal('oauth'), Type.Literal('basic'), Type.Literal('wsse')]))),
     replayFallback: Type.Object({ wsse: Fallback, oauth: Fallback }),
     /** Unexpired nonces one client (OAuth token, WSSE user) may hold in an in-process replay cache. */
     replayPerClientMax: Type.Integer({ minimum: 1 }),
+    /** The rules of src/gateway/throttle/attempts.ts. */
     throttle: Type.Object({
+      /** Consecutive failures of one user from one address… */
       maxFailures: Type.Integer({ minimum: 1 }),
+      /** …within this window. */
       windowSeconds: Type.Integer({ minimum: 1 }),
+      /** Failures from one address (IPv6: one /64), whatever user they name. */
+      addressMaxFailures: Type.Integer({ minimum: 1 }),
+      addressWindowSeconds: Type.Integer({ minimum: 1 }),
+      /** Failures naming one user, from any address. */
+      userMaxFailures: Type.Integer({ minimum: 1 }),
+      userWindowSeconds: Type.Integer({ minimum: 1 }),
+      /** How long a success marks a user's address as theirs (exempt from the two rules above). */
+      knownAddressDays: Type.Integer({ minimum: 1, maximum: 365 }),
     }),
   }),
 })
@@ -144,6 +190,7 @@ function fromEnv(env: Env): Json {
     ['KIGO_GATEWAY_BIND', ['gateway', 'host']],
     ['KIGO_ADMIN_BIND', ['gateway', 'adminHost']],
     ['KIGO_CORE_BIND', ['core', 'host']],
+    ['KIGO_CORE_METRICS_BIND', ['core', 'metricsHost']],
     ['KIGO_MIGRATION_GUIDE_URL', ['migration', 'guideUrl']],
   ]
   for (const [name, path] of str) {
@@ -153,18 +200,23 @@ function fromEnv(env: Env): Json {
   const ports: Array<[string, string[]]> = [
     ['KIGO_GATEWAY_PORT', ['gateway', 'port']],
     ['KIGO_CORE_PORT', ['core', 'port']],
+    ['KIGO_CORE_METRICS_PORT', ['core', 'metricsPort']],
     ['KIGO_ADMIN_PORT', ['gateway', 'adminPort']],
   ]
   for (const [name, path] of ports) {
     const v = env[name]
     if (v !== undefined && v !== '') set(path, intFrom(name, v))
   }
+  for (const [name, key] of [['KIGO_DOMESTIC_HOST_ALIASES', 'domesticHostAliases'], ['KIGO_GLOBAL_HOST_ALIASES', 'globalHostAliases']] as const) {
+    const v = env[name]
+    if (v !== undefined && v !== '') set([key], v.split(',').map((s) => s.trim()).filter(Boolean))
+  }
   const proxies = env.KIGO_TRUSTED_PROXIES
   if (proxies !== undefined && proxies !== '') set(['trustedProxies'], proxies.split(',').map((s) => s.trim()).filter(Boolean))
   return out
 }
 
-const envNames: Record<string, string> = {
+export const envNames: Record<string, string> = {
   '/dataDir': 'KIGO_DATA_DIR',
   '/databaseUrl': 'DATABASE_URL',
   '/redisUrl': 'REDIS_URL',
@@ -179,9 +231,13 @@ const envNames: Record<string, string> = {
   '/core/port': 'KIGO_CORE_PORT',
   '/gateway/adminPort': 'KIGO_ADMIN_PORT',
   '/trustedProxies': 'KIGO_TRUSTED_PROXIES',
+  '/domesticHostAliases': 'KIGO_DOMESTIC_HOST_ALIASES',
+  '/globalHostAliases': 'KIGO_GLOBAL_HOST_ALIASES',
   '/gateway/host': 'KIGO_GATEWAY_BIND',
   '/gateway/adminHost': 'KIGO_ADMIN_BIND',
   '/core/host': 'KIGO_CORE_BIND',
+  '/core/metricsHost': 'KIGO_CORE_METRICS_BIND',
+  '/core/metricsPort': 'KIGO_CORE_METRICS_PORT',
   '/migration/guideUrl': 'KIGO_MIGRATION_GUIDE_URL',
 }
 
@@ -208,9 +264,22 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const gwPort = gw && typeof gw.port === 'number' ? gw.port : 8080
   raw.domesticHost ??= `localhost:${gwPort}`
   raw.globalHost ??= `127.0.0.1:${gwPort}`
+  raw.domesticHostAliases ??= []
+  raw.globalHostAliases ??= []
+  // The core URL follows the core's port when it is not given (embedded mode with
+  // KIGO_CORE_PORT alone must reach its own core, not port 8081).
+  const core = raw.core as Json | undefined
+  const corePort = core && typeof core.port === 'number' ? core.port : 8081
+  const coreHost = core && typeof core.host === 'string' && !['0.0.0.0', '::', ''].includes(core.host) ? core.host : '127.0.0.1'
+  if (gw && gw.coreUrl === undefined) gw.coreUrl = `http://${coreHost.includes(':') ? `[${coreHost}]` : coreHost}:${corePort}`
   // The migration guide defaults to the page the gateway serves itself (/migration).
   const migration = (raw.migration ??= {}) as Json
   migration.guideUrl ??= `${String(raw.publicScheme)}://${String(raw.domesticHost)}/migration`
+  const tokenSource =
+    options.overrides && 'adminToken' in options.overrides ? 'the configuration given to the process'
+      : env.KIGO_ADMIN_TOKEN ? 'the KIGO_ADMIN_TOKEN environment variable'
+        : raw.adminToken !== undefined ? `the file named by KIGO_CONFIG (${String(file)})`
+          : `the file ${resolve(String(raw.dataDir), 'admin-token')}`
   if ((raw.secretKey === undefined || raw.adminToken === undefined) && options.secrets) {
     const generated = options.secrets(String(raw.dataDir))
     raw.secretKey ??= generated.secretKey
@@ -223,9 +292,17 @@ export function loadConfig(options: LoadOptions = {}): Config {
     throw new ConfigError(`${name}: ${first.message}`)
   }
   const config = raw as unknown as Config
+  adminTokenSources.set(config, tokenSource)
   const key = Buffer.from(config.secretKey, 'base64')
   if (key.length !== 32 || key.toString('base64') !== config.secretKey.trim()) {
     throw new ConfigError('KIGO_SECRET_KEY: must be 32 bytes, base64-encoded')
   }
   return config
+}
+
+const adminTokenSources = new WeakMap<object, string>()
+
+/** Where loadConfig found the admin token, for the start-up line (never the token itself). */
+export function adminTokenSource(config: Config): string {
+  return adminTokenSources.get(config) ?? 'the configuration given to the process'
 }

@@ -34,19 +34,24 @@ export function xmlSafe(text: string): string {
   return text.replace(notXmlChar, '\uFFFD')
 }
 
-export type XmlValue = string | number | null | XmlObject
+/** An array is one element per item, all with the key's name (`{ status: [a, b] }`). */
+export type XmlValue = string | number | null | XmlObject | XmlValue[]
+/** Keys starting with `@_` are attributes (`{ '@_type': 'array' }`). */
 export interface XmlObject { [name: string]: XmlValue }
 
 const builder = new XMLBuilder({ ignoreAttributes: false, format: false, suppressEmptyNode: false })
 
+function cleanValue(v: XmlValue): unknown {
+  if (v === null) return ''
+  if (typeof v === 'string') return xmlSafe(v)
+  if (typeof v === 'number') return String(v)
+  if (Array.isArray(v)) return v.map(cleanValue)
+  return cleanForXml(v)
+}
+
 function cleanForXml(value: XmlObject): Record<string, unknown> {
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(value)) {
-    if (v === null) out[k] = ''
-    else if (typeof v === 'string') out[k] = xmlSafe(v)
-    else if (typeof v === 'number') out[k] = String(v)
-    else out[k] = cleanForXml(v)
-  }
+  for (const [k, v] of Object.entries(value)) out[k] = cleanValue(v)
   return out
 }
 

@@ -32,6 +32,12 @@ const all: AuthMethod[] = ['oauth', 'basic', 'wsse']
 const write = { anonymous: false, methods: all, scopes: ['write_public'] as Scope[] }
 /** Reads: anonymous, or any credential (OAuth read_public or write_public). */
 const read = { anonymous: true, methods: all, scopes: ['read_public', 'write_public'] as Scope[] }
+/**
+ * Reads of "the authenticated user" (the forms without `/{id}`, SPEC §2.8-2.10, §4.1):
+ * credentials needed. OAuth `read_public`, or `write_public`, which every client that may
+ * write as the user is also trusted to read with (as statuses/show allows).
+ */
+const readSelf = { anonymous: false, methods: all, scopes: ['read_public', 'write_public'] as Scope[] }
 
 export const operations: readonly Operation[] = [
   { name: 'statuses/update', method: 'POST', path: '/api/statuses/update', ...write },
@@ -39,6 +45,38 @@ export const operations: readonly Operation[] = [
   { name: 'statuses/destroy', method: 'POST', path: '/api/statuses/destroy/{eid}', ...write },
   { name: 'favorites/create', method: 'POST', path: '/api/favorites/create/{eid}', ...write },
   { name: 'favorites/destroy', method: 'POST', path: '/api/favorites/destroy/{eid}', ...write },
+  // SPEC §2.8 timelines. A form with `{word}` or `{id}` is its own row: one path per row.
+  { name: 'statuses/public_timeline', method: 'GET', path: '/api/statuses/public_timeline', ...read },
+  { name: 'statuses/keyword_timeline', method: 'GET', path: '/api/statuses/keyword_timeline', ...read },
+  { name: 'statuses/keyword_timeline/{word}', method: 'GET', path: '/api/statuses/keyword_timeline/{word}', ...read },
+  { name: 'statuses/user_timeline', method: 'GET', path: '/api/statuses/user_timeline', ...readSelf },
+  { name: 'statuses/user_timeline/{id}', method: 'GET', path: '/api/statuses/user_timeline/{id}', ...read },
+  { name: 'statuses/friends_timeline', method: 'GET', path: '/api/statuses/friends_timeline', ...readSelf },
+  { name: 'statuses/friends_timeline/{id}', method: 'GET', path: '/api/statuses/friends_timeline/{id}', ...read },
+  { name: 'statuses/album', method: 'GET', path: '/api/statuses/album', ...read },
+  { name: 'statuses/album/{word}', method: 'GET', path: '/api/statuses/album/{word}', ...read },
+  // SPEC §2.9 users and follows.
+  { name: 'friendships/show', method: 'GET', path: '/api/friendships/show', ...readSelf },
+  { name: 'friendships/show/{id}', method: 'GET', path: '/api/friendships/show/{id}', ...read },
+  { name: 'statuses/friends', method: 'GET', path: '/api/statuses/friends', ...readSelf },
+  { name: 'statuses/friends/{id}', method: 'GET', path: '/api/statuses/friends/{id}', ...read },
+  { name: 'statuses/followers', method: 'GET', path: '/api/statuses/followers', ...readSelf },
+  { name: 'statuses/followers/{id}', method: 'GET', path: '/api/statuses/followers/{id}', ...read },
+  { name: 'friendships/create', method: 'POST', path: '/api/friendships/create/{id}', ...write },
+  { name: 'friendships/destroy', method: 'POST', path: '/api/friendships/destroy/{id}', ...write },
+  // SPEC §2.10 keywords.
+  { name: 'keywords/show', method: 'GET', path: '/api/keywords/show', ...read },
+  { name: 'keywords/show/{word}', method: 'GET', path: '/api/keywords/show/{word}', ...read },
+  { name: 'keywords/hot', method: 'GET', path: '/api/keywords/hot', ...read },
+  { name: 'keywords/list', method: 'GET', path: '/api/keywords/list', ...read },
+  { name: 'statuses/keywords', method: 'GET', path: '/api/statuses/keywords', ...readSelf },
+  { name: 'statuses/keywords/{id}', method: 'GET', path: '/api/statuses/keywords/{id}', ...read },
+  { name: 'keywords/create', method: 'POST', path: '/api/keywords/create', ...write },
+  { name: 'keywords/create/{word}', method: 'POST', path: '/api/keywords/create/{word}', ...write },
+  { name: 'keywords/destroy', method: 'POST', path: '/api/keywords/destroy', ...write },
+  { name: 'keywords/destroy/{word}', method: 'POST', path: '/api/keywords/destroy/{word}', ...write },
+  { name: 'keywords/relation/create', method: 'POST', path: '/api/keywords/relation/create', ...write },
+  { name: 'keywords/relation/destroy', method: 'POST', path: '/api/keywords/relation/destroy', ...write },
   { name: 'photos/create', method: 'POST', path: '/api/photos/create', anonymous: false, methods: all, scopes: ['write_private'] },
   { name: 'applications/my', method: 'GET', path: '/applications/my', anonymous: false, methods: ['oauth'], scopes: [] },
 ]

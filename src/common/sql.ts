@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
 import pg from 'pg'
 import type { PGlite, Transaction } from '@electric-sql/pglite'
+import { isConnectionFailure, type DependencyWatch } from './dependency-watch.js'
 
 export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>
@@ -16,6 +17,8 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
   /** Cheap round trip, for readiness checks. */
   ping(): Promise<void>
+  /** Connections of the pool (PostgreSQL): open, idle, and callers waiting for one. */
+  poolStats?(): { total: number; idle: number; waiting: number; max: number }
   close(): Promise<void>
 }
 
@@ -24,7 +27,26 @@ export interface DbOptions {
   dataDir: string
   /** Pool size for PostgreSQL. */
   maxConnections?: number
+  /** Deadlines of every PostgreSQL call (the embedded database has no network to wait on). */
+  timeouts?: DbTimeouts
+  /** Told of every PostgreSQL call's success or connection failure (the outage log). */
+  watch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
 }
+
+/**
+ * A PostgreSQL that is stopped or partitioned away accepts bytes and never answers: without
+ * these a request would wait for it forever (issue: a hung dependency hangs kigo).
+ * - connectTimeoutMs bounds a new connection and the wait for a free one in the pool;
+ * - statementTimeoutMs bounds one statement: on the server (statement_timeout) and in the
+ *   client (query_timeout), which also catches a server that answers nothing at all. A
+ *   connection whose statement timed out is discarded, never reused.
+ */
+export interface DbTimeouts {
+  connectTimeoutMs: number
+  statementTimeoutMs: number
+}
+
+export const defaultDbTimeouts: DbTimeouts = { connectTimeoutMs: 2000, statementTimeoutMs: 3000 }
 
 // ---- PostgreSQL -------------------------------------------------------------------
 
@@ -35,7 +57,24 @@ class PostgresDb implements Db {
   readonly engine = 'postgres' as const
   /** Statement text → name: each is parsed and planned once per connection, not per query. */
   private readonly names = new Map<string, string>()
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly watch?: DbOptions['watch'],
+  ) {}
+
+  /** Tells the watch how a call went; the outcome itself is passed on unchanged. */
+  private async watched<T>(work: Promise<T>): Promise<T> {
+    if (!this.watch) return work
+    try {
+      const value = await work
+      this.watch.succeeded()
+      return value
+    } catch (err) {
+      if (isConnectionFailure(err)) this.watch.failed(err)
+      else this.watch.succeeded()
+      throw err
+    }
+  }
 
   /**
    * A statement with parameters runs as a named prepared statement: PostgreSQL parses it
@@ -54,31 +93,49 @@ class PostgresDb implements Db {
   }
 
   async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await this.pool.query(this.statement(sql, params))).rows as T[]
+    return (await this.watched(this.pool.query(this.statement(sql, params)))).rows as T[]
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.watched(this.inTransaction(fn))
+  }
+
+  private async inTransaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect()
+    let broken: Error | undefined
     try {
       await client.query('BEGIN')
       const result = await fn({ query: async <R>(sql: string, params: unknown[] = []) => (await client.query(this.statement(sql, params))).rows as R[] })
       await client.query('COMMIT')
       return result
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined)
+      // After a timeout the connection may still carry the unanswered statement: it is
+      // dropped (release with an error), so the transaction can never commit later.
+      if (isTimeout(err)) broken = err as Error
+      else await client.query('ROLLBACK').catch(() => undefined)
       throw err
     } finally {
-      client.release()
+      client.release(broken)
     }
   }
 
   async ping(): Promise<void> {
-    await this.pool.query('SELECT 1')
+    await this.watched(this.pool.query('SELECT 1'))
+  }
+
+  poolStats() {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount, max: this.pool.options.max ?? 10 }
   }
 
   async close(): Promise<void> {
     await this.pool.end()
   }
+}
+
+/** A connect or statement deadline of the pool (see DbTimeouts), as node-postgres reports it. */
+export function isTimeout(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : ''
+  return /timeout|timed out/i.test(message) || (err as { code?: string } | null)?.code === '57014'
 }
 
 // ---- PGlite -------------------------------------------------------------------------
@@ -151,11 +208,18 @@ async function openEmbedded(dataDir: string): Promise<Db> {
 
 export async function openDb(options: DbOptions): Promise<Db> {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxConnections ?? 10 })
+    const t = options.timeouts ?? defaultDbTimeouts
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: t.connectTimeoutMs,
+      query_timeout: t.statementTimeoutMs,
+      statement_timeout: t.statementTimeoutMs,
+    })
     // An idle client losing its connection must not crash the process; the next query
     // reconnects, and readiness reports the outage meanwhile.
     pool.on('error', () => undefined)
-    return new PostgresDb(pool)
+    return new PostgresDb(pool, options.watch)
   }
   return openEmbedded(options.dataDir)
 }

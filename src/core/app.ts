@@ -5,17 +5,23 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import multipart from '@fastify/multipart'
 import type { Config } from '../common/config.js'
 import { ApiError, errors } from '../common/errors.js'
+import { clientGone, isWrite } from '../common/client-gone.js'
 import { formatOfPath } from '../common/formats.js'
 import { identityKey, verifyIdentity } from '../common/identity.js'
 import { requestLogging } from '../common/request-logger.js'
-import { deploymentOfHost, type Hosts } from './entries/deployment.js'
+import { deploymentOfHost, expectedHosts, type Hosts } from './entries/deployment.js'
 import type { ContentStore } from './store/types.js'
+import type { CoreMetrics } from './metrics.js'
 import { routeFlags } from './routes/api-route.js'
-import { checkSignedOperation, SeenRequestIds, verifiedBody } from './routes/identity-guard.js'
+import { checkSignedOperation, SeenRequestIds, tapBodyDigest, verifiedBody } from './routes/identity-guard.js'
 import { canonicalPath } from '../common/route-table.js'
 import { contextOf, sendError } from './routes/context.js'
 import type { CoreDeps } from './routes/deps.js'
 import { favoriteRoutes } from './routes/favorites.js'
+import { followRoutes } from './routes/follows.js'
+import { keywordRoutes } from './routes/keywords.js'
+import { pageRoutes } from './routes/pages.js'
+import { timelineRoutes } from './routes/timelines.js'
 import { decodeForm, queryBytes } from './routes/form-decoding.js'
 import { healthRoutes } from './routes/health.js'
 import { FormBody } from './routes/params.js'
@@ -30,6 +36,8 @@ export interface CoreAppOptions {
   store: ContentStore
   /** Fastify's `logger` option: false (default) for none, true or pino options. */
   logger?: FastifyServerOptions['logger']
+  /** Where requests and store failures are counted (src/core/metrics.ts). */
+  metrics?: CoreMetrics
 }
 
 /** A request ID from the gateway is kept for log correlation when it looks like one. */
@@ -57,9 +65,27 @@ function toApiError(err: FastifyError | ApiError | Error): ApiError {
   return new ApiError(500, 'internal_error', 'Internal server error')
 }
 
+/**
+ * A write whose client (the gateway's connection) is gone is not started: the reply is
+ * taken over and nothing runs. True when so.
+ */
+function stopIfClientGone(request: FastifyRequest, reply: FastifyReply): boolean {
+  if (!isWrite(request.method) || !clientGone(request, reply)) return false
+  request.log.info({ method: request.method, path: (request.raw.url ?? '').split('?')[0] }, 'client closed the connection before the write started; not started')
+  reply.hijack()
+  return true
+}
+
 export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   const { config } = options
-  const hosts: Hosts = { domesticHost: config.domesticHost, globalHost: config.globalHost, publicScheme: config.publicScheme }
+  const hosts: Hosts = {
+    domesticHost: config.domesticHost,
+    globalHost: config.globalHost,
+    publicScheme: config.publicScheme,
+    domesticAliases: config.domesticHostAliases ?? [],
+    globalAliases: config.globalHostAliases ?? [],
+  }
+  const unknownDeployment = `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')}`
   const key = identityKey(config.secretKey)
   const seenRequestIds = new SeenRequestIds(config.core.identityMaxAgeSeconds * 2)
 
@@ -76,7 +102,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     },
   })
 
-  const deps: CoreDeps = { config, store: guardStore(options.store, app.log), profiles: undefined!, hosts }
+  const deps: CoreDeps = { config, store: guardStore(options.store, app.log, options.metrics && ((operation) => options.metrics!.storeErrors.inc({ operation }))), profiles: undefined!, hosts }
   deps.profiles = new ProfileRefresher(deps.store)
 
   // Bodies: urlencoded (decoded strictly, see form-decoding.ts) and multipart only.
@@ -132,7 +158,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     if (!canonical.ok) throw errors.badRequest('bad_path', canonical.reason)
     if (formatOfPath(url) === null) throw errors.notFound()
     ctx.deployment = deploymentOfHost(hosts, request.headers.host)
-    if (!ctx.deployment) throw errors.badRequest('unknown_deployment', 'The request host is not a deployment of this service')
+    if (!ctx.deployment) throw errors.badRequest('unknown_deployment', unknownDeployment)
     if (flags.auth === 'required' && !ctx.identity) {
       throw errors.unauthorized('authentication_required', 'This operation requires authentication')
     }
@@ -140,18 +166,39 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
 
   // A body the gateway read and verified is the body that runs (SPEC §4.6).
   app.addHook('preParsing', async (request, _reply, payload) => {
-    const expected = contextOf(request).bodySha256
-    return expected === undefined ? payload : verifiedBody(payload, expected, config.core.limits.fileBytes * (config.core.limits.files + 1))
+    const ctx = contextOf(request)
+    const expected = ctx.bodySha256
+    if (expected === undefined) return payload
+    // The multipart parser reads the request itself (and marks it only after this hook).
+    if (/^\s*multipart\/form-data/i.test(request.headers['content-type'] ?? '')) {
+      ctx.bodyCheck = tapBodyDigest(payload, expected)
+      return payload
+    }
+    return verifiedBody(payload, expected, config.core.limits.fileBytes * (config.core.limits.files + 1))
   })
 
   // SPEC §4.6: the public profile copy follows the identity.
   // Callback-style: on most requests there is nothing to wait for.
-  app.addHook('preHandler', (request, _reply, done) => {
+  app.addHook('preHandler', (request, reply, done) => {
+    if (stopIfClientGone(request, reply)) return done()
     const identity = contextOf(request).identity
     const flags = routeFlags(request)
     const refreshing = identity && flags.api && !flags.storesProfile ? deps.profiles.refresh(identity) : undefined
     if (refreshing === undefined) return done()
     refreshing.then(() => done(), done)
+  })
+  // Checked again after the profile refresh, which may have waited for the store.
+  app.addHook('preHandler', (request, reply, done) => {
+    stopIfClientGone(request, reply)
+    done()
+  })
+
+  const metrics = options.metrics
+  if (metrics) app.addHook('onResponse', (request, reply, done) => {
+    const operation = request.routeOptions.url ?? 'unmatched'
+    metrics.requests.inc({ operation, method: request.method, status_class: `${Math.floor(reply.statusCode / 100)}xx` })
+    metrics.duration.observe({ operation }, reply.elapsedTime / 1000)
+    done()
   })
 
   // One line per request (SPEC §6.2 asks the same of the gateway).
@@ -160,10 +207,13 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   if (logRequests) app.addHook('onResponse', async (request, reply) => {
     const url = request.raw.url ?? ''
     const q = url.indexOf('?')
-    request.log.info(
+    const path = q === -1 ? url : url.slice(0, q)
+    // Health checks (every few seconds from each orchestrator and balancer) at debug.
+    const health = path === '/healthz' || path === '/readyz'
+    request.log[health ? 'debug' : 'info'](
       {
         method: request.method,
-        path: q === -1 ? url : url.slice(0, q),
+        path,
         status: reply.statusCode,
         user: contextOf(request).identity?.user,
         ms: Math.round(reply.elapsedTime * 10) / 10,
@@ -174,6 +224,11 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
 
   app.setErrorHandler((err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
     const apiErr = toApiError(err)
+    if (clientGone(request, reply)) {
+      // The client closed the connection mid-request (an aborted upload): nothing failed here.
+      request.log.info({ error: err.message, code: (err as FastifyError).code }, 'client closed the connection before the request was read')
+      return sendError(request, reply, apiErr)
+    }
     if (apiErr.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'request failed')
     return sendError(request, reply, apiErr)
   })
@@ -184,5 +239,9 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   favoriteRoutes(app, deps)
   photoRoutes(app, deps)
   userRoutes(app)
+  timelineRoutes(app, deps)
+  followRoutes(app, deps)
+  keywordRoutes(app, deps)
+  pageRoutes(app, deps)
   return app
 }

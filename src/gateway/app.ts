@@ -8,6 +8,9 @@ import proxyAddr from '@fastify/proxy-addr'
 import type { Config } from '../common/config.js'
 import { ApiError, errors } from '../common/errors.js'
 import { formatOfPath, renderError } from '../common/formats.js'
+import { clientGone, isWrite } from '../common/client-gone.js'
+import { withDeadline } from '../common/deadline.js'
+import type { DependencyWatch } from '../common/dependency-watch.js'
 import { identityKey } from '../common/identity.js'
 import { canonicalPath } from '../common/route-table.js'
 import { requestLogging } from '../common/request-logger.js'
@@ -18,15 +21,16 @@ import { registerForwarding, type ForwardContext } from './proxy/forward.js'
 import type { LegacyPolicyCheck } from './policy/service.js'
 import type { ReplayCache } from './replay/types.js'
 import { routeResolver, type RoutePolicy } from './routes.js'
-import type { FailureThrottle } from './throttle/types.js'
+import type { AttemptThrottle } from './throttle/attempts.js'
 import { clientName } from './usage/client-name.js'
+import { readStreamedBody } from './auth/read-body.js'
 import type { UsageRecorder } from './usage/recorder.js'
 
 export interface GatewayDeps {
   config: Config
   lookup: CredentialLookup
   replay: { oauth: ReplayCache; wsse: ReplayCache }
-  throttle: FailureThrottle
+  throttle: AttemptThrottle
   metrics: GatewayMetrics
   /** Readiness of the gateway's own dependencies (store, Redis, core). */
   ready: () => Promise<Record<string, boolean>>
@@ -37,6 +41,8 @@ export interface GatewayDeps {
   policy?: LegacyPolicyCheck
   /** Usage report and per-minute counts (SPEC §6.3, §6.4). */
   usage?: Pick<UsageRecorder, 'observe'>
+  /** Logs the start and end of a core outage (forwards refused or timed out). */
+  coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
 }
 
 export interface PublicOrigin {
@@ -76,6 +82,7 @@ export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now
     body: Buffer.isBuffer(request.body) ? request.body : undefined,
     ...(hashedBodyLimit > 0 ? { readBody: () => readWhole(request, hashedBodyLimit) } : {}),
     now,
+    readBodyForAdvice: (limit) => readStreamedBody(request.body, limit),
   }
 }
 
@@ -176,12 +183,13 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
 
   const trusted = config.trustedProxies.length > 0 ? proxyAddr.compile(config.trustedProxies) : null
   const resolveRoute = routeResolver(config.auth.routeMethods)
-  const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle, ...(deps.policy ? { policy: deps.policy } : {}) })
+  const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle, ...(deps.policy ? { policy: deps.policy } : {}), publicHosts: [config.domesticHost, config.globalHost] })
   const forward = await registerForwarding(app, {
     coreUrl: config.gateway.coreUrl,
     timeoutMs: config.gateway.coreTimeoutMs,
     identityKey: identityKey(config.secretKey),
     stripCredentials: config.gateway.stripCredentials,
+    ...(deps.coreWatch ? { watch: deps.coreWatch } : {}),
   })
 
   // Bodies: urlencoded forms are read whole (their parameters are signed); everything else
@@ -218,8 +226,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     }
     // One line per request (SPEC §6.2); never a credential. The request ID (reqId) comes
     // from the request's logger.
+    // Health checks (every few seconds from each orchestrator and balancer) at debug.
     if (logRequests) {
-      request.log.info({
+      const health = request.url === '/healthz' || request.url === '/readyz'
+      request.log[health ? 'debug' : 'info']({
         route,
         method: request.method,
         auth: auth?.method ?? 'none',
@@ -273,14 +283,18 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     try {
       // Node keeps the first of two Authorization headers and joins two X-WSSE: the
       // verifier and the core could each see another credential. Counted on the raw headers.
+      // The whole of verification (credential lookup, nonce claim, throttle counts) is
+      // bounded: a dependency that never answers costs at most requestDeadlineMs.
       const repeated = repeatedCredentialHeader(request.raw.rawHeaders)
       decision = repeated !== null
         ? { ok: false, method: 'none', outcome: 'malformed', error: errors.badRequest('multiple_credentials', `Send one ${repeated} header, not several`) }
-        : await authenticator.authenticate(authReq, route, origin.ip)
+        : await withDeadline(authenticator.authenticate(authReq, route, origin.ip), config.dependencies.requestDeadlineMs, 'authentication')
     } catch (err) {
-      // The identity store (or another dependency of verification) failed: SPEC §7 says
-      // 503, counted, and recovery without restart (nothing here is cached on failure).
-      request.log.error({ err: { message: (err as Error).message, name: (err as Error).name } }, 'authentication dependency failed')
+      // The identity store (or another dependency of verification) failed or did not answer
+      // in time: SPEC §7 says 503, counted (outcome "unavailable"), and recovery without
+      // restart (nothing here is cached on failure). The outage itself is logged once, where
+      // it starts and ends (dependency-watch.ts); each request's line says "unavailable".
+      request.log.debug({ err: { message: (err as Error).message, name: (err as Error).name } }, 'authentication dependency failed')
       decision = { ok: false, method: 'none', outcome: 'unavailable', error: errors.unavailable('store_unavailable', 'Credentials cannot be checked right now; try again shortly') }
     }
     childOf(authDurations, (m) => metrics.authDuration.labels(m!), decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
@@ -321,6 +335,12 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       // Deprecation, Sunset and Link of the migration policy (SPEC §6.1) on an accepted
       // legacy request; the core sends none of these, so the forwarded response keeps them.
       if (decision.headers) void reply.headers(decision.headers)
+      // Verification may have waited for a slow dependency; a client that gave up meanwhile
+      // gets no write made on its behalf.
+      if (isWrite(request.method) && clientGone(request, reply)) {
+        request.log.info({ route: route.name }, 'client closed the connection before the request was forwarded; not forwarded')
+        return reply.hijack()
+      }
     }
     const origin = request.origin!
     request.forward = {

@@ -10,11 +10,12 @@ import { percentEncode } from './auth/oauth/percent-encode.js'
 import { readBasic, verifyBasicCredential } from './auth/basic.js'
 import { readWsse, verifyUsernameToken } from './auth/wsse.js'
 import { verifyOAuth } from './auth/oauth/verify.js'
+import type { SignatureAdviceOptions } from './auth/oauth/advice.js'
 import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from './auth/types.js'
 import type { LegacyPolicyCheck } from './policy/service.js'
 import type { ReplayCache } from './replay/types.js'
 import type { RoutePolicy } from './routes.js'
-import { type FailureThrottle, throttleKeys } from './throttle/types.js'
+import type { AttemptThrottle } from './throttle/attempts.js'
 
 export interface Authenticator {
   authenticate(req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>
@@ -28,9 +29,11 @@ export interface AuthenticatorDeps {
   auth: Config['auth']
   lookup: CredentialLookup
   replay: { oauth: ReplayCache; wsse: ReplayCache }
-  throttle: FailureThrottle
+  throttle: AttemptThrottle
   /** The migration policy (SPEC §6.1), asked after a Basic or WSSE credential verified. */
   policy?: LegacyPolicyCheck
+  /** The deployments' public hosts, tried when explaining a failed OAuth signature. */
+  publicHosts?: readonly string[]
 }
 
 function quote(value: string): string {
@@ -48,6 +51,11 @@ export function challenges(realm: string, methods: AuthMethod[], oauthProblem?: 
   })
 }
 
+/** What a failed signature may say (advice.ts): the base string header is on in embedded mode by default. */
+export function signatureAdviceOptions(auth: Config['auth'], hosts: readonly string[]): SignatureAdviceOptions {
+  return { hosts, exposeBaseString: auth.signatureBaseStringHeader ?? false }
+}
+
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const { auth, lookup, replay, throttle } = deps
   const realm = auth.realm
@@ -55,7 +63,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const fail = (method: AuthMethod | 'none', outcome: Outcome, error: ApiError, user?: string): AuthDecision => ({ ok: false, method, outcome, error, ...(user ? { user } : {}) })
 
   // Verifier options, made once.
-  const oauthOptions = { windowSeconds: auth.timestampWindowSeconds, hmacSha256: auth.hmacSha256, plaintext: auth.plaintext }
+  const oauthOptions = { windowSeconds: auth.timestampWindowSeconds, hmacSha256: auth.hmacSha256, plaintext: auth.plaintext, advice: signatureAdviceOptions(auth, deps.publicHosts ?? []) }
   const wsseOptions = { windowSeconds: auth.wsseWindowSeconds }
 
   /** A Basic or WSSE credential read from the request: the user it claims, and how to verify it. */
@@ -77,13 +85,18 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
    */
   const verifyLegacy = async (method: 'basic' | 'wsse', req: AuthRequest, clientIp: string): Promise<AuthResult | { kind: 'throttled'; wait: number; user?: string }> => {
     const { user, verify } = readLegacy(method, req)
-    const wait = await throttle.check(throttleKeys({ user, ip: clientIp }))
+    const wait = await throttle.check({ realm: 'api', user, ip: clientIp })
     if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
     const result = await verify()
+    if (result.kind === 'ok') {
+      // Bookkeeping of the success (throttle/attempts.ts) is not the request's to wait for.
+      throttle.succeeded({ realm: 'api', user: result.principal.userId, ip: clientIp }).catch(() => undefined)
+      return result
+    }
     if (result.kind !== 'fail') return result
     // A failure names the user the credential claimed, even when it failed before the lookup.
     const attemptedUser = result.attemptedUser ?? user
-    if (result.status === 401) await throttle.recordFailure(throttleKeys({ user: attemptedUser, ip: clientIp }))
+    if (result.status === 401) await throttle.failed({ realm: 'api', user: attemptedUser, ip: clientIp })
     return attemptedUser === undefined ? result : { ...result, attemptedUser }
   }
 
@@ -117,6 +130,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         if (result.status === 401) headers['www-authenticate'] = challenges(realm, route.methods, method === 'oauth' ? { oauth_problem: result.code, ...result.oauthProblem } : undefined)
         else if (method === 'oauth' && result.status === 400) headers['www-authenticate'] = challenges(realm, ['oauth'], { oauth_problem: result.code, ...result.oauthProblem })
         if (result.retryAfterSeconds !== undefined) headers['retry-after'] = String(result.retryAfterSeconds)
+        if (result.headers) Object.assign(headers, result.headers)
         return fail(method, result.outcome, new ApiError(result.status, result.code, result.message, headers), result.attemptedUser)
       }
 

@@ -3,21 +3,27 @@
 import pino, { type DestinationStream } from 'pino'
 import { request } from 'undici'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import type { Config } from '../common/config.js'
+import { adminTokenSource, type Config } from '../common/config.js'
+import { readinessCheckMs, withDeadline } from '../common/deadline.js'
+import { DependencyWatch, isConnectionFailure } from '../common/dependency-watch.js'
 import { loggerOptions } from '../common/logger.js'
 import { createRedis, redisReady, type RedisClient } from '../common/redis.js'
 import { openDb } from '../common/sql.js'
 import { buildGatewayApp } from './app.js'
 import { buildOperatorApp } from './operator/app.js'
-import { createMetrics } from './operator/metrics.js'
+import { createMetrics, watchPolicy } from './operator/metrics.js'
 import { oauthProvider, type ProviderOptions } from './provider/index.js'
 import { PolicyService } from './policy/service.js'
 import { PolicyStore } from './policy/store.js'
+import { effectiveState } from './policy/evaluate.js'
 import { createReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, openIdentityStore } from './store/index.js'
+import { reservedUserIds } from './store/validation.js'
 import { createFailureThrottle } from './throttle/create.js'
 import { UsageRecorder } from './usage/recorder.js'
 import { UsageStore } from './usage/store.js'
+import { AppUseRecorder, AppUseStore } from './usage/app-use.js'
+import { AuditStore } from './audit/store.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -46,7 +52,7 @@ export interface GatewayStartOptions {
  */
 async function coreAnswers(coreUrl: string): Promise<boolean> {
   try {
-    const res = await request(new URL('/healthz', coreUrl), { signal: AbortSignal.timeout(1000) })
+    const res = await request(new URL('/healthz', coreUrl), { signal: AbortSignal.timeout(readinessCheckMs) })
     await res.body.dump()
     return res.statusCode >= 200 && res.statusCode < 300
   } catch {
@@ -54,19 +60,44 @@ async function coreAnswers(coreUrl: string): Promise<boolean> {
   }
 }
 
-export async function startGateway(config: Config, options: GatewayStartOptions = {}): Promise<RunningGateway> {
+export async function startGateway(configIn: Config, options: GatewayStartOptions = {}): Promise<RunningGateway> {
+  // A failed signature shows its whole base string by default where a developer runs kigo
+  // on their own machine (embedded mode), not in production (issue: on when configured).
+  const config: Config = configIn.auth.signatureBaseStringHeader === undefined
+    ? { ...configIn, auth: { ...configIn.auth, signatureBaseStringHeader: options.embedded === true } }
+    : configIn
   const logger: FastifyBaseLogger | false = options.logger === false
     ? false
     : (options.logStream ? pino(loggerOptions(config.logLevel, 'gateway'), options.logStream) : pino(loggerOptions(config.logLevel, 'gateway'))) as FastifyBaseLogger
-  const store = await openIdentityStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, secretKey: config.secretKey })
-  const redis: RedisClient | undefined = config.redisUrl ? createRedis(config.redisUrl) : undefined
+  // One line when an outage of a dependency starts and one when it ends (dependency-watch.ts).
+  const watchLog = logger || undefined
+  let probeDb: () => Promise<unknown> = async () => undefined
+  const pgWatch = new DependencyWatch('postgres', watchLog, { probe: () => probeDb() })
+  const store = await openIdentityStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, secretKey: config.secretKey, timeouts: config.dependencies, watch: pgWatch })
+  probeDb = () => store.ping()
+  const redisWatch = new DependencyWatch('redis', watchLog, { probe: () => redis!.ping() })
+  const redis: RedisClient | undefined = config.redisUrl
+    ? createRedis(config.redisUrl, {
+        commandTimeoutMs: config.dependencies.redisCommandTimeoutMs,
+        connectTimeoutMs: config.dependencies.connectTimeoutMs,
+        onError: (err) => redisWatch.failed(err),
+      })
+    : undefined
+  redis?.on('ready', () => redisWatch.succeeded())
+  const coreWatch = new DependencyWatch('core', watchLog)
   const metrics = createMetrics()
   const replay = createReplayCaches(config.auth, redis, {
-    onError: (_err, method) => metrics.replayErrors.inc({ method }),
+    onError: (err, method) => {
+      metrics.replayErrors.inc({ method })
+      redisWatch.failed(err)
+    },
     onFailOpen: (method) => metrics.replayFailOpen.inc({ method }),
   })
   const throttle = createFailureThrottle(config.auth, redis, {
-    onError: () => metrics.throttleErrors.inc(),
+    onError: (err) => {
+      metrics.throttleErrors.inc()
+      redisWatch.failed(err)
+    },
   })
   // The Redis client queues nothing while disconnected; give it a moment to connect so the
   // first requests after start-up are not refused. A Redis that is down at start-up is
@@ -76,38 +107,75 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
 
   // ---- migration controls and usage (SPEC §6.1, §6.3): shared through the gateway's store.
   const now = options.now ?? Date.now
-  const opsDb = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 4 })
+  const opsDb = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 4, timeouts: config.dependencies, watch: pgWatch })
   const policy = new PolicyService(new PolicyStore(opsDb), {
     guideUrl: config.migration.guideUrl,
     refreshMs: config.migration.policyRefreshMs,
     now,
-    onRefreshError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'migration policy refresh failed; keeping the last one read'),
+    // A database outage is logged by its watch (one line at each end), not every refresh.
+    onRefreshError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'migration policy refresh failed; keeping the last one read'),
   })
   await policy.start()
-  const usageStore = new UsageStore(opsDb)
+  // SPEC §2.11: IDs that are now reserved cannot be created; users who already have one
+  // keep working, but their pages are unreachable, so the operator is told at start-up.
+  const reserved = await opsDb.query<{ id: string }>('SELECT id FROM kigo_gateway.users WHERE lower(id) = ANY ($1::text[]) ORDER BY id', [[...reservedUserIds]])
+  if (reserved.length > 0 && logger) {
+    logger.warn({ users: reserved.map((r) => r.id) }, 'users with reserved IDs exist (SPEC §2.11): their public pages cannot be reached; rename or retire them')
+  }
+  watchPolicy(metrics, () => {
+    const p = policy.current()
+    return (['basic', 'wsse'] as const).map((method) => ({ method, state: effectiveState(p[method], now()), sunset: p[method].sunset }))
+  })
+  const usageStore = new UsageStore(opsDb, { maxClientsPerUser: config.migration.usageMaxClientsPerUser })
   const usage = new UsageRecorder(usageStore, {
     flushMs: config.migration.usageFlushMs,
+    retainRowsMs: config.migration.usageRetentionDays * 86_400_000,
     now,
-    onFlushError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'usage flush failed; counts kept for the next one'),
+    onFlushError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'usage flush failed; counts kept for the next one'),
   })
   usage.start()
+  // When each authorized application last acted for its user (the account page).
+  const appUseStore = new AppUseStore(opsDb)
+  const appUse = new AppUseRecorder(appUseStore, {
+    flushMs: config.migration.usageFlushMs,
+    onFlushError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'last-used flush failed; kept for the next one'),
+  })
+  appUse.start()
+  const observer: Pick<UsageRecorder, 'observe'> = {
+    observe(decision, client, at) {
+      usage.observe(decision, client, at)
+      appUse.observe(decision, at)
+    },
+  }
   // ---- end migration controls
 
+  // Every check runs at once and each is bounded, so /readyz answers within 2 s even when a
+  // dependency accepts connections and never answers; the body names the one that failed.
+  const answers = (work: () => Promise<unknown>, what: string) =>
+    withDeadline(Promise.resolve().then(work), readinessCheckMs, what).then(() => true, () => false)
   const ready = async (): Promise<Record<string, boolean>> => {
-    const checks: Record<string, boolean> = {}
-    checks.store = await store.ping().then(() => true, () => false)
-    if (redis) checks.redis = await redisReady(redis, 1000)
-    checks.core = await coreAnswers(config.gateway.coreUrl)
-    return checks
+    const [storeOk, redisOk, coreOk] = await Promise.all([
+      answers(() => Promise.all([store.ping(), opsDb.ping()]), 'store'),
+      redis ? answers(() => redis.ping(), 'redis') : Promise.resolve(undefined),
+      coreAnswers(config.gateway.coreUrl),
+    ])
+    return { store: storeOk, ...(redisOk === undefined ? {} : { redis: redisOk }), core: coreOk }
   }
 
-  const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage, ...(options.now ? { now: options.now } : {}) }
+  const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage: observer, coreWatch, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
-  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
-  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage } })
+  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
+  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit: new AuditStore(opsDb) })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
-  if (logger) logger.info({ url, adminUrl, mode: options.embedded ? 'embedded' : 'production' }, 'gateway listening')
+  if (logger) {
+    const publicUrls = [`${config.publicScheme}://${config.domesticHost}`, `${config.publicScheme}://${config.globalHost}`]
+    const tokenFrom = adminTokenSource(configIn)
+    logger.info(
+      { url, adminUrl, publicUrls, coreUrl: config.gateway.coreUrl, adminTokenFrom: tokenFrom, mode: options.embedded ? 'embedded' : 'production' },
+      `gateway listening on ${url} (deployments ${publicUrls.join(' and ')}); operator API, dashboard and metrics on ${adminUrl} (admin token from ${tokenFrom}); core at ${config.gateway.coreUrl}`,
+    )
+  }
 
   return {
     app,
@@ -118,12 +186,14 @@ export async function startGateway(config: Config, options: GatewayStartOptions 
       await Promise.allSettled([app.close(), operator.close()])
       // The last usage counts are written before the pools close (SPEC §6.3, §7).
       policy.close()
-      await usage.close().catch((err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'final usage flush failed'))
+      await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))
+      await appUse.close().catch(() => undefined)
       await opsDb.close().catch(() => undefined)
       await replay.close().catch(() => undefined)
       await throttle.close().catch(() => undefined)
       if (redis) redis.disconnect()
       await store.close()
+      for (const w of [pgWatch, redisWatch, coreWatch]) w.close()
     },
   }
 }

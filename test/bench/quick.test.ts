@@ -45,6 +45,7 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
       added_p99_ms: number
       node: string
       cpus: number
+      settings: { timeline_entries: number }
     }
     const served = (name: string, s: Summary | null | undefined) => {
       expect(s, `${name} missing from ${out}`).toBeDefined()
@@ -90,9 +91,19 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
       expect(s!.db_cpu_us, name).toBeGreaterThan(0)
       if (/oauth|wsse/.test(name)) expect(s!.redis_cpu_us, `${name}: the nonce claims`).toBeGreaterThan(0)
     }
-    expect(Object.keys(results.ratios).sort()).toEqual(['anonymous_vs_bare_proxy', 'basic_vs_anonymous', 'oauth_vs_anonymous', 'wsse_vs_anonymous'])
+    expect(Object.keys(results.ratios).sort()).toEqual([
+      'anonymous_vs_bare_proxy',
+      'basic_vs_anonymous',
+      'oauth_vs_anonymous',
+      'public_timeline_oauth_vs_show_oauth',
+      'public_timeline_vs_show',
+      'wsse_vs_anonymous',
+    ])
     for (const v of Object.values(results.ratios)) expect(v).toBeGreaterThan(0)
     expect(typeof results.added_p99_ms).toBe('number')
+    // The public timeline beside statuses/show (issue 14), over the store seeded in bulk.
+    for (const name of ['gateway_public_timeline', 'gateway_public_timeline_oauth']) expect(results.scenarios[name], name).toBeDefined()
+    expect(results.settings.timeline_entries).toBeGreaterThanOrEqual(2000)
 
     // 4. Latency at half the bare proxy's rate, as ratios.
     expect(results.latency.fixed_rate_rps).toBeGreaterThan(0)

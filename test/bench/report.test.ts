@@ -1,7 +1,7 @@
 // What the benchmark reports: medians over rounds, counts summed, the ratios of SPEC §8,
 // and each target marked met or not in the printed table.
 import { describe, expect, it } from 'vitest'
-import { formatReport, median, ratios, summarize, targets, type BenchResults, type WindowMeasurement } from '../../bench/report.js'
+import { formatReport, median, ratios, summarize, targets, timelineRatios, type BenchResults, type WindowMeasurement } from '../../bench/report.js'
 
 const w = (rps: number, p99Ms: number, extra: Partial<WindowMeasurement> = {}): WindowMeasurement => ({
   rps, p50Ms: p99Ms / 4, p99Ms, rssMb: 100, non2xx: 0, status5xx: 0, errors: 0, ...extra,
@@ -35,6 +35,17 @@ describe('summaries', () => {
     expect(r.oauth_vs_anonymous).toBe(0.889)
     expect(r.wsse_vs_anonymous).toBe(0.778)
   })
+
+  it('divides each public timeline scenario by statuses/show with the same credentials', () => {
+    const rounds = (...rps: number[]) => rps.map((v) => w(v, 1))
+    const r = timelineRatios({
+      gateway_anonymous: rounds(1000, 500, 1000),
+      gateway_oauth: rounds(800, 400, 800),
+      gateway_public_timeline: rounds(400, 250, 300),
+      gateway_public_timeline_oauth: rounds(200, 300, 320),
+    })
+    expect(r).toEqual({ public_timeline_vs_show: 0.4, public_timeline_oauth_vs_show_oauth: 0.4 })
+  })
 })
 
 describe('printed report', () => {
@@ -54,13 +65,13 @@ describe('printed report', () => {
         w(3000, 3.25, { coreCpuUs: 220, frontCpuUs: 310, dbCpuUs: 110, redisCpuUs: 30, machineCpuUs: 900 }),
       ]),
     },
-    ratios: { anonymous_vs_bare_proxy: 0.95, oauth_vs_anonymous: 0.8, basic_vs_anonymous: 0.97, wsse_vs_anonymous: 0.9 },
+    ratios: { anonymous_vs_bare_proxy: 0.95, oauth_vs_anonymous: 0.8, basic_vs_anonymous: 0.97, wsse_vs_anonymous: 0.9, public_timeline_vs_show: 0.31, public_timeline_oauth_vs_show_oauth: 0.352 },
     added_p99_ms: 2.5,
     gateway_rss_mb: 180,
     fixed_rate_rps: 2500,
     node: 'v20.0.0',
     cpus: 2,
-    settings: { mode: 'full', rounds: 3, duration_s: 10, slice_s: 2, warmup_s: 3, connections: 32, entries: 3000 },
+    settings: { mode: 'full', rounds: 3, duration_s: 10, slice_s: 2, warmup_s: 3, connections: 32, entries: 3000, timeline_entries: 100000 },
   }
 
   it('marks each target met or not', () => {
@@ -94,6 +105,7 @@ describe('printed report', () => {
     expect(text).toMatch(/^whole system: gateway_oauth \/ gateway_anonymous rps\s+0\.800\s+>= 0\.85\s+NOT met$/m)
     expect(text).toMatch(/^oauth p99 \/ bare proxy p99 at 7000 rps\s+1\.600\s+<= 1\.5\s+NOT met$/m)
     expect(text).toMatch(/^embedded idle RSS\s+140\.20 MB\s+<= 200 MB\s+met$/m)
+    expect(text).toContain('3. whole system (public timeline, count=20, over 100000 entries; over statuses/show: anonymous 0.310, OAuth 0.352)')
     expect(text).toContain('5. embedded: npm start to ready 2.40 s, idle RSS 140.2 MB, after 1,000 mixed requests 170.5 MB')
   })
 })

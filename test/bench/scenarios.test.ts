@@ -66,6 +66,34 @@ describe('request sources', () => {
     expect(p.oauth_signature).toBe(expected)
   })
 
+  it('ask for a public timeline page of 20, anonymous and with OAuth signing the count', () => {
+    expect(requestSource('timeline_anonymous', fixture)()).toEqual({
+      method: 'GET',
+      path: '/api/statuses/public_timeline.json?count=20',
+      headers: { host: 'localhost:18080' },
+    })
+    const next = requestSource('timeline_oauth', fixture)
+    const sent = Array.from({ length: 1000 }, () => next())
+    expect(new Set(sent.map((r) => params(r.headers.authorization!).oauth_nonce)).size).toBe(1000)
+    const r = sent[0]!
+    expect(r).toMatchObject({ method: 'GET', path: '/api/statuses/public_timeline.json?count=20', headers: { host: 'localhost:18080' } })
+    const p = params(r.headers.authorization!)
+    const token = fixture.tokens.find((t) => t.token === p.oauth_token)!
+    const expected = oauth1aClient({ key: 'ck', secret: 'cs' }).getSignature(
+      { url: 'http://localhost:18080/api/statuses/public_timeline.json', method: 'GET', data: { count: '20' } },
+      token.tokenSecret,
+      {
+        oauth_consumer_key: 'ck',
+        oauth_token: token.token,
+        oauth_nonce: p.oauth_nonce!,
+        oauth_timestamp: Number(p.oauth_timestamp),
+        oauth_signature_method: 'HMAC-SHA1',
+        oauth_version: '1.0',
+      },
+    )
+    expect(p.oauth_signature).toBe(expected)
+  })
+
   it('send Basic with the seeded API password', () => {
     const r = requestSource('basic', fixture)()
     expect(Buffer.from(r.headers.authorization!.replace(/^Basic /, ''), 'base64').toString()).toBe('benchuser:api-pass')

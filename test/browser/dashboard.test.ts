@@ -39,6 +39,7 @@ beforeAll(async () => {
     wsse: { state: 'brownout', windows: [{ start: '09:00', end: '12:00' }, { start: '21:00', end: '24:00' }], exceptions: [{ user: 'bobby', until: '2099-01-01T00:00:00Z' }] },
   })
   expect(policy.status).toBe(200)
+  expect((await stack.admin('PUT', '/admin/users/alice/email', { email: 'alice@example.com' })).status).toBe(200)
 })
 
 afterAll(async () => {
@@ -146,12 +147,27 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     // The legacy-usage table: Basic and WSSE users, their clients and counts; OAuth use noted.
     const rows = await page.$$eval('#usage-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())))
     const byUser = Object.fromEntries(rows.map((r) => [r[1], r]))
-    expect(byUser.alice?.slice(0, 4)).toEqual(['Basic', 'alice', 'OldApp/1.0 <script>', '2'])
-    expect(byUser.alice?.[6]).toMatch(/^last \d{4}-/)
-    expect(byUser.bobby?.slice(0, 4)).toEqual(['WSSE', 'bobby', 'feed robot', '1'])
-    expect(byUser.bobby?.[6]).toBe('not yet')
+    // Alice uses OAuth, but from another client: this one has not moved.
+    expect(byUser.alice?.slice(0, 8)).toEqual(['Basic', 'alice', 'alice@example.com', 'OldApp/1.0 <script>', '2', '0', '0', '0'])
+    expect(byUser.alice?.[10]).toBe('not moved')
+    expect(byUser.bobby?.slice(0, 5)).toEqual(['WSSE', 'bobby', '–', 'feed robot', '1'])
+    expect(byUser.bobby?.[10]).toBe('not moved')
+
+    // Filters and sort through the page's own form (no script).
+    await page.selectOption('form.filters select[name=method]', 'wsse')
+    await page.click('form.filters button[type=submit]')
+    await page.waitForURL(/method=wsse/)
+    const filtered = await page.$$eval('#usage-table tbody tr', (trs) => trs.map((tr) => tr.querySelectorAll('td')[1]!.textContent!.trim()))
+    expect(filtered).toEqual(['bobby'])
+    expect(await page.locator('#usage a[download]').getAttribute('href')).toBe('/admin/usage.csv?method=wsse&sort=last_seen')
+
+    // The audit trail: the policy change made above.
+    const audit = await page.locator('#audit-table').innerText()
+    expect(audit).toContain('policy.update')
+    expect(audit).toContain('user.set_email')
 
     // The policy and the next scheduled change.
+    await page.goto(`${stack.adminUrl}/admin/`)
     const policyText = await page.locator('#policy').innerText()
     expect(policyText).toMatch(/Basic\s+deprecate/)
     expect(policyText).toContain('09:00–12:00, 21:00–24:00')
@@ -162,6 +178,29 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     const dir = join(projectRoot, 'test-artifacts', 'screenshots')
     mkdirSync(dir, { recursive: true })
     await page.screenshot({ path: join(dir, 'dashboard.png'), fullPage: true })
+    await context.close()
+  })
+
+  it('fits a phone: no sideways scrolling, the tables as cards, chart labels readable', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
+    const page = await context.newPage()
+    await page.goto(dashboard())
+    await page.fill('input[name="token"]', stack.config.adminToken)
+    await page.click('button[type="submit"]')
+    await page.waitForSelector('svg#method-chart')
+    const widths = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, view: window.innerWidth }))
+    expect(widths.doc).toBeLessThanOrEqual(widths.view)
+    for (const table of ['#usage-table', '#audit-table', '#policy table']) {
+      const box = await page.locator(table).boundingBox()
+      expect(box!.x, table).toBeGreaterThanOrEqual(0)
+      expect(box!.x + box!.width, table).toBeLessThanOrEqual(390)
+    }
+    // Each usage row is a card whose cells carry their column's name.
+    expect(await page.locator('#usage-table tbody tr').first().locator('td').first().evaluate((td) => getComputedStyle(td, '::before').content)).toBe('"Method"')
+    // Chart labels are drawn at 11 user units: on screen they stay at least 9 CSS pixels tall.
+    const labelHeight = await page.locator('svg#method-chart text').first().evaluate((t) => t.getBoundingClientRect().height)
+    expect(labelHeight).toBeGreaterThanOrEqual(9)
+    await page.screenshot({ path: join(projectRoot, 'test-artifacts', 'screenshots', 'dashboard-phone.png'), fullPage: true })
     await context.close()
   })
 })

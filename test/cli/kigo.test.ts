@@ -10,6 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/kigo.js'
 import { adminAuth } from '../../src/gateway/operator/admin-auth.js'
 import { adminApi } from '../../src/gateway/operator/admin-api.js'
+import { auditApi } from '../../src/gateway/operator/audit-api.js'
+import { AuditStore } from '../../src/gateway/audit/store.js'
+import { openDb, type Db } from '../../src/common/sql.js'
+import { randomToken } from '../../src/common/secrets.js'
+import { version } from '../../src/cli/kigo.js'
 import { openIdentityStore } from '../../src/gateway/store/index.js'
 import type { IdentityStore } from '../../src/gateway/store/types.js'
 
@@ -18,19 +23,25 @@ let dir: string
 let store: IdentityStore
 let app: FastifyInstance
 let env: Record<string, string>
+let auditDb: Db
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kigo-cli-'))
   store = await openIdentityStore({ dataDir: join(dir, 'db'), secretKey: randomBytes(32).toString('base64') })
+  // The store's embedded database, shared in this process (src/common/sql.ts), already migrated.
+  auditDb = await openDb({ dataDir: join(dir, 'db') })
+  const audit = new AuditStore(auditDb)
   app = Fastify()
   await app.register(adminAuth, { adminToken })
-  await app.register(adminApi, { store })
+  await app.register(adminApi, { store, audit })
+  await app.register(auditApi, { audit })
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
   env = { KIGO_ADMIN_URL: address, KIGO_ADMIN_TOKEN: adminToken }
 })
 
 afterAll(async () => {
   await app?.close()
+  await auditDb?.close()
   await store?.close()
   rmSync(dir, { recursive: true, force: true })
 })
@@ -105,6 +116,28 @@ describe('kigo users', () => {
     expect(r.stdout).toBe(`id            ${id}\napi_password  ${now}\n`)
   })
 
+  it('users reset-password prints a new login password once; the old one stops working', async () => {
+    const id = uniqueId()
+    await kigoJson(['users', 'add', id, '--password', 'first long password'])
+    const session = await store.createWebSession({ userId: id, now: new Date(), expiresAt: new Date(Date.now() + 60_000) })
+    const out = await kigoJson(['users', 'reset-password', id])
+    expect(out).toEqual({ id, password: expect.any(String), sessions_ended: 1 })
+    expect(await store.verifyLoginPassword(id, 'first long password')).toBeNull()
+    expect((await store.verifyLoginPassword(id, out.password))?.id).toBe(id)
+    expect(await store.getWebSession(session.id, new Date())).toBeNull()
+    const r = await kigo(['users', 'reset-password', id])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(new RegExp(`^id              ${id}\npassword        \\S{10,}\nsessions_ended  0\n$`))
+    expectOneLineError(await kigo(['users', 'reset-password', 'nobody_here']), 1, /No user "nobody_here".*404/)
+  })
+
+  it('users add --password refuses a short password or one containing the user ID, before calling the API', async () => {
+    const id = uniqueId()
+    expectOneLineError(await kigo(['users', 'add', id, '--password', 'short']), 2, /--password: the password must be at least 10 characters/)
+    expectOneLineError(await kigo(['users', 'add', id, '--password', `${id.toUpperCase()}-2024!`]), 2, /--password: the password must not contain the user ID/)
+    expect(await store.getUser(id)).toBeNull()
+  })
+
   it('accepts --json before the command', async () => {
     const id = uniqueId()
     const r = await kigo(['--json', 'users', 'add', id])
@@ -125,7 +158,12 @@ describe('kigo users', () => {
     const id = uniqueId()
     await kigoJson(['users', 'add', id])
     expectOneLineError(await kigo(['users', 'add', id]), 1, /already exists.*409 user_exists/)
-    expectOneLineError(await kigo(['users', 'add', id, '--json']), 1, /409/)
+    // Under --json the error is the operator API's error object, one JSON line on stderr.
+    const asJson = await kigo(['users', 'add', id, '--json'])
+    expect(asJson.code).toBe(1)
+    expect(asJson.stdout).toBe('')
+    expect(asJson.stderr.endsWith('\n') && asJson.stderr.trimEnd().split('\n').length === 1).toBe(true)
+    expect(JSON.parse(asJson.stderr)).toEqual({ error: { status: 409, code: 'user_exists', message: `User "${id}" already exists` } })
     expectOneLineError(await kigo(['users', 'add', 'x!']), 1, /"id".*400 invalid_parameter/)
     expectOneLineError(await kigo(['users', 'reset-api-password', 'nobody_here']), 1, /No user "nobody_here".*404/)
   })
@@ -229,12 +267,16 @@ describe('kigo command line', () => {
       [['users', 'delete', 'bob'], /unknown subcommand "delete"/],
       [['users', 'add'], /users add: missing <id>/],
       [['users', 'add', 'a', 'b'], /unexpected argument "b"/],
-      [['users', 'add', 'alice', '--owner', 'x'], /Unknown option '--owner'/],
-      [['users', 'add', 'alice', '--name'], /--name/],
+      [['users', 'add', 'alice', '--owner', 'x'], /unknown option --owner/],
+      [['users', 'add', 'alice', '--nmae', 'Alice'], /unknown option --nmae; did you mean --name\?/],
+      [['users', 'add', 'alice', '--name'], /--name needs a value/],
+      [['users', 'ad', 'alice'], /unknown subcommand "ad"; did you mean "add"\?/],
+      [['user', 'add', 'alice'], /unknown command "user"; did you mean "users"\?/],
+      [['--jsno', 'users', 'list'], /did you mean --json\?/],
       [['apps', 'add', 'Name', '--scopes', 'read_public'], /--owner ID is required/],
       [['tokens', 'add', '--consumer', 'k', '--user', 'u'], /--scopes LIST is required/],
-      [['tokens', 'revoke', '-abc'], /after '--'/],
-      [['--verbose', 'users', 'add', 'x'], /unknown option "--verbose"/],
+      [['tokens', 'revoke', '--abc'], /after '--'/],
+      [['--verbose', 'users', 'add', 'x'], /unknown option --verbose/],
     ]
     for (const [args, message] of cases) {
       const r = await kigo(args, unreachable)
@@ -302,5 +344,150 @@ describe('kigo command line', () => {
     expectOneLineError(await kigo(['users', 'show', 'alice'], { KIGO_ADMIN_URL: 'ftp://127.0.0.1/', KIGO_ADMIN_TOKEN: 'x' }), 1, /KIGO_ADMIN_URL/)
     expectOneLineError(await kigo(['users', 'show', 'alice'], { KIGO_ADMIN_URL: 'not a url', KIGO_ADMIN_TOKEN: 'x' }), 1, /KIGO_ADMIN_URL is not a URL/)
     expectOneLineError(await kigo(['users', 'show', 'alice'], { ...env, KIGO_ADMIN_TOKEN: 'tøken with spaces' }), 1, /admin token contains characters/)
+  })
+})
+
+describe('values starting with "-"', () => {
+  it('generated identifiers and secrets never start with "-"', () => {
+    // One character in 64 of base64url is "-": 5000 two-character draws would show it.
+    const firsts = new Set(Array.from({ length: 5000 }, () => randomToken(1)[0]))
+    expect(firsts.has('-')).toBe(false)
+    expect(firsts.size).toBeGreaterThan(60)
+  })
+
+  it('accepts option values and arguments that start with "-"', async () => {
+    const owner = uniqueId()
+    const created = await kigoJson(['users', 'add', owner, '--password', '-starts-with-a-dash', '--name', '-Dash'])
+    expect(created).toMatchObject({ password: '-starts-with-a-dash', name: '-Dash' })
+    expect((await store.verifyLoginPassword(owner, '-starts-with-a-dash'))?.id).toBe(owner)
+    const appOut = await kigoJson(['apps', 'add', '-leading dash app', '--owner', owner, '--scopes', 'read_public'])
+    expect(appOut.name).toBe('-leading dash app')
+
+    // A key or token made before values avoided a leading "-" (stored directly here).
+    const dashed = `-${randomToken(16)}`
+    const { consumer } = await store.createConsumer({ name: 'Old client', ownerId: owner, scopes: ['read_public'], callbackUrl: null })
+    const issued = await kigoJson(['tokens', 'add', '--consumer', consumer.key, '--user', owner, '--scopes', 'read_public'])
+    expect(issued.scopes).toEqual(['read_public'])
+    // `--consumer -abc…` takes the value; an unknown key is the API's 404, not an option error.
+    expectOneLineError(await kigo(['tokens', 'add', '--consumer', dashed, '--user', owner, '--scopes', 'read_public']), 1, /404 consumer_not_found/)
+    expectOneLineError(await kigo(['tokens', 'revoke', dashed]), 1, /404 token_not_found/)
+    expect(await kigo(['tokens', 'revoke', issued.token])).toEqual({ code: 0, stdout: `revoked token ${issued.token}\n`, stderr: '' })
+  })
+})
+
+describe('help, version, suggestions', () => {
+  it('--version prints the package version', async () => {
+    expect(version()).toMatch(/^\d+\.\d+\.\d+/)
+    expect(await kigo(['--version'], {})).toEqual({ code: 0, stdout: `kigo ${version()}\n`, stderr: '' })
+    expect(JSON.parse((await kigo(['--version', '--json'], {})).stdout)).toEqual({ version: version() })
+  })
+
+  it('kigo help [command] prints the help of kigo, a group or a command', async () => {
+    const top = await kigo(['help'], {})
+    expect(top.code).toBe(0)
+    expect(top.stdout).toContain('kigo help [command]')
+    expect(top.stdout).toContain('kigo policy history')
+    const group = await kigo(['help', 'apps'], {})
+    expect(group.stdout).toContain('kigo apps rotate-secret <consumer_key>')
+    const command = await kigo(['help', 'tokens', 'revoke'], {})
+    expect(command.stdout).toMatch(/^Usage: kigo tokens revoke <token>/)
+    const usage = await kigo(['help', 'usage'], {})
+    expect(usage.stdout).toMatch(/^Usage: kigo usage /)
+    const wrong = await kigo(['help', 'tokns'], {})
+    expectOneLineError(wrong, 2, /did you mean "tokens"\?/)
+  })
+
+  it("every command's help has an example that names the command", async () => {
+    const top = (await kigo(['help'], {})).stdout
+    const synopses = [...top.matchAll(/^ {2}(kigo [a-z-]+(?: [a-z-]+)?)/gm)].map((m) => m[1]!.split(' ').filter((w) => /^[a-z-]+$/.test(w)))
+    expect(synopses.length).toBeGreaterThan(15)
+    for (const words of synopses) {
+      const name = words.slice(1).join(' ')
+      const help = await kigo(['help', ...words.slice(1)], {})
+      expect(help.code, name).toBe(0)
+      expect(help.stdout, name).toMatch(/\nExamples?:\n {2}kigo /)
+      const example = help.stdout.split(/\nExamples?:\n/)[1]!.split('\n')[0]!.trim()
+      expect(example.startsWith(words.join(' ')) || example.startsWith(`kigo ${words[1]}`), name).toBe(true)
+    }
+  })
+
+  it('usage errors are JSON under --json', async () => {
+    const r = await kigo(['users', 'add', 'alice', '--nmae', 'x', '--json'], {})
+    expect(r.code).toBe(2)
+    expect(JSON.parse(r.stderr)).toEqual({ error: { code: 'usage', message: expect.stringMatching(/did you mean --name\?/) } })
+  })
+})
+
+describe('users, applications and the audit trail', () => {
+  it('users list and set-email', async () => {
+    const id = uniqueId()
+    await kigoJson(['users', 'add', id, '--name', 'Listed'])
+    expect(await kigoJson(['users', 'set-email', id, 'listed@example.com'])).toEqual({ id, email: 'listed@example.com' })
+    const listed = await kigoJson(['users', 'list'])
+    expect(listed.users.find((u: { id: string }) => u.id === id)).toEqual({ id, name: 'Listed', email: 'listed@example.com', created_at: expect.stringMatching(/Z$/) })
+    const table = await kigo(['users', 'list'])
+    expect(table.stdout).toMatch(/^ID\s+NAME\s+EMAIL\s+CREATED_AT\n/)
+    expect(table.stdout).toMatch(new RegExp(`\n${id}\\s+Listed\\s+listed@example\\.com\\s+\\d{4}-`))
+    expectOneLineError(await kigo(['users', 'set-email', id, 'not an address']), 1, /e-mail address.*400 invalid_parameter/)
+    expect(await kigoJson(['users', 'set-email', id, 'none'])).toEqual({ id, email: null })
+    expectOneLineError(await kigo(['users', 'set-email', 'nobody_here', 'a@b.example']), 1, /404 user_not_found/)
+  })
+
+  it('apps show, rotate-secret and delete', async () => {
+    const owner = uniqueId()
+    await kigoJson(['users', 'add', owner])
+    const created = await kigoJson(['apps', 'add', 'Rotating', '--owner', owner, '--scopes', 'read_public'])
+    const token = await kigoJson(['tokens', 'add', '--consumer', created.consumer_key, '--user', owner, '--scopes', 'read_public'])
+
+    const shown = await kigoJson(['apps', 'show', created.consumer_key])
+    expect(shown).toEqual({ consumer_key: created.consumer_key, name: 'Rotating', owner, scopes: ['read_public'], callback: null, created_at: expect.stringMatching(/Z$/), tokens: 1, active_tokens: 1 })
+    expect(JSON.stringify(shown)).not.toContain(created.consumer_secret)
+
+    const rotated = await kigoJson(['apps', 'rotate-secret', created.consumer_key])
+    expect(rotated.consumer_key).toBe(created.consumer_key)
+    expect(rotated.consumer_secret).not.toBe(created.consumer_secret)
+    expect((await store.getConsumer(created.consumer_key))?.secret).toBe(rotated.consumer_secret)
+    // The application's tokens stay.
+    expect((await store.getAccessToken(token.token))?.token.revokedAt).toBeNull()
+
+    const deleted = await kigoJson(['apps', 'delete', created.consumer_key])
+    expect(deleted).toEqual({ deleted: true, consumer_key: created.consumer_key, name: 'Rotating', tokens_deleted: 1 })
+    expect(await store.getConsumer(created.consumer_key)).toBeNull()
+    expect(await store.getAccessToken(token.token)).toBeNull()
+    expectOneLineError(await kigo(['apps', 'show', created.consumer_key]), 1, /404 consumer_not_found/)
+    expectOneLineError(await kigo(['apps', 'delete', created.consumer_key]), 1, /404 consumer_not_found/)
+    expectOneLineError(await kigo(['apps', 'rotate-secret', created.consumer_key]), 1, /404 consumer_not_found/)
+  })
+
+  it('kigo audit lists every change with before, after and address, and never a secret', async () => {
+    const owner = uniqueId()
+    const user = await kigoJson(['users', 'add', owner])
+    const reset = await kigoJson(['users', 'reset-api-password', owner])
+    const created = await kigoJson(['apps', 'add', 'Audited', '--owner', owner, '--scopes', 'read_public'])
+    const rotated = await kigoJson(['apps', 'rotate-secret', created.consumer_key])
+    const token = await kigoJson(['tokens', 'add', '--consumer', created.consumer_key, '--user', owner, '--scopes', 'read_public'])
+    await kigoJson(['tokens', 'revoke', token.token])
+    await kigoJson(['apps', 'delete', created.consumer_key])
+
+    const forUser = await kigoJson(['audit', '--target', owner])
+    expect(forUser.events.map((e: { action: string }) => e.action)).toEqual(['user.reset_api_password', 'user.create'])
+    expect(forUser.events[1]).toMatchObject({ kind: 'user', target: owner, address: '127.0.0.1', before: null, after: { id: owner, name: owner } })
+    const forApp = await kigoJson(['audit', '--target', created.consumer_key])
+    expect(forApp.events.map((e: { action: string }) => e.action)).toEqual(['app.delete', 'app.rotate_secret', 'app.create'])
+    expect(forApp.events[0].before).toMatchObject({ name: 'Audited', tokens: 1 })
+    const forToken = await kigoJson(['audit', '--kind', 'token', '--target', token.token])
+    expect(forToken.events.map((e: { action: string }) => e.action)).toEqual(['token.revoke', 'token.create'])
+    expect(forToken.events[0].before.revoked_at).toBeNull()
+    expect(forToken.events[0].after.revoked_at).toMatch(/Z$/)
+    for (const e of [...forUser.events, ...forApp.events, ...forToken.events]) expect(e.at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/)
+
+    const everything = JSON.stringify(await kigoJson(['audit', '--limit', '1000']))
+    for (const secret of [user.password, user.api_password, reset.api_password, created.consumer_secret, rotated.consumer_secret, token.token_secret]) {
+      expect(everything).not.toContain(secret)
+    }
+    const table = await kigo(['audit', '--target', created.consumer_key])
+    expect(table.stdout).toMatch(/^AT\s+ADDRESS\s+ACTION\s+TARGET\s+CHANGE\n/)
+    expect(table.stdout).toMatch(/app\.delete\s+\S+\s+deleted\n/)
+    expectOneLineError(await kigo(['audit', '--kind', 'everything']), 1, /"kind" must be one of policy, user, app, token.*400/)
   })
 })

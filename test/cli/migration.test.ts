@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/kigo.js'
 import { startStack, type Stack } from '../helpers/stack.js'
-import { basicHeader, form, wsseHeader } from '../gateway/policy/signers.js'
+import { basicHeader, form, oauthHeader, wsseHeader } from '../gateway/policy/signers.js'
 
 let stack: Stack
 let env: Record<string, string>
@@ -54,7 +54,7 @@ describe('kigo policy', () => {
     expect(json.wsse.state).toBe('allow')
     const text = await kigo('policy', 'show')
     expect(text.code).toBe(0)
-    expect(text.stdout).toMatch(/^basic: allow; set to allow since /m)
+    expect(text.stdout).toMatch(/^basic: allow now\n {2}no change scheduled$/m)
     expect(text.stdout).toMatch(/^oauth: allow \(always\)$/m)
     expect(text.stdout).toMatch(/^migration guide: https?:\/\//m)
   })
@@ -70,17 +70,19 @@ describe('kigo policy', () => {
 
   it('sets brownout windows and an exception, keeps them on a later change, and schedules with --from', async () => {
     await kigoJson('policy', 'set', 'wsse', 'brownout', '--windows', '09:00-12:00,21:00-24:00', '--except-user', 'alice', '--until', '2099-01-01T00:00:00Z')
-    const scheduled = await kigoJson('policy', 'set', 'wsse', 'deny', '--from', '2099-06-01T00:00:00Z', '--except-client', 'OldBot', '--until', '2099-02-01T00:00:00Z')
+    const scheduled = await kigoJson('policy', 'set', 'wsse', 'deny', '--from', '2099-06-01T00:00:00Z', '--except-user', 'bob', '--except-client', 'OldBot', '--until', '2099-02-01T00:00:00Z')
     expect(scheduled.wsse).toMatchObject({
       state: 'brownout',
       windows: [{ start: '09:00', end: '12:00' }, { start: '21:00', end: '24:00' }],
       schedule: [{ state: 'deny', from: '2099-06-01T00:00:00Z' }],
-      exceptions: [{ user: 'alice', until: '2099-01-01T00:00:00Z' }, { client: 'OldBot', until: '2099-02-01T00:00:00Z' }],
+      exceptions: [{ user: 'alice', until: '2099-01-01T00:00:00Z' }, { user: 'bob', client: 'OldBot', until: '2099-02-01T00:00:00Z' }],
     })
     expect(scheduled.wsse.effective.next_change).toEqual({ state: 'deny', at: '2099-06-01T00:00:00Z' })
     const text = await kigo('policy', 'set', 'wsse', 'deprecate', '--exceptions', 'none', '--windows', 'none', '--schedule', 'none')
     expect(text.code).toBe(0)
-    expect(text.stdout).toMatch(/^wsse: deprecate; set to deprecate since /)
+    expect(text.stdout).toMatch(/^wsse: deprecate now\n {2}in effect since \S+Z\n/)
+    // Windows and exceptions no longer apply: not shown.
+    expect(text.stdout).not.toMatch(/window|exception/)
     const after = await kigoJson('policy', 'show')
     expect(after.wsse).toMatchObject({ state: 'deprecate', windows: [], schedule: [], exceptions: [] })
     // The exception the WSSE client had is gone, but deprecate still accepts it (with headers).
@@ -95,11 +97,57 @@ describe('kigo policy', () => {
     expectFailure(await kigo('policy', 'set', 'basic', 'off'), 2, /allow, deprecate, brownout, deny/)
     expectFailure(await kigo('policy', 'set', 'basic', 'brownout', '--windows', '9-12'), 2, /--windows/)
     expectFailure(await kigo('policy', 'set', 'basic', 'deny', '--except-user', 'alice'), 2, /--until/)
+    // A client name is self-declared: an exception for it alone would let anyone through.
+    expectFailure(await kigo('policy', 'set', 'basic', 'deny', '--except-client', 'PartnerSync 2.1', '--until', '2099-01-01T00:00:00Z'), 2, /--except-user.*self-declared/)
     expectFailure(await kigo('policy', 'set', 'basic'), 2, /missing <state>/)
     expectFailure(await kigo('policy', 'set', 'basic', 'brownout'), 1, /window.*HTTP 400/)
     expectFailure(await kigo('policy', 'set', 'basic', 'deny', '--sunset', '2099-02-30T00:00:00Z'), 1, /sunset.*HTTP 400/)
     // Nothing of that changed the policy.
     expect((await kigoJson('policy', 'show')).basic.state).toBe('deprecate')
+  })
+})
+
+describe('kigo policy show, history and refusals', () => {
+  it('leads with the state in effect, then the scheduled change; settings that no longer act are not shown', async () => {
+    await kigoJson('policy', 'set', 'basic', 'brownout', '--windows', '00:00-00:01', '--except-user', 'alice', '--until', '2099-01-01T00:00:00Z', '--sunset', '2099-01-01T00:00:00Z')
+    await kigoJson('policy', 'set', 'basic', 'deny', '--from', '2099-06-01T00:00:00Z')
+    const browning = (await kigo('policy', 'show')).stdout.split(/\n(?=\S)/)[0]!
+    const lines = browning.split('\n')
+    expect(lines[0]).toMatch(/^basic: brownout now/)
+    expect(browning).toContain('brownout windows (UTC) 00:00-00:01')
+    expect(browning).toContain('sunset 2099-01-01T00:00:00Z')
+    expect(browning).toContain('exception user alice until 2099-01-01T00:00:00Z')
+    // The scheduled change comes after everything about the present.
+    expect(lines.at(-1)).toBe('  scheduled: deny from 2099-06-01T00:00:00Z')
+
+    // Leaving brownout: the windows are kept for a later brownout, but not shown as active.
+    await kigoJson('policy', 'set', 'basic', 'deprecate', '--schedule', 'none')
+    const deprecated = (await kigo('policy', 'show')).stdout.split(/\n(?=\S)/)[0]!
+    expect(deprecated).toMatch(/^basic: deprecate now\n/)
+    expect(deprecated).not.toMatch(/window|exception/)
+    expect(deprecated).toContain('sunset 2099-01-01T00:00:00Z')
+    expect(deprecated).toMatch(/no change scheduled$/)
+  })
+
+  it('refuses a sunset in the past with a clear message', async () => {
+    const r = await kigo('policy', 'set', 'basic', 'deprecate', '--sunset', '2020-01-01T00:00:00Z')
+    expectFailure(r, 1, /sunset.*2020-01-01T00:00:00Z is in the past.*HTTP 400/)
+    expect((await kigoJson('policy', 'show')).basic.sunset).not.toBe('2020-01-01T00:00:00Z')
+  })
+
+  it('policy history lists each change with before and after, newest first', async () => {
+    await kigoJson('policy', 'set', 'wsse', 'deprecate', '--sunset', '2098-01-01T00:00:00Z')
+    const history = await kigoJson('policy', 'history', '--method', 'wsse')
+    expect(history.events.length).toBeGreaterThan(0)
+    const [latest] = history.events
+    expect(latest).toMatchObject({ kind: 'policy', action: 'policy.update', target: 'wsse', address: '127.0.0.1' })
+    expect(latest.after.sunset).toBe('2098-01-01T00:00:00Z')
+    expect(latest.before.sunset).not.toBe('2098-01-01T00:00:00Z')
+    expect(history.events.every((e: { target: string }) => e.target === 'wsse')).toBe(true)
+    const text = await kigo('policy', 'history', '--limit', '1')
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/^\S+Z {2}wsse: deprecate -> deprecate {2}\(from 127\.0\.0\.1\)\n {2}sunset: \S+ -> "2098-01-01T00:00:00Z"\n$/)
+    expectFailure(await kigo('policy', 'history', '--method', 'oauth'), 2, /basic or wsse/)
   })
 })
 
@@ -118,15 +166,60 @@ describe('kigo usage', () => {
     const table = await kigo('usage', '--method', 'basic')
     expect(table.code).toBe(0)
     const lines = table.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(/^METHOD\s+USER\s+CLIENT\s+COUNT\s+FIRST_SEEN\s+LAST_SEEN$/)
+    expect(lines[0]).toMatch(/^METHOD\s+USER\s+CLIENT\s+COUNT\s+ACCEPTED\s+REFUSED_BY_POLICY\s+FAILED_CREDENTIALS\s+THROTTLED\s+FIRST_SEEN\s+LAST_SEEN\s+MOVED\s+EMAIL$/)
     expect(lines.slice(1).map((l) => l.split(/\s{2,}/).slice(0, 4).join(' ')).sort()).toEqual(['basic alice cli-test/1 2', 'basic alice other-client/2 1'])
+  })
+
+  it('filters, sorts, marks clients that moved to OAuth, names the contact, and exports CSV', async () => {
+    const client = await stack.addOAuthClient('alice', ['write_public'])
+    const url = `${stack.url}/api/statuses/update.json`
+    // The same client name, now over OAuth: that client moved; other-client/2 did not.
+    const viaOAuth = await fetch(url, { method: 'POST', headers: { ...form, ...oauthHeader(client, { url, method: 'POST', data: { status: 'o' } }, Date.now()), 'user-agent': 'cli-test/1' }, body: 'status=o' })
+    expect(viaOAuth.status).toBe(200)
+    expect((await fetch(url, { method: 'POST', headers: { ...form, ...basicHeader('alice', apiPassword), 'user-agent': '=HYPERLINK("x"),"quoted"' }, body: 'status=x' })).status).toBe(200)
+    await kigoJson('users', 'set-email', 'alice', 'alice@example.com')
+
+    const basic = (await kigoJson('usage', '--method', 'basic', '--sort', 'client', '--order', 'asc')).records
+    expect(basic.map((r: { client: string }) => r.client)).toEqual(['=HYPERLINK("x"),"quoted"', 'cli-test/1', 'other-client/2'])
+    const byClient = Object.fromEntries(basic.map((r: { client: string }) => [r.client, r]))
+    expect(byClient['cli-test/1']).toMatchObject({ moved: true, email: 'alice@example.com', oauth_last_seen: expect.stringMatching(/Z$/) })
+    expect(byClient['other-client/2']).toMatchObject({ moved: false, oauth_last_seen: null, email: 'alice@example.com' })
+    expect((await kigoJson('usage', '--method', 'oauth')).records[0]).toMatchObject({ client: 'cli-test/1', moved: null })
+
+    expect((await kigoJson('usage', '--moved', 'no', '--method', 'basic')).records.map((r: { client: string }) => r.client).sort()).toEqual(['=HYPERLINK("x"),"quoted"', 'other-client/2'])
+    expect((await kigoJson('usage', '--client', 'OTHER')).records.map((r: { client: string }) => r.client)).toEqual(['other-client/2'])
+    const byCount = (await kigoJson('usage', '--method', 'basic', '--sort', 'count')).records.map((r: { count: number }) => r.count)
+    expect(byCount).toEqual([...byCount].sort((a, b) => b - a))
+    expect(byCount[0]).toBe(2)
+
+    const csv = await kigo('usage', '--method', 'basic', '--sort', 'client', '--order', 'asc', '--csv')
+    expect(csv.code).toBe(0)
+    const lines = csv.stdout.split('\r\n')
+    expect(lines[0]).toBe('method,user,email,client,count,first_seen,last_seen,moved,oauth_last_seen')
+    // A formula-looking client is neutralised and quoted (RFC 4180).
+    expect(lines[1]).toMatch(/^basic,alice,alice@example\.com,"'=HYPERLINK\(""x""\),""quoted""",1,\S+Z,\S+Z,false,$/)
+    expect(lines[2]).toMatch(/^basic,alice,alice@example\.com,cli-test\/1,2,\S+Z,\S+Z,true,\S+Z$/)
+    expect(lines.at(-1)).toBe('')
+
+    const res = await fetch(`${stack.adminUrl}/admin/usage.csv?method=wsse`, { headers: { authorization: `Bearer ${stack.config.adminToken}` } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8')
+    expect(res.headers.get('content-disposition')).toBe('attachment; filename="kigo-usage.csv"')
+    const bad = await fetch(`${stack.adminUrl}/admin/usage.csv?sort=name`, { headers: { authorization: `Bearer ${stack.config.adminToken}` } })
+    expect(bad.status).toBe(400)
+    expect((await bad.json()).error.message).toMatch(/"sort" must be one of last_seen/)
+    expect((await fetch(`${stack.adminUrl}/admin/usage.csv`)).status).toBe(401)
   })
 
   it('refuses a bad filter', async () => {
     expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, oauth/)
+    expectFailure(await kigo('usage', '--moved', 'maybe'), 2, /--moved must be yes or no/)
+    expectFailure(await kigo('usage', '--sort', 'name'), 1, /"sort" must be one of.*HTTP 400/)
+    expectFailure(await kigo('usage', '--order', 'up'), 1, /"order" must be asc or desc.*HTTP 400/)
     expectFailure(await kigo('usage', '--since', 'yesterday'), 1, /since.*HTTP 400/)
     const help = await kigo('usage', '--help')
     expect(help.code).toBe(0)
-    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|oauth\] \[--user ID\] \[--since ISO\]/)
+    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|oauth\] \[--user ID\] \[--client TEXT\] \[--since ISO\]/)
+    expect(help.stdout).toContain('--csv')
   })
 })

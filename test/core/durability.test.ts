@@ -76,7 +76,7 @@ interface Core {
 
 async function startCore(env: Record<string, string>): Promise<Core> {
   const port = await freePort()
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, KIGO_CORE_PORT: String(port) }
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, KIGO_CORE_PORT: String(port), KIGO_CORE_METRICS_PORT: '0' }
   // The backend is chosen by this test alone, never by the caller's environment.
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'KIGO_CONFIG']) if (!(name in env)) delete childEnv[name]
   const child = spawn(process.execPath, [mainJs, 'core'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })

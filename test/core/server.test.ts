@@ -18,7 +18,7 @@ let core: RunningCore
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kigo-core-server-'))
   config = loadConfig({
-    env: { KIGO_DATA_DIR: dir, KIGO_SECRET_KEY: randomBytes(32).toString('base64'), KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'), KIGO_CORE_PORT: '0' },
+    env: { KIGO_DATA_DIR: dir, KIGO_SECRET_KEY: randomBytes(32).toString('base64'), KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'), KIGO_CORE_PORT: '0', KIGO_CORE_METRICS_PORT: '0' },
   })
   core = await startCore(config, { logger: false })
 })

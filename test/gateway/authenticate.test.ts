@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/common/config.js'
 import { createAuthenticator } from '../../src/gateway/authenticate.js'
 import type { RoutePolicy } from '../../src/gateway/routes.js'
-import type { FailureThrottle } from '../../src/gateway/throttle/types.js'
+import type { Attempt, AttemptThrottle } from '../../src/gateway/throttle/attempts.js'
 import { authRequest, MemoryReplayCache, memoryLookup } from './auth/fixtures.js'
 
 const route: RoutePolicy = { name: 'statuses_update', anonymous: false, methods: ['oauth', 'basic', 'wsse'], scopes: ['write_public'] }
@@ -13,31 +13,33 @@ const ip = '198.51.100.4'
 const basic = (credential: string) => ({ authorization: `Basic ${Buffer.from(credential).toString('base64')}` })
 
 function setup(blocked: string[] = []) {
-  const checked: string[][] = []
-  const failed: string[][] = []
-  const throttle: FailureThrottle = {
-    check: async (keys) => (checked.push(keys), keys.some((k) => blocked.includes(k)) ? 30 : 0),
-    recordFailure: async (keys) => void failed.push(keys),
-    reset: async () => undefined,
+  const checked: Attempt[] = []
+  const failed: Attempt[] = []
+  const succeeded: Attempt[] = []
+  const throttle: AttemptThrottle = {
+    check: async (a) => (checked.push(a), a.user !== undefined && blocked.includes(a.user) ? 30 : 0),
+    failed: async (a) => void failed.push(a),
+    succeeded: async (a) => void succeeded.push(a),
     close: async () => undefined,
   }
   const lookup = memoryLookup({ users: [{ id: 'alice', name: 'Alice', apiPassword: 'right-password' }] })
   const config = loadConfig({ env: {}, secrets: () => ({ secretKey: Buffer.alloc(32, 1).toString('base64'), adminToken: 'an-admin-token-long-enough' }) })
   const authenticator = createAuthenticator({ auth: config.auth, lookup, replay: { oauth: new MemoryReplayCache(), wsse: new MemoryReplayCache() }, throttle })
-  return { authenticator, checked, failed, lookup }
+  return { authenticator, checked, failed, succeeded, lookup }
 }
 
 describe('throttling of legacy credentials', () => {
   it('checks the claimed user and the address, and lets the right password through', async () => {
-    const { authenticator, checked, failed } = setup()
+    const { authenticator, checked, failed, succeeded } = setup()
     const decision = await authenticator.authenticate(authRequest({ headers: basic('alice:right-password') }), route, ip)
     expect(decision).toMatchObject({ ok: true, method: 'basic', identity: { user: 'alice' } })
-    expect(checked).toEqual([['user:alice', `ip:${ip}`]])
+    expect(checked).toEqual([{ realm: 'api', user: 'alice', ip }])
     expect(failed).toEqual([])
+    expect(succeeded).toEqual([{ realm: 'api', user: 'alice', ip }])
   })
 
   it('answers a blocked user 429 without verifying the password', async () => {
-    const { authenticator, lookup } = setup(['user:alice'])
+    const { authenticator, lookup } = setup(['alice'])
     const decision = await authenticator.authenticate(authRequest({ headers: basic('alice:right-password') }), route, ip)
     expect(decision).toMatchObject({ ok: false, outcome: 'throttled', user: 'alice', error: { status: 429 } })
     expect(lookup.calls).toEqual([])
@@ -50,13 +52,13 @@ describe('throttling of legacy credentials', () => {
     const decision = await authenticator.authenticate(authRequest({ now, headers: { 'x-wsse': stale } }), route, ip)
     expect(decision).toMatchObject({ ok: false, outcome: 'stale', user: 'alice', error: { status: 401 } })
     expect(lookup.calls).toEqual([])
-    expect(failed).toEqual([['user:alice', `ip:${ip}`]])
+    expect(failed).toEqual([{ realm: 'api', user: 'alice', ip }])
   })
 
   it('counts a malformed Basic credential against the address alone', async () => {
     const { authenticator, failed } = setup()
     const decision = await authenticator.authenticate(authRequest({ headers: basic('no colon here') }), route, ip)
     expect(decision).toMatchObject({ ok: false, outcome: 'malformed', error: { status: 401 } })
-    expect(failed).toEqual([[`ip:${ip}`]])
+    expect(failed).toEqual([{ realm: 'api', user: undefined, ip }])
   })
 })

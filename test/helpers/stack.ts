@@ -34,6 +34,8 @@ export interface Stack {
   globalUrl: string
   adminUrl: string
   coreUrl: string
+  /** The core's own metrics listener (none when no core was started). */
+  coreMetricsUrl?: string
   gateway: RunningGateway
   admin<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>
   /** A user with a generated API password. */
@@ -53,6 +55,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     KIGO_ADMIN_TOKEN: options.adminToken ?? randomBytes(24).toString('base64url'),
     KIGO_GATEWAY_PORT: String(gwPort),
     KIGO_CORE_PORT: String(corePort),
+    KIGO_CORE_METRICS_PORT: '0',
     KIGO_ADMIN_PORT: String(adminPort),
     KIGO_CORE_URL: options.coreUrl ?? `http://127.0.0.1:${corePort}`,
     LOG_LEVEL: 'silent',
@@ -79,6 +82,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     globalUrl: `http://127.0.0.1:${gwPort}`,
     adminUrl,
     coreUrl: config.gateway.coreUrl,
+    ...(core ? { coreMetricsUrl: core.metricsUrl } : {}),
     gateway,
     admin,
     async addUser(id, name) {

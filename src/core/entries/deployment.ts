@@ -7,6 +7,9 @@ export interface Hosts {
   domesticHost: string
   globalHost: string
   publicScheme: 'http' | 'https'
+  /** Further host names each deployment answers to (config domesticHostAliases, globalHostAliases). */
+  domesticAliases?: string[]
+  globalAliases?: string[]
 }
 
 function normalize(host: string, scheme: 'http' | 'https'): string {
@@ -20,7 +23,14 @@ export function deploymentOfHost(hosts: Hosts, host: string | undefined): Deploy
   const h = normalize(host, hosts.publicScheme)
   if (h === normalize(hosts.domesticHost, hosts.publicScheme)) return 'domestic'
   if (h === normalize(hosts.globalHost, hosts.publicScheme)) return 'global'
+  if (hosts.domesticAliases?.some((a) => h === normalize(a, hosts.publicScheme))) return 'domestic'
+  if (hosts.globalAliases?.some((a) => h === normalize(a, hosts.publicScheme))) return 'global'
   return null
+}
+
+/** Every host name the deployments answer to, for the unknown_deployment message. */
+export function expectedHosts(hosts: Hosts): string[] {
+  return [hosts.domesticHost, ...(hosts.domesticAliases ?? []), hosts.globalHost, ...(hosts.globalAliases ?? [])]
 }
 
 /** `{scheme}://{domain}` of a deployment, spelled as configured. */

@@ -4,7 +4,7 @@
 import type { XmlObject } from '../../common/formats.js'
 import { baseUrl, type Hosts } from '../entries/deployment.js'
 import { entryText } from '../entries/text.js'
-import type { Deployment, EntryRow, PhotoRow } from '../store/types.js'
+import type { Deployment, EntryPage, EntryRow, PhotoRow } from '../store/types.js'
 import type { BodyFormat } from './body-formats.js'
 import { renderNotation } from './notation.js'
 import { entryLink, isPhotoUrl, photoImageUrl, photoPageUrl, profileImageUrl, userPageUrl } from './urls.js'
@@ -25,20 +25,29 @@ export function formatTimestamp(date: Date): string {
   return date.toISOString().replace(/\.[0-9]{3}Z$/, 'Z')
 }
 
-export function userObject(user: { id: string; name: string }, ownerDeployment: Deployment, ctx: RenderContext): Record<string, string | number> {
+export function userObject(
+  user: { id: string; name: string; followersCount?: number },
+  ownerDeployment: Deployment,
+  ctx: RenderContext,
+): Record<string, string | number> {
   return {
     id: user.id,
     name: user.name,
     screen_name: user.id,
-    // kigo has no following: nobody has followers.
-    followers_count: 0,
+    followers_count: user.followersCount ?? 0,
     profile_image_url: profileImageUrl(ctx.hosts, ctx.requestDeployment, user.id),
     url: userPageUrl(ctx.hosts, ownerDeployment, user.id),
   }
 }
 
-export function renderEntry(entry: EntryRow, favorited: boolean, bodyFormats: readonly BodyFormat[], ctx: RenderContext): Rendition {
-  const user = userObject({ id: entry.authorId, name: entry.authorName }, entry.deployment, ctx)
+export function renderEntry(
+  entry: EntryRow,
+  favorited: boolean,
+  bodyFormats: readonly BodyFormat[],
+  ctx: RenderContext,
+  followersCount = entry.authorFollowers ?? 0,
+): Rendition {
+  const user = userObject({ id: entry.authorId, name: entry.authorName, followersCount }, entry.deployment, ctx)
   const common = {
     id: entry.id,
     created_at: formatTimestamp(entry.createdAt),
@@ -73,6 +82,28 @@ export function renderEntry(entry: EntryRow, favorited: boolean, bodyFormats: re
       ...extras,
     },
   }
+}
+
+/**
+ * The entries of a page (SPEC §2.8): each top-level Entry with `replies`, each reply a full
+ * Entry without its own. JSON an array; XML the items of a `<statuses type="array">` root.
+ */
+export function renderEntryList(page: EntryPage, bodyFormats: readonly BodyFormat[], ctx: RenderContext): { json: unknown[]; xml: XmlObject } {
+  const one = (e: EntryRow) => renderEntry(e, page.starred.has(e.id), bodyFormats, ctx, page.followers.get(e.authorId) ?? 0)
+  const items = page.entries.map((e) => {
+    const top = one(e)
+    const replies = (page.replies.get(e.id) ?? []).map(one)
+    return {
+      json: { ...top.json, replies: replies.map((r) => r.json) },
+      xml: { ...top.xml, replies: replies.length ? { status: replies.map((r) => r.xml) } : null } as XmlObject,
+    }
+  })
+  return { json: items.map((i) => i.json), xml: listXml('status', items.map((i) => i.xml)) }
+}
+
+/** `<{plural} type="array">` content: one `item` element per value (SPEC §2.8). */
+export function listXml(item: string, values: XmlObject[]): XmlObject {
+  return values.length ? { '@_type': 'array', [item]: values } : { '@_type': 'array' }
 }
 
 export function renderPhoto(photo: PhotoRow, owner: { id: string; name: string }, ctx: RenderContext): Rendition {

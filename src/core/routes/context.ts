@@ -15,6 +15,8 @@ export interface RequestContext {
   deployment: Deployment | null
   /** The body digest the gateway signed, when it read the body whole. */
   bodySha256?: string
+  /** For a multipart body under a signed digest: whether the body read was the one signed. */
+  bodyCheck?: Promise<boolean>
 }
 
 const contexts = new WeakMap<FastifyRequest, RequestContext>()

@@ -87,3 +87,21 @@ export async function verifiedBody(payload: NodeJS.ReadableStream, expected: str
   if (hash.digest('base64url') !== expected) throw refused()
   return Readable.from([Buffer.concat(chunks)])
 }
+
+/**
+ * The digest of a multipart body, taken as the multipart parser reads it (it reads the
+ * request itself, so the body cannot be read ahead and handed on): resolves, once the body
+ * has ended, to whether it is the body the gateway signed. The parameters are read whole
+ * before any write starts, so the answer is known before it matters (params.ts).
+ */
+export function tapBodyDigest(payload: NodeJS.ReadableStream, expected: string): Promise<boolean> {
+  const hash = createHash('sha256')
+  const result = new Promise<boolean>((resolve) => {
+    payload.on('data', (chunk: Buffer) => hash.update(chunk))
+    payload.once('end', () => resolve(hash.digest('base64url') === expected))
+    payload.once('error', () => resolve(false))
+  })
+  // The listener above would start the flow before the parser is attached: held until it is.
+  payload.pause()
+  return result
+}

@@ -6,6 +6,7 @@ import type { Multipart } from '@fastify/multipart'
 import { ApiError, errors } from '../../common/errors.js'
 import { sniffImage, type ImageType } from '../photos/sniff.js'
 import { decodeForm, queryBytes } from './form-decoding.js'
+import { contextOf } from './context.js'
 
 /** The parsed urlencoded body, as the content-type parser leaves it on `request.body`. */
 export class FormBody {
@@ -54,6 +55,9 @@ export async function readParams(request: FastifyRequest, opts: ReadOptions): Pr
     }
   } else if (request.isMultipart()) {
     await readMultipart(request, opts, take, files)
+    // A body the gateway read and signed (oauth_body_hash) is the body parsed here.
+    const check = contextOf(request).bodyCheck
+    if (check !== undefined && !(await check)) throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
   }
   return { get: (name) => values.get(name), files }
 }

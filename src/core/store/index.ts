@@ -1,7 +1,7 @@
 // Opens the core's content store (SPEC §1.1, §3): PostgreSQL when a database URL is
 // given, otherwise the embedded database in the data directory; pending migrations run
 // first, safely when several core processes start at once.
-import { migrate, openDb } from '../../common/sql.js'
+import { migrate, openDb, type DbOptions, type DbTimeouts } from '../../common/sql.js'
 import { coreSchema, migrations } from './migrations.js'
 import { SqlContentStore } from './sql-content-store.js'
 import type { ContentStore } from './types.js'
@@ -9,7 +9,7 @@ import type { ContentStore } from './types.js'
 export type { ContentStore } from './types.js'
 export { ReplyTargetNotFound } from './types.js'
 
-export async function openContentStore(opts: { databaseUrl?: string; dataDir: string; maxConnections?: number }): Promise<ContentStore> {
+export async function openContentStore(opts: { databaseUrl?: string; dataDir: string; maxConnections?: number; timeouts?: DbTimeouts; watch?: DbOptions['watch'] }): Promise<ContentStore> {
   const db = await openDb(opts)
   try {
     await migrate(db, coreSchema, migrations)

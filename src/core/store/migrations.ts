@@ -77,4 +77,57 @@ CREATE TABLE kigo_core.photos (
 CREATE INDEX photos_user_id ON kigo_core.photos (user_id, id DESC);
 `,
   },
+  {
+    version: 2,
+    name: 'follows, keyword follows and relations, album and timeline indexes',
+    sql: `
+-- SPEC §2.9: who follows whom. Both ends have a profile copy (the follower's is stored
+-- by the follow itself).
+CREATE TABLE kigo_core.user_follows (
+  follower text NOT NULL REFERENCES kigo_core.users (id),
+  followee text NOT NULL REFERENCES kigo_core.users (id),
+  created timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (follower, followee),
+  CHECK (follower <> followee)
+);
+
+CREATE INDEX user_follows_followee ON kigo_core.user_follows (followee, follower);
+
+-- SPEC §2.10: keywords a user follows (part of the antenna, §2.8).
+CREATE TABLE kigo_core.keyword_follows (
+  user_id text NOT NULL REFERENCES kigo_core.users (id),
+  word text NOT NULL REFERENCES kigo_core.keywords (word),
+  created timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, word)
+);
+
+CREATE INDEX keyword_follows_word ON kigo_core.keyword_follows (word);
+
+-- Relations are symmetric: both directions are stored, so either word finds the other
+-- with one index lookup.
+CREATE TABLE kigo_core.keyword_relations (
+  word1 text NOT NULL REFERENCES kigo_core.keywords (word),
+  word2 text NOT NULL REFERENCES kigo_core.keywords (word),
+  PRIMARY KEY (word1, word2),
+  CHECK (word1 <> word2)
+);
+
+-- The album (SPEC §2.8) lists entries that carry photos.
+ALTER TABLE kigo_core.entries ADD COLUMN has_photos boolean NOT NULL DEFAULT false;
+
+UPDATE kigo_core.entries SET has_photos = true WHERE body ~ '/photos/[^/ ]+/[0-9]+[.](jpg|png|gif|webp)';
+
+-- The public timeline: a deployment's entries on keywords that are not user keywords,
+-- newest first. The predicate is written the same way in the query, so the planner
+-- uses this partial index.
+CREATE INDEX entries_public ON kigo_core.entries (deployment, id DESC) WHERE keyword NOT LIKE 'id:%';
+
+CREATE INDEX entries_album ON kigo_core.entries (id DESC) WHERE has_photos;
+
+CREATE INDEX entries_album_keyword ON kigo_core.entries (keyword, id DESC) WHERE has_photos;
+
+-- keywords/hot and sort=hot look at recent entries only.
+CREATE INDEX entries_created_at ON kigo_core.entries (created_at);
+`,
+  },
 ]

@@ -7,11 +7,15 @@ import {
   ReplyTargetNotFound,
   type ContentStore,
   type Deployment,
+  type EntryPage,
   type EntryRow,
+  type KeywordRow,
   type NewEntry,
   type NewPhoto,
   type PhotoRow,
+  type TimelineQuery,
   type UserRow,
+  type UserWithFollowers,
 } from './types.js'
 
 interface EntryRecord {
@@ -25,6 +29,7 @@ interface EntryRecord {
   in_reply_to_status_id: string | null
   in_reply_to_user_id: string | null
   created_at: Date
+  author_followers: number
 }
 
 interface PhotoRecord {
@@ -43,7 +48,8 @@ interface PhotoRecord {
 
 /** An entry row's columns from `e`, with the author's name taken from `authorName`. */
 const entryColumnsWith = (authorName: string) => `e.id::text AS id, e.author, ${authorName} AS author_name, e.keyword, e.body, e.source, e.deployment,
-  e.in_reply_to_status_id::text AS in_reply_to_status_id, e.in_reply_to_user_id, e.created_at`
+  e.in_reply_to_status_id::text AS in_reply_to_status_id, e.in_reply_to_user_id, e.created_at,
+  (SELECT count(*)::int FROM kigo_core.user_follows uf WHERE uf.followee = e.author) AS author_followers`
 
 const entryColumns = entryColumnsWith('u.name')
 
@@ -54,6 +60,29 @@ const maxBigint = 9223372036854775807n
 /** An ID the bigint columns can hold; anything else names no row, so callers get null. */
 function isRowId(id: string): boolean {
   return /^[0-9]{1,19}$/.test(id) && BigInt(id) <= maxBigint
+}
+
+const followersOf = (userColumn: string) => `(SELECT count(*)::int FROM kigo_core.user_follows f2 WHERE f2.followee = ${userColumn})`
+
+function toUser(r: { id: string; name: string; followers_count: number }): UserWithFollowers {
+  return { id: r.id, name: r.name, followersCount: Number(r.followers_count) }
+}
+
+interface KeywordRecord {
+  word: string
+  entry_count: number
+  followers_count: number
+  related: string[]
+}
+
+/** A Keyword's columns from `k` (a row with `word`). */
+const keywordColumns = `k.word,
+  (SELECT count(*)::int FROM kigo_core.entries e WHERE e.keyword = k.word) AS entry_count,
+  (SELECT count(*)::int FROM kigo_core.keyword_follows f WHERE f.word = k.word) AS followers_count,
+  ARRAY(SELECT r.word2 FROM kigo_core.keyword_relations r WHERE r.word1 = k.word ORDER BY r.word2) AS related`
+
+function toKeyword(r: KeywordRecord): KeywordRow {
+  return { word: r.word, entryCount: Number(r.entry_count), followersCount: Number(r.followers_count), related: r.related ?? [] }
 }
 
 function toEntry(r: EntryRecord): EntryRow {
@@ -68,6 +97,7 @@ function toEntry(r: EntryRecord): EntryRow {
     inReplyToStatusId: r.in_reply_to_status_id,
     inReplyToUserId: r.in_reply_to_user_id,
     createdAt: new Date(r.created_at),
+    authorFollowers: Number(r.author_followers ?? 0),
   }
 }
 
@@ -156,11 +186,11 @@ export class SqlContentStore implements ContentStore {
       // The row is read back as stored, so the caller renders exactly what was kept.
       const rows = await tx.query<EntryRecord>(
         `WITH e AS (
-           INSERT INTO kigo_core.entries (author, keyword, body, source, deployment, in_reply_to_status_id, in_reply_to_user_id)
-           VALUES ($1, $2, $3, $4, $5, $6::bigint, $7)
+           INSERT INTO kigo_core.entries (author, keyword, body, source, deployment, in_reply_to_status_id, in_reply_to_user_id, has_photos)
+           VALUES ($1, $2, $3, $4, $5, $6::bigint, $7, $8)
            RETURNING *)
          SELECT ${entryColumns} FROM e JOIN kigo_core.users u ON u.id = e.author`,
-        [entry.authorId, entry.keyword, body, entry.source, entry.deployment, entry.inReplyToStatusId, replyAuthor],
+        [entry.authorId, entry.keyword, body, entry.source, entry.deployment, entry.inReplyToStatusId, replyAuthor, stored.length > 0],
       )
       return toEntry(rows[0]!)
     })
@@ -276,6 +306,208 @@ export class SqlContentStore implements ContentStore {
     )
     const row = rows[0]
     return row ? { ...toPhoto(row), bytes: toBuffer(row.bytes) } : null
+  }
+
+  // ---- timelines (SPEC §2.8)
+
+  /**
+   * One statement per page, on an index chosen by the source: entries_public (a partial
+   * index whose predicate the query repeats), entries_keyword_id, entries_author_id, the
+   * album's partial indexes, and for the antenna a bitmap of the author and keyword
+   * indexes. `maxId` anchors the pages; the offset is bounded by page ≤ 100 and count ≤ 200.
+   */
+  async timeline(q: TimelineQuery, viewer: string | null): Promise<EntryPage> {
+    const params: unknown[] = []
+    const p = (v: unknown) => {
+      params.push(v)
+      return `$${params.length}`
+    }
+    const where: string[] = []
+    const src = q.source
+    if (src.kind === 'public') where.push(`e.deployment = ${p(src.deployment)}`, `e.keyword NOT LIKE 'id:%'`)
+    else if (src.kind === 'keyword') where.push(`e.keyword = ${p(src.word)}`)
+    else if (src.kind === 'user') where.push(`e.author = ${p(src.userId)}`)
+    else if (src.kind === 'friends') {
+      const u = p(src.userId)
+      where.push(`(e.author = ANY (ARRAY(SELECT followee FROM kigo_core.user_follows WHERE follower = ${u}) || ${u}::text)
+        OR e.keyword = ANY (ARRAY(SELECT word FROM kigo_core.keyword_follows WHERE user_id = ${u})))`)
+    } else {
+      where.push('e.has_photos')
+      if (src.word !== null) where.push(`e.keyword = ${p(src.word)}`)
+    }
+    if (q.since) where.push(`e.created_at >= ${p(q.since)}`)
+    if (q.maxId !== null) where.push(`e.id <= ${p(q.maxId)}::bigint`)
+    let order = 'e.id DESC'
+    if (q.sort === 'hot') {
+      where.push(`e.created_at >= ${p(q.hotSince)}`)
+      order = '(SELECT count(*) FROM kigo_core.stars s WHERE s.entry_id = e.id) DESC, e.id DESC'
+    }
+    const rows = await this.db.query<EntryRecord>(
+      `SELECT ${entryColumns} FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author
+       WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${p(q.count)} OFFSET ${p((q.page - 1) * q.count)}`,
+      params,
+    )
+    return this.pageOf(rows.map(toEntry), viewer)
+  }
+
+  /** Three more queries whatever the page's size: replies, stars, followers. */
+  async pageOf(entries: EntryRow[], viewer: string | null): Promise<EntryPage> {
+    const page: EntryPage = { entries, replies: new Map(), starred: new Set(), stars: new Map(), followers: new Map() }
+    if (entries.length === 0) return page
+    const replyRows = await this.db.query<EntryRecord>(
+      `SELECT * FROM (
+         SELECT ${entryColumns}, row_number() OVER (PARTITION BY e.in_reply_to_status_id ORDER BY e.id) AS n
+         FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author
+         WHERE e.in_reply_to_status_id = ANY ($1::bigint[])) r
+       WHERE n <= 100 ORDER BY id::bigint`,
+      [entries.map((e) => e.id)],
+    )
+    const replies = replyRows.map(toEntry)
+    for (const r of replies) {
+      const list = page.replies.get(r.inReplyToStatusId!) ?? []
+      list.push(r)
+      page.replies.set(r.inReplyToStatusId!, list)
+    }
+    const all = [...entries, ...replies]
+    const [stars, followers] = await Promise.all([
+      this.db.query<{ id: string; n: number; mine: boolean }>(
+        `SELECT entry_id::text AS id, count(*)::int AS n, coalesce(bool_or(user_id = $2), false) AS mine
+         FROM kigo_core.stars WHERE entry_id = ANY ($1::bigint[]) GROUP BY entry_id`,
+        [all.map((e) => e.id), viewer],
+      ),
+      this.db.query<{ id: string; n: number }>(
+        'SELECT followee AS id, count(*)::int AS n FROM kigo_core.user_follows WHERE followee = ANY ($1::text[]) GROUP BY followee',
+        [[...new Set(all.map((e) => e.authorId))]],
+      ),
+    ])
+    for (const s of stars) {
+      page.stars.set(s.id, Number(s.n))
+      if (s.mine === true) page.starred.add(s.id)
+    }
+    for (const f of followers) page.followers.set(f.id, Number(f.n))
+    return page
+  }
+
+  // ---- users and follows (SPEC §2.9)
+
+  async getUserWithFollowers(id: string): Promise<UserWithFollowers | null> {
+    const rows = await this.db.query<{ id: string; name: string; followers_count: number }>(
+      `SELECT u.id, u.name, ${followersOf('u.id')} AS followers_count FROM kigo_core.users u WHERE u.id = $1`,
+      [id],
+    )
+    return rows[0] ? toUser(rows[0]) : null
+  }
+
+  async follow(follower: UserRow, followee: string): Promise<boolean> {
+    // One statement, like createTextEntry: the follower's profile copy, then the follow.
+    const rows = await this.db.query<{ found: boolean }>(
+      `WITH me AS (${upsertUserSql}),
+       t AS (SELECT id FROM kigo_core.users WHERE id = $3),
+       f AS (INSERT INTO kigo_core.user_follows (follower, followee) SELECT $1, id FROM t ON CONFLICT DO NOTHING)
+       SELECT EXISTS (SELECT 1 FROM t) AS found`,
+      [follower.id, follower.name, followee],
+    )
+    return rows[0]?.found === true
+  }
+
+  async unfollow(follower: string, followee: string): Promise<boolean> {
+    const rows = await this.db.query<{ found: boolean }>(
+      `WITH d AS (DELETE FROM kigo_core.user_follows WHERE follower = $1 AND followee = $2)
+       SELECT EXISTS (SELECT 1 FROM kigo_core.users WHERE id = $2) AS found`,
+      [follower, followee],
+    )
+    return rows[0]?.found === true
+  }
+
+  async follows(userId: string, direction: 'friends' | 'followers', limit: number, offset: number): Promise<UserWithFollowers[]> {
+    const [mine, other] = direction === 'friends' ? ['follower', 'followee'] : ['followee', 'follower']
+    const rows = await this.db.query<{ id: string; name: string; followers_count: number }>(
+      `SELECT u.id, u.name, ${followersOf('u.id')} AS followers_count
+       FROM kigo_core.user_follows f JOIN kigo_core.users u ON u.id = f.${other}
+       WHERE f.${mine} = $1 ORDER BY f.created DESC, u.id LIMIT $2 OFFSET $3`,
+      [userId, limit, offset],
+    )
+    return rows.map(toUser)
+  }
+
+  // ---- keywords (SPEC §2.10)
+
+  async getKeyword(word: string): Promise<KeywordRow | null> {
+    const rows = await this.db.query<KeywordRecord>(`SELECT ${keywordColumns} FROM kigo_core.keywords k WHERE k.word = $1`, [word])
+    return rows[0] ? toKeyword(rows[0]) : null
+  }
+
+  async hotKeywords(since: Date, limit: number): Promise<KeywordRow[]> {
+    // User keywords are people's own pages, not topics: left out, as on the public timeline.
+    const rows = await this.db.query<KeywordRecord>(
+      `SELECT ${keywordColumns} FROM (
+         SELECT e.keyword AS word, count(*) AS recent FROM kigo_core.entries e
+         WHERE e.created_at >= $1 AND e.keyword NOT LIKE 'id:%' GROUP BY e.keyword
+         ORDER BY recent DESC, e.keyword LIMIT $2) k
+       ORDER BY k.recent DESC, k.word`,
+      [since, limit],
+    )
+    return rows.map(toKeyword)
+  }
+
+  async listKeywords(filter: string | null, limit: number, offset: number): Promise<KeywordRow[]> {
+    const rows = await this.db.query<KeywordRecord>(
+      `SELECT * FROM (SELECT ${keywordColumns} FROM kigo_core.keywords k
+         WHERE $1::text IS NULL OR strpos(lower(k.word), lower($1::text)) > 0) k
+       ORDER BY k.entry_count DESC, k.word LIMIT $2 OFFSET $3`,
+      [filter, limit, offset],
+    )
+    return rows.map(toKeyword)
+  }
+
+  async followedKeywords(userId: string): Promise<KeywordRow[]> {
+    const rows = await this.db.query<KeywordRecord>(
+      `SELECT ${keywordColumns} FROM kigo_core.keyword_follows f JOIN kigo_core.keywords k ON k.word = f.word
+       WHERE f.user_id = $1 ORDER BY f.created DESC, k.word`,
+      [userId],
+    )
+    return rows.map(toKeyword)
+  }
+
+  async followKeyword(user: UserRow, word: string): Promise<boolean> {
+    const rows = await this.db.query<{ found: boolean }>(
+      `WITH me AS (${upsertUserSql}),
+       k AS (SELECT word FROM kigo_core.keywords WHERE word = $3),
+       f AS (INSERT INTO kigo_core.keyword_follows (user_id, word) SELECT $1, word FROM k ON CONFLICT DO NOTHING)
+       SELECT EXISTS (SELECT 1 FROM k) AS found`,
+      [user.id, user.name, word],
+    )
+    return rows[0]?.found === true
+  }
+
+  async unfollowKeyword(userId: string, word: string): Promise<boolean> {
+    const rows = await this.db.query<{ found: boolean }>(
+      `WITH d AS (DELETE FROM kigo_core.keyword_follows WHERE user_id = $1 AND word = $2)
+       SELECT EXISTS (SELECT 1 FROM kigo_core.keywords WHERE word = $2) AS found`,
+      [userId, word],
+    )
+    return rows[0]?.found === true
+  }
+
+  async relateKeywords(word1: string, word2: string, related: boolean): Promise<boolean> {
+    const found = await this.db.query('SELECT 1 FROM kigo_core.keywords WHERE word = $1 OR word = $2', [word1, word2])
+    if (found.length < (word1 === word2 ? 1 : 2)) return false
+    if (related) {
+      await this.db.query(
+        `INSERT INTO kigo_core.keyword_relations (word1, word2) VALUES ($1, $2), ($2, $1) ON CONFLICT DO NOTHING`,
+        [word1, word2],
+      )
+    } else {
+      await this.db.query(
+        'DELETE FROM kigo_core.keyword_relations WHERE (word1 = $1 AND word2 = $2) OR (word1 = $2 AND word2 = $1)',
+        [word1, word2],
+      )
+    }
+    return true
+  }
+
+  poolStats() {
+    return this.db.poolStats?.()
   }
 
   async ping(): Promise<void> {

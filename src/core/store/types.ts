@@ -22,6 +22,8 @@ export interface EntryRow {
   inReplyToStatusId: string | null
   inReplyToUserId: string | null
   createdAt: Date
+  /** The author's followers when the entry was read (SPEC §2.9 `followers_count`). */
+  authorFollowers?: number
 }
 
 export interface NewEntry {
@@ -58,6 +60,51 @@ export interface PhotoRow {
   createdAt: Date
 }
 
+/** Which entries a timeline lists (SPEC §2.8). */
+export type TimelineSource =
+  | { kind: 'public'; deployment: Deployment }
+  | { kind: 'keyword'; word: string }
+  | { kind: 'user'; userId: string }
+  | { kind: 'friends'; userId: string }
+  | { kind: 'album'; word: string | null }
+
+export interface TimelineQuery {
+  source: TimelineSource
+  count: number
+  page: number
+  /** Entries created before this are left out. */
+  since: Date | null
+  /** Entries newer than this ID are left out: the anchor that keeps pages stable. */
+  maxId: string | null
+  /** `hot`: most stars first, then newest, over entries created at or after `hotSince`. */
+  sort: 'new' | 'hot'
+  hotSince: Date
+}
+
+/** A page of entries with everything their rendering needs, in a constant number of queries. */
+export interface EntryPage {
+  entries: EntryRow[]
+  /** Replies per entry ID, oldest first, at most 100 each. */
+  replies: Map<string, EntryRow[]>
+  /** IDs (of entries and replies) the viewer has starred. */
+  starred: Set<string>
+  /** Star counts of the page's entries. */
+  stars: Map<string, number>
+  /** Followers per author (of entries and replies); absent means 0. */
+  followers: Map<string, number>
+}
+
+export interface UserWithFollowers extends UserRow {
+  followersCount: number
+}
+
+export interface KeywordRow {
+  word: string
+  entryCount: number
+  followersCount: number
+  related: string[]
+}
+
 export interface ContentStore {
   /** Creates or updates the public profile copy of a user. */
   upsertUser(user: UserRow): Promise<void>
@@ -89,7 +136,33 @@ export interface ContentStore {
   createPhoto(userId: string, userName: string, source: string, deployment: Deployment, photo: NewPhoto): Promise<PhotoRow>
   getPhoto(userId: string, photoId: string): Promise<(PhotoRow & { bytes: Buffer }) | null>
 
+  /** One page of a timeline, newest first (or hottest first). */
+  timeline(query: TimelineQuery, viewer: string | null): Promise<EntryPage>
+  /** Replies, stars and followers of given entries (an entry page, statuses/show). */
+  pageOf(entries: EntryRow[], viewer: string | null): Promise<EntryPage>
+
+  getUserWithFollowers(id: string): Promise<UserWithFollowers | null>
+  /** Idempotent; false when `followee` is unknown. The follower's profile copy is stored. */
+  follow(follower: UserRow, followee: string): Promise<boolean>
+  unfollow(follower: string, followee: string): Promise<boolean>
+  /** Users `userId` follows (`direction` friends) or who follow it (followers), by ID. */
+  follows(userId: string, direction: 'friends' | 'followers', limit: number, offset: number): Promise<UserWithFollowers[]>
+
+  getKeyword(word: string): Promise<KeywordRow | null>
+  /** Words with most entries since `since`, most first. */
+  hotKeywords(since: Date, limit: number): Promise<KeywordRow[]>
+  /** Words by entry count, most first, containing `filter` (case-insensitive) when given. */
+  listKeywords(filter: string | null, limit: number, offset: number): Promise<KeywordRow[]>
+  followedKeywords(userId: string): Promise<KeywordRow[]>
+  /** Idempotent; false when the word is unknown. */
+  followKeyword(user: UserRow, word: string): Promise<boolean>
+  unfollowKeyword(userId: string, word: string): Promise<boolean>
+  /** Symmetric and idempotent; false when either word is unknown. */
+  relateKeywords(word1: string, word2: string, related: boolean): Promise<boolean>
+
   ping(): Promise<void>
+  /** Pool use, for the core's metrics; absent for the embedded engine (one connection). */
+  poolStats?(): { total: number; idle: number; waiting: number; max: number } | undefined
   close(): Promise<void>
 }
 

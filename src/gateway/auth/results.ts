@@ -11,7 +11,7 @@ export function failure(
   code: string,
   message: string,
   outcome: Outcome,
-  extra: Pick<AuthFailure, 'oauthProblem' | 'attemptedUser' | 'retryAfterSeconds'> = {},
+  extra: Pick<AuthFailure, 'oauthProblem' | 'attemptedUser' | 'retryAfterSeconds' | 'headers'> = {},
 ): AuthFailure {
   return { kind: 'fail', method, status, code, message, outcome, ...extra }
 }

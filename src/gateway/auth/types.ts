@@ -45,6 +45,8 @@ export type AuthResult =
       /** The user the failed attempt named, when known (throttling per user). */
       attemptedUser?: string
       retryAfterSeconds?: number
+      /** Further response headers (the signature base string, when enabled). */
+      headers?: Record<string, string>
     }
 
 /** A user's API password, as Basic and WSSE need it. */
@@ -91,4 +93,9 @@ export interface AuthRequest {
    */
   readBody?: () => Promise<Buffer | null>
   now: number
+  /**
+   * Reads a streamed (JSON or multipart) body, up to `limit` bytes (null beyond), only to
+   * explain a failed signature; the request is refused afterwards.
+   */
+  readBodyForAdvice?: (limit: number) => Promise<Buffer | null>
 }

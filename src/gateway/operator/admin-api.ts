@@ -8,7 +8,9 @@ import Type, { type TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { ApiError } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
+import type { AuditInput, AuditStore } from '../audit/store.js'
 import { InvalidInput } from '../store/validation.js'
+import { loginPasswordProblem } from '../../common/password-rule.js'
 import {
   Conflict,
   NotFound,
@@ -33,6 +35,8 @@ export interface AdminApiOptions {
   onChange?: (change: AdminChange) => void
   /** Bytes of randomness in a generated login or API password (base64url); default 18. */
   passwordBytes?: number
+  /** Where each change is recorded (src/gateway/audit/store.ts); none: not recorded. */
+  audit?: Pick<AuditStore, 'record'>
 }
 
 // ---- schemas ---------------------------------------------------------------------------
@@ -62,6 +66,7 @@ const CreatedUser = Type.Object({ id: Type.String(), name: Type.String(), passwo
 const UserView = Type.Object({ id: Type.String(), name: Type.String(), created_at: Timestamp })
 const UserParams = Type.Object({ id: UserId })
 const ApiPasswordReset = Type.Object({ id: Type.String(), api_password: Type.String() })
+const LoginPasswordReset = Type.Object({ id: Type.String(), password: Type.String(), sessions_ended: Type.Integer() })
 
 const CreateAppBody = Type.Object(
   { name: Name, owner: UserId, scopes: ScopeList, callback: Type.Optional(Type.Union([CallbackUrl, Type.Null()])) },
@@ -98,6 +103,16 @@ const TokenView = Type.Object({
 })
 const TokensQuery = Type.Object({ user: Type.Optional(UserId), consumer: Type.Optional(Key) }, { additionalProperties: false })
 const TokenParams = Type.Object({ token: Key })
+const AppParams = Type.Object({ key: Key })
+const AppDetail = Type.Object({
+  ...AppView.properties,
+  tokens: Type.Integer(),
+  active_tokens: Type.Integer(),
+})
+const RotatedSecret = Type.Object({ consumer_key: Type.String(), consumer_secret: Type.String() })
+const DeletedApp = Type.Object({ deleted: Type.Boolean(), consumer_key: Type.String(), name: Type.String(), tokens_deleted: Type.Integer() })
+const UserListView = Type.Object({ id: Type.String(), name: Type.String(), email: Type.Union([Type.String(), Type.Null()]), created_at: Timestamp })
+const EmailBody = Type.Object({ email: Type.Union([Type.String({ minLength: 1, maxLength: 254 }), Type.Null()]) }, { additionalProperties: false })
 
 // ---- validation ------------------------------------------------------------------------
 
@@ -266,6 +281,17 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
   const passwordBytes = options.passwordBytes ?? 18
   const newPassword = () => randomToken(passwordBytes)
 
+  // The audit trail follows the committed change; a failed write is logged, never the
+  // request's failure (the operator already holds its result, perhaps a secret shown once).
+  const audited = async (request: { ip: string; log: { warn(o: object, m: string): void } }, event: Omit<AuditInput, 'address'>) => {
+    if (!options.audit) return
+    try {
+      await options.audit.record({ ...event, address: request.ip })
+    } catch (err) {
+      request.log.warn({ err: { message: (err as Error).message }, action: event.action, target: event.target }, 'audit record failed')
+    }
+  }
+
   const changed = (change: AdminChange) => {
     try {
       options.onChange?.(change)
@@ -300,6 +326,8 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     const { id } = request.body
     const name = request.body.name ?? id
     const password = request.body.password ?? newPassword()
+    const weak = request.body.password === undefined ? null : loginPasswordProblem(password, id)
+    if (weak !== null) throw new ApiError(400, 'invalid_parameter', `Invalid request body: ${weak}`)
     const apiPassword = newPassword()
     let user: User
     try {
@@ -309,6 +337,7 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
       throw err
     }
     changed({ kind: 'user', userId: user.id })
+    await audited(request, { kind: 'user', action: 'user.create', target: user.id, before: null, after: userView(user) })
     return reply.code(201).send({ id: user.id, name: user.name, password, api_password: apiPassword })
   })
 
@@ -328,7 +357,41 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     const apiPassword = newPassword()
     if (!(await store.setApiPassword(id, apiPassword))) throw userNotFound(id)
     changed({ kind: 'api_password', userId: id })
+    // Neither password is recorded: the event alone.
+    await audited(request, { kind: 'user', action: 'user.reset_api_password', target: id, before: null, after: null })
     return { id, api_password: apiPassword }
+  })
+
+  // A forgotten login password: the operator sets a generated one, shown only in this
+  // answer, and every account session of the user ends (whoever held one must sign in again).
+  app.post('/admin/users/:id/reset-password', {
+    bodyLimit,
+    schema: { params: UserParams, response: { 200: LoginPasswordReset, ...errorResponses } },
+  }, async (request, reply) => {
+    const { id } = request.params
+    const password = newPassword()
+    if (!(await store.setLoginPassword(id, password))) throw userNotFound(id)
+    const ended = await store.endUserSessions(id)
+    changed({ kind: 'user', userId: id })
+    await audited(request, { kind: 'user', action: 'user.reset_password', target: id, before: null, after: { sessions_ended: ended } })
+    return reply.header('cache-control', 'no-store').send({ id, password, sessions_ended: ended })
+  })
+
+  app.get('/admin/users', {
+    schema: { response: { 200: Type.Object({ users: Type.Array(UserListView) }), ...errorResponses } },
+  }, async () => ({ users: (await store.listUsers()).map((u) => ({ ...userView(u), email: u.email })) }))
+
+  app.put('/admin/users/:id/email', {
+    bodyLimit,
+    schema: { params: UserParams, body: EmailBody, response: { 200: Type.Object({ id: Type.String(), email: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses } },
+  }, async (request) => {
+    const { id } = request.params
+    const before = (await store.listUsers()).find((u) => u.id === id)
+    if (!before) throw userNotFound(id)
+    const email = request.body.email
+    if (!(await store.setUserEmail(id, email))) throw userNotFound(id)
+    await audited(request, { kind: 'user', action: 'user.set_email', target: id, before: { email: before.email }, after: { email } })
+    return { id, email }
   })
 
   // -- applications (OAuth consumers)
@@ -350,6 +413,7 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     }
     const { consumer, secret } = created
     changed({ kind: 'consumer', consumerKey: consumer.key })
+    await audited(request, { kind: 'app', action: 'app.create', target: consumer.key, before: null, after: appView(consumer) })
     return reply.code(201).send({ consumer_key: consumer.key, consumer_secret: secret, name: consumer.name, scopes: consumer.scopes })
   })
 
@@ -359,6 +423,38 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     const { owner } = request.query
     if (owner !== undefined && !(await store.getUser(owner))) throw userNotFound(owner)
     return { apps: (await store.listConsumers(owner)).map(appView) }
+  })
+
+  app.get('/admin/apps/:key', {
+    schema: { params: AppParams, response: { 200: AppDetail, ...errorResponses } },
+  }, async (request) => {
+    const found = await store.getConsumer(request.params.key)
+    if (!found) throw consumerNotFound(request.params.key)
+    const tokens = await store.listAccessTokens({ consumerKey: found.consumer.key })
+    return { ...appView(found.consumer), tokens: tokens.length, active_tokens: tokens.filter((t) => t.revokedAt === null).length }
+  })
+
+  // A leaked consumer secret is replaced without re-registering: the key and the
+  // application's access tokens stay, only requests signed with the old secret fail.
+  app.post('/admin/apps/:key/rotate-secret', {
+    bodyLimit,
+    schema: { params: AppParams, response: { 200: RotatedSecret, ...errorResponses } },
+  }, async (request) => {
+    const rotated = await store.rotateConsumerSecret(request.params.key)
+    if (!rotated) throw consumerNotFound(request.params.key)
+    changed({ kind: 'consumer', consumerKey: rotated.consumer.key })
+    await audited(request, { kind: 'app', action: 'app.rotate_secret', target: rotated.consumer.key, before: null, after: null })
+    return { consumer_key: rotated.consumer.key, consumer_secret: rotated.secret }
+  })
+
+  app.delete('/admin/apps/:key', {
+    schema: { params: AppParams, response: { 200: DeletedApp, ...errorResponses } },
+  }, async (request) => {
+    const deleted = await store.deleteConsumer(request.params.key)
+    if (!deleted) throw consumerNotFound(request.params.key)
+    changed({ kind: 'consumer', consumerKey: deleted.consumer.key })
+    await audited(request, { kind: 'app', action: 'app.delete', target: deleted.consumer.key, before: { ...appView(deleted.consumer), tokens: deleted.tokens }, after: null })
+    return { deleted: true, consumer_key: deleted.consumer.key, name: deleted.consumer.name, tokens_deleted: deleted.tokens }
   })
 
   // -- access tokens issued without the browser flow
@@ -388,6 +484,7 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     }
     const { token, secret } = created
     changed({ kind: 'token', token: token.token })
+    await audited(request, { kind: 'token', action: 'token.create', target: token.token, before: null, after: tokenView(token) })
     return reply.code(201).send({ token: token.token, token_secret: secret, scopes: token.scopes })
   })
 
@@ -405,10 +502,13 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     schema: { params: TokenParams, response: { 200: Type.Object({ revoked: Type.Boolean() }), ...errorResponses } },
   }, async (request) => {
     const { token } = request.params
-    if (!(await store.revokeAccessToken(token))) {
+    const before = await store.getAccessToken(token)
+    if (!before || !(await store.revokeAccessToken(token))) {
       throw new ApiError(404, 'token_not_found', `No access token ${JSON.stringify(token)}`)
     }
     changed({ kind: 'token', token })
+    const after = await store.getAccessToken(token)
+    await audited(request, { kind: 'token', action: 'token.revoke', target: token, before: tokenView(before.token), after: after ? tokenView(after.token) : null })
     return { revoked: true }
   })
 }

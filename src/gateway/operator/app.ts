@@ -6,6 +6,8 @@ import type { GatewayDeps } from '../app.js'
 import type { IdentityStore } from '../store/index.js'
 import { adminAuth } from './admin-auth.js'
 import { adminApi } from './admin-api.js'
+import type { AuditStore } from '../audit/store.js'
+import { auditApi } from './audit-api.js'
 import type { PolicyService } from '../policy/service.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
@@ -17,26 +19,41 @@ export interface OperatorDeps extends GatewayDeps {
   store: IdentityStore
   /** Migration policy, usage report and dashboard (SPEC §6.1, §6.3, §6.4). */
   migration?: { policy: PolicyService; usageStore: UsageStore; recorder: UsageRecorder }
+  /** The audit trail of operator changes. */
+  audit?: AuditStore
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
   const app = Fastify({ ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }), ...requestLogging(), return503OnClosing: true })
   const migration = deps.migration
   const now = deps.now ?? Date.now
+  const emails = async () => new Map((await deps.store.listUsers()).map((u) => [u.id, u.email] as const))
   // The JSON API behind the bearer token, in a scope of its own so that the dashboard
   // beside it can serve its sign-in form (SPEC §6.4).
   await app.register(async (api) => {
     await api.register(adminAuth, { adminToken: deps.config.adminToken })
-    await api.register(adminApi, { store: deps.store })
+    const audit = deps.audit
+    await api.register(adminApi, { store: deps.store, ...(audit ? { audit } : {}) })
+    if (audit) await api.register(auditApi, { audit })
     if (migration) {
-      await api.register(policyApi, { policy: migration.policy, now })
-      await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder })
+      await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })
+      await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder, emails })
     }
     // Unknown operator paths answer only to the token holder, as before the split.
     api.all('/admin/*', async (request, reply) =>
       reply.code(404).send({ error: { status: 404, code: 'not_found', message: `No operator resource at ${request.method} ${request.url.split('?')[0]}` } }))
   })
-  if (migration) await app.register(dashboard, { adminToken: deps.config.adminToken, policy: migration.policy, usage: migration.usageStore, recorder: migration.recorder, now })
+  if (migration) {
+    await app.register(dashboard, {
+      adminToken: deps.config.adminToken,
+      policy: migration.policy,
+      usage: migration.usageStore,
+      recorder: migration.recorder,
+      now,
+      emails,
+      ...(deps.audit ? { audit: deps.audit } : {}),
+    })
+  }
 
   app.get('/metrics', async (_request, reply) => {
     const body = await deps.metrics.registry.metrics()

@@ -48,8 +48,9 @@ export function bucketize(rows: MinuteRow[], range: ChartRange, now: number): Bu
     const i = Math.floor((r.minute - from) / range.bucketMs)
     const b = buckets[i]
     if (!b || !(chartMethods as readonly string[]).includes(r.method)) continue
-    b.counts[r.method as ChartMethod] += r.count
-    b.total += r.count
+    // Accepted requests only: refused and throttled attempts are not use of a method.
+    b.counts[r.method as ChartMethod] += r.accepted
+    b.total += r.accepted
   }
   return buckets
 }

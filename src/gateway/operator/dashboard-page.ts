@@ -4,7 +4,8 @@ import { isoSeconds } from '../policy/time.js'
 import { legacyMethods, type LegacyMethod } from '../policy/types.js'
 import { chartMethods, chartRanges, methodColors, methodLabels, type Bucket, type ChartRange, renderChart, totals } from './dashboard-chart.js'
 import type { methodPolicyView } from './policy-api.js'
-import type { UsageRow } from '../usage/store.js'
+import type { AuditEvent } from '../audit/store.js'
+import type { UsageQuery, UsageReportRow, UsageSortKey } from './usage-report.js'
 
 export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
 
@@ -39,6 +40,28 @@ code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;pa
 form.login{max-width:380px;margin:80px auto;background:#fff;border:1px solid #d8dee4;border-radius:6px;padding:24px}
 form.login label{display:block;margin:12px 0 4px;font-weight:600}
 form.login input{width:100%;padding:8px;border:1px solid #d0d7de;border-radius:4px;font:inherit}
+form.filters{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:flex-end;margin:0 0 12px}
+form.filters label{display:flex;flex-direction:column;font-size:12px;color:#57606a;gap:2px}
+form.filters input,form.filters select{font:inherit;padding:4px 6px;border:1px solid #d0d7de;border-radius:4px;min-width:0}
+form.filters button{padding:5px 12px;border:1px solid #1f883d;background:#1f883d;color:#fff;border-radius:4px;font-weight:600}
+.moved-yes{color:#1a7f37;font-weight:600}.moved-no{color:#953800}
+pre.change{margin:0;white-space:pre-wrap;word-break:break-word;font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
+/* A phone: the tables become one card per row (label beside value), nothing scrolls
+   sideways; the chart keeps its own width inside its section, labels readable. */
+@media (max-width: 700px){
+  header{padding:10px 12px;flex-wrap:wrap}
+  main{padding:8px 8px 32px}
+  section{padding:12px;overflow-x:visible}
+  table.cards,table.cards tbody,table.cards tr,table.cards td,table.cards th{display:block;width:100%}
+  table.cards thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+  table.cards tr{border:1px solid #d8dee4;border-radius:6px;margin:0 0 10px;padding:6px 8px}
+  table.cards td,table.cards tbody th{border:0;padding:3px 0;display:flex;gap:10px;text-align:left;overflow-wrap:anywhere}
+  table.cards td[data-label]::before,table.cards tbody th[data-label]::before{content:attr(data-label);flex:0 0 38%;font-size:12px;color:#57606a;font-weight:600;text-transform:uppercase}
+  table.cards td.num{text-align:left}
+  #chart .chart-frame{overflow-x:auto}
+  #chart svg{min-width:640px}
+  form.filters label{flex:1 1 40%}
+}
 form.login button{margin-top:16px;padding:8px 16px;background:#1f883d;color:#fff;border:0;border-radius:4px;font-weight:600;cursor:pointer}
 .error{color:#cf222e}
 `
@@ -71,13 +94,16 @@ export interface DashboardData {
   buckets: Bucket[]
   policies: Record<LegacyMethod, PolicyView>
   guideUrl: string
-  /** Legacy (Basic, WSSE) usage records, most recent first. */
-  legacy: UsageRow[]
+  /** Legacy (Basic, WSSE) usage records, filtered and sorted as asked. */
+  legacy: UsageReportRow[]
   legacyTotal: number
-  /** Per user, when they were last seen with OAuth. */
-  oauthLastSeen: Map<string, number>
+  usageQuery: UsageQuery & { sort: UsageSortKey }
+  /** The newest audit events, when the trail is available. */
+  audit?: AuditEvent[]
   /** The session can sign out (it came from the login form, not a bearer header). */
   signedInWithCookie: boolean
+  /** The bound of distinct clients per user in the report. */
+  maxClientsPerUser?: number
 }
 
 // In tables, shown to the minute on two lines (date, time) so the tables fit a page;
@@ -98,7 +124,7 @@ function chartSection(d: DashboardData): string {
   return `<section id="chart">
 <h2>Requests per auth method</h2>
 <p class="ranges">${ranges}</p>
-${renderChart(d.buckets, d.range)}
+<div class="chart-frame">${renderChart(d.buckets, d.range)}</div>
 <ul class="legend">${chartMethods.map((m) => `<li data-method="${m}"><span class="swatch" style="background:${methodColors[m]}"></span>${esc(methodLabels[m])}: <strong>${t[m]}</strong> (${share(t[m])}%)</li>`).join('')}<li class="muted">${t.all} requests, ${esc(d.range.label)}, all gateways</li></ul>
 </section>`
 }
@@ -122,31 +148,82 @@ function policySection(d: DashboardData): string {
     const active = p.exceptions.filter((x) => Date.parse(x.until) > d.now)
     const exceptions = active.length === 0
       ? '<span class="muted">none</span>'
-      : active.slice(0, 5).map((x) => `${x.user !== undefined ? `user <code>${esc(x.user)}</code>` : `client <code>${esc(x.client ?? '')}</code>`} until ${whenText(x.until)}`).join('<br>') + (active.length > 5 ? `<br><span class="muted">and ${active.length - 5} more</span>` : '')
+      : active.slice(0, 5).map((x) => `${x.user === undefined ? `client <code>${esc(x.client ?? '')}</code> alone <span class="muted">(matches nobody)</span>` : `user <code>${esc(x.user)}</code>${x.client !== undefined ? ` with client <code>${esc(x.client)}</code> <span class="muted">(self-declared)</span>` : ''}`} until ${whenText(x.until)}`).join('<br>') + (active.length > 5 ? `<br><span class="muted">and ${active.length - 5} more</span>` : '')
     const schedule = p.schedule.filter((s) => Date.parse(s.from) > d.now)
-    return `<tr data-method="${m}"><th scope="row">${esc(methodLabels[m])}</th><td>${now}</td><td>${stateBadge(p.state)} since ${whenText(p.since)}</td><td>${whenText(e.deprecated_since)}</td><td>${whenText(p.sunset)}</td><td>${windows}</td><td>${exceptions}</td><td>${schedule.length === 0 ? '<span class="muted">–</span>' : schedule.map((s) => `${stateBadge(s.state)} at ${whenText(s.from)}`).join('<br>')}</td></tr>`
+    // Settings that no longer act are not shown as active: windows outside brownout,
+    // exceptions outside brownout and deny, a sunset once denied.
+    const brownoutAhead = e.state === 'brownout' || schedule.some((s) => s.state === 'brownout')
+    const refusingAhead = e.state === 'brownout' || e.state === 'deny' || schedule.some((s) => s.state === 'brownout' || s.state === 'deny')
+    const windowsCell = brownoutAhead ? windows : p.windows.length === 0 ? windows : `<span class="muted">not in brownout (kept: ${windows})</span>`
+    const exceptionsCell = refusingAhead ? exceptions : '<span class="muted">not refusing</span>'
+    const sunsetCell = e.state === 'deny' || e.state === 'allow' ? (p.sunset ? `<span class="muted">${whenText(p.sunset)}</span>` : whenText(null)) : whenText(p.sunset)
+    return `<tr data-method="${m}"><th scope="row" data-label="Method">${esc(methodLabels[m])}</th><td data-label="In effect now">${now}</td><td data-label="Set to">${stateBadge(p.state)} since ${whenText(p.since)}</td><td data-label="Deprecated since">${whenText(e.deprecated_since)}</td><td data-label="Sunset">${sunsetCell}</td><td data-label="Brownout windows">${windowsCell}</td><td data-label="Exceptions">${exceptionsCell}</td><td data-label="Scheduled">${schedule.length === 0 ? '<span class="muted">–</span>' : schedule.map((s) => `${stateBadge(s.state)} at ${whenText(s.from)}`).join('<br>')}</td></tr>`
   })
-  rows.push(`<tr data-method="oauth"><th scope="row">OAuth</th><td>${stateBadge('allow')}</td><td class="muted" colspan="6">always allowed</td></tr>`)
+  rows.push(`<tr data-method="oauth"><th scope="row" data-label="Method">OAuth</th><td data-label="In effect now">${stateBadge('allow')}</td><td class="muted" colspan="6">always allowed</td></tr>`)
   return `<section id="policy">
 <h2>Migration policy</h2>
 ${nextLine}
-<table><thead><tr><th>Method</th><th>In effect now</th><th>Set to</th><th>Deprecated since</th><th>Sunset</th><th>Brownout windows (UTC)</th><th>Exceptions</th><th>Scheduled</th></tr></thead>
+<table class="cards"><thead><tr><th>Method</th><th>In effect now</th><th>Set to</th><th>Deprecated since</th><th>Sunset</th><th>Brownout windows (UTC)</th><th>Exceptions</th><th>Scheduled</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table>
 <p class="muted">Migration guide: <a href="${esc(d.guideUrl)}" rel="noreferrer">${esc(d.guideUrl)}</a>. Change the policy with <code>kigo policy set</code> or <code>PUT /admin/policy</code>.</p>
 </section>`
 }
 
+const sortLabels: Record<UsageSortKey, string> = { last_seen: 'last seen', first_seen: 'first seen', count: 'requests', user: 'user', client: 'client', method: 'method' }
+
+function filterForm(q: UsageQuery & { sort: UsageSortKey }): string {
+  const option = (value: string, label: string, current: string | undefined) => `<option value="${esc(value)}"${value === (current ?? '') ? ' selected' : ''}>${esc(label)}</option>`
+  const moved = q.moved === undefined ? '' : q.moved ? 'yes' : 'no'
+  return `<form class="filters" method="get" action="/admin/#usage" role="search" aria-label="Filter the legacy usage">
+<label>Method<select name="method">${option('', 'Basic and WSSE', q.method)}${option('basic', 'Basic', q.method)}${option('wsse', 'WSSE', q.method)}</select></label>
+<label>User<input name="user" value="${esc(q.user ?? '')}" size="12" autocomplete="off"></label>
+<label>Client contains<input name="client" value="${esc(q.client ?? '')}" size="14" autocomplete="off"></label>
+<label>Moved to OAuth<select name="moved">${option('', 'any', moved)}${option('no', 'not moved', moved)}${option('yes', 'moved', moved)}</select></label>
+<label>Sort by<select name="sort">${Object.entries(sortLabels).map(([v, l]) => option(v, l, q.sort)).join('')}</select></label>
+<label>Order<select name="order">${option('', 'default', q.order)}${option('desc', 'descending', q.order)}${option('asc', 'ascending', q.order)}</select></label>
+<button type="submit">Apply</button>
+</form>`
+}
+
+function csvLink(q: UsageQuery): string {
+  const params = new URLSearchParams()
+  if (q.method) params.set('method', q.method)
+  if (q.user) params.set('user', q.user)
+  if (q.client) params.set('client', q.client)
+  if (q.moved !== undefined) params.set('moved', String(q.moved))
+  if (q.sort) params.set('sort', q.sort)
+  if (q.order) params.set('order', q.order)
+  return `/admin/usage.csv${params.size > 0 ? `?${params.toString()}` : ''}`
+}
+
 function usageSection(d: DashboardData): string {
   const rows = d.legacy.map((r) => {
-    const moved = d.oauthLastSeen.get(r.user)
-    return `<tr><td>${esc(methodLabels[r.method as LegacyMethod] ?? r.method)}</td><td><code>${esc(r.user)}</code></td><td>${r.client === '' ? '<span class="muted">(none)</span>' : esc(r.client)}</td><td class="num">${r.count}</td><td>${when(r.firstSeen, true)}</td><td>${when(r.lastSeen, true)}</td><td>${moved === undefined ? '<span class="muted">not yet</span>' : `last ${when(moved, true)}`}</td></tr>`
+    const moved = r.moved
+      ? `<span class="moved-yes">moved</span><br><span class="muted">OAuth ${when(r.oauthLastSeen, true)}</span>`
+      : `<span class="moved-no">not moved</span>${r.oauthLastSeen !== null ? `<br><span class="muted">OAuth ${when(r.oauthLastSeen, true)}</span>` : ''}`
+    const contact = r.email === null ? '<span class="muted">–</span>' : `<a href="mailto:${esc(encodeURIComponent(r.email).replace(/%40/g, '@'))}">${esc(r.email)}</a>`
+    return `<tr><td data-label="Method">${esc(methodLabels[r.method as LegacyMethod] ?? r.method)}</td><td data-label="User"><code>${esc(r.user)}</code></td><td data-label="Contact">${contact}</td><td data-label="Client">${r.client === '' ? '<span class="muted">(none)</span>' : esc(r.client)}</td><td class="num" data-label="Accepted">${r.accepted}</td><td class="num" data-label="Refused by policy">${r.refusedByPolicy}</td><td class="num" data-label="Failed credentials">${r.failedCredentials}</td><td class="num" data-label="Throttled">${r.throttled}</td><td data-label="First seen">${when(r.firstSeen, true)}</td><td data-label="Last seen">${when(r.lastSeen, true)}</td><td data-label="This client">${moved}</td></tr>`
   })
-  const more = d.legacyTotal > d.legacy.length ? `<p class="muted">Showing the ${d.legacy.length} most recent of ${d.legacyTotal}; the full report: <code>kigo usage</code> or <code>GET /admin/usage</code>.</p>` : ''
+  const more = d.legacyTotal > d.legacy.length ? `<p class="muted">Showing ${d.legacy.length} of ${d.legacyTotal}; the full report: <code>kigo usage</code>, <code>GET /admin/usage</code> or the CSV.</p>` : ''
   return `<section id="usage">
 <h2>Legacy usage: who still has to migrate</h2>
-${rows.length === 0 ? '<p class="muted">No Basic or WSSE requests recorded.</p>' : `<table id="usage-table"><thead><tr><th>Method</th><th>User</th><th>Client</th><th>Requests</th><th>First seen</th><th>Last seen</th><th>Uses OAuth</th></tr></thead>
+${filterForm(d.usageQuery)}
+<p><a href="${esc(csvLink(d.usageQuery))}" download>Download as CSV</a> <span class="muted">(same filters; contacts included)</span></p>
+${rows.length === 0 ? '<p class="muted">No Basic or WSSE requests recorded.</p>' : `<table id="usage-table" class="cards"><thead><tr><th>Method</th><th>User</th><th>Contact</th><th>Client</th><th>Accepted</th><th>Refused by policy</th><th>Failed credentials</th><th>Throttled</th><th>First seen</th><th>Last seen</th><th>This client</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table>`}
 ${more}
+<p class="muted">The client is what the request says it is (the <code>source</code> parameter or the User-Agent): self-declared, never proof. Clients beyond ${'${'}d.maxClientsPerUser ?? 20} per user are counted together as “(other clients)”.</p>
+</section>`
+}
+
+function auditSection(d: DashboardData): string {
+  if (!d.audit) return ''
+  const rows = d.audit.map((e) => `<tr><td data-label="When">${when(e.at.getTime(), true)}</td><td data-label="Change"><code>${esc(e.action)}</code></td><td data-label="Target"><code>${esc(e.target)}</code></td><td data-label="From">${esc(e.address)}</td><td data-label="Before"><pre class="change">${esc(JSON.stringify(e.before, null, 1) ?? 'null')}</pre></td><td data-label="After"><pre class="change">${esc(JSON.stringify(e.after, null, 1) ?? 'null')}</pre></td></tr>`)
+  return `<section id="audit">
+<h2>Recent changes (audit trail)</h2>
+${rows.length === 0 ? '<p class="muted">No changes recorded through the operator API.</p>' : `<table id="audit-table" class="cards"><thead><tr><th>When</th><th>Change</th><th>Target</th><th>From</th><th>Before</th><th>After</th></tr></thead>
+<tbody>${rows.join('\n')}</tbody></table>`}
+<p class="muted">The newest ${rows.length}; all of them: <code>kigo audit</code>, <code>kigo policy history</code> or <code>GET /admin/audit</code>.</p>
 </section>`
 }
 
@@ -158,5 +235,6 @@ export function dashboardPage(d: DashboardData): string {
 ${chartSection(d)}
 ${policySection(d)}
 ${usageSection(d)}
+${auditSection(d)}
 </main>`)
 }

@@ -7,12 +7,14 @@ import { safeEqual } from '../../common/secrets.js'
 import type { PolicyService } from '../policy/service.js'
 import { legacyMethods } from '../policy/types.js'
 import type { UsageRecorder } from '../usage/recorder.js'
-import type { UsageRow, UsageStore } from '../usage/store.js'
+import type { UsageStore } from '../usage/store.js'
 import { hasAdminBearer } from './admin-auth.js'
 import { bucketize, chartRanges, defaultRange, rangeWindow } from './dashboard-chart.js'
 import { dashboardPage, loginPage } from './dashboard-page.js'
 import { cookieValue, issueSession, sessionClearCookie, sessionCookie, sessionSetCookie, validSession } from './dashboard-session.js'
 import { methodPolicyView } from './policy-api.js'
+import type { AuditStore } from '../audit/store.js'
+import { usageReport, usageSortKeys, type UsageQuery, type UsageSortKey } from './usage-report.js'
 
 export interface DashboardOptions {
   adminToken: string
@@ -20,6 +22,32 @@ export interface DashboardOptions {
   usage: UsageStore
   recorder?: Pick<UsageRecorder, 'flush'>
   now?: () => number
+  /** Users' contact e-mails, by user ID (the usage table as an outreach list). */
+  emails?: () => Promise<Map<string, string | null>>
+  /** The audit trail shown under the policy. */
+  audit?: Pick<AuditStore, 'list'>
+}
+
+/** Rows of the audit table on the page (`kigo audit` and GET /admin/audit have them all). */
+const auditRows = 20
+
+/** The usage table's filters and sort from the page's own GET form; anything unknown is ignored. */
+function usageQueryOf(q: Record<string, unknown>): UsageQuery & { sort: UsageSortKey } {
+  const text = (name: string) => (typeof q[name] === 'string' ? (q[name] as string).trim() : '')
+  const method = text('method')
+  const user = text('user')
+  const client = text('client')
+  const moved = text('moved')
+  const sort = text('sort')
+  const order = text('order')
+  return {
+    ...(method === 'basic' || method === 'wsse' ? { method } : {}),
+    ...(/^[A-Za-z][A-Za-z0-9_-]{2,31}$/.test(user) ? { user } : {}),
+    ...(client !== '' && client.length <= 256 ? { client } : {}),
+    ...(moved === 'yes' || moved === 'no' ? { moved: moved === 'yes' } : {}),
+    sort: (usageSortKeys as readonly string[]).includes(sort) ? (sort as UsageSortKey) : 'last_seen',
+    ...(order === 'asc' || order === 'desc' ? { order } : {}),
+  }
 }
 
 /** Rows of the legacy-usage table on the page (the API serves the whole report). */
@@ -81,15 +109,15 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
     // This gateway's pending counts first, so the page includes the latest requests.
     await options.recorder?.flush().catch(() => undefined)
     const { from, to } = rangeWindow(range, t)
-    const [minutes, basic, wsse, oauth] = await Promise.all([
+    const usageQuery = usageQueryOf(q)
+    const [minutes, report, audit] = await Promise.all([
       options.usage.minutes(from, to),
-      options.usage.list({ method: 'basic', limit: 10_000 }),
-      options.usage.list({ method: 'wsse', limit: 10_000 }),
-      options.usage.list({ method: 'oauth', limit: 10_000 }),
+      usageReport(options.usage, options.emails, usageQuery),
+      options.audit ? options.audit.list({ limit: auditRows }) : Promise.resolve(undefined),
     ])
-    const legacy: UsageRow[] = [...basic, ...wsse].sort((a, b) => b.lastSeen - a.lastSeen)
-    const oauthLastSeen = new Map<string, number>()
-    for (const r of oauth) oauthLastSeen.set(r.user, Math.max(oauthLastSeen.get(r.user) ?? 0, r.lastSeen))
+    // Who must migrate: legacy rows with accepted requests (refused and failed ones are
+    // shown beside them); OAuth rows are what "moved" is measured against.
+    const legacy = report.filter((r) => r.method !== 'oauth' && r.accepted > 0)
     const policies = options.policy.current()
     return html(reply, 200, dashboardPage({
       now: t,
@@ -99,8 +127,10 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       guideUrl: options.policy.guideUrl,
       legacy: legacy.slice(0, tableRows),
       legacyTotal: legacy.length,
-      oauthLastSeen,
+      usageQuery,
+      ...(audit ? { audit } : {}),
       signedInWithCookie: cookie,
+      maxClientsPerUser: options.usage.maxClientsPerUser,
     }))
   })
 

@@ -1,6 +1,6 @@
 // Prometheus metrics of SPEC §6.2. One registry per gateway instance (tests build several
 // in one process). Labels are bounded: auth method, a closed outcome set, route names.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
 export interface GatewayMetrics {
   registry: Registry
@@ -31,7 +31,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Gatew
   const registry = new Registry()
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry })
   const registers = [registry]
-  return {
+  const metrics: GatewayMetrics = {
     registry,
     authRequests: new Counter({
       name: 'kigo_auth_requests_total',
@@ -71,4 +71,40 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Gatew
       registers,
     }),
   }
+  // Counters that can be zero are exported at zero from start-up: rate() and increase()
+  // need a sample before the first event, or the first failure goes unseen by alerts.
+  for (const method of ['wsse', 'oauth']) {
+    metrics.replayErrors.inc({ method }, 0)
+    metrics.replayFailOpen.inc({ method }, 0)
+  }
+  return metrics
+}
+
+/**
+ * The migration policy as gauges, read when Prometheus scrapes: the state in effect per
+ * legacy method (1 for the current state, 0 for the others) and the announced sunset
+ * (seconds since the epoch, 0 for none). The alert rules (config/alerts.yml) use them to
+ * fire only after a sunset has passed.
+ */
+export function watchPolicy(metrics: GatewayMetrics, read: () => Array<{ method: string; state: string; sunset: string | null }>): void {
+  const registers = [metrics.registry]
+  const states = ['allow', 'deprecate', 'brownout', 'deny']
+  new Gauge({
+    name: 'kigo_policy_state',
+    help: 'Migration policy state in effect per legacy method (1 for the current state)',
+    labelNames: ['method', 'state'],
+    registers,
+    collect() {
+      for (const p of read()) for (const state of states) this.set({ method: p.method, state }, p.state === state ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'kigo_policy_sunset_timestamp_seconds',
+    help: 'Announced sunset of each legacy method, seconds since the epoch (0 for none)',
+    labelNames: ['method'],
+    registers,
+    collect() {
+      for (const p of read()) this.set({ method: p.method }, p.sunset === null ? 0 : Date.parse(p.sunset) / 1000)
+    },
+  })
 }

@@ -9,11 +9,14 @@ import { InvalidPolicy } from '../policy/normalize.js'
 import { isoSeconds } from '../policy/time.js'
 import type { PolicyService } from '../policy/service.js'
 import { PolicyUpdateSchema, legacyMethods, type MethodPolicy, type Policies } from '../policy/types.js'
+import type { AuditStore } from '../audit/store.js'
 import { describeSchemaError } from './admin-api.js'
 
 export interface PolicyApiOptions {
   policy: PolicyService
   now?: () => number
+  /** Where each change is recorded, with the method's policy before and after. */
+  audit?: Pick<AuditStore, 'record'>
 }
 
 const checkUpdate = Compile(PolicyUpdateSchema)
@@ -90,6 +93,7 @@ export async function policyApi(app: FastifyInstance, options: PolicyApiOptions)
     if (!checkUpdate.Check(body)) {
       throw new ApiError(400, 'invalid_parameter', describeSchemaError(checkUpdate.Errors(body) as Parameters<typeof describeSchemaError>[0], 'body', PolicyUpdateSchema))
     }
+    const before = policy.current()
     let updated: Policies
     try {
       updated = await policy.update(body)
@@ -98,6 +102,15 @@ export async function policyApi(app: FastifyInstance, options: PolicyApiOptions)
       throw err
     }
     request.log.info({ methods: legacyMethods.filter((m) => m in body), states: legacyMethods.map((m) => `${m}=${updated[m].state}`) }, 'migration policy changed')
+    for (const method of legacyMethods.filter((m) => m in body)) {
+      // A PUT that leaves a method as it was is not a change worth a line in the trail.
+      if (JSON.stringify(before[method]) === JSON.stringify(updated[method])) continue
+      try {
+        await options.audit?.record({ kind: 'policy', action: 'policy.update', target: method, before: before[method], after: updated[method], address: request.ip })
+      } catch (err) {
+        request.log.warn({ err: { message: (err as Error).message }, target: method }, 'audit record failed')
+      }
+    }
     return reply.header('cache-control', 'no-store').send(policyView(updated, now(), policy.guideUrl))
   })
 }

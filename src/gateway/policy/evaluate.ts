@@ -98,13 +98,17 @@ export function nextWindow(policy: MethodPolicy, now: number): { start: number; 
   return best
 }
 
-/** An exception naming the user or the client that has not expired (SPEC §6.1). */
+/**
+ * An unexpired exception for the (verified) user, for any of their clients or for the one
+ * named (SPEC §6.1). A client name is self-declared, so it only narrows a user's exception:
+ * an exception naming a client and no user (stored before this rule) matches nobody.
+ */
 export function hasException(policy: MethodPolicy, subject: PolicySubject, now: number): boolean {
   let client: string | undefined
   for (const e of policy.exceptions) {
     if (Date.parse(e.until) <= now) continue
-    if (e.user !== undefined && e.user === subject.user) return true
-    if (e.client !== undefined && e.client === (client ??= subject.client())) return true
+    if (e.user === undefined || e.user !== subject.user) continue
+    if (e.client === undefined || e.client === (client ??= subject.client())) return true
   }
   return false
 }

@@ -40,6 +40,12 @@ export function normalizePolicy(method: string, input: MethodPolicyInput, now: n
   }
 
   const sunset = input.sunset == null ? null : isoSeconds(parseInstant(input.sunset, at('sunset')))
+  // A Sunset header announces when the method is expected to stop working (RFC 8594 §3):
+  // a new date already past announces nothing a client can act on. A stored sunset that
+  // has passed may be sent back unchanged (the CLI rewrites the whole method policy).
+  if (sunset !== null && sunset !== previous?.sunset && Date.parse(sunset) < now) {
+    throw new InvalidPolicy(`"${at('sunset')}" ${sunset} is in the past; a sunset announces a future date (RFC 8594): give a later one, or none`)
+  }
 
   const windows = input.windows ?? []
   windows.forEach((w, i) => {
@@ -65,11 +71,13 @@ export function normalizePolicy(method: string, input: MethodPolicyInput, now: n
   }
 
   const exceptions = (input.exceptions ?? []).map((e, i) => {
-    if ((e.user === undefined) === (e.client === undefined)) {
-      throw new InvalidPolicy(`"${at(`exceptions[${i}]`)}" must name exactly one of "user" or "client"`)
+    // A client name is self-declared (the `source` parameter or the User-Agent): alone it
+    // would let anyone who sends it through. It narrows a user's exception instead.
+    if (e.user === undefined) {
+      throw new InvalidPolicy(`"${at(`exceptions[${i}]`)}" must name a "user" (and may name one of that user's clients): a client name is self-declared by the request, so a client alone would let anyone through`)
     }
     const until = isoSeconds(parseInstant(e.until, at(`exceptions[${i}].until`)))
-    return e.user !== undefined ? { user: e.user, until } : { client: e.client!, until }
+    return e.client !== undefined ? { user: e.user, client: e.client, until } : { user: e.user, until }
   })
 
   let deprecated: number | null = null

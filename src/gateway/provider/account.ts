@@ -5,13 +5,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'
 import { userIdPattern, type User } from '../store/types.js'
-import { throttleKeys } from '../throttle/types.js'
 import type { ProviderContext } from './context.js'
 import { field, readForm } from './form.js'
 import { sendPage, seeOther } from './html.js'
 import { accountPage, applicationPage, loginPage, messagePage, type RegisterForm } from './pages.js'
 import { scopesFromCheckboxes } from './scopes.js'
 import { csrfMatches, type Session } from './session.js'
+import { loginPasswordProblem } from '../../common/password-rule.js'
+import { isLegacyMethod, type LegacyMethod } from '../policy/types.js'
+import { legacyClientView } from './legacy-usage.js'
 
 /** Same size as the operator API's generated passwords. */
 const apiPasswordBytes = 18
@@ -30,6 +32,8 @@ const notices: Record<string, string> = {
   reset: 'Your API password was reset. Update the clients that use it.',
   registered: 'Your application is registered. Keep the consumer secret private.',
   signed_out: 'You are signed out.',
+  password_changed: 'Your password was changed. You were signed out everywhere else.',
+  email: 'Your contact e-mail was saved.',
 }
 
 export function registerAccount(app: FastifyInstance, ctx: ProviderContext): void {
@@ -63,16 +67,35 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     return { session: session as Session & { user: User }, form: read.form }
   }
 
-  const renderAccount = async (reply: FastifyReply, status: number, session: Session & { user: User }, form: RegisterForm, notice?: string) => {
-    const [api, authorized, registered] = await Promise.all([
+  const renderAccount = async (reply: FastifyReply, status: number, session: Session & { user: User }, form: RegisterForm, notice?: string, passwordError?: string) => {
+    const migration = ctx.migration
+    const [api, authorized, registered, usage, lastUsed, email] = await Promise.all([
       store.getApiPassword(session.user.id),
       store.listAuthorizedApplications(session.user.id),
       store.listConsumers(session.user.id),
+      migration ? migration.usage.list({ user: session.user.id, limit: 200 }) : Promise.resolve([]),
+      migration ? migration.appUse.forUser(session.user.id) : Promise.resolve(new Map<string, number>()),
+      store.getUserEmail(session.user.id),
     ])
+    const now = ctx.now()
+    const legacy = migration
+      ? usage.filter((r) => isLegacyMethod(r.method)).map((r) => legacyClientView(r, migration.policy.current()[r.method as LegacyMethod], session.user.id, now))
+      : null
     return sendPage(
       reply,
       status,
-      accountPage({ user: session.user, csrfToken: session.csrfToken, apiPassword: api?.apiPassword ?? '', authorized, registered, form, ...(notice ? { notice } : {}) }),
+      accountPage({
+        user: session.user,
+        csrfToken: session.csrfToken,
+        apiPassword: api?.apiPassword ?? '',
+        authorized: authorized.map((a) => ({ ...a, lastUsedAt: lastUsed.get(a.consumer.key) ?? null })),
+        registered,
+        form,
+        legacy,
+        email,
+        ...(notice ? { notice } : {}),
+        ...(passwordError ? { passwordError } : {}),
+      }),
     )
   }
 
@@ -102,10 +125,10 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const next = safeNext(field(form, 'next')) ?? '/account'
     const again = (status: number, error: string) => sendPage(reply, status, loginPage({ csrfToken: visitor.csrfToken, next, username, error }))
 
-    // Counted per user and per address (SPEC §4.7); checked before the password is, so
-    // a locked-out account reveals nothing about the password tried.
-    const keys = throttleKeys({ user: userIdPattern.test(username) ? username : undefined, ip: app.publicOrigin(request).ip })
-    const wait = await throttle.check(keys)
+    // The rules of throttle/attempts.ts, counted apart from API failures (realm "web");
+    // checked before the password is, so a locked-out account reveals nothing about it.
+    const attempt = { realm: 'web' as const, user: userIdPattern.test(username) ? username : undefined, ip: app.publicOrigin(request).ip }
+    const wait = await throttle.check(attempt)
     if (wait > 0) {
       void reply.header('retry-after', String(wait))
       return again(429, `Too many failed sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`)
@@ -113,10 +136,10 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     if (username === '' || password === '') return again(400, 'Enter your user ID and password.')
     const user = await store.verifyLoginPassword(username, password)
     if (!user) {
-      await throttle.recordFailure(keys)
+      await throttle.failed(attempt)
       return again(403, 'The user ID or password is not right.')
     }
-    await throttle.reset([`user:${user.id}`])
+    await throttle.succeeded({ ...attempt, user: user.id })
     // A new session id at sign-in: an id planted before it is worth nothing after.
     await store.deleteWebSession(visitor.id)
     await sessions.start(reply, user, secureOf(request))
@@ -188,6 +211,55 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     if (key === null || key === '') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Which application? The form named none.' }))
     await store.revokeUserTokensForConsumer(ok.session.user.id, key)
     return seeOther(reply, '/account?notice=revoked')
+  })
+
+  // Changing the login password needs the current one (a session left open on a shared
+  // computer must not be enough), is throttled like sign-in, and ends every other session.
+  app.post('/account/password', async (request, reply) => {
+    const ok = await signedInPost(request, reply)
+    if (!ok) return reply
+    const { session, form } = ok
+    const current = field(form, 'current_password') ?? ''
+    const next = field(form, 'new_password') ?? ''
+    const again = field(form, 'confirm_password') ?? ''
+    const refuse = (status: number, error: string) => renderAccount(reply, status, session, { name: '', callback: '', scopes: ['read_public'] }, undefined, error)
+    const keys = { realm: 'web' as const, user: session.user.id, ip: app.publicOrigin(request).ip }
+    const wait = await throttle.check(keys)
+    if (wait > 0) {
+      void reply.header('retry-after', String(wait))
+      return refuse(429, `Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`)
+    }
+    if (current === '' || next === '') return refuse(400, 'Enter your current password and a new one.')
+    if (!(await store.verifyLoginPassword(session.user.id, current))) {
+      await throttle.failed(keys)
+      return refuse(403, 'Your current password is not right.')
+    }
+    if (next !== again) return refuse(400, 'The new password and its confirmation differ.')
+    const weak = loginPasswordProblem(next, session.user.id)
+    if (weak !== null) return refuse(400, `${weak[0]!.toUpperCase()}${weak.slice(1)}.`)
+    try {
+      await store.setLoginPassword(session.user.id, next)
+    } catch (err) {
+      if (err instanceof InvalidInput) return refuse(400, `The new ${err.message}.`)
+      throw err
+    }
+    await store.endUserSessions(session.user.id, session.id)
+    return seeOther(reply, '/account?notice=password_changed#password')
+  })
+
+  // The operator's contact for this user about migrating off Basic and WSSE (SPEC §6.3):
+  // the user may set or clear it here, as the operator may through the operator API.
+  app.post('/account/email', async (request, reply) => {
+    const ok = await signedInPost(request, reply)
+    if (!ok) return reply
+    const email = (field(ok.form, 'email') ?? '').trim()
+    try {
+      await store.setUserEmail(ok.session.user.id, email === '' ? null : email)
+    } catch (err) {
+      if (err instanceof InvalidInput) return renderAccount(reply, 400, ok.session, { name: '', callback: '', scopes: ['read_public'] }, 'That is not an e-mail address such as alice@example.com; nothing was saved.')
+      throw err
+    }
+    return seeOther(reply, '/account?notice=email#contact')
   })
 
   app.post('/account/api-password', async (request, reply) => {

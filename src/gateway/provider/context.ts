@@ -3,8 +3,18 @@ import type { Config } from '../../common/config.js'
 import type { OAuthVerifyOptions } from '../auth/oauth/verify.js'
 import type { ReplayCache } from '../replay/types.js'
 import type { IdentityStore } from '../store/types.js'
-import type { FailureThrottle } from '../throttle/types.js'
+import type { AttemptThrottle } from '../throttle/attempts.js'
 import type { Sessions } from './session.js'
+import type { PolicyService } from '../policy/service.js'
+import type { AppUseStore } from '../usage/app-use.js'
+import type { UsageStore } from '../usage/store.js'
+
+/** The migration policy and usage, for the guide pages and the account page (SPEC §6). */
+export interface ProviderMigration {
+  policy: PolicyService
+  usage: Pick<UsageStore, 'list'>
+  appUse: Pick<AppUseStore, 'forUser'>
+}
 
 export interface ProviderOptions {
   config: Config
@@ -12,7 +22,7 @@ export interface ProviderOptions {
   /** The OAuth replay cache the resource verifier uses (nonces are claimed in it alike). */
   replay: ReplayCache
   /** Failed-login throttling, shared with Basic and WSSE (SPEC §4.7). */
-  throttle: FailureThrottle
+  throttle: AttemptThrottle
   /** Clock in milliseconds (default Date.now). */
   now?: () => number
   /** Lifetime of a request token, seconds (SPEC §5: 10 minutes). */
@@ -21,6 +31,7 @@ export interface ProviderOptions {
   sessionTtlSeconds?: number
   /** Lifetime of a signed-out visitor's session (login form), seconds (default 1 hour). */
   visitorSessionTtlSeconds?: number
+  migration?: ProviderMigration
 }
 
 export const defaults = {
@@ -33,10 +44,11 @@ export interface ProviderContext {
   config: Config
   store: IdentityStore
   replay: ReplayCache
-  throttle: FailureThrottle
+  throttle: AttemptThrottle
   now: () => number
   requestTokenTtlSeconds: number
   sessions: Sessions
   realm: string
   verifyOptions: OAuthVerifyOptions
+  migration?: ProviderMigration
 }

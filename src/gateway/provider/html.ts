@@ -40,11 +40,15 @@ body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif
 header{background:#2b3a55;color:#fff}
 header .bar{max-width:760px;margin:0 auto;padding:.7rem 1.2rem;display:flex;align-items:center;justify-content:space-between;gap:1rem}
 header a.brand{color:#fff;font-weight:700;font-size:1.2rem;text-decoration:none;letter-spacing:.02em}
+header nav.site{flex:1;display:flex;gap:1rem;font-size:.9rem}
+header nav.site a{color:#dfe6f3;text-decoration:none}
+tr.refused td{background:#fdecea}
 header .who{font-size:.9rem;display:flex;align-items:center;gap:.8rem}
 header .who form{margin:0}
 header button.link{background:none;border:1px solid #8fa0c0;color:#fff;padding:.2rem .7rem;border-radius:4px;cursor:pointer;font:inherit}
 main{max-width:760px;margin:1.5rem auto;padding:0 1.2rem}
 main.narrow{max-width:440px}
+main.wide{max-width:980px}
 .card{background:#fff;border:1px solid #d8dce3;border-radius:8px;padding:1.3rem 1.5rem;margin-bottom:1.2rem}
 h1{font-size:1.4rem;margin:0 0 1rem}
 h2{font-size:1.1rem;margin:0 0 .8rem}
@@ -62,7 +66,7 @@ button.danger{background:#fff;color:#b42318;border-color:#b42318}
 ul.scopes{padding-left:1.2rem;margin:.5rem 0}
 ul.scopes li{margin:.3rem 0}
 code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem;background:#f0f2f5;padding:.1rem .35rem;border-radius:4px;word-break:break-all}
-.verifier{font-size:1.2rem;display:block;text-align:center;padding:.7rem;margin:1rem 0;word-break:normal;white-space:nowrap;overflow-x:auto}
+.verifier{font-size:2.6rem;font-weight:700;letter-spacing:.18em;display:block;text-align:center;padding:.9rem .5rem;margin:1rem 0;word-break:normal;white-space:nowrap;overflow-x:auto;user-select:all;-webkit-user-select:all;cursor:text;border:2px dashed #8fa0c0}
 .nowrap{white-space:nowrap}
 table{width:100%;border-collapse:collapse;font-size:.95rem}
 th,td{text-align:left;padding:.45rem .4rem;border-bottom:1px solid #e4e7ec;vertical-align:top}
@@ -72,6 +76,12 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.4rem 1rem;margin:0}
 dt{font-weight:600;color:#59636e}
 dd{margin:0}
 details summary{cursor:pointer;color:#2b3a55}
+ul.plain{list-style:none;padding:0;margin:0}
+.local{color:#59636e}
+pre{background:#f0f2f5;border-radius:6px;padding:.8rem 1rem;overflow-x:auto;font-size:.85rem;line-height:1.45}
+pre code{background:none;padding:0;word-break:normal}
+nav.toc a{margin-right:.8rem}
+.warn{background:#fff4e5;border:1px solid #f5d0a0;color:#7a4b00;border-radius:5px;padding:.6rem .8rem;margin:.5rem 0 1rem}
 `.trim()
 
 export interface PageOptions {
@@ -82,6 +92,10 @@ export interface PageOptions {
   csrfToken?: string
   /** A narrow column (login, consent). */
   narrow?: boolean
+  /** A wide column (the developer guide's code). */
+  wide?: boolean
+  /** One inline script, allowed by the page's CSP nonce (sendPageWithScript). */
+  script?: { nonce: string; code: string }
 }
 
 export function page(o: PageOptions): string {
@@ -100,10 +114,11 @@ export function page(o: PageOptions): string {
 <style>${new SafeHtml(stylesheet)}</style>
 </head>
 <body>
-<header><div class="bar"><a class="brand" href="/account">kigo</a>${who}</div></header>
-<main${new SafeHtml(o.narrow ? ' class="narrow"' : '')}>
+<header><div class="bar"><a class="brand" href="/account">kigo</a><nav class="site"><a href="/developers">Developers</a><a href="/migration">Migration</a></nav>${who}</div></header>
+<main${new SafeHtml(o.narrow ? ' class="narrow"' : o.wide ? ' class="wide"' : '')}>
 ${o.body}
 </main>
+${o.script ? html`<script nonce="${o.script.nonce}">${new SafeHtml(o.script.code)}</script>` : ''}
 </body>
 </html>
 `.value

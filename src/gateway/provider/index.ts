@@ -5,12 +5,14 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
 import { sendError } from '../app.js'
+import { signatureAdviceOptions } from '../authenticate.js'
 import { registerAccount } from './account.js'
 import { registerAuthorize } from './authorize.js'
 import { defaults, type ProviderContext, type ProviderOptions } from './context.js'
 import { sendPage } from './html.js'
 import { registerOAuthEndpoints } from './oauth-endpoints.js'
 import { registerMigrationGuide } from './migration-guide.js'
+import { registerDeveloperGuide } from './developer-guide.js'
 import { messagePage } from './pages.js'
 import { Sessions } from './session.js'
 import { registerUserInfo } from './user-info.js'
@@ -38,7 +40,13 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
       now,
     ),
     realm: auth.realm,
-    verifyOptions: { windowSeconds: auth.timestampWindowSeconds, hmacSha256: auth.hmacSha256, plaintext: auth.plaintext },
+    ...(options.migration ? { migration: options.migration } : {}),
+    verifyOptions: {
+      windowSeconds: auth.timestampWindowSeconds,
+      hmacSha256: auth.hmacSha256,
+      plaintext: auth.plaintext,
+      advice: signatureAdviceOptions(auth, [options.config.domesticHost, options.config.globalHost]),
+    },
   }
 
   app.setErrorHandler((err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
@@ -71,5 +79,6 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
   registerAuthorize(app, ctx)
   registerAccount(app, ctx)
   registerUserInfo(app, ctx)
-  registerMigrationGuide(app)
+  registerMigrationGuide(app, ctx)
+  registerDeveloperGuide(app, ctx)
 }

@@ -1,15 +1,99 @@
 // The migration guide the policy's `Link: <…>; rel="deprecation"` points at by default
-// (SPEC §6.1): what a client developer needs to move from WSSE or Basic to OAuth 1.0a.
-import type { FastifyInstance } from 'fastify'
-import { html, page, sendPage } from './html.js'
+// (SPEC §6.1): what a client developer needs to move from WSSE or Basic to OAuth 1.0a,
+// with the live policy — each legacy method's state, sunset, scheduled changes and
+// brownout windows, in UTC and (by a small script) in the reader's own time zone.
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { deprecatedSince, effectiveState, nextWindow, openWindow, methodNames } from '../policy/evaluate.js'
+import { clockMinutes, isoSeconds } from '../policy/time.js'
+import { legacyMethods, type LegacyMethod, type MethodPolicy, type PolicyState } from '../policy/types.js'
+import type { ProviderContext } from './context.js'
+import { html, page, pageHeaders, type SafeHtml } from './html.js'
 
-export function registerMigrationGuide(app: FastifyInstance): void {
+/** What each state means for a client still using the method. */
+export const stateMeaning: Record<PolicyState, string> = {
+  allow: 'works as before',
+  deprecate: 'still works; responses carry Deprecation and Sunset headers',
+  brownout: 'switched off during the brownout windows below, working otherwise',
+  deny: 'refused (403 method_retired)',
+}
+
+const dateTime = (ms: number): SafeHtml => html`<time datetime="${isoSeconds(ms)}" data-local="datetime">${isoSeconds(ms).replace('T', ' ').replace('Z', ' UTC')}</time>`
+
+/** A daily window as today's UTC instants (the script shows them in local time). */
+function windowText(w: { start: string; end: string }, now: number): SafeHtml {
+  const day = now - (now % 86_400_000)
+  const start = day + clockMinutes(w.start) * 60_000
+  let end = day + clockMinutes(w.end) * 60_000
+  if (end <= start) end += 86_400_000
+  return html`<li><time datetime="${isoSeconds(start)}" data-local="time">${w.start}</time>–<time datetime="${isoSeconds(end)}" data-local="time">${w.end}</time> UTC every day</li>`
+}
+
+/** One method's policy as a client developer needs it, at `now`. */
+export function methodSection(method: LegacyMethod, p: MethodPolicy, now: number): SafeHtml {
+  const state = effectiveState(p, now)
+  const since = deprecatedSince(p, now)
+  const open = state === 'brownout' ? openWindow(p, now) : null
+  const next = state === 'brownout' && open === null ? nextWindow(p, now) : null
+  const upcoming = p.schedule.filter((e) => Date.parse(e.from) > now)
+  return html`<section class="card policy" id="policy-${method}" data-state="${state}">
+<h2>${methodNames[method]} (${method === 'basic' ? 'Authorization: Basic' : 'X-WSSE'})</h2>
+<dl>
+<dt>Now</dt><dd><strong class="state">${state}</strong>: ${stateMeaning[state]}${open ? html` — <strong>a brownout is on until ${dateTime(open.end)}</strong>` : ''}</dd>
+${since !== null ? html`<dt>Deprecated since</dt><dd>${dateTime(since)}</dd>` : ''}
+<dt>Sunset</dt><dd>${p.sunset ? dateTime(Date.parse(p.sunset)) : html`<span class="muted">no date set</span>`}</dd>
+<dt>Scheduled</dt><dd>${upcoming.length === 0 ? html`<span class="muted">no change scheduled</span>` : html`<ul class="plain">${upcoming.map((e) => html`<li><strong>${e.state}</strong> from ${dateTime(Date.parse(e.from))}: ${stateMeaning[e.state]}</li>`)}</ul>`}</dd>
+${p.windows.length > 0 ? html`<dt>Brownout windows</dt><dd><ul class="plain">${p.windows.map((w) => windowText(w, now))}</ul>${state === 'brownout' ? '' : html`<span class="muted">(applied while the state is brownout)</span>`}${next ? html`<p class="muted">Next: ${dateTime(next.start)}</p>` : ''}</dd>` : ''}
+</dl>
+</section>`
+}
+
+// Rewrites each <time data-local> to add the reader's local time; without JavaScript
+// the UTC text stays, which is complete on its own.
+const localTimeScript = `
+for (const t of document.querySelectorAll('time[data-local]')) {
+  const d = new Date(t.getAttribute('datetime'));
+  const text = t.dataset.local === 'time'
+    ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', timeZoneName: 'short' })
+    : d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+  const s = document.createElement('span');
+  s.className = 'local';
+  s.textContent = ' (' + text + ' your time)';
+  t.after(s);
+}
+const tz = document.getElementById('reader-tz');
+if (tz) tz.textContent = Intl.DateTimeFormat().resolvedOptions().timeZone;
+`.trim()
+
+/** Sends a page that runs one inline script (allowed by its nonce, nothing else). */
+export function sendPageWithScript(reply: FastifyReply, document: (nonce: string) => string): FastifyReply {
+  const nonce = randomBytes(16).toString('base64')
+  pageHeaders(reply)
+  return reply
+    .header('content-security-policy', `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`)
+    .code(200)
+    .type('text/html; charset=utf-8')
+    .send(document(nonce))
+}
+
+export function registerMigrationGuide(app: FastifyInstance, ctx: ProviderContext): void {
   app.get('/migration', async (request, reply) => {
     const origin = app.publicOrigin(request)
     const base = `${origin.scheme}://${origin.host}`
+    const now = ctx.now()
+    const policies = ctx.migration?.policy.current()
+    const live = policies
+      ? html`<h2 id="policy">Where things stand</h2>
+<p class="muted">The live policy at ${dateTime(now)}. Times are UTC, with your own time (<span id="reader-tz">your time zone</span>) beside them.</p>
+${legacyMethods.map((m) => methodSection(m, policies[m], now))}`
+      : ''
     const body = html`<h1>Moving from WSSE or Basic to OAuth</h1>
 <p>WSSE and HTTP Basic authentication are being retired. Clients keep the same URLs, the
-same parameters and the same responses: only the credentials change.</p>
+same parameters and the same responses: only the credentials change. The
+<a href="/developers">developer guide</a> has the code, in curl, Python, Node, Perl and Ruby.</p>
+${live}
+<div class="card">
+<h2>What to do</h2>
 <ol>
 <li><p><strong>Register your client as an application</strong> on your
 <a href="/account">account page</a>, with the scopes it needs: <code>write_public</code> to
@@ -18,15 +102,19 @@ post, star and delete entries, <code>write_private</code> to post photos,
 <li><p><strong>Obtain an access token</strong> for each user with the OAuth 1.0a flow:
 <code>POST ${base}/oauth/initiate</code>, send the user to
 <code>${base}/oauth/authorize</code>, then <code>POST ${base}/oauth/token</code> with the
-verifier.</p></li>
+verifier (<a href="/developers#flow">step by step</a>).</p></li>
 <li><p><strong>Sign every request with OAuth 1.0a</strong> (RFC 5849, HMAC-SHA1 or
 HMAC-SHA256) instead of sending <code>Authorization: Basic</code> or
-<code>X-WSSE</code>. Sign the URL exactly as you send it, host and port included.</p></li>
+<code>X-WSSE</code>. Sign the URL exactly as you send it, host and port included
+(<a href="/developers#signing">signing a read and a post</a>).</p></li>
 </ol>
-<p>Responses to WSSE and Basic requests carry a <code>Deprecation</code> header now, and a
-<code>Sunset</code> header once the date they stop working is set. During brownouts those
-requests are refused with <code>403 method_retired_temporarily</code> for a while: that is
-the moment to check that your client is ready.</p>`
-    return sendPage(reply, 200, page({ title: 'Migrating to OAuth', body }))
+<p>Responses to WSSE and Basic requests carry a <code>Deprecation</code> header once a method
+is deprecated, and a <code>Sunset</code> header once the date it stops working is set. During
+brownouts those requests are refused with <code>403 method_retired_temporarily</code> for a
+while: that is the moment to check that your client is ready.</p>
+<p>Users: your <a href="/account#legacy">account page</a> lists which of your tools still
+use WSSE or Basic, and what will happen to each.</p>
+</div>`
+    return sendPageWithScript(reply, (nonce) => page({ title: 'Migrating to OAuth', body, script: { nonce, code: localTimeScript } }))
   })
 }

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
 import { percentEncode } from '../auth/oauth/percent-encode.js'
-import { bodyHashMatches, checkOAuthRequest, oauthFailure, oauthNonceKey, verifyOAuthSignature, type CheckedOAuthRequest } from '../auth/oauth/verify.js'
+import { bodyHashMatches, checkOAuthRequest, oauthFailure, oauthNonceKey, signatureFailure, verifyOAuthSignature, type CheckedOAuthRequest } from '../auth/oauth/verify.js'
 import { claimNonce, defaultRetryAfterSeconds } from '../auth/results.js'
 import type { AuthRequest } from '../auth/types.js'
 import { sendError } from '../app.js'
@@ -68,7 +68,8 @@ export function registerOAuthEndpoints(app: FastifyInstance, ctx: ProviderContex
     const found = await store.getConsumer(r.consumerKey)
     const signatureOk = verifyOAuthSignature(req, r.params, found?.secret ?? dummyConsumerSecret, '')
     if (found === null) throw problem(realm, 401, 'consumer_key_unknown', 'Unknown oauth_consumer_key')
-    if (!signatureOk || !bodyHashMatches(req, r.params)) throw problem(realm, 401, 'signature_invalid', 'Invalid oauth_signature')
+    if (!signatureOk) throw problemError(realm, await signatureFailure(req, r.params, found.secret, '', ctx.verifyOptions))
+    if (!bodyHashMatches(req, r.params)) throw problem(realm, 401, 'signature_invalid', 'oauth_body_hash does not match the body')
     await claim(r)
 
     const consumer = found.consumer
@@ -111,7 +112,8 @@ export function registerOAuthEndpoints(app: FastifyInstance, ctx: ProviderContex
     const signatureOk = verifyOAuthSignature(req, r.params, found?.secret ?? dummyConsumerSecret, tokenMatches ? pending.secret : dummyTokenSecret)
     if (found === null) throw problem(realm, 401, 'consumer_key_unknown', 'Unknown oauth_consumer_key')
     if (!tokenMatches) throw problem(realm, 401, 'token_rejected', 'Unknown oauth_token')
-    if (!signatureOk || !bodyHashMatches(req, r.params)) throw problem(realm, 401, 'signature_invalid', 'Invalid oauth_signature')
+    if (!signatureOk) throw problemError(realm, await signatureFailure(req, r.params, found.secret, pending.secret, ctx.verifyOptions))
+    if (!bodyHashMatches(req, r.params)) throw problem(realm, 401, 'signature_invalid', 'oauth_body_hash does not match the body')
     await claim(r)
 
     const result = await store.exchangeRequestToken(r.token, r.params.protocol.get('oauth_verifier')!, new Date(ctx.now()))

@@ -24,6 +24,7 @@ export function problemError(realm: string, f: AuthFailure): ApiError {
     headers['www-authenticate'] = challenges(realm, ['oauth'], { oauth_problem: f.code, ...f.oauthProblem })
   }
   if (f.retryAfterSeconds !== undefined) headers['retry-after'] = String(f.retryAfterSeconds)
+  if (f.headers) Object.assign(headers, f.headers)
   return new ApiError(f.status, f.code, f.message, headers)
 }
 

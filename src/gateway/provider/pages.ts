@@ -4,6 +4,8 @@ import type { AuthorizedApplication, Consumer, Scope, User } from '../store/type
 import { scopes as allScopes } from '../store/types.js'
 import { html, page, type SafeHtml } from './html.js'
 import { scopeDescriptions } from './scopes.js'
+import type { LegacyClientView } from './legacy-usage.js'
+import { minLoginPasswordLength } from '../../common/password-rule.js'
 
 type Viewer = { user: User; csrfToken: string }
 
@@ -12,6 +14,7 @@ const csrfField = (token: string) => html`<input type="hidden" name="csrf_token"
 const scopeList = (scopes: Scope[]) => html`<ul class="scopes">${scopes.map((s) => html`<li>${scopeDescriptions[s]} <span class="muted">(${s})</span></li>`)}</ul>`
 
 const dateText = (d: Date) => d.toISOString().slice(0, 10)
+const minuteText = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`
 
 export function loginPage(o: { csrfToken: string; next: string; username?: string; error?: string; notice?: string; context?: string }): string {
   return page({
@@ -69,8 +72,8 @@ export function verifierPage(o: Viewer & { appName: string; verifier: string }):
     body: html`<div class="card">
 <h1>You allowed ${o.appName}</h1>
 <p>Enter this code in ${o.appName} to finish:</p>
-<code class="verifier" id="oauth_verifier">${o.verifier}</code>
-<p class="muted">The code works once and only for a few minutes.</p>
+<code class="verifier" id="oauth_verifier" title="Click to select the code">${o.verifier}</code>
+<p class="muted">One click selects the whole code. Capitals or small letters both work; it has no 0, O, 1, I or L to confuse. The code works once and only for a few minutes.</p>
 </div>`,
   })
 }
@@ -112,22 +115,28 @@ export interface RegisterForm {
 export function accountPage(
   o: Viewer & {
     apiPassword: string
-    authorized: AuthorizedApplication[]
+    authorized: Array<AuthorizedApplication & { lastUsedAt: number | null }>
     registered: Consumer[]
     form: RegisterForm
     notice?: string
+    /** The user's clients still on WSSE or Basic; null when the gateway has no usage report. */
+    legacy?: LegacyClientView[] | null
+    passwordError?: string
+    /** The contact e-mail the operator sees beside the user's legacy usage. */
+    email?: string | null
   },
 ): string {
   const authorized =
     o.authorized.length === 0
       ? html`<p class="muted">No application has access to your account.</p>`
       : html`<table>
-<thead><tr><th>Application</th><th>Access</th><th>Since</th><th></th></tr></thead>
+<thead><tr><th>Application</th><th>Access</th><th>Since</th><th>Last used</th><th></th></tr></thead>
 <tbody>${o.authorized.map(
           (a) => html`<tr>
 <td>${a.consumer.name}</td>
 <td>${scopeList(a.scopes)}</td>
 <td class="nowrap">${dateText(a.authorizedAt)}</td>
+<td class="nowrap last-used">${a.lastUsedAt === null ? html`<span class="muted">not yet</span>` : minuteText(a.lastUsedAt)}</td>
 <td><form method="post" action="/account/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="consumer_key" value="${a.consumer.key}"><button type="submit" class="danger">Revoke</button></form></td>
 </tr>`,
         )}</tbody>
@@ -143,6 +152,26 @@ export function accountPage(
         )}</tbody>
 </table>`
 
+  const legacy =
+    o.legacy === undefined || o.legacy === null
+      ? ''
+      : html`<section class="card" id="legacy">
+<h2>Tools still using your API password</h2>
+${o.legacy.length === 0
+          ? html`<p class="muted">None of your tools has used WSSE or HTTP Basic recently. Nothing to do.</p>`
+          : html`<p class="muted">These clients sign in with your API password (WSSE or HTTP Basic), which is being retired. Each needs an update to OAuth from its developer, or a replacement.</p>
+<table>
+<thead><tr><th>Client</th><th>Method</th><th>Last seen</th><th>What will happen</th></tr></thead>
+<tbody>${o.legacy.map((l) => html`<tr class="${l.refusedNow ? 'refused' : ''}">
+<td><strong>${l.client}</strong></td>
+<td class="nowrap">${l.methodName}</td>
+<td class="nowrap">${minuteText(l.lastSeen)}</td>
+<td>${l.fate}</td>
+</tr>`)}</tbody>
+</table>
+<p><a href="/developers#tell-your-developer">What to tell the client's developer</a> · <a href="/migration">the migration schedule</a></p>`}
+</section>`
+
   const f = o.form
   return page({
     title: 'Your account',
@@ -150,6 +179,7 @@ export function accountPage(
     csrfToken: o.csrfToken,
     body: html`<h1>Your account</h1>
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
+${legacy}
 <section class="card" id="authorized">
 <h2>Applications with access to your account</h2>
 ${authorized}
@@ -164,6 +194,34 @@ ${csrfField(o.csrfToken)}
 <div class="actions"><button type="submit" class="secondary">Reset API password</button></div>
 </form>
 <p class="muted">Resetting makes the old password stop working at once.</p>
+</section>
+
+<section class="card" id="password">
+<h2>Sign-in password</h2>
+${o.passwordError ? html`<div class="error" role="alert">${o.passwordError}</div>` : ''}
+<form method="post" action="/account/password">
+${csrfField(o.csrfToken)}
+<input type="text" name="username" value="${o.user.id}" autocomplete="username" hidden>
+<label for="current_password">Current password</label>
+<input type="password" id="current_password" name="current_password" autocomplete="current-password" required>
+<label for="new_password">New password <span class="muted">(at least ${minLoginPasswordLength} characters, not containing your user ID)</span></label>
+<input type="password" id="new_password" name="new_password" autocomplete="new-password" minlength="${minLoginPasswordLength}" required>
+<label for="confirm_password">New password again</label>
+<input type="password" id="confirm_password" name="confirm_password" autocomplete="new-password" minlength="${minLoginPasswordLength}" required>
+<div class="actions"><button type="submit">Change password</button></div>
+</form>
+<p class="muted">Changing it signs you out everywhere else. It does not change the API password below.</p>
+</section>
+
+<section class="card" id="contact">
+<h2>Contact e-mail</h2>
+<p class="muted">Optional. The operator writes here about moving your clients to OAuth; leave empty to remove it.</p>
+<form method="post" action="/account/email">
+${csrfField(o.csrfToken)}
+<label for="email">E-mail</label>
+<input id="email" name="email" type="email" maxlength="254" autocomplete="email" value="${o.email ?? ''}">
+<div class="actions"><button type="submit" class="secondary">Save</button></div>
+</form>
 </section>
 
 <section class="card" id="applications">

@@ -8,12 +8,16 @@ import type { KeyObject } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { type Identity, signIdentity } from '../../common/identity.js'
 import { errors, type ApiError } from '../../common/errors.js'
+import type { DependencyWatch } from '../../common/dependency-watch.js'
+import type { FastifyBaseLogger } from 'fastify'
 
 export interface ForwardOptions {
   coreUrl: string
   timeoutMs: number
   identityKey: KeyObject
   stripCredentials: boolean
+  /** Told when the core did or did not answer (one line per core outage, not per request). */
+  watch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
 }
 
 export interface ForwardContext {
@@ -98,6 +102,23 @@ function upstreamError(err: Error & { code?: string; cause?: unknown }): ApiErro
   return errors.badGateway('The entry service failed to answer')
 }
 
+/** `log` with reply-from's "response errored" line moved to debug, message and code only. */
+function quietForwardErrors(log: FastifyBaseLogger): FastifyBaseLogger {
+  return new Proxy(log, {
+    get(target, name) {
+      if (name === 'warn') {
+        return (obj: unknown, msg?: string, ...rest: unknown[]) => {
+          if (msg !== 'response errored') return target.warn(obj, msg, ...rest)
+          const e = obj as { message?: string; code?: string }
+          target.debug({ error: e?.message, code: e?.code }, 'forward failed')
+        }
+      }
+      const value = Reflect.get(target, name, target) as unknown
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+    },
+  })
+}
+
 const idempotent = new Set(['GET', 'HEAD', 'OPTIONS'])
 const retriedErrors = new Set(['ECONNRESET', 'UND_ERR_SOCKET'])
 
@@ -126,9 +147,20 @@ export async function registerForwarding(app: FastifyInstance, opts: ForwardOpti
     rewriteHeaders: (headers) => answerHeaders(headers as IncomingHttpHeaders),
     retryDelay: ({ err, req, attempt }) =>
       err && attempt < 1 && idempotent.has(req.method ?? '') && retriedErrors.has((err as { code?: string }).code ?? '') ? 0 : null,
+    onResponse: (_request, reply, res) => {
+      opts.watch?.succeeded()
+      void reply.send(res.stream)
+    },
     onError: (reply, { error }) => {
-      reply.request.log.warn({ err: { message: error.message, code: (error as { code?: string }).code } }, 'upstream failed')
-      void reply.send(upstreamError(error))
+      const request = reply.request
+      const apiError = upstreamError(error)
+      const clientGone = request.raw.destroyed || request.raw.socket?.destroyed === true
+      if (clientGone) {
+        // The client went away mid-request (an aborted upload): theirs to retry, not ours.
+        request.log.info({ error: error.message, code: (error as { code?: string }).code }, 'client closed the request before the core answered')
+      } else if (apiError.status === 503) opts.watch?.failed((error as { cause?: unknown }).cause ?? error)
+      else request.log.warn({ error: error.message, code: (error as { code?: string }).code }, 'upstream failed')
+      void reply.send(apiError)
     },
   }
   return (request, reply) => {
@@ -136,6 +168,10 @@ export async function registerForwarding(app: FastifyInstance, opts: ForwardOpti
     // byte (given whole, it would re-encode it as a WHATWG URL, and throw on malformed
     // percent-encoding).
     const q = request.url.indexOf('?')
+    // reply-from logs every failed forward at warn with the error's stack; the outcome is
+    // already the request's own line (status 503/504/502) and, for an unreachable core, the
+    // watch's outage lines: its line is kept at debug, without the stack.
+    request.log = quietForwardErrors(request.log)
     return reply.from(q === -1 ? request.url : request.url.slice(0, q), fromOptions)
   }
 }

@@ -1,6 +1,6 @@
 // Opening the gateway's identity store: the embedded database in the data directory, or
 // PostgreSQL when DATABASE_URL is set (SPEC §1.1), migrated at start-up (SPEC §3).
-import { migrate, openDb } from '../../common/sql.js'
+import { migrate, openDb, type DbOptions, type DbTimeouts } from '../../common/sql.js'
 import { gatewaySchema, migrations } from './migrations.js'
 import { SqlIdentityStore } from './sql-identity-store.js'
 
@@ -18,11 +18,13 @@ export interface IdentityStoreOptions {
   /** KIGO_SECRET_KEY (32 bytes, base64). */
   secretKey: string
   maxConnections?: number
+  timeouts?: DbTimeouts
+  watch?: DbOptions['watch']
 }
 
 /** Opens the database, applies pending migrations and returns the store (which closes the database on close). */
 export async function openIdentityStore(options: IdentityStoreOptions): Promise<SqlIdentityStore> {
-  const db = await openDb({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, maxConnections: options.maxConnections })
+  const db = await openDb({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, maxConnections: options.maxConnections, ...(options.timeouts ? { timeouts: options.timeouts } : {}), ...(options.watch ? { watch: options.watch } : {}) })
   try {
     await migrate(db, gatewaySchema, migrations)
   } catch (err) {

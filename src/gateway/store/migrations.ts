@@ -138,4 +138,65 @@ CREATE TABLE kigo_gateway.auth_requests_per_minute (
 );
 `,
   },
+  {
+    version: 12,
+    name: 'usage outcomes per row and per minute',
+    sql: `
+-- Outcomes per row (src/gateway/usage/store.ts): count is every attempt of the row, and
+-- accepted, refused_by_policy, failed_credentials and throttled split it. Rows written
+-- before this migration counted verified requests, refused by the policy or not; they are
+-- taken as accepted. The report's "who must migrate" and the chart use accepted only.
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN accepted bigint NOT NULL DEFAULT 0;
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN refused_by_policy bigint NOT NULL DEFAULT 0;
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN failed_credentials bigint NOT NULL DEFAULT 0;
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN throttled bigint NOT NULL DEFAULT 0;
+UPDATE kigo_gateway.auth_usage SET accepted = count;
+ALTER TABLE kigo_gateway.auth_requests_per_minute ADD COLUMN accepted bigint NOT NULL DEFAULT 0;
+UPDATE kigo_gateway.auth_requests_per_minute SET accepted = count;
+`,
+  },
+  // ---- operators' records (audit trail, user contact): versions 30 and 31; the developer and user migration aids 32 ----
+  {
+    version: 30,
+    name: 'audit trail of operator changes',
+    sql: `
+-- Every change made through the operator API (policy, users, applications, tokens): when,
+-- what, the state before and after (never a secret), and the address it came from
+-- (src/gateway/audit/store.ts). Append-only; read newest first.
+CREATE TABLE kigo_gateway.audit_log (
+  id bigserial PRIMARY KEY,
+  at timestamptz NOT NULL DEFAULT now(),
+  address text NOT NULL,
+  action text NOT NULL,
+  kind text NOT NULL,
+  target text NOT NULL,
+  before jsonb,
+  after jsonb
+);
+
+CREATE INDEX audit_log_kind ON kigo_gateway.audit_log (kind, id);
+`,
+  },
+  {
+    version: 31,
+    name: 'contact e-mail per user',
+    sql: `
+-- Optional: whom to write to about migrating (the usage report as an outreach list).
+ALTER TABLE kigo_gateway.users ADD COLUMN email text;
+`,
+  },
+  {
+    version: 32,
+    name: 'when each authorized application last acted for its user',
+    sql: `
+-- Written in batches from every gateway (src/gateway/usage/app-use.ts); no foreign keys,
+-- so that a flush never waits on the users or consumers it names.
+CREATE TABLE kigo_gateway.app_last_used (
+  user_id text NOT NULL,
+  consumer_key text NOT NULL,
+  last_used timestamptz NOT NULL,
+  PRIMARY KEY (user_id, consumer_key)
+);
+`,
+  },
 ]

@@ -4,13 +4,16 @@
 import type { Db, Queryable } from '../../common/sql.js'
 import { createHash } from 'node:crypto'
 import { randomToken, safeEqual } from '../../common/secrets.js'
+import { newVerifier, normalizeVerifier } from './verifier-code.js'
 import { SecretBox, dummyPasswordHash, hashPassword, verifyPassword } from './crypto.js'
 import {
   InvalidInput,
   checkCallbackUrl,
+  checkEmail,
   checkName,
   checkPassword,
   checkScopes,
+  checkNewUserId,
   checkUserId,
   isPlausibleKey,
   limits,
@@ -29,6 +32,7 @@ import {
   type RequestTokenState,
   type Scope,
   type User,
+  type UserContact,
   type WebSession,
 } from './types.js'
 
@@ -45,8 +49,7 @@ export interface IdentityChangeSource {
 const consumerKeyBytes = 18
 const tokenBytes = 24
 const secretBytes = 32
-// A verifier is typed by hand in the oob flow, so it is shorter; 128 bits, used once.
-const verifierBytes = 16
+// A verifier is typed by hand in the oob flow: see verifier-code.ts.
 const dayMs = 24 * 60 * 60 * 1000
 
 /** Values that are only ever compared (verifiers, session ids) are stored as their SHA-256. */
@@ -171,7 +174,7 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
   // ---- users ---------------------------------------------------------------------------
 
   async createUser(input: { id: string; name: string; password: string; apiPassword: string }): Promise<User> {
-    const id = checkUserId(input.id)
+    const id = checkNewUserId(input.id)
     const name = checkName(input.name)
     const password = checkPassword(input.password)
     const apiPassword = checkPassword(input.apiPassword, 'apiPassword')
@@ -230,6 +233,40 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     return true
   }
 
+  async setLoginPassword(id: string, password: string): Promise<boolean> {
+    const plain = checkPassword(password)
+    if (!isUserId(id)) return false
+    const rows = await this.db.query(`UPDATE kigo_gateway.users SET password_hash = $2 WHERE id = $1 RETURNING id`, [id, await hashPassword(plain)])
+    if (rows.length === 0) return false
+    this.changed({ kind: 'user', id })
+    return true
+  }
+
+  async endUserSessions(userId: string, keepSessionId?: string): Promise<number> {
+    if (!isUserId(userId)) return 0
+    const keep = keepSessionId !== undefined && isPlausibleKey(keepSessionId) ? sha256(keepSessionId) : ''
+    const rows = await this.db.query(`DELETE FROM kigo_gateway.web_sessions WHERE user_id = $1 AND id_hash <> $2 RETURNING id_hash`, [userId, keep])
+    return rows.length
+  }
+
+  async listUsers(): Promise<UserContact[]> {
+    const rows = await this.db.query<UserRow & { email: string | null }>(`SELECT ${userColumns}, email FROM kigo_gateway.users ORDER BY id`)
+    return rows.map((r) => ({ ...toUser(r), email: r.email }))
+  }
+
+  async getUserEmail(id: string): Promise<string | null> {
+    if (!isUserId(id)) return null
+    const rows = await this.db.query<{ email: string | null }>(`SELECT email FROM kigo_gateway.users WHERE id = $1`, [id])
+    return rows[0]?.email ?? null
+  }
+
+  async setUserEmail(id: string, email: string | null): Promise<boolean> {
+    const value = email === null ? null : checkEmail(email)
+    if (!isUserId(id)) return false
+    const rows = await this.db.query(`UPDATE kigo_gateway.users SET email = $2 WHERE id = $1 RETURNING id`, [id, value])
+    return rows.length > 0
+  }
+
   // ---- consumers -----------------------------------------------------------------------
 
   async createConsumer(input: {
@@ -274,6 +311,32 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
             [ownerId],
           )
     return rows.map(toConsumer)
+  }
+
+  async rotateConsumerSecret(key: string): Promise<{ consumer: Consumer; secret: string } | null> {
+    if (!isPlausibleKey(key)) return null
+    const secret = randomToken(secretBytes)
+    const rows = await this.db.query<ConsumerRow>(
+      `UPDATE kigo_gateway.consumers SET secret = $2 WHERE key = $1 RETURNING ${consumerColumns}`,
+      [key, this.box.seal(secret, aad.consumerSecret(key))],
+    )
+    if (rows.length === 0) return null
+    this.changed({ kind: 'consumer', key })
+    return { consumer: toConsumer(rows[0]!), secret }
+  }
+
+  async deleteConsumer(key: string): Promise<{ consumer: Consumer; tokens: number } | null> {
+    if (!isPlausibleKey(key)) return null
+    const result = await this.db.transaction(async (tx: Queryable) => {
+      const tokens = await tx.query<{ token: string }>(`DELETE FROM kigo_gateway.access_tokens WHERE consumer_key = $1 RETURNING token`, [key])
+      await tx.query(`DELETE FROM kigo_gateway.request_tokens WHERE consumer_key = $1`, [key])
+      const rows = await tx.query<ConsumerRow>(`DELETE FROM kigo_gateway.consumers WHERE key = $1 RETURNING ${consumerColumns}`, [key])
+      return rows[0] ? { consumer: toConsumer(rows[0]), tokens: tokens.map((t) => t.token) } : null
+    })
+    if (!result) return null
+    this.changed({ kind: 'consumer', key })
+    for (const token of result.tokens) this.changed({ kind: 'token', token })
+    return { consumer: result.consumer, tokens: result.tokens.length }
   }
 
   // ---- access tokens -------------------------------------------------------------------
@@ -395,7 +458,7 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
 
   async approveRequestToken(token: string, userId: string, now: Date): Promise<{ verifier: string } | null> {
     if (!isPlausibleKey(token) || !isUserId(userId)) return null
-    const verifier = randomToken(verifierBytes)
+    const verifier = newVerifier()
     // One conditional UPDATE: of two concurrent decisions exactly one takes effect.
     const rows = await this.db.query(
       `UPDATE kigo_gateway.request_tokens SET state = 'approved', user_id = $2, verifier_hash = $3, decided_at = $4
@@ -433,7 +496,7 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
       if (new Date(rt.expires_at).getTime() <= now.getTime()) return refuse('expired')
       if (rt.state === 'pending') return refuse('pending')
       if (rt.state === 'denied') return refuse('denied')
-      if (rt.verifier_hash === null || typeof verifier !== 'string' || !safeEqual(sha256(verifier), rt.verifier_hash)) {
+      if (rt.verifier_hash === null || typeof verifier !== 'string' || !safeEqual(sha256(normalizeVerifier(verifier)), rt.verifier_hash)) {
         return refuse('verifier_mismatch')
       }
       await tx.query(`UPDATE kigo_gateway.request_tokens SET state = 'used', used_at = $2 WHERE token = $1`, [token, now])

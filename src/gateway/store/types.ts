@@ -15,6 +15,11 @@ export interface User {
   createdAt: Date
 }
 
+/** A user with the operator's contact address for them (SPEC §6.3: the report as an outreach list). */
+export interface UserContact extends User {
+  email: string | null
+}
+
 export interface Consumer {
   key: string
   name: string
@@ -44,11 +49,25 @@ export interface IdentityStore {
   getApiPassword(id: string): Promise<{ user: User; apiPassword: string } | null>
   /** Returns false when there is no such user. */
   setApiPassword(id: string, apiPassword: string): Promise<boolean>
+  /** Replaces the login password (scrypt hash); false when there is no such user. */
+  setLoginPassword(id: string, password: string): Promise<boolean>
+  /** Ends the user's account sessions, all but `keepSessionId` when given; returns how many ended. */
+  endUserSessions(userId: string, keepSessionId?: string): Promise<number>
+  /** Every user with the optional contact e-mail, by ID. */
+  listUsers(): Promise<UserContact[]>
+  /** The user's contact e-mail; null when none is set or there is no such user. */
+  getUserEmail(id: string): Promise<string | null>
+  /** The contact e-mail (null to clear); false when there is no such user. Throws InvalidInput for a malformed address. */
+  setUserEmail(id: string, email: string | null): Promise<boolean>
 
   /** Generates the consumer key and secret. Throws NotFound when the owner does not exist. */
   createConsumer(input: { name: string; ownerId: string; scopes: Scope[]; callbackUrl: string | null }): Promise<{ consumer: Consumer; secret: string }>
   getConsumer(key: string): Promise<{ consumer: Consumer; secret: string } | null>
   listConsumers(ownerId?: string): Promise<Consumer[]>
+  /** A new consumer secret (the old one stops verifying); null when there is no such consumer. */
+  rotateConsumerSecret(key: string): Promise<{ consumer: Consumer; secret: string } | null>
+  /** Deletes the consumer with its request and access tokens; null when there is no such consumer. */
+  deleteConsumer(key: string): Promise<{ consumer: Consumer; tokens: number } | null>
 
   /** Generates the token and its secret. Throws NotFound for an unknown consumer or user. */
   createAccessToken(input: { consumerKey: string; userId: string; scopes: Scope[] }): Promise<{ token: AccessToken; secret: string }>

@@ -35,6 +35,29 @@ export function checkUserId(id: unknown): string {
   return id
 }
 
+/**
+ * Names the public pages or the gateway use as a first path segment (SPEC §2.11): a user
+ * with one of these IDs would have a page nobody can reach. Compared case-insensitively,
+ * as user IDs are unique regardless of case. IDs with a dot are already refused by the
+ * pattern.
+ */
+export const reservedUserIds: readonly string[] = [
+  'api', 'oauth', 'account', 'admin', 'keyword', 'users', 'photos', 'applications', 'migration', 'healthz', 'readyz',
+]
+
+export function isReservedUserId(id: string): boolean {
+  return reservedUserIds.includes(id.toLowerCase())
+}
+
+/** A user ID for a new user: well-formed and not reserved (SPEC §2.11). */
+export function checkNewUserId(id: unknown): string {
+  const checked = checkUserId(id)
+  if (isReservedUserId(checked)) {
+    throw new InvalidInput('id', `user id "${checked}" is reserved for the service's own pages (${reservedUserIds.join(', ')}); choose another`)
+  }
+  return checked
+}
+
 /** Trimmed; 1 to 100 characters, no control characters. */
 export function checkName(name: unknown, field = 'name'): string {
   if (typeof name !== 'string') throw new InvalidInput(field, `${field} must be a string`)
@@ -100,4 +123,15 @@ export function checkCallbackUrl(value: unknown): string | null {
  */
 export function isPlausibleKey(value: unknown): value is string {
   return typeof value === 'string' && value.length >= 16 && value.length <= 128 && /^[A-Za-z0-9_-]+$/.test(value)
+}
+
+/**
+ * A contact address: one `local@domain` of at most 254 characters (RFC 5321 §4.5.3.1.3),
+ * without white space or controls. Only ever shown to operators, never sent to.
+ */
+export function checkEmail(value: unknown, field = 'email'): string {
+  if (typeof value !== 'string' || value.length > 254 || !/^[^\s@\x00-\x1f\x7f]+@[^\s@\x00-\x1f\x7f]+\.[^\s@\x00-\x1f\x7f]+$/.test(value)) {
+    throw new InvalidInput(field, `${field} must be an e-mail address such as alice@example.com (at most 254 characters)`)
+  }
+  return value
 }

@@ -1,19 +1,29 @@
-// Wiring for the gateway (SPEC §4.7): in memory in embedded mode, shared through Redis
-// (failing open to in-process counting while Redis is away) in production.
+// Wiring for the gateway (SPEC §4.7): the rules of attempts.ts, each counted in memory in
+// embedded mode, shared through Redis (failing open to in-process counting while Redis is
+// away, counted) in production.
 import type { Config } from '../../common/config.js'
 import type { RedisClient } from '../../common/redis.js'
 import { CachedFailureThrottle } from './cached.js'
 import { MemoryFailureThrottle } from './memory.js'
 import { RedisFailureThrottle } from './redis.js'
 import { ResilientFailureThrottle, type ResilientFailureThrottleOptions } from './resilient.js'
-import type { FailureThrottle } from './types.js'
+import { RuleAttemptThrottle, type AttemptThrottle } from './attempts.js'
+import type { FailureThrottle, ThrottleSettings } from './types.js'
 
 export function createFailureThrottle(
   auth: Config['auth'],
   redis: RedisClient | undefined,
   hooks: ResilientFailureThrottleOptions = {},
-): FailureThrottle {
-  const settings = auth.throttle
-  if (!redis) return new MemoryFailureThrottle(settings)
-  return new CachedFailureThrottle(new ResilientFailureThrottle(new RedisFailureThrottle(redis, settings), settings, hooks))
+): AttemptThrottle {
+  const t = auth.throttle
+  const rule = (settings: ThrottleSettings): FailureThrottle => {
+    if (!redis) return new MemoryFailureThrottle(settings)
+    return new CachedFailureThrottle(new ResilientFailureThrottle(new RedisFailureThrottle(redis, settings), settings, hooks))
+  }
+  return new RuleAttemptThrottle({
+    pair: rule({ maxFailures: t.maxFailures, windowSeconds: t.windowSeconds }),
+    address: rule({ maxFailures: t.addressMaxFailures, windowSeconds: t.addressWindowSeconds }),
+    user: rule({ maxFailures: t.userMaxFailures, windowSeconds: t.userWindowSeconds }),
+    known: rule({ maxFailures: 1, windowSeconds: t.knownAddressDays * 86_400 }),
+  })
 }

@@ -1,6 +1,6 @@
-// Failed-attempt throttling (SPEC §4.7): failed Basic, WSSE and login attempts are counted
-// per user and per client address; once a key has `maxFailures` failures inside its
-// window, further attempts get 429 with Retry-After until the window ends.
+// Failed-attempt counting (SPEC §4.7): one counter per key; once a key has `maxFailures`
+// failures inside its window, it is blocked until the window ends. Which keys an attempt
+// counts against, and which of them can refuse it, is attempts.ts.
 
 export interface FailureThrottle {
   /** Seconds to wait before another attempt (the longest over `keys`); 0 when allowed. */
@@ -20,9 +20,4 @@ export interface ThrottleSettings {
 /** Thrown by a shared backend that cannot answer; ResilientFailureThrottle handles it. */
 export class ThrottleUnavailable extends Error {
   override name = 'ThrottleUnavailable'
-}
-
-/** The keys of one attempt: the user tried (when known) and the client address. */
-export function throttleKeys(attempt: { user?: string | undefined; ip: string }): string[] {
-  return attempt.user === undefined || attempt.user === '' ? [`ip:${attempt.ip}`] : [`user:${attempt.user}`, `ip:${attempt.ip}`]
 }

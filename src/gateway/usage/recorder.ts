@@ -4,7 +4,7 @@
 // shutdown the last counts are flushed.
 import type { AuthMethod } from '../../common/identity.js'
 import type { Outcome } from '../auth/types.js'
-import type { UsageRow, MinuteRow, UsageStore } from './store.js'
+import type { MinuteRow, UsageOutcomes, UsageRow, UsageStore } from './store.js'
 
 /** The part of an authentication decision the recorder looks at. */
 export interface ObservedDecision {
@@ -24,6 +24,25 @@ export interface UsageRecorderOptions {
   onFlushError?: (err: unknown) => void
   /** Per-minute counts older than this are pruned (hourly); default 8 days. */
   retainMinutesMs?: number
+  /** Report rows last seen longer ago than this are pruned (hourly); default 400 days. */
+  retainRowsMs?: number
+}
+
+/** Which outcome column an authentication outcome adds to (SPEC §6.3, README). */
+function outcomeColumn(outcome: Outcome): keyof UsageOutcomes | null {
+  switch (outcome) {
+    case 'ok':
+      return 'accepted'
+    case 'policy_denied':
+      return 'refusedByPolicy'
+    case 'throttled':
+      return 'throttled'
+    case 'unavailable':
+      // Not the client's doing, and no credential was judged: not part of the report.
+      return null
+    default:
+      return 'failedCredentials'
+  }
 }
 
 const minuteMs = 60_000
@@ -48,29 +67,37 @@ export class UsageRecorder {
   }
 
   /**
-   * Counts one authenticated request. Every request counts towards the per-minute chart
-   * by its credential method; a verified user (also one then refused by the policy, who
-   * still has to migrate) counts towards the report under `client()`.
+   * Counts one request. Every request counts towards the per-minute counts by its
+   * credential method (accepted ones apart, for the chart); one that names a user (verified,
+   * or claimed by a credential that failed or was throttled) counts towards the report
+   * under `client()`, in the column of its outcome.
    */
   observe(decision: ObservedDecision, client: () => string, now: number): void {
     const minute = Math.floor(now / minuteMs) * minuteMs
     const mk = `${minute} ${decision.method}`
+    const accepted = decision.ok ? 1 : 0
     const m = this.minutes.get(mk)
-    if (m) m.count += 1
-    else this.minutes.set(mk, { minute, method: decision.method, count: 1 })
+    if (m) {
+      m.count += 1
+      m.accepted += accepted
+    } else this.minutes.set(mk, { minute, method: decision.method, count: 1, accepted })
 
     if (decision.method === 'none') return
-    const user = decision.ok ? decision.identity?.user : decision.outcome === 'policy_denied' ? decision.user : undefined
-    if (user === undefined) return
+    const column = outcomeColumn(decision.outcome)
+    const user = decision.ok ? decision.identity?.user : decision.user
+    if (user === undefined || user === '' || column === null) return
     const name = client()
     const key = `${decision.method}\n${user}\n${name}`
     const row = this.rows.get(key)
     if (row) {
       row.count += 1
+      row[column] += 1
       if (now < row.firstSeen) row.firstSeen = now
       if (now > row.lastSeen) row.lastSeen = now
     } else if (this.rows.size < (this.options.maxKeys ?? 100_000)) {
-      this.rows.set(key, { method: decision.method, user, client: name, count: 1, firstSeen: now, lastSeen: now })
+      const fresh: UsageRow = { method: decision.method, user, client: name, count: 1, accepted: 0, refusedByPolicy: 0, failedCredentials: 0, throttled: 0, firstSeen: now, lastSeen: now }
+      fresh[column] = 1
+      this.rows.set(key, fresh)
     } else {
       this.dropped += 1
     }
@@ -99,6 +126,7 @@ export class UsageRecorder {
     if (now - this.lastPrune > hourMs) {
       this.lastPrune = now
       await this.store.pruneMinutes(now - (this.options.retainMinutesMs ?? 8 * 24 * hourMs)).catch(() => undefined)
+      await this.store.pruneRows(now - (this.options.retainRowsMs ?? 400 * 24 * hourMs)).catch(() => undefined)
     }
   }
 
@@ -108,6 +136,10 @@ export class UsageRecorder {
       const cur = this.rows.get(key)
       if (cur) {
         cur.count += r.count
+        cur.accepted += r.accepted
+        cur.refusedByPolicy += r.refusedByPolicy
+        cur.failedCredentials += r.failedCredentials
+        cur.throttled += r.throttled
         cur.firstSeen = Math.min(cur.firstSeen, r.firstSeen)
         cur.lastSeen = Math.max(cur.lastSeen, r.lastSeen)
       } else if (this.rows.size < (this.options.maxKeys ?? 100_000)) this.rows.set(key, r)
@@ -115,8 +147,10 @@ export class UsageRecorder {
     }
     for (const [key, m] of minutes) {
       const cur = this.minutes.get(key)
-      if (cur) cur.count += m.count
-      else this.minutes.set(key, m)
+      if (cur) {
+        cur.count += m.count
+        cur.accepted += m.accepted
+      } else this.minutes.set(key, m)
     }
   }
 

@@ -113,3 +113,19 @@ test('a signed write is single-use: the same signed request again, or with anoth
   expect(otherBody.statusCode).toBe(401)
   expect(otherBody.json().error.code).toBe('invalid_identity')
 })
+
+test('a multipart body under a signed digest: the signed one is posted, another is 401 and stores nothing', async () => {
+  const { createHash } = await import('node:crypto')
+  const { multipart } = await import('../helpers/harness.js')
+  const url = '/api/statuses/update.json'
+  const signedFor = (bytes: Buffer) =>
+    signIdentity(h.key, { method: 'POST', url, host: h.domestic, requestId: randomUUID(), operation: 'statuses/update', bodySha256: createHash('sha256').update(bytes).digest('base64url') }, { user: 'mallory', userName: 'M', authMethod: 'basic', consumer: '', scopes: [] })
+  const good = multipart([['status', 'signed multipart']])
+  const ok = await h.app.inject({ method: 'POST', url, headers: { host: h.domestic, ...good.headers, ...signedFor(good.payload) }, payload: good.payload })
+  expect(ok.statusCode).toBe(200)
+  expect(ok.json().text).toBe('signed multipart')
+  const other = multipart([['status', 'swapped body']])
+  const swapped = await h.app.inject({ method: 'POST', url, headers: { host: h.domestic, ...other.headers, ...signedFor(good.payload) }, payload: other.payload })
+  expect(swapped.statusCode).toBe(401)
+  expect(swapped.json().error.code).toBe('invalid_identity')
+})

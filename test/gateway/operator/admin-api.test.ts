@@ -113,6 +113,16 @@ describe('admin bearer token', () => {
 })
 
 describe('POST /admin/users', () => {
+  it('refuses the names the public pages use (SPEC §2.11), in any case, with a message naming them', async () => {
+    for (const id of ['api', 'oauth', 'account', 'admin', 'Keyword', 'users', 'PHOTOS', 'applications', 'migration', 'healthz', 'readyz']) {
+      const res = await call('POST', '/admin/users', { id })
+      expectError(res, 400, res.body.error.code)
+      expect(res.body.error.message).toContain('reserved')
+      expect(await store.getUser(id)).toBeNull()
+    }
+    expect((await call('POST', '/admin/users', { id: 'api-fan' })).status).toBe(201)
+  })
+
   it('creates a user with generated passwords, shown once, that are the stored ones', async () => {
     const id = uniqueId()
     const before = changes.length
@@ -207,6 +217,35 @@ describe('GET /admin/users/:id', () => {
     expectError(await call('GET', '/admin/users/nobody_here'), 404, 'user_not_found')
     expectError(await call('GET', '/admin/users/x'), 400, 'invalid_parameter')
     expectError(await call('GET', `/admin/users/${encodeURIComponent('a b c')}`), 400, 'invalid_parameter')
+  })
+})
+
+describe('login password rule and POST /admin/users/:id/reset-password', () => {
+  it('refuses a login password shorter than 10 characters or containing the user ID', async () => {
+    const id = uniqueId()
+    const short = await call('POST', '/admin/users', { id, password: 'nine char' })
+    expectError(short, 400, 'invalid_parameter')
+    expect(short.body.error.message).toMatch(/at least 10 characters/)
+    const withId = await call('POST', '/admin/users', { id, password: `my ${id} password` })
+    expectError(withId, 400, 'invalid_parameter')
+    expect(withId.body.error.message).toMatch(/must not contain the user ID/)
+    expect(await store.getUser(id)).toBeNull()
+  })
+
+  it('sets a generated password shown once, ends the user\'s sessions, and 404s for an unknown user', async () => {
+    const user = await makeUser()
+    const s1 = await store.createWebSession({ userId: user.id, now: new Date(), expiresAt: new Date(Date.now() + 60_000) })
+    const s2 = await store.createWebSession({ userId: user.id, now: new Date(), expiresAt: new Date(Date.now() + 60_000) })
+    const res = await call('POST', `/admin/users/${user.id}/reset-password`)
+    expect(res.status).toBe(200)
+    expect(res.headers['cache-control']).toBe('no-store')
+    expect(res.body).toEqual({ id: user.id, password: expect.any(String), sessions_ended: 2 })
+    expect(res.body.password.length).toBeGreaterThanOrEqual(10)
+    expect(await store.verifyLoginPassword(user.id, user.password)).toBeNull()
+    expect((await store.verifyLoginPassword(user.id, res.body.password))?.id).toBe(user.id)
+    expect(await store.getWebSession(s1.id, new Date())).toBeNull()
+    expect(await store.getWebSession(s2.id, new Date())).toBeNull()
+    expectError(await call('POST', '/admin/users/nobody_here/reset-password'), 404, 'user_not_found')
   })
 })
 

@@ -38,6 +38,7 @@ beforeAll(async () => {
       KIGO_ADMIN_TOKEN: `adm-${randomBytes(24).toString('base64url')}`,
       KIGO_GATEWAY_PORT: String(gw),
       KIGO_CORE_PORT: String(corePort),
+      KIGO_CORE_METRICS_PORT: '0',
       KIGO_ADMIN_PORT: String(admin),
       KIGO_CORE_URL: `http://127.0.0.1:${corePort}`,
       LOG_LEVEL: 'trace',
@@ -141,6 +142,17 @@ describe('gateway logs', () => {
 
   const records = () => lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
 
+  it('writes a start-up line with the URLs and where the admin token came from', () => {
+    const start = records().find((r) => typeof r.msg === 'string' && r.msg.startsWith('gateway listening'))
+    expect(start).toMatchObject({
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      adminUrl: adminBase,
+      coreUrl: config.gateway.coreUrl,
+      adminTokenFrom: 'the KIGO_ADMIN_TOKEN environment variable',
+    })
+    expect(start!.msg).toContain(`operator API, dashboard and metrics on ${adminBase}`)
+  })
+
   it('writes JSON lines only', () => {
     expect(lines.length).toBeGreaterThan(0)
     expect(() => records()).not.toThrow()
@@ -183,5 +195,16 @@ describe('gateway logs', () => {
         expect(all.includes(form), `a secret (${secret.slice(0, 3)}…) appears in the log`).toBe(false)
       }
     }
+  })
+})
+
+// Last: these requests are not public API requests and would change the counts above.
+describe('health checks', () => {
+  it('logs health checks at debug, other requests at info', async () => {
+    const count = (level: number) => lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.msg === 'request' && r.level === level).length
+    const [debugBefore, infoBefore] = [count(20), count(30)]
+    for (const path of ['/healthz', '/readyz']) await (await fetch(base + path)).arrayBuffer()
+    expect(count(20)).toBe(debugBefore + 2)
+    expect(count(30)).toBe(infoBefore)
   })
 })

@@ -83,7 +83,7 @@ describe('exceptions', () => {
     state: 'deny',
     exceptions: [
       { user: 'alice', until: '2027-03-01T00:00:00Z' },
-      { client: 'LegacyBot/2', until: '2027-02-01T00:00:00Z' },
+      { user: 'bob', client: 'LegacyBot/2', until: '2027-02-01T00:00:00Z' },
     ],
   })
 
@@ -95,10 +95,17 @@ describe('exceptions', () => {
     expect(evaluatePolicy('basic', p, { user: 'bob', client: () => 'x' }, at('2027-01-15T00:00:00Z'), guide).allowed).toBe(false)
   })
 
-  it('let a named client through until its date, for any user', () => {
+  it('let a user\'s named client through until its date, and only for that user (the name is self-declared)', () => {
     const bob = { user: 'bob', client: () => 'LegacyBot/2' }
     expect(evaluatePolicy('basic', p, bob, at('2027-01-31T23:59:59Z'), guide).allowed).toBe(true)
     expect(evaluatePolicy('basic', p, bob, at('2027-02-01T00:00:00Z'), guide).allowed).toBe(false)
+    expect(evaluatePolicy('basic', p, { user: 'bob', client: () => 'OtherApp' }, at('2027-01-15T00:00:00Z'), guide).allowed).toBe(false)
+    expect(evaluatePolicy('basic', p, { user: 'mallory', client: () => 'LegacyBot/2' }, at('2027-01-15T00:00:00Z'), guide).allowed).toBe(false)
+  })
+
+  it('an exception stored with a client alone (before this rule) lets nobody through', () => {
+    const old = { ...policy({ state: 'deny' }), exceptions: [{ client: 'LegacyBot/2', until: '2027-02-01T00:00:00Z' }] }
+    expect(evaluatePolicy('basic', old, { user: 'bob', client: () => 'LegacyBot/2' }, at('2027-01-15T00:00:00Z'), guide).allowed).toBe(false)
   })
 
   it('apply inside brownout windows too, and the client name is read only when a client exception is live', () => {
@@ -200,8 +207,8 @@ describe('normalizePolicy', () => {
     ['a scheduled brownout without a window', { state: 'allow', schedule: [{ state: 'brownout', from: '2027-02-01T00:00:00Z' }] }, /window/],
     ['a window of no length', { state: 'brownout', windows: [{ start: '10:00', end: '10:00' }] }, /length/],
     ['a date that does not exist', { state: 'deprecate', sunset: '2027-02-30T00:00:00Z' }, /sunset/],
-    ['an exception naming both user and client', { state: 'deny', exceptions: [{ user: 'alice', client: 'x', until: '2027-01-02' }] }, /exactly one/],
-    ['an exception naming neither', { state: 'deny', exceptions: [{ until: '2027-01-02' }] }, /exactly one/],
+    ['an exception naming a client alone', { state: 'deny', exceptions: [{ client: 'x', until: '2027-01-02' }] }, /self-declared/],
+    ['an exception naming neither', { state: 'deny', exceptions: [{ until: '2027-01-02' }] }, /must name a "user"/],
     ['two schedule entries at one instant', { state: 'allow', schedule: [{ state: 'deny', from: '2027-02-01' }, { state: 'deprecate', from: '2027-02-01T00:00:00Z' }] }, /two entries/],
     ['a `since` in the future', { state: 'deny', since: '2030-01-01T00:00:00Z' }, /future/],
   ]

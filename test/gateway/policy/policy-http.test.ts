@@ -152,9 +152,12 @@ describe('policy over HTTP', () => {
     expect((await post(basicHeader('bobby', bob.api_password))).status).toBe(403)
   })
 
-  it('deny: 403 method_retired for WSSE, until an exception lets a user through; a client exception by source', async () => {
+  it('deny: 403 method_retired for WSSE, until an exception lets a user through; a user\'s client exception by source or User-Agent', async () => {
     clock = Date.parse('2027-01-06T10:00:00Z')
-    await setPolicy({ wsse: { state: 'deny', exceptions: [{ user: 'alice', until: '2027-01-06T11:00:00Z' }, { client: 'OldBot/1', until: '2027-01-07T00:00:00Z' }] } })
+    const refusedClientAlone = await stack.admin('PUT', '/admin/policy', { wsse: { state: 'deny', exceptions: [{ client: 'OldBot/1', until: '2027-01-07T00:00:00Z' }] } })
+    expect(refusedClientAlone.status).toBe(400)
+    expect(JSON.stringify(refusedClientAlone.body)).toMatch(/self-declared/)
+    await setPolicy({ wsse: { state: 'deny', exceptions: [{ user: 'alice', until: '2027-01-06T11:00:00Z' }, { user: 'bobby', client: 'OldBot/1', until: '2027-01-07T00:00:00Z' }] } })
     const allowed = await viaWsse()
     expect(allowed.status).toBe(200)
     expect(allowed.headers.get('deprecation')).toBe(`@${Date.parse('2027-01-06T10:00:00Z') / 1000}`)
@@ -168,6 +171,9 @@ describe('policy over HTTP', () => {
 
     clock = Date.parse('2027-01-06T11:00:00Z')
     expect((await viaWsse()).status).toBe(403)
+    // bobby's client exception is his: the same User-Agent from alice (anyone can send it) is refused.
+    const sameAgent = await fetch(`${stack.url}/api/statuses/update.json`, { method: 'POST', headers: { ...form, ...wsseHeader('alice', alice.api_password, clock), 'user-agent': 'OldBot/1' }, body: 'status=hi' })
+    expect(sameAgent.status).toBe(403)
     expect((await viaOAuth()).status).toBe(200)
   })
 
@@ -197,7 +203,7 @@ describe('policy over HTTP', () => {
       .filter((m) => m[1]!.includes('outcome="policy_denied"'))
       .reduce((sum, m) => sum + Number(m[2]), 0)
     // Brownout: JSON, XML, the evening window, the expired exception; deny: bobby, alice
-    // after her exception; the schedule's deny.
-    expect(denied).toBe(7)
+    // after her exception, alice with bobby's client; the schedule's deny.
+    expect(denied).toBe(8)
   })
 })

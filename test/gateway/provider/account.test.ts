@@ -261,6 +261,29 @@ describe('API password', () => {
     expect(await postEntry(basic('carol', carol.api_password))).toBe(401)
     expect(await postEntry(basic('carol', fresh))).toBe(200)
   })
+
+  it('sets and clears the contact e-mail the operator sees (CSRF-protected)', async () => {
+    const erin = await stack.addUser('erin', 'Erin')
+    const web = await signedIn(erin)
+    const account = await web.get('/account')
+    expect(account.text).toContain('id="contact"')
+    expect((await web.post('/account/email', { email: 'erin@example.com' })).status).toBe(403)
+    const saved = await web.post('/account/email', { csrf_token: csrfOf(account.text), email: ' erin@example.com ' })
+    expect(saved.status).toBe(303)
+    const after = await web.get(saved.headers.get('location')!)
+    expect(after.text).toContain('value="erin@example.com"')
+    expect(after.text).toContain('Your contact e-mail was saved.')
+    const users = await stack.admin<{ users: Array<{ id: string; email: string | null }> }>('GET', '/admin/users')
+    expect(users.body.users.find((u) => u.id === 'erin')?.email).toBe('erin@example.com')
+
+    const bad = await web.post('/account/email', { csrf_token: csrfOf(after.text), email: 'not an address' })
+    expect(bad.status).toBe(400)
+    expect(bad.text).toContain('nothing was saved')
+    const cleared = await web.post('/account/email', { csrf_token: csrfOf(after.text), email: '' })
+    expect(cleared.status).toBe(303)
+    const none = await stack.admin<{ users: Array<{ id: string; email: string | null }> }>('GET', '/admin/users')
+    expect(none.body.users.find((u) => u.id === 'erin')?.email).toBeNull()
+  })
 })
 
 describe('throttling and secure cookies', () => {

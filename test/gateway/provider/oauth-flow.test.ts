@@ -69,7 +69,7 @@ async function decide(rt: { token: string }, decision: 'allow' | 'deny', web = n
 }
 
 function verifierFrom(page: string): string {
-  const m = /<code class="verifier" id="oauth_verifier">([^<]+)<\/code>/.exec(page)
+  const m = /<code class="verifier" id="oauth_verifier"[^>]*>([^<]+)<\/code>/.exec(page)
   if (!m) throw new Error('no verifier on the page')
   return m[1]!
 }
@@ -227,14 +227,14 @@ describe('GET and POST /oauth/authorize', () => {
     expect(`${location.origin}${location.pathname}`).toBe('http://127.0.0.1:9/cb')
     expect(location.searchParams.get('state')).toBe('abc')
     expect(location.searchParams.get('oauth_token')).toBe(rt.token)
-    expect(location.searchParams.get('oauth_verifier')).toMatch(/^[A-Za-z0-9_-]{16,}$/)
+    expect(location.searchParams.get('oauth_verifier')).toMatch(/^[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{8}$/)
   })
 
   it('Allow with oob shows the verifier on a page', async () => {
     const rt = await requestToken(open)
     const res = await decide(rt, 'allow')
     expect(res.status).toBe(200)
-    expect(verifierFrom(res.text)).toMatch(/^[A-Za-z0-9_-]{16,}$/)
+    expect(verifierFrom(res.text)).toMatch(/^[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{8}$/)
   })
 
   it('Deny redirects with denied=<token>, or says so for oob, and the token is refused afterwards', async () => {

@@ -113,6 +113,23 @@ for (const [name, setup] of backends) {
         expect(await store.verifyLoginPassword(user.id, 'login-pw')).toEqual(user)
       })
 
+      it('replaces the login password (hashed) and ends the user\'s sessions, all or all but one', async () => {
+        const user = await addUser(newId(), { password: 'old-login-pw', apiPassword: 'api-kept' })
+        expect(await store.setLoginPassword(user.id, 'new-login-pw')).toBe(true)
+        expect(await store.verifyLoginPassword(user.id, 'old-login-pw')).toBeNull()
+        expect(await store.verifyLoginPassword(user.id, 'new-login-pw')).toEqual(user)
+        expect((await store.getApiPassword(user.id))?.apiPassword).toBe('api-kept')
+        expect(await store.setLoginPassword(newId(), 'whatever-pw')).toBe(false)
+        const session = () => store.createWebSession({ userId: user.id, now: new Date(), expiresAt: new Date(Date.now() + 60_000) })
+        const [a, b, c] = [await session(), await session(), await session()]
+        expect(await store.endUserSessions(user.id, b.id)).toBe(2)
+        expect(await store.getWebSession(a.id, new Date())).toBeNull()
+        expect(await store.getWebSession(b.id, new Date())).not.toBeNull()
+        expect(await store.getWebSession(c.id, new Date())).toBeNull()
+        expect(await store.endUserSessions(user.id)).toBe(1)
+        expect(await store.getWebSession(b.id, new Date())).toBeNull()
+      })
+
       it('answers null / false for the API password of an unknown user, and refuses an empty one', async () => {
         expect(await store.getApiPassword(newId())).toBeNull()
         expect(await store.setApiPassword(newId(), 'whatever')).toBe(false)

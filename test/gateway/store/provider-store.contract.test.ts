@@ -79,7 +79,7 @@ for (const [name, setup] of backends) {
         const { requestToken } = await issue(app.key, ['read_public', 'write_public'])
         const now = new Date()
         const approval = await store.approveRequestToken(requestToken.token, user.id, now)
-        expect(approval?.verifier).toMatch(/^[A-Za-z0-9_-]{16,}$/)
+        expect(approval?.verifier).toMatch(/^[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{8}$/)
         // A second decision does nothing: the first one stands.
         expect(await store.approveRequestToken(requestToken.token, user.id, now)).toBeNull()
         expect(await store.denyRequestToken(requestToken.token, user.id, now)).toBe(false)
@@ -118,6 +118,15 @@ for (const [name, setup] of backends) {
         expect(await store.exchangeRequestToken(requestToken.token, verifier + 'x', new Date())).toEqual({ ok: false, reason: 'verifier_mismatch' })
         expect(await store.exchangeRequestToken(requestToken.token, '', new Date())).toEqual({ ok: false, reason: 'verifier_mismatch' })
         expect((await store.exchangeRequestToken(requestToken.token, verifier, new Date())).ok).toBe(true)
+      })
+
+      it('accepts the verifier typed in lower case, with spaces or a dash', async () => {
+        const user = await addUser()
+        const app = await addApp(user.id)
+        const { requestToken } = await issue(app.key)
+        const { verifier } = (await store.approveRequestToken(requestToken.token, user.id, new Date()))!
+        const typed = ` ${verifier.slice(0, 4).toLowerCase()}-${verifier.slice(4)} `
+        expect((await store.exchangeRequestToken(requestToken.token, typed, new Date())).ok).toBe(true)
       })
 
       it('refuses to exchange a pending, denied, unknown or expired token', async () => {

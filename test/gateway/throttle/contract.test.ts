@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { MemoryFailureThrottle } from '../../../src/gateway/throttle/memory.js'
 import { RedisFailureThrottle } from '../../../src/gateway/throttle/redis.js'
-import { throttleKeys, type FailureThrottle, type ThrottleSettings } from '../../../src/gateway/throttle/types.js'
+import { addressNetwork } from '../../../src/gateway/throttle/attempts.js'
+import type { FailureThrottle, ThrottleSettings } from '../../../src/gateway/throttle/types.js'
 import { redisClients } from '../../helpers/redis-clients.js'
 import { availableRedis } from '../../helpers/services.js'
 
@@ -100,20 +101,15 @@ describe.skipIf(!redisUrl)('two gateways on one Redis', () => {
   })
 })
 
-describe('throttleKeys', () => {
-  it('names the user and the address, or the address alone', () => {
-    expect(throttleKeys({ user: 'alice', ip: '203.0.113.9' })).toEqual(['user:alice', 'ip:203.0.113.9'])
-    expect(throttleKeys({ ip: '2001:db8::1' })).toEqual(['ip:2001:db8::1'])
-    expect(throttleKeys({ user: '', ip: '2001:db8::1' })).toEqual(['ip:2001:db8::1'])
-  })
-})
-
-describe('MemoryFailureThrottle bounds', () => {
-  it('keeps at most maxEntries keys, dropping the oldest window first', async () => {
-    const t = new MemoryFailureThrottle({ maxFailures: 1, windowSeconds: 60, maxEntries: 3 })
-    for (const k of ['ip:a', 'ip:b', 'ip:c', 'ip:d']) await t.recordFailure([k])
-    expect(t.size).toBe(3)
-    expect(await t.check(['ip:a'])).toBe(0)
-    for (const k of ['ip:b', 'ip:c', 'ip:d']) expect(await t.check([k])).toBeGreaterThan(0)
+describe('addressNetwork', () => {
+  it('counts IPv4 alone, IPv4-mapped IPv6 as IPv4, IPv6 by its /64', () => {
+    expect(addressNetwork('203.0.113.9')).toBe('203.0.113.9')
+    expect(addressNetwork('::ffff:203.0.113.9')).toBe('203.0.113.9')
+    expect(addressNetwork('2001:db8::1')).toBe('2001:db8:0:0::/64')
+    expect(addressNetwork('2001:0db8:0000:0000:ffff:1:2:3')).toBe('2001:db8:0:0::/64')
+    expect(addressNetwork('2001:db8:1:2::a')).toBe(addressNetwork('2001:db8:1:2:ffff:1:2:3'))
+    expect(addressNetwork('2001:db8:1:3::1')).not.toBe(addressNetwork('2001:db8:1:2::1'))
+    expect(addressNetwork('fe80::1%eth0')).toBe('fe80:0:0:0::/64')
+    expect(addressNetwork('::1')).toBe('0:0:0:0::/64')
   })
 })

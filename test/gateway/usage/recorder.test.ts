@@ -29,6 +29,7 @@ afterAll(async () => {
 
 const ok = (method: 'basic' | 'wsse' | 'oauth', user: string) => ({ ok: true, method, outcome: 'ok' as const, identity: { user } })
 const t0 = Date.parse('2027-03-01T10:00:30Z')
+const accepted = (n: number) => ({ accepted: n, refusedByPolicy: 0, failedCredentials: 0, throttled: 0 })
 
 describe('UsageRecorder', () => {
   it('adds each flush to the stored counts, keeping the first and last time seen', async () => {
@@ -41,26 +42,61 @@ describe('UsageRecorder', () => {
     await recorder.flush()
     const rows = await store.list({ user: 'ann' })
     expect(rows).toEqual([
-      { method: 'basic', user: 'ann', client: 'AnnClient', count: 3, firstSeen: t0, lastSeen: t0 + 90_000 },
-      { method: 'wsse', user: 'ann', client: 'feeder', count: 1, firstSeen: t0 + 2000, lastSeen: t0 + 2000 },
+      { method: 'basic', user: 'ann', client: 'AnnClient', count: 3, ...accepted(3), firstSeen: t0, lastSeen: t0 + 90_000 },
+      { method: 'wsse', user: 'ann', client: 'feeder', count: 1, ...accepted(1), firstSeen: t0 + 2000, lastSeen: t0 + 2000 },
     ])
     // Per-minute counts for the chart: 10:00:30 to 10:00:32, then 10:02:00.
     const minutes = await store.minutes(t0 - 60_000, t0 + 180_000)
     expect(minutes).toEqual([
-      { minute: Date.parse('2027-03-01T10:00:00Z'), method: 'basic', count: 2 },
-      { minute: Date.parse('2027-03-01T10:00:00Z'), method: 'wsse', count: 1 },
-      { minute: Date.parse('2027-03-01T10:02:00Z'), method: 'basic', count: 1 },
+      { minute: Date.parse('2027-03-01T10:00:00Z'), method: 'basic', count: 2, accepted: 2 },
+      { minute: Date.parse('2027-03-01T10:00:00Z'), method: 'wsse', count: 1, accepted: 1 },
+      { minute: Date.parse('2027-03-01T10:02:00Z'), method: 'basic', count: 1, accepted: 1 },
     ])
   })
 
-  it('records a verified user refused by the policy, but not failed or anonymous requests', async () => {
+  it('counts each outcome in its column; failures naming no existing user go to one row; anonymous requests to none', async () => {
     const recorder = new UsageRecorder(store)
     recorder.observe({ ok: false, method: 'wsse', outcome: 'policy_denied', user: 'ben' }, () => 'x', t0)
     recorder.observe({ ok: false, method: 'wsse', outcome: 'bad_credentials', user: 'ben' }, () => 'x', t0)
-    recorder.observe({ ok: false, method: 'basic', outcome: 'replay', user: 'ben' }, () => 'x', t0)
+    recorder.observe({ ok: false, method: 'wsse', outcome: 'throttled', user: 'ben' }, () => 'x', t0)
+    recorder.observe({ ok: false, method: 'wsse', outcome: 'unavailable', user: 'ben' }, () => 'x', t0)
+    recorder.observe({ ok: false, method: 'basic', outcome: 'replay', user: 'nobody1' }, () => 'y', t0)
+    recorder.observe({ ok: false, method: 'basic', outcome: 'bad_credentials', user: 'nobody2' }, () => 'z', t0)
     recorder.observe({ ok: true, method: 'none', outcome: 'ok', identity: null }, () => 'x', t0)
     await recorder.flush()
-    expect((await store.list({ user: 'ben' })).map((r) => `${r.method} ${r.count}`)).toEqual(['wsse 1'])
+    expect(await store.list({ user: 'ben' })).toEqual([
+      { method: 'wsse', user: 'ben', client: 'x', count: 3, accepted: 0, refusedByPolicy: 1, failedCredentials: 1, throttled: 1, firstSeen: t0, lastSeen: t0 },
+    ])
+    expect(await store.list({ user: '(unknown users)' })).toEqual([
+      { method: 'basic', user: '(unknown users)', client: '', count: 2, accepted: 0, refusedByPolicy: 0, failedCredentials: 2, throttled: 0, firstSeen: t0, lastSeen: t0 },
+    ])
+  })
+
+  it('keeps at most maxClientsPerUser distinct clients per user and method; the rest are one row, counted', async () => {
+    const bounded = new UsageStore(db, { maxClientsPerUser: 5 })
+    const recorder = new UsageRecorder(bounded)
+    for (let i = 0; i < 300; i++) recorder.observe(ok('basic', 'fay'), () => `Agent/${String(i).padStart(3, '0')}`, t0 + i)
+    await recorder.flush()
+    for (let i = 300; i < 310; i++) recorder.observe(ok('basic', 'fay'), () => `Agent/${i}`, t0 + i)
+    recorder.observe(ok('basic', 'fay'), () => 'Agent/000', t0 + 400)
+    await recorder.flush()
+    const rows = await store.list({ user: 'fay' })
+    expect(rows).toHaveLength(6)
+    expect(rows.reduce((n, r) => n + r.count, 0)).toBe(311)
+    expect(rows.find((r) => r.client === '(other clients)')?.accepted).toBe(305)
+    expect(rows.find((r) => r.client === 'Agent/000')?.count).toBe(2)
+  })
+
+  it('prunes rows last seen before the retention', async () => {
+    let clock = t0
+    const recorder = new UsageRecorder(store, { now: () => clock, retainRowsMs: 30 * 86_400_000 })
+    recorder.observe(ok('basic', 'gus'), () => 'old', t0)
+    await recorder.flush()
+    expect(await store.list({ user: 'gus' })).toHaveLength(1)
+    clock = t0 + 31 * 86_400_000
+    recorder.observe(ok('basic', 'gus'), () => 'new', clock)
+    await recorder.flush()
+    expect((await store.list({ user: 'gus' })).map((r) => r.client)).toEqual(['new'])
   })
 
   it('keeps the counts of a failed flush and writes them with the next one', async () => {
@@ -76,7 +112,7 @@ describe('UsageRecorder', () => {
     recorder.observe(ok('oauth', 'cyd'), () => 'app', t0 + 5000)
     failing = false
     await recorder.flush()
-    expect(await store.list({ user: 'cyd' })).toEqual([{ method: 'oauth', user: 'cyd', client: 'app', count: 2, firstSeen: t0, lastSeen: t0 + 5000 }])
+    expect(await store.list({ user: 'cyd' })).toEqual([{ method: 'oauth', user: 'cyd', client: 'app', count: 2, ...accepted(2), firstSeen: t0, lastSeen: t0 + 5000 }])
   })
 
   it('flushes what is left on close', async () => {

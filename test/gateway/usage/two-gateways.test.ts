@@ -15,6 +15,8 @@ interface UsageRecord {
   method: string
   user: string
   client: string
+  accepted: number
+  failed_credentials: number
   count: number
   first_seen: string
   last_seen: string
@@ -81,16 +83,17 @@ describe.skipIf(!pg)('two gateways sharing one store', () => {
     statuses.push((await send(b, wsse, { status: 'w1 again', source: 'feed-poster' })).status)
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 401])
 
+    // The replayed WSSE credential counts beside the accepted request, as a failure.
     const expected = [
-      { method: 'basic', user: 'alice', client: 'OldClient/1.0 (X11)', count: 2 },
-      { method: 'oauth', user: 'alice', client: 'Shiny OAuth App/3.1', count: 3 },
-      { method: 'wsse', user: 'alice', client: 'feed-poster', count: 1 },
+      { method: 'basic', user: 'alice', client: 'OldClient/1.0 (X11)', count: 2, accepted: 2, failed_credentials: 0 },
+      { method: 'oauth', user: 'alice', client: 'Shiny OAuth App/3.1', count: 3, accepted: 3, failed_credentials: 0 },
+      { method: 'wsse', user: 'alice', client: 'feed-poster', count: 2, accepted: 1, failed_credentials: 1 },
     ]
     // Read at b: b writes its own counts on the read; a's arrive with a's next flush.
     const { value: records, elapsedMs } = await eventually(async () => {
       const r = await b.admin<{ records: UsageRecord[] }>('GET', '/admin/usage')
       expect(r.status).toBe(200)
-      const simple = r.body.records.map(({ method, user, client, count }) => ({ method, user, client, count })).sort((x, y) => x.method.localeCompare(y.method))
+      const simple = r.body.records.map(({ method, user, client, count, accepted, failed_credentials }) => ({ method, user, client, count, accepted, failed_credentials })).sort((x, y) => x.method.localeCompare(y.method))
       return JSON.stringify(simple) === JSON.stringify(expected) ? r.body.records : undefined
     }, 15_000)
     expect(elapsedMs).toBeLessThan(15_000)

@@ -6,6 +6,7 @@ import { randomToken, safeEqual } from '../../../common/secrets.js'
 import type { ReplayCache } from '../../replay/types.js'
 import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from '../results.js'
 import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from '../types.js'
+import { adviceBodyLimit, adviseOnSignature, baseStringHeader, bodyFields, unsignedBodyKind, type SignatureAdviceOptions } from './advice.js'
 import { baseStringUri, signatureBaseString } from './base-string.js'
 import { collectOAuthParameters, type OAuthParameters } from './parameters.js'
 import { percentEncode } from './percent-encode.js'
@@ -16,6 +17,8 @@ export interface OAuthVerifyOptions extends SignatureMethodOptions {
   windowSeconds: number
   /** Retry-After of the 503 when the replay cache is unavailable. */
   retryAfterSeconds?: number
+  /** How a signature_invalid explains itself (advice.ts); the defaults: no extra hosts, no base string. */
+  advice?: SignatureAdviceOptions
 }
 
 /** A request whose protocol parameters are present and acceptable; not yet verified. */
@@ -69,10 +72,12 @@ export function checkOAuthRequest(
 
   const absent = required.filter((name) => !p.get(name))
   if (absent.length > 0) {
+    const advice = oneZeroAdvice(absent)
     return {
       ok: false,
-      result: oauthFailure(400, 'parameter_absent', `Missing OAuth parameters: ${absent.join(', ')}`, 'malformed', {
+      result: oauthFailure(400, 'parameter_absent', `Missing OAuth parameters: ${absent.join(', ')}${advice ? `. ${advice}` : ''}`, 'malformed', {
         oauth_parameters_absent: absent.join('&'),
+        ...(advice ? { oauth_problem_advice: advice } : {}),
       }),
     }
   }
@@ -103,10 +108,14 @@ export function checkOAuthRequest(
   if (!Number.isNaN(timestamp)) {
     const now = Math.floor(req.now / 1000)
     if (Math.abs(timestamp - now) > opts.windowSeconds) {
+      // State the server's time: a client whose clock is off can see by how much.
+      const skew = timestamp - now
+      const advice = `The server's time is ${new Date(now * 1000).toISOString().replace('.000Z', 'Z')} (${now} seconds since the epoch); your oauth_timestamp is ${Math.abs(skew)} seconds ${skew < 0 ? 'behind' : 'ahead'}. Set your clock (NTP), or use the server's Date header.`
       return {
         ok: false,
-        result: oauthFailure(401, 'timestamp_refused', `oauth_timestamp is more than ${opts.windowSeconds} seconds from the server's clock`, 'stale', {
+        result: oauthFailure(401, 'timestamp_refused', `oauth_timestamp is more than ${opts.windowSeconds} seconds from the server's clock. ${advice}`, 'stale', {
           oauth_acceptable_timestamps: `${now - opts.windowSeconds}-${now + opts.windowSeconds}`,
+          oauth_problem_advice: advice,
         }),
       }
     }
@@ -133,6 +142,37 @@ export function checkOAuthRequest(
       nonce,
     },
   }
+}
+
+/**
+ * The OAuth 1.0 flow (without "a") sends neither oauth_callback at initiate nor
+ * oauth_verifier at the token exchange; RFC 5849 (1.0a) requires both.
+ */
+function oneZeroAdvice(absent: readonly string[]): string | null {
+  if (absent.includes('oauth_verifier')) {
+    return 'This looks like the OAuth 1.0 flow: kigo speaks OAuth 1.0a (RFC 5849 §2.3), where the token exchange carries the oauth_verifier the user was shown (oob) or that came to your callback.'
+  }
+  if (absent.includes('oauth_callback')) {
+    return 'This looks like the OAuth 1.0 flow: kigo speaks OAuth 1.0a (RFC 5849 §2.1), where oauth/initiate carries oauth_callback (your callback URL, or oob to show the user a code).'
+  }
+  return null
+}
+
+/**
+ * The signature_invalid failure for a request whose consumer (and token) are known: with
+ * oauth_problem_advice naming what the server signed and any mistake recognised, and the
+ * base string in a header when the options allow it.
+ */
+export async function signatureFailure(req: AuthRequest, params: OAuthParameters, consumerSecret: string, tokenSecret: string, opts: OAuthVerifyOptions): Promise<AuthFailure> {
+  const kind = unsignedBodyKind(req.contentType)
+  let fields: Array<[string, string]> = []
+  if (kind !== null && (req.body !== undefined || req.readBodyForAdvice)) {
+    const body = req.body ?? (await req.readBodyForAdvice!(adviceBodyLimit).catch(() => null))
+    if (body) fields = bodyFields(kind, req.contentType!, body)
+  }
+  const a = adviseOnSignature(req, params, consumerSecret, tokenSecret, opts.advice ?? { hosts: [], exposeBaseString: false }, fields)
+  const failed = oauthFailure(401, 'signature_invalid', `Invalid oauth_signature. ${a.advice}`, 'bad_signature', { oauth_problem_advice: a.advice })
+  return a.baseString === undefined ? failed : { ...failed, headers: { [baseStringHeader]: a.baseString } }
 }
 
 function isDigits(s: string): boolean {
@@ -212,7 +252,7 @@ export async function verifyOAuth(
   if (consumer === null) return oauthFailure(401, 'consumer_key_unknown', 'Unknown oauth_consumer_key', 'unknown_client')
   if (!tokenMatches) return oauthFailure(401, 'token_rejected', 'Unknown oauth_token', 'bad_credentials')
   const attemptedUser = token.userId
-  if (!signatureOk) return { ...oauthFailure(401, 'signature_invalid', 'Invalid oauth_signature', 'bad_signature'), attemptedUser }
+  if (!signatureOk) return { ...(await signatureFailure(req, r.params, consumer.secret, token.secret, opts)), attemptedUser }
   if (!bodyOk) {
     return { ...oauthFailure(401, 'signature_invalid', 'oauth_body_hash does not match the body', 'bad_signature'), attemptedUser }
   }

@@ -1,0 +1,101 @@
+// Outage lines an operator can read (README "Dependability"): while PostgreSQL, Redis or
+// the core is away, every request that needed it fails the same way, and a line per
+// request (with a stack trace) would bury everything else. A watch logs one warn line when
+// the outage starts (the first failure after success) and one when it ends (the first
+// success after it, with its duration); while it lasts, a probe every second notices the
+// end even when no request comes. Requests refused meanwhile say so in their own request
+// line (status 503), nothing more.
+
+export interface WatchLogger {
+  warn(obj: object, msg: string): void
+}
+
+export interface DependencyWatchOptions {
+  /** Asked every `probeMs` while the dependency is down; resolving means it is back. */
+  probe?: () => Promise<unknown>
+  probeMs?: number
+  now?: () => number
+}
+
+export class DependencyWatch {
+  /** When the current outage started (ms), or null while the dependency answers. */
+  #downSince: number | null = null
+  #probeTimer: NodeJS.Timeout | undefined
+  #closed = false
+  /** Where the lines go; set once the process's logger exists (the core makes it late). */
+  logger: WatchLogger | undefined
+
+  constructor(
+    /** What the lines call it: postgres, redis, core. */
+    readonly dependency: string,
+    logger: WatchLogger | undefined,
+    private readonly options: DependencyWatchOptions = {},
+  ) {
+    this.logger = logger
+  }
+
+  get down(): boolean {
+    return this.#downSince !== null
+  }
+
+  /** A call to the dependency failed for want of it (not a refusal of the request itself). */
+  failed(err: unknown): void {
+    if (this.#downSince !== null || this.#closed) return
+    this.#downSince = this.#now()
+    const e = err as { message?: unknown; code?: unknown } | null
+    this.logger?.warn(
+      { dependency: this.dependency, error: typeof e?.message === 'string' ? e.message : String(err), ...(typeof e?.code === 'string' ? { code: e.code } : {}) },
+      `${this.dependency} outage started`,
+    )
+    this.#scheduleProbe()
+  }
+
+  /** A call to the dependency succeeded. */
+  succeeded(): void {
+    if (this.#downSince === null) return
+    const durationMs = this.#now() - this.#downSince
+    this.#downSince = null
+    clearTimeout(this.#probeTimer)
+    this.logger?.warn({ dependency: this.dependency, durationMs, durationSeconds: Math.round(durationMs / 100) / 10 }, `${this.dependency} outage ended`)
+  }
+
+  #scheduleProbe(): void {
+    const probe = this.options.probe
+    if (!probe || this.#closed) return
+    this.#probeTimer = setTimeout(() => {
+      if (this.#downSince === null) return
+      Promise.resolve()
+        .then(probe)
+        .then(
+          () => this.succeeded(),
+          () => this.#scheduleProbe(),
+        )
+    }, this.options.probeMs ?? 1000)
+    this.#probeTimer.unref()
+  }
+
+  #now(): number {
+    return (this.options.now ?? Date.now)()
+  }
+
+  close(): void {
+    this.#closed = true
+    clearTimeout(this.#probeTimer)
+  }
+}
+
+const connectionCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300'])
+
+/**
+ * True when a SQL error says the database is away (no connection, a deadline passed, the
+ * server shutting down), false for an answer about the statement itself (a unique
+ * violation, a bad value): only the former is an outage.
+ */
+export function isConnectionFailure(err: unknown): boolean {
+  if (err === null || typeof err !== 'object') return false
+  if ((err as { name?: string }).name === 'DeadlineExceeded') return true
+  const code = (err as { code?: unknown }).code
+  if (typeof code === 'string' && (connectionCodes.has(code) || code.startsWith('08') || code === '57014')) return true
+  const message = err instanceof Error ? err.message : ''
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED|PGlite is closed|Client has encountered a connection error|Connection ended unexpectedly/i.test(message)
+}

@@ -1,0 +1,57 @@
+// The core's own Prometheus metrics (served on a loopback port by server.ts, beside the
+// public port, so they never reach the gateway's clients): requests and latency per
+// operation, content-store failures, pool use, process metrics. Labels stay bounded: the
+// operation is the route's pattern, never a raw path.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+export interface CoreMetrics {
+  registry: Registry
+  requests: Counter<'operation' | 'method' | 'status_class'>
+  duration: Histogram<'operation'>
+  storeErrors: Counter<'operation'>
+}
+
+export function createCoreMetrics(options: { processMetrics?: boolean; poolStats?: () => { total: number; idle: number; waiting: number; max: number } | undefined } = {}): CoreMetrics {
+  const registry = new Registry()
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry })
+  const registers = [registry]
+  const storeErrors = new Counter({
+    name: 'kigo_core_store_errors_total',
+    help: 'Content-store calls that failed (answered 503 store_unavailable)',
+    labelNames: ['operation'],
+    registers,
+  })
+  // Exported at zero from start-up, so that rate() sees the first failure.
+  storeErrors.inc({ operation: 'any' }, 0)
+  const pool = (name: string, help: string, pick: (s: { total: number; idle: number; waiting: number; max: number }) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        const stats = options.poolStats?.()
+        this.set(stats ? pick(stats) : 0)
+      },
+    })
+  pool('kigo_core_store_pool_connections', 'Open connections of the PostgreSQL pool (0 for the embedded engine)', (s) => s.total)
+  pool('kigo_core_store_pool_idle', 'Idle connections of the PostgreSQL pool', (s) => s.idle)
+  pool('kigo_core_store_pool_waiting', 'Queries waiting for a connection of the PostgreSQL pool', (s) => s.waiting)
+  pool('kigo_core_store_pool_max', 'Size limit of the PostgreSQL pool', (s) => s.max)
+  return {
+    registry,
+    requests: new Counter({
+      name: 'kigo_core_requests_total',
+      help: 'Requests answered by the core, by operation (route pattern), method and status class',
+      labelNames: ['operation', 'method', 'status_class'],
+      registers,
+    }),
+    duration: new Histogram({
+      name: 'kigo_core_request_duration_seconds',
+      help: 'Time the core took to answer, by operation (route pattern)',
+      labelNames: ['operation'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    storeErrors,
+  }
+}

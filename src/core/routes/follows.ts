@@ -1,0 +1,77 @@
+// Users and follows (SPEC §2.9): friendships/show, statuses/friends, statuses/followers,
+// friendships/create and friendships/destroy.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { errors } from '../../common/errors.js'
+import { listXml, userObject } from '../render/entry.js'
+import type { UserWithFollowers } from '../store/types.js'
+import { apiRoute, readEntryRequest } from './api-route.js'
+import { deploymentOf, requester, sendPayload } from './context.js'
+import { renderContext, type CoreDeps } from './deps.js'
+import { intParam, userIdOf } from './list-params.js'
+import { ProfileRefresher } from './profiles.js'
+
+/** SPEC §2.9: 100 users a page. */
+export const usersPerPage = 100
+
+export function followRoutes(app: FastifyInstance, deps: CoreDeps): void {
+  const fileBytes = deps.config.core.limits.fileBytes
+  const user = (request: FastifyRequest, u: UserWithFollowers) => userObject(u, deploymentOf(request), renderContext(deps, request))
+
+  const found = async (id: string): Promise<UserWithFollowers> => {
+    const u = await deps.store.getUserWithFollowers(id)
+    if (!u) throw errors.notFound('user_not_found', 'No such user')
+    return u
+  }
+
+  const show = async (request: FastifyRequest, reply: FastifyReply, id: () => string) => {
+    await readEntryRequest(request, { names: [], maxFiles: 0, fileBytes })
+    const u = user(request, await found(id()))
+    return sendPayload(request, reply, 'user', u, u)
+  }
+  apiRoute(app, { operation: 'friendships/show', handler: (req, rep) => show(req, rep, () => requester(req).user) })
+  apiRoute(app, { operation: 'friendships/show/{id}', handler: (req, rep) => show(req, rep, () => userIdOf(req)) })
+
+  const list = (direction: 'friends' | 'followers') => async (request: FastifyRequest, reply: FastifyReply, id: () => string) => {
+    const { params } = await readEntryRequest(request, { names: ['page'], maxFiles: 0, fileBytes })
+    const page = intParam(params, 'page', 1, 1, 100)
+    const userId = id()
+    const users = await deps.store.follows(userId, direction, usersPerPage, (page - 1) * usersPerPage)
+    if (users.length === 0) await found(userId)
+    const items = users.map((u) => user(request, u))
+    return sendPayload(request, reply, 'users', items, listXml('user', items))
+  }
+  const friends = list('friends')
+  const followers = list('followers')
+  apiRoute(app, { operation: 'statuses/friends', handler: (req, rep) => friends(req, rep, () => requester(req).user) })
+  apiRoute(app, { operation: 'statuses/friends/{id}', handler: (req, rep) => friends(req, rep, () => userIdOf(req)) })
+  apiRoute(app, { operation: 'statuses/followers', handler: (req, rep) => followers(req, rep, () => requester(req).user) })
+  apiRoute(app, { operation: 'statuses/followers/{id}', handler: (req, rep) => followers(req, rep, () => userIdOf(req)) })
+
+  // Both writes are idempotent: the state afterwards is what was asked, whatever it was before.
+  apiRoute(app, {
+    operation: 'friendships/create',
+    storesProfile: true,
+    handler: async (request, reply) => {
+      const me = requester(request)
+      await readEntryRequest(request, { names: [], maxFiles: 0, fileBytes })
+      const id = userIdOf(request)
+      if (id === me.user) throw errors.badRequest('cannot_follow_self', 'A user cannot follow themselves')
+      const name = ProfileRefresher.displayName(me)
+      if (!(await deps.store.follow({ id: me.user, name }, id))) throw errors.notFound('user_not_found', 'No such user')
+      deps.profiles.remember(me.user, name)
+      const u = user(request, await found(id))
+      return sendPayload(request, reply, 'user', u, u)
+    },
+  })
+  apiRoute(app, {
+    operation: 'friendships/destroy',
+    handler: async (request, reply) => {
+      const me = requester(request)
+      await readEntryRequest(request, { names: [], maxFiles: 0, fileBytes })
+      const id = userIdOf(request)
+      if (!(await deps.store.unfollow(me.user, id))) throw errors.notFound('user_not_found', 'No such user')
+      const u = user(request, await found(id))
+      return sendPayload(request, reply, 'user', u, u)
+    },
+  })
+}

@@ -1,0 +1,67 @@
+// Timelines (SPEC §2.8): public, keyword, user, friends (the antenna) and album. Each is
+// one store query for the page and three for its replies, stars and followers.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { errors } from '../../common/errors.js'
+import { renderEntryList } from '../render/entry.js'
+import type { TimelineSource } from '../store/types.js'
+import { readEntryRequest } from './api-route.js'
+import { apiRoute } from './api-route.js'
+import { contextOf, deploymentOf, requester, sendPayload } from './context.js'
+import { renderContext, type CoreDeps } from './deps.js'
+import { intParam, listParamNames, maxIdParam, sinceParam, sortParam, userIdOf, wordOf } from './list-params.js'
+
+export const timelineLimits = { count: { fallback: 20, max: 200 }, page: { max: 100 } } as const
+
+export function timelineRoutes(app: FastifyInstance, deps: CoreDeps): void {
+  const fileBytes = deps.config.core.limits.fileBytes
+
+  const serve = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    sourceOf: (get: (name: string) => string | undefined) => TimelineSource,
+  ) => {
+    const { params, bodyFormats } = await readEntryRequest(request, { names: [...listParamNames, 'word'], maxFiles: 0, fileBytes })
+    const source = sourceOf((n) => params.get(n))
+    const query = {
+      source,
+      count: intParam(params, 'count', timelineLimits.count.fallback, 1, timelineLimits.count.max),
+      page: intParam(params, 'page', 1, 1, timelineLimits.page.max),
+      since: sinceParam(params),
+      sort: sortParam(params),
+      maxId: maxIdParam(params),
+      hotSince: new Date(Date.now() - deps.config.core.hotEntriesHours * 3600_000),
+    }
+    const viewer = contextOf(request).identity?.user ?? null
+    const page = await deps.store.timeline(query, viewer)
+    // An empty page may mean a name that does not exist: only then is it looked up.
+    if (page.entries.length === 0) {
+      if ((source.kind === 'user' || source.kind === 'friends') && !(await deps.store.getUser(source.userId))) {
+        throw errors.notFound('user_not_found', 'No such user')
+      }
+      const word = source.kind === 'keyword' ? source.word : source.kind === 'album' ? source.word : null
+      if (word !== null && !(await deps.store.keywordExists(word))) throw errors.notFound('keyword_not_found', 'No such keyword')
+    }
+    const list = renderEntryList(page, bodyFormats, renderContext(deps, request))
+    return sendPayload(request, reply, 'statuses', list.json, list.xml)
+  }
+
+  apiRoute(app, { operation: 'statuses/public_timeline', handler: (req, rep) => serve(req, rep, () => ({ kind: 'public', deployment: deploymentOf(req) })) })
+  for (const operation of ['statuses/keyword_timeline', 'statuses/keyword_timeline/{word}']) {
+    apiRoute(app, {
+      operation,
+      handler: (req, rep) => serve(req, rep, (get) => ({ kind: 'keyword', word: wordOf(req, { get, files: [] }) })),
+    })
+  }
+  apiRoute(app, { operation: 'statuses/user_timeline', handler: (req, rep) => serve(req, rep, () => ({ kind: 'user', userId: requester(req).user })) })
+  apiRoute(app, { operation: 'statuses/user_timeline/{id}', handler: (req, rep) => serve(req, rep, () => ({ kind: 'user', userId: userIdOf(req) })) })
+  apiRoute(app, { operation: 'statuses/friends_timeline', handler: (req, rep) => serve(req, rep, () => ({ kind: 'friends', userId: requester(req).user })) })
+  apiRoute(app, { operation: 'statuses/friends_timeline/{id}', handler: (req, rep) => serve(req, rep, () => ({ kind: 'friends', userId: userIdOf(req) })) })
+  apiRoute(app, {
+    operation: 'statuses/album',
+    handler: (req, rep) => serve(req, rep, (get) => {
+      const w = (get('word') ?? '').trim()
+      return { kind: 'album', word: w === '' ? null : w }
+    }),
+  })
+  apiRoute(app, { operation: 'statuses/album/{word}', handler: (req, rep) => serve(req, rep, (get) => ({ kind: 'album', word: wordOf(req, { get, files: [] }) })) })
+}

@@ -1,0 +1,116 @@
+// The developer guide at /developers: what a client developer needs to move a client to
+// OAuth 1.0a against this deployment — its live host names and endpoints, registering,
+// the three-legged flow (oob included), signing, the common mistakes and what the
+// gateway says about them, and samples in curl, Python, Node, Perl and Ruby. The samples
+// are the files of examples/guide/, shown with this deployment's URL; test/guide runs
+// exactly those files against a running gateway with each language's OAuth library.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { projectRoot } from '../../common/config.js'
+import type { ProviderContext } from './context.js'
+import { html, page, sendPage } from './html.js'
+
+export interface GuideSample {
+  id: string
+  title: string
+  library: string
+  file: string
+  run: string
+}
+
+export const guideSamples: GuideSample[] = [
+  { id: 'curl', title: 'curl', library: 'curl and openssl (the signature computed in the shell)', file: 'curl.sh', run: 'bash curl.sh' },
+  { id: 'python', title: 'Python', library: 'requests-oauthlib (pip install requests-oauthlib, or Debian’s python3-requests-oauthlib)', file: 'python.py', run: 'python3 python.py' },
+  { id: 'node', title: 'Node', library: 'oauth-1.0a (npm install oauth-1.0a), Node 20 or later', file: 'node.mjs', run: 'node node.mjs' },
+  { id: 'perl', title: 'Perl', library: 'Net::OAuth and LWP (cpan Net::OAuth, or Debian’s libnet-oauth-perl)', file: 'perl.pl', run: 'perl perl.pl' },
+  { id: 'ruby', title: 'Ruby', library: 'the oauth gem (gem install oauth, or Debian’s ruby-oauth)', file: 'ruby.rb', run: 'ruby ruby.rb' },
+]
+
+/** The URL the sample files are written for; the page shows the deployment's instead. */
+export const sampleBaseUrl = 'http://localhost:8080'
+
+/** A sample's text as the page shows it for `baseUrl`. */
+export function sampleText(file: string, baseUrl: string): string {
+  return readFileSync(join(projectRoot, 'examples', 'guide', file), 'utf8').replaceAll(sampleBaseUrl, baseUrl)
+}
+
+export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContext): void {
+  // Read once: the files do not change while the gateway runs.
+  const texts = new Map(guideSamples.map((s) => [s.file, readFileSync(join(projectRoot, 'examples', 'guide', s.file), 'utf8')]))
+
+  app.get('/developers', async (request, reply) => {
+    request.routeName = 'developers'
+    const origin = app.publicOrigin(request)
+    const base = `${origin.scheme}://${origin.host}`
+    const scheme = ctx.config.publicScheme
+    const hosts = [...new Set([ctx.config.domesticHost, ctx.config.globalHost])]
+    const show = (file: string) => texts.get(file)!.replaceAll(sampleBaseUrl, base)
+    const body = html`<h1>Developer guide: kigo over OAuth 1.0a</h1>
+<nav class="toc card"><a href="#hosts">Hosts</a><a href="#register">Register</a><a href="#flow">Three-legged flow</a><a href="#signing">Signing</a><a href="#mistakes">When a signature fails</a>${guideSamples.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}<a href="#tell-your-developer">For users</a><a href="/migration">Migration schedule</a></nav>
+
+<section class="card" id="hosts">
+<h2>Hosts and endpoints</h2>
+<p>This deployment answers at ${hosts.map((h, i) => html`${i > 0 ? ', ' : ''}<code>${scheme}://${h}</code>`)}. Sign the URL exactly as you send it: the host and port you address are part of the signature.</p>
+<dl>
+<dt>Request token</dt><dd><code>POST ${base}/oauth/initiate</code></dd>
+<dt>User authorization</dt><dd><code>GET ${base}/oauth/authorize?oauth_token=…</code></dd>
+<dt>Access token</dt><dd><code>POST ${base}/oauth/token</code></dd>
+<dt>API</dt><dd><code>${base}/api/…</code> (the same URLs and parameters as with Basic or WSSE)</dd>
+</dl>
+<p class="muted">Signature methods: HMAC-SHA1 and HMAC-SHA256. Parameters in the <code>Authorization: OAuth</code> header (recommended), the form body or the query; a timestamp within ${ctx.config.auth.timestampWindowSeconds} seconds of the server's clock; a fresh nonce each time.</p>
+</section>
+
+<section class="card" id="register">
+<h2>1. Register your application</h2>
+<p>Sign in on <a href="/account">your account page</a>, fill in <em>Register an application</em> with a name, a callback URL (or none, to use <code>oob</code>), and the scopes your client needs: <code>write_public</code> to post, star and delete, <code>write_private</code> to post photos, <code>read_public</code> to read with credentials. The application's page shows its <strong>consumer key</strong> and <strong>consumer secret</strong>. An operator can do the same with <code>npx kigo apps add NAME --owner YOU --scopes read_public,write_public</code>.</p>
+</section>
+
+<section class="card" id="flow">
+<h2>2. The three-legged flow</h2>
+<ol>
+<li><p><strong>Request token.</strong> <code>POST ${base}/oauth/initiate</code>, signed with the consumer key and secret (no token), with <code>oauth_callback</code>: your callback URL, or <code>oob</code> when your client cannot receive one (a desktop or command-line tool). Optionally a form parameter <code>scope</code> naming fewer scopes than registered. The answer is <code>oauth_token</code>, <code>oauth_token_secret</code>, <code>oauth_callback_confirmed=true</code>; the request token is good for 10 minutes, once.</p></li>
+<li><p><strong>The user allows.</strong> Send the user to <code>${base}/oauth/authorize?oauth_token=…</code>. They sign in and choose Allow or Deny. With a callback, kigo redirects to it with <code>oauth_token</code> and <code>oauth_verifier</code>. With <code>oob</code> the user is shown an <strong>8-character code</strong> (no 0, O, 1, I or L; capitals or small letters both work) to type into your client.</p></li>
+<li><p><strong>Access token.</strong> <code>POST ${base}/oauth/token</code>, signed with the consumer secret and the request token's secret, with <code>oauth_token</code> and <code>oauth_verifier</code>. The answer is the access token and its secret: keep them; they do not expire, and the user can revoke them on their account page.</p></li>
+</ol>
+<p>This is OAuth 1.0a (RFC 5849): a client written for OAuth 1.0 that sends no <code>oauth_callback</code> or no <code>oauth_verifier</code> is told so.</p>
+</section>
+
+<section class="card" id="signing">
+<h2>3. Signing requests</h2>
+<p>Each API request carries the consumer key, the access token, a timestamp, a nonce and the signature, computed over the <em>signature base string</em> (RFC 5849 §3.4.1): the method, the URL without its query (scheme, host and port as you address them, path), and every parameter — the <code>oauth_</code> ones, the query, and the fields of an <code>application/x-www-form-urlencoded</code> body — each name and value percent-encoded, sorted, joined. The key is the consumer secret and the token secret, each encoded, joined by <code>&amp;</code>.</p>
+<p>A body of another type is not signed: a JSON or <code>multipart/form-data</code> body (a photo upload) contributes none of its fields. Libraries that add <code>oauth_body_hash</code> to such bodies may do so; kigo checks it.</p>
+</section>
+
+<section class="card" id="mistakes">
+<h2>When a signature fails</h2>
+<p>A <code>401 signature_invalid</code> explains itself: the <code>WWW-Authenticate</code> header's <code>oauth_problem_advice</code> (and the error message) say what the server signed — method, base string URI, the parameter names in the order used — and name the mistake when it recognises one:</p>
+<ul>
+<li>the wrong host or port (for example the other deployment's host, or the port left out);</li>
+<li><code>http</code> signed where the request went over <code>https</code>, or the reverse;</li>
+<li>the query parameters left out of the signature;</li>
+<li>the fields of a JSON or multipart body signed;</li>
+<li>values percent-encoded twice;</li>
+<li>the token secret left out of the key.</li>
+</ul>
+<p>A refused timestamp (<code>timestamp_refused</code>) states the server's time and how far off your clock is. ${ctx.config.auth.signatureBaseStringHeader ? html`This deployment also sends the whole base string it computed in the <code>X-OAuth-Signature-Base-String</code> header, so you can compare it with yours character by character.` : html`On a development instance (<code>npm start</code>), the whole base string comes in the <code>X-OAuth-Signature-Base-String</code> header too.`}</p>
+</section>
+
+${guideSamples.map((s) => html`<section class="card sample" id="${s.id}">
+<h2>${s.title}</h2>
+<p class="muted">With ${s.library}. Register first; then run the steps in order, passing what each prints to the next.</p>
+<pre><code>export KIGO=${base} CONSUMER_KEY=your-key CONSUMER_SECRET=your-secret
+${s.run} initiate                      # prints oauth_token, oauth_token_secret and the page for the user
+REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=CODE ${s.run} token
+TOKEN=… TOKEN_SECRET=… ${s.run} post photos dot.png
+TOKEN=… TOKEN_SECRET=… ${s.run} read ENTRY_ID</code></pre>
+<pre class="source" data-file="${s.file}"><code>${show(s.file)}</code></pre>
+</section>`)}
+
+<section class="card" id="tell-your-developer">
+<h2>For users: what to tell your client's developer</h2>
+<p>If your account page lists a tool that still uses your API password (WSSE or HTTP Basic), send its developer this page's address, <code>${base}/developers</code>, and the <a href="/migration">migration schedule</a>: the tool keeps every URL and parameter and changes only how it signs in (OAuth 1.0a, this guide). Until then, the dates on the schedule say when it will stop working.</p>
+</section>`
+    return sendPage(reply, 200, page({ title: 'Developer guide', body, wide: true }))
+  })
+}

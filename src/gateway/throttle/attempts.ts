@@ -1,0 +1,145 @@
+// The throttling rules (SPEC §4.7, README "Dependability"), modelled on rate-limiter-
+// flexible's login recipe: failures are counted so that an attacker cannot lock out
+// someone who did nothing wrong.
+//
+// - pair:    consecutive failures of one user from one address (`maxFailures` within
+//            `windowSeconds`). A success forgets them. This is the only rule that can stop
+//            a user at an address they have signed in from before.
+// - address: failures from one address, whoever they name (`addressMaxFailures` within
+//            `addressWindowSeconds`, a much larger budget): stops one address guessing
+//            across many users.
+// - user:    failures naming one user, from anywhere (`userMaxFailures` within
+//            `userWindowSeconds`): stops a guesser spread over many addresses. A success
+//            forgets them.
+// - known:   a user's success from an address marks the pair as known for
+//            `knownAddressDays`; the address and user rules do not apply to a known pair,
+//            so neither an attacker sharing the address (NAT, an untrusted proxy) nor one
+//            hammering the user's ID from elsewhere can lock the user out where they work.
+//
+// Addresses are counted as networks: an IPv4 address alone, an IPv6 address by its /64
+// (one subscriber's prefix: counting single IPv6 addresses would let a client rotate
+// through 2^64 of them). API (Basic, WSSE) and web sign-in failures are counted apart
+// (`realm`), so failures at one never lock the other. OAuth has no guessable secret and is
+// never throttled. Each rule is a FailureThrottle, so every backend (memory, Redis with its
+// fail-open fallback and local view) applies to each.
+import type { FailureThrottle } from './types.js'
+
+export type ThrottleRealm = 'api' | 'web'
+
+export interface Attempt {
+  realm: ThrottleRealm
+  /** The user the credential names; absent when it names none (a malformed header). */
+  user?: string | undefined
+  /** The client address (after trusted proxies). */
+  ip: string
+}
+
+export interface AttemptThrottle {
+  /** Seconds the attempt must wait; 0 when it may be verified. */
+  check(attempt: Attempt): Promise<number>
+  /** Counts a failed attempt (wrong secret, stale or malformed credential). */
+  failed(attempt: Attempt): Promise<void>
+  /** A verified attempt: forgets the pair's and the user's failures, marks the pair known. */
+  succeeded(attempt: Attempt & { user: string }): Promise<void>
+  close(): Promise<void>
+}
+
+export interface AttemptRules {
+  pair: FailureThrottle
+  address: FailureThrottle
+  user: FailureThrottle
+  /** A "failure" recorded here marks a known pair; check > 0 means known. */
+  known: FailureThrottle
+}
+
+/** The network an address is counted as: IPv4 (or IPv4-mapped IPv6) alone, IPv6 by its /64. */
+export function addressNetwork(ip: string): string {
+  let a = ip.trim().toLowerCase()
+  const zone = a.indexOf('%')
+  if (zone !== -1) a = a.slice(0, zone)
+  if (!a.includes(':')) return a
+  const mapped = /^(?:0{0,4}:){0,5}(?:0{0,4}::?)?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a) ?? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a)
+  if (mapped) return mapped[1]!
+  const [head, tail] = a.includes('::') ? (a.split('::') as [string, string]) : [a, undefined]
+  const front = head === '' ? [] : head.split(':')
+  const back = tail === undefined || tail === '' ? [] : tail.split(':')
+  const groups = tail === undefined ? front : [...front, ...Array(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back]
+  if (groups.length < 4 || groups.some((g) => !/^[0-9a-f]{1,4}$/.test(g) && !/^\d+\.\d+\.\d+\.\d+$/.test(g))) return a
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
+}
+
+/** How long a pair's success bookkeeping is not repeated (see succeeded). */
+const successMemoryMs = 60_000
+const maxRemembered = 100_000
+
+export class RuleAttemptThrottle implements AttemptThrottle {
+  /** Pair key → when its success was last written; failures through this gateway drop it. */
+  readonly #recentSuccess = new Map<string, number>()
+  /** User key → when this gateway last counted a failure naming it (from any address). */
+  readonly #lastFailure = new Map<string, number>()
+
+  constructor(
+    private readonly rules: AttemptRules,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  #keys(a: Attempt) {
+    const net = addressNetwork(a.ip)
+    return {
+      address: `${a.realm}:addr:${net}`,
+      ...(a.user === undefined || a.user === ''
+        ? {}
+        : { pair: `${a.realm}:pair:${a.user}@${net}`, user: `${a.realm}:user:${a.user}`, known: `${a.realm}:known:${a.user}@${net}` }),
+    }
+  }
+
+  async check(a: Attempt): Promise<number> {
+    const k = this.#keys(a)
+    if (k.pair === undefined) return this.rules.address.check([k.address])
+    const [pair, known, address, user] = await Promise.all([
+      this.rules.pair.check([k.pair]),
+      this.rules.known.check([k.known!]),
+      this.rules.address.check([k.address]),
+      this.rules.user.check([k.user!]),
+    ])
+    if (pair > 0) return pair
+    if (known > 0) return 0
+    return Math.max(address, user)
+  }
+
+  async failed(a: Attempt): Promise<void> {
+    const k = this.#keys(a)
+    if (k.pair !== undefined) {
+      this.#recentSuccess.delete(k.pair)
+      if (this.#lastFailure.size >= maxRemembered) this.#lastFailure.clear()
+      this.#lastFailure.set(k.user!, this.now())
+    }
+    await Promise.all([
+      this.rules.address.recordFailure([k.address]),
+      ...(k.pair === undefined ? [] : [this.rules.pair.recordFailure([k.pair]), this.rules.user.recordFailure([k.user!])]),
+    ])
+  }
+
+  /**
+   * Every verified request is a success; writing it each time would cost shared-store
+   * writes per request, so a pair's success is written at most once a minute (sooner
+   * after a failure naming the user through this gateway). A failure counted through another gateway
+   * meanwhile is forgotten at the next written success.
+   */
+  async succeeded(a: Attempt & { user: string }): Promise<void> {
+    const k = this.#keys(a)
+    const now = this.now()
+    const last = this.#recentSuccess.get(k.pair!)
+    const failedAt = this.#lastFailure.get(k.user!)
+    if (last !== undefined && now - last < successMemoryMs && (failedAt === undefined || failedAt < last)) return
+    if (this.#recentSuccess.size >= maxRemembered) this.#recentSuccess.clear()
+    this.#recentSuccess.set(k.pair!, now)
+    await Promise.all([this.rules.pair.reset([k.pair!]), this.rules.user.reset([k.user!]), this.rules.known.reset([k.known!])])
+    // Marked afresh, so the known period runs from the latest success.
+    await this.rules.known.recordFailure([k.known!])
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(Object.values(this.rules).map((r: FailureThrottle) => r.close()))
+  }
+}

@@ -1,0 +1,61 @@
+// Embedded mode with KIGO_CORE_PORT set and KIGO_CORE_URL unset: the gateway reaches the
+// core on that port (it used to dial 8081 and answer 503 to every forwarded request while
+// /healthz said ok), and /readyz fails once the core cannot be reached.
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/common/config.js'
+import { startCore, type RunningCore } from '../../src/core/server.js'
+import { startGateway, type RunningGateway } from '../../src/gateway/server.js'
+import { freePort } from '../helpers/ports.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'kigo-core-url-'))
+let core: RunningCore | undefined
+let gateway: RunningGateway | undefined
+
+afterAll(async () => {
+  await gateway?.close()
+  await core?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe('the core URL follows KIGO_CORE_PORT', () => {
+  it('loadConfig derives the core URL from the core port when KIGO_CORE_URL is unset', () => {
+    const env = { KIGO_SECRET_KEY: randomBytes(32).toString('base64'), KIGO_ADMIN_TOKEN: 'a'.repeat(24) }
+    expect(loadConfig({ env: { ...env, KIGO_CORE_PORT: '18555' } }).gateway.coreUrl).toBe('http://127.0.0.1:18555')
+    expect(loadConfig({ env: { ...env, KIGO_CORE_PORT: '18555', KIGO_CORE_URL: 'http://core:9' } }).gateway.coreUrl).toBe('http://core:9')
+    expect(loadConfig({ env }).gateway.coreUrl).toBe('http://127.0.0.1:8081')
+  })
+
+  it('forwards to the core on KIGO_CORE_PORT, and /readyz fails when the core is gone', async () => {
+    const [gwPort, corePort, adminPort] = [await freePort(), await freePort(), await freePort()]
+    const config = loadConfig({
+      env: {
+        KIGO_DATA_DIR: dir,
+        KIGO_SECRET_KEY: randomBytes(32).toString('base64'),
+        KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+        KIGO_GATEWAY_PORT: String(gwPort),
+        KIGO_CORE_PORT: String(corePort),
+        KIGO_CORE_METRICS_PORT: '0',
+        KIGO_ADMIN_PORT: String(adminPort),
+        LOG_LEVEL: 'silent',
+      },
+    })
+    core = await startCore(config, { logger: false })
+    gateway = await startGateway(config, { embedded: true, logger: false })
+    const res = await fetch(`http://localhost:${gwPort}/api/statuses/show/1.json`)
+    expect(res.status).toBe(404)
+    expect((await res.json()).error.code).toBe('entry_not_found')
+    expect((await fetch(`http://localhost:${gwPort}/readyz`)).status).toBe(200)
+
+    await core.close()
+    core = undefined
+    const ready = await fetch(`http://localhost:${gwPort}/readyz`)
+    expect(ready.status).toBe(503)
+    expect(await ready.json()).toMatchObject({ status: 'unavailable', checks: { core: false } })
+    // Alive, though not ready.
+    expect((await fetch(`http://localhost:${gwPort}/healthz`)).status).toBe(200)
+  })
+})

@@ -1,0 +1,62 @@
+// The developer guide and the migration guide as HTTP pages: the live host names, every
+// sample exactly as examples/guide/ holds it (the files test/guide runs) with this
+// deployment's URL, the links between the pages, and /migration's live policy.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startStack, type Stack } from '../../helpers/stack.js'
+import { escapeHtml } from '../../../src/gateway/provider/html.js'
+
+let stack: Stack
+beforeAll(async () => {
+  stack = await startStack()
+})
+afterAll(() => stack?.close())
+
+describe('/developers', () => {
+  it('names the live hosts and endpoints and shows every sample as run by the tests', async () => {
+    const res = await fetch(`${stack.url}/developers`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/)
+    const text = await res.text()
+    expect(text).toContain(`<code>http://${stack.config.domesticHost}</code>`)
+    expect(text).toContain(`<code>http://${stack.config.globalHost}</code>`)
+    expect(text).toContain(`POST ${stack.url}/oauth/initiate`)
+    for (const file of ['curl.sh', 'python.py', 'node.mjs', 'perl.pl', 'ruby.rb']) {
+      const source = readFileSync(join(process.cwd(), 'examples', 'guide', file), 'utf8').replaceAll('http://localhost:8080', stack.url)
+      expect(text).toContain(`<pre class="source" data-file="${file}"><code>${escapeHtml(source)}</code></pre>`)
+    }
+    for (const anchor of ['register', 'flow', 'signing', 'mistakes', 'tell-your-developer']) expect(text).toContain(`id="${anchor}"`)
+  })
+
+  it('uses the host the reader addressed', async () => {
+    const text = await (await fetch(`${stack.globalUrl}/developers`)).text()
+    expect(text).toContain(`export KIGO=${stack.globalUrl} `)
+  })
+})
+
+describe('/migration with a live policy', () => {
+  it('shows each method\'s state, sunset, scheduled change and brownout windows, and links to the guide', async () => {
+    const put = await stack.admin('PUT', '/admin/policy', {
+      basic: { state: 'brownout', windows: [{ start: '09:00', end: '12:00' }], sunset: '2031-06-30T00:00:00Z', schedule: [{ state: 'deny', from: '2031-07-01T00:00:00Z' }] },
+      wsse: { state: 'deprecate', sunset: '2031-03-31T00:00:00Z' },
+    })
+    expect(put.status).toBe(200)
+    const res = await fetch(`${stack.url}/migration`)
+    expect(res.status).toBe(200)
+    const text = await res.text()
+    const basic = /<section class="card policy" id="policy-basic" data-state="brownout">[\s\S]*?<\/section>/.exec(text)?.[0]
+    expect(basic).toBeDefined()
+    expect(basic).toContain('<strong class="state">brownout</strong>')
+    expect(basic).toContain('<time datetime="2031-06-30T00:00:00Z" data-local="datetime">2031-06-30 00:00:00 UTC</time>')
+    expect(basic).toMatch(/<strong>deny<\/strong> from <time datetime="2031-07-01T00:00:00Z"/)
+    expect(basic).toMatch(/data-local="time">09:00<\/time>–<time [^>]*data-local="time">12:00<\/time> UTC every day/)
+    expect(text).toMatch(/id="policy-wsse" data-state="deprecate"/)
+    expect(text).toContain('href="/developers"')
+    // The local-time script runs by its nonce alone.
+    const csp = res.headers.get('content-security-policy')!
+    const nonce = /script-src 'nonce-([^']+)'/.exec(csp)![1]!
+    expect(text).toContain(`<script nonce="${nonce}">`)
+    expect(csp).toContain("default-src 'none'")
+  })
+})

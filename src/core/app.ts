@@ -127,12 +127,16 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     // API answers depend on the requester: never cached (errors included).
     if (url.startsWith('/api/')) reply.header('cache-control', 'no-store')
     // The callback is known before the parameters are read, so that early errors are
-    // wrapped too (SPEC §2.5); a query that cannot be decoded is reported later.
-    try {
-      const callbacks = decodeForm(queryBytes(url)).filter(([n]) => n === 'callback')
-      if (callbacks.length === 1 && callbacks[0]![1] !== '') ctx.callback = callbacks[0]![1]
-    } catch {
-      // reported by the route
+    // wrapped too (SPEC §2.5); a query that cannot be decoded is reported later. A query
+    // with neither `callback` nor a percent-escape cannot name one: it is not decoded here.
+    const query = url.indexOf('?')
+    if (query !== -1 && (url.includes('callback', query) || url.includes('%', query))) {
+      try {
+        const callbacks = decodeForm(queryBytes(url)).filter(([n]) => n === 'callback')
+        if (callbacks.length === 1 && callbacks[0]![1] !== '') ctx.callback = callbacks[0]![1]
+      } catch {
+        // reported by the route
+      }
     }
     // SPEC §4.6: identity headers are believed only with a fresh, valid signature.
     const check = verifyIdentity(key, request.headers, { method: request.method, url, host: request.headers.host ?? '' }, config.core.identityMaxAgeSeconds)

@@ -3,7 +3,7 @@
 // whole), hop-by-hop headers are dropped (RFC 9110 §7.6.1), credentials and every inbound
 // X-Kigo-* header are removed, and the signed identity is added.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import replyFrom from '@fastify/reply-from'
+import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { KeyObject } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { type Identity, signIdentity } from '../../common/identity.js'
@@ -40,17 +40,19 @@ declare module 'fastify' {
   }
 }
 
-const hopByHop = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate']
+const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate'])
 
 /** The headers the core receives for `request`. */
 export function forwardedHeaders(request: FastifyRequest, incoming: IncomingHttpHeaders, ctx: ForwardContext, opts: ForwardOptions): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {}
   const strip = opts.stripCredentials || ctx.stripCredentials === true
-  for (const [name, value] of Object.entries(incoming)) {
-    if (name.startsWith('x-kigo-') || hopByHop.includes(name)) continue
+  // Runs on every request: a plain loop over the names and a Set, no [name, value] pairs.
+  for (const name in incoming) {
+    if (hopByHop.has(name) || name.startsWith('x-kigo-')) continue
+    const value = incoming[name]
     if (strip && (name === 'authorization' || name === 'x-wsse')) continue
     if (name === 'cookie') {
-      const kept = withoutKigoCookies(value as string)
+      const kept = withoutKigoCookies(String(value))
       if (kept !== '') out.cookie = kept
       continue
     }
@@ -118,6 +120,14 @@ function quietForwardErrors(log: FastifyBaseLogger): FastifyBaseLogger {
 }
 
 const idempotent = new Set(['GET', 'HEAD', 'OPTIONS'])
+const retriedErrors = new Set(['ECONNRESET', 'UND_ERR_SOCKET'])
+
+/** The core's answer headers without the hop-by-hop ones, copied without `delete` (which would turn the copy into a slow dictionary). */
+function answerHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {}
+  for (const name in headers) if (!hopByHop.has(name)) out[name] = headers[name]
+  return out
+}
 
 export async function registerForwarding(app: FastifyInstance, opts: ForwardOptions): Promise<(request: FastifyRequest, reply: FastifyReply) => FastifyReply> {
   await app.register(replyFrom, {
@@ -129,8 +139,31 @@ export async function registerForwarding(app: FastifyInstance, opts: ForwardOpti
     retryMethods: ['GET', 'HEAD', 'OPTIONS'],
     maxRetriesOn503: 0,
   })
+  // reply-from's options do not depend on the request (each function is handed it), so
+  // they are made once instead of four closures per request.
+  const fromOptions: FastifyReplyFromHooks = {
+    timeout: opts.timeoutMs,
+    rewriteRequestHeaders: (request, headers) => forwardedHeaders(request as FastifyRequest, headers as IncomingHttpHeaders, request.forward!, opts),
+    rewriteHeaders: (headers) => answerHeaders(headers as IncomingHttpHeaders),
+    retryDelay: ({ err, req, attempt }) =>
+      err && attempt < 1 && idempotent.has(req.method ?? '') && retriedErrors.has((err as { code?: string }).code ?? '') ? 0 : null,
+    onResponse: (_request, reply, res) => {
+      opts.watch?.succeeded()
+      void reply.send(res.stream)
+    },
+    onError: (reply, { error }) => {
+      const request = reply.request
+      const apiError = upstreamError(error)
+      const clientGone = request.raw.destroyed || request.raw.socket?.destroyed === true
+      if (clientGone) {
+        // The client went away mid-request (an aborted upload): theirs to retry, not ours.
+        request.log.info({ error: error.message, code: (error as { code?: string }).code }, 'client closed the request before the core answered')
+      } else if (apiError.status === 503) opts.watch?.failed((error as { cause?: unknown }).cause ?? error)
+      else request.log.warn({ error: error.message, code: (error as { code?: string }).code }, 'upstream failed')
+      void reply.send(apiError)
+    },
+  }
   return (request, reply) => {
-    const ctx = request.forward!
     // The path alone: reply-from then takes the query from the raw request line, byte for
     // byte (given whole, it would re-encode it as a WHATWG URL, and throw on malformed
     // percent-encoding).
@@ -139,30 +172,6 @@ export async function registerForwarding(app: FastifyInstance, opts: ForwardOpti
     // already the request's own line (status 503/504/502) and, for an unreachable core, the
     // watch's outage lines: its line is kept at debug, without the stack.
     request.log = quietForwardErrors(request.log)
-    return reply.from(q === -1 ? request.url : request.url.slice(0, q), {
-      timeout: opts.timeoutMs,
-      rewriteRequestHeaders: (_req, headers) => forwardedHeaders(request, headers as IncomingHttpHeaders, ctx, opts),
-      rewriteHeaders: (headers) => {
-        const out = { ...headers }
-        for (const h of hopByHop) delete out[h]
-        return out
-      },
-      retryDelay: ({ err, attempt }) =>
-        err && attempt < 1 && idempotent.has(request.method) && ['ECONNRESET', 'UND_ERR_SOCKET'].includes((err as { code?: string }).code ?? '') ? 0 : null,
-      onResponse: (_req, r, res) => {
-        opts.watch?.succeeded()
-        void r.send(res.stream)
-      },
-      onError: (r, { error }) => {
-        const apiError = upstreamError(error)
-        const clientGone = request.raw.destroyed || request.raw.socket?.destroyed === true
-        if (clientGone) {
-          // The client went away mid-request (an aborted upload): theirs to retry, not ours.
-          request.log.info({ error: error.message, code: (error as { code?: string }).code }, 'client closed the request before the core answered')
-        } else if (apiError.status === 503) opts.watch?.failed((error as { cause?: unknown }).cause ?? error)
-        else request.log.warn({ error: error.message, code: (error as { code?: string }).code }, 'upstream failed')
-        void r.send(apiError)
-      },
-    })
+    return reply.from(q === -1 ? request.url : request.url.slice(0, q), fromOptions)
   }
 }

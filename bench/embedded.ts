@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
-import { descendants, freePort, rssMiB, spawnApp, spawnCommand, waitReady, type AppProcess } from './processes.js'
+import { commandNames, descendants, freePort, rssMiB, spawnApp, spawnCommand, waitReady, type AppProcess } from './processes.js'
 import { requestSource, type PreparedRequest, type RequestKind } from './scenarios.js'
 import { seed } from './seed.js'
 
@@ -29,7 +29,7 @@ function appPid(npmPid: number): number | null {
   for (const pid of descendants(npmPid)) {
     try {
       // The node process itself, not the shell npm runs the script with.
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'node' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('dist/src/main.js')) return pid
+      if (commandNames(pid).includes('node') && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('dist/src/main.js')) return pid
     } catch {
       // gone meanwhile
     }

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { basename } from 'node:path'
 
 export interface AppProcess {
   readonly name: string
@@ -60,17 +61,34 @@ export function killAllNow(): void {
   for (const p of running) if (!p.exited()) process.kill(p.pid, 'SIGKILL')
 }
 
-/** A port nobody listens on at the moment (the kernel's choice). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+// Ports for the servers a test or the benchmark starts. The kernel's own choice (listen on
+// port 0) comes from the ephemeral range, the range outgoing connections take their local
+// ports from: between choosing a port and the server's listen, a connection made by any
+// process could take it (EADDRINUSE). So ports come from below that range, from a slice
+// of it per vitest worker (concurrent workers never offer the same port), never twice
+// from one process, each checked free when offered.
+const portRange = { low: 20_000, high: 32_767 }
+const slices = 16
+const sliceSize = Math.floor((portRange.high - portRange.low + 1) / slices)
+const slice = (Number(process.env.VITEST_POOL_ID ?? process.pid) || process.pid) % slices
+const sliceLow = portRange.low + slice * sliceSize
+let nextInSlice = Math.floor(Math.random() * sliceSize)
+
+function listensFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      server.close(() => resolve(port))
-    })
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
   })
+}
+
+/** A loopback port nobody listens on now, outside the ephemeral range (see above). */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < sliceSize; tries++) {
+    const port = sliceLow + (nextInSlice++ % sliceSize)
+    if (await listensFree(port)) return port
+  }
+  throw new Error(`no free port in ${sliceLow}-${sliceLow + sliceSize - 1}`)
 }
 
 /** Polls `url` until it answers 200; fails with the process's output if it exits or times out. */
@@ -116,6 +134,22 @@ export function cpuMs(pid: number): number | null {
 }
 
 /**
+ * The names a process goes by: its kernel command name and the file name of the program it
+ * was started as. Both are needed: Node 24 names its main thread `MainThread`, so its
+ * command name is no longer `node`, while PostgreSQL's backends rewrite their command line.
+ * Empty when the process is gone.
+ */
+export function commandNames(pid: number): string[] {
+  try {
+    const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+    const program = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0', 1)[0] ?? ''
+    return [comm, basename(program)]
+  } catch {
+    return []
+  }
+}
+
+/**
  * CPU time used so far by each local process whose command name starts with one of
  * `commands` (PostgreSQL's backends, the Redis server): one map per command, in
  * milliseconds by process ID, from one pass over /proc.
@@ -124,13 +158,8 @@ export function commandCpuMs<C extends string>(commands: readonly C[]): Record<C
   const out = Object.fromEntries(commands.map((c) => [c, new Map<number, number>()])) as Record<C, Map<number, number>>
   for (const entry of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(entry)) continue
-    let comm: string
-    try {
-      comm = readFileSync(`/proc/${entry}/comm`, 'utf8')
-    } catch {
-      continue
-    }
-    const command = commands.find((c) => comm.startsWith(c))
+    const names = commandNames(Number(entry))
+    const command = commands.find((c) => names.some((name) => name.startsWith(c)))
     if (command === undefined) continue
     const ms = cpuMs(Number(entry))
     if (ms !== null) out[command].set(Number(entry), ms)

@@ -32,6 +32,12 @@ export function startUndiciProxy(port: number, upstream: string, host = '127.0.0
           res.end('bad gateway')
           return
         }
+        // The client may have gone while the upstream answered (the load generator stops
+        // mid-request at the end of a window): then the answer is dropped, not piped.
+        if (res.destroyed) {
+          data.body.destroy()
+          return
+        }
         res.writeHead(data.statusCode, forwardable(data.headers))
         pipeline(data.body, res, () => undefined)
       },

@@ -71,7 +71,7 @@ async function main(): Promise<number> {
 
   try {
     const want = (group: string) => !s.only || s.only.some((n) => n === group || n.startsWith(`${group}_`) || (group === 'whole' && (scenarioNames as readonly string[]).includes(n)))
-    let embedded = { start_s: 0, idle_rss_mb: 0, loaded_rss_mb: 0, failed: 0 }
+    let embedded: Awaited<ReturnType<typeof embeddedFootprint>> | null = null
     if (want('embedded')) {
       log('embedded mode: npm start on an existing data directory')
       embedded = await embeddedFootprint({ settleMs: s.embeddedSettleMs })
@@ -261,10 +261,10 @@ async function main(): Promise<number> {
           oauth_vs_bare_proxy: p99('latency_oauth'),
         },
       },
-      embedded: { start_s: embedded.start_s, idle_rss_mb: embedded.idle_rss_mb, loaded_rss_mb: embedded.loaded_rss_mb },
+      embedded: embedded && { start_s: embedded.start_s, idle_rss_mb: embedded.idle_rss_mb, loaded_rss_mb: embedded.loaded_rss_mb },
       scenarios: whole,
       ratios: { ...ratios(all), ...timelineRatios(all) },
-      added_p99_ms: Number((whole.gateway_oauth_fixed_rate!.p99_ms - whole.core_direct_fixed_rate!.p99_ms).toFixed(3)),
+      added_p99_ms: whole.gateway_oauth_fixed_rate!.windows && whole.core_direct_fixed_rate!.windows ? Number((whole.gateway_oauth_fixed_rate!.p99_ms - whole.core_direct_fixed_rate!.p99_ms).toFixed(3)) : null,
       gateway_rss_mb: gatewayRss.length ? Math.max(...gatewayRss) : null,
       fixed_rate_rps: fixedRate,
       node: process.version,
@@ -277,7 +277,7 @@ async function main(): Promise<number> {
     console.log(`targets met: ${targets(results).filter((x) => x.met).length}/${targets(results).length}; results written to ${s.out}`)
 
     const failed = [...windows.entries()].filter(([, ws]) => ws.some((w) => w.status5xx > 0 || w.errors > 0)).map(([n]) => n)
-    if (embedded.failed > 0) failed.push(`embedded (${embedded.failed} mixed requests not 2xx)`)
+    if (embedded && embedded.failed > 0) failed.push(`embedded (${embedded.failed} mixed requests not 2xx)`)
     if (failed.length) {
       console.error(`benchmark failed: 5xx or errors in ${failed.join(', ')}`)
       return 1

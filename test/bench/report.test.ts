@@ -1,7 +1,7 @@
 // What the benchmark reports: medians over rounds, counts summed, the ratios of SPEC §8,
 // and each target marked met or not in the printed table.
 import { describe, expect, it } from 'vitest'
-import { formatReport, median, ratios, summarize, targets, timelineRatios, type BenchResults, type WindowMeasurement } from '../../bench/report.js'
+import { formatReport, median, pairedRatio, ratios, summarize, targets, timelineRatios, type BenchResults, type WindowMeasurement } from '../../bench/report.js'
 
 const w = (rps: number, p99Ms: number, extra: Partial<WindowMeasurement> = {}): WindowMeasurement => ({
   rps, p50Ms: p99Ms / 4, p99Ms, rssMb: 100, non2xx: 0, status5xx: 0, errors: 0, ...extra,
@@ -93,6 +93,22 @@ describe('printed report', () => {
       ['whole system: added p99 (oauth - core)', false],
       ['whole system: gateway RSS under load', true],
     ])
+  })
+
+  it('says "not measured" for what a partial run (--only) left out, never "met"', () => {
+    const partial: BenchResults = {
+      ...results,
+      core: { ...results.core, ratios: { show_vs_anchor: pairedRatio({}, 'core_show', 'core_anchor_show'), show_identified_vs_anonymous: null } },
+      latency: { ...results.latency, p99_ratio: { anonymous_vs_bare_proxy: null, basic_vs_bare_proxy: null, wsse_vs_bare_proxy: null, oauth_vs_bare_proxy: null } },
+      embedded: null,
+      added_p99_ms: null,
+    }
+    const unmeasured = targets(partial).filter((t) => t.value === null).map((t) => t.name.replace(/ at \d+ rps/, ''))
+    expect(unmeasured).toEqual(['core show / anchor rps', 'core show identified / anonymous rps', 'oauth p99 / bare proxy p99', 'embedded idle RSS', 'embedded npm start to ready', 'whole system: added p99 (oauth - core)'])
+    const text = formatReport(partial)
+    expect(text).toMatch(/^oauth p99 \/ bare proxy p99 at 7000 rps\s+-\s+<= 1\.5\s+not measured$/m)
+    expect(text).toMatch(/^embedded npm start to ready\s+-\s+<= 3 s\s+not measured$/m)
+    expect(text).toContain('5. embedded: not run')
   })
 
   it('prints every scenario, an absent nginx, and every target with its verdict', () => {

@@ -4,8 +4,7 @@
 import { readFileSync, existsSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import Type, { type Static } from 'typebox'
-import Value from 'typebox/value'
+import { Type, Value, type Static } from './typebox.js'
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
 const HostPort = Type.String({ pattern: '^[A-Za-z0-9.\\-]+(:[0-9]{1,5})?$|^\\[[0-9A-Fa-f:.]+\\](:[0-9]{1,5})?$' })

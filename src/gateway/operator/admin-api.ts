@@ -4,8 +4,7 @@
 // secrets) appear only in the response that creates them.
 import type { FastifyError, FastifyInstance, FastifySchemaCompiler } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Type, { type TSchema } from 'typebox'
-import { Compile } from 'typebox/compile'
+import { Compile, Type, type TSchema } from '../../common/typebox.js'
 import { ApiError } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'

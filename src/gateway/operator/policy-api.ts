@@ -2,7 +2,7 @@
 // as stored and as in effect now. PUT replaces the policy of each method it names;
 // every gateway applies it within one poll of the store (5 s by default).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Compile } from 'typebox/compile'
+import { Compile } from '../../common/typebox.js'
 import { ApiError } from '../../common/errors.js'
 import { deprecatedSince, effectiveState, nextChange, nextWindow, openWindow } from '../policy/evaluate.js'
 import { InvalidPolicy } from '../policy/normalize.js'

@@ -3,7 +3,8 @@
 // Each app keeps its tables in its own schema and writes schema-qualified names.
 import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
-import pg from 'pg'
+import { createRequire } from 'node:module'
+import type pg from 'pg'
 import type { PGlite, Transaction } from '@electric-sql/pglite'
 import { isConnectionFailure, type DependencyWatch } from './dependency-watch.js'
 
@@ -209,7 +210,10 @@ async function openEmbedded(dataDir: string): Promise<Db> {
 export async function openDb(options: DbOptions): Promise<Db> {
   if (options.databaseUrl) {
     const t = options.timeouts ?? defaultDbTimeouts
-    const pool = new pg.Pool({
+    // pg is loaded here, not with this module: embedded mode never needs it, and loading
+    // it was part of the embedded start's cost (README, Performance).
+    const { Pool } = createRequire(import.meta.url)('pg') as typeof import('pg')
+    const pool = new Pool({
       connectionString: options.databaseUrl,
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: t.connectTimeoutMs,

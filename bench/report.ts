@@ -94,7 +94,7 @@ export interface BenchResults {
   }
   /** Issue 18 (5): `npm start` on an existing data directory. */
   /** Null when the embedded group did not run (`--only`). */
-  embedded: { start_s: number; idle_rss_mb: number; loaded_rss_mb: number } | null
+  embedded: { start_s: number; start_cpu_s: number | null; idle_rss_mb: number; loaded_rss_mb: number } | null
   /** The whole system (issue 6), kept. */
   scenarios: Record<string, ScenarioSummary>
   ratios: Ratios & TimelineRatios
@@ -251,7 +251,7 @@ export function formatReport(r: BenchResults): string {
     scenarioTable(r.latency.scenarios),
     '',
     r.embedded
-      ? `5. embedded: npm start to ready ${r.embedded.start_s.toFixed(2)} s, idle RSS ${r.embedded.idle_rss_mb.toFixed(1)} MB, after 1,000 mixed requests ${r.embedded.loaded_rss_mb.toFixed(1)} MB`
+      ? `5. embedded: npm start to ready ${r.embedded.start_s.toFixed(2)} s (the app's CPU until then ${r.embedded.start_cpu_s?.toFixed(2) ?? '-'} s), idle RSS ${r.embedded.idle_rss_mb.toFixed(1)} MB, after 1,000 mixed requests ${r.embedded.loaded_rss_mb.toFixed(1)} MB`
       : '5. embedded: not run',
     '',
     targetTable,

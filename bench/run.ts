@@ -75,7 +75,7 @@ async function main(): Promise<number> {
     if (want('embedded')) {
       log('embedded mode: npm start on an existing data directory')
       embedded = await embeddedFootprint({ settleMs: s.embeddedSettleMs })
-      log(`  ready in ${embedded.start_s} s, idle RSS ${embedded.idle_rss_mb} MB, after 1,000 mixed requests ${embedded.loaded_rss_mb} MB (${embedded.failed} not 2xx)`)
+      log(`  ready in ${embedded.start_s} s (CPU ${embedded.start_cpu_s} s), idle RSS ${embedded.idle_rss_mb} MB, after 1,000 mixed requests ${embedded.loaded_rss_mb} MB (${embedded.failed} not 2xx)`)
     }
 
     database = await createBenchDatabase(databaseUrl)
@@ -261,7 +261,7 @@ async function main(): Promise<number> {
           oauth_vs_bare_proxy: p99('latency_oauth'),
         },
       },
-      embedded: embedded && { start_s: embedded.start_s, idle_rss_mb: embedded.idle_rss_mb, loaded_rss_mb: embedded.loaded_rss_mb },
+      embedded: embedded && { start_s: embedded.start_s, start_cpu_s: embedded.start_cpu_s, idle_rss_mb: embedded.idle_rss_mb, loaded_rss_mb: embedded.loaded_rss_mb },
       scenarios: whole,
       ratios: { ...ratios(all), ...timelineRatios(all) },
       added_p99_ms: whole.gateway_oauth_fixed_rate!.windows && whole.core_direct_fixed_rate!.windows ? Number((whole.gateway_oauth_fixed_rate!.p99_ms - whole.core_direct_fixed_rate!.p99_ms).toFixed(3)) : null,

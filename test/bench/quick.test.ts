@@ -112,8 +112,9 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     for (const v of Object.values(results.latency.p99_ratio)) expect(v).toBeGreaterThan(0)
 
     // 5. The embedded footprint: a whole node process, not a shell.
-    expect(Object.keys(results.embedded).sort()).toEqual(['idle_rss_mb', 'loaded_rss_mb', 'start_s'])
+    expect(Object.keys(results.embedded).sort()).toEqual(['idle_rss_mb', 'loaded_rss_mb', 'start_cpu_s', 'start_s'])
     expect(results.embedded.start_s).toBeGreaterThan(0)
+    expect(results.embedded.start_cpu_s).toBeGreaterThan(0.1)
     expect(results.embedded.idle_rss_mb).toBeGreaterThan(30)
     expect(results.embedded.loaded_rss_mb).toBeGreaterThan(30)
 

@@ -57,7 +57,7 @@ describe('printed report', () => {
     },
     core: { pool_size: 10, scenarios: {}, ratios: { show_vs_anchor: 0.92, show_identified_vs_anonymous: 0.89 } },
     latency: { fixed_rate_rps: 7000, scenarios: {}, p99_ratio: { anonymous_vs_bare_proxy: 1.1, basic_vs_bare_proxy: 1.2, wsse_vs_bare_proxy: 1.3, oauth_vs_bare_proxy: 1.6 } },
-    embedded: { start_s: 2.4, idle_rss_mb: 140.2, loaded_rss_mb: 170.5 },
+    embedded: { start_s: 2.4, start_cpu_s: 2.1, idle_rss_mb: 140.2, loaded_rss_mb: 170.5 },
     scenarios: {
       core_direct: summarize([w(5000, 1.5, { coreCpuUs: 180 })]),
       gateway_oauth: summarize([
@@ -122,6 +122,6 @@ describe('printed report', () => {
     expect(text).toMatch(/^oauth p99 \/ bare proxy p99 at 7000 rps\s+1\.600\s+<= 1\.5\s+NOT met$/m)
     expect(text).toMatch(/^embedded idle RSS\s+140\.20 MB\s+<= 200 MB\s+met$/m)
     expect(text).toContain('3. whole system (public timeline, count=20, over 100000 entries; over statuses/show: anonymous 0.310, OAuth 0.352)')
-    expect(text).toContain('5. embedded: npm start to ready 2.40 s, idle RSS 140.2 MB, after 1,000 mixed requests 170.5 MB')
+    expect(text).toContain('5. embedded: npm start to ready 2.40 s (the app\'s CPU until then 2.10 s), idle RSS 140.2 MB, after 1,000 mixed requests 170.5 MB')
   })
 })

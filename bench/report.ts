@@ -70,6 +70,14 @@ export interface GatewayAloneRatios {
   /** Null when nginx is not installed. */
   bare_proxy_vs_nginx: number | null
   undici_proxy_vs_bare_proxy: Ratio
+  /** The required-work proxy (bench/required-work-proxy.ts) over the bare proxy: how far the required work alone lets a gateway come. */
+  required_basic_vs_bare_proxy: Ratio
+  required_wsse_vs_bare_proxy: Ratio
+  required_oauth_vs_bare_proxy: Ratio
+  /** The gateway over the required-work proxy, same credential: the share of the distance that is kigo's own. */
+  basic_vs_required: Ratio
+  wsse_vs_required: Ratio
+  oauth_vs_required: Ratio
 }
 
 export interface BenchResults {
@@ -231,6 +239,16 @@ function scenarioTable(scenarios: Record<string, ScenarioSummary | null>): strin
   )
 }
 
+/** The required-work proxy's ratios (bench/required-work-proxy.ts), one line per credential kind. */
+function requiredWorkLine(a: GatewayAloneRatios): string {
+  const kinds = [
+    ['Basic', a.required_basic_vs_bare_proxy, a.basic_vs_required],
+    ['WSSE', a.required_wsse_vs_bare_proxy, a.wsse_vs_required],
+    ['OAuth', a.required_oauth_vs_bare_proxy, a.oauth_vs_required],
+  ] as const
+  return `required work only (rps over the bare proxy; the gateway's over it): ${kinds.map(([k, floor, gw]) => `${k} ${fmt(floor, 3)}, gateway ${fmt(gw, 3)}`).join('; ')}`
+}
+
 export function formatReport(r: BenchResults): string {
   const targetRows = targets(r).map((t) => [t.name, t.value === null ? '-' : `${t.unit === '' ? t.value.toFixed(3) : t.value.toFixed(2)}${t.unit}`, t.bound, t.value === null ? 'not measured' : t.met ? 'met' : 'NOT met'])
   const targetTable = table(['target', 'measured', 'bound', ''], targetRows, [false, true, false, false])
@@ -240,6 +258,7 @@ export function formatReport(r: BenchResults): string {
     '',
     `1. gateway alone, in front of a fixed ~700-byte upstream (front µs/req: the proxy's own CPU)${r.gateway_alone.nginx ? `; nginx ${r.gateway_alone.nginx}` : '; nginx is not installed (null)'}`,
     scenarioTable(r.gateway_alone.scenarios),
+    requiredWorkLine(r.gateway_alone.ratios),
     '',
     `2. core statuses/show against the minimal fastify + pg anchor (pool of ${r.core.pool_size})`,
     scenarioTable(r.core.scenarios),

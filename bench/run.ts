@@ -7,7 +7,7 @@
 // result file. Any 5xx, transport error or failed request makes the exit status non-zero.
 //
 //   node dist/bench/run.js [--quick] [--out FILE] [--rounds N] [--duration S] [--slice S] [--connections N]
-//                          [--profile DIR]   (CPU profiles of core and gateway, node --cpu-prof)
+//                          [--profile DIR]   (CPU profiles of the core and both gateways, node --cpu-prof)
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { dirname } from 'node:path'
@@ -97,7 +97,7 @@ async function main(): Promise<number> {
     await checkPublicTimeline(base(topology.ports.gateway), fixture)
     const nginxBinary = findNginx()
     log(`gateway alone: fixed upstream, node:http + undici proxy, bare reply-from proxy, ${nginxBinary ? `nginx (${nginxBinary})` : 'no nginx (not installed: its figures are null)'}, gateway`)
-    alone = await startAlone(topology)
+    alone = await startAlone(topology, fixture, s.profileDir)
 
     const t = topology
     const a = alone
@@ -112,6 +112,7 @@ async function main(): Promise<number> {
       alone_bare: { url: base(a.ports.bare), process: a.bare, pids: () => [a.bare.pid] },
       nginx: { url: a.ports.nginx ? base(a.ports.nginx) : '', process: a.nginx, pids: nginxPids },
       alone_gateway: { url: base(a.ports.gateway), process: a.gateway, pids: () => [a.gateway.pid] },
+      alone_required: { url: base(a.ports.required), process: a.required, pids: () => [a.required.pid] },
     }
     const sumCpu = (pids: number[]) => {
       let total = 0
@@ -244,6 +245,12 @@ async function main(): Promise<number> {
           oauth_vs_bare_proxy: r('alone_oauth', 'alone_bare_proxy'),
           bare_proxy_vs_nginx: a.nginx ? r('alone_bare_proxy', 'alone_nginx') : null,
           undici_proxy_vs_bare_proxy: r('alone_undici_proxy', 'alone_bare_proxy'),
+          required_basic_vs_bare_proxy: r('alone_required_basic', 'alone_bare_proxy'),
+          required_wsse_vs_bare_proxy: r('alone_required_wsse', 'alone_bare_proxy'),
+          required_oauth_vs_bare_proxy: r('alone_required_oauth', 'alone_bare_proxy'),
+          basic_vs_required: r('alone_basic', 'alone_required_basic'),
+          wsse_vs_required: r('alone_wsse', 'alone_required_wsse'),
+          oauth_vs_required: r('alone_oauth', 'alone_required_oauth'),
         },
       },
       core: {

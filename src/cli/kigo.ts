@@ -7,6 +7,7 @@ import { resolve } from 'node:path'
 import { projectRoot } from '../common/config.js'
 import { AdminClient, CliError, adminToken, adminUrl, usageError, type ApiResult, type Env } from './admin-client.js'
 import { readArgs, suggestion } from './argv.js'
+import type { Command, Parsed } from './command.js'
 import { migrationCommands } from './migration-commands.js'
 import { formatRecord, formatTable } from './output.js'
 import { loginPasswordProblem } from '../common/password-rule.js'
@@ -16,33 +17,6 @@ export interface CliIo {
   stderr: { write(text: string): unknown }
 }
 
-export interface OptionSpec {
-  /** Shown in usage as `--name VALUE`. */
-  value: string
-  required?: boolean
-}
-
-export interface Parsed {
-  args: string[]
-  values: Record<string, string | undefined>
-  /** Flags the command declares (`--csv`), when given. */
-  flags?: Set<string>
-}
-
-export interface Command {
-  group: string
-  /** '' for a group that is one command (`kigo usage`). */
-  action: string
-  /** Positional argument names, all required. */
-  args: string[]
-  options: Record<string, OptionSpec>
-  summary: string
-  /** Command lines shown in the command's help, each one that works as written. */
-  examples: string[]
-  /** Flag options of this command besides --json and --help. */
-  flags?: Record<string, string>
-  run(client: AdminClient, input: Parsed): Promise<{ result: ApiResult; text: () => string }>
-}
 
 const seg = encodeURIComponent
 

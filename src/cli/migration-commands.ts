@@ -3,7 +3,7 @@
 // /admin/policy. `policy set` reads the method's policy, changes what the options say and
 // writes it back; the gateway keeps `since` when the state does not change.
 import { usageError, type AdminClient, type ApiResult } from './admin-client.js'
-import type { Command, Parsed } from './kigo.js'
+import type { Command, Parsed } from './command.js'
 import { formatTable } from './output.js'
 
 const legacyMethods = ['basic', 'wsse']

@@ -27,7 +27,6 @@ export function isValidCallback(name: string): boolean {
 
 // XML 1.0 §2.2 Char: anything else (most C0 controls, lone surrogates, U+FFFE/U+FFFF)
 // cannot appear in a document at all, so it is replaced by U+FFFD.
-// eslint-disable-next-line no-control-regex
 const notXmlChar = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu
 
 export function xmlSafe(text: string): string {

@@ -15,7 +15,6 @@ export function countChars(text: string): number {
 }
 
 // C0 controls, DEL and C1 controls, except tab and newline.
-// eslint-disable-next-line no-control-regex
 const forbiddenControl = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/u
 
 export function hasForbiddenControl(text: string): boolean {

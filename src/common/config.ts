@@ -287,7 +287,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   }
   const first = Value.Errors(ConfigSchema, raw)[0]
   if (first) {
-    const where = first.instancePath || (first.params && 'requiredProperties' in first.params ? `/${(first.params as { requiredProperties: string[] }).requiredProperties[0]}` : '/')
+    const where = first.instancePath || (first.params && 'requiredProperties' in first.params ? `/${first.params.requiredProperties[0]}` : '/')
     const name = envNames[where] ?? `setting ${where.slice(1).replaceAll('/', '.')}`
     throw new ConfigError(`${name}: ${first.message}`)
   }

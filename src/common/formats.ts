@@ -56,7 +56,7 @@ function cleanForXml(value: XmlObject): Record<string, unknown> {
 
 /** `<?xml version="1.0" encoding="UTF-8"?>` and one root element; null values are empty elements. */
 export function xmlDocument(root: string, value: XmlObject): string {
-  return builder.build({ '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' }, [root]: cleanForXml(value) }) as string
+  return builder.build({ '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' }, [root]: cleanForXml(value) })
 }
 
 export const contentTypes = {

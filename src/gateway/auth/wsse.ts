@@ -155,7 +155,7 @@ export async function verifyUsernameToken(
     return failure('wsse', 401, 'bad_credentials', 'Wrong Username or PasswordDigest', 'bad_credentials', attemptedUser)
   }
   const style = base64Ok ? 'base64' : 'literal'
-  const nonceBytes = base64Ok ? rawBytes! : literalBytes
+  const nonceBytes = base64Ok ? rawBytes : literalBytes
 
   // Scoped to (user, nonce bytes): the same nonce sent in the other convention is the
   // same nonce. A Created up to `window` ahead stays acceptable for 2 × window.

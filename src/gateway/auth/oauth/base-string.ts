@@ -48,7 +48,7 @@ export function normalizeParameters(pairs: ReadonlyArray<readonly [string, strin
 
 /** Encoded pairs in normalized order (encoded strings are ASCII: code-unit order is byte order). */
 function encodedInOrder(pairs: ReadonlyArray<readonly [string, string]>): Array<[string, string]> {
-  const encoded: Array<[string, string]> = new Array(pairs.length)
+  const encoded = new Array<[string, string]>(pairs.length)
   for (let i = 0; i < pairs.length; i++) {
     const p = pairs[i]!
     encoded[i] = [percentEncode(p[0]), percentEncode(p[1])]

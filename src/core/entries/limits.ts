@@ -43,11 +43,6 @@ export function checkBody(body: string, limits: TextLimits): void {
   }
 }
 
-/** PostgreSQL text cannot hold U+0000, so it is refused wherever it appears. */
-export function checkNoNul(name: string, value: string): void {
-  if (value.includes('\u0000')) throw errors.badRequest('invalid_parameter', `${name} must not contain U+0000`)
-}
-
 /** Source names the client; blank means the default `API` (SPEC §2.2 rule 4). */
 export function chooseSource(source: string | undefined): string {
   const s = source?.trim() ?? ''

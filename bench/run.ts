@@ -298,4 +298,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code))
+process.exit(await main())

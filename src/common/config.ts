@@ -5,6 +5,7 @@ import { readFileSync, existsSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Type, Value, type Static } from './typebox.js'
+import { operationNames } from './route-table.js'
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
 const HostPort = Type.String({ pattern: '^[A-Za-z0-9.\\-]+(:[0-9]{1,5})?$|^\\[[0-9A-Fa-f:.]+\\](:[0-9]{1,5})?$' })
@@ -260,11 +261,16 @@ export function loadConfig(options: LoadOptions = {}): Config {
   }
   const first = Value.Errors(ConfigSchema, raw)[0]
   if (first) {
-    const where = first.instancePath || (first.params && 'requiredProperties' in first.params ? `/${(first.params as { requiredProperties: string[] }).requiredProperties[0]}` : '/')
+    const where = first.instancePath || (first.params && 'requiredProperties' in first.params ? `/${first.params.requiredProperties[0]}` : '/')
     const name = envNames[where] ?? `setting ${where.slice(1).replaceAll('/', '.')}`
     throw new ConfigError(`${name}: ${first.message}`)
   }
   const config = raw as unknown as Config
+  // A key that names no operation (a typo) would otherwise narrow nothing, silently.
+  const unknownRoute = Object.keys(config.auth.routeMethods).find((name) => !operationNames.includes(name))
+  if (unknownRoute !== undefined) {
+    throw new ConfigError(`setting auth.routeMethods: ${JSON.stringify(unknownRoute)} is not an operation; the operations are ${operationNames.join(', ')}`)
+  }
   adminTokenSources.set(config, tokenSource)
   const key = Buffer.from(config.secretKey, 'base64')
   if (key.length !== 32 || key.toString('base64') !== config.secretKey.trim()) {

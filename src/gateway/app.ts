@@ -220,9 +220,9 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   app.addHook('onResponse', (request, reply, done) => {
     const auth = request.auth
     const route = request.routeName ?? 'gateway'
-    if (auth) childOf(authRequests, (m, o, r) => metrics.authRequests.labels(m!, o!, r!), auth.method, auth.outcome, route).inc()
+    if (auth) childOf(authRequests, (m, o, r) => metrics.authRequests.labels(m, o, r), auth.method, auth.outcome, route).inc()
     if (request.upstreamStartedAt !== undefined) {
-      childOf(upstreamDurations, (r, c) => metrics.upstreamDuration.labels(r!, c!), route, statusClass(reply.statusCode)).observe(Number(process.hrtime.bigint() - request.upstreamStartedAt) / 1e9)
+      childOf(upstreamDurations, (r, c) => metrics.upstreamDuration.labels(r, c), route, statusClass(reply.statusCode)).observe(Number(process.hrtime.bigint() - request.upstreamStartedAt) / 1e9)
     }
     // One line per request (SPEC §6.2); never a credential. The request ID (reqId) comes
     // from the request's logger.
@@ -297,7 +297,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       request.log.debug({ err: { message: (err as Error).message, name: (err as Error).name } }, 'authentication dependency failed')
       decision = { ok: false, method: 'none', outcome: 'unavailable', error: errors.unavailable('store_unavailable', 'Credentials cannot be checked right now; try again shortly') }
     }
-    childOf(authDurations, (m) => metrics.authDuration.labels(m!), decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
+    childOf(authDurations, (m) => metrics.authDuration.labels(m), decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
     // Usage (SPEC §6.3): counted in memory here, written to the store in batches elsewhere.
     deps.usage?.observe(decision, () => clientName(authReq), authReq.now)
     request.auth = decision

@@ -17,7 +17,6 @@ import {
   type AccessToken,
   type Consumer,
   type IdentityStore,
-  type Scope,
   type User,
 } from '../store/types.js'
 
@@ -192,7 +191,7 @@ const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpP
   const check = Compile(schema)
   return (value: unknown) => {
     if (check.Check(value)) return { value }
-    const message = describeSchemaError(check.Errors(value) as SchemaError[], httpPart ?? 'body', schema)
+    const message = describeSchemaError(check.Errors(value), httpPart ?? 'body', schema)
     return { error: new ApiError(400, 'invalid_parameter', message) }
   }
 }
@@ -404,7 +403,7 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     if (!(await store.getUser(owner))) throw userNotFound(owner)
     let created: { consumer: Consumer; secret: string }
     try {
-      created = await store.createConsumer({ name, ownerId: owner, scopes: scopes as Scope[], callbackUrl: callback })
+      created = await store.createConsumer({ name, ownerId: owner, scopes, callbackUrl: callback })
     } catch (err) {
       if (err instanceof NotFound) throw userNotFound(owner)
       if (err instanceof InvalidInput && err.field === 'callbackUrl') throw new ApiError(400, 'invalid_callback', `Invalid request body: ${err.message}`)
@@ -463,7 +462,7 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     schema: { body: CreateTokenBody, response: { 201: CreatedToken, ...errorResponses } },
   }, async (request, reply) => {
     const { consumer: key, user: userId } = request.body
-    const scopes = request.body.scopes as Scope[]
+    const scopes = request.body.scopes
     const found = await store.getConsumer(key)
     if (!found) throw consumerNotFound(key)
     if (!(await store.getUser(userId))) throw userNotFound(userId)

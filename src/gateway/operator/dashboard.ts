@@ -33,7 +33,7 @@ const auditRows = 20
 
 /** The usage table's filters and sort from the page's own GET form; anything unknown is ignored. */
 function usageQueryOf(q: Record<string, unknown>): UsageQuery & { sort: UsageSortKey } {
-  const text = (name: string) => (typeof q[name] === 'string' ? (q[name] as string).trim() : '')
+  const text = (name: string) => (typeof q[name] === 'string' ? q[name].trim() : '')
   const method = text('method')
   const user = text('user')
   const client = text('client')

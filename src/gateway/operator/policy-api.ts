@@ -91,7 +91,7 @@ export async function policyApi(app: FastifyInstance, options: PolicyApiOptions)
     if ('oauth' in body) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: OAuth is always allowed; only "basic" and "wsse" have a policy')
     if (!legacyMethods.some((m) => m in body)) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: name at least one of "basic" and "wsse"')
     if (!checkUpdate.Check(body)) {
-      throw new ApiError(400, 'invalid_parameter', describeSchemaError(checkUpdate.Errors(body) as Parameters<typeof describeSchemaError>[0], 'body', PolicyUpdateSchema))
+      throw new ApiError(400, 'invalid_parameter', describeSchemaError(checkUpdate.Errors(body), 'body', PolicyUpdateSchema))
     }
     const before = policy.current()
     let updated: Policies

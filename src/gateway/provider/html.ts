@@ -30,7 +30,7 @@ function render(value: Interpolation): string {
 /** `html\`<p>${text}</p>\`` — strings are escaped, SafeHtml and arrays of it are kept. */
 export function html(strings: TemplateStringsArray, ...values: Interpolation[]): SafeHtml {
   let out = strings[0]!
-  for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!
+  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1]!
   return new SafeHtml(out)
 }
 

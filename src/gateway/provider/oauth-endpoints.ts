@@ -45,7 +45,7 @@ export function registerOAuthEndpoints(app: FastifyInstance, ctx: ProviderContex
   /** Claims the nonce of a verified request (SPEC §4.4: only after the signature verified). */
   const claim = async (r: CheckedOAuthRequest): Promise<void> => {
     const window = ctx.verifyOptions.windowSeconds
-    const failed = await claimNonce(ctx.replay, oauthNonceKey(r), 2 * window + 1, 'oauth', ctx.verifyOptions.retryAfterSeconds ?? defaultRetryAfterSeconds, () =>
+    const failed = await claimNonce(ctx.replay, oauthNonceKey(r), 2 * window + 1, 'oauth', defaultRetryAfterSeconds, () =>
       oauthFailure(401, 'nonce_used', 'oauth_nonce was already used', 'replay'),
     )
     if (failed) throw problemError(realm, failed)

@@ -575,7 +575,7 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
         byKey.set(row.key, app)
       }
       app.tokens += 1
-      app.scopes = allScopes.filter((s) => app!.scopes.includes(s) || row.token_scopes.includes(s))
+      app.scopes = allScopes.filter((s) => app.scopes.includes(s) || row.token_scopes.includes(s))
     }
     return [...byKey.values()]
   }

@@ -4,7 +4,7 @@
 // is CSRF-protected too; signing in replaces it with a new id (no session fixation).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { safeEqual } from '../../common/secrets.js'
-import type { IdentityStore, User } from '../store/types.js'
+import type { ProviderRepository, User } from '../store/types.js'
 
 export const sessionCookie = 'kigo_session'
 
@@ -44,7 +44,7 @@ export function clearedSessionCookieHeader(secure: boolean): string {
 
 export class Sessions {
   constructor(
-    private readonly store: IdentityStore,
+    private readonly store: ProviderRepository,
     private readonly settings: SessionSettings,
     private readonly now: () => number,
   ) {}

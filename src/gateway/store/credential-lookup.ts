@@ -17,7 +17,7 @@
 // - Store errors are not cached: they propagate (the gateway answers 503, SPEC §7).
 import type { ApiPasswordEntry, ConsumerEntry, CredentialLookup, TokenEntry } from '../auth/types.js'
 import type { IdentityChange, IdentityChangeSource } from './sql-identity-store.js'
-import type { IdentityStore } from './types.js'
+import type { CredentialRepository } from './types.js'
 
 type Kind = 'user' | 'consumer' | 'token'
 
@@ -83,7 +83,7 @@ export class CachedCredentialLookup implements CredentialLookup {
   private readonly unsubscribe: () => void
 
   constructor(
-    private readonly store: IdentityStore,
+    private readonly store: CredentialRepository,
     options: CredentialLookupOptions = {},
   ) {
     this.ttlMs = options.ttlMs ?? 5000

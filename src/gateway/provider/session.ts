@@ -21,17 +21,8 @@ export interface SessionSettings {
   visitorTtlSeconds: number
 }
 
-/** The value of one cookie of the request's Cookie header(s), or undefined. */
-export function readCookie(request: FastifyRequest, name: string): string | undefined {
-  const header = request.headers.cookie
-  if (header === undefined) return undefined
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=')
-    if (eq === -1) continue
-    if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
-  }
-  return undefined
-}
+// The Cookie header is parsed by @fastify/cookie (registered by the provider plugin); the
+// Set-Cookie headers are written here, attributes in the order kigo has always sent them.
 
 /** `Set-Cookie` for the session: HttpOnly, SameSite=Lax, Secure when the public scheme is https. */
 export function sessionCookieHeader(id: string, maxAgeSeconds: number, secure: boolean): string {
@@ -51,7 +42,7 @@ export class Sessions {
 
   /** The request's live session, or null. */
   async current(request: FastifyRequest): Promise<Session | null> {
-    const id = readCookie(request, sessionCookie)
+    const id = request.cookies[sessionCookie]
     if (id === undefined || id === '') return null
     const found = await this.store.getWebSession(id, new Date(this.now()))
     return found && { id, user: found.user, csrfToken: found.csrfToken }

@@ -8,7 +8,7 @@ import { Compile, Type, type TSchema } from '../../common/typebox.js'
 import { ApiError } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
-import { InvalidInput } from '../store/validation.js'
+import { checkCallbackUrl, InvalidInput, scopesBeyondRegistration } from '../store/validation.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
 import {
   Conflict,
@@ -16,7 +16,7 @@ import {
   scopes as allScopes,
   type AccessToken,
   type Consumer,
-  type IdentityStore,
+  type IdentityAdministration,
   type User,
 } from '../store/types.js'
 
@@ -28,7 +28,7 @@ export type AdminChange =
   | { kind: 'token'; token: string }
 
 export interface AdminApiOptions {
-  store: IdentityStore
+  store: IdentityAdministration
   /** Called after each committed mutation; a throwing listener does not fail the request. */
   onChange?: (change: AdminChange) => void
   /** Bytes of randomness in a generated login or API password (base64url); default 18. */
@@ -257,18 +257,14 @@ const tokenView = (t: AccessToken) => ({
 const userNotFound = (id: string) => new ApiError(404, 'user_not_found', `No user ${JSON.stringify(id)}`)
 const consumerNotFound = (key: string) => new ApiError(404, 'consumer_not_found', `No application with consumer key ${JSON.stringify(key)}`)
 
-/** An absolute http/https URL (the registered OAuth callback, SPEC §5). */
-function checkCallback(value: string): string {
-  let url: URL
+/** The registered OAuth callback (the store's rule), checked before the owner is looked up. */
+function checkCallback(value: string | null | undefined): string | null {
   try {
-    url = new URL(value)
-  } catch {
-    throw new ApiError(400, 'invalid_callback', `Invalid request body: "callback" must be an absolute http or https URL`)
+    return checkCallbackUrl(value)
+  } catch (err) {
+    if (err instanceof InvalidInput) throw new ApiError(400, 'invalid_callback', `Invalid request body: ${err.message}`)
+    throw err
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ApiError(400, 'invalid_callback', `Invalid request body: "callback" must use http or https, not ${url.protocol.slice(0, -1)}`)
-  }
-  return value
 }
 
 // ---- routes ----------------------------------------------------------------------------
@@ -399,14 +395,13 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     schema: { body: CreateAppBody, response: { 201: CreatedApp, ...errorResponses } },
   }, async (request, reply) => {
     const { name, owner, scopes } = request.body
-    const callback = request.body.callback == null ? null : checkCallback(request.body.callback)
+    const callback = checkCallback(request.body.callback)
     if (!(await store.getUser(owner))) throw userNotFound(owner)
     let created: { consumer: Consumer; secret: string }
     try {
       created = await store.createConsumer({ name, ownerId: owner, scopes, callbackUrl: callback })
     } catch (err) {
       if (err instanceof NotFound) throw userNotFound(owner)
-      if (err instanceof InvalidInput && err.field === 'callbackUrl') throw new ApiError(400, 'invalid_callback', `Invalid request body: ${err.message}`)
       throw err
     }
     const { consumer, secret } = created
@@ -466,12 +461,8 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     const found = await store.getConsumer(key)
     if (!found) throw consumerNotFound(key)
     if (!(await store.getUser(userId))) throw userNotFound(userId)
-    const registered = found.consumer.scopes
-    const beyond = [...new Set(scopes.filter((s) => !registered.includes(s)))]
-    if (beyond.length > 0) {
-      throw new ApiError(400, 'scope_not_registered',
-        `Application ${JSON.stringify(found.consumer.name)} is not registered for ${beyond.join(', ')} (registered: ${registered.join(', ')})`)
-    }
+    const beyond = scopesBeyondRegistration(scopes, found.consumer.scopes)
+    if (beyond !== null) throw new ApiError(400, 'scope_not_registered', `Application ${JSON.stringify(found.consumer.name)} is ${beyond}`)
     let created: { token: AccessToken; secret: string }
     try {
       created = await store.createAccessToken({ consumerKey: key, userId, scopes })

@@ -2,6 +2,7 @@
 // the JSON API, or the session cookie its sign-in form sets (browsers cannot send a
 // bearer header by themselves). It is registered beside, not under, the bearer-only hook
 // of admin-auth.ts, so that the sign-in form itself can be reached.
+import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { safeEqual } from '../../common/secrets.js'
 import type { PolicyService } from '../policy/service.js'
@@ -11,7 +12,7 @@ import type { UsageStore } from '../usage/store.js'
 import { hasAdminBearer } from './admin-auth.js'
 import { bucketize, chartRanges, defaultRange, rangeWindow } from './dashboard-chart.js'
 import { dashboardPage, loginPage } from './dashboard-page.js'
-import { cookieValue, issueSession, sessionClearCookie, sessionCookie, sessionSetCookie, validSession } from './dashboard-session.js'
+import { issueSession, sessionClearCookie, sessionCookie, sessionSetCookie, validSession } from './dashboard-session.js'
 import { methodPolicyView } from './policy-api.js'
 import type { AuditStore } from '../audit/store.js'
 import { usageReport, usageSortKeys, type UsageQuery, type UsageSortKey } from './usage-report.js'
@@ -82,6 +83,9 @@ function sameOrigin(request: FastifyRequest): boolean {
 export async function dashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
   const now = options.now ?? Date.now
   const { adminToken } = options
+  // Cookies are read here and in the provider only, so the forwarded API never parses them.
+  // The Set-Cookie headers stay written by dashboard-session.ts (their attribute order).
+  await app.register(fastifyCookie)
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8 * 1024 }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)))
@@ -94,7 +98,7 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
     return html(reply.header('retry-after', '5'), 503, '<!doctype html><title>kigo dashboard</title><p>The dashboard cannot read the gateway store right now; try again shortly.</p>')
   })
 
-  const session = (request: FastifyRequest) => validSession(adminToken, cookieValue(request.headers.cookie, sessionCookie), now())
+  const session = (request: FastifyRequest) => validSession(adminToken, request.cookies[sessionCookie], now())
 
   app.get('/admin', async (_request, reply) => reply.redirect('/admin/', 308))
 

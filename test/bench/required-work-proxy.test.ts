@@ -49,7 +49,7 @@ describe.skipIf(redisUrl === null)('required-work proxy', () => {
     return { status: res.statusCode, forwarded: seen.length > before ? seen.at(-1)! : null }
   }
   const identityOf = (headers: IncomingHttpHeaders) => {
-    const check = verifyIdentity(identityKey(secretKey), headers as Record<string, string>, { method: 'GET', url: path, host }, 60)
+    const check = verifyIdentity(identityKey(secretKey), headers, { method: 'GET', url: path, host }, 60)
     return check.ok ? check.identity : null
   }
 

@@ -38,7 +38,7 @@ export interface CredentialLookupOptions {
 }
 
 /** Drops the entries whose value passes `test` (keys collected first: no delete while iterating). */
-function deleteWhere<V extends {}>(cache: LRUCache<string, V>, test: (value: V) => boolean): void {
+function deleteWhere<V extends NonNullable<unknown>>(cache: LRUCache<string, V>, test: (value: V) => boolean): void {
   const doomed: string[] = []
   for (const [key, value] of cache.entries()) if (test(value)) doomed.push(key)
   for (const key of doomed) cache.delete(key)
@@ -70,7 +70,7 @@ export class CachedCredentialLookup implements CredentialLookup {
     this.now = options.now ?? Date.now
     const max = options.maxEntries ?? 10_000
     // ttlResolution 0: the clock is read on each check, not remembered for a millisecond.
-    const lru = <V extends {}>(ttl: number) => new LRUCache<string, V>({ max, ttl, ttlResolution: 0, perf: { now: this.now } })
+    const lru = <V extends NonNullable<unknown>>(ttl: number) => new LRUCache<string, V>({ max, ttl, ttlResolution: 0, perf: { now: this.now } })
     this.users = lru(this.ttlMs)
     this.consumers = lru(this.ttlMs)
     this.tokens = lru(this.ttlMs)
@@ -158,7 +158,7 @@ export class CachedCredentialLookup implements CredentialLookup {
     else this.invalidateToken(change.token)
   }
 
-  private async cached<V extends {}>(kind: Kind, key: string, found: LRUCache<string, V>, load: () => Promise<V | null>): Promise<V | null> {
+  private async cached<V extends NonNullable<unknown>>(kind: Kind, key: string, found: LRUCache<string, V>, load: () => Promise<V | null>): Promise<V | null> {
     const hit = found.get(key)
     if (hit !== undefined) return hit
     const slot = `${kind}:${key}`

@@ -5,7 +5,7 @@
 // like a wrong password: RFC 7617 §2 has the server answer any credential it cannot
 // accept with a fresh challenge, and that is what Basic clients are built to handle.
 import { randomToken, safeEqual } from '../../common/secrets.js'
-import { userIdPattern } from '../store/types.js'
+import { userIdPattern } from '../domain/identifiers.js'
 import { failure, type AuthFailure } from './results.js'
 import type { AuthRequest, AuthResult, CredentialLookup } from './types.js'
 

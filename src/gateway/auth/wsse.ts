@@ -7,7 +7,7 @@
 import { hash } from 'node:crypto'
 import { randomToken, safeEqual } from '../../common/secrets.js'
 import type { ReplayCache } from '../replay/types.js'
-import { userIdPattern } from '../store/types.js'
+import { userIdPattern } from '../domain/identifiers.js'
 import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from './results.js'
 import type { AuthRequest, AuthResult, CredentialLookup } from './types.js'
 

@@ -10,15 +10,8 @@ import { randomToken } from '../../common/secrets.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
 import { checkCallbackUrl, InvalidInput, scopesBeyondRegistration } from '../store/validation.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
-import {
-  Conflict,
-  NotFound,
-  scopes as allScopes,
-  type AccessToken,
-  type Consumer,
-  type IdentityAdministration,
-  type User,
-} from '../store/types.js'
+import { Conflict, NotFound, type AccessToken, type Consumer, type IdentityAdministration, type User } from '../store/types.js'
+import { scopes as allScopes, userIdPattern } from '../domain/identifiers.js'
 
 /** What a mutation changed, so the gateway can drop cached credentials at once. */
 export type AdminChange =
@@ -40,8 +33,7 @@ export interface AdminApiOptions {
 // ---- schemas ---------------------------------------------------------------------------
 
 const userIdMessage = 'must be a user ID: 3 to 32 characters, a letter first, then letters, digits, "_" or "-"'
-// Mirrors userIdPattern (src/gateway/store/types.ts) in JSON-Schema form.
-const UserId = Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{2,31}$', errorMessage: userIdMessage })
+const UserId = Type.String({ pattern: userIdPattern.source, errorMessage: userIdMessage })
 const Name = Type.String({ minLength: 1, maxLength: 100 })
 const Password = Type.String({ minLength: 1, maxLength: 1024 })
 const ScopeName = Type.Enum([...allScopes])

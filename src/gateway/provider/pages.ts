@@ -1,7 +1,8 @@
 // The pages of the authorize flow and the account area (SPEC §5), as plain server-side
 // HTML: every form posts with a CSRF token, nothing needs JavaScript.
-import type { AuthorizedApplication, Consumer, Scope, User } from '../store/types.js'
-import { scopes as allScopes } from '../store/types.js'
+import type { AuthorizedApplication, Consumer, User } from '../store/types.js'
+import type { Scope } from '../domain/identifiers.js'
+import { scopes as allScopes } from '../domain/identifiers.js'
 import { html, page, type SafeHtml } from './html.js'
 import { scopeDescriptions } from './scopes.js'
 import type { LegacyClientView } from './legacy-usage.js'

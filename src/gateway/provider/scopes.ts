@@ -1,6 +1,6 @@
 // Scopes as the provider reads them from clients (SPEC §5: `scope`, comma-separated) and
 // as the consent and account pages describe them to people.
-import { scopes as allScopes, type Scope } from '../store/types.js'
+import { scopes as allScopes, type Scope } from '../domain/identifiers.js'
 
 /** What each scope lets an application do, in the words the consent page uses. */
 export const scopeDescriptions: Record<Scope, string> = {

@@ -19,23 +19,8 @@ import {
   limits,
   scopesBeyondRegistration,
 } from './validation.js'
-import {
-  Conflict,
-  NotFound,
-  scopes as allScopes,
-  userIdPattern,
-  type AccessToken,
-  type AuthorizedApplication,
-  type Consumer,
-  type ExchangeResult,
-  type IdentityStore,
-  type RequestToken,
-  type RequestTokenState,
-  type Scope,
-  type User,
-  type UserContact,
-  type WebSession,
-} from './types.js'
+import { Conflict, NotFound, type AccessToken, type AuthorizedApplication, type Consumer, type ExchangeResult, type IdentityStore, type RequestToken, type RequestTokenState, type User, type UserContact, type WebSession } from './types.js'
+import { scopes as allScopes, userIdPattern, type Scope } from '../domain/identifiers.js'
 
 /** What changed, so that caches of this process (CachedCredentialLookup) drop it at once. */
 export type IdentityChange = { kind: 'user'; id: string } | { kind: 'consumer'; key: string } | { kind: 'token'; token: string }

@@ -4,10 +4,7 @@
 // API passwords, consumer secrets and token secrets are AES-256-GCM ciphertexts under a
 // key derived from KIGO_SECRET_KEY, and come out decrypted only where a verifier needs them.
 
-export const scopes = ['read_public', 'write_public', 'read_private', 'write_private'] as const
-export type Scope = (typeof scopes)[number]
-
-export const userIdPattern = /^[A-Za-z][A-Za-z0-9_-]{2,31}$/
+import type { Scope } from '../domain/identifiers.js'
 
 export interface User {
   id: string

@@ -1,7 +1,7 @@
 // Input checks of the identity store: bad values are refused with InvalidInput (which
 // the callers turn into a 400) rather than stored. Limits where SPEC is silent are
 // chosen here and named.
-import { scopes as allScopes, userIdPattern, type Scope } from './types.js'
+import { scopes as allScopes, userIdPattern, type Scope } from '../domain/identifiers.js'
 
 /** A value the store refuses to keep; `field` names the input, `message` says why. */
 export class InvalidInput extends Error {

@@ -2,7 +2,7 @@
 // in-memory replay cache with TTLs, plus a builder for AuthRequest.
 import type { AuthRequest, CredentialLookup } from '../../../src/gateway/auth/types.js'
 import { ReplayCacheUnavailable, type ReplayCache } from '../../../src/gateway/replay/types.js'
-import type { Scope } from '../../../src/gateway/store/types.js'
+import type { Scope } from '../../../src/gateway/domain/identifiers.js'
 
 export interface Fixtures {
   users?: Array<{ id: string; name?: string; apiPassword: string }>

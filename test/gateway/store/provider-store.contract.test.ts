@@ -9,9 +9,9 @@ import {
   InvalidInput,
   NotFound,
   type IdentityChange,
-  type Scope,
   type SqlIdentityStore,
 } from '../../../src/gateway/store/index.js'
+import type { Scope } from '../../../src/gateway/domain/identifiers.js'
 import { identityStoreBackends, openIdentityStoreForSuite } from '../../helpers/backends.js'
 
 const backends = await identityStoreBackends('provider-store')

@@ -1,0 +1,9 @@
+// The gateway's vocabulary that every part of it shares (verifiers, provider, operator API,
+// store): what a user ID may look like and which OAuth scopes exist. Here, so that the
+// verifiers and the provider need not reach into the store for them.
+
+/** OAuth scopes (SPEC §5): the route table (src/common/route-table.ts) owns the list. */
+export { scopes, type Scope } from '../../common/route-table.js'
+
+/** A user ID (SPEC §5): a letter, then letters, digits, `_` or `-`; 3 to 32 characters. */
+export const userIdPattern = /^[A-Za-z][A-Za-z0-9_-]{2,31}$/

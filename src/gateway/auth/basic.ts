@@ -6,8 +6,8 @@
 // accept with a fresh challenge, and that is what Basic clients are built to handle.
 import { randomToken, safeEqual } from '../../common/secrets.js'
 import { userIdPattern } from '../domain/identifiers.js'
-import { failure, type AuthFailure } from './results.js'
-import type { AuthRequest, AuthResult, CredentialLookup } from './types.js'
+import { failure, type AuthFailure } from '../domain/auth-results.js'
+import type { AuthRequest, AuthResult, CredentialLookup } from '../domain/auth.js'
 
 /** Compared against when the user does not exist, so that the answer costs the same work. */
 const dummyPassword = randomToken(24)

@@ -4,7 +4,7 @@
 import type { AuthMethod } from '../../common/identity.js'
 import { isFormContentType } from './oauth/parameters.js'
 import { percentDecode } from './oauth/percent-encode.js'
-import type { AuthRequest } from './types.js'
+import type { AuthRequest } from '../domain/auth.js'
 
 /** The distinct credential kinds present, in the order oauth, basic, wsse. */
 export function detectCredentials(req: AuthRequest): AuthMethod[] {

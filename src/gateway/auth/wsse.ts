@@ -8,8 +8,8 @@ import { hash } from 'node:crypto'
 import { randomToken, safeEqual } from '../../common/secrets.js'
 import type { ReplayCache } from '../replay/types.js'
 import { userIdPattern } from '../domain/identifiers.js'
-import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from './results.js'
-import type { AuthRequest, AuthResult, CredentialLookup } from './types.js'
+import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from '../domain/auth-results.js'
+import type { AuthRequest, AuthResult, CredentialLookup } from '../domain/auth.js'
 
 export interface WsseVerifyOptions {
   /** Accepted distance of Created from the gateway's clock, seconds (SPEC: 300). */

@@ -2,7 +2,7 @@
 // few seconds (default 5 s), so that a change made at any gateway reaches all of them well
 // within 15 s (SPEC §6.1). Requests are evaluated against the copy in memory; a store
 // outage keeps the last policy read.
-import type { AuthRequest } from '../auth/types.js'
+import type { AuthRequest } from '../domain/auth.js'
 import { clientName } from '../usage/client-name.js'
 import { evaluatePolicy, type PolicyVerdict } from './evaluate.js'
 import { normalizePolicy } from './normalize.js'

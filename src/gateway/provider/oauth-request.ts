@@ -7,8 +7,8 @@ import { ApiError } from '../../common/errors.js'
 import { toAuthRequest } from '../app.js'
 import { challenges } from '../authenticate.js'
 import { oauthFailure } from '../auth/oauth/verify.js'
-import type { AuthFailure } from '../auth/results.js'
-import type { AuthRequest } from '../auth/types.js'
+import type { AuthFailure } from '../domain/auth-results.js'
+import type { AuthRequest } from '../domain/auth.js'
 
 /** The request in the verifiers' terms (public host and scheme, raw form body). */
 export function authRequestOf(app: FastifyInstance, request: FastifyRequest, now: number): AuthRequest {

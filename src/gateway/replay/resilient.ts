@@ -7,7 +7,7 @@
 // After a failure the primary is skipped for a short breaker window, then tried again on
 // the next claim: recovery needs no restart. Keys claimed in the fallback stay refused
 // after recovery until they expire, since the primary never saw them.
-import { CircuitBreaker } from './circuit-breaker.js'
+import { CircuitBreaker } from '../../common/circuit-breaker.js'
 import { MemoryReplayCache } from './memory.js'
 import { ReplayCacheUnavailable, type ReplayCache } from './types.js'
 

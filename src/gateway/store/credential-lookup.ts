@@ -20,7 +20,7 @@
 //   aborts the fetch), hence the few lines of `inflight` below.
 // - Store errors are not cached: they propagate (the gateway answers 503, SPEC §7).
 import { LRUCache } from 'lru-cache'
-import type { ApiPasswordEntry, ConsumerEntry, CredentialLookup, TokenEntry } from '../auth/types.js'
+import type { ApiPasswordEntry, ConsumerEntry, CredentialLookup, TokenEntry } from '../domain/auth.js'
 import type { IdentityChange, IdentityChangeSource } from './sql-identity-store.js'
 import type { CredentialRepository } from './types.js'
 

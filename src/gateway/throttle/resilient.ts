@@ -3,7 +3,7 @@
 // falls back to counting in this process, which still stops a fast guesser hitting this
 // gateway. Counts made during the outage keep applying after recovery until their window
 // ends. After a failure Redis is skipped for a short breaker window, then tried again.
-import { CircuitBreaker } from '../replay/circuit-breaker.js'
+import { CircuitBreaker } from '../../common/circuit-breaker.js'
 import { MemoryFailureThrottle } from './memory.js'
 import { ThrottleUnavailable, type FailureThrottle } from './types.js'
 

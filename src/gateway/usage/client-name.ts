@@ -3,7 +3,7 @@
 // that it can be stored, shown and matched against policy exceptions. A multipart
 // body's `source` is not read: those bodies are streamed, never parsed, at the gateway.
 import { isFormContentType } from '../auth/oauth/parameters.js'
-import type { AuthRequest } from '../auth/types.js'
+import type { AuthRequest } from '../domain/auth.js'
 import { maxClientLength } from '../policy/types.js'
 
 /** Longest query or body the search for `source` scans (form bodies are at most 1 MiB). */

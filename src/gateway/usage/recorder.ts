@@ -3,7 +3,7 @@
 // report is current within 15 s. A failed flush keeps the counts for the next one; on
 // shutdown the last counts are flushed.
 import type { AuthMethod } from '../../common/identity.js'
-import type { Outcome } from '../auth/types.js'
+import type { Outcome } from '../domain/auth.js'
 import type { MinuteRow, UsageOutcomes, UsageRow, UsageStore } from './store.js'
 
 /** The part of an authentication decision the recorder looks at. */

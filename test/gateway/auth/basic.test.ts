@@ -1,7 +1,7 @@
 // HTTP Basic (RFC 7617, SPEC §4.2).
 import { describe, expect, it } from 'vitest'
 import { readBasic, verifyBasicCredential } from '../../../src/gateway/auth/basic.js'
-import type { AuthRequest, AuthResult, CredentialLookup } from '../../../src/gateway/auth/types.js'
+import type { AuthRequest, AuthResult, CredentialLookup } from '../../../src/gateway/domain/auth.js'
 import { authRequest, memoryLookup } from './fixtures.js'
 
 /** The gateway's Basic pipeline (src/gateway/authenticate.ts): read the credential, then verify it. */

@@ -1,6 +1,6 @@
 // Test doubles for the verifiers' collaborators: an in-memory CredentialLookup and an
 // in-memory replay cache with TTLs, plus a builder for AuthRequest.
-import type { AuthRequest, CredentialLookup } from '../../../src/gateway/auth/types.js'
+import type { AuthRequest, CredentialLookup } from '../../../src/gateway/domain/auth.js'
 import { ReplayCacheUnavailable, type ReplayCache } from '../../../src/gateway/replay/types.js'
 import type { Scope } from '../../../src/gateway/domain/identifiers.js'
 

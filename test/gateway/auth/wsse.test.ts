@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import wsse, { UsernameToken } from 'wsse'
 import type { ReplayCache } from '../../../src/gateway/replay/types.js'
-import type { AuthRequest, AuthResult, CredentialLookup } from '../../../src/gateway/auth/types.js'
+import type { AuthRequest, AuthResult, CredentialLookup } from '../../../src/gateway/domain/auth.js'
 import { parseCreated, readWsse, verifyUsernameToken, type WsseVerifyOptions } from '../../../src/gateway/auth/wsse.js'
 import { authRequest, DownReplayCache, MemoryReplayCache, memoryLookup } from './fixtures.js'
 

@@ -10,7 +10,7 @@ import { baseStringUri, signatureBaseString } from './base-string.js'
 import { percentDecode, percentEncode } from './percent-encode.js'
 import { computeSignature, type SignatureMethod } from './signature.js'
 import { safeEqual } from '../../../common/secrets.js'
-import type { AuthRequest } from '../types.js'
+import type { AuthRequest } from '../../domain/auth.js'
 import type { OAuthParameters } from './parameters.js'
 
 export interface SignatureAdviceOptions {

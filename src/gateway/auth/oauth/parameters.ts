@@ -4,7 +4,7 @@
 // — and every parameter that enters the signature base string. SPEC §4.4: protocol
 // parameters from more than one place, or a protocol parameter repeated, are 400.
 import { isUtf8 } from 'node:buffer'
-import type { AuthRequest } from '../types.js'
+import type { AuthRequest } from '../../domain/auth.js'
 import { percentDecode } from './percent-encode.js'
 
 export type ParameterSource = 'header' | 'body' | 'query'

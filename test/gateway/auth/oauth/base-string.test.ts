@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { baseStringUri, signatureBaseString } from '../../../../src/gateway/auth/oauth/base-string.js'
 import { collectOAuthParameters } from '../../../../src/gateway/auth/oauth/parameters.js'
-import type { AuthRequest } from '../../../../src/gateway/auth/types.js'
+import type { AuthRequest } from '../../../../src/gateway/domain/auth.js'
 import { authRequest, form, twitterExampleRequest } from '../fixtures.js'
 
 function baseStringOf(req: AuthRequest): string {

@@ -7,7 +7,7 @@ import { OAuth } from 'oauth'
 import { oauth1aClient, type HmacMethod } from '../../../helpers/oauth1a.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyOAuth, type OAuthVerifyOptions } from '../../../../src/gateway/auth/oauth/verify.js'
-import type { AuthRequest } from '../../../../src/gateway/auth/types.js'
+import type { AuthRequest } from '../../../../src/gateway/domain/auth.js'
 import { authRequest, form, MemoryReplayCache, memoryLookup } from '../fixtures.js'
 import { oauthSign } from './oauth-sign-client.js'
 

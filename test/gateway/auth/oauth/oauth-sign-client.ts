@@ -2,7 +2,7 @@
 // verifier tests do not sign with the code under test.
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
-import type { AuthRequest } from '../../../../src/gateway/auth/types.js'
+import type { AuthRequest } from '../../../../src/gateway/domain/auth.js'
 import { authRequest, form } from '../fixtures.js'
 
 type Params = Record<string, string | string[]>

@@ -6,7 +6,7 @@ import { collectOAuthParameters } from '../../../../src/gateway/auth/oauth/param
 import { percentEncode } from '../../../../src/gateway/auth/oauth/percent-encode.js'
 import { computeSignature, signingKey } from '../../../../src/gateway/auth/oauth/signature.js'
 import { checkOAuthRequest, verifyOAuth, verifyOAuthSignature, type OAuthVerifyOptions } from '../../../../src/gateway/auth/oauth/verify.js'
-import type { AuthRequest } from '../../../../src/gateway/auth/types.js'
+import type { AuthRequest } from '../../../../src/gateway/domain/auth.js'
 import { authRequest, form, MemoryReplayCache, memoryLookup, twitterExampleRequest } from '../fixtures.js'
 
 const opts: OAuthVerifyOptions = { windowSeconds: 300, hmacSha256: true, plaintext: false }

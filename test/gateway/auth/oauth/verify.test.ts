@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { verifyOAuth, type OAuthVerifyOptions } from '../../../../src/gateway/auth/oauth/verify.js'
-import type { AuthRequest } from '../../../../src/gateway/auth/types.js'
+import type { AuthRequest } from '../../../../src/gateway/domain/auth.js'
 import { authRequest, DownReplayCache, form, MemoryReplayCache, memoryLookup } from '../fixtures.js'
 import { authorizationHeader, signedRequest, signParameters, type SignOptions } from './oauth-sign-client.js'
 

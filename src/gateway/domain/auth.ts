@@ -2,7 +2,7 @@
 // credential, load the secret through a cache, verify, and return a result. Exactly one
 // place (the gateway's auth hook) turns a result into a response or a principal.
 import type { AuthMethod } from '../../common/identity.js'
-import type { Scope } from '../domain/identifiers.js'
+import type { Scope } from './identifiers.js'
 
 export interface Principal {
   userId: string

@@ -1,7 +1,7 @@
 // Building AuthResults, and the nonce claim shared by WSSE and OAuth (SPEC §4.3, §4.4, §7).
 import type { AuthMethod } from '../../common/identity.js'
 import { ReplayCacheUnavailable, ReplayClientQuotaExceeded, type ReplayCache } from '../replay/types.js'
-import type { AuthResult, Outcome } from './types.js'
+import type { AuthResult, Outcome } from './auth.js'
 
 export type AuthFailure = Extract<AuthResult, { kind: 'fail' }>
 

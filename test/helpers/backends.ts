@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe } from 'vitest'
 import { createRedis, redisReady, type RedisClient } from '../../src/common/redis.js'
-import { openDb, type Db } from '../../src/common/sql.js'
+import { migrate, openDb, type Db } from '../../src/common/sql.js'
 import type { CredentialLookup } from '../../src/gateway/auth/types.js'
 import { MemoryReplayCache } from '../../src/gateway/replay/memory.js'
 import { RedisReplayCache } from '../../src/gateway/replay/redis.js'
@@ -22,6 +22,7 @@ import { MemoryFailureThrottle } from '../../src/gateway/throttle/memory.js'
 import { RedisFailureThrottle } from '../../src/gateway/throttle/redis.js'
 import { ResilientFailureThrottle } from '../../src/gateway/throttle/resilient.js'
 import type { FailureThrottle, ThrottleSettings } from '../../src/gateway/throttle/types.js'
+import { gatewaySchema, migrations as gatewayMigrations } from '../../src/gateway/store/migrations.js'
 import { CachedCredentialLookup, openIdentityStore, type IdentityStoreOptions, type SqlIdentityStore } from '../../src/gateway/store/index.js'
 import { availablePostgres, availableRedis, freshPostgres } from './services.js'
 
@@ -93,6 +94,32 @@ export async function storageBackends(label: string): Promise<Array<Backend<Stor
         : null,
     },
   ]
+}
+
+export interface GatewayDbBackend extends Opened {
+  /** A connection to a fresh gateway database, migrated. */
+  db: Db
+}
+
+/** The gateway's database on each storage backend, for the stores that take a Db (policy, audit, usage). */
+export async function gatewayDbBackends(label: string): Promise<Array<Backend<GatewayDbBackend>>> {
+  return (await storageBackends(label)).map(({ name, setup }) => ({
+    name,
+    setup:
+      setup &&
+      (async () => {
+        const where = await setup()
+        const db = await openDb(where)
+        await migrate(db, gatewaySchema, gatewayMigrations)
+        return {
+          db,
+          cleanup: async () => {
+            await db.close()
+            await where.cleanup()
+          },
+        }
+      }),
+  }))
 }
 
 /** The identity store's options on each backend, with a fresh master key (gateway store suites). */

@@ -1,15 +1,15 @@
-// Usage collection (SPEC §6.3) over each storage backend (embedded and PostgreSQL): counts held in memory and added
-// to the stored ones by each flush; counts that could not be written are kept for the
-// next flush; the client name comes from `source`, else the User-Agent, bounded.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { migrate, openDb, type Db } from '../../../src/common/sql.js'
-import { gatewaySchema, migrations } from '../../../src/gateway/store/migrations.js'
+// Usage collection (SPEC §6.3) on each storage backend (embedded and PostgreSQL): counts
+// held in memory and added to the stored ones by each flush; counts that could not be
+// written are kept for the next flush; the client name comes from `source`, else the
+// User-Agent, bounded.
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { Db } from '../../../src/common/sql.js'
 import { clientName } from '../../../src/gateway/usage/client-name.js'
 import { UsageRecorder } from '../../../src/gateway/usage/recorder.js'
 import { UsageStore } from '../../../src/gateway/usage/store.js'
-import { describeBackends, storageBackends } from '../../helpers/backends.js'
+import { describeBackends, gatewayDbBackends } from '../../helpers/backends.js'
 
-const backends = await storageBackends('usage')
+const backends = await gatewayDbBackends('usage')
 
 const ok = (method: 'basic' | 'wsse' | 'oauth', user: string) => ({ ok: true, method, outcome: 'ok' as const, identity: { user } })
 const t0 = Date.parse('2027-03-01T10:00:30Z')
@@ -19,14 +19,9 @@ describeBackends('UsageRecorder', backends, (backend) => {
   let db: Db
   let store: UsageStore
 
-  beforeAll(async () => {
-    db = await openDb(backend())
-    await migrate(db, gatewaySchema, migrations)
+  beforeAll(() => {
+    db = backend().db
     store = new UsageStore(db)
-  })
-
-  afterAll(async () => {
-    await db?.close()
   })
 
   it('adds each flush to the stored counts, keeping the first and last time seen', async () => {

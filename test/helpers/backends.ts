@@ -1,10 +1,11 @@
 // Every backend a contract suite runs against, in one place: storage (the embedded
-// database in a fresh temporary directory, PostgreSQL in a fresh database), the replay
-// cache and the failure throttle (memory, Redis, and the decorators the gateway wraps
-// Redis in), and the credential lookup (the identity store read directly, and through its
-// cache). A decorator is listed as a backend of its own because it must keep the contract
-// of what it wraps. A backend whose service is absent has no setup: outside CI its suite
-// is skipped with the reason services.ts printed; under CI=true that check fails the run.
+// database in a fresh temporary directory, PostgreSQL in a fresh database; also as the
+// identity store's options and as a migrated gateway database), the replay cache and the
+// failure throttle (memory, Redis, and the decorators the gateway wraps Redis in), and the
+// credential lookup (the identity store read directly, and through its cache). A
+// decorator is listed as a backend of its own because it must keep the contract of what
+// it wraps. A backend whose service is absent has no setup: outside CI its suite is
+// skipped with the reason services.ts printed; under CI=true that check fails the run.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -10,9 +10,10 @@ import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, expect, it } from 'vitest'
 import { identityKey, signIdentity } from '../../src/common/identity.js'
-import { freshPostgres, inCi } from '../helpers/services.js'
+import { describeEachBackend, storageBackends } from '../helpers/backends.js'
+import { inCi } from '../helpers/services.js'
 import { freePort } from '../helpers/ports.js'
 
 const mainJs = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url))
@@ -111,27 +112,17 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup()
 })
 
-type Backend = { name: string; env: () => Promise<Record<string, string> | null> }
+// Without the build every backend is skipped (the reason is printed above).
+const backends = (await storageBackends('durability')).map((b) => (built ? b : { ...b, setup: null }))
 
-const backends: Backend[] = [
-  { name: 'embedded', env: async () => ({}) },
-  {
-    name: 'postgres',
-    env: async () => {
-      const db = await freshPostgres()
-      if (!db) return null
-      cleanups.push(db.drop)
-      return { DATABASE_URL: db.url }
-    },
-  },
-]
-
-describe.skipIf(!built).each(backends)('core on $name killed with SIGKILL', (backend) => {
-  it('keeps every entry it acknowledged', { timeout: 180_000 }, async (ctx) => {
-    const backendEnv = await backend.env()
-    if (!backendEnv) return ctx.skip()
-    const dataDir = mkdtempSync(join(tmpdir(), 'kigo-durability-'))
-    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
+describeEachBackend('core killed with SIGKILL', backends, (setup) => {
+  it('keeps every entry it acknowledged', { timeout: 180_000 }, async () => {
+    const where = await setup()
+    cleanups.push(where.cleanup)
+    // The core is always given a data directory; in PostgreSQL mode an empty one of its own.
+    const dataDir = where.databaseUrl ? mkdtempSync(join(tmpdir(), 'kigo-durability-')) : where.dataDir
+    if (where.databaseUrl) cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
+    const backendEnv: Record<string, string> = where.databaseUrl ? { DATABASE_URL: where.databaseUrl } : {}
     const env = {
       ...backendEnv,
       KIGO_DATA_DIR: dataDir,

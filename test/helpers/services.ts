@@ -15,6 +15,18 @@ function unavailable(name: string, err: unknown): null {
   return null
 }
 
+/** True when PostgreSQL answers; false (skip) when it is absent outside CI. */
+export async function availablePostgres(): Promise<boolean> {
+  const admin = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 3000 })
+  try {
+    await admin.connect()
+  } catch (err) {
+    return unavailable('PostgreSQL', err) ?? false
+  }
+  await admin.end()
+  return true
+}
+
 /** A fresh, empty PostgreSQL database for one suite; null (skip) when PostgreSQL is absent outside CI. */
 export async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> } | null> {
   const admin = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 3000 })

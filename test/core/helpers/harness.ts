@@ -1,5 +1,6 @@
-// A core app over a real embedded store in a temp directory, and requests signed the way
-// the gateway signs them (SPEC §4.6).
+// A core app over a real store (by default the embedded database in a temp directory; the
+// route tests run once per storage backend of helpers/backends.ts, each harness on a fresh
+// database), and requests signed the way the gateway signs them (SPEC §4.6).
 import { randomBytes, randomUUID, type KeyObject } from 'node:crypto'
 import { operationNameOf } from '../../../src/common/route-table.js'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -12,6 +13,7 @@ import { identityKey, signIdentity, type Identity } from '../../../src/common/id
 import { buildCoreApp } from '../../../src/core/app.js'
 import { openContentStore } from '../../../src/core/store/index.js'
 import type { ContentStore } from '../../../src/core/store/types.js'
+import { storageBackends, type StorageBackend } from '../../helpers/backends.js'
 
 export interface Harness {
   app: FastifyInstance
@@ -38,8 +40,16 @@ export interface CallOptions {
   unsigned?: boolean
 }
 
-export async function startHarness(overrides: Record<string, unknown> = {}, databaseUrl?: string): Promise<Harness> {
+/** The backends the route tests run on: embedded and PostgreSQL. */
+export const routeBackends = await storageBackends('core-test')
+
+/**
+ * Starts a core with `overrides` over a store set up by `storage` (a backend's setup,
+ * called once for this harness; default the embedded database), cleaned up by close().
+ */
+export async function startHarness(overrides: Record<string, unknown> = {}, storage?: () => Promise<StorageBackend>): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'kigo-core-test-'))
+  const backend = storage ? await storage() : undefined
   const config = loadConfig({
     env: {
       KIGO_DATA_DIR: dir,
@@ -50,7 +60,7 @@ export async function startHarness(overrides: Record<string, unknown> = {}, data
     },
     overrides,
   })
-  const store = await openContentStore({ dataDir: dir, ...(databaseUrl ? { databaseUrl } : {}) })
+  const store = await openContentStore(backend ?? { dataDir: dir })
   const app = buildCoreApp({ config, store })
   await app.ready()
   const key = identityKey(config.secretKey)
@@ -78,9 +88,14 @@ export async function startHarness(overrides: Record<string, unknown> = {}, data
       return app.inject({ method: method as 'GET', url: req.url, headers, ...(req.payload !== undefined ? { payload: req.payload } : {}) })
     },
     close: async () => {
-      await app.close()
-      await store.close()
-      rmSync(dir, { recursive: true, force: true })
+      try {
+        await app.close()
+        await store.close()
+      } finally {
+        // Also after a test closed the store itself: the database must not outlive the run.
+        await backend?.cleanup()
+        rmSync(dir, { recursive: true, force: true })
+      }
     },
   }
 }

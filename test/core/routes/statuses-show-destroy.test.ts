@@ -1,157 +1,161 @@
 // statuses/show and statuses/destroy through HTTP (SPEC §2.3).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { form, parseXml, startHarness, type Harness } from '../helpers/harness.js'
+import { form, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
+import { describeEachBackend } from '../../helpers/backends.js'
 
 let h: Harness
-beforeAll(async () => {
-  h = await startHarness()
-})
-afterAll(async () => {
-  await h?.close()
-})
 
-async function post(as: string, params: Record<string, string>) {
-  const res = await h.call({ method: 'POST', url: '/api/statuses/update.json', as, ...form(params) })
-  expect(res.statusCode).toBe(200)
-  return res.json()
-}
-const show = (id: string, ext = 'json', as?: string) => h.call({ url: `/api/statuses/show/${id}.${ext}`, ...(as ? { as } : {}) })
-const destroy = (id: string, as?: string, params: Record<string, string> = {}, ext = 'json') =>
-  h.call({ method: 'POST', url: `/api/statuses/destroy/${id}.${ext}`, ...(as ? { as } : {}), ...form(params) })
-
-describe('statuses/show', () => {
-  test('anonymous: the Entry with favorited 0, in JSON and XML', async () => {
-    const e = await post('alice', { status: 'tea=green' })
-    const json = await show(e.id)
-    expect(json.statusCode).toBe(200)
-    expect(json.json()).toEqual(e)
-    const xml = await show(e.id, 'xml')
-    expect(xml.headers['content-type']).toBe('application/xml; charset=utf-8')
-    expect(parseXml(xml.body).status).toMatchObject({ id: e.id, favorited: '0', keyword: 'tea', text: 'tea=green', user: { id: 'alice' } })
+describeEachBackend('statuses/show and destroy', routeBackends, (storage) => {
+  beforeAll(async () => {
+    h = await startHarness({}, storage)
+  })
+  afterAll(async () => {
+    await h?.close()
   })
 
-  test('no extension is JSON; leading zeros name the same entry', async () => {
-    const e = await post('alice', { status: 'plain' })
-    expect((await h.call({ url: `/api/statuses/show/${e.id}` })).json().id).toBe(e.id)
-    expect((await h.call({ url: `/api/statuses/show/000${e.id}.json` })).json().id).toBe(e.id)
-  })
-
-  test('unknown, non-digit and out-of-range IDs: 404 entry_not_found in format', async () => {
-    for (const id of ['999999999', 'abc', '12a', '-3', '0', '99999999999999999999']) {
-      const res = await show(id)
-      expect(res.statusCode, id).toBe(404)
-      expect(res.json()).toEqual({ error: { status: 404, code: 'entry_not_found', message: expect.any(String) } })
-    }
-    const xml = await show('abc', 'xml')
-    expect(xml.statusCode).toBe(404)
-    expect(parseXml(xml.body).error).toMatchObject({ status: '404', code: 'entry_not_found' })
-  })
-
-  test('body_formats on show', async () => {
-    const e = await post('alice', { status: 'see [keyword:季語]' })
-    const res = (await h.call({ url: `/api/statuses/show/${e.id}.json?body_formats=html_touch` })).json()
-    expect(res.html_touch).toBe('see <a href="http://kigo.example:8080/keyword/%E5%AD%A3%E8%AA%9E">季語</a>')
-    expect(res.html).toBeUndefined()
-    expect((await h.call({ url: `/api/statuses/show/${e.id}.json?body_formats=xhtml` })).statusCode).toBe(400)
-  })
-
-  test('HEAD answers like GET without a body', async () => {
-    const e = await post('alice', { status: 'head' })
-    const res = await h.call({ method: 'HEAD', url: `/api/statuses/show/${e.id}.json` })
+  async function post(as: string, params: Record<string, string>) {
+    const res = await h.call({ method: 'POST', url: '/api/statuses/update.json', as, ...form(params) })
     expect(res.statusCode).toBe(200)
-    expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
-    expect(res.body).toBe('')
-  })
-})
+    return res.json()
+  }
+  const show = (id: string, ext = 'json', as?: string) => h.call({ url: `/api/statuses/show/${id}.${ext}`, ...(as ? { as } : {}) })
+  const destroy = (id: string, as?: string, params: Record<string, string> = {}, ext = 'json') =>
+    h.call({ method: 'POST', url: `/api/statuses/destroy/${id}.${ext}`, ...(as ? { as } : {}), ...form(params) })
 
-describe('statuses/destroy', () => {
-  test('the author deletes: the deleted Entry comes back, then show is 404', async () => {
-    const e = await post('alice', { status: 'to delete' })
-    const res = await destroy(e.id, 'alice')
-    expect(res.statusCode).toBe(200)
-    expect(res.json()).toEqual(e)
-    expect((await show(e.id)).statusCode).toBe(404)
-    expect((await destroy(e.id, 'alice')).statusCode).toBe(404)
-  })
+  describe('statuses/show', () => {
+    test('anonymous: the Entry with favorited 0, in JSON and XML', async () => {
+      const e = await post('alice', { status: 'tea=green' })
+      const json = await show(e.id)
+      expect(json.statusCode).toBe(200)
+      expect(json.json()).toEqual(e)
+      const xml = await show(e.id, 'xml')
+      expect(xml.headers['content-type']).toBe('application/xml; charset=utf-8')
+      expect(parseXml(xml.body).status).toMatchObject({ id: e.id, favorited: '0', keyword: 'tea', text: 'tea=green', user: { id: 'alice' } })
+    })
 
-  test('XML result', async () => {
-    const e = await post('alice', { status: 'xml delete' })
-    const res = await destroy(e.id, 'alice', {}, 'xml')
-    expect(res.statusCode).toBe(200)
-    expect(parseXml(res.body).status).toMatchObject({ id: e.id, text: 'xml delete' })
-  })
+    test('no extension is JSON; leading zeros name the same entry', async () => {
+      const e = await post('alice', { status: 'plain' })
+      expect((await h.call({ url: `/api/statuses/show/${e.id}` })).json().id).toBe(e.id)
+      expect((await h.call({ url: `/api/statuses/show/000${e.id}.json` })).json().id).toBe(e.id)
+    })
 
-  test('the owner of the user keyword id:X may delete what others posted there', async () => {
-    const e = await post('alice', { keyword: 'id:bob', status: 'on your wall' })
-    expect((await destroy(e.id, 'carol')).statusCode).toBe(403)
-    const res = await destroy(e.id, 'bob')
-    expect(res.statusCode).toBe(200)
-    expect(res.json().text).toBe('id:bob=on your wall')
-  })
+    test('unknown, non-digit and out-of-range IDs: 404 entry_not_found in format', async () => {
+      for (const id of ['999999999', 'abc', '12a', '-3', '0', '99999999999999999999']) {
+        const res = await show(id)
+        expect(res.statusCode, id).toBe(404)
+        expect(res.json()).toEqual({ error: { status: 404, code: 'entry_not_found', message: expect.any(String) } })
+      }
+      const xml = await show('abc', 'xml')
+      expect(xml.statusCode).toBe(404)
+      expect(parseXml(xml.body).error).toMatchObject({ status: '404', code: 'entry_not_found' })
+    })
 
-  test('anyone else: 403 not_allowed in format, and the entry stays', async () => {
-    const e = await post('alice', { status: 'mine' })
-    const res = await destroy(e.id, 'bob')
-    expect(res.statusCode).toBe(403)
-    expect(res.json()).toEqual({ error: { status: 403, code: 'not_allowed', message: expect.any(String) } })
-    const xml = await destroy(e.id, 'bob', {}, 'xml')
-    expect(parseXml(xml.body).error).toMatchObject({ status: '403', code: 'not_allowed' })
-    expect((await show(e.id)).statusCode).toBe(200)
-  })
+    test('body_formats on show', async () => {
+      const e = await post('alice', { status: 'see [keyword:季語]' })
+      const res = (await h.call({ url: `/api/statuses/show/${e.id}.json?body_formats=html_touch` })).json()
+      expect(res.html_touch).toBe('see <a href="http://kigo.example:8080/keyword/%E5%AD%A3%E8%AA%9E">季語</a>')
+      expect(res.html).toBeUndefined()
+      expect((await h.call({ url: `/api/statuses/show/${e.id}.json?body_formats=xhtml` })).statusCode).toBe(400)
+    })
 
-  test('author_url_name: another name is 404 (entry stays), the right one deletes', async () => {
-    const e = await post('alice', { status: 'named' })
-    const wrong = await destroy(e.id, 'alice', { author_url_name: 'bob' })
-    expect(wrong.statusCode).toBe(404)
-    expect(wrong.json().error.code).toBe('entry_not_found')
-    expect((await show(e.id)).statusCode).toBe(200)
-    expect((await destroy(e.id, 'alice', { author_url_name: 'alice' })).statusCode).toBe(200)
-  })
-
-  test('its stars go with it; replies keep their in_reply_to_status_id', async () => {
-    const target = await post('alice', { status: 'target' })
-    const reply = await post('bob', { status: 'reply', in_reply_to_status_id: target.id })
-    expect((await h.call({ method: 'POST', url: `/api/favorites/create/${target.id}.json`, as: 'bob' })).statusCode).toBe(200)
-    const deleted = await destroy(target.id, 'alice')
-    expect(deleted.json().favorited).toBe(0)
-    expect(await h.store.hasStar(target.id, 'bob')).toBe(false)
-    expect((await h.call({ method: 'POST', url: `/api/favorites/create/${target.id}.json`, as: 'bob' })).statusCode).toBe(404)
-    expect((await show(reply.id)).json()).toMatchObject({ in_reply_to_status_id: target.id, in_reply_to_user_id: 'alice' })
+    test('HEAD answers like GET without a body', async () => {
+      const e = await post('alice', { status: 'head' })
+      const res = await h.call({ method: 'HEAD', url: `/api/statuses/show/${e.id}.json` })
+      expect(res.statusCode).toBe(200)
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
+      expect(res.body).toBe('')
+    })
   })
 
-  test('anonymous: 401; unknown entry: 404; a bad parameter: 400 and nothing deleted', async () => {
-    const e = await post('alice', { status: 'stays' })
-    expect((await destroy(e.id)).statusCode).toBe(401)
-    expect((await destroy('999999999', 'alice')).statusCode).toBe(404)
-    expect((await destroy(e.id, 'alice', { body_formats: 'nope' })).statusCode).toBe(400)
-    expect((await destroy(e.id, 'alice', { callback: 'x y' })).statusCode).toBe(400)
-    const dup = await h.call({ method: 'POST', url: `/api/statuses/destroy/${e.id}.json?author_url_name=alice`, as: 'alice', ...form({ author_url_name: 'alice' }) })
-    expect(dup.statusCode).toBe(400)
-    expect((await show(e.id)).statusCode).toBe(200)
-  })
-})
+  describe('statuses/destroy', () => {
+    test('the author deletes: the deleted Entry comes back, then show is 404', async () => {
+      const e = await post('alice', { status: 'to delete' })
+      const res = await destroy(e.id, 'alice')
+      expect(res.statusCode).toBe(200)
+      expect(res.json()).toEqual(e)
+      expect((await show(e.id)).statusCode).toBe(404)
+      expect((await destroy(e.id, 'alice')).statusCode).toBe(404)
+    })
 
-describe('methods', () => {
-  test('a wrong method: 405 with Allow, in format', async () => {
-    const e = await post('alice', { status: 'x' })
-    const getDestroy = await h.call({ url: `/api/statuses/destroy/${e.id}.xml`, as: 'alice' })
-    expect(getDestroy.statusCode).toBe(405)
-    expect(getDestroy.headers.allow).toBe('POST')
-    expect(parseXml(getDestroy.body).error).toMatchObject({ status: '405', code: 'method_not_allowed' })
-    const postShow = await h.call({ method: 'POST', url: `/api/statuses/show/${e.id}.json` })
-    expect(postShow.statusCode).toBe(405)
-    expect(postShow.headers.allow).toBe('GET, HEAD')
-    for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
-      const res = await h.call({ method, url: '/api/statuses/update.json', as: 'alice' })
-      expect(res.statusCode, method).toBe(405)
-      expect(res.headers.allow).toBe('POST')
-    }
-    expect((await show(e.id)).statusCode).toBe(200)
+    test('XML result', async () => {
+      const e = await post('alice', { status: 'xml delete' })
+      const res = await destroy(e.id, 'alice', {}, 'xml')
+      expect(res.statusCode).toBe(200)
+      expect(parseXml(res.body).status).toMatchObject({ id: e.id, text: 'xml delete' })
+    })
+
+    test('the owner of the user keyword id:X may delete what others posted there', async () => {
+      const e = await post('alice', { keyword: 'id:bob', status: 'on your wall' })
+      expect((await destroy(e.id, 'carol')).statusCode).toBe(403)
+      const res = await destroy(e.id, 'bob')
+      expect(res.statusCode).toBe(200)
+      expect(res.json().text).toBe('id:bob=on your wall')
+    })
+
+    test('anyone else: 403 not_allowed in format, and the entry stays', async () => {
+      const e = await post('alice', { status: 'mine' })
+      const res = await destroy(e.id, 'bob')
+      expect(res.statusCode).toBe(403)
+      expect(res.json()).toEqual({ error: { status: 403, code: 'not_allowed', message: expect.any(String) } })
+      const xml = await destroy(e.id, 'bob', {}, 'xml')
+      expect(parseXml(xml.body).error).toMatchObject({ status: '403', code: 'not_allowed' })
+      expect((await show(e.id)).statusCode).toBe(200)
+    })
+
+    test('author_url_name: another name is 404 (entry stays), the right one deletes', async () => {
+      const e = await post('alice', { status: 'named' })
+      const wrong = await destroy(e.id, 'alice', { author_url_name: 'bob' })
+      expect(wrong.statusCode).toBe(404)
+      expect(wrong.json().error.code).toBe('entry_not_found')
+      expect((await show(e.id)).statusCode).toBe(200)
+      expect((await destroy(e.id, 'alice', { author_url_name: 'alice' })).statusCode).toBe(200)
+    })
+
+    test('its stars go with it; replies keep their in_reply_to_status_id', async () => {
+      const target = await post('alice', { status: 'target' })
+      const reply = await post('bob', { status: 'reply', in_reply_to_status_id: target.id })
+      expect((await h.call({ method: 'POST', url: `/api/favorites/create/${target.id}.json`, as: 'bob' })).statusCode).toBe(200)
+      const deleted = await destroy(target.id, 'alice')
+      expect(deleted.json().favorited).toBe(0)
+      expect(await h.store.hasStar(target.id, 'bob')).toBe(false)
+      expect((await h.call({ method: 'POST', url: `/api/favorites/create/${target.id}.json`, as: 'bob' })).statusCode).toBe(404)
+      expect((await show(reply.id)).json()).toMatchObject({ in_reply_to_status_id: target.id, in_reply_to_user_id: 'alice' })
+    })
+
+    test('anonymous: 401; unknown entry: 404; a bad parameter: 400 and nothing deleted', async () => {
+      const e = await post('alice', { status: 'stays' })
+      expect((await destroy(e.id)).statusCode).toBe(401)
+      expect((await destroy('999999999', 'alice')).statusCode).toBe(404)
+      expect((await destroy(e.id, 'alice', { body_formats: 'nope' })).statusCode).toBe(400)
+      expect((await destroy(e.id, 'alice', { callback: 'x y' })).statusCode).toBe(400)
+      const dup = await h.call({ method: 'POST', url: `/api/statuses/destroy/${e.id}.json?author_url_name=alice`, as: 'alice', ...form({ author_url_name: 'alice' }) })
+      expect(dup.statusCode).toBe(400)
+      expect((await show(e.id)).statusCode).toBe(200)
+    })
   })
 
-  test('OPTIONS lists the methods', async () => {
-    const res = await h.call({ method: 'OPTIONS', url: '/api/statuses/update.json' })
-    expect(res.statusCode).toBe(204)
-    expect(res.headers.allow).toBe('POST, OPTIONS')
+  describe('methods', () => {
+    test('a wrong method: 405 with Allow, in format', async () => {
+      const e = await post('alice', { status: 'x' })
+      const getDestroy = await h.call({ url: `/api/statuses/destroy/${e.id}.xml`, as: 'alice' })
+      expect(getDestroy.statusCode).toBe(405)
+      expect(getDestroy.headers.allow).toBe('POST')
+      expect(parseXml(getDestroy.body).error).toMatchObject({ status: '405', code: 'method_not_allowed' })
+      const postShow = await h.call({ method: 'POST', url: `/api/statuses/show/${e.id}.json` })
+      expect(postShow.statusCode).toBe(405)
+      expect(postShow.headers.allow).toBe('GET, HEAD')
+      for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
+        const res = await h.call({ method, url: '/api/statuses/update.json', as: 'alice' })
+        expect(res.statusCode, method).toBe(405)
+        expect(res.headers.allow).toBe('POST')
+      }
+      expect((await show(e.id)).statusCode).toBe(200)
+    })
+
+    test('OPTIONS lists the methods', async () => {
+      const res = await h.call({ method: 'OPTIONS', url: '/api/statuses/update.json' })
+      expect(res.statusCode).toBe(204)
+      expect(res.headers.allow).toBe('POST, OPTIONS')
+    })
   })
 })

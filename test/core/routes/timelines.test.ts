@@ -1,7 +1,8 @@
 // Timelines through HTTP (SPEC §2.8): every source, the list formats, replies, paging,
 // since, sort=hot, and the forms without `/{id}` that need credentials.
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { form, images, multipart, parseXml, startHarness, type Harness } from '../helpers/harness.js'
+import { form, images, multipart, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
+import { describeEachBackend } from '../../helpers/backends.js'
 
 let h: Harness
 type Entry = { id: string; text: string; keyword: string; favorited: number; replies?: Entry[]; user: { id: string; followers_count: number } }
@@ -14,162 +15,165 @@ const get = (url: string, as?: string | { user: string; scopes: string[] }) => h
 const ids = (list: Entry[]) => list.map((e) => e.id)
 
 let first: Entry, second: Entry, diary: Entry, reply1: Entry, reply2: Entry, elsewhere: Entry
-beforeAll(async () => {
-  h = await startHarness()
-  first = await post('alice', { status: 'haiku=first light' })
-  second = await post('bob', { status: 'haiku=second wind' })
-  diary = await post('alice', { status: 'my own page' })
-  reply1 = await post('carol', { status: 'tanka=a reply', in_reply_to_status_id: first.id })
-  reply2 = await post('bob', { status: 'another reply', in_reply_to_status_id: first.id })
-  elsewhere = await post('alice', { status: 'haiku=on the global site' }, h.global)
-})
-afterAll(async () => {
-  await h?.close()
-})
 
-test('public_timeline: the deployment\'s entries on keywords that are not user keywords, newest first, with replies oldest first', async () => {
-  const res = await get('/api/statuses/public_timeline.json')
-  expect(res.statusCode).toBe(200)
-  expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
-  const list: Entry[] = res.json()
-  expect(ids(list)).toEqual([reply1.id, second.id, first.id])
-  expect(ids(list)).not.toContain(diary.id)
-  expect(ids(list)).not.toContain(elsewhere.id)
-  const top = list.find((e) => e.id === first.id)!
-  expect(top.replies!.map((r) => r.id)).toEqual([reply1.id, reply2.id])
-  // A reply is a full Entry without its own replies.
-  expect(top.replies![0]).toMatchObject({ id: reply1.id, text: 'tanka=a reply', user: { id: 'carol' } })
-  expect(top.replies![0]).not.toHaveProperty('replies')
-  expect(list.find((e) => e.id === second.id)!.replies).toEqual([])
-  const global: Entry[] = (await h.call({ url: '/api/statuses/public_timeline.json', host: h.global })).json()
-  expect(ids(global)).toEqual([elsewhere.id])
-})
+describeEachBackend('timelines routes', routeBackends, (storage) => {
+  beforeAll(async () => {
+    h = await startHarness({}, storage)
+    first = await post('alice', { status: 'haiku=first light' })
+    second = await post('bob', { status: 'haiku=second wind' })
+    diary = await post('alice', { status: 'my own page' })
+    reply1 = await post('carol', { status: 'tanka=a reply', in_reply_to_status_id: first.id })
+    reply2 = await post('bob', { status: 'another reply', in_reply_to_status_id: first.id })
+    elsewhere = await post('alice', { status: 'haiku=on the global site' }, h.global)
+  })
+  afterAll(async () => {
+    await h?.close()
+  })
 
-test('XML: <statuses type="array"> with <status> items and <replies>; an empty list is an empty root', async () => {
-  const res = await get('/api/statuses/public_timeline.xml')
-  expect(res.headers['content-type']).toBe('application/xml; charset=utf-8')
-  expect(res.body).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?><statuses type="array"><status>/)
-  const doc = parseXml(res.body) as { statuses: { '@_type': string; status: Array<{ id: string; replies: '' | { status: unknown[] } }> } }
-  expect(doc.statuses['@_type']).toBe('array')
-  expect(doc.statuses.status.map((s) => s.id)).toEqual([reply1.id, second.id, first.id])
-  expect(doc.statuses.status[1]!.replies).toBe('')
-  expect((doc.statuses.status[2]!.replies as { status: unknown[] }).status).toHaveLength(2)
-  const empty = await get('/api/statuses/keyword_timeline.xml?word=haiku&since=2099-01-01T00:00:00Z')
-  expect(empty.body).toBe('<?xml version="1.0" encoding="UTF-8"?><statuses type="array"></statuses>')
-})
+  test('public_timeline: the deployment\'s entries on keywords that are not user keywords, newest first, with replies oldest first', async () => {
+    const res = await get('/api/statuses/public_timeline.json')
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
+    const list: Entry[] = res.json()
+    expect(ids(list)).toEqual([reply1.id, second.id, first.id])
+    expect(ids(list)).not.toContain(diary.id)
+    expect(ids(list)).not.toContain(elsewhere.id)
+    const top = list.find((e) => e.id === first.id)!
+    expect(top.replies!.map((r) => r.id)).toEqual([reply1.id, reply2.id])
+    // A reply is a full Entry without its own replies.
+    expect(top.replies![0]).toMatchObject({ id: reply1.id, text: 'tanka=a reply', user: { id: 'carol' } })
+    expect(top.replies![0]).not.toHaveProperty('replies')
+    expect(list.find((e) => e.id === second.id)!.replies).toEqual([])
+    const global: Entry[] = (await h.call({ url: '/api/statuses/public_timeline.json', host: h.global })).json()
+    expect(ids(global)).toEqual([elsewhere.id])
+  })
 
-test('JSONP wraps the array; errors keep their status and are wrapped too', async () => {
-  const res = await get('/api/statuses/public_timeline.json?callback=cb.list&count=1')
-  expect(res.headers['content-type']).toBe('application/javascript; charset=utf-8')
-  expect(res.body).toMatch(/^cb\.list\(\[\{"id":"/)
-  const bad = await get('/api/statuses/public_timeline.json?callback=cb&count=0')
-  expect(bad.statusCode).toBe(400)
-  expect(bad.body).toMatch(/^cb\(\{"error":\{"status":400,/)
-})
+  test('XML: <statuses type="array"> with <status> items and <replies>; an empty list is an empty root', async () => {
+    const res = await get('/api/statuses/public_timeline.xml')
+    expect(res.headers['content-type']).toBe('application/xml; charset=utf-8')
+    expect(res.body).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?><statuses type="array"><status>/)
+    const doc = parseXml(res.body) as { statuses: { '@_type': string; status: Array<{ id: string; replies: '' | { status: unknown[] } }> } }
+    expect(doc.statuses['@_type']).toBe('array')
+    expect(doc.statuses.status.map((s) => s.id)).toEqual([reply1.id, second.id, first.id])
+    expect(doc.statuses.status[1]!.replies).toBe('')
+    expect((doc.statuses.status[2]!.replies as { status: unknown[] }).status).toHaveLength(2)
+    const empty = await get('/api/statuses/keyword_timeline.xml?word=haiku&since=2099-01-01T00:00:00Z')
+    expect(empty.body).toBe('<?xml version="1.0" encoding="UTF-8"?><statuses type="array"></statuses>')
+  })
 
-test('count, page and max_id: pages stay the same while entries are added', async () => {
-  const p2 = await get(`/api/statuses/public_timeline.json?count=1&page=2&max_id=${reply1.id}`)
-  expect(ids(p2.json())).toEqual([second.id])
-  await post('dave', { status: 'haiku=newer than the anchor' })
-  const again = await get(`/api/statuses/public_timeline.json?count=1&page=2&max_id=${reply1.id}`)
-  expect(again.json()).toEqual(p2.json())
-  const beyond = await get('/api/statuses/public_timeline.json?count=200&page=100')
-  expect(beyond.json()).toEqual([])
-})
+  test('JSONP wraps the array; errors keep their status and are wrapped too', async () => {
+    const res = await get('/api/statuses/public_timeline.json?callback=cb.list&count=1')
+    expect(res.headers['content-type']).toBe('application/javascript; charset=utf-8')
+    expect(res.body).toMatch(/^cb\.list\(\[\{"id":"/)
+    const bad = await get('/api/statuses/public_timeline.json?callback=cb&count=0')
+    expect(bad.statusCode).toBe(400)
+    expect(bad.body).toMatch(/^cb\(\{"error":\{"status":400,/)
+  })
 
-test.each([
-  ['count=0', 'count'], ['count=201', 'count'], ['count=abc', 'count'], ['page=0', 'page'], ['page=101', 'page'],
-  ['since=yesterday', 'since'], ['since=2026-02-31T00:00:00Z', 'since'], ['since=2026-11-21T09:30:00%2B09:00', 'since'],
-  ['sort=best', 'sort'], ['max_id=x', 'max_id'], ['body_formats=pdf', 'body_formats'],
-])('%s: 400 naming the parameter', async (query, name) => {
-  const res = await get(`/api/statuses/public_timeline.xml?${query}`)
-  expect(res.statusCode).toBe(400)
-  expect(res.body).toContain('<status>400</status>')
-  expect(res.body).toContain(name)
-})
+  test('count, page and max_id: pages stay the same while entries are added', async () => {
+    const p2 = await get(`/api/statuses/public_timeline.json?count=1&page=2&max_id=${reply1.id}`)
+    expect(ids(p2.json())).toEqual([second.id])
+    await post('dave', { status: 'haiku=newer than the anchor' })
+    const again = await get(`/api/statuses/public_timeline.json?count=1&page=2&max_id=${reply1.id}`)
+    expect(again.json()).toEqual(p2.json())
+    const beyond = await get('/api/statuses/public_timeline.json?count=200&page=100')
+    expect(beyond.json()).toEqual([])
+  })
 
-test('since, in both date forms: entries older than it are left out, entries at it are kept', async () => {
-  const all: Array<Entry & { created_at: string }> = (await get('/api/statuses/public_timeline.json')).json()
-  const newest = all[0]!
-  const iso = newest.created_at
-  const imf = new Date(iso).toUTCString()
-  for (const since of [iso, imf]) {
-    const list: Entry[] = (await get(`/api/statuses/public_timeline.json?since=${encodeURIComponent(since)}`)).json()
-    expect(list.length).toBeGreaterThanOrEqual(1)
-    expect(list.every((e) => (e as Entry & { created_at: string }).created_at >= iso)).toBe(true)
-  }
-  const future = new Date(Date.now() + 3600_000).toUTCString()
-  expect((await get(`/api/statuses/public_timeline.json?since=${encodeURIComponent(future)}`)).json()).toEqual([])
-})
+  test.each([
+    ['count=0', 'count'], ['count=201', 'count'], ['count=abc', 'count'], ['page=0', 'page'], ['page=101', 'page'],
+    ['since=yesterday', 'since'], ['since=2026-02-31T00:00:00Z', 'since'], ['since=2026-11-21T09:30:00%2B09:00', 'since'],
+    ['sort=best', 'sort'], ['max_id=x', 'max_id'], ['body_formats=pdf', 'body_formats'],
+  ])('%s: 400 naming the parameter', async (query, name) => {
+    const res = await get(`/api/statuses/public_timeline.xml?${query}`)
+    expect(res.statusCode).toBe(400)
+    expect(res.body).toContain('<status>400</status>')
+    expect(res.body).toContain(name)
+  })
 
-test('sort=hot: most stars first, then newest; favorited follows the requester', async () => {
-  await h.call({ method: 'POST', url: `/api/favorites/create/${second.id}.json`, as: 'erin' })
-  await h.call({ method: 'POST', url: `/api/favorites/create/${second.id}.json`, as: 'frank' })
-  await h.call({ method: 'POST', url: `/api/favorites/create/${first.id}.json`, as: 'erin' })
-  const hot: Entry[] = (await get('/api/statuses/keyword_timeline.json?word=haiku&sort=hot', 'erin')).json()
-  expect(ids(hot).slice(0, 2)).toEqual([second.id, first.id])
-  expect(hot[0]!.favorited).toBe(1)
-  const anon: Entry[] = (await get('/api/statuses/keyword_timeline.json?word=haiku&sort=hot')).json()
-  expect(anon.every((e) => e.favorited === 0)).toBe(true)
-  const newest: Entry[] = (await get('/api/statuses/keyword_timeline.json?word=haiku&sort=new')).json()
-  expect(newest[newest.length - 1]!.id).toBe(first.id)
-})
+  test('since, in both date forms: entries older than it are left out, entries at it are kept', async () => {
+    const all: Array<Entry & { created_at: string }> = (await get('/api/statuses/public_timeline.json')).json()
+    const newest = all[0]!
+    const iso = newest.created_at
+    const imf = new Date(iso).toUTCString()
+    for (const since of [iso, imf]) {
+      const list: Entry[] = (await get(`/api/statuses/public_timeline.json?since=${encodeURIComponent(since)}`)).json()
+      expect(list.length).toBeGreaterThanOrEqual(1)
+      expect(list.every((e) => (e as Entry & { created_at: string }).created_at >= iso)).toBe(true)
+    }
+    const future = new Date(Date.now() + 3600_000).toUTCString()
+    expect((await get(`/api/statuses/public_timeline.json?since=${encodeURIComponent(future)}`)).json()).toEqual([])
+  })
 
-test('keyword_timeline: ?word= and /{word} agree; an unknown keyword is 404', async () => {
-  const a = await get('/api/statuses/keyword_timeline.json?word=haiku')
-  const b = await get('/api/statuses/keyword_timeline/haiku.json')
-  expect(a.statusCode).toBe(200)
-  expect(b.json()).toEqual(a.json())
-  expect(ids(a.json()).every((id) => id !== reply1.id)).toBe(true)
-  const user = await get(`/api/statuses/keyword_timeline/${encodeURIComponent('id:alice')}`)
-  expect(ids(user.json())).toEqual([diary.id])
-  const unknown = await get('/api/statuses/keyword_timeline/nothing-here.xml')
-  expect(unknown.statusCode).toBe(404)
-  expect(unknown.body).toContain('<code>keyword_not_found</code>')
-  expect((await get('/api/statuses/keyword_timeline.json')).statusCode).toBe(400)
-})
+  test('sort=hot: most stars first, then newest; favorited follows the requester', async () => {
+    await h.call({ method: 'POST', url: `/api/favorites/create/${second.id}.json`, as: 'erin' })
+    await h.call({ method: 'POST', url: `/api/favorites/create/${second.id}.json`, as: 'frank' })
+    await h.call({ method: 'POST', url: `/api/favorites/create/${first.id}.json`, as: 'erin' })
+    const hot: Entry[] = (await get('/api/statuses/keyword_timeline.json?word=haiku&sort=hot', 'erin')).json()
+    expect(ids(hot).slice(0, 2)).toEqual([second.id, first.id])
+    expect(hot[0]!.favorited).toBe(1)
+    const anon: Entry[] = (await get('/api/statuses/keyword_timeline.json?word=haiku&sort=hot')).json()
+    expect(anon.every((e) => e.favorited === 0)).toBe(true)
+    const newest: Entry[] = (await get('/api/statuses/keyword_timeline.json?word=haiku&sort=new')).json()
+    expect(newest[newest.length - 1]!.id).toBe(first.id)
+  })
 
-test('user_timeline: /{id} for anyone; without it, the authenticated user, with read_public or write_public', async () => {
-  const res = await get('/api/statuses/user_timeline/alice.json')
-  expect(ids(res.json())).toEqual([elsewhere.id, diary.id, first.id])
-  expect((await get('/api/statuses/user_timeline/nobody-here.json')).json().error.code).toBe('user_not_found')
-  expect((await get('/api/statuses/user_timeline/x.y.json')).statusCode).toBe(404)
-  const anon = await get('/api/statuses/user_timeline.json')
-  expect(anon.statusCode).toBe(401)
-  const mine = await get('/api/statuses/user_timeline.json', { user: 'alice', scopes: ['read_public'] })
-  expect(mine.json()).toEqual(res.json())
-  expect((await get('/api/statuses/user_timeline.json', { user: 'alice', scopes: ['write_public'] })).statusCode).toBe(200)
-  const narrow = await get('/api/statuses/user_timeline.xml', { user: 'alice', scopes: ['write_private'] })
-  expect(narrow.statusCode).toBe(403)
-  expect(narrow.body).toContain('<status>403</status>')
-})
+  test('keyword_timeline: ?word= and /{word} agree; an unknown keyword is 404', async () => {
+    const a = await get('/api/statuses/keyword_timeline.json?word=haiku')
+    const b = await get('/api/statuses/keyword_timeline/haiku.json')
+    expect(a.statusCode).toBe(200)
+    expect(b.json()).toEqual(a.json())
+    expect(ids(a.json()).every((id) => id !== reply1.id)).toBe(true)
+    const user = await get(`/api/statuses/keyword_timeline/${encodeURIComponent('id:alice')}`)
+    expect(ids(user.json())).toEqual([diary.id])
+    const unknown = await get('/api/statuses/keyword_timeline/nothing-here.xml')
+    expect(unknown.statusCode).toBe(404)
+    expect(unknown.body).toContain('<code>keyword_not_found</code>')
+    expect((await get('/api/statuses/keyword_timeline.json')).statusCode).toBe(400)
+  })
 
-test('friends_timeline: entries by followed users and on followed keywords, and the user\'s own', async () => {
-  const own = await post('gina', { status: 'kigo=gina writes' })
-  expect((await h.call({ method: 'POST', url: '/api/friendships/create/bob.json', as: 'gina' })).statusCode).toBe(200)
-  expect((await h.call({ method: 'POST', url: '/api/keywords/create.json?word=tanka', as: 'gina' })).statusCode).toBe(200)
-  const list: Entry[] = (await get('/api/statuses/friends_timeline/gina.json')).json()
-  const expected = [own.id, reply2.id, reply1.id, second.id]
-  expect(ids(list)).toEqual(expected)
-  expect(list.find((e) => e.user.id === 'bob')!.user.followers_count).toBe(1)
-  expect(ids((await get('/api/statuses/friends_timeline.json', 'gina')).json())).toEqual(expected)
-  expect((await get('/api/statuses/friends_timeline.json')).statusCode).toBe(401)
-})
+  test('user_timeline: /{id} for anyone; without it, the authenticated user, with read_public or write_public', async () => {
+    const res = await get('/api/statuses/user_timeline/alice.json')
+    expect(ids(res.json())).toEqual([elsewhere.id, diary.id, first.id])
+    expect((await get('/api/statuses/user_timeline/nobody-here.json')).json().error.code).toBe('user_not_found')
+    expect((await get('/api/statuses/user_timeline/x.y.json')).statusCode).toBe(404)
+    const anon = await get('/api/statuses/user_timeline.json')
+    expect(anon.statusCode).toBe(401)
+    const mine = await get('/api/statuses/user_timeline.json', { user: 'alice', scopes: ['read_public'] })
+    expect(mine.json()).toEqual(res.json())
+    expect((await get('/api/statuses/user_timeline.json', { user: 'alice', scopes: ['write_public'] })).statusCode).toBe(200)
+    const narrow = await get('/api/statuses/user_timeline.xml', { user: 'alice', scopes: ['write_private'] })
+    expect(narrow.statusCode).toBe(403)
+    expect(narrow.body).toContain('<status>403</status>')
+  })
 
-test('album: entries that carry photos, all or by keyword', async () => {
-  const photo = await h.call({ method: 'POST', url: '/api/statuses/update.json', as: 'alice', ...multipart([['keyword', 'photos'], ['file', { bytes: images.png }]]) })
-  expect(photo.statusCode).toBe(200)
-  const id = photo.json().id
-  expect(ids((await get('/api/statuses/album.json')).json())).toEqual([id])
-  expect(ids((await get('/api/statuses/album/photos.json')).json())).toEqual([id])
-  expect(ids((await get('/api/statuses/album.json?word=photos')).json())).toEqual([id])
-  expect((await get('/api/statuses/album/haiku.json')).json()).toEqual([])
-  expect((await get('/api/statuses/album/no-such-word.json')).statusCode).toBe(404)
-})
+  test('friends_timeline: entries by followed users and on followed keywords, and the user\'s own', async () => {
+    const own = await post('gina', { status: 'kigo=gina writes' })
+    expect((await h.call({ method: 'POST', url: '/api/friendships/create/bob.json', as: 'gina' })).statusCode).toBe(200)
+    expect((await h.call({ method: 'POST', url: '/api/keywords/create.json?word=tanka', as: 'gina' })).statusCode).toBe(200)
+    const list: Entry[] = (await get('/api/statuses/friends_timeline/gina.json')).json()
+    const expected = [own.id, reply2.id, reply1.id, second.id]
+    expect(ids(list)).toEqual(expected)
+    expect(list.find((e) => e.user.id === 'bob')!.user.followers_count).toBe(1)
+    expect(ids((await get('/api/statuses/friends_timeline.json', 'gina')).json())).toEqual(expected)
+    expect((await get('/api/statuses/friends_timeline.json')).statusCode).toBe(401)
+  })
 
-test('a wrong method is 405 with Allow; an unknown extension 404', async () => {
-  const res = await h.call({ method: 'POST', url: '/api/statuses/public_timeline.json' })
-  expect(res.statusCode).toBe(405)
-  expect(res.headers.allow).toBe('GET, HEAD')
-  expect((await get('/api/statuses/public_timeline.html')).statusCode).toBe(404)
+  test('album: entries that carry photos, all or by keyword', async () => {
+    const photo = await h.call({ method: 'POST', url: '/api/statuses/update.json', as: 'alice', ...multipart([['keyword', 'photos'], ['file', { bytes: images.png }]]) })
+    expect(photo.statusCode).toBe(200)
+    const id = photo.json().id
+    expect(ids((await get('/api/statuses/album.json')).json())).toEqual([id])
+    expect(ids((await get('/api/statuses/album/photos.json')).json())).toEqual([id])
+    expect(ids((await get('/api/statuses/album.json?word=photos')).json())).toEqual([id])
+    expect((await get('/api/statuses/album/haiku.json')).json()).toEqual([])
+    expect((await get('/api/statuses/album/no-such-word.json')).statusCode).toBe(404)
+  })
+
+  test('a wrong method is 405 with Allow; an unknown extension 404', async () => {
+    const res = await h.call({ method: 'POST', url: '/api/statuses/public_timeline.json' })
+    expect(res.statusCode).toBe(405)
+    expect(res.headers.allow).toBe('GET, HEAD')
+    expect((await get('/api/statuses/public_timeline.html')).statusCode).toBe(404)
+  })
 })

@@ -1,51 +1,14 @@
 // The content store's contract (SPEC §2, §3), run once per backend: the embedded
 // database in a fresh data directory, and PostgreSQL in a fresh database.
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, test } from 'vitest'
 import { openContentStore } from '../../../src/core/store/index.js'
 import { migrations } from '../../../src/core/store/migrations.js'
 import { ReplyTargetNotFound, type ContentStore, type NewEntry, type NewPhoto, type PhotoRow } from '../../../src/core/store/types.js'
-import { freshPostgres } from '../../helpers/services.js'
+import { describeBackends, storageBackends, type StorageBackend } from '../../helpers/backends.js'
 
-interface Backend {
-  name: string
-  /** Null when the backend is unavailable (skipped outside CI). */
-  open: () => Promise<{ store: ContentStore; reopen: () => Promise<ContentStore>; cleanup: () => Promise<void> } | null>
-}
-
-const embedded: Backend = {
-  name: 'embedded',
-  open: async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'kigo-store-'))
-    return {
-      store: await openContentStore({ dataDir }),
-      reopen: () => openContentStore({ dataDir }),
-      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
-    }
-  },
-}
-
-const postgres: Backend = {
-  name: 'postgres',
-  open: async () => {
-    const db = await freshPostgres()
-    if (!db) return null
-    const dataDir = mkdtempSync(join(tmpdir(), 'kigo-store-'))
-    const opts = { databaseUrl: db.url, dataDir }
-    return {
-      store: await openContentStore(opts),
-      reopen: () => openContentStore(opts),
-      cleanup: async () => {
-        await db.drop()
-        rmSync(dataDir, { recursive: true, force: true })
-      },
-    }
-  },
-}
+const backends = await storageBackends('store')
 
 // Distinct names per test, so tests within one suite never see each other's rows.
 let counter = 0
@@ -72,32 +35,17 @@ function photo(bytes: Buffer, over: Partial<NewPhoto> = {}): NewPhoto {
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex')
 
-describe.each([embedded, postgres])('content store on $name', (backend) => {
+describeBackends('content store', backends, (backend) => {
   let store: ContentStore
-  let reopen: () => Promise<ContentStore>
-  let cleanup: (() => Promise<void>) | undefined
-  let available = true
+  const reopen = () => openContentStore(backend())
 
   beforeAll(async () => {
-    const opened = await backend.open()
-    if (!opened) {
-      available = false
-      return
-    }
-    ;({ store, reopen, cleanup } = opened)
+    store = await reopen()
   })
 
   afterAll(async () => {
     await store?.close()
-    await cleanup?.()
   })
-
-  // `it` that skips (with the helper's printed reason) when the backend is absent.
-  const test = (name: string, fn: () => Promise<void>) =>
-    it(name, async (ctx) => {
-      if (!available) ctx.skip()
-      await fn()
-    })
 
   test('answers ping', async () => {
     await expect(store.ping()).resolves.toBeUndefined()
@@ -399,30 +347,27 @@ describe.each([embedded, postgres])('content store on $name', (backend) => {
 
 // Several core processes share one PostgreSQL (SPEC §1.1, §3). Each store below has its
 // own connection pool, as a separate process would.
-describe('content store on postgres, shared by several processes', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'kigo-store-'))
-  const drops: Array<() => Promise<void>> = []
+const postgres = backends.find((b) => b.name === 'postgres')!
+
+describe.skipIf(postgres.setup === null)('content store on postgres, shared by several processes', () => {
+  const opened: StorageBackend[] = []
 
   afterAll(async () => {
-    for (const drop of drops) await drop()
-    rmSync(dataDir, { recursive: true, force: true })
+    for (const o of opened) await o.cleanup()
   })
 
-  async function database(ctx: { skip: () => void }): Promise<string> {
-    const db = await freshPostgres()
-    if (!db) {
-      ctx.skip()
-      throw new Error('unreachable')
-    }
-    drops.push(db.drop)
-    return db.url
+  /** A fresh database and the options every store on it opens with. */
+  async function database(): Promise<StorageBackend> {
+    const o = await postgres.setup!()
+    opened.push(o)
+    return o
   }
 
-  it('stores opened at once on a fresh database all migrate, each version once', async (ctx) => {
-    const url = await database(ctx)
-    const stores = await Promise.all(Array.from({ length: 4 }, () => openContentStore({ databaseUrl: url, dataDir })))
+  it('stores opened at once on a fresh database all migrate, each version once', async () => {
+    const where = await database()
+    const stores = await Promise.all(Array.from({ length: 4 }, () => openContentStore(where)))
     try {
-      const client = new pg.Client({ connectionString: url })
+      const client = new pg.Client({ connectionString: where.databaseUrl })
       await client.connect()
       const { rows } = await client.query<{ version: number; n: string }>(
         'SELECT version, count(*) AS n FROM kigo_core.schema_migrations GROUP BY version ORDER BY version',
@@ -436,9 +381,9 @@ describe('content store on postgres, shared by several processes', () => {
     }
   })
 
-  it('two stores posting concurrently get unique ids, increasing in each', async (ctx) => {
-    const url = await database(ctx)
-    const stores = [await openContentStore({ databaseUrl: url, dataDir }), await openContentStore({ databaseUrl: url, dataDir })]
+  it('two stores posting concurrently get unique ids, increasing in each', async () => {
+    const where = await database()
+    const stores = [await openContentStore(where), await openContentStore(where)]
     try {
       const keyword = unique('shared')
       const perStore = await Promise.all(

@@ -1,15 +1,12 @@
 // The timeline queries (SPEC §2.8) on both backends: what they return, that a page costs
 // a constant number of queries whatever its size, and that on a store of 100,000 entries
 // every page is an index scan (no sequential scan of entries).
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { migrate, openDb, type Db } from '../../../src/common/sql.js'
 import { coreSchema, migrations } from '../../../src/core/store/migrations.js'
 import { SqlContentStore } from '../../../src/core/store/sql-content-store.js'
 import type { TimelineQuery, TimelineSource } from '../../../src/core/store/types.js'
-import { freshPostgres } from '../../helpers/services.js'
+import { describeBackends, storageBackends } from '../../helpers/backends.js'
 
 interface Recorded { sql: string; params: unknown[] }
 
@@ -24,44 +21,23 @@ function recording(db: Db): { db: Db; log: Recorded[] } {
   return { db: wrapped, log }
 }
 
-const backends = [
-  { name: 'embedded', open: async () => ({ opts: { dataDir: mkdtempSync(join(tmpdir(), 'kigo-tl-')) }, drop: async () => undefined }) },
-  {
-    name: 'postgres',
-    open: async () => {
-      const pg = await freshPostgres()
-      return pg && { opts: { databaseUrl: pg.url, dataDir: mkdtempSync(join(tmpdir(), 'kigo-tl-')) }, drop: pg.drop }
-    },
-  },
-]
+const backends = await storageBackends('tl')
 
 const query = (source: TimelineSource, over: Partial<TimelineQuery> = {}): TimelineQuery => ({
   source, count: 20, page: 1, since: null, maxId: null, sort: 'new', hotSince: new Date(0), ...over,
 })
 
-describe.each(backends)('timelines on $name', (backend) => {
+describeBackends('timelines', backends, (backend) => {
   let db: Db
   let log: Recorded[]
   let store: SqlContentStore
-  let cleanup: () => Promise<void> = async () => undefined
-  let available = true
 
   beforeAll(async () => {
-    const opened = await backend.open()
-    if (!opened) {
-      available = false
-      return
-    }
-    db = await openDb({ ...opened.opts, timeouts: { connectTimeoutMs: 10_000, statementTimeoutMs: 120_000 } })
+    db = await openDb({ ...backend(), timeouts: { connectTimeoutMs: 10_000, statementTimeoutMs: 120_000 } })
     await migrate(db, coreSchema, migrations)
     const r = recording(db)
     log = r.log
     store = new SqlContentStore(r.db)
-    cleanup = async () => {
-      await db.close()
-      await opened.drop()
-      rmSync(opened.opts.dataDir, { recursive: true, force: true })
-    }
     // 100,000 entries by 100 users over 200 keywords (a third on user keywords), one in
     // 50 with photos, one in 10 a reply, one a second apart; follows for u1.
     await db.query(`INSERT INTO kigo_core.users (id, name) SELECT 'u' || i, 'User ' || i FROM generate_series(0, 99) i`)
@@ -77,11 +53,10 @@ describe.each(backends)('timelines on $name', (backend) => {
     await db.query('ANALYZE')
   }, 180_000)
   afterAll(async () => {
-    await cleanup()
+    await db?.close()
   })
 
-  it('each source lists its entries, newest first', async (ctx) => {
-    if (!available) return ctx.skip()
+  it('each source lists its entries, newest first', async () => {
     const pub = await store.timeline(query({ kind: 'public', deployment: 'domestic' }), null)
     expect(pub.entries).toHaveLength(20)
     expect(pub.entries.every((e) => e.deployment === 'domestic' && !e.keyword.startsWith('id:'))).toBe(true)
@@ -94,8 +69,7 @@ describe.each(backends)('timelines on $name', (backend) => {
     expect((await store.timeline(query({ kind: 'album', word: null }), null)).entries.every((e) => BigInt(e.id) % 50n === 0n)).toBe(true)
   })
 
-  it('pages: deep pages, max_id anchors, since leaves out older entries', async (ctx) => {
-    if (!available) return ctx.skip()
+  it('pages: deep pages, max_id anchors, since leaves out older entries', async () => {
     const src: TimelineSource = { kind: 'keyword', word: 'k1' }
     const deep = await store.timeline(query(src, { count: 200, page: 2 }), null)
     const first = await store.timeline(query(src, { count: 200, page: 1 }), null)
@@ -107,16 +81,14 @@ describe.each(backends)('timelines on $name', (backend) => {
     expect(recent.entries.map((e) => e.id)).toEqual(first.entries.slice(0, 10).map((e) => e.id))
   })
 
-  it('sort=hot: most stars first, then newest, within the window', async (ctx) => {
-    if (!available) return ctx.skip()
+  it('sort=hot: most stars first, then newest, within the window', async () => {
     const hot = await store.timeline(query({ kind: 'public', deployment: 'domestic' }, { sort: 'hot', hotSince: new Date(Date.now() - 3600_000) }), null)
     const counts = hot.entries.map((e) => hot.stars.get(e.id) ?? 0)
     expect(counts[0]).toBeGreaterThan(0)
     expect([...counts].sort((a, b) => b - a)).toEqual(counts)
   })
 
-  it('a page costs four queries whatever its size: entries, replies, stars, followers', async (ctx) => {
-    if (!available) return ctx.skip()
+  it('a page costs four queries whatever its size: entries, replies, stars, followers', async () => {
     for (const count of [1, 20, 200]) {
       const before = log.length
       const page = await store.timeline(query({ kind: 'public', deployment: 'domestic' }, { count }), 'u1')
@@ -127,8 +99,7 @@ describe.each(backends)('timelines on $name', (backend) => {
     expect([...page.replies.values()].flat().length).toBeGreaterThan(0)
   })
 
-  it('every timeline page is one index scan, never a sequential scan of entries', async (ctx) => {
-    if (!available) return ctx.skip()
+  it('every timeline page is one index scan, never a sequential scan of entries', async () => {
     const shapes: Array<[string, TimelineQuery]> = [
       ['public', query({ kind: 'public', deployment: 'domestic' })],
       ['public, page 100 of 200', query({ kind: 'public', deployment: 'domestic' }, { count: 200, page: 100 })],

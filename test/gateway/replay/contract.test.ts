@@ -1,28 +1,26 @@
-// The replay cache contract (SPEC §4.3, §4.4), run against every backend: memory and a
-// real Redis (skipped with a reason outside CI when Redis is absent).
+// The replay cache contract (SPEC §4.3, §4.4), run against every backend of
+// helpers/backends.ts: memory, a real Redis, and Redis behind the resilient decorator
+// (Redis ones skipped with a reason outside CI when Redis is absent).
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
-import { MemoryReplayCache } from '../../../src/gateway/replay/memory.js'
 import { RedisReplayCache } from '../../../src/gateway/replay/redis.js'
-import type { ReplayCache } from '../../../src/gateway/replay/types.js'
+import { describeBackends, replayCacheBackends } from '../../helpers/backends.js'
 import { redisClients } from '../../helpers/redis-clients.js'
 import { availableRedis } from '../../helpers/services.js'
 
+const backends = await replayCacheBackends('replay')
 const redisUrl = await availableRedis()
 const redis = redisClients(redisUrl, 'replay')
 const { prefix } = redis
 const redisClient = () => redis.client()
 
-const backends: Array<{ name: string; skip: boolean; make: () => Promise<ReplayCache> }> = [
-  { name: 'memory', skip: false, make: async () => new MemoryReplayCache() },
-  { name: 'redis', skip: !redisUrl, make: async () => new RedisReplayCache(await redisClient(), { prefix }) },
-]
-
 const unique = () => `user-${randomBytes(4).toString('hex')}:nonce-${randomBytes(8).toString('base64')}`
 
-describe.each(backends)('replay cache contract: $name', ({ skip, make }) => {
-  it.skipIf(skip)('accepts a first claim and refuses the second', async () => {
+describeBackends('replay cache contract', backends, (backend) => {
+  const make = async () => backend().cache
+
+  it('accepts a first claim and refuses the second', async () => {
     const cache = await make()
     const key = unique()
     expect(await cache.claim(key, 60)).toBe(true)
@@ -30,7 +28,7 @@ describe.each(backends)('replay cache contract: $name', ({ skip, make }) => {
     expect(await cache.claim(key, 60)).toBe(false)
   })
 
-  it.skipIf(skip)('keeps different keys independent', async () => {
+  it('keeps different keys independent', async () => {
     const cache = await make()
     const a = unique()
     expect(await cache.claim(a, 60)).toBe(true)
@@ -39,7 +37,7 @@ describe.each(backends)('replay cache contract: $name', ({ skip, make }) => {
     expect(await cache.claim(a, 60)).toBe(false)
   })
 
-  it.skipIf(skip)('accepts a key again once its TTL has passed', async () => {
+  it('accepts a key again once its TTL has passed', async () => {
     const cache = await make()
     const short = unique()
     const long = unique()
@@ -52,21 +50,21 @@ describe.each(backends)('replay cache contract: $name', ({ skip, make }) => {
     expect(await cache.claim(long, 30)).toBe(false)
   })
 
-  it.skipIf(skip)('grants exactly one of 50 concurrent claims of one key', async () => {
+  it('grants exactly one of 50 concurrent claims of one key', async () => {
     const cache = await make()
     const key = unique()
     const results = await Promise.all(Array.from({ length: 50 }, () => cache.claim(key, 60)))
     expect(results.filter(Boolean)).toHaveLength(1)
   })
 
-  it.skipIf(skip)('accepts long keys and odd characters', async () => {
+  it('accepts long keys and odd characters', async () => {
     const cache = await make()
     const key = `${'ü'.repeat(5000)}:\r\n\0:${unique()}`
     expect(await cache.claim(key, 60)).toBe(true)
     expect(await cache.claim(key, 60)).toBe(false)
   })
 
-  it.skipIf(skip)('answers ping', async () => {
+  it('answers ping', async () => {
     const cache = await make()
     await expect(cache.ping()).resolves.toBeUndefined()
   })

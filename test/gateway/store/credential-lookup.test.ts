@@ -1,29 +1,15 @@
-// CachedCredentialLookup over a real identity store (embedded database in a temporary
-// directory). A thin counting wrapper shows when the store is actually asked.
+// CachedCredentialLookup over a real identity store, on each storage backend of
+// helpers/backends.ts. A thin counting wrapper shows when the store is actually asked.
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest'
 import { CachedCredentialLookup, openIdentityStore, type SqlIdentityStore } from '../../../src/gateway/store/index.js'
+import { describeBackends, identityStoreBackends } from '../../helpers/backends.js'
 
-let dataDir: string
+const backends = await identityStoreBackends('lookup')
+
 let store: SqlIdentityStore
 /** A second store over the same database, as another gateway process would be: its changes are not announced here. */
 let elsewhere: SqlIdentityStore
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'kigo-lookup-'))
-  const options = { dataDir, secretKey: randomBytes(32).toString('base64') }
-  store = await openIdentityStore(options)
-  elsewhere = await openIdentityStore(options)
-})
-
-afterAll(async () => {
-  await store?.close()
-  await elsewhere?.close()
-  rmSync(dataDir, { recursive: true, force: true })
-})
 
 /** The store, with every call counted by method name (onChange passes through). */
 function counted(target: SqlIdentityStore, failNext: Set<string> = new Set()) {
@@ -58,7 +44,17 @@ async function fixture() {
   return { user, app, token }
 }
 
-describe('CachedCredentialLookup', () => {
+describeBackends('CachedCredentialLookup', backends, (backend) => {
+  beforeAll(async () => {
+    store = await openIdentityStore(backend().options)
+    elsewhere = await openIdentityStore(backend().options)
+  })
+
+  afterAll(async () => {
+    await store?.close()
+    await elsewhere?.close()
+  })
+
   it('returns what the verifiers need, and null for unknown credentials', async () => {
     const { user, app, token } = await fixture()
     const lookup = new CachedCredentialLookup(store, { now })

@@ -21,7 +21,7 @@ let serial = 0
 /** A fresh valid user id per test, so tests do not depend on each other. */
 const newId = (prefix = 'user') => `${prefix}_${++serial}_${randomBytes(3).toString('hex')}`
 
-for (const [name, setup] of backends) {
+for (const { name, setup } of backends) {
   describe.skipIf(setup === null)(`identity store contract (${name})`, () => {
     let backend: Backend
     let store: SqlIdentityStore

@@ -20,7 +20,7 @@ let serial = 0
 const newId = (prefix = 'user') => `${prefix}_${++serial}_${randomBytes(3).toString('hex')}`
 const minutes = (n: number) => n * 60_000
 
-for (const [name, setup] of backends) {
+for (const { name, setup } of backends) {
   describe.skipIf(setup === null)(`provider store contract (${name})`, () => {
     let store: SqlIdentityStore
     let raw: Db

@@ -1,24 +1,21 @@
-// The failure-throttle contract (SPEC §4.7), run against memory and a real Redis: past
+// The failure-throttle contract (SPEC §4.7), run against every backend of helpers/backends.ts
+// (memory, a real Redis, and the decorators the gateway stacks over Redis): past
 // `maxFailures` failures in the window a key must wait; reset clears; the window ends.
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
-import { MemoryFailureThrottle } from '../../../src/gateway/throttle/memory.js'
 import { RedisFailureThrottle } from '../../../src/gateway/throttle/redis.js'
 import { addressNetwork } from '../../../src/gateway/throttle/attempts.js'
 import type { FailureThrottle, ThrottleSettings } from '../../../src/gateway/throttle/types.js'
+import { describeBackends, failureThrottleBackends } from '../../helpers/backends.js'
 import { redisClients } from '../../helpers/redis-clients.js'
 import { availableRedis } from '../../helpers/services.js'
 
+const backends = await failureThrottleBackends('throttle')
 const redisUrl = await availableRedis()
 const redis = redisClients(redisUrl, 'throttle')
 const { prefix } = redis
 const redisClient = () => redis.client()
-
-const backends: Array<{ name: string; skip: boolean; make: (s: ThrottleSettings) => Promise<FailureThrottle> }> = [
-  { name: 'memory', skip: false, make: async (s) => new MemoryFailureThrottle(s) },
-  { name: 'redis', skip: !redisUrl, make: async (s) => new RedisFailureThrottle(await redisClient(), { ...s, prefix }) },
-]
 
 const user = () => `user:${randomBytes(4).toString('hex')}`
 const ip = () => `ip:192.0.2.${Math.floor(Math.random() * 250)}-${randomBytes(3).toString('hex')}`
@@ -27,8 +24,10 @@ async function fail(t: FailureThrottle, keys: string[], times: number): Promise<
   for (let i = 0; i < times; i++) await t.recordFailure(keys)
 }
 
-describe.each(backends)('failure throttle contract: $name', ({ skip, make }) => {
-  it.skipIf(skip)('allows until the threshold, then asks to wait for the rest of the window', async () => {
+describeBackends('failure throttle contract', backends, (backend) => {
+  const make = async (s: ThrottleSettings) => backend().make(s)
+
+  it('allows until the threshold, then asks to wait for the rest of the window', async () => {
     const t = await make({ maxFailures: 3, windowSeconds: 60 })
     const keys = [user(), ip()]
     expect(await t.check(keys)).toBe(0)
@@ -40,7 +39,7 @@ describe.each(backends)('failure throttle contract: $name', ({ skip, make }) => 
     expect(wait).toBeLessThanOrEqual(60)
   })
 
-  it.skipIf(skip)('counts per key: a blocked address blocks every user from it, not other addresses', async () => {
+  it('counts per key: a blocked address blocks every user from it, not other addresses', async () => {
     const t = await make({ maxFailures: 2, windowSeconds: 60 })
     const [alice, bob, addr, other] = [user(), user(), ip(), ip()]
     await fail(t, [alice, addr], 1)
@@ -52,7 +51,7 @@ describe.each(backends)('failure throttle contract: $name', ({ skip, make }) => 
     expect(await t.check([alice, other])).toBe(0)
   })
 
-  it.skipIf(skip)('reset clears the keys it is given', async () => {
+  it('reset clears the keys it is given', async () => {
     const t = await make({ maxFailures: 2, windowSeconds: 60 })
     const [u, a] = [user(), ip()]
     await fail(t, [u, a], 2)
@@ -64,7 +63,7 @@ describe.each(backends)('failure throttle contract: $name', ({ skip, make }) => 
     expect(await t.check([u])).toBe(0)
   })
 
-  it.skipIf(skip)('lets a key through again once its window has ended', async () => {
+  it('lets a key through again once its window has ended', async () => {
     const t = await make({ maxFailures: 2, windowSeconds: 1 })
     const keys = [user()]
     await fail(t, keys, 2)
@@ -76,7 +75,7 @@ describe.each(backends)('failure throttle contract: $name', ({ skip, make }) => 
     expect(await t.check(keys)).toBe(0)
   })
 
-  it.skipIf(skip)('counts concurrent failures exactly', async () => {
+  it('counts concurrent failures exactly', async () => {
     const t = await make({ maxFailures: 50, windowSeconds: 60 })
     const keys = [user(), ip()]
     await Promise.all(Array.from({ length: 49 }, () => t.recordFailure(keys)))

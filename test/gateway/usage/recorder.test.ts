@@ -1,37 +1,29 @@
-// Usage collection (SPEC §6.3) over the embedded store: counts held in memory and added
-// to the stored ones by each flush; counts that could not be written are kept for the
-// next flush; the client name comes from `source`, else the User-Agent, bounded.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { migrate, openDb, type Db } from '../../../src/common/sql.js'
-import { gatewaySchema, migrations } from '../../../src/gateway/store/migrations.js'
+// Usage collection (SPEC §6.3) on each storage backend (embedded and PostgreSQL): counts
+// held in memory and added to the stored ones by each flush; counts that could not be
+// written are kept for the next flush; the client name comes from `source`, else the
+// User-Agent, bounded.
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { Db } from '../../../src/common/sql.js'
 import { clientName } from '../../../src/gateway/usage/client-name.js'
 import { UsageRecorder } from '../../../src/gateway/usage/recorder.js'
 import { UsageStore } from '../../../src/gateway/usage/store.js'
+import { describeBackends, gatewayDbBackends } from '../../helpers/backends.js'
 
-let dir: string
-let db: Db
-let store: UsageStore
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'kigo-usage-'))
-  db = await openDb({ dataDir: dir })
-  await migrate(db, gatewaySchema, migrations)
-  store = new UsageStore(db)
-})
-
-afterAll(async () => {
-  await db?.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+const backends = await gatewayDbBackends('usage')
 
 const ok = (method: 'basic' | 'wsse' | 'oauth', user: string) => ({ ok: true, method, outcome: 'ok' as const, identity: { user } })
 const t0 = Date.parse('2027-03-01T10:00:30Z')
 const accepted = (n: number) => ({ accepted: n, refusedByPolicy: 0, failedCredentials: 0, throttled: 0 })
 
-describe('UsageRecorder', () => {
+describeBackends('UsageRecorder', backends, (backend) => {
+  let db: Db
+  let store: UsageStore
+
+  beforeAll(() => {
+    db = backend().db
+    store = new UsageStore(db)
+  })
+
   it('adds each flush to the stored counts, keeping the first and last time seen', async () => {
     const recorder = new UsageRecorder(store)
     recorder.observe(ok('basic', 'ann'), () => 'AnnClient', t0)

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyBaseLogger } from 'fastify'
 import proxyAddr from '@fastify/proxy-addr'
 import type { Config } from '../common/config.js'
-import { ApiError, errors } from '../common/errors.js'
+import { ApiError, errors, failureResponse, type FailureWording } from '../common/errors.js'
 import { formatOfPath, renderError } from '../common/formats.js'
 import { clientGone, isWrite } from '../common/client-gone.js'
 import { withDeadline } from '../common/deadline.js'
@@ -65,6 +65,17 @@ declare module 'fastify' {
     /** The host, scheme and client address the request came from (trusted proxies applied). */
     publicOrigin(request: FastifyRequest): PublicOrigin
   }
+}
+
+/** What the public gateway's own routes throw, in the error catalogue (SPEC §2.7). */
+const gatewayWording: FailureWording = {
+  request: (f) => {
+    if (f.reason === 'URIError') return errors.badRequest('bad_request', 'The request URL is not validly percent-encoded')
+    if (f.status === 413) return errors.tooLarge('body_too_large', 'The request body is too large')
+    return undefined
+  },
+  unavailable: () => errors.unavailable(),
+  internalMessage: 'Internal error',
 }
 
 /** Form bodies are signed (RFC 5849 §3.4.1.3.1), so they are read whole (and forwarded as read). */
@@ -200,14 +211,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   // read whole during verification, and only once its consumer and token are known.
   app.addContentTypeParser('*', (_req, payload, done) => done(null, payload))
 
-  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, request, reply) => {
-    if (err instanceof ApiError) return sendError(request, reply, err)
-    if (err instanceof URIError) return sendError(request, reply, errors.badRequest('bad_request', 'The request URL is not validly percent-encoded'))
-    const status = err.statusCode ?? 500
-    if (status === 413) return sendError(request, reply, errors.tooLarge('body_too_large', 'The request body is too large'))
-    if (status >= 400 && status < 500) return sendError(request, reply, new ApiError(status, 'bad_request', err.message))
-    request.log.error({ err }, 'gateway error')
-    return sendError(request, reply, new ApiError(500, 'internal_error', 'Internal error'))
+  app.setErrorHandler((err: Error, request, reply) => {
+    const apiError = failureResponse(err, gatewayWording)
+    if (apiError.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'gateway error')
+    return sendError(request, reply, apiError)
   })
 
   const authRequests = new Map<string, { inc(): void }>()

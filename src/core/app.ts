@@ -101,6 +101,9 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     },
   })
 
+  // Every request object has this property from the start (one shape for all of them).
+  app.decorateRequest('coreContext', null)
+
   const deps: CoreDeps = { config, store: guardStore(options.store, app.log, options.metrics && ((operation) => options.metrics!.storeErrors.inc({ operation }))), profiles: undefined!, hosts }
   deps.profiles = new ProfileRefresher(deps.store)
 

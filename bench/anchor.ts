@@ -1,8 +1,8 @@
 // The core's anchor (issue 18): the least a Node service can do to answer statuses/show
 // from PostgreSQL. Fastify with no hooks, a pg Pool of the core's size, the core's query
-// text as a named prepared statement (as src/common/sql.ts runs it), and the core's
-// rendering functions, so the bytes are the same (the benchmark compares them before it
-// measures). What the core spends beyond this is its own request handling: host and
+// text and row mapping (imported from its store) with the query as a named prepared
+// statement (as src/common/sql.ts runs it), and the core's rendering functions, so the
+// bytes are the same (the benchmark compares them before it measures). What the core spends beyond this is its own request handling: host and
 // format checks, parameters, the identity check, error mapping, hooks.
 //
 // Run as its own process with the core's environment plus ANCHOR_PORT.
@@ -13,27 +13,10 @@ import { loadConfig } from '../src/common/config.js'
 import { render } from '../src/common/formats.js'
 import { renderEntry } from '../src/core/render/entry.js'
 import type { Hosts } from '../src/core/entries/deployment.js'
-import type { Deployment } from '../src/core/store/types.js'
+import { entryByIdSql, toEntry, type EntryRecord } from '../src/core/store/sql-content-store.js'
 
 /** src/common/sql.ts's default pool size, the one the core's content store opens. */
 export const corePoolSize = 10
-
-/** The core's statement for an anonymous statuses/show (src/core/store/sql-content-store.ts, getEntry). */
-const showSql = `SELECT e.id::text AS id, e.author, u.name AS author_name, e.keyword, e.body, e.source, e.deployment,
-  e.in_reply_to_status_id::text AS in_reply_to_status_id, e.in_reply_to_user_id, e.created_at FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author WHERE e.id = $1::bigint`
-
-interface Row {
-  id: string
-  author: string
-  author_name: string
-  keyword: string
-  body: string
-  source: string
-  deployment: Deployment
-  in_reply_to_status_id: string | null
-  in_reply_to_user_id: string | null
-  created_at: Date
-}
 
 export function buildAnchor(options: { databaseUrl: string; hosts: Hosts; poolSize?: number }): FastifyInstance {
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? corePoolSize })
@@ -45,21 +28,10 @@ export function buildAnchor(options: { databaseUrl: string; hosts: Hosts; poolSi
   app.get<{ Params: { target: string } }>('/api/statuses/show/:target', async (request, reply) => {
     const id = request.params.target.replace(/\.json$/, '')
     if (!/^[0-9]{1,19}$/.test(id)) return reply.code(404).send({ error: 'entry_not_found' })
-    const { rows } = await pool.query<Row>({ name: 'anchor_show', text: showSql, values: [id] })
+    const { rows } = await pool.query<EntryRecord>({ name: 'anchor_show', text: entryByIdSql, values: [id] })
     const r = rows[0]
     if (!r) return reply.code(404).send({ error: 'entry_not_found' })
-    const entry = {
-      id: r.id,
-      authorId: r.author,
-      authorName: r.author_name,
-      keyword: r.keyword,
-      body: r.body,
-      source: r.source,
-      deployment: r.deployment,
-      inReplyToStatusId: r.in_reply_to_status_id,
-      inReplyToUserId: r.in_reply_to_user_id,
-      createdAt: new Date(r.created_at),
-    }
+    const entry = toEntry(r)
     const rendition = renderEntry(entry, false, [], context)
     const out = render('json', 'status', rendition.json, rendition.xml)
     return reply.type(out.contentType).send(out.body)

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
-import { commandNames, descendants, freePort, rssMiB, spawnApp, spawnCommand, waitReady, type AppProcess } from './processes.js'
+import { commandNames, cpuMs, descendants, freePort, rssMiB, spawnApp, spawnCommand, waitReady, type AppProcess } from './processes.js'
 import { requestSource, type PreparedRequest, type RequestKind } from './scenarios.js'
 import { seed } from './seed.js'
 
@@ -18,6 +18,8 @@ const mainJs = fileURLToPath(new URL('../src/main.js', import.meta.url))
 
 export interface EmbeddedFootprint {
   start_s: number
+  /** CPU time (all threads) the app process had used when it was first ready. */
+  start_cpu_s: number | null
   idle_rss_mb: number
   loaded_rss_mb: number
   /** Requests of the 1,000 that did not answer 2xx. */
@@ -90,6 +92,9 @@ export async function embeddedFootprint(opts: { settleMs: number; requests?: num
       const startS = await readyAfter(npm, readyz, started, 180_000)
       const pid = appPid(npm.pid)
       if (pid === null) throw new Error('could not find the node process below npm start')
+      // The app's own CPU time up to ready moves far less with the machine's load than the
+      // wall-clock start does (npm's own start is not in it).
+      const startCpuMs = cpuMs(pid)
       await new Promise((r) => setTimeout(r, opts.settleMs))
       const idle = rssMiB(pid)
 
@@ -112,7 +117,7 @@ export async function embeddedFootprint(opts: { settleMs: number; requests?: num
       if (idle === null || loaded === null) throw new Error('could not read the embedded process RSS from /proc')
       // npm passes the signal on; the app stops gracefully.
       process.kill(pid, 'SIGTERM')
-      return { start_s: Number(startS.toFixed(2)), idle_rss_mb: Number(idle.toFixed(1)), loaded_rss_mb: Number(loaded.toFixed(1)), failed }
+      return { start_s: Number(startS.toFixed(2)), start_cpu_s: startCpuMs === null ? null : Number((startCpuMs / 1000).toFixed(2)), idle_rss_mb: Number(idle.toFixed(1)), loaded_rss_mb: Number(loaded.toFixed(1)), failed }
     } finally {
       await npm.stop()
     }

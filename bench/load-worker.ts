@@ -58,7 +58,7 @@ function tally(statusCodes: Record<string, number>): { statusCodes: Record<strin
 async function run(job: LoadJob, send: (m: WorkerMessage) => void): Promise<LoadResult> {
   const next = requestSource(job.kind, job.fixture)
   const started = performance.now()
-  const pool: PreparedRequest[] = new Array(job.prebuild)
+  const pool = new Array<PreparedRequest>(job.prebuild)
   for (let i = 0; i < job.prebuild; i++) pool[i] = next()
   const buildMs = performance.now() - started
   let taken = 0
@@ -112,7 +112,7 @@ async function run(job: LoadJob, send: (m: WorkerMessage) => void): Promise<Load
         },
       },
     ],
-  } as autocannon.Options)
+  })
   instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
     if (count === latencies.length) {
       const bigger = new Float64Array(latencies.length * 2)

@@ -36,11 +36,14 @@ export interface ScenarioSummary {
   machine_cpu_us: number | null
 }
 
+/** A ratio of two scenarios measured side by side; null when either did not run (`--only`). */
+export type Ratio = number | null
+
 export interface Ratios {
-  anonymous_vs_bare_proxy: number
-  oauth_vs_anonymous: number
-  basic_vs_anonymous: number
-  wsse_vs_anonymous: number
+  anonymous_vs_bare_proxy: Ratio
+  oauth_vs_anonymous: Ratio
+  basic_vs_anonymous: Ratio
+  wsse_vs_anonymous: Ratio
 }
 
 /**
@@ -48,8 +51,8 @@ export interface Ratios {
  * anonymous and with OAuth, measured side by side in the whole-system group.
  */
 export interface TimelineRatios {
-  public_timeline_vs_show: number
-  public_timeline_oauth_vs_show_oauth: number
+  public_timeline_vs_show: Ratio
+  public_timeline_oauth_vs_show_oauth: Ratio
 }
 
 export function timelineRatios(windows: Record<string, WindowMeasurement[]>): TimelineRatios {
@@ -60,13 +63,21 @@ export function timelineRatios(windows: Record<string, WindowMeasurement[]>): Ti
 }
 
 export interface GatewayAloneRatios {
-  anonymous_vs_bare_proxy: number
-  basic_vs_bare_proxy: number
-  wsse_vs_bare_proxy: number
-  oauth_vs_bare_proxy: number
+  anonymous_vs_bare_proxy: Ratio
+  basic_vs_bare_proxy: Ratio
+  wsse_vs_bare_proxy: Ratio
+  oauth_vs_bare_proxy: Ratio
   /** Null when nginx is not installed. */
   bare_proxy_vs_nginx: number | null
-  undici_proxy_vs_bare_proxy: number
+  undici_proxy_vs_bare_proxy: Ratio
+  /** The required-work proxy (bench/required-work-proxy.ts) over the bare proxy: how far the required work alone lets a gateway come. */
+  required_basic_vs_bare_proxy: Ratio
+  required_wsse_vs_bare_proxy: Ratio
+  required_oauth_vs_bare_proxy: Ratio
+  /** The gateway over the required-work proxy, same credential: the share of the distance that is kigo's own. */
+  basic_vs_required: Ratio
+  wsse_vs_required: Ratio
+  oauth_vs_required: Ratio
 }
 
 export interface BenchResults {
@@ -81,20 +92,22 @@ export interface BenchResults {
   core: {
     pool_size: number
     scenarios: Record<string, ScenarioSummary>
-    ratios: { show_vs_anchor: number; show_identified_vs_anonymous: number }
+    ratios: { show_vs_anchor: Ratio; show_identified_vs_anonymous: Ratio }
   }
   /** Issue 18 (4): at half the bare proxy's saturation rate, p99 over the bare proxy's p99 in the same pass. */
   latency: {
     fixed_rate_rps: number
     scenarios: Record<string, ScenarioSummary>
-    p99_ratio: { anonymous_vs_bare_proxy: number; basic_vs_bare_proxy: number; wsse_vs_bare_proxy: number; oauth_vs_bare_proxy: number }
+    p99_ratio: { anonymous_vs_bare_proxy: Ratio; basic_vs_bare_proxy: Ratio; wsse_vs_bare_proxy: Ratio; oauth_vs_bare_proxy: Ratio }
   }
   /** Issue 18 (5): `npm start` on an existing data directory. */
-  embedded: { start_s: number; idle_rss_mb: number; loaded_rss_mb: number }
+  /** Null when the embedded group did not run (`--only`). */
+  embedded: { start_s: number; start_cpu_s: number | null; idle_rss_mb: number; loaded_rss_mb: number } | null
   /** The whole system (issue 6), kept. */
   scenarios: Record<string, ScenarioSummary>
   ratios: Ratios & TimelineRatios
-  added_p99_ms: number
+  /** Null when the whole system's fixed-rate scenarios did not run (`--only`). */
+  added_p99_ms: number | null
   /** Max RSS of the gateway process over the gateway scenarios. */
   gateway_rss_mb: number | null
   fixed_rate_rps: number
@@ -150,11 +163,11 @@ function cpuMedian(values: Array<number | null | undefined>): number | null {
  * once, one slice each): the two sides of a pass ran seconds apart, so a slow spell of
  * the machine affects both alike, where a ratio of medians would pair windows far apart.
  */
-export function pairedRatio(windows: Record<string, WindowMeasurement[]>, a: string, b: string, field: 'rps' | 'p99Ms' = 'rps'): number {
+export function pairedRatio(windows: Record<string, WindowMeasurement[]>, a: string, b: string, field: 'rps' | 'p99Ms' = 'rps'): Ratio {
   const as = windows[a] ?? []
   const bs = windows[b] ?? []
   const perRound = as.slice(0, bs.length).map((w, i) => (bs[i]![field] > 0 ? w[field] / bs[i]![field] : 0))
-  return perRound.length ? round(median(perRound), 3) : 0
+  return perRound.length ? round(median(perRound), 3) : null
 }
 
 export function ratios(windows: Record<string, WindowMeasurement[]>): Ratios {
@@ -180,8 +193,8 @@ export function targets(r: BenchResults): Target[] {
     atLeast('core show / anchor rps', r.core.ratios.show_vs_anchor, 0.9),
     atLeast('core show identified / anonymous rps', r.core.ratios.show_identified_vs_anonymous, 0.9),
     atMost(`oauth p99 / bare proxy p99 at ${Math.round(r.latency.fixed_rate_rps)} rps`, r.latency.p99_ratio.oauth_vs_bare_proxy, 1.5, ''),
-    atMost('embedded idle RSS', r.embedded.idle_rss_mb, 200, ' MB'),
-    atMost('embedded npm start to ready', r.embedded.start_s, 3, ' s'),
+    atMost('embedded idle RSS', r.embedded?.idle_rss_mb ?? null, 200, ' MB'),
+    atMost('embedded npm start to ready', r.embedded?.start_s ?? null, 3, ' s'),
     atLeast('whole system: gateway_anonymous / bare_proxy rps', r.ratios.anonymous_vs_bare_proxy, 0.9),
     atLeast('whole system: gateway_oauth / gateway_anonymous rps', r.ratios.oauth_vs_anonymous, 0.85),
     atLeast('whole system: gateway_basic / gateway_anonymous rps', r.ratios.basic_vs_anonymous, 0.95),
@@ -226,8 +239,18 @@ function scenarioTable(scenarios: Record<string, ScenarioSummary | null>): strin
   )
 }
 
+/** The required-work proxy's ratios (bench/required-work-proxy.ts), one line per credential kind. */
+function requiredWorkLine(a: GatewayAloneRatios): string {
+  const kinds = [
+    ['Basic', a.required_basic_vs_bare_proxy, a.basic_vs_required],
+    ['WSSE', a.required_wsse_vs_bare_proxy, a.wsse_vs_required],
+    ['OAuth', a.required_oauth_vs_bare_proxy, a.oauth_vs_required],
+  ] as const
+  return `required work only (rps over the bare proxy; the gateway's over it): ${kinds.map(([k, floor, gw]) => `${k} ${fmt(floor, 3)}, gateway ${fmt(gw, 3)}`).join('; ')}`
+}
+
 export function formatReport(r: BenchResults): string {
-  const targetRows = targets(r).map((t) => [t.name, t.value === null ? '-' : `${t.unit === '' ? t.value.toFixed(3) : t.value.toFixed(2)}${t.unit}`, t.bound, t.met ? 'met' : 'NOT met'])
+  const targetRows = targets(r).map((t) => [t.name, t.value === null ? '-' : `${t.unit === '' ? t.value.toFixed(3) : t.value.toFixed(2)}${t.unit}`, t.bound, t.value === null ? 'not measured' : t.met ? 'met' : 'NOT met'])
   const targetTable = table(['target', 'measured', 'bound', ''], targetRows, [false, true, false, false])
   const s = r.settings
   return [
@@ -235,6 +258,7 @@ export function formatReport(r: BenchResults): string {
     '',
     `1. gateway alone, in front of a fixed ~700-byte upstream (front µs/req: the proxy's own CPU)${r.gateway_alone.nginx ? `; nginx ${r.gateway_alone.nginx}` : '; nginx is not installed (null)'}`,
     scenarioTable(r.gateway_alone.scenarios),
+    requiredWorkLine(r.gateway_alone.ratios),
     '',
     `2. core statuses/show against the minimal fastify + pg anchor (pool of ${r.core.pool_size})`,
     scenarioTable(r.core.scenarios),
@@ -245,7 +269,9 @@ export function formatReport(r: BenchResults): string {
     `4. latency at ${Math.round(r.latency.fixed_rate_rps)} rps (half the bare proxy's saturation), gateway alone`,
     scenarioTable(r.latency.scenarios),
     '',
-    `5. embedded: npm start to ready ${r.embedded.start_s.toFixed(2)} s, idle RSS ${r.embedded.idle_rss_mb.toFixed(1)} MB, after 1,000 mixed requests ${r.embedded.loaded_rss_mb.toFixed(1)} MB`,
+    r.embedded
+      ? `5. embedded: npm start to ready ${r.embedded.start_s.toFixed(2)} s (the app's CPU until then ${r.embedded.start_cpu_s?.toFixed(2) ?? '-'} s), idle RSS ${r.embedded.idle_rss_mb.toFixed(1)} MB, after 1,000 mixed requests ${r.embedded.loaded_rss_mb.toFixed(1)} MB`
+      : '5. embedded: not run',
     '',
     targetTable,
   ].join('\n')

@@ -7,7 +7,7 @@
 // result file. Any 5xx, transport error or failed request makes the exit status non-zero.
 //
 //   node dist/bench/run.js [--quick] [--out FILE] [--rounds N] [--duration S] [--slice S] [--connections N]
-//                          [--profile DIR]   (CPU profiles of core and gateway, node --cpu-prof)
+//                          [--profile DIR]   (CPU profiles of the core and both gateways, node --cpu-prof)
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { dirname } from 'node:path'
@@ -71,11 +71,11 @@ async function main(): Promise<number> {
 
   try {
     const want = (group: string) => !s.only || s.only.some((n) => n === group || n.startsWith(`${group}_`) || (group === 'whole' && (scenarioNames as readonly string[]).includes(n)))
-    let embedded = { start_s: 0, idle_rss_mb: 0, loaded_rss_mb: 0, failed: 0 }
+    let embedded: Awaited<ReturnType<typeof embeddedFootprint>> | null = null
     if (want('embedded')) {
       log('embedded mode: npm start on an existing data directory')
       embedded = await embeddedFootprint({ settleMs: s.embeddedSettleMs })
-      log(`  ready in ${embedded.start_s} s, idle RSS ${embedded.idle_rss_mb} MB, after 1,000 mixed requests ${embedded.loaded_rss_mb} MB (${embedded.failed} not 2xx)`)
+      log(`  ready in ${embedded.start_s} s (CPU ${embedded.start_cpu_s} s), idle RSS ${embedded.idle_rss_mb} MB, after 1,000 mixed requests ${embedded.loaded_rss_mb} MB (${embedded.failed} not 2xx)`)
     }
 
     database = await createBenchDatabase(databaseUrl)
@@ -97,7 +97,7 @@ async function main(): Promise<number> {
     await checkPublicTimeline(base(topology.ports.gateway), fixture)
     const nginxBinary = findNginx()
     log(`gateway alone: fixed upstream, node:http + undici proxy, bare reply-from proxy, ${nginxBinary ? `nginx (${nginxBinary})` : 'no nginx (not installed: its figures are null)'}, gateway`)
-    alone = await startAlone(topology)
+    alone = await startAlone(topology, fixture, s.profileDir)
 
     const t = topology
     const a = alone
@@ -112,6 +112,7 @@ async function main(): Promise<number> {
       alone_bare: { url: base(a.ports.bare), process: a.bare, pids: () => [a.bare.pid] },
       nginx: { url: a.ports.nginx ? base(a.ports.nginx) : '', process: a.nginx, pids: nginxPids },
       alone_gateway: { url: base(a.ports.gateway), process: a.gateway, pids: () => [a.gateway.pid] },
+      alone_required: { url: base(a.ports.required), process: a.required, pids: () => [a.required.pid] },
     }
     const sumCpu = (pids: number[]) => {
       let total = 0
@@ -244,6 +245,12 @@ async function main(): Promise<number> {
           oauth_vs_bare_proxy: r('alone_oauth', 'alone_bare_proxy'),
           bare_proxy_vs_nginx: a.nginx ? r('alone_bare_proxy', 'alone_nginx') : null,
           undici_proxy_vs_bare_proxy: r('alone_undici_proxy', 'alone_bare_proxy'),
+          required_basic_vs_bare_proxy: r('alone_required_basic', 'alone_bare_proxy'),
+          required_wsse_vs_bare_proxy: r('alone_required_wsse', 'alone_bare_proxy'),
+          required_oauth_vs_bare_proxy: r('alone_required_oauth', 'alone_bare_proxy'),
+          basic_vs_required: r('alone_basic', 'alone_required_basic'),
+          wsse_vs_required: r('alone_wsse', 'alone_required_wsse'),
+          oauth_vs_required: r('alone_oauth', 'alone_required_oauth'),
         },
       },
       core: {
@@ -261,10 +268,10 @@ async function main(): Promise<number> {
           oauth_vs_bare_proxy: p99('latency_oauth'),
         },
       },
-      embedded: { start_s: embedded.start_s, idle_rss_mb: embedded.idle_rss_mb, loaded_rss_mb: embedded.loaded_rss_mb },
+      embedded: embedded && { start_s: embedded.start_s, start_cpu_s: embedded.start_cpu_s, idle_rss_mb: embedded.idle_rss_mb, loaded_rss_mb: embedded.loaded_rss_mb },
       scenarios: whole,
       ratios: { ...ratios(all), ...timelineRatios(all) },
-      added_p99_ms: Number((whole.gateway_oauth_fixed_rate!.p99_ms - whole.core_direct_fixed_rate!.p99_ms).toFixed(3)),
+      added_p99_ms: whole.gateway_oauth_fixed_rate!.windows && whole.core_direct_fixed_rate!.windows ? Number((whole.gateway_oauth_fixed_rate!.p99_ms - whole.core_direct_fixed_rate!.p99_ms).toFixed(3)) : null,
       gateway_rss_mb: gatewayRss.length ? Math.max(...gatewayRss) : null,
       fixed_rate_rps: fixedRate,
       node: process.version,
@@ -277,7 +284,7 @@ async function main(): Promise<number> {
     console.log(`targets met: ${targets(results).filter((x) => x.met).length}/${targets(results).length}; results written to ${s.out}`)
 
     const failed = [...windows.entries()].filter(([, ws]) => ws.some((w) => w.status5xx > 0 || w.errors > 0)).map(([n]) => n)
-    if (embedded.failed > 0) failed.push(`embedded (${embedded.failed} mixed requests not 2xx)`)
+    if (embedded && embedded.failed > 0) failed.push(`embedded (${embedded.failed} mixed requests not 2xx)`)
     if (failed.length) {
       console.error(`benchmark failed: 5xx or errors in ${failed.join(', ')}`)
       return 1
@@ -291,4 +298,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code))
+process.exit(await main())

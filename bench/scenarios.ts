@@ -29,7 +29,8 @@ export type FixedRateName = (typeof fixedRateNames)[number]
 /**
  * The gateway alone (issue 18): each front process in front of the fixed upstream
  * (fixed-upstream.ts), and the upstream itself. `alone_nginx` runs only when nginx is
- * installed.
+ * installed. `alone_required_*`: the same requests through required-work-proxy.ts, the
+ * bare proxy plus only the work authentication requires.
  */
 export const aloneNames = [
   'alone_upstream_direct',
@@ -40,6 +41,9 @@ export const aloneNames = [
   'alone_basic',
   'alone_wsse',
   'alone_oauth',
+  'alone_required_basic',
+  'alone_required_wsse',
+  'alone_required_oauth',
 ] as const
 export type AloneName = (typeof aloneNames)[number]
 
@@ -53,7 +57,7 @@ export type LatencyName = (typeof latencyNames)[number]
 
 export type AnyScenario = ScenarioName | FixedRateName | AloneName | CoreName | LatencyName
 
-export type Target = 'core' | 'bare' | 'gateway' | 'upstream' | 'undici' | 'alone_bare' | 'nginx' | 'alone_gateway' | 'anchor'
+export type Target = 'core' | 'bare' | 'gateway' | 'upstream' | 'undici' | 'alone_bare' | 'nginx' | 'alone_gateway' | 'alone_required' | 'anchor'
 export type RequestKind = 'anonymous' | 'identified' | 'oauth' | 'basic' | 'wsse' | 'update_oauth' | 'timeline_anonymous' | 'timeline_oauth'
 
 export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind }> = {
@@ -76,6 +80,9 @@ export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind 
   alone_basic: { target: 'alone_gateway', kind: 'basic' },
   alone_wsse: { target: 'alone_gateway', kind: 'wsse' },
   alone_oauth: { target: 'alone_gateway', kind: 'oauth' },
+  alone_required_basic: { target: 'alone_required', kind: 'basic' },
+  alone_required_wsse: { target: 'alone_required', kind: 'wsse' },
+  alone_required_oauth: { target: 'alone_required', kind: 'oauth' },
   core_anchor_show: { target: 'anchor', kind: 'anonymous' },
   core_show: { target: 'core', kind: 'anonymous' },
   core_show_identified: { target: 'core', kind: 'identified' },

@@ -39,7 +39,7 @@ export async function seed(opts: SeedOptions): Promise<Fixture> {
   }
 
   const authorization = basicAuthorization(user.id, user.api_password)
-  const entryIds: string[] = new Array(opts.entries)
+  const entryIds = new Array<string>(opts.entries)
   let next = 0
   const post = async () => {
     for (let i = next++; i < opts.entries; i = next++) {

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { startNginx } from './nginx.js'
+import type { RequiredWorkFixture } from './required-work-proxy.js'
 import { freePort, spawnApp, waitReady, type AppProcess } from './processes.js'
 
 export const defaultDatabaseUrl = 'postgres://postgres@127.0.0.1:5432/test'
@@ -25,6 +26,7 @@ const bareProxyJs = fileURLToPath(new URL('./bare-proxy.js', import.meta.url))
 const fixedUpstreamJs = fileURLToPath(new URL('./fixed-upstream.js', import.meta.url))
 const undiciProxyJs = fileURLToPath(new URL('./undici-proxy.js', import.meta.url))
 const anchorJs = fileURLToPath(new URL('./anchor.js', import.meta.url))
+const requiredWorkProxyJs = fileURLToPath(new URL('./required-work-proxy.js', import.meta.url))
 
 export interface Topology {
   core: AppProcess
@@ -94,13 +96,17 @@ async function retryingTakenPorts<T>(start: () => Promise<T>, attempts = 3): Pro
   }
 }
 
+/** V8 CPU profiles, written when the process stops (node --cpu-prof), with --profile DIR. */
+function cpuProfileFlags(profileDir: string | undefined): string[] {
+  return profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${profileDir}`] : []
+}
+
 export function startTopology(opts: { databaseUrl: string; redisUrl: string; profileDir?: string }): Promise<Topology> {
   return retryingTakenPorts(() => startTopologyOnce(opts))
 }
 
 async function startTopologyOnce(opts: { databaseUrl: string; redisUrl: string; profileDir?: string }): Promise<Topology> {
-  // V8 CPU profiles of the core and the gateway, written when they stop (node --cpu-prof).
-  const profile = opts.profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${opts.profileDir}`] : []
+  const profile = cpuProfileFlags(opts.profileDir)
   const [core, gateway, admin, bare, anchor] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
   const host = `localhost:${gateway}`
   const adminToken = randomBytes(24).toString('base64url')
@@ -159,7 +165,9 @@ export interface AloneTopology {
   /** Null when nginx is not installed. */
   nginx: AppProcess | null
   gateway: AppProcess
-  ports: { upstream: number; undici: number; bare: number; nginx: number | null; gateway: number }
+  /** bench/required-work-proxy.ts: the bare proxy plus only the work authentication requires. */
+  required: AppProcess
+  ports: { upstream: number; undici: number; bare: number; nginx: number | null; gateway: number; required: number }
   stop(): Promise<void>
 }
 
@@ -169,12 +177,12 @@ export interface AloneTopology {
  * gateway process with the first one's settings (same identity store and Redis, same
  * domestic host) whose core is the fixed upstream.
  */
-export function startAlone(topology: Topology): Promise<AloneTopology> {
-  return retryingTakenPorts(() => startAloneOnce(topology))
+export function startAlone(topology: Topology, fixture: RequiredWorkFixture, profileDir?: string): Promise<AloneTopology> {
+  return retryingTakenPorts(() => startAloneOnce(topology, fixture, profileDir))
 }
 
-async function startAloneOnce(topology: Topology): Promise<AloneTopology> {
-  const [upstream, undici, bare, nginx, gateway, admin] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
+async function startAloneOnce(topology: Topology, fixture: RequiredWorkFixture, profileDir?: string): Promise<AloneTopology> {
+  const [upstream, undici, bare, nginx, gateway, admin, required] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
   const upstreamUrl = `http://127.0.0.1:${upstream}`
   const dir = mkdtempSync(join(tmpdir(), 'kigo-bench-alone-'))
   const started: AppProcess[] = []
@@ -192,7 +200,7 @@ async function startAloneOnce(topology: Topology): Promise<AloneTopology> {
     started.push(bareApp)
     const nginxApp = startNginx(nginx, upstreamUrl, join(dir, 'nginx'))
     if (nginxApp) started.push(nginxApp)
-    const gatewayApp = spawnApp('gateway (alone)', [...productionNodeFlags, mainJs, 'gateway'], {
+    const gatewayApp = spawnApp('gateway (alone)', [...productionNodeFlags, ...cpuProfileFlags(profileDir), mainJs, 'gateway'], {
       ...topology.env,
       KIGO_GATEWAY_PORT: String(gateway),
       KIGO_ADMIN_PORT: String(admin),
@@ -200,17 +208,28 @@ async function startAloneOnce(topology: Topology): Promise<AloneTopology> {
       KIGO_DATA_DIR: join(dir, 'data'),
     })
     started.push(gatewayApp)
+    const requiredApp = spawnApp('required-work proxy', [...productionNodeFlags, requiredWorkProxyJs], {
+      ...cleanEnv(),
+      REQUIRED_PROXY_PORT: String(required),
+      REQUIRED_PROXY_UPSTREAM: upstreamUrl,
+      REQUIRED_PROXY_FIXTURE: JSON.stringify({ user: fixture.user, tokens: fixture.tokens }),
+      REDIS_URL: topology.env.REDIS_URL,
+      KIGO_SECRET_KEY: topology.env.KIGO_SECRET_KEY,
+    })
+    started.push(requiredApp)
     await waitReady(undiciApp, `http://127.0.0.1:${undici}/readyz`)
     await waitReady(bareApp, `http://127.0.0.1:${bare}/readyz`)
     if (nginxApp) await waitReady(nginxApp, `http://127.0.0.1:${nginx}/readyz`)
     await waitReady(gatewayApp, `http://127.0.0.1:${gateway}/readyz`)
+    await waitReady(requiredApp, `http://127.0.0.1:${required}/readyz`)
     return {
       upstream: upstreamApp,
       undici: undiciApp,
       bare: bareApp,
       nginx: nginxApp,
       gateway: gatewayApp,
-      ports: { upstream, undici, bare, nginx: nginxApp ? nginx : null, gateway },
+      required: requiredApp,
+      ports: { upstream, undici, bare, nginx: nginxApp ? nginx : null, gateway, required },
       stop,
     }
   } catch (err) {

@@ -25,7 +25,7 @@ export function startUndiciProxy(port: number, upstream: string, host = '127.0.0
   const server = createServer((req, res) => {
     const method = req.method ?? 'GET'
     pool.request(
-      { method: method as 'GET', path: req.url ?? '/', headers: forwardable(req.headers), body: method === 'GET' || method === 'HEAD' ? null : req },
+      { method, path: req.url ?? '/', headers: forwardable(req.headers), body: method === 'GET' || method === 'HEAD' ? null : req },
       (err, data) => {
         if (err) {
           if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' })

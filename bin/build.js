@@ -5,7 +5,7 @@
 // the stamp, or a source was added or removed, so a start with dist/ up to date costs no
 // compilation (README, Performance). Other files (bench/results.json) do not count.
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -49,11 +49,40 @@ function stale(files) {
   })
 }
 
+/**
+ * TypeBox in one file: the package is about 700 ES modules, and loading them cost about a
+ * second of every start here (README, Performance). src/common/typebox.ts is the only
+ * module that imports the package; its compiled output is bundled with the package into
+ * dist/vendor/typebox.js (esbuild's WebAssembly build: no native binary), then replaced
+ * by a re-export of that file. The bundle is made again only when the package's version
+ * or that module changes, since esbuild-wasm takes several seconds.
+ */
+async function bundleTypebox() {
+  const compiled = join(root, 'dist', 'src', 'common', 'typebox.js')
+  const bundle = join(root, 'dist', 'vendor', 'typebox.js')
+  const bundleStamp = `${bundle}.stamp`
+  const version = JSON.parse(readFileSync(join(root, 'node_modules', 'typebox', 'package.json'), 'utf8')).version
+  const key = `${version}\n${readFileSync(compiled, 'utf8')}`
+  let current = ''
+  try {
+    current = existsSync(bundle) ? readFileSync(bundleStamp, 'utf8') : ''
+  } catch {
+    // no stamp: bundle
+  }
+  if (current !== key) {
+    const { build } = await import('esbuild-wasm')
+    await build({ entryPoints: [compiled], bundle: true, format: 'esm', platform: 'node', target: 'node20', outfile: bundle, logLevel: 'warning' })
+    writeFileSync(bundleStamp, key)
+  }
+  writeFileSync(compiled, "// Bundled by bin/build.js: TypeBox in one file.\nexport * from '../../vendor/typebox.js'\n")
+}
+
 const configs = ['tsconfig.json', 'tsconfig.build.json']
 const files = [...sources('src'), ...sources('bench')]
 if (process.argv.includes('--if-stale') && !stale(files)) process.exit(0)
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' })
 if (result.status !== 0) process.exit(result.status ?? 1)
+await bundleTypebox()
 mkdirSync(dirname(stamp), { recursive: true })
 writeFileSync(stamp, files.join('\n'))

@@ -7,8 +7,9 @@ import { resolve } from 'node:path'
 import { projectRoot } from '../common/config.js'
 import { AdminClient, CliError, adminToken, adminUrl, usageError, type ApiResult, type Env } from './admin-client.js'
 import { readArgs, suggestion } from './argv.js'
+import type { Command, Parsed } from './command.js'
 import { migrationCommands } from './migration-commands.js'
-import { formatRecord, formatTable } from './output.js'
+import { formatRecord, formatTable, type Field } from './output.js'
 import { loginPasswordProblem } from '../common/password-rule.js'
 
 export interface CliIo {
@@ -16,33 +17,6 @@ export interface CliIo {
   stderr: { write(text: string): unknown }
 }
 
-export interface OptionSpec {
-  /** Shown in usage as `--name VALUE`. */
-  value: string
-  required?: boolean
-}
-
-export interface Parsed {
-  args: string[]
-  values: Record<string, string | undefined>
-  /** Flags the command declares (`--csv`), when given. */
-  flags?: Set<string>
-}
-
-export interface Command {
-  group: string
-  /** '' for a group that is one command (`kigo usage`). */
-  action: string
-  /** Positional argument names, all required. */
-  args: string[]
-  options: Record<string, OptionSpec>
-  summary: string
-  /** Command lines shown in the command's help, each one that works as written. */
-  examples: string[]
-  /** Flag options of this command besides --json and --help. */
-  flags?: Record<string, string>
-  run(client: AdminClient, input: Parsed): Promise<{ result: ApiResult; text: () => string }>
-}
 
 const seg = encodeURIComponent
 
@@ -51,7 +25,7 @@ function scopeList(value: string | undefined): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
 }
 
-const record = (result: ApiResult) => () => formatRecord(result.json as Record<string, unknown>)
+const record = (result: ApiResult) => () => formatRecord(result.json as Record<string, Field>)
 
 const commands: Command[] = [
   {
@@ -118,7 +92,7 @@ const commands: Command[] = [
     examples: ['kigo users list', 'kigo users list --json'],
     async run(client) {
       const result = await client.request('GET', '/admin/users')
-      const rows = (result.json as { users: Array<Record<string, unknown>> }).users
+      const rows = (result.json as { users: Array<Record<string, Field>> }).users
       return { result, text: () => formatTable(rows, ['id', 'name', 'email', 'created_at'], 'no users') }
     },
   },
@@ -159,7 +133,7 @@ const commands: Command[] = [
     async run(client, { values }) {
       const query = values.owner === undefined ? '' : `?owner=${seg(values.owner)}`
       const result = await client.request('GET', `/admin/apps${query}`)
-      const rows = (result.json as { apps: Array<Record<string, unknown>> }).apps
+      const rows = (result.json as { apps: Array<Record<string, Field>> }).apps
       return { result, text: () => formatTable(rows, ['consumer_key', 'name', 'owner', 'scopes', 'callback', 'created_at'], 'no applications') }
     },
   },
@@ -225,7 +199,7 @@ const commands: Command[] = [
       if (values.consumer !== undefined) params.set('consumer', values.consumer)
       const query = params.size > 0 ? `?${params.toString()}` : ''
       const result = await client.request('GET', `/admin/tokens${query}`)
-      const rows = (result.json as { tokens: Array<Record<string, unknown>> }).tokens
+      const rows = (result.json as { tokens: Array<Record<string, Field>> }).tokens
       return { result, text: () => formatTable(rows, ['token', 'consumer', 'user', 'scopes', 'created_at', 'revoked_at'], 'no access tokens') }
     },
   },

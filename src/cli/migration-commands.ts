@@ -3,8 +3,8 @@
 // /admin/policy. `policy set` reads the method's policy, changes what the options say and
 // writes it back; the gateway keeps `since` when the state does not change.
 import { usageError, type AdminClient, type ApiResult } from './admin-client.js'
-import type { Command, Parsed } from './kigo.js'
-import { formatTable } from './output.js'
+import type { Command, Parsed } from './command.js'
+import { formatTable, type Field } from './output.js'
 
 const legacyMethods = ['basic', 'wsse']
 const states = ['allow', 'deprecate', 'brownout', 'deny']
@@ -177,7 +177,7 @@ export const migrationCommands: Command[] = [
       }
       if (values.moved !== undefined && values.moved !== 'yes' && values.moved !== 'no') throw usageError('usage: --moved must be yes or no')
       const params = new URLSearchParams()
-      for (const name of ['method', 'user', 'client', 'since', 'sort', 'order', 'limit']) if (values[name] !== undefined) params.set(name, values[name]!)
+      for (const name of ['method', 'user', 'client', 'since', 'sort', 'order', 'limit']) if (values[name] !== undefined) params.set(name, values[name])
       if (values.moved !== undefined) params.set('moved', values.moved === 'yes' ? 'true' : 'false')
       const query = params.size > 0 ? `?${params.toString()}` : ''
       if (flags?.has('csv')) {
@@ -185,7 +185,7 @@ export const migrationCommands: Command[] = [
         return { result, text: () => result.text }
       }
       const result = await client.request('GET', `/admin/usage${query}`)
-      const rows = (result.json as { records: Array<Record<string, unknown>> }).records.map((r) => ({ ...r, moved: r.moved === null ? '' : r.moved ? 'yes' : 'no' }))
+      const rows: Array<Record<string, Field>> = (result.json as { records: Array<Record<string, Field>> }).records.map((r) => ({ ...r, moved: r.moved === null ? '' : r.moved ? 'yes' : 'no' }))
       return { result, text: () => formatTable(rows, ['method', 'user', 'client', 'count', 'accepted', 'refused_by_policy', 'failed_credentials', 'throttled', 'first_seen', 'last_seen', 'moved', 'email'], 'no usage recorded') }
     },
   },
@@ -258,7 +258,7 @@ export const migrationCommands: Command[] = [
     examples: ['kigo audit', 'kigo audit --kind app --since 2027-01-01T00:00:00Z', 'kigo audit --target alice --json'],
     async run(client: AdminClient, { values }: Parsed) {
       const params = new URLSearchParams()
-      for (const name of ['kind', 'target', 'since', 'limit']) if (values[name] !== undefined) params.set(name, values[name]!)
+      for (const name of ['kind', 'target', 'since', 'limit']) if (values[name] !== undefined) params.set(name, values[name])
       const result = await client.request('GET', `/admin/audit${params.size > 0 ? `?${params.toString()}` : ''}`)
       const rows = (result.json as { events: AuditEventView[] }).events.map((e) => ({ ...e, change: changeSummary(e.before, e.after) }))
       return { result, text: () => formatTable(rows, ['at', 'address', 'action', 'target', 'change'], 'no changes recorded') }

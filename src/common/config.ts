@@ -4,8 +4,8 @@
 import { readFileSync, existsSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import Type, { type Static } from 'typebox'
-import Value from 'typebox/value'
+import { Type, Value, type Static } from './typebox.js'
+import { operationNames } from './route-table.js'
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
 const HostPort = Type.String({ pattern: '^[A-Za-z0-9.\\-]+(:[0-9]{1,5})?$|^\\[[0-9A-Fa-f:.]+\\](:[0-9]{1,5})?$' })
@@ -168,77 +168,51 @@ function intFrom(name: string, value: string): number {
   return Number(value)
 }
 
-/** Settings that come from the environment (SPEC §1.2), as a partial config. */
+/**
+ * The settings the environment can give (SPEC §1.2): each variable, the setting it sets
+ * (a JSON pointer into the configuration) and how its text is read. The one table both
+ * the loader and the error messages (which name the variable) use.
+ */
+const envSettings: ReadonlyArray<{ name: string; path: string; kind: 'text' | 'port' | 'list' }> = [
+  { name: 'KIGO_DATA_DIR', path: '/dataDir', kind: 'text' },
+  { name: 'DATABASE_URL', path: '/databaseUrl', kind: 'text' },
+  { name: 'REDIS_URL', path: '/redisUrl', kind: 'text' },
+  { name: 'KIGO_CORE_URL', path: '/gateway/coreUrl', kind: 'text' },
+  { name: 'KIGO_DOMESTIC_HOST', path: '/domesticHost', kind: 'text' },
+  { name: 'KIGO_GLOBAL_HOST', path: '/globalHost', kind: 'text' },
+  { name: 'KIGO_PUBLIC_SCHEME', path: '/publicScheme', kind: 'text' },
+  { name: 'KIGO_SECRET_KEY', path: '/secretKey', kind: 'text' },
+  { name: 'KIGO_ADMIN_TOKEN', path: '/adminToken', kind: 'text' },
+  { name: 'LOG_LEVEL', path: '/logLevel', kind: 'text' },
+  { name: 'KIGO_GATEWAY_BIND', path: '/gateway/host', kind: 'text' },
+  { name: 'KIGO_ADMIN_BIND', path: '/gateway/adminHost', kind: 'text' },
+  { name: 'KIGO_CORE_BIND', path: '/core/host', kind: 'text' },
+  { name: 'KIGO_CORE_METRICS_BIND', path: '/core/metricsHost', kind: 'text' },
+  { name: 'KIGO_MIGRATION_GUIDE_URL', path: '/migration/guideUrl', kind: 'text' },
+  { name: 'KIGO_GATEWAY_PORT', path: '/gateway/port', kind: 'port' },
+  { name: 'KIGO_CORE_PORT', path: '/core/port', kind: 'port' },
+  { name: 'KIGO_CORE_METRICS_PORT', path: '/core/metricsPort', kind: 'port' },
+  { name: 'KIGO_ADMIN_PORT', path: '/gateway/adminPort', kind: 'port' },
+  { name: 'KIGO_DOMESTIC_HOST_ALIASES', path: '/domesticHostAliases', kind: 'list' },
+  { name: 'KIGO_GLOBAL_HOST_ALIASES', path: '/globalHostAliases', kind: 'list' },
+  { name: 'KIGO_TRUSTED_PROXIES', path: '/trustedProxies', kind: 'list' },
+]
+
+/** Setting (JSON pointer) → the environment variable that sets it. */
+export const envNames: Record<string, string> = Object.fromEntries(envSettings.map((e) => [e.path, e.name]))
+
+/** Settings that come from the environment, as a partial config. */
 function fromEnv(env: Env): Json {
   const out: Json = {}
-  const set = (path: string[], value: unknown) => {
+  for (const { name, path, kind } of envSettings) {
+    const v = env[name]
+    if (v === undefined || v === '') continue
+    const keys = path.slice(1).split('/')
     let node = out
-    for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Json
-    node[path[path.length - 1]!] = value
+    for (const key of keys.slice(0, -1)) node = (node[key] ??= {}) as Json
+    node[keys[keys.length - 1]!] = kind === 'port' ? intFrom(name, v) : kind === 'list' ? v.split(',').map((x) => x.trim()).filter(Boolean) : v
   }
-  const str: Array<[string, string[]]> = [
-    ['KIGO_DATA_DIR', ['dataDir']],
-    ['DATABASE_URL', ['databaseUrl']],
-    ['REDIS_URL', ['redisUrl']],
-    ['KIGO_CORE_URL', ['gateway', 'coreUrl']],
-    ['KIGO_DOMESTIC_HOST', ['domesticHost']],
-    ['KIGO_GLOBAL_HOST', ['globalHost']],
-    ['KIGO_PUBLIC_SCHEME', ['publicScheme']],
-    ['KIGO_SECRET_KEY', ['secretKey']],
-    ['KIGO_ADMIN_TOKEN', ['adminToken']],
-    ['LOG_LEVEL', ['logLevel']],
-    ['KIGO_GATEWAY_BIND', ['gateway', 'host']],
-    ['KIGO_ADMIN_BIND', ['gateway', 'adminHost']],
-    ['KIGO_CORE_BIND', ['core', 'host']],
-    ['KIGO_CORE_METRICS_BIND', ['core', 'metricsHost']],
-    ['KIGO_MIGRATION_GUIDE_URL', ['migration', 'guideUrl']],
-  ]
-  for (const [name, path] of str) {
-    const v = env[name]
-    if (v !== undefined && v !== '') set(path, v)
-  }
-  const ports: Array<[string, string[]]> = [
-    ['KIGO_GATEWAY_PORT', ['gateway', 'port']],
-    ['KIGO_CORE_PORT', ['core', 'port']],
-    ['KIGO_CORE_METRICS_PORT', ['core', 'metricsPort']],
-    ['KIGO_ADMIN_PORT', ['gateway', 'adminPort']],
-  ]
-  for (const [name, path] of ports) {
-    const v = env[name]
-    if (v !== undefined && v !== '') set(path, intFrom(name, v))
-  }
-  for (const [name, key] of [['KIGO_DOMESTIC_HOST_ALIASES', 'domesticHostAliases'], ['KIGO_GLOBAL_HOST_ALIASES', 'globalHostAliases']] as const) {
-    const v = env[name]
-    if (v !== undefined && v !== '') set([key], v.split(',').map((s) => s.trim()).filter(Boolean))
-  }
-  const proxies = env.KIGO_TRUSTED_PROXIES
-  if (proxies !== undefined && proxies !== '') set(['trustedProxies'], proxies.split(',').map((s) => s.trim()).filter(Boolean))
   return out
-}
-
-export const envNames: Record<string, string> = {
-  '/dataDir': 'KIGO_DATA_DIR',
-  '/databaseUrl': 'DATABASE_URL',
-  '/redisUrl': 'REDIS_URL',
-  '/gateway/coreUrl': 'KIGO_CORE_URL',
-  '/domesticHost': 'KIGO_DOMESTIC_HOST',
-  '/globalHost': 'KIGO_GLOBAL_HOST',
-  '/publicScheme': 'KIGO_PUBLIC_SCHEME',
-  '/secretKey': 'KIGO_SECRET_KEY',
-  '/adminToken': 'KIGO_ADMIN_TOKEN',
-  '/logLevel': 'LOG_LEVEL',
-  '/gateway/port': 'KIGO_GATEWAY_PORT',
-  '/core/port': 'KIGO_CORE_PORT',
-  '/gateway/adminPort': 'KIGO_ADMIN_PORT',
-  '/trustedProxies': 'KIGO_TRUSTED_PROXIES',
-  '/domesticHostAliases': 'KIGO_DOMESTIC_HOST_ALIASES',
-  '/globalHostAliases': 'KIGO_GLOBAL_HOST_ALIASES',
-  '/gateway/host': 'KIGO_GATEWAY_BIND',
-  '/gateway/adminHost': 'KIGO_ADMIN_BIND',
-  '/core/host': 'KIGO_CORE_BIND',
-  '/core/metricsHost': 'KIGO_CORE_METRICS_BIND',
-  '/core/metricsPort': 'KIGO_CORE_METRICS_PORT',
-  '/migration/guideUrl': 'KIGO_MIGRATION_GUIDE_URL',
 }
 
 export interface LoadOptions {
@@ -287,11 +261,16 @@ export function loadConfig(options: LoadOptions = {}): Config {
   }
   const first = Value.Errors(ConfigSchema, raw)[0]
   if (first) {
-    const where = first.instancePath || (first.params && 'requiredProperties' in first.params ? `/${(first.params as { requiredProperties: string[] }).requiredProperties[0]}` : '/')
+    const where = first.instancePath || (first.params && 'requiredProperties' in first.params ? `/${first.params.requiredProperties[0]}` : '/')
     const name = envNames[where] ?? `setting ${where.slice(1).replaceAll('/', '.')}`
     throw new ConfigError(`${name}: ${first.message}`)
   }
   const config = raw as unknown as Config
+  // A key that names no operation (a typo) would otherwise narrow nothing, silently.
+  const unknownRoute = Object.keys(config.auth.routeMethods).find((name) => !operationNames.includes(name))
+  if (unknownRoute !== undefined) {
+    throw new ConfigError(`setting auth.routeMethods: ${JSON.stringify(unknownRoute)} is not an operation; the operations are ${operationNames.join(', ')}`)
+  }
   adminTokenSources.set(config, tokenSource)
   const key = Buffer.from(config.secretKey, 'base64')
   if (key.length !== 32 || key.toString('base64') !== config.secretKey.trim()) {

@@ -26,7 +26,6 @@ export function isValidCallback(name: string): boolean {
 
 // XML 1.0 §2.2 Char: anything else (most C0 controls, lone surrogates, U+FFFE/U+FFFF)
 // cannot appear in a document at all, so it is replaced by U+FFFD.
-// eslint-disable-next-line no-control-regex
 const notXmlChar = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu
 
 export function xmlSafe(text: string): string {
@@ -56,7 +55,7 @@ function cleanForXml(value: XmlObject): Record<string, unknown> {
 
 /** `<?xml version="1.0" encoding="UTF-8"?>` and one root element; null values are empty elements. */
 export function xmlDocument(root: string, value: XmlObject): string {
-  return builder.build({ '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' }, [root]: cleanForXml(value) }) as string
+  return builder.build({ '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' }, [root]: cleanForXml(value) })
 }
 
 export const contentTypes = {

@@ -12,7 +12,13 @@
 // retried or re-sent commands, and every command bounded by `commandTimeoutMs` (a server
 // that accepts the connection but does not answer). It reconnects by itself with a capped
 // backoff, and 'error' events always have a listener, so an outage never crashes the process.
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
+import { createRequire } from 'node:module'
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis'
+
+// ioredis is loaded when the first client is made, not with this module: embedded mode
+// never makes one, and loading it cost about a tenth of the embedded start (README,
+// Performance). It is CommonJS, so a synchronous require keeps createRedis synchronous.
+const loadIoredis = () => createRequire(import.meta.url)('ioredis') as typeof import('ioredis')
 
 export type RedisClient = Redis | Cluster
 
@@ -106,6 +112,7 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
     // Reconnect forever, 50 ms, 100 ms, … up to the cap.
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),
   }
+  const { Cluster, Redis } = loadIoredis()
   const client: RedisClient = parts.cluster
     ? new Cluster(parts.nodes, {
         enableOfflineQueue: false,

@@ -34,6 +34,7 @@ class RequestLogger {
 
   #write(level: Level, args: unknown[]): void {
     if (!this.#enabled(level)) return
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- needed: pino's LogFn overloads take no unknown[] spread (tsc TS2556 without it)
     ;(this.#real()[level] as (...a: unknown[]) => void)(...args)
   }
 
@@ -87,7 +88,7 @@ class RequestLogger {
 export const requestLoggerFactory: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) => {
   if (options.level !== undefined) return logger.child(bindings, options)
   // Every method Fastify and the routes call is here (fatal … trace, silent, child, level).
-  return new RequestLogger(logger, bindings, options) as unknown as FastifyBaseLogger
+  return new RequestLogger(logger, bindings, options)
 }
 
 /** The Fastify options every app of kigo logs requests with. */

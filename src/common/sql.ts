@@ -3,7 +3,8 @@
 // Each app keeps its tables in its own schema and writes schema-qualified names.
 import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
-import pg from 'pg'
+import { createRequire } from 'node:module'
+import type pg from 'pg'
 import type { PGlite, Transaction } from '@electric-sql/pglite'
 import type { DependencyWatch } from './dependency-watch.js'
 import { isConnectionFailure } from './errors.js'
@@ -15,7 +16,7 @@ export interface Queryable {
 export interface Db extends Queryable {
   readonly engine: 'embedded' | 'postgres'
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>
   /** Cheap round trip, for readiness checks. */
   ping(): Promise<void>
   /** Connections of the pool (PostgreSQL): open, idle, and callers waiting for one. */
@@ -48,6 +49,17 @@ export interface DbTimeouts {
 }
 
 export const defaultDbTimeouts: DbTimeouts = { connectTimeoutMs: 2000, statementTimeoutMs: 3000 }
+
+export interface TransactionOptions {
+  /**
+   * This transaction's own statement deadline, in place of the pool's (which is sized for
+   * requests): a migration may build an index or wait for another process's migration.
+   */
+  statementTimeoutMs?: number
+}
+
+/** The statement deadline of migrations: long enough to build an index on a large table, still not forever. */
+export const migrationStatementTimeoutMs = 10 * 60_000
 
 // ---- PostgreSQL -------------------------------------------------------------------
 
@@ -97,16 +109,24 @@ class PostgresDb implements Db {
     return (await this.watched(this.pool.query(this.statement(sql, params)))).rows as T[]
   }
 
-  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.watched(this.inTransaction(fn))
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    return this.watched(this.inTransaction(fn, options))
   }
 
-  private async inTransaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  private async inTransaction<T>(fn: (tx: Queryable) => Promise<T>, options: TransactionOptions): Promise<T> {
     const client = await this.pool.connect()
     let broken: Error | undefined
+    const timeoutMs = options.statementTimeoutMs
     try {
       await client.query('BEGIN')
-      const result = await fn({ query: async <R>(sql: string, params: unknown[] = []) => (await client.query(this.statement(sql, params))).rows as R[] })
+      // Both deadlines move: the server's for this transaction only (SET LOCAL), the
+      // client's for each of its statements.
+      if (timeoutMs !== undefined) await client.query(`SET LOCAL statement_timeout = ${Math.trunc(timeoutMs)}`)
+      const config = (sql: string, params: unknown[]) => {
+        const c = this.statement(sql, params)
+        return timeoutMs === undefined ? c : { ...c, query_timeout: timeoutMs }
+      }
+      const result = await fn({ query: async <R>(sql: string, params: unknown[] = []) => (await client.query(config(sql, params))).rows as R[] })
       await client.query('COMMIT')
       return result
     } catch (err) {
@@ -210,7 +230,10 @@ async function openEmbedded(dataDir: string): Promise<Db> {
 export async function openDb(options: DbOptions): Promise<Db> {
   if (options.databaseUrl) {
     const t = options.timeouts ?? defaultDbTimeouts
-    const pool = new pg.Pool({
+    // pg is loaded here, not with this module: embedded mode never needs it, and loading
+    // it was part of the embedded start's cost (README, Performance).
+    const { Pool } = createRequire(import.meta.url)('pg') as typeof import('pg')
+    const pool = new Pool({
       connectionString: options.databaseUrl,
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: t.connectTimeoutMs,
@@ -236,7 +259,8 @@ export interface Migration {
 /**
  * Applies the numbered migrations not yet applied to `schema`, in order, in one
  * transaction under an advisory lock, so several processes starting at once apply each
- * migration exactly once (SPEC §3).
+ * migration exactly once (SPEC §3). Its statements run under the migration deadline, not
+ * the requests' one.
  */
 export async function migrate(db: Db, schema: string, migrations: Migration[]): Promise<number[]> {
   if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`)
@@ -257,7 +281,7 @@ export async function migrate(db: Db, schema: string, migrations: Migration[]): 
       applied.push(m.version)
     }
     return applied
-  })
+  }, { statementTimeoutMs: migrationStatementTimeoutMs })
 }
 
 /** Splits a migration into statements at `;` line ends (migrations keep to that form). */

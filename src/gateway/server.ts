@@ -69,7 +69,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     : configIn
   const logger: FastifyBaseLogger | false = options.logger === false
     ? false
-    : (options.logStream ? pino(loggerOptions(config.logLevel, 'gateway'), options.logStream) : pino(loggerOptions(config.logLevel, 'gateway'))) as FastifyBaseLogger
+    : (options.logStream ? pino(loggerOptions(config.logLevel, 'gateway'), options.logStream) : pino(loggerOptions(config.logLevel, 'gateway')))
   // One line when an outage of a dependency starts and one when it ends (dependency-watch.ts).
   const watchLog = logger || undefined
   let probeDb: () => Promise<unknown> = async () => undefined

@@ -61,12 +61,25 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
 
     // 1. The gateway alone, each front with its own CPU per request; nginx null when absent.
     const alone = results.gateway_alone
-    for (const name of ['upstream_direct', 'undici_proxy', 'bare_proxy', 'anonymous', 'basic', 'wsse', 'oauth']) {
+    for (const name of ['upstream_direct', 'undici_proxy', 'bare_proxy', 'anonymous', 'basic', 'wsse', 'oauth', 'required_basic', 'required_wsse', 'required_oauth']) {
       served(`gateway_alone.${name}`, alone.scenarios[name])
       expect(alone.scenarios[name]!.front_cpu_us, name).toBeGreaterThan(0)
     }
-    expect(Object.keys(alone.ratios).sort()).toEqual(['anonymous_vs_bare_proxy', 'bare_proxy_vs_nginx', 'basic_vs_bare_proxy', 'oauth_vs_bare_proxy', 'undici_proxy_vs_bare_proxy', 'wsse_vs_bare_proxy'])
-    for (const k of ['anonymous', 'basic', 'wsse', 'oauth']) expect(alone.ratios[`${k}_vs_bare_proxy`]).toBeGreaterThan(0)
+    expect(Object.keys(alone.ratios).sort()).toEqual([
+      'anonymous_vs_bare_proxy',
+      'bare_proxy_vs_nginx',
+      'basic_vs_bare_proxy',
+      'basic_vs_required',
+      'oauth_vs_bare_proxy',
+      'oauth_vs_required',
+      'required_basic_vs_bare_proxy',
+      'required_oauth_vs_bare_proxy',
+      'required_wsse_vs_bare_proxy',
+      'undici_proxy_vs_bare_proxy',
+      'wsse_vs_bare_proxy',
+      'wsse_vs_required',
+    ])
+    for (const k of ['anonymous', 'basic', 'wsse', 'oauth', 'required_basic', 'required_wsse', 'required_oauth']) expect(alone.ratios[`${k}_vs_bare_proxy`]).toBeGreaterThan(0)
     if (alone.nginx === null) {
       expect(alone.scenarios.nginx).toBeNull()
       expect(alone.ratios.bare_proxy_vs_nginx).toBeNull()
@@ -74,7 +87,7 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
       served('gateway_alone.nginx', alone.scenarios.nginx)
       expect(alone.ratios.bare_proxy_vs_nginx).toBeGreaterThan(0)
     }
-    for (const name of ['oauth', 'wsse']) expect(alone.scenarios[name]!.redis_cpu_us, `${name}: the nonce claims`).toBeGreaterThan(0)
+    for (const name of ['oauth', 'wsse', 'required_oauth', 'required_wsse']) expect(alone.scenarios[name]!.redis_cpu_us, `${name}: the nonce claims`).toBeGreaterThan(0)
 
     // 2. The core against its anchor.
     for (const name of ['anchor_show', 'show', 'show_identified']) served(`core.${name}`, results.core.scenarios[name])
@@ -112,8 +125,9 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     for (const v of Object.values(results.latency.p99_ratio)) expect(v).toBeGreaterThan(0)
 
     // 5. The embedded footprint: a whole node process, not a shell.
-    expect(Object.keys(results.embedded).sort()).toEqual(['idle_rss_mb', 'loaded_rss_mb', 'start_s'])
+    expect(Object.keys(results.embedded).sort()).toEqual(['idle_rss_mb', 'loaded_rss_mb', 'start_cpu_s', 'start_s'])
     expect(results.embedded.start_s).toBeGreaterThan(0)
+    expect(results.embedded.start_cpu_s).toBeGreaterThan(0.1)
     expect(results.embedded.idle_rss_mb).toBeGreaterThan(30)
     expect(results.embedded.loaded_rss_mb).toBeGreaterThan(30)
 

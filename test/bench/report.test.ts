@@ -1,7 +1,7 @@
 // What the benchmark reports: medians over rounds, counts summed, the ratios of SPEC §8,
 // and each target marked met or not in the printed table.
 import { describe, expect, it } from 'vitest'
-import { formatReport, median, ratios, summarize, targets, timelineRatios, type BenchResults, type WindowMeasurement } from '../../bench/report.js'
+import { formatReport, median, pairedRatio, ratios, summarize, targets, timelineRatios, type BenchResults, type WindowMeasurement } from '../../bench/report.js'
 
 const w = (rps: number, p99Ms: number, extra: Partial<WindowMeasurement> = {}): WindowMeasurement => ({
   rps, p50Ms: p99Ms / 4, p99Ms, rssMb: 100, non2xx: 0, status5xx: 0, errors: 0, ...extra,
@@ -53,11 +53,11 @@ describe('printed report', () => {
     gateway_alone: {
       nginx: null,
       scenarios: { bare_proxy: summarize([w(14000, 4, { frontCpuUs: 60 })]), oauth: summarize([w(11900, 5, { frontCpuUs: 80 })]), nginx: null },
-      ratios: { anonymous_vs_bare_proxy: 0.96, basic_vs_bare_proxy: 0.9, wsse_vs_bare_proxy: 0.79, oauth_vs_bare_proxy: 0.85, bare_proxy_vs_nginx: null, undici_proxy_vs_bare_proxy: 1.2 },
+      ratios: { anonymous_vs_bare_proxy: 0.96, basic_vs_bare_proxy: 0.9, wsse_vs_bare_proxy: 0.79, oauth_vs_bare_proxy: 0.85, bare_proxy_vs_nginx: null, undici_proxy_vs_bare_proxy: 1.2, required_basic_vs_bare_proxy: 0.93, required_wsse_vs_bare_proxy: 0.82, required_oauth_vs_bare_proxy: 0.8, basic_vs_required: 0.97, wsse_vs_required: 0.96, oauth_vs_required: 1.06 },
     },
     core: { pool_size: 10, scenarios: {}, ratios: { show_vs_anchor: 0.92, show_identified_vs_anonymous: 0.89 } },
     latency: { fixed_rate_rps: 7000, scenarios: {}, p99_ratio: { anonymous_vs_bare_proxy: 1.1, basic_vs_bare_proxy: 1.2, wsse_vs_bare_proxy: 1.3, oauth_vs_bare_proxy: 1.6 } },
-    embedded: { start_s: 2.4, idle_rss_mb: 140.2, loaded_rss_mb: 170.5 },
+    embedded: { start_s: 2.4, start_cpu_s: 2.1, idle_rss_mb: 140.2, loaded_rss_mb: 170.5 },
     scenarios: {
       core_direct: summarize([w(5000, 1.5, { coreCpuUs: 180 })]),
       gateway_oauth: summarize([
@@ -95,6 +95,22 @@ describe('printed report', () => {
     ])
   })
 
+  it('says "not measured" for what a partial run (--only) left out, never "met"', () => {
+    const partial: BenchResults = {
+      ...results,
+      core: { ...results.core, ratios: { show_vs_anchor: pairedRatio({}, 'core_show', 'core_anchor_show'), show_identified_vs_anonymous: null } },
+      latency: { ...results.latency, p99_ratio: { anonymous_vs_bare_proxy: null, basic_vs_bare_proxy: null, wsse_vs_bare_proxy: null, oauth_vs_bare_proxy: null } },
+      embedded: null,
+      added_p99_ms: null,
+    }
+    const unmeasured = targets(partial).filter((t) => t.value === null).map((t) => t.name.replace(/ at \d+ rps/, ''))
+    expect(unmeasured).toEqual(['core show / anchor rps', 'core show identified / anonymous rps', 'oauth p99 / bare proxy p99', 'embedded idle RSS', 'embedded npm start to ready', 'whole system: added p99 (oauth - core)'])
+    const text = formatReport(partial)
+    expect(text).toMatch(/^oauth p99 \/ bare proxy p99 at 7000 rps\s+-\s+<= 1\.5\s+not measured$/m)
+    expect(text).toMatch(/^embedded npm start to ready\s+-\s+<= 3 s\s+not measured$/m)
+    expect(text).toContain('5. embedded: not run')
+  })
+
   it('prints every scenario, an absent nginx, and every target with its verdict', () => {
     const text = formatReport(results)
     expect(text).toMatch(/^core_direct\s+5000\s+0\.38\s+1\.50\s+100\.0\s+0\s+0\s+0\s+180\s+-\s+-\s+-\s+-$/m)
@@ -102,10 +118,11 @@ describe('printed report', () => {
     expect(text).toMatch(/^oauth\s+11900\s.*\s80\s+-\s+-\s+-$/m)
     expect(text).toMatch(/^nginx\s+absent\b/m)
     expect(text).toContain('nginx is not installed (null)')
+    expect(text).toContain("required work only (rps over the bare proxy; the gateway's over it): Basic 0.930, gateway 0.970; WSSE 0.820, gateway 0.960; OAuth 0.800, gateway 1.060")
     expect(text).toMatch(/^whole system: gateway_oauth \/ gateway_anonymous rps\s+0\.800\s+>= 0\.85\s+NOT met$/m)
     expect(text).toMatch(/^oauth p99 \/ bare proxy p99 at 7000 rps\s+1\.600\s+<= 1\.5\s+NOT met$/m)
     expect(text).toMatch(/^embedded idle RSS\s+140\.20 MB\s+<= 200 MB\s+met$/m)
     expect(text).toContain('3. whole system (public timeline, count=20, over 100000 entries; over statuses/show: anonymous 0.310, OAuth 0.352)')
-    expect(text).toContain('5. embedded: npm start to ready 2.40 s, idle RSS 140.2 MB, after 1,000 mixed requests 170.5 MB')
+    expect(text).toContain('5. embedded: npm start to ready 2.40 s (the app\'s CPU until then 2.10 s), idle RSS 140.2 MB, after 1,000 mixed requests 170.5 MB')
   })
 })

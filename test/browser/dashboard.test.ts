@@ -145,7 +145,7 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     expect(await chart.getAttribute('data-total')).toBe('7')
 
     // The legacy-usage table: Basic and WSSE users, their clients and counts; OAuth use noted.
-    const rows = await page.$$eval('#usage-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())))
+    const rows = await page.$$eval('#usage-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent.trim())))
     const byUser = Object.fromEntries(rows.map((r) => [r[1], r]))
     // Alice uses OAuth, but from another client: this one has not moved.
     expect(byUser.alice?.slice(0, 8)).toEqual(['Basic', 'alice', 'alice@example.com', 'OldApp/1.0 <script>', '2', '0', '0', '0'])
@@ -157,7 +157,7 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     await page.selectOption('form.filters select[name=method]', 'wsse')
     await page.click('form.filters button[type=submit]')
     await page.waitForURL(/method=wsse/)
-    const filtered = await page.$$eval('#usage-table tbody tr', (trs) => trs.map((tr) => tr.querySelectorAll('td')[1]!.textContent!.trim()))
+    const filtered = await page.$$eval('#usage-table tbody tr', (trs) => trs.map((tr) => tr.querySelectorAll('td')[1]!.textContent.trim()))
     expect(filtered).toEqual(['bobby'])
     expect(await page.locator('#usage a[download]').getAttribute('href')).toBe('/admin/usage.csv?method=wsse&sort=last_seen')
 

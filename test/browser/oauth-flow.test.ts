@@ -24,27 +24,31 @@ const screenshots = join(process.cwd(), 'test-artifacts', 'screenshots')
 
 type OAuthError = { statusCode: number; data?: string }
 
-/** The npm `oauth` client's callbacks as promises. */
-function requestToken(client: OAuth, scope: string): Promise<{ token: string; secret: string }> {
+/**
+ * The npm `oauth` client's callbacks as promises. A refusal rejects with the library's
+ * `{ statusCode, data }` as it is: the tests read it (`refusal`).
+ */
+function settle<T>(start: (done: (err: unknown, value: T) => void) => void): Promise<T> {
   return new Promise((resolve, reject) =>
-    client.getOAuthRequestToken({ scope }, (err, token, secret) => (err ? reject(err) : resolve({ token, secret }))),
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the library's refusal is not an Error; see above
+    start((err, value) => (err ? reject(err) : resolve(value))),
   )
+}
+
+function requestToken(client: OAuth, scope: string): Promise<{ token: string; secret: string }> {
+  return settle((done) => client.getOAuthRequestToken({ scope }, (err, token, secret) => done(err, { token, secret })))
 }
 
 function accessToken(client: OAuth, rt: { token: string; secret: string }, verifier: string): Promise<{ token: string; secret: string }> {
-  return new Promise((resolve, reject) =>
-    client.getOAuthAccessToken(rt.token, rt.secret, verifier, (err, token, secret) => (err ? reject(err) : resolve({ token, secret }))),
-  )
+  return settle((done) => client.getOAuthAccessToken(rt.token, rt.secret, verifier, (err, token, secret) => done(err, { token, secret })))
 }
 
 function signedPost(client: OAuth, url: string, at: { token: string; secret: string }, body: Record<string, string>): Promise<string> {
-  return new Promise((resolve, reject) =>
-    client.post(url, at.token, at.secret, body, 'application/x-www-form-urlencoded', (err, data) => (err ? reject(err) : resolve(String(data)))),
-  )
+  return settle((done) => client.post(url, at.token, at.secret, body, 'application/x-www-form-urlencoded', (err, data) => done(err, String(data))))
 }
 
 function signedGet(client: OAuth, url: string, at: { token: string; secret: string }): Promise<string> {
-  return new Promise((resolve, reject) => client.get(url, at.token, at.secret, (err, data) => (err ? reject(err) : resolve(String(data)))))
+  return settle((done) => client.get(url, at.token, at.secret, (err, data) => done(err, String(data))))
 }
 
 async function refusal(promise: Promise<unknown>): Promise<OAuthError> {

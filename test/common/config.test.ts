@@ -93,6 +93,18 @@ describe('loadConfig', () => {
     })
   }
 
+  it('refuses an auth.routeMethods key that names no operation, listing the operations', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kigo-config-'))
+    const file = join(dir, 'kigo.json')
+    writeFileSync(file, JSON.stringify({ auth: { routeMethods: { 'statuses/update': ['oauth'], 'statuses/updte': ['oauth'] } } }))
+    expect(() => loadConfig({ env: { ...base, KIGO_CONFIG: file } })).toThrow(ConfigError)
+    expect(() => loadConfig({ env: { ...base, KIGO_CONFIG: file } })).toThrow(
+      /^setting auth\.routeMethods: "statuses\/updte" is not an operation; the operations are statuses\/update, statuses\/show, .*, applications\/my$/,
+    )
+    writeFileSync(file, JSON.stringify({ auth: { routeMethods: { 'statuses/update': ['oauth'], 'applications/my': ['oauth'] } } }))
+    expect(loadConfig({ env: { ...base, KIGO_CONFIG: file } }).auth.routeMethods).toEqual({ 'statuses/update': ['oauth'], 'applications/my': ['oauth'] })
+  })
+
   it('reads a KIGO_CONFIG file between the defaults and the environment', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kigo-config-'))
     const file = join(dir, 'kigo.json')

@@ -2,7 +2,7 @@
 // connection under a name and reused, so PostgreSQL does not parse and plan it again for
 // every request; a statement without parameters (DDL, pings) is not kept.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDb, type Db } from '../../src/common/sql.js'
+import { migrate, openDb, type Db } from '../../src/common/sql.js'
 import { freshPostgres } from '../helpers/services.js'
 
 const postgres = await freshPostgres()
@@ -47,5 +47,21 @@ describe.skipIf(postgres === null)('SQL layer on PostgreSQL', () => {
   it('keeps no statement without parameters', async () => {
     await db.query('SELECT count(*) FROM t')
     expect((await prepared()).map((s) => s.statement)).not.toContain('SELECT count(*) FROM t')
+  })
+
+  it("runs migrations under their own deadline, not the requests' statement deadline", async () => {
+    const db = await openDb({ databaseUrl: postgres!.url, dataDir: '/nonexistent', maxConnections: 1, timeouts: { connectTimeoutMs: 2000, statementTimeoutMs: 300 } })
+    try {
+      // A request's statement past the deadline is cut off...
+      await expect(db.query('SELECT pg_sleep(0.8)')).rejects.toThrow()
+      // ...a migration's (an index built on a large table, say) is not.
+      const applied = await migrate(db, 'slow_migration', [{ version: 1, name: 'slow', sql: 'CREATE TABLE slow_migration.t (id integer);\nSELECT pg_sleep(0.8);\n' }])
+      expect(applied).toEqual([1])
+      expect(await db.query('SELECT version FROM slow_migration.schema_migrations')).toEqual([{ version: 1 }])
+      // And the request deadline is back for what follows on the same connection.
+      await expect(db.query('SELECT pg_sleep(0.8)')).rejects.toThrow()
+    } finally {
+      await db.close()
+    }
   })
 })

@@ -54,7 +54,7 @@ beforeAll(async () => {
     },
   })
   const sink = new Writable({ write(chunk, _enc, done) { for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l)); done() } })
-  app = buildCoreApp({ config, store, logger: { level: 'info', stream: sink } as never })
+  app = buildCoreApp({ config, store, logger: { level: 'info', stream: sink } })
   base = await app.listen({ host: '127.0.0.1', port: 0 })
 })
 

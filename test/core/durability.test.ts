@@ -81,8 +81,8 @@ async function startCore(env: Record<string, string>): Promise<Core> {
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'KIGO_CONFIG']) if (!(name in env)) delete childEnv[name]
   const child = spawn(process.execPath, [mainJs, 'core'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
-  child.stdout!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)))
-  child.stderr!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)))
+  child.stdout.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)))
+  child.stderr.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const agent = new Agent()
   const deadline = Date.now() + 30_000

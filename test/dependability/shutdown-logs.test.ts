@@ -17,8 +17,8 @@ it('every line the core writes, from start to SIGTERM, is JSON, and the last say
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, KIGO_DATA_DIR: dir, KIGO_CORE_PORT: String(port), KIGO_CORE_METRICS_PORT: '0', KIGO_SECRET_KEY: randomBytes(32).toString('base64'), KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url') }
   const child = spawn(process.execPath, [mainJs, 'core'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()))
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()))
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()))
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()))
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   try {
     const deadline = Date.now() + 30_000

@@ -160,7 +160,7 @@ function send(method: string, target: string, c: Client, form = ''): Promise<{ s
 /** Generated spellings of one concrete path: each one a way two parsers have disagreed. */
 function spellings(path: string): string[] {
   const out = new Set<string>([path])
-  const seps = [...path.matchAll(/\//g)].map((m) => m.index!)
+  const seps = [...path.matchAll(/\//g)].map((m) => m.index)
   const pctLower = (ch: string) => `%${ch.charCodeAt(0).toString(16).toLowerCase()}`
   const pctUpper = (ch: string) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`
   // Percent-encoded letters, dots and digits, in either case, one character at a time.

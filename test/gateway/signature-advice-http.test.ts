@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { oauthChallenge, oauthFetch, oauthHeader, WebClient, csrfOf, hiddenField, type OAuthCall } from './provider/helpers.js'
 
-const rfc3986 = (createRequire(import.meta.url)('oauth-sign') as { rfc3986(s: string): string }).rfc3986
+const rfc3986 = (createRequire(import.meta.url)('oauth-sign') as { rfc3986: (s: string) => string }).rfc3986
 
 interface Answer { status: number; headers: Headers; body: { error: { code: string; message: string } } }
 

@@ -15,11 +15,10 @@ export class FreezableProxy {
   ) {}
 
   static async start(target: { host: string; port: number }): Promise<FreezableProxy> {
-    let proxy!: FreezableProxy
     const server = createServer((client) => proxy.accept(client, target))
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const address = server.address()
-    proxy = new FreezableProxy(server, typeof address === 'object' && address ? address.port : 0)
+    const proxy = new FreezableProxy(server, typeof address === 'object' && address ? address.port : 0)
     return proxy
   }
 

@@ -15,7 +15,6 @@ export function countChars(text: string): number {
 }
 
 // C0 controls, DEL and C1 controls, except tab and newline.
-// eslint-disable-next-line no-control-regex
 const forbiddenControl = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/u
 
 export function hasForbiddenControl(text: string): boolean {
@@ -42,11 +41,6 @@ export function checkBody(body: string, limits: TextLimits): void {
   if (countChars(body) > limits.bodyChars) {
     throw errors.badRequest('status_too_long', `status must be at most ${limits.bodyChars} characters`)
   }
-}
-
-/** PostgreSQL text cannot hold U+0000, so it is refused wherever it appears. */
-export function checkNoNul(name: string, value: string): void {
-  if (value.includes('\u0000')) throw errors.badRequest('invalid_parameter', `${name} must not contain U+0000`)
 }
 
 /** Source names the client; blank means the default `API` (SPEC §2.2 rule 4). */

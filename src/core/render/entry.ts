@@ -95,7 +95,7 @@ export function renderEntryList(page: EntryPage, bodyFormats: readonly BodyForma
     const replies = (page.replies.get(e.id) ?? []).map(one)
     return {
       json: { ...top.json, replies: replies.map((r) => r.json) },
-      xml: { ...top.xml, replies: replies.length ? { status: replies.map((r) => r.xml) } : null } as XmlObject,
+      xml: { ...top.xml, replies: replies.length ? { status: replies.map((r) => r.xml) } : null },
     }
   })
   return { json: items.map((i) => i.json), xml: listXml('status', items.map((i) => i.xml)) }

@@ -2,7 +2,7 @@
 // keyword links, user links, newlines) and every piece of text is HTML-escaped on output,
 // which is the same as escaping everything first: nothing in a body can produce markup of
 // its own. Only http and https URLs ever become links.
-import { escapeHtml } from './escape.js'
+import escapeHtml from 'escape-html'
 import { encodeSegment, keywordPageUrl } from './urls.js'
 
 export type HtmlVariant = 'html' | 'html_touch' | 'html_mobile'

@@ -4,7 +4,7 @@
 import type { Hosts } from '../entries/deployment.js'
 import { baseUrl } from '../entries/deployment.js'
 import type { Deployment, EntryPage, EntryRow } from '../store/types.js'
-import { escapeHtml as e } from './escape.js'
+import e from 'escape-html'
 import { formatTimestamp } from './entry.js'
 import { renderNotation } from './notation.js'
 import { entryLink, isPhotoUrl, keywordPageUrl, profileImageUrl, userPageUrl } from './urls.js'

@@ -1,6 +1,6 @@
 // The JSON shapes of SPEC §2.1 and §2.6 as TypeBox schemas: the contract the renderers
 // keep, checked by the tests.
-import Type, { type Static } from 'typebox'
+import { Type, type Static } from '../../common/typebox.js'
 
 const Digits = Type.String({ pattern: '^[0-9]+$' })
 const Timestamp = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$' })

@@ -2,7 +2,6 @@
 // multipart body, merged. A known parameter given twice, in one place or in two, is 400:
 // which of two values a client meant cannot be guessed.
 import type { FastifyRequest } from 'fastify'
-import type { Multipart } from '@fastify/multipart'
 import { ApiError, errors } from '../../common/errors.js'
 import { sniffImage, type ImageType } from '../photos/sniff.js'
 import { decodeForm, queryBytes } from './form-decoding.js'
@@ -72,7 +71,7 @@ async function readMultipart(
     const parts = request.parts({
       limits: { fileSize: opts.fileBytes, files: opts.maxFiles + 1, fields: multipartFields, fieldSize: multipartFieldBytes, headerPairs: 100 },
     })
-    for await (const part of parts as AsyncIterableIterator<Multipart>) {
+    for await (const part of parts) {
       if (part.type === 'file') {
         if (part.fieldname !== 'file') {
           throw errors.badRequest('invalid_parameter', `${part.fieldname.slice(0, 40)} must not be a file`)

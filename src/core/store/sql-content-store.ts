@@ -18,7 +18,7 @@ import {
   type UserWithFollowers,
 } from './types.js'
 
-interface EntryRecord {
+export interface EntryRecord {
   id: string
   author: string
   author_name: string
@@ -53,6 +53,9 @@ const entryColumnsWith = (authorName: string) => `e.id::text AS id, e.author, ${
 
 const entryColumns = entryColumnsWith('u.name')
 
+/** One entry by ID (statuses/show, anonymous); also the benchmark's anchor's query (bench/anchor.ts). */
+export const entryByIdSql = `SELECT ${entryColumns} FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author WHERE e.id = $1::bigint`
+
 const photoColumns = `id::text AS id, user_id, content_type, ext, title, folder, source, deployment, sha256, size, created_at`
 
 const maxBigint = 9223372036854775807n
@@ -85,7 +88,7 @@ function toKeyword(r: KeywordRecord): KeywordRow {
   return { word: r.word, entryCount: Number(r.entry_count), followersCount: Number(r.followers_count), related: r.related ?? [] }
 }
 
-function toEntry(r: EntryRecord): EntryRow {
+export function toEntry(r: EntryRecord): EntryRow {
   return {
     id: r.id,
     authorId: r.author,
@@ -221,10 +224,7 @@ export class SqlContentStore implements ContentStore {
 
   async getEntry(id: string): Promise<EntryRow | null> {
     if (!isRowId(id)) return null
-    const rows = await this.db.query<EntryRecord>(
-      `SELECT ${entryColumns} FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author WHERE e.id = $1::bigint`,
-      [id],
-    )
+    const rows = await this.db.query<EntryRecord>(entryByIdSql, [id])
     return rows[0] ? toEntry(rows[0]) : null
   }
 

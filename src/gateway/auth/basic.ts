@@ -71,8 +71,3 @@ export async function verifyBasicCredential({ userId, password }: BasicCredentia
     principal: { userId: record.userId, userName: record.userName, method: 'basic', consumerKey: '', scopes: [] },
   }
 }
-
-export async function verifyBasic(req: AuthRequest, lookup: CredentialLookup): Promise<AuthResult> {
-  const credential = readBasic(req)
-  return 'kind' in credential ? credential : verifyBasicCredential(credential, lookup)
-}

@@ -14,8 +14,6 @@ import type { AuthRequest, AuthResult, CredentialLookup } from './types.js'
 export interface WsseVerifyOptions {
   /** Accepted distance of Created from the gateway's clock, seconds (SPEC: 300). */
   windowSeconds: number
-  /** Retry-After of the 503 when the replay cache is unavailable. */
-  retryAfterSeconds?: number
 }
 
 export interface UsernameToken {
@@ -119,11 +117,6 @@ export function readWsse(req: AuthRequest): UsernameToken | AuthFailure {
   return typeof token === 'string' ? malformed(token) : token
 }
 
-export async function verifyWsse(req: AuthRequest, lookup: CredentialLookup, replay: ReplayCache, opts: WsseVerifyOptions): Promise<AuthResult> {
-  const token = readWsse(req)
-  return 'kind' in token ? token : verifyUsernameToken(token, req.now, lookup, replay, opts)
-}
-
 /** Verifies a parsed UsernameToken at time `now` (ms) and claims its nonce. */
 export async function verifyUsernameToken(
   token: UsernameToken,
@@ -155,12 +148,12 @@ export async function verifyUsernameToken(
     return failure('wsse', 401, 'bad_credentials', 'Wrong Username or PasswordDigest', 'bad_credentials', attemptedUser)
   }
   const style = base64Ok ? 'base64' : 'literal'
-  const nonceBytes = base64Ok ? rawBytes! : literalBytes
+  const nonceBytes = base64Ok ? rawBytes : literalBytes
 
   // Scoped to (user, nonce bytes): the same nonce sent in the other convention is the
   // same nonce. A Created up to `window` ahead stays acceptable for 2 × window.
   const key = `wsse:${record.userId}:${nonceBytes.toString('base64')}`
-  const replayed = await claimNonce(replay, key, 2 * opts.windowSeconds + 1, 'wsse', opts.retryAfterSeconds ?? defaultRetryAfterSeconds, () =>
+  const replayed = await claimNonce(replay, key, 2 * opts.windowSeconds + 1, 'wsse', defaultRetryAfterSeconds, () =>
     failure('wsse', 401, 'replay', 'This X-WSSE Nonce was already used', 'replay', attemptedUser),
     `wsse:${record.userId}`,
   )

@@ -4,12 +4,11 @@
 // secrets) appear only in the response that creates them.
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Type, { type TSchema } from 'typebox'
-import { Compile } from 'typebox/compile'
+import { Compile, Type, type TSchema } from '../../common/typebox.js'
 import { ApiError, errors, failureResponse, type ErrorCode } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
-import { InvalidInput } from '../store/validation.js'
+import { checkCallbackUrl, InvalidInput, scopesBeyondRegistration } from '../store/validation.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
 import {
   Conflict,
@@ -17,8 +16,7 @@ import {
   scopes as allScopes,
   type AccessToken,
   type Consumer,
-  type IdentityStore,
-  type Scope,
+  type IdentityAdministration,
   type User,
 } from '../store/types.js'
 
@@ -30,7 +28,7 @@ export type AdminChange =
   | { kind: 'token'; token: string }
 
 export interface AdminApiOptions {
-  store: IdentityStore
+  store: IdentityAdministration
   /** Called after each committed mutation; a throwing listener does not fail the request. */
   onChange?: (change: AdminChange) => void
   /** Bytes of randomness in a generated login or API password (base64url); default 18. */
@@ -193,7 +191,7 @@ const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpP
   const check = Compile(schema)
   return (value: unknown) => {
     if (check.Check(value)) return { value }
-    const message = describeSchemaError(check.Errors(value) as SchemaError[], httpPart ?? 'body', schema)
+    const message = describeSchemaError(check.Errors(value), httpPart ?? 'body', schema)
     return { error: new ApiError(400, 'invalid_parameter', message) }
   }
 }
@@ -249,18 +247,14 @@ const tokenView = (t: AccessToken) => ({
 const userNotFound = (id: string) => new ApiError(404, 'user_not_found', `No user ${JSON.stringify(id)}`)
 const consumerNotFound = (key: string) => new ApiError(404, 'consumer_not_found', `No application with consumer key ${JSON.stringify(key)}`)
 
-/** An absolute http/https URL (the registered OAuth callback, SPEC §5). */
-function checkCallback(value: string): string {
-  let url: URL
+/** The registered OAuth callback (the store's rule), checked before the owner is looked up. */
+function checkCallback(value: string | null | undefined): string | null {
   try {
-    url = new URL(value)
-  } catch {
-    throw new ApiError(400, 'invalid_callback', `Invalid request body: "callback" must be an absolute http or https URL`)
+    return checkCallbackUrl(value)
+  } catch (err) {
+    if (err instanceof InvalidInput) throw new ApiError(400, 'invalid_callback', `Invalid request body: ${err.message}`)
+    throw err
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ApiError(400, 'invalid_callback', `Invalid request body: "callback" must use http or https, not ${url.protocol.slice(0, -1)}`)
-  }
-  return value
 }
 
 // ---- routes ----------------------------------------------------------------------------
@@ -391,14 +385,13 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     schema: { body: CreateAppBody, response: { 201: CreatedApp, ...errorResponses } },
   }, async (request, reply) => {
     const { name, owner, scopes } = request.body
-    const callback = request.body.callback == null ? null : checkCallback(request.body.callback)
+    const callback = checkCallback(request.body.callback)
     if (!(await store.getUser(owner))) throw userNotFound(owner)
     let created: { consumer: Consumer; secret: string }
     try {
-      created = await store.createConsumer({ name, ownerId: owner, scopes: scopes as Scope[], callbackUrl: callback })
+      created = await store.createConsumer({ name, ownerId: owner, scopes, callbackUrl: callback })
     } catch (err) {
       if (err instanceof NotFound) throw userNotFound(owner)
-      if (err instanceof InvalidInput && err.field === 'callbackUrl') throw new ApiError(400, 'invalid_callback', `Invalid request body: ${err.message}`)
       throw err
     }
     const { consumer, secret } = created
@@ -454,16 +447,12 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
     schema: { body: CreateTokenBody, response: { 201: CreatedToken, ...errorResponses } },
   }, async (request, reply) => {
     const { consumer: key, user: userId } = request.body
-    const scopes = request.body.scopes as Scope[]
+    const scopes = request.body.scopes
     const found = await store.getConsumer(key)
     if (!found) throw consumerNotFound(key)
     if (!(await store.getUser(userId))) throw userNotFound(userId)
-    const registered = found.consumer.scopes
-    const beyond = [...new Set(scopes.filter((s) => !registered.includes(s)))]
-    if (beyond.length > 0) {
-      throw new ApiError(400, 'scope_not_registered',
-        `Application ${JSON.stringify(found.consumer.name)} is not registered for ${beyond.join(', ')} (registered: ${registered.join(', ')})`)
-    }
+    const beyond = scopesBeyondRegistration(scopes, found.consumer.scopes)
+    if (beyond !== null) throw new ApiError(400, 'scope_not_registered', `Application ${JSON.stringify(found.consumer.name)} is ${beyond}`)
     let created: { token: AccessToken; secret: string }
     try {
       created = await store.createAccessToken({ consumerKey: key, userId, scopes })

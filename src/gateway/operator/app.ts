@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { requestLogging } from '../../common/request-logger.js'
 import health from '../plugins/health.js'
 import type { GatewayDeps } from '../app.js'
-import type { IdentityStore } from '../store/index.js'
+import type { IdentityAdministration } from '../store/types.js'
 import { adminAuth } from './admin-auth.js'
 import { adminApi } from './admin-api.js'
 import type { AuditStore } from '../audit/store.js'
@@ -17,7 +17,7 @@ import { policyApi } from './policy-api.js'
 import { usageApi } from './usage-api.js'
 
 export interface OperatorDeps extends GatewayDeps {
-  store: IdentityStore
+  store: IdentityAdministration
   /** Migration policy, usage report and dashboard (SPEC §6.1, §6.3, §6.4). */
   migration?: { policy: PolicyService; usageStore: UsageStore; recorder: UsageRecorder }
   /** The audit trail of operator changes. */

@@ -1,6 +1,7 @@
 // The dashboard chart (SPEC §6.4): the share of requests per auth method over time, as a
 // server-rendered SVG of 100 % stacked columns. Built from the per-minute counts every
 // gateway writes to the store; no script, no external asset.
+import esc from 'escape-html'
 import type { MinuteRow } from '../usage/store.js'
 
 export const chartMethods = ['oauth', 'basic', 'wsse', 'none'] as const
@@ -63,8 +64,6 @@ export function totals(buckets: Bucket[]): Record<ChartMethod, number> & { all: 
   }
   return t
 }
-
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
 
 function timeLabel(ms: number, range: ChartRange): string {
   const iso = new Date(ms).toISOString()

@@ -1,13 +1,12 @@
 // The dashboard's HTML (SPEC §6.4): plain server-rendered pages with inline CSS, no
 // script and nothing fetched at run time. Every value is escaped.
+import esc from 'escape-html'
 import { isoSeconds } from '../policy/time.js'
 import { legacyMethods, type LegacyMethod } from '../policy/types.js'
 import { chartMethods, chartRanges, methodColors, methodLabels, type Bucket, type ChartRange, renderChart, totals } from './dashboard-chart.js'
 import type { methodPolicyView } from './policy-api.js'
 import type { AuditEvent } from '../audit/store.js'
 import type { UsageQuery, UsageReportRow, UsageSortKey } from './usage-report.js'
-
-export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
 
 const css = `
 *{box-sizing:border-box}

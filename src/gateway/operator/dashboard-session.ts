@@ -30,17 +30,6 @@ export function validSession(adminToken: string, value: string | undefined, now:
   return Number(m[2]) > now / 1000
 }
 
-/** One cookie's value from a Cookie header (RFC 6265 §5.4). */
-export function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=')
-    if (eq === -1) continue
-    if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1')
-  }
-  return undefined
-}
-
 export function sessionSetCookie(value: string): string {
   return `${sessionCookie}=${value}; Path=/admin; Max-Age=${sessionSeconds}; HttpOnly; SameSite=Strict`
 }

@@ -2,6 +2,7 @@
 // the JSON API, or the session cookie its sign-in form sets (browsers cannot send a
 // bearer header by themselves). It is registered beside, not under, the bearer-only hook
 // of admin-auth.ts, so that the sign-in form itself can be reached.
+import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { classifyFailure } from '../../common/errors.js'
 import { safeEqual } from '../../common/secrets.js'
@@ -12,7 +13,7 @@ import type { UsageStore } from '../usage/store.js'
 import { hasAdminBearer } from './admin-auth.js'
 import { bucketize, chartRanges, defaultRange, rangeWindow } from './dashboard-chart.js'
 import { dashboardPage, loginPage } from './dashboard-page.js'
-import { cookieValue, issueSession, sessionClearCookie, sessionCookie, sessionSetCookie, validSession } from './dashboard-session.js'
+import { issueSession, sessionClearCookie, sessionCookie, sessionSetCookie, validSession } from './dashboard-session.js'
 import { methodPolicyView } from './policy-api.js'
 import type { AuditStore } from '../audit/store.js'
 import { usageReport, usageSortKeys, type UsageQuery, type UsageSortKey } from './usage-report.js'
@@ -34,7 +35,7 @@ const auditRows = 20
 
 /** The usage table's filters and sort from the page's own GET form; anything unknown is ignored. */
 function usageQueryOf(q: Record<string, unknown>): UsageQuery & { sort: UsageSortKey } {
-  const text = (name: string) => (typeof q[name] === 'string' ? (q[name] as string).trim() : '')
+  const text = (name: string) => (typeof q[name] === 'string' ? q[name].trim() : '')
   const method = text('method')
   const user = text('user')
   const client = text('client')
@@ -83,6 +84,9 @@ function sameOrigin(request: FastifyRequest): boolean {
 export async function dashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
   const now = options.now ?? Date.now
   const { adminToken } = options
+  // Cookies are read here and in the provider only, so the forwarded API never parses them.
+  // The Set-Cookie headers stay written by dashboard-session.ts (their attribute order).
+  await app.register(fastifyCookie)
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8 * 1024 }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)))
@@ -97,7 +101,7 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
     return html(reply.header('retry-after', '5'), 503, '<!doctype html><title>kigo dashboard</title><p>The dashboard cannot read the gateway store right now; try again shortly.</p>')
   })
 
-  const session = (request: FastifyRequest) => validSession(adminToken, cookieValue(request.headers.cookie, sessionCookie), now())
+  const session = (request: FastifyRequest) => validSession(adminToken, request.cookies[sessionCookie], now())
 
   app.get('/admin', async (_request, reply) => reply.redirect('/admin/', 308))
 

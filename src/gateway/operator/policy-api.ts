@@ -2,7 +2,7 @@
 // as stored and as in effect now. PUT replaces the policy of each method it names;
 // every gateway applies it within one poll of the store (5 s by default).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Compile } from 'typebox/compile'
+import { Compile } from '../../common/typebox.js'
 import { ApiError, errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { deprecatedSince, effectiveState, nextChange, nextWindow, openWindow } from '../policy/evaluate.js'
 import { InvalidPolicy } from '../policy/normalize.js'
@@ -89,7 +89,7 @@ export async function policyApi(app: FastifyInstance, options: PolicyApiOptions)
     if ('oauth' in body) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: OAuth is always allowed; only "basic" and "wsse" have a policy')
     if (!legacyMethods.some((m) => m in body)) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: name at least one of "basic" and "wsse"')
     if (!checkUpdate.Check(body)) {
-      throw new ApiError(400, 'invalid_parameter', describeSchemaError(checkUpdate.Errors(body) as Parameters<typeof describeSchemaError>[0], 'body', PolicyUpdateSchema))
+      throw new ApiError(400, 'invalid_parameter', describeSchemaError(checkUpdate.Errors(body), 'body', PolicyUpdateSchema))
     }
     const before = policy.current()
     let updated: Policies

@@ -95,7 +95,7 @@ export async function usageApi(app: FastifyInstance, options: UsageApiOptions): 
       ...(since !== undefined ? { since } : {}),
       ...(movedText !== undefined ? { moved: movedText === 'true' } : {}),
       ...(sort !== undefined ? { sort: sort as UsageSortKey } : {}),
-      ...(order !== undefined ? { order: order as 'asc' | 'desc' } : {}),
+      ...(order !== undefined ? { order } : {}),
       limit: limitText === undefined ? 10_000 : Number(limitText),
     }
   }

@@ -147,7 +147,7 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
       request.log.debug({ err: { message: (err as Error).message, name: (err as Error).name } }, 'authentication dependency failed')
       decision = { ok: false, method: 'none', outcome: 'unavailable', error: errors.unavailable('store_unavailable', 'Credentials cannot be checked right now; try again shortly') }
     }
-    childOf(authDurations, (m) => metrics.authDuration.labels(m!), decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
+    childOf(authDurations, (m) => metrics.authDuration.labels(m), decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
     // Usage (SPEC §6.3): counted in memory here, written to the store in batches elsewhere.
     deps.usage?.observe(decision, () => clientName(authReq), authReq.now)
     request.auth = decision

@@ -14,7 +14,7 @@ export function parseInstant(value: string, field: string): number {
   const ms = Date.parse(withTime)
   // Date.parse rolls 2027-02-30 over to March: compare the calendar date back.
   const [y, mo, d] = value.slice(0, 10).split('-').map(Number)
-  const ok = Number.isFinite(ms) && mo! >= 1 && mo! <= 12 && d! >= 1 && d! <= new Date(Date.UTC(y!, mo!, 0)).getUTCDate()
+  const ok = Number.isFinite(ms) && mo! >= 1 && mo! <= 12 && d! >= 1 && d! <= new Date(Date.UTC(y!, mo, 0)).getUTCDate()
   if (!ok) throw new InvalidPolicy(`"${field}" is not a valid date-time: ${JSON.stringify(value)}`)
   return ms
 }

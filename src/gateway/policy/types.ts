@@ -1,7 +1,7 @@
 // The migration policy of SPEC §6.1: one state per legacy method, optionally scheduled by
 // date, with brownout windows, exceptions and a sunset date. One TypeBox definition is
 // both the operator API's input schema and the stored shape (after normalizePolicy).
-import Type, { type Static } from 'typebox'
+import { Type, type Static } from '../../common/typebox.js'
 
 export const legacyMethods = ['basic', 'wsse'] as const
 export type LegacyMethod = (typeof legacyMethods)[number]

@@ -2,7 +2,7 @@
 import type { Config } from '../../common/config.js'
 import type { OAuthVerifyOptions } from '../auth/oauth/verify.js'
 import type { ReplayCache } from '../replay/types.js'
-import type { IdentityStore } from '../store/types.js'
+import type { CredentialRepository, IdentityAdministration, ProviderRepository } from '../store/types.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
 import type { Sessions } from './session.js'
 import type { PolicyService } from '../policy/service.js'
@@ -16,9 +16,18 @@ export interface ProviderMigration {
   appUse: Pick<AppUseStore, 'forUser'>
 }
 
+/**
+ * The provider's view of the identity store: its own repository, the credential lookups
+ * (the consumer at initiate and token, the account sign-in), and the administration a
+ * signed-in user may do on their own account (passwords, e-mail, applications; SPEC §5).
+ */
+export type ProviderStore = ProviderRepository &
+  CredentialRepository &
+  Pick<IdentityAdministration, 'setApiPassword' | 'setLoginPassword' | 'endUserSessions' | 'getUserEmail' | 'setUserEmail' | 'createConsumer' | 'listConsumers'>
+
 export interface ProviderOptions {
   config: Config
-  store: IdentityStore
+  store: ProviderStore
   /** The OAuth replay cache the resource verifier uses (nonces are claimed in it alike). */
   replay: ReplayCache
   /** Failed-login throttling, shared with Basic and WSSE (SPEC §4.7). */
@@ -42,7 +51,7 @@ export const defaults = {
 
 export interface ProviderContext {
   config: Config
-  store: IdentityStore
+  store: ProviderStore
   replay: ReplayCache
   throttle: AttemptThrottle
   now: () => number

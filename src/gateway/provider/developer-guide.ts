@@ -30,11 +30,6 @@ export const guideSamples: GuideSample[] = [
 /** The URL the sample files are written for; the page shows the deployment's instead. */
 export const sampleBaseUrl = 'http://localhost:8080'
 
-/** A sample's text as the page shows it for `baseUrl`. */
-export function sampleText(file: string, baseUrl: string): string {
-  return readFileSync(join(projectRoot, 'examples', 'guide', file), 'utf8').replaceAll(sampleBaseUrl, baseUrl)
-}
-
 export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContext): void {
   // Read once: the files do not change while the gateway runs.
   const texts = new Map(guideSamples.map((s) => [s.file, readFileSync(join(projectRoot, 'examples', 'guide', s.file), 'utf8')]))

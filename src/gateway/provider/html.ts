@@ -2,6 +2,7 @@
 // that escapes every interpolated value unless it is already markup, one page layout
 // with a small inline stylesheet, and the security headers every page carries.
 import type { FastifyReply } from 'fastify'
+import escapeHtml from 'escape-html'
 
 /** Markup that has been built by `html` (its interpolations escaped) and is safe to embed. */
 export class SafeHtml {
@@ -9,13 +10,6 @@ export class SafeHtml {
   toString(): string {
     return this.value
   }
-}
-
-const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
-
-/** Escapes text for element content and quoted attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => escapes[c]!)
 }
 
 type Interpolation = SafeHtml | string | number | null | undefined | false | readonly Interpolation[]
@@ -30,7 +24,7 @@ function render(value: Interpolation): string {
 /** `html\`<p>${text}</p>\`` — strings are escaped, SafeHtml and arrays of it are kept. */
 export function html(strings: TemplateStringsArray, ...values: Interpolation[]): SafeHtml {
   let out = strings[0]!
-  for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!
+  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1]!
   return new SafeHtml(out)
 }
 

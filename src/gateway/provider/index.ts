@@ -2,6 +2,7 @@
 // public app: registered beside the catch-all forwarding route, whose more specific
 // paths it takes over. Its own error handler answers pages in HTML and the token
 // endpoints and the user-information API in their formats.
+import fastifyCookie from '@fastify/cookie'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { sendError } from '../app.js'
@@ -33,6 +34,8 @@ const providerWording: FailureWording = {
 const isPagePath = (url: string) => url.startsWith('/account') || url.startsWith('/oauth/authorize')
 
 export async function oauthProvider(app: FastifyInstance, options: ProviderOptions): Promise<void> {
+  // The account session cookie (session.ts), parsed for the provider's routes only.
+  await app.register(fastifyCookie)
   const now = options.now ?? Date.now
   const auth = options.config.auth
   const ctx: ProviderContext = {

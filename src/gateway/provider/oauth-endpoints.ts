@@ -15,6 +15,7 @@ import { sendError } from '../app.js'
 import { checkOAuthCallback } from './callback.js'
 import type { ProviderContext } from './context.js'
 import { authRequestOf, problem, problemError } from './oauth-request.js'
+import { scopesBeyondRegistration } from '../store/validation.js'
 import { parseScopeParameter } from './scopes.js'
 
 const common = ['oauth_consumer_key', 'oauth_signature_method', 'oauth_signature', 'oauth_timestamp', 'oauth_nonce'] as const
@@ -45,7 +46,7 @@ export function registerOAuthEndpoints(app: FastifyInstance, ctx: ProviderContex
   /** Claims the nonce of a verified request (SPEC §4.4: only after the signature verified). */
   const claim = async (r: CheckedOAuthRequest): Promise<void> => {
     const window = ctx.verifyOptions.windowSeconds
-    const failed = await claimNonce(ctx.replay, oauthNonceKey(r), 2 * window + 1, 'oauth', ctx.verifyOptions.retryAfterSeconds ?? defaultRetryAfterSeconds, () =>
+    const failed = await claimNonce(ctx.replay, oauthNonceKey(r), 2 * window + 1, 'oauth', defaultRetryAfterSeconds, () =>
       oauthFailure(401, 'nonce_used', 'oauth_nonce was already used', 'replay'),
     )
     if (failed) throw problemError(realm, failed)
@@ -83,12 +84,8 @@ export function registerOAuthEndpoints(app: FastifyInstance, ctx: ProviderContex
     if (scope.value !== null) {
       const parsed = parseScopeParameter(scope.value)
       if (!parsed.ok) throw problem(realm, 400, 'parameter_rejected', parsed.message, { oauth_parameters_rejected: 'scope' })
-      const beyond = parsed.scopes.filter((s) => !consumer.scopes.includes(s))
-      if (beyond.length > 0) {
-        throw problem(realm, 400, 'parameter_rejected', `The application is not registered for ${beyond.join(', ')} (registered: ${consumer.scopes.join(', ')})`, {
-          oauth_parameters_rejected: 'scope',
-        })
-      }
+      const beyond = scopesBeyondRegistration(parsed.scopes, consumer.scopes)
+      if (beyond !== null) throw problem(realm, 400, 'parameter_rejected', `The application is ${beyond}`, { oauth_parameters_rejected: 'scope' })
       scopes = parsed.scopes
     }
 

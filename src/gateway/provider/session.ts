@@ -4,7 +4,7 @@
 // is CSRF-protected too; signing in replaces it with a new id (no session fixation).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { safeEqual } from '../../common/secrets.js'
-import type { IdentityStore, User } from '../store/types.js'
+import type { ProviderRepository, User } from '../store/types.js'
 
 export const sessionCookie = 'kigo_session'
 
@@ -21,17 +21,8 @@ export interface SessionSettings {
   visitorTtlSeconds: number
 }
 
-/** The value of one cookie of the request's Cookie header(s), or undefined. */
-export function readCookie(request: FastifyRequest, name: string): string | undefined {
-  const header = request.headers.cookie
-  if (header === undefined) return undefined
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=')
-    if (eq === -1) continue
-    if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
-  }
-  return undefined
-}
+// The Cookie header is parsed by @fastify/cookie (registered by the provider plugin); the
+// Set-Cookie headers are written here, attributes in the order kigo has always sent them.
 
 /** `Set-Cookie` for the session: HttpOnly, SameSite=Lax, Secure when the public scheme is https. */
 export function sessionCookieHeader(id: string, maxAgeSeconds: number, secure: boolean): string {
@@ -44,14 +35,14 @@ export function clearedSessionCookieHeader(secure: boolean): string {
 
 export class Sessions {
   constructor(
-    private readonly store: IdentityStore,
+    private readonly store: ProviderRepository,
     private readonly settings: SessionSettings,
     private readonly now: () => number,
   ) {}
 
   /** The request's live session, or null. */
   async current(request: FastifyRequest): Promise<Session | null> {
-    const id = readCookie(request, sessionCookie)
+    const id = request.cookies[sessionCookie]
     if (id === undefined || id === '') return null
     const found = await this.store.getWebSession(id, new Date(this.now()))
     return found && { id, user: found.user, csrfToken: found.csrfToken }

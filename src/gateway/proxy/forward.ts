@@ -63,7 +63,8 @@ export function forwardedHeaders(request: FastifyRequest, incoming: IncomingHttp
   out.host = ctx.host
   const contentType = request.headers['content-type']
   if (contentType !== undefined && out['content-type'] !== undefined) out['content-type'] = contentType
-  const prior = request.headers['x-forwarded-for']
+  // Node joins a repeated X-Forwarded-For into one string: the array is only in the type.
+  const prior = request.headers['x-forwarded-for'] as string | undefined
   out['x-forwarded-for'] = prior && ctx.clientIp !== request.socket.remoteAddress ? `${prior}, ${request.socket.remoteAddress}` : ctx.clientIp
   out['x-forwarded-proto'] = ctx.scheme
   out['x-forwarded-host'] = ctx.host
@@ -153,8 +154,8 @@ export async function registerForwarding(app: FastifyInstance, opts: ForwardOpti
   // they are made once instead of four closures per request.
   const fromOptions: FastifyReplyFromHooks = {
     timeout: opts.timeoutMs,
-    rewriteRequestHeaders: (request, headers) => forwardedHeaders(request as FastifyRequest, headers as IncomingHttpHeaders, contextOf(request as FastifyRequest), opts),
-    rewriteHeaders: (headers) => answerHeaders(headers as IncomingHttpHeaders),
+    rewriteRequestHeaders: (request, headers) => forwardedHeaders(request as FastifyRequest, headers, contextOf(request as FastifyRequest), opts),
+    rewriteHeaders: (headers) => answerHeaders(headers),
     retryDelay: ({ err, req, attempt }) =>
       err && attempt < 1 && idempotent.has(req.method ?? '') && retriedErrors.has((err as { code?: string }).code ?? '') ? 0 : null,
     onResponse: (_request, reply, res) => {

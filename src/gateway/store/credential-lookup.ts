@@ -11,13 +11,18 @@
 //   They live in their own bounded map, so a flood of random keys evicts only other
 //   negative answers, never the entries of real clients.
 // - Each map is an LRU bounded by `maxEntries` (10,000), holding decrypted secrets in
-//   process memory only; nothing is ever written elsewhere or logged.
+//   process memory only; nothing is ever written elsewhere or logged. The maps are
+//   lru-cache's (as fast on a hit as the Map this replaced, and much faster to fill:
+//   bench/micro/lru.ts), read with this lookup's clock.
 // - Concurrent misses for one key share one load. An invalidation during a load keeps
-//   that load's (possibly stale) answer out of the cache.
+//   that load's (possibly stale) answer out of the cache, and still gives it to the
+//   callers waiting on it; lru-cache's fetchMethod would reject them instead (a delete
+//   aborts the fetch), hence the few lines of `inflight` below.
 // - Store errors are not cached: they propagate (the gateway answers 503, SPEC §7).
+import { LRUCache } from 'lru-cache'
 import type { ApiPasswordEntry, ConsumerEntry, CredentialLookup, TokenEntry } from '../auth/types.js'
 import type { IdentityChange, IdentityChangeSource } from './sql-identity-store.js'
-import type { IdentityStore } from './types.js'
+import type { CredentialRepository } from './types.js'
 
 type Kind = 'user' | 'consumer' | 'token'
 
@@ -32,37 +37,11 @@ export interface CredentialLookupOptions {
   now?: () => number
 }
 
-/** A Map kept in least-recently-used order (re-inserted on each hit), with expiry times. */
-class ExpiringLru<V> {
-  private readonly map = new Map<string, { value: V; expiresAt: number }>()
-  constructor(private readonly max: number) {}
-
-  get(key: string, now: number): { value: V } | undefined {
-    const hit = this.map.get(key)
-    if (!hit) return undefined
-    this.map.delete(key)
-    if (hit.expiresAt <= now) return undefined
-    this.map.set(key, hit)
-    return { value: hit.value }
-  }
-
-  set(key: string, value: V, expiresAt: number): void {
-    this.map.delete(key)
-    this.map.set(key, { value, expiresAt })
-    while (this.map.size > this.max) this.map.delete(this.map.keys().next().value!)
-  }
-
-  delete(key: string): void {
-    this.map.delete(key)
-  }
-
-  deleteWhere(test: (value: V) => boolean): void {
-    for (const [key, entry] of this.map) if (test(entry.value)) this.map.delete(key)
-  }
-
-  clear(): void {
-    this.map.clear()
-  }
+/** Drops the entries whose value passes `test` (keys collected first: no delete while iterating). */
+function deleteWhere<V extends NonNullable<unknown>>(cache: LRUCache<string, V>, test: (value: V) => boolean): void {
+  const doomed: string[] = []
+  for (const [key, value] of cache.entries()) if (test(value)) doomed.push(key)
+  for (const key of doomed) cache.delete(key)
 }
 
 function isChangeSource(store: object): store is IdentityChangeSource {
@@ -73,27 +52,29 @@ export class CachedCredentialLookup implements CredentialLookup {
   private readonly ttlMs: number
   private readonly negativeTtlMs: number
   private readonly now: () => number
-  private readonly users: ExpiringLru<ApiPasswordEntry>
-  private readonly consumers: ExpiringLru<ConsumerEntry>
-  private readonly tokens: ExpiringLru<TokenEntry>
-  private readonly unknown: ExpiringLru<true>
+  private readonly users: LRUCache<string, ApiPasswordEntry>
+  private readonly consumers: LRUCache<string, ConsumerEntry>
+  private readonly tokens: LRUCache<string, TokenEntry>
+  private readonly unknown: LRUCache<string, true>
   private readonly inflight = new Map<string, Promise<unknown>>()
   /** Bumped by every invalidation; a load that saw it change does not fill the cache. */
   private epoch = 0
   private readonly unsubscribe: () => void
 
   constructor(
-    private readonly store: IdentityStore,
+    private readonly store: CredentialRepository,
     options: CredentialLookupOptions = {},
   ) {
     this.ttlMs = options.ttlMs ?? 5000
     this.negativeTtlMs = options.negativeTtlMs ?? 2000
     this.now = options.now ?? Date.now
     const max = options.maxEntries ?? 10_000
-    this.users = new ExpiringLru(max)
-    this.consumers = new ExpiringLru(max)
-    this.tokens = new ExpiringLru(max)
-    this.unknown = new ExpiringLru(max)
+    // ttlResolution 0: the clock is read on each check, not remembered for a millisecond.
+    const lru = <V extends NonNullable<unknown>>(ttl: number) => new LRUCache<string, V>({ max, ttl, ttlResolution: 0, perf: { now: this.now } })
+    this.users = lru(this.ttlMs)
+    this.consumers = lru(this.ttlMs)
+    this.tokens = lru(this.ttlMs)
+    this.unknown = lru(this.negativeTtlMs)
     this.unsubscribe = isChangeSource(store) ? store.onChange((change) => this.handleChange(change)) : () => undefined
   }
 
@@ -139,7 +120,7 @@ export class CachedCredentialLookup implements CredentialLookup {
     this.users.delete(id)
     this.unknown.delete(`user:${id}`)
     this.inflight.delete(`user:${id}`)
-    this.tokens.deleteWhere((t) => t.userId === id)
+    deleteWhere(this.tokens, (t) => t.userId === id)
   }
 
   invalidateConsumer(key: string): void {
@@ -177,12 +158,11 @@ export class CachedCredentialLookup implements CredentialLookup {
     else this.invalidateToken(change.token)
   }
 
-  private async cached<V>(kind: Kind, key: string, found: ExpiringLru<V>, load: () => Promise<V | null>): Promise<V | null> {
-    const now = this.now()
-    const hit = found.get(key, now)
-    if (hit) return hit.value
+  private async cached<V extends NonNullable<unknown>>(kind: Kind, key: string, found: LRUCache<string, V>, load: () => Promise<V | null>): Promise<V | null> {
+    const hit = found.get(key)
+    if (hit !== undefined) return hit
     const slot = `${kind}:${key}`
-    if (this.unknown.get(slot, now)) return null
+    if (this.unknown.get(slot)) return null
     const pending = this.inflight.get(slot) as Promise<V | null> | undefined
     if (pending) return pending
     const epoch = this.epoch
@@ -190,8 +170,8 @@ export class CachedCredentialLookup implements CredentialLookup {
       (value) => {
         if (this.inflight.get(slot) === loading) this.inflight.delete(slot)
         if (this.epoch === epoch) {
-          if (value === null) this.unknown.set(slot, true, this.now() + this.negativeTtlMs)
-          else found.set(key, value, this.now() + this.ttlMs)
+          if (value === null) this.unknown.set(slot, true)
+          else found.set(key, value)
         }
         return value
       },

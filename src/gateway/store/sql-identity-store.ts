@@ -17,6 +17,7 @@ import {
   checkUserId,
   isPlausibleKey,
   limits,
+  scopesBeyondRegistration,
 } from './validation.js'
 import {
   Conflict,
@@ -348,7 +349,7 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     const sealed = this.box.seal(secret, aad.tokenSecret(token))
     const row = await this.db.transaction(async (tx: Queryable) => {
       const consumer = isPlausibleKey(input.consumerKey)
-        ? (await tx.query<{ scopes: string[] }>(`SELECT scopes FROM kigo_gateway.consumers WHERE key = $1`, [input.consumerKey]))[0]
+        ? (await tx.query<{ scopes: Scope[] }>(`SELECT scopes FROM kigo_gateway.consumers WHERE key = $1`, [input.consumerKey]))[0]
         : undefined
       if (!consumer) throw new NotFound(`no application with consumer key ${JSON.stringify(input.consumerKey)}`)
       const user = isUserId(input.userId)
@@ -356,10 +357,8 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
         : undefined
       if (!user) throw new NotFound(`no user ${JSON.stringify(input.userId)}`)
       // A token never carries more than its application registered (SPEC §5, initiate).
-      const beyond = scopes.filter((s) => !consumer.scopes.includes(s))
-      if (beyond.length > 0) {
-        throw new InvalidInput('scopes', `the application is not registered for ${beyond.join(', ')} (registered: ${consumer.scopes.join(', ')})`)
-      }
+      const beyond = scopesBeyondRegistration(scopes, consumer.scopes)
+      if (beyond !== null) throw new InvalidInput('scopes', `the application is ${beyond}`)
       const rows = await tx.query<TokenRow>(
         `INSERT INTO kigo_gateway.access_tokens (token, secret, consumer_key, user_id, scopes)
          VALUES ($1, $2, $3, $4, $5::text[]) RETURNING ${tokenColumns}`,
@@ -431,13 +430,11 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
       // keeps the table small without a separate sweeper.
       await tx.query(`DELETE FROM kigo_gateway.request_tokens WHERE expires_at < $1`, [new Date(input.now.getTime() - dayMs)])
       const consumer = isPlausibleKey(input.consumerKey)
-        ? (await tx.query<{ scopes: string[] }>(`SELECT scopes FROM kigo_gateway.consumers WHERE key = $1`, [input.consumerKey]))[0]
+        ? (await tx.query<{ scopes: Scope[] }>(`SELECT scopes FROM kigo_gateway.consumers WHERE key = $1`, [input.consumerKey]))[0]
         : undefined
       if (!consumer) throw new NotFound(`no application with consumer key ${JSON.stringify(input.consumerKey)}`)
-      const beyond = scopes.filter((s) => !consumer.scopes.includes(s))
-      if (beyond.length > 0) {
-        throw new InvalidInput('scopes', `the application is not registered for ${beyond.join(', ')} (registered: ${consumer.scopes.join(', ')})`)
-      }
+      const beyond = scopesBeyondRegistration(scopes, consumer.scopes)
+      if (beyond !== null) throw new InvalidInput('scopes', `the application is ${beyond}`)
       const rows = await tx.query<RequestTokenRow>(
         `INSERT INTO kigo_gateway.request_tokens (token, secret, consumer_key, callback, scopes, created_at, expires_at)
          VALUES ($1, $2, $3, $4, $5::text[], $6, $7) RETURNING ${requestTokenColumns}`,
@@ -575,7 +572,7 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
         byKey.set(row.key, app)
       }
       app.tokens += 1
-      app.scopes = allScopes.filter((s) => app!.scopes.includes(s) || row.token_scopes.includes(s))
+      app.scopes = allScopes.filter((s) => app.scopes.includes(s) || row.token_scopes.includes(s))
     }
     return [...byKey.values()]
   }

@@ -39,45 +39,23 @@ export interface AccessToken {
   revokedAt: Date | null
 }
 
-export interface IdentityStore {
-  /** Throws Conflict when the id is taken. */
-  createUser(input: { id: string; name: string; password: string; apiPassword: string }): Promise<User>
+/**
+ * What the verifiers load (Basic, WSSE and OAuth-signed requests, through
+ * CachedCredentialLookup) and the account sign-in checks: lookups of users' passwords,
+ * consumers and access tokens, nothing that changes them.
+ */
+export interface CredentialRepository {
   getUser(id: string): Promise<User | null>
   /** The user when the login password matches; the same scrypt work is done for an unknown id. */
   verifyLoginPassword(id: string, password: string): Promise<User | null>
   /** The user and the decrypted API password (Basic and WSSE need the plain value). */
   getApiPassword(id: string): Promise<{ user: User; apiPassword: string } | null>
-  /** Returns false when there is no such user. */
-  setApiPassword(id: string, apiPassword: string): Promise<boolean>
-  /** Replaces the login password (scrypt hash); false when there is no such user. */
-  setLoginPassword(id: string, password: string): Promise<boolean>
-  /** Ends the user's account sessions, all but `keepSessionId` when given; returns how many ended. */
-  endUserSessions(userId: string, keepSessionId?: string): Promise<number>
-  /** Every user with the optional contact e-mail, by ID. */
-  listUsers(): Promise<UserContact[]>
-  /** The user's contact e-mail; null when none is set or there is no such user. */
-  getUserEmail(id: string): Promise<string | null>
-  /** The contact e-mail (null to clear); false when there is no such user. Throws InvalidInput for a malformed address. */
-  setUserEmail(id: string, email: string | null): Promise<boolean>
-
-  /** Generates the consumer key and secret. Throws NotFound when the owner does not exist. */
-  createConsumer(input: { name: string; ownerId: string; scopes: Scope[]; callbackUrl: string | null }): Promise<{ consumer: Consumer; secret: string }>
   getConsumer(key: string): Promise<{ consumer: Consumer; secret: string } | null>
-  listConsumers(ownerId?: string): Promise<Consumer[]>
-  /** A new consumer secret (the old one stops verifying); null when there is no such consumer. */
-  rotateConsumerSecret(key: string): Promise<{ consumer: Consumer; secret: string } | null>
-  /** Deletes the consumer with its request and access tokens; null when there is no such consumer. */
-  deleteConsumer(key: string): Promise<{ consumer: Consumer; tokens: number } | null>
-
-  /** Generates the token and its secret. Throws NotFound for an unknown consumer or user. */
-  createAccessToken(input: { consumerKey: string; userId: string; scopes: Scope[] }): Promise<{ token: AccessToken; secret: string }>
   getAccessToken(token: string): Promise<{ token: AccessToken; secret: string } | null>
-  /** Returns false when there is no such token; revoking twice is true both times. */
-  revokeAccessToken(token: string): Promise<boolean>
-  listAccessTokens(filter: { userId?: string; consumerKey?: string }): Promise<AccessToken[]>
+}
 
-  // ---- OAuth provider and account area (SPEC §5) ------------------------------------
-
+/** What the OAuth provider keeps (SPEC §5): request tokens, account sessions, and the user's authorizations. */
+export interface ProviderRepository {
   /** Generates the request token and its secret. Throws NotFound for an unknown consumer, InvalidInput for scopes beyond it. */
   createRequestToken(input: { consumerKey: string; callback: string; scopes: Scope[]; expiresAt: Date; now: Date }): Promise<{ requestToken: RequestToken; secret: string }>
   getRequestToken(token: string): Promise<{ requestToken: RequestToken; secret: string } | null>
@@ -101,7 +79,46 @@ export interface IdentityStore {
   listAuthorizedApplications(userId: string): Promise<AuthorizedApplication[]>
   /** Revokes every access token the user gave the application; returns how many were revoked. */
   revokeUserTokensForConsumer(userId: string, consumerKey: string): Promise<number>
+}
 
+/**
+ * Changes to users, applications and access tokens: the operator API (and the kigo CLI
+ * through it) for anyone, the account area for the signed-in user's own. Administration
+ * reads what it changes, so it includes the lookups.
+ */
+export interface IdentityAdministration extends CredentialRepository {
+  /** Throws Conflict when the id is taken. */
+  createUser(input: { id: string; name: string; password: string; apiPassword: string }): Promise<User>
+  /** Returns false when there is no such user. */
+  setApiPassword(id: string, apiPassword: string): Promise<boolean>
+  /** Replaces the login password (scrypt hash); false when there is no such user. */
+  setLoginPassword(id: string, password: string): Promise<boolean>
+  /** Ends the user's account sessions, all but `keepSessionId` when given; returns how many ended. */
+  endUserSessions(userId: string, keepSessionId?: string): Promise<number>
+  /** Every user with the optional contact e-mail, by ID. */
+  listUsers(): Promise<UserContact[]>
+  /** The user's contact e-mail; null when none is set or there is no such user. */
+  getUserEmail(id: string): Promise<string | null>
+  /** The contact e-mail (null to clear); false when there is no such user. Throws InvalidInput for a malformed address. */
+  setUserEmail(id: string, email: string | null): Promise<boolean>
+
+  /** Generates the consumer key and secret. Throws NotFound when the owner does not exist. */
+  createConsumer(input: { name: string; ownerId: string; scopes: Scope[]; callbackUrl: string | null }): Promise<{ consumer: Consumer; secret: string }>
+  listConsumers(ownerId?: string): Promise<Consumer[]>
+  /** A new consumer secret (the old one stops verifying); null when there is no such consumer. */
+  rotateConsumerSecret(key: string): Promise<{ consumer: Consumer; secret: string } | null>
+  /** Deletes the consumer with its request and access tokens; null when there is no such consumer. */
+  deleteConsumer(key: string): Promise<{ consumer: Consumer; tokens: number } | null>
+
+  /** Generates the token and its secret. Throws NotFound for an unknown consumer or user. */
+  createAccessToken(input: { consumerKey: string; userId: string; scopes: Scope[] }): Promise<{ token: AccessToken; secret: string }>
+  /** Returns false when there is no such token; revoking twice is true both times. */
+  revokeAccessToken(token: string): Promise<boolean>
+  listAccessTokens(filter: { userId?: string; consumerKey?: string }): Promise<AccessToken[]>
+}
+
+/** The whole identity store, as opened by openIdentityStore: one SQL class serves every audience. */
+export interface IdentityStore extends CredentialRepository, ProviderRepository, IdentityAdministration {
   ping(): Promise<void>
   close(): Promise<void>
 }

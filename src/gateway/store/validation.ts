@@ -97,18 +97,36 @@ export function checkScopes(value: unknown, field = 'scopes'): Scope[] {
   return allScopes.filter((s) => value.includes(s))
 }
 
-/** null, or an absolute http/https URL without credentials or fragment. */
+/**
+ * Why `requested` goes beyond the scopes an application registered ("not registered for
+ * write_public (registered: read_public)"), or null when it does not. A request token or
+ * an access token never carries more than its application registered (SPEC §5); the
+ * provider, the operator API and the store all hold tokens to this one rule.
+ */
+export function scopesBeyondRegistration(requested: readonly Scope[], registered: readonly Scope[]): string | null {
+  const beyond = [...new Set(requested.filter((s) => !registered.includes(s)))]
+  return beyond.length === 0 ? null : `not registered for ${beyond.join(', ')} (registered: ${registered.join(', ')})`
+}
+
+/**
+ * null, or an absolute http/https URL without credentials or fragment: the callback an
+ * application registers, from the account area or the operator API (and the shape an
+ * oauth_callback must have, src/gateway/provider/callback.ts).
+ */
 export function checkCallbackUrl(value: unknown): string | null {
   if (value === null || value === undefined) return null
   const field = 'callbackUrl'
-  if (typeof value !== 'string' || value.length > limits.callbackUrlLength || controlCharacter.test(value) || /\s/.test(value)) {
+  if (typeof value !== 'string' || value.length > limits.callbackUrlLength) {
     throw new InvalidInput(field, `callback URL must be an http or https URL of at most ${limits.callbackUrlLength} characters`)
   }
+  const notAbsolute = () => new InvalidInput(field, 'callback URL must be an absolute http or https URL')
+  // The URL parser would percent-encode or drop these; a callback is registered as written.
+  if (controlCharacter.test(value) || /\s/.test(value)) throw notAbsolute()
   let url: URL
   try {
     url = new URL(value)
   } catch {
-    throw new InvalidInput(field, 'callback URL must be an absolute http or https URL')
+    throw notAbsolute()
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidInput(field, 'callback URL must use http or https')
   if (url.username !== '' || url.password !== '') throw new InvalidInput(field, 'callback URL must not carry credentials')

@@ -63,7 +63,7 @@ export function addressNetwork(ip: string): string {
   const [head, tail] = a.includes('::') ? (a.split('::') as [string, string]) : [a, undefined]
   const front = head === '' ? [] : head.split(':')
   const back = tail === undefined || tail === '' ? [] : tail.split(':')
-  const groups = tail === undefined ? front : [...front, ...Array(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back]
+  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back]
   if (groups.length < 4 || groups.some((g) => !/^[0-9a-f]{1,4}$/.test(g) && !/^\d+\.\d+\.\d+\.\d+$/.test(g))) return a
   return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
 }

@@ -17,7 +17,6 @@ function sourceIn(encoded: string): string | null {
 
 /** Control characters go, white space runs become one space, at most 64 characters. */
 export function cleanClientName(raw: string): string {
-  // eslint-disable-next-line no-control-regex
   const text = raw.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim()
   const chars = Array.from(text)
   return chars.length > maxClientLength ? chars.slice(0, maxClientLength).join('').trimEnd() : text

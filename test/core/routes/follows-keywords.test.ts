@@ -3,8 +3,8 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { form, parseXml, startHarness, type Harness } from '../helpers/harness.js'
 
 let h: Harness
-const post = (url: string, as?: string | { user: string; scopes: string[] }) => h.call({ method: 'POST', url, ...(as ? { as: as as never } : {}) })
-const get = (url: string, as?: string | { user: string; scopes: string[] }) => h.call({ url, ...(as ? { as: as as never } : {}) })
+const post = (url: string, as?: string | { user: string; scopes: string[] }) => h.call({ method: 'POST', url, ...(as ? { as } : {}) })
+const get = (url: string, as?: string | { user: string; scopes: string[] }) => h.call({ url, ...(as ? { as } : {}) })
 
 beforeAll(async () => {
   h = await startHarness()

@@ -7,7 +7,7 @@ type Entry = { id: string; link: string; user: { url: string } }
 let first: Entry, reply: Entry
 beforeAll(async () => {
   h = await startHarness()
-  const post = async (as: string, params: Record<string, string>) => (await h.call({ method: 'POST', url: '/api/statuses/update.json', as, ...form(params) })).json() as Entry
+  const post = async (as: string, params: Record<string, string>) => (await h.call({ method: 'POST', url: '/api/statuses/update.json', as, ...form(params) })).json<Entry>()
   first = await post('alice', { status: 'haiku=<b>old pond</b> [[frog]]' })
   reply = await post('bob', { status: 'haiku=splash', in_reply_to_status_id: first.id })
   for (let i = 0; i < 25; i++) await post('carol', { status: `many=entry ${i}` })

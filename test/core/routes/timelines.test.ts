@@ -10,7 +10,7 @@ const post = async (as: string, params: Record<string, string>, host?: string): 
   expect(res.statusCode).toBe(200)
   return res.json()
 }
-const get = (url: string, as?: string | { user: string; scopes: string[] }) => h.call({ url, ...(as ? { as: as as never } : {}) })
+const get = (url: string, as?: string | { user: string; scopes: string[] }) => h.call({ url, ...(as ? { as } : {}) })
 const ids = (list: Entry[]) => list.map((e) => e.id)
 
 let first: Entry, second: Entry, diary: Entry, reply1: Entry, reply2: Entry, elsewhere: Entry

@@ -20,7 +20,7 @@ function recording(db: Db): { db: Db; log: Recorded[] } {
   wrapped.query = (async (sql: string, params: unknown[] = []) => {
     log.push({ sql, params })
     return db.query(sql, params)
-  }) as Db['query']
+  })
   return { db: wrapped, log }
 }
 

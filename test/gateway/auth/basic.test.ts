@@ -1,7 +1,14 @@
 // HTTP Basic (RFC 7617, SPEC §4.2).
 import { describe, expect, it } from 'vitest'
-import { verifyBasic } from '../../../src/gateway/auth/basic.js'
+import { readBasic, verifyBasicCredential } from '../../../src/gateway/auth/basic.js'
+import type { AuthRequest, AuthResult, CredentialLookup } from '../../../src/gateway/auth/types.js'
 import { authRequest, memoryLookup } from './fixtures.js'
+
+/** The gateway's Basic pipeline (src/gateway/authenticate.ts): read the credential, then verify it. */
+async function verifyBasic(req: AuthRequest, lookup: CredentialLookup): Promise<AuthResult> {
+  const credential = readBasic(req)
+  return 'kind' in credential ? credential : verifyBasicCredential(credential, lookup)
+}
 
 const lookup = memoryLookup({
   users: [

@@ -2,8 +2,16 @@
 // nonce conventions, every rejection, and the npm `wsse` client.
 import { describe, expect, it } from 'vitest'
 import wsse, { UsernameToken } from 'wsse'
-import { parseCreated, verifyWsse } from '../../../src/gateway/auth/wsse.js'
+import type { ReplayCache } from '../../../src/gateway/replay/types.js'
+import type { AuthRequest, AuthResult, CredentialLookup } from '../../../src/gateway/auth/types.js'
+import { parseCreated, readWsse, verifyUsernameToken, type WsseVerifyOptions } from '../../../src/gateway/auth/wsse.js'
 import { authRequest, DownReplayCache, MemoryReplayCache, memoryLookup } from './fixtures.js'
+
+/** The gateway's WSSE pipeline (src/gateway/authenticate.ts): read the UsernameToken, then verify it. */
+async function verifyWsse(req: AuthRequest, lookup: CredentialLookup, replay: ReplayCache, opts: WsseVerifyOptions): Promise<AuthResult> {
+  const token = readWsse(req)
+  return 'kind' in token ? token : verifyUsernameToken(token, req.now, lookup, replay, opts)
+}
 
 const lookup = memoryLookup({
   users: [

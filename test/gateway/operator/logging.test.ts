@@ -64,7 +64,7 @@ async function admin(method: string, path: string, body?: unknown, token = confi
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   })
-  return { status: res.status, body: await res.json() as any }
+  return { status: res.status, body: await res.json() }
 }
 
 async function update(headers: Record<string, string>, body = 'status=hello', query = '') {
@@ -172,7 +172,7 @@ describe('gateway logs', () => {
       expect(typeof r.ms).toBe('number')
       expect(typeof r.outcome).toBe('string')
     }
-    const summary = requests.map((r) => `${r.auth} ${r.user ?? '-'} ${r.consumer ?? '-'} ${r.outcome} ${r.status}`)
+    const summary = requests.map((r) => [r.auth, r.user ?? '-', r.consumer ?? '-', r.outcome, r.status].join(' '))
     expect(summary).toEqual([
       'basic logan - ok 200',
       'basic logan - bad_credentials 401',

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../../helpers/stack.js'
-import { escapeHtml } from '../../../src/gateway/provider/html.js'
+import escapeHtml from 'escape-html'
 
 let stack: Stack
 beforeAll(async () => {

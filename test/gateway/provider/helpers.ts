@@ -5,10 +5,11 @@ import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 
 type Params = Record<string, string | string[]>
+// The module's plain functions (no `this`): they may be passed around on their own.
 interface OAuthSign {
-  hmacsign(method: string, baseUri: string, params: Params, consumerSecret: string, tokenSecret: string): string
-  hmacsign256(method: string, baseUri: string, params: Params, consumerSecret: string, tokenSecret: string): string
-  rfc3986(s: string): string
+  hmacsign: (method: string, baseUri: string, params: Params, consumerSecret: string, tokenSecret: string) => string
+  hmacsign256: (method: string, baseUri: string, params: Params, consumerSecret: string, tokenSecret: string) => string
+  rfc3986: (s: string) => string
 }
 const oauthSign = createRequire(import.meta.url)('oauth-sign') as OAuthSign
 

@@ -38,17 +38,10 @@ export function baseStringUri(scheme: 'http' | 'https', host: string, url: strin
 
 /**
  * §3.4.1.3.2: names and values encoded, sorted by encoded name then encoded value
- * (byte order), joined as name=value with "&"; duplicates kept, empty values keep "=".
+ * (byte order; encoded strings are ASCII, so code-unit order is byte order); duplicates kept.
  */
-export function normalizeParameters(pairs: ReadonlyArray<readonly [string, string]>): string {
-  return encodedInOrder(pairs)
-    .map(([name, value]) => name + '=' + value)
-    .join('&')
-}
-
-/** Encoded pairs in normalized order (encoded strings are ASCII: code-unit order is byte order). */
 function encodedInOrder(pairs: ReadonlyArray<readonly [string, string]>): Array<[string, string]> {
-  const encoded: Array<[string, string]> = new Array(pairs.length)
+  const encoded = new Array<[string, string]>(pairs.length)
   for (let i = 0; i < pairs.length; i++) {
     const p = pairs[i]!
     encoded[i] = [percentEncode(p[0]), percentEncode(p[1])]

@@ -71,7 +71,8 @@ export function collectOAuthParameters(req: AuthRequest): CollectResult {
   const protocol = new Map<string, string>()
   const signed: Array<[string, string]> = []
   let source: ParameterSource | null = null
-  let duplicate: string | null = null
+  // Set inside `add`; typed by assertion so that the check after the loops is not narrowed to null.
+  let duplicate = null as string | null
   let places = 0
 
   // One parameter from `place`: protocol parameters are recorded once, and a second

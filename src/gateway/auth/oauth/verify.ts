@@ -16,8 +16,6 @@ import { acceptedSignatureMethod, computeSignature, type SignatureMethod, type S
 export interface OAuthVerifyOptions extends SignatureMethodOptions {
   /** Accepted distance of oauth_timestamp from the gateway's clock, seconds (SPEC: 300). */
   windowSeconds: number
-  /** Retry-After of the 503 when the replay cache is unavailable. */
-  retryAfterSeconds?: number
   /** How a signature_invalid explains itself (advice.ts); the defaults: no extra hosts, no base string. */
   advice?: SignatureAdviceOptions
 }
@@ -261,7 +259,7 @@ export async function verifyOAuth(
 
   // A timestamp up to `window` ahead stays acceptable until `window` after it: the claim
   // must outlive both halves (SPEC §4.4).
-  const replayed = await claimNonce(replay, oauthNonceKey(r), 2 * opts.windowSeconds + 1, 'oauth', opts.retryAfterSeconds ?? defaultRetryAfterSeconds, () => ({
+  const replayed = await claimNonce(replay, oauthNonceKey(r), 2 * opts.windowSeconds + 1, 'oauth', defaultRetryAfterSeconds, () => ({
     ...oauthFailure(401, 'nonce_used', 'oauth_nonce was already used', 'replay'),
     attemptedUser,
   }), `oauth:${percentEncode(r.consumerKey)}:${percentEncode(r.token)}`)

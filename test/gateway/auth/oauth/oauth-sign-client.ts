@@ -6,10 +6,11 @@ import type { AuthRequest } from '../../../../src/gateway/auth/types.js'
 import { authRequest, form } from '../fixtures.js'
 
 type Params = Record<string, string | string[]>
+// The module's plain functions (no `this`): they may be passed around on their own.
 interface OAuthSign {
-  hmacsign(method: string, baseUri: string, params: Params, consumerSecret: string, tokenSecret: string): string
-  hmacsign256(method: string, baseUri: string, params: Params, consumerSecret: string, tokenSecret: string): string
-  rfc3986(s: string): string
+  hmacsign: (method: string, baseUri: string, params: Params, consumerSecret: string, tokenSecret: string) => string
+  hmacsign256: (method: string, baseUri: string, params: Params, consumerSecret: string, tokenSecret: string) => string
+  rfc3986: (s: string) => string
 }
 export const oauthSign = createRequire(import.meta.url)('oauth-sign') as OAuthSign
 

@@ -193,11 +193,11 @@ describe('verifyOAuth refuses', () => {
   })
 
   it('a nonce when the replay cache is down (503 unavailable with Retry-After)', async () => {
-    expect(await verifyOAuth(signedRequest(base), lookup, new DownReplayCache(), { ...opts, retryAfterSeconds: 7 })).toMatchObject({
+    expect(await verifyOAuth(signedRequest(base), lookup, new DownReplayCache(), opts)).toMatchObject({
       kind: 'fail',
       status: 503,
       outcome: 'unavailable',
-      retryAfterSeconds: 7,
+      retryAfterSeconds: 5,
     })
   })
 })

@@ -1,0 +1,148 @@
+// The floor under the gateway's authenticated figures (issue 18): the bare reply-from
+// proxy of bare-proxy.ts plus only the work no authenticating gateway can skip, written
+// the shortest way: read the credential, check it against the one user and the tokens it
+// was told (no store, no cache, no throttling, no policy, no usage, no metrics, no logs),
+// claim the WSSE or OAuth nonce in Redis (SET NX with an expiry, ioredis with
+// auto-pipelining as in the gateway), sign the identity the core checks
+// (src/common/identity.ts), and forward. A request whose credential does not hold gets 401.
+// The gateway's rate over this one says how much of the distance to the bare proxy is
+// kigo's own; this one's rate over the bare proxy, how far the required work alone lets
+// a gateway come on this machine.
+//
+// Run as its own process: REQUIRED_PROXY_PORT, REQUIRED_PROXY_UPSTREAM, REDIS_URL,
+// KIGO_SECRET_KEY, REQUIRED_PROXY_FIXTURE (JSON: the user and the OAuth tokens).
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import replyFrom from '@fastify/reply-from'
+import { createHash, createHmac, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto'
+import { pathToFileURL } from 'node:url'
+import { Redis } from 'ioredis'
+import { identityKey, signIdentity, type Identity } from '../src/common/identity.js'
+import { operationNameOf } from '../src/common/route-table.js'
+import type { OAuthCredentials } from './signing.js'
+
+export interface RequiredWorkFixture {
+  user: { id: string; apiPassword: string }
+  tokens: OAuthCredentials[]
+}
+
+export interface RequiredWorkOptions {
+  upstream: string
+  redisUrl: string
+  secretKey: string
+  fixture: RequiredWorkFixture
+}
+
+const windowSeconds = 300
+
+const sameSecret = (a: string, b: string) => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest())
+
+/** RFC 3986 unreserved characters kept, everything else percent-encoded (RFC 5849 §3.6). */
+const encode = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+
+function quotedParams(header: string): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const m of header.matchAll(/([A-Za-z_]+)="([^"]*)"/g)) out.set(m[1]!, m[2]!)
+  return out
+}
+
+export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Promise<{ app: FastifyInstance; redis: Redis }> {
+  const redis = new Redis(options.redisUrl, { enableAutoPipelining: true, maxRetriesPerRequest: 0 })
+  const key: KeyObject = identityKey(options.secretKey)
+  const { user } = options.fixture
+  const tokens = new Map(options.fixture.tokens.map((t) => [t.token, t]))
+  const claim = async (kind: string, id: string) => (await redis.set(`bench:nonce:${kind}:${id}`, '1', 'EX', windowSeconds * 2, 'NX')) === 'OK'
+  const fresh = (seconds: number) => Math.abs(Date.now() / 1000 - seconds) <= windowSeconds
+
+  const basic = (authorization: string): Identity | null => {
+    const decoded = Buffer.from(authorization.slice(6), 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    if (decoded.slice(0, colon) !== user.id || !sameSecret(decoded.slice(colon + 1), user.apiPassword)) return null
+    return { user: user.id, userName: user.id, authMethod: 'basic', consumer: '', scopes: [] }
+  }
+
+  const wsse = async (header: string): Promise<Identity | null> => {
+    const p = quotedParams(header)
+    const nonce = p.get('Nonce') ?? ''
+    const created = p.get('Created') ?? ''
+    if (p.get('Username') !== user.id || !fresh(Date.parse(created) / 1000)) return null
+    const digest = createHash('sha1').update(Buffer.from(nonce, 'base64')).update(created).update(user.apiPassword).digest('base64')
+    if (!sameSecret(digest, p.get('PasswordDigest') ?? '')) return null
+    if (!(await claim('wsse', nonce))) return null
+    return { user: user.id, userName: user.id, authMethod: 'wsse', consumer: '', scopes: [] }
+  }
+
+  const oauth = async (request: FastifyRequest, authorization: string): Promise<Identity | null> => {
+    const protocol = quotedParams(authorization)
+    const token = tokens.get(decodeURIComponent(protocol.get('oauth_token') ?? ''))
+    if (!token || decodeURIComponent(protocol.get('oauth_consumer_key') ?? '') !== token.consumerKey) return null
+    if (protocol.get('oauth_signature_method') !== 'HMAC-SHA1' || !fresh(Number(protocol.get('oauth_timestamp')))) return null
+    // Every parameter but the signature, from the header and the query, encoded and sorted.
+    const pairs: Array<[string, string]> = []
+    for (const [k, v] of protocol) if (k !== 'oauth_signature' && k !== 'realm') pairs.push([k, decodeURIComponent(v)])
+    const q = request.url.indexOf('?')
+    if (q >= 0) for (const [k, v] of new URLSearchParams(request.url.slice(q + 1))) pairs.push([k, v])
+    const normalized = pairs
+      .map(([k, v]) => [encode(k), encode(v)])
+      .sort(([a, x], [b, y]) => (a! < b! ? -1 : a! > b! ? 1 : x! < y! ? -1 : x! > y! ? 1 : 0))
+      .map(([k, v]) => `${k}=${v}`)
+      .join('&')
+    const path = q >= 0 ? request.url.slice(0, q) : request.url
+    const base = `${request.method}&${encode(`http://${(request.headers.host ?? '').toLowerCase()}${path}`)}&${encode(normalized)}`
+    const expected = createHmac('sha1', `${encode(token.consumerSecret)}&${encode(token.tokenSecret)}`).update(base).digest('base64')
+    if (!sameSecret(expected, decodeURIComponent(protocol.get('oauth_signature') ?? ''))) return null
+    if (!(await claim('oauth', `${token.consumerKey}:${protocol.get('oauth_nonce') ?? ''}`))) return null
+    return { user: user.id, userName: user.id, authMethod: 'oauth', consumer: token.consumerKey, scopes: ['read_public'] }
+  }
+
+  const app = Fastify({ logger: false })
+  await app.register(replyFrom, {
+    base: options.upstream,
+    undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 10_000, bodyTimeout: 10_000 },
+    disableRequestLogging: true,
+  })
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
+  app.all('/*', async (request: FastifyRequest, reply: FastifyReply) => {
+    const authorization = request.headers.authorization ?? ''
+    const xWsse = request.headers['x-wsse']
+    const identity = typeof xWsse === 'string' ? await wsse(xWsse) : authorization.startsWith('Basic ') ? basic(authorization) : authorization.startsWith('OAuth ') ? await oauth(request, authorization) : null
+    if (identity === null && (authorization !== '' || xWsse !== undefined)) return reply.code(401).send({ error: 'unauthorized' })
+    const host = request.headers.host ?? ''
+    const signed = identity
+      ? signIdentity(key, { method: request.method, url: request.url, host, requestId: randomUUID(), operation: operationNameOf(request.method, request.url), bodySha256: '' }, identity)
+      : {}
+    return reply.from(request.url, {
+      rewriteRequestHeaders: (req, headers) => {
+        const { authorization: _a, 'x-wsse': _w, ...rest } = headers
+        return { ...rest, host: req.headers.host ?? headers.host, ...signed }
+      },
+    })
+  })
+  app.addHook('onClose', async () => void redis.disconnect())
+  return { app, redis }
+}
+
+async function main(): Promise<void> {
+  const env = (name: string) => {
+    const v = process.env[name]
+    if (!v) throw new Error(`${name} is required`)
+    return v
+  }
+  const { app } = await buildRequiredWorkProxy({
+    upstream: env('REQUIRED_PROXY_UPSTREAM'),
+    redisUrl: env('REDIS_URL'),
+    secretKey: env('KIGO_SECRET_KEY'),
+    fixture: JSON.parse(env('REQUIRED_PROXY_FIXTURE')) as RequiredWorkFixture,
+  })
+  await app.listen({ host: '127.0.0.1', port: Number(process.env.REQUIRED_PROXY_PORT ?? '0') })
+  const stop = () => void app.close().then(() => process.exit(0))
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: Error) => {
+    console.error(`required-work proxy: ${err.message}`)
+    process.exit(1)
+  })
+}

@@ -1,0 +1,32 @@
+// What a command of the `kigo` command line is (src/cli/kigo.ts lists them; the migration
+// commands are in migration-commands.ts): in a module of its own, so the command tables
+// import it and the command line imports them, without an import loop.
+import type { AdminClient, ApiResult } from './admin-client.js'
+
+export interface OptionSpec {
+  /** Shown in usage as `--name VALUE`. */
+  value: string
+  required?: boolean
+}
+
+export interface Parsed {
+  args: string[]
+  values: Record<string, string | undefined>
+  /** Flags the command declares (`--csv`), when given. */
+  flags?: Set<string>
+}
+
+export interface Command {
+  group: string
+  /** '' for a group that is one command (`kigo usage`). */
+  action: string
+  /** Positional argument names, all required. */
+  args: string[]
+  options: Record<string, OptionSpec>
+  summary: string
+  /** Command lines shown in the command's help, each one that works as written. */
+  examples: string[]
+  /** Flag options of this command besides --json and --help. */
+  flags?: Record<string, string>
+  run(client: AdminClient, input: Parsed): Promise<{ result: ApiResult; text: () => string }>
+}

@@ -83,19 +83,3 @@ export class DependencyWatch {
     clearTimeout(this.#probeTimer)
   }
 }
-
-const connectionCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300'])
-
-/**
- * True when a SQL error says the database is away (no connection, a deadline passed, the
- * server shutting down), false for an answer about the statement itself (a unique
- * violation, a bad value): only the former is an outage.
- */
-export function isConnectionFailure(err: unknown): boolean {
-  if (err === null || typeof err !== 'object') return false
-  if ((err as { name?: string }).name === 'DeadlineExceeded') return true
-  const code = (err as { code?: unknown }).code
-  if (typeof code === 'string' && (connectionCodes.has(code) || code.startsWith('08') || code === '57014')) return true
-  const message = err instanceof Error ? err.message : ''
-  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED|PGlite is closed|Client has encountered a connection error|Connection ended unexpectedly/i.test(message)
-}

@@ -1,6 +1,5 @@
 // Response formats of the public API (SPEC §2.1, §2.5, §2.7): JSON, XML and JSONP.
 import { XMLBuilder } from 'fast-xml-parser'
-import type { ApiError } from './errors.js'
 
 export type Format = 'json' | 'xml'
 
@@ -91,7 +90,7 @@ export function render(format: Format, root: string, json: unknown, xml: XmlObje
 }
 
 /** SPEC §2.7 error body in the given format (JSONP-wrapped when a valid callback was asked for). */
-export function renderError(format: Format, err: Pick<ApiError, 'status' | 'code' | 'message'>, callback?: string): Rendered {
+export function renderError(format: Format, err: { status: number; code: string; message: string }, callback?: string): Rendered {
   const error = { status: err.status, code: err.code, message: err.message }
   return render(format, 'error', { error }, error, callback)
 }

@@ -6,7 +6,8 @@ import { resolve } from 'node:path'
 import { createRequire } from 'node:module'
 import type pg from 'pg'
 import type { PGlite, Transaction } from '@electric-sql/pglite'
-import { isConnectionFailure, type DependencyWatch } from './dependency-watch.js'
+import type { DependencyWatch } from './dependency-watch.js'
+import { isConnectionFailure } from './errors.js'
 
 export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>

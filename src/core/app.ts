@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { Config } from '../common/config.js'
-import { ApiError, errors } from '../common/errors.js'
+import { ApiError, errors, failureResponse, type FailureWording } from '../common/errors.js'
 import { clientGone, isWrite } from '../common/client-gone.js'
 import { formatOfPath } from '../common/formats.js'
 import { identityKey, verifyIdentity } from '../common/identity.js'
@@ -43,26 +43,25 @@ export interface CoreAppOptions {
 /** A request ID from the gateway is kept for log correlation when it looks like one. */
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
 
-/** Maps what Fastify and its plugins throw onto the error catalogue (SPEC §2.7). */
-function toApiError(err: FastifyError | ApiError | Error): ApiError {
-  if (err instanceof ApiError) return err
-  const e = err as FastifyError
-  switch (e.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_ERR_CTP_INVALID_TYPE':
-    case 'FST_ERR_CTP_EMPTY_TYPE':
-      return errors.unsupportedMedia('unsupported_media_type', 'Send parameters as application/x-www-form-urlencoded or multipart/form-data')
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return errors.tooLarge('body_too_large', 'The request body is too large')
-    case 'FST_ERR_BAD_URL':
-      return errors.badRequest('bad_encoding', 'Malformed percent-encoding in the path')
-    case 'FST_ERR_MAX_PARAM_LENGTH':
-      return errors.notFound()
-  }
-  if (e.validation) return errors.badRequest('invalid_parameter', e.message)
-  const status = e.statusCode ?? 500
-  if (status >= 400 && status < 500) return new ApiError(status, 'bad_request', e.message)
-  return new ApiError(500, 'internal_error', 'Internal server error')
+/** What Fastify and its plugins throw, in the error catalogue (SPEC §2.7). */
+const coreWording: FailureWording = {
+  request: (f) => {
+    switch (f.reason) {
+      // (FST_ERR_CTP_INVALID_TYPE and _EMPTY_TYPE, once listed here, are thrown only by
+      // addContentTypeParser at start, never while answering.)
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return errors.unsupportedMedia('unsupported_media_type', 'Send parameters as application/x-www-form-urlencoded or multipart/form-data')
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return errors.tooLarge('body_too_large', 'The request body is too large')
+      case 'FST_ERR_BAD_URL':
+        return errors.badRequest('bad_encoding', 'Malformed percent-encoding in the path')
+      case 'FST_ERR_MAX_PARAM_LENGTH':
+        return errors.notFound()
+    }
+    return f.validation ? errors.badRequest('invalid_parameter', f.message) : undefined
+  },
+  unavailable: () => errors.unavailable('store_unavailable', 'The content store is unavailable; try again shortly'),
+  internalMessage: 'Internal server error',
 }
 
 /**
@@ -98,9 +97,12 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
       return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID()
     },
     frameworkErrors: (err, request, reply) => {
-      sendError(request, reply, toApiError(err))
+      sendError(request, reply, failureResponse(err, coreWording))
     },
   })
+
+  // Every request object has this property from the start (one shape for all of them).
+  app.decorateRequest('coreContext', null)
 
   const deps: CoreDeps = { config, store: guardStore(options.store, app.log, options.metrics && ((operation) => options.metrics!.storeErrors.inc({ operation }))), profiles: undefined!, hosts }
   deps.profiles = new ProfileRefresher(deps.store)
@@ -223,7 +225,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   })
 
   app.setErrorHandler((err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
-    const apiErr = toApiError(err)
+    const apiErr = failureResponse(err, coreWording)
     if (clientGone(request, reply)) {
       // The client closed the connection mid-request (an aborted upload): nothing failed here.
       request.log.info({ error: err.message, code: (err as FastifyError).code }, 'client closed the connection before the request was read')

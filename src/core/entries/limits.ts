@@ -22,7 +22,7 @@ export function hasForbiddenControl(text: string): boolean {
 }
 
 /** A short single-line name (keyword, source): bounded length, no control characters. */
-function checkName(name: string, value: string, max: number): void {
+function checkName(name: 'keyword' | 'source' | 'title' | 'folder', value: string, max: number): void {
   if (countChars(value) > max) throw errors.badRequest(`${name}_too_long`, `${name} must be at most ${max} characters`)
   if (hasForbiddenControl(value)) {
     throw errors.badRequest(`invalid_${name}`, `${name} must not contain control characters other than newline and tab`)

@@ -19,15 +19,15 @@ export interface RequestContext {
   bodyCheck?: Promise<boolean>
 }
 
-const contexts = new WeakMap<FastifyRequest, RequestContext>()
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The core's view of the request, made on first use (contextOf); declared null by the app. */
+    coreContext: RequestContext | null
+  }
+}
 
 export function contextOf(request: FastifyRequest): RequestContext {
-  let ctx = contexts.get(request)
-  if (!ctx) {
-    ctx = { format: formatOfPath(request.raw.url ?? '/') ?? 'json', callback: undefined, identity: null, deployment: null }
-    contexts.set(request, ctx)
-  }
-  return ctx
+  return (request.coreContext ??= { format: formatOfPath(request.raw.url ?? '/') ?? 'json', callback: undefined, identity: null, deployment: null })
 }
 
 /** The requester of a route that needs one; 401 otherwise (the gateway sends the challenges). */

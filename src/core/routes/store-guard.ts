@@ -1,8 +1,7 @@
 // A failing store is a failing dependency (SPEC §2.7, §7): 503 with Retry-After, the
 // cause logged but never shown. Domain outcomes (ReplyTargetNotFound) pass through.
 import type { FastifyBaseLogger } from 'fastify'
-import { isConnectionFailure } from '../../common/dependency-watch.js'
-import { errors } from '../../common/errors.js'
+import { classifyFailure, errors } from '../../common/errors.js'
 import { ReplyTargetNotFound, type ContentStore } from '../store/types.js'
 
 export function guardStore(store: ContentStore, log: FastifyBaseLogger, onError?: (operation: string) => void): ContentStore {
@@ -18,7 +17,7 @@ export function guardStore(store: ContentStore, log: FastifyBaseLogger, onError?
           // A store that is away is an outage, logged once when it starts and once when it
           // ends (dependency-watch.ts); each request's own line shows its 503. Anything else
           // is a fault worth its stack trace.
-          if (!isConnectionFailure(err)) log.error({ err, operation: String(name) }, 'content store failed')
+          if (classifyFailure(err).kind !== 'unavailable') log.error({ err, operation: String(name) }, 'content store failed')
           onError?.(String(name))
           throw errors.unavailable('store_unavailable', 'The content store is unavailable; try again shortly')
         }

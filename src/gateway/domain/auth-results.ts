@@ -1,4 +1,5 @@
 // Building AuthResults, and the nonce claim shared by WSSE and OAuth (SPEC §4.3, §4.4, §7).
+import type { ErrorCode } from '../../common/errors.js'
 import type { AuthMethod } from '../../common/identity.js'
 import { ReplayCacheUnavailable, ReplayClientQuotaExceeded, type ReplayCache } from '../replay/types.js'
 import type { AuthResult, Outcome } from './auth.js'
@@ -8,7 +9,7 @@ export type AuthFailure = Extract<AuthResult, { kind: 'fail' }>
 export function failure(
   method: AuthMethod,
   status: AuthFailure['status'],
-  code: string,
+  code: ErrorCode,
   message: string,
   outcome: Outcome,
   extra: Pick<AuthFailure, 'oauthProblem' | 'attemptedUser' | 'retryAfterSeconds' | 'headers'> = {},

@@ -1,6 +1,7 @@
 // The authentication pipeline shared by every method (Kong's model): parse the
 // credential, load the secret through a cache, verify, and return a result. Exactly one
 // place (the gateway's auth hook) turns a result into a response or a principal.
+import type { ErrorCode } from '../../common/errors.js'
 import type { AuthMethod } from '../../common/identity.js'
 import type { Scope } from './identifiers.js'
 
@@ -37,7 +38,7 @@ export type AuthResult =
       method: AuthMethod
       status: 400 | 401 | 403 | 413 | 429 | 503
       /** Error code for the body (SPEC §2.7); for OAuth, the oauth_problem. */
-      code: string
+      code: ErrorCode
       message: string
       outcome: Outcome
       /** OAuth Problem Reporting extras, e.g. oauth_parameters_absent, oauth_acceptable_timestamps. */

@@ -2,10 +2,10 @@
 // operator port behind admin-auth. JSON in, JSON out; every error is
 // {"error":{"status","code","message"}}. Plain secrets (passwords, consumer and token
 // secrets) appear only in the response that creates them.
-import type { FastifyError, FastifyInstance, FastifySchemaCompiler } from 'fastify'
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Compile, Type, type TSchema } from '../../common/typebox.js'
-import { ApiError } from '../../common/errors.js'
+import { ApiError, errors, failureResponse, type ErrorCode } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
 import { checkCallbackUrl, InvalidInput, scopesBeyondRegistration } from '../store/validation.js'
@@ -191,7 +191,7 @@ const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpP
 // ---- errors ----------------------------------------------------------------------------
 
 // Fastify's own 4xx errors (body parsing), with kigo codes and plain messages.
-const fastifyErrors: Record<string, { code: string; message?: string }> = {
+const fastifyErrors: Record<string, { code: ErrorCode; message?: string }> = {
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'invalid_json', message: 'The request body is not valid JSON' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'invalid_json', message: 'The request body is empty but Content-Type says JSON' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'unsupported_media_type', message: 'Send the request body as application/json' },
@@ -199,28 +199,18 @@ const fastifyErrors: Record<string, { code: string; message?: string }> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'bad_request', message: 'Content-Length does not match the body' },
 }
 
-// Connection-level failures of the SQL engines: the store is unavailable (SPEC §7), not broken.
-const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300'])
-
-function isStoreUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code
-  if (typeof code === 'string' && (unavailableCodes.has(code) || code.startsWith('08'))) return true
-  const message = err instanceof Error ? err.message : ''
-  return /Connection terminated|connection timeout|PGlite is closed|Client has encountered a connection error/i.test(message)
-}
-
 function toApiError(err: unknown): ApiError {
-  if (err instanceof ApiError) return err
   if (err instanceof Conflict) return new ApiError(409, 'conflict', err.message)
   if (err instanceof NotFound) return new ApiError(404, 'not_found', err.message)
   if (err instanceof InvalidInput) return new ApiError(400, 'invalid_parameter', err.message)
-  const status = (err as FastifyError).statusCode
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    const known = fastifyErrors[(err as FastifyError).code]
-    return new ApiError(status, known?.code ?? 'bad_request', known?.message ?? (err as Error).message)
-  }
-  if (isStoreUnavailable(err)) return new ApiError(503, 'store_unavailable', 'The identity store is unavailable; try again shortly', { 'retry-after': '5' })
-  return new ApiError(500, 'internal_error', 'Internal error')
+  return failureResponse(err, {
+    request: (f) => {
+      const known = fastifyErrors[f.reason]
+      return new ApiError(f.status, known?.code ?? 'bad_request', known?.message ?? f.message)
+    },
+    unavailable: () => errors.unavailable('store_unavailable', 'The identity store is unavailable; try again shortly'),
+    internalMessage: 'Internal error',
+  })
 }
 
 // ---- views -----------------------------------------------------------------------------

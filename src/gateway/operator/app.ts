@@ -2,6 +2,7 @@
 // the operator API behind the admin bearer token, Prometheus metrics, health.
 import Fastify, { type FastifyInstance } from 'fastify'
 import { requestLogging } from '../../common/request-logger.js'
+import health from '../plugins/health.js'
 import type { GatewayDeps } from '../app.js'
 import type { IdentityAdministration } from '../store/types.js'
 import { adminAuth } from './admin-auth.js'
@@ -61,11 +62,6 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
   })
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: { status: 404, code: 'not_found', message: `No operator resource at ${request.method} ${request.url.split('?')[0]}` } }))
-  app.get('/healthz', async () => ({ status: 'ok' }))
-  app.get('/readyz', async (_request, reply) => {
-    const checks = await deps.ready()
-    const ok = Object.values(checks).every(Boolean)
-    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable', checks })
-  })
+  await app.register(health, { ready: deps.ready })
   return app
 }

@@ -4,6 +4,7 @@
 // of admin-auth.ts, so that the sign-in form itself can be reached.
 import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { classifyFailure } from '../../common/errors.js'
 import { safeEqual } from '../../common/secrets.js'
 import type { PolicyService } from '../policy/service.js'
 import { legacyMethods } from '../policy/types.js'
@@ -91,9 +92,11 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
     done(null, Object.fromEntries(new URLSearchParams(body as string)))
   })
 
-  app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
-    const status = err.statusCode ?? 500
-    if (status >= 400 && status < 500) return html(reply, status, loginPage('The request could not be read.'))
+  // A request that cannot be read gets the sign-in form again; anything else here is the
+  // gateway store failing to answer (SPEC §7).
+  app.setErrorHandler((err: Error, request, reply) => {
+    const failure = classifyFailure(err)
+    if (failure.kind === 'request') return html(reply, failure.status, loginPage('The request could not be read.'))
     request.log.error({ err: { message: err.message, name: err.name } }, 'dashboard failed')
     return html(reply.header('retry-after', '5'), 503, '<!doctype html><title>kigo dashboard</title><p>The dashboard cannot read the gateway store right now; try again shortly.</p>')
   })

@@ -1,9 +1,9 @@
 // GET/PUT /admin/policy (SPEC §6.1, §6.4): the migration policy of the legacy methods,
 // as stored and as in effect now. PUT replaces the policy of each method it names;
 // every gateway applies it within one poll of the store (5 s by default).
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Compile } from '../../common/typebox.js'
-import { ApiError } from '../../common/errors.js'
+import { ApiError, errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { deprecatedSince, effectiveState, nextChange, nextWindow, openWindow } from '../policy/evaluate.js'
 import { InvalidPolicy } from '../policy/normalize.js'
 import { isoSeconds } from '../policy/time.js'
@@ -27,21 +27,19 @@ const checkUpdate = Compile(PolicyUpdateSchema)
  * that cannot be reached is 503 (SPEC §7); anything else is a 500 without detail.
  */
 export function sendOperatorError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
-  let e: ApiError
-  const status = (err as FastifyError).statusCode
-  if (err instanceof ApiError) e = err
-  else if (typeof status === 'number' && status >= 400 && status < 500) {
-    const code = (err as FastifyError).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported_media_type' : /JSON/.test((err as Error).message) ? 'invalid_json' : 'bad_request'
-    e = new ApiError(status, code, code === 'invalid_json' ? 'The request body is not valid JSON' : (err as Error).message)
-  } else {
-    request.log.error({ err: { message: (err as Error).message, name: (err as Error).name } }, 'operator request failed')
-    const connection = /ECONNREFUSED|Connection terminated|PGlite is closed|timeout/i.test((err as Error).message ?? '')
-    e = connection
-      ? new ApiError(503, 'store_unavailable', 'The gateway store is unavailable; try again shortly', { 'retry-after': '5' })
-      : new ApiError(500, 'internal_error', 'Internal error')
-  }
+  const e = failureResponse(err, operatorWording)
+  if (e.status >= 500 && !(err instanceof ApiError)) request.log.error({ err: { message: (err as Error).message, name: (err as Error).name } }, 'operator request failed')
   return reply.code(e.status).headers(e.headers).header('cache-control', 'no-store')
     .send({ error: { status: e.status, code: e.code, message: e.message } })
+}
+
+const operatorWording: FailureWording = {
+  request: (f) => {
+    const code = f.reason === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported_media_type' : /JSON/.test(f.message) ? 'invalid_json' : 'bad_request'
+    return new ApiError(f.status, code, code === 'invalid_json' ? 'The request body is not valid JSON' : f.message)
+  },
+  unavailable: () => errors.unavailable('store_unavailable', 'The gateway store is unavailable; try again shortly'),
+  internalMessage: 'Internal error',
 }
 
 /** A method's policy, stored fields first, then what is in effect at `now`. */

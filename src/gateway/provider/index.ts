@@ -4,7 +4,7 @@
 // endpoints and the user-information API in their formats.
 import fastifyCookie from '@fastify/cookie'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, errors } from '../../common/errors.js'
+import { ApiError, errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { sendError } from '../app.js'
 import { signatureAdviceOptions } from '../authenticate.js'
 import { registerAccount } from './account.js'
@@ -19,6 +19,17 @@ import { Sessions } from './session.js'
 import { registerUserInfo } from './user-info.js'
 
 export type { ProviderOptions } from './context.js'
+
+/**
+ * Everything here that can fail beyond the request is the identity store or the replay
+ * cache: answer 503 so clients retry (SPEC §7).
+ */
+const providerWording: FailureWording = {
+  request: (f) => (f.status === 413 ? errors.tooLarge('body_too_large', 'The request body is too large') : undefined),
+  unavailable: () => errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly'),
+  internalMessage: 'Internal error',
+  faultIsUnavailable: true,
+}
 
 const isPagePath = (url: string) => url.startsWith('/account') || url.startsWith('/oauth/authorize')
 
@@ -53,16 +64,9 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
   }
 
   app.setErrorHandler((err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
-    let apiError: ApiError
-    if (err instanceof ApiError) apiError = err
-    else if (err.statusCode === 413) apiError = errors.tooLarge('body_too_large', 'The request body is too large')
-    else if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) apiError = new ApiError(err.statusCode, 'bad_request', err.message)
-    else {
-      // Everything here that can fail beyond the request is the identity store or the
-      // replay cache: answer 503 so clients retry (SPEC §7); the detail stays in the log.
-      request.log.error({ err: { message: err.message, name: err.name } }, 'provider dependency failed')
-      apiError = errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly')
-    }
+    const apiError = failureResponse(err, providerWording)
+    // The detail of a dependency's failure stays in the log.
+    if (apiError.status >= 500 && !(err instanceof ApiError)) request.log.error({ err: { message: err.message, name: err.name } }, 'provider dependency failed')
     if (!isPagePath(request.url)) return sendError(request, reply, apiError)
     for (const [k, v] of Object.entries(apiError.headers)) void reply.header(k, v)
     const title = apiError.status >= 500 ? 'Try again shortly' : 'Bad request'

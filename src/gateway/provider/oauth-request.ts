@@ -3,7 +3,7 @@
 // exactly as the gateway reports them for API requests (authenticate.ts): the problem
 // as the error code, and a `WWW-Authenticate: OAuth realm, oauth_problem` challenge.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { ApiError } from '../../common/errors.js'
+import { ApiError, type ErrorCode } from '../../common/errors.js'
 import { toAuthRequest } from '../app.js'
 import { challenges } from '../authenticate.js'
 import { oauthFailure } from '../auth/oauth/verify.js'
@@ -29,6 +29,6 @@ export function problemError(realm: string, f: AuthFailure): ApiError {
 }
 
 /** A problem raised by the provider's own rules (callback, scope, token state). */
-export function problem(realm: string, status: AuthFailure['status'], code: string, message: string, extra?: Record<string, string>): ApiError {
+export function problem(realm: string, status: AuthFailure['status'], code: ErrorCode, message: string, extra?: Record<string, string>): ApiError {
   return problemError(realm, oauthFailure(status, code, message, status === 400 ? 'malformed' : 'bad_credentials', extra))
 }

@@ -36,7 +36,8 @@ export interface ForwardContext {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    forward?: ForwardContext
+    /** What the forward below was given, for reply-from's header rewrite; null until then. */
+    forward: ForwardContext | null
   }
 }
 
@@ -130,7 +131,16 @@ function answerHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   return out
 }
 
-export async function registerForwarding(app: FastifyInstance, opts: ForwardOptions): Promise<(request: FastifyRequest, reply: FastifyReply) => FastifyReply> {
+/** Forwards `request` to the core as `context` says (identity, public origin, operation). */
+export type Forward = (request: FastifyRequest, reply: FastifyReply, context: ForwardContext) => FastifyReply
+
+function contextOf(request: FastifyRequest): ForwardContext {
+  if (request.forward === null) throw new Error('a request reached reply-from without its forward context')
+  return request.forward
+}
+
+export async function registerForwarding(app: FastifyInstance, opts: ForwardOptions): Promise<Forward> {
+  app.decorateRequest('forward', null)
   await app.register(replyFrom, {
     base: opts.coreUrl,
     undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs },
@@ -144,7 +154,7 @@ export async function registerForwarding(app: FastifyInstance, opts: ForwardOpti
   // they are made once instead of four closures per request.
   const fromOptions: FastifyReplyFromHooks = {
     timeout: opts.timeoutMs,
-    rewriteRequestHeaders: (request, headers) => forwardedHeaders(request as FastifyRequest, headers, request.forward!, opts),
+    rewriteRequestHeaders: (request, headers) => forwardedHeaders(request as FastifyRequest, headers, contextOf(request as FastifyRequest), opts),
     rewriteHeaders: (headers) => answerHeaders(headers),
     retryDelay: ({ err, req, attempt }) =>
       err && attempt < 1 && idempotent.has(req.method ?? '') && retriedErrors.has((err as { code?: string }).code ?? '') ? 0 : null,
@@ -164,7 +174,9 @@ export async function registerForwarding(app: FastifyInstance, opts: ForwardOpti
       void reply.send(apiError)
     },
   }
-  return (request, reply) => {
+  return (request, reply, context) => {
+    // reply-from hands its hooks the request only: the context travels on it.
+    request.forward = context
     // The path alone: reply-from then takes the query from the raw request line, byte for
     // byte (given whole, it would re-encode it as a WHATWG URL, and throw on malformed
     // percent-encoding).

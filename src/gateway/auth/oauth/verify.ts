@@ -2,6 +2,7 @@
 // OAuth Problem Reporting extension. The pipeline: collect parameters → check them →
 // load consumer and token → verify the signature (and oauth_body_hash) → claim the nonce.
 import { createHash } from 'node:crypto'
+import type { ErrorCode } from '../../../common/errors.js'
 import { randomToken, safeEqual } from '../../../common/secrets.js'
 import type { ReplayCache } from '../../replay/types.js'
 import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from '../../domain/auth-results.js'
@@ -45,7 +46,7 @@ const maxNonceLength = 255
 /** A failure whose code is the oauth_problem; `extra` holds the problem's parameters. */
 export function oauthFailure(
   status: AuthFailure['status'],
-  problem: string,
+  problem: ErrorCode,
   message: string,
   outcome: Outcome,
   extra?: Record<string, string>,

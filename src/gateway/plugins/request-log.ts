@@ -1,0 +1,65 @@
+// One line and the metrics per request (SPEC §6.2): the authentication decision, the route
+// and the time spent upstream, recorded on the request by the plugins that decide them.
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import type { AuthDecision } from '../authenticate.js'
+import { childOf, type GatewayMetrics } from '../operator/metrics.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authentication decision, once made (null: none was needed or made). */
+    auth: AuthDecision | null
+    /** The route-table name the request was handled as (null: the gateway's own). */
+    routeName: string | null
+    /** When the request was handed to the core (the upstream histogram); null if it was not. */
+    upstreamStartedAt: bigint | null
+  }
+}
+
+export interface RequestLogOptions {
+  metrics: GatewayMetrics
+}
+
+const statusClasses = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx']
+const statusClass = (status: number): string => statusClasses[Math.floor(status / 100)] ?? 'other'
+
+async function requestLog(app: FastifyInstance, { metrics }: RequestLogOptions): Promise<void> {
+  // Declared with null so that every request object has the same shape from the start.
+  app.decorateRequest('auth', null)
+  app.decorateRequest('routeName', null)
+  app.decorateRequest('upstreamStartedAt', null)
+
+  const authRequests = new Map<string, { inc(): void }>()
+  const upstreamDurations = new Map<string, { observe(v: number): void }>()
+
+  // Hooks are callback-style and do nothing they need not: they run on every request.
+  const logger = app.log as { isLevelEnabled?: (level: string) => boolean }
+  const logRequests = typeof logger.isLevelEnabled === 'function' && logger.isLevelEnabled('info')
+  app.addHook('onResponse', (request, reply, done) => {
+    const auth = request.auth
+    const route = request.routeName ?? 'gateway'
+    if (auth) childOf(authRequests, (m, o, r) => metrics.authRequests.labels(m, o, r), auth.method, auth.outcome, route).inc()
+    if (request.upstreamStartedAt !== null) {
+      childOf(upstreamDurations, (r, c) => metrics.upstreamDuration.labels(r, c), route, statusClass(reply.statusCode)).observe(Number(process.hrtime.bigint() - request.upstreamStartedAt) / 1e9)
+    }
+    // One line per request (SPEC §6.2); never a credential. The request ID (reqId) comes
+    // from the request's logger.
+    // Health checks (every few seconds from each orchestrator and balancer) at debug.
+    if (logRequests) {
+      const health = request.url === '/healthz' || request.url === '/readyz'
+      request.log[health ? 'debug' : 'info']({
+        route,
+        method: request.method,
+        auth: auth?.method ?? 'none',
+        user: auth?.ok ? auth.identity?.user : auth?.user,
+        consumer: auth?.ok ? auth.identity?.consumer || undefined : undefined,
+        outcome: auth?.outcome,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 1000) / 1000,
+      }, 'request')
+    }
+    done()
+  })
+}
+
+export default fp(requestLog, { name: 'kigo-request-log', fastify: '5.x' })

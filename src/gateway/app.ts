@@ -3,16 +3,9 @@
 // without listening; server.ts listens. Each concern is a named plugin (src/gateway/plugins/)
 // that declares what it needs; the order below is the order of their hooks.
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyBaseLogger } from 'fastify'
-import type { Config } from '../common/config.js'
-import type { DependencyWatch } from '../common/dependency-watch.js'
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { GatewayDeps } from './plugins/deps.js'
 import { requestLogging } from '../common/request-logger.js'
-import type { CredentialLookup } from './domain/auth.js'
-import type { GatewayMetrics } from './operator/metrics.js'
-import type { LegacyPolicyCheck } from './policy/service.js'
-import type { ReplayCache } from './replay/types.js'
-import type { AttemptThrottle } from './throttle/attempts.js'
-import type { UsageRecorder } from './usage/recorder.js'
 import authentication from './plugins/authentication.js'
 import bodyParsers from './plugins/body-parsers.js'
 import gatewayErrors from './plugins/errors.js'
@@ -25,24 +18,7 @@ export { sendError } from './plugins/errors.js'
 export { repeatedCredentialHeader, toAuthRequest } from './plugins/authentication.js'
 export type { PublicOrigin } from './plugins/origin.js'
 
-export interface GatewayDeps {
-  config: Config
-  lookup: CredentialLookup
-  replay: { oauth: ReplayCache; wsse: ReplayCache }
-  throttle: AttemptThrottle
-  metrics: GatewayMetrics
-  /** Readiness of the gateway's own dependencies (store, Redis, core). */
-  ready: () => Promise<Record<string, boolean>>
-  /** A pino instance (Fastify 5 takes it as loggerInstance), or false for none. */
-  logger?: FastifyBaseLogger | false
-  now?: () => number
-  /** Migration policy for verified legacy requests (SPEC §6.1). */
-  policy?: LegacyPolicyCheck
-  /** Usage report and per-minute counts (SPEC §6.3, §6.4). */
-  usage?: Pick<UsageRecorder, 'observe'>
-  /** Logs the start and end of a core outage (forwards refused or timed out). */
-  coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
-}
+export type { GatewayDeps }
 
 export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstance> {
   const { config } = deps

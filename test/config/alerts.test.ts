@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { projectRoot } from '../../src/common/config.js'
 import { createCoreMetrics } from '../../src/core/metrics.js'
-import { createMetrics, watchPolicy } from '../../src/gateway/operator/metrics.js'
+import { createMetrics, watchPolicy } from '../../src/gateway/metrics/metrics.js'
 
 const file = join(projectRoot, 'config', 'alerts.yml')
 

@@ -3,7 +3,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { requestLogging } from '../../common/request-logger.js'
 import health from '../plugins/health.js'
-import type { GatewayDeps } from '../app.js'
+import type { GatewayDeps } from '../plugins/deps.js'
 import type { IdentityAdministration } from '../store/types.js'
 import { adminAuth } from './admin-auth.js'
 import { adminApi } from './admin-api.js'

@@ -10,7 +10,7 @@ import { errors } from '../../common/errors.js'
 import { identityKey } from '../../common/identity.js'
 import { canonicalPath } from '../../common/route-table.js'
 import { registerForwarding, type ForwardContext } from '../proxy/forward.js'
-import { routeResolver } from '../routes.js'
+import { routeResolver } from '../domain/routes.js'
 import { bodyDigest } from './authentication.js'
 import { sendError } from './errors.js'
 

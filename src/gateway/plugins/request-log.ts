@@ -2,8 +2,8 @@
 // and the time spent upstream, recorded on the request by the plugins that decide them.
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import type { AuthDecision } from '../authenticate.js'
-import { childOf, type GatewayMetrics } from '../operator/metrics.js'
+import type { AuthDecision } from '../auth/authenticate.js'
+import { childOf, type GatewayMetrics } from '../metrics/metrics.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

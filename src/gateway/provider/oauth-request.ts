@@ -4,8 +4,8 @@
 // as the error code, and a `WWW-Authenticate: OAuth realm, oauth_problem` challenge.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError, type ErrorCode } from '../../common/errors.js'
-import { toAuthRequest } from '../app.js'
-import { challenges } from '../authenticate.js'
+import { toAuthRequest } from '../plugins/authentication.js'
+import { challenges } from '../auth/authenticate.js'
 import { oauthFailure } from '../auth/oauth/verify.js'
 import type { AuthFailure } from '../domain/auth-results.js'
 import type { AuthRequest } from '../domain/auth.js'

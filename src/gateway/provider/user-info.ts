@@ -4,8 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { formatOfPath, isValidCallback, render } from '../../common/formats.js'
-import { sendError } from '../app.js'
-import { routePolicyOf } from '../routes.js'
+import { sendError } from '../plugins/errors.js'
+import { routePolicyOf } from '../domain/routes.js'
 import type { ProviderContext } from './context.js'
 
 export function registerUserInfo(app: FastifyInstance, ctx: ProviderContext): void {

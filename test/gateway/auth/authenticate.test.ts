@@ -2,11 +2,11 @@
 // the user a credential claims is checked before it is verified, and a failed attempt
 // counts against that user and the client address, even when it failed before the lookup.
 import { describe, expect, it } from 'vitest'
-import { loadConfig } from '../../src/common/config.js'
-import { createAuthenticator } from '../../src/gateway/authenticate.js'
-import type { RoutePolicy } from '../../src/gateway/routes.js'
-import type { Attempt, AttemptThrottle } from '../../src/gateway/throttle/attempts.js'
-import { authRequest, MemoryReplayCache, memoryLookup } from './auth/fixtures.js'
+import { loadConfig } from '../../../src/common/config.js'
+import { createAuthenticator } from '../../../src/gateway/auth/authenticate.js'
+import type { RoutePolicy } from '../../../src/gateway/domain/routes.js'
+import type { Attempt, AttemptThrottle } from '../../../src/gateway/throttle/attempts.js'
+import { authRequest, MemoryReplayCache, memoryLookup } from './fixtures.js'
 
 const route: RoutePolicy = { name: 'statuses_update', anonymous: false, methods: ['oauth', 'basic', 'wsse'], scopes: ['write_public'] }
 const ip = '198.51.100.4'

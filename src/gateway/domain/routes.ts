@@ -1,8 +1,8 @@
 // Which operation a request is, and what it needs (SPEC §4.1), from the shared route
 // table (src/common/route-table.ts) that the core registers its routes from. The gateway
 // matches the canonical path only: see canonicalPath there.
-import type { AuthMethod } from '../common/identity.js'
-import { operationMatcher, withRouteMethods, type Operation, type Scope } from '../common/route-table.js'
+import type { AuthMethod } from '../../common/identity.js'
+import { operationMatcher, withRouteMethods, type Operation, type Scope } from '../../common/route-table.js'
 
 export interface RoutePolicy {
   /** Bounded name, used as the metrics label and the key for configuration. */

@@ -2,20 +2,20 @@
 // Each verifier parses, loads the secret through the cache, verifies and returns an
 // AuthResult; this module picks the verifier, applies throttling (SPEC §4.7) and scopes
 // (SPEC §4.1), and builds the challenges of SPEC §4.5.
-import type { Config } from '../common/config.js'
-import { ApiError } from '../common/errors.js'
-import type { AuthMethod, Identity } from '../common/identity.js'
-import { detectCredentials, unknownAuthorizationScheme } from './auth/detect.js'
-import { percentEncode } from './auth/oauth/percent-encode.js'
-import { readBasic, verifyBasicCredential } from './auth/basic.js'
-import { readWsse, verifyUsernameToken } from './auth/wsse.js'
-import { verifyOAuth } from './auth/oauth/verify.js'
-import type { SignatureAdviceOptions } from './auth/oauth/advice.js'
-import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from './domain/auth.js'
-import type { LegacyPolicyCheck } from './policy/service.js'
-import type { ReplayCache } from './replay/types.js'
-import type { RoutePolicy } from './routes.js'
-import type { AttemptThrottle } from './throttle/attempts.js'
+import type { Config } from '../../common/config.js'
+import { ApiError } from '../../common/errors.js'
+import type { AuthMethod, Identity } from '../../common/identity.js'
+import { detectCredentials, unknownAuthorizationScheme } from './detect.js'
+import { percentEncode } from './oauth/percent-encode.js'
+import { readBasic, verifyBasicCredential } from './basic.js'
+import { readWsse, verifyUsernameToken } from './wsse.js'
+import { verifyOAuth } from './oauth/verify.js'
+import type { SignatureAdviceOptions } from './oauth/advice.js'
+import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from '../domain/auth.js'
+import type { LegacyPolicyCheck } from '../policy/service.js'
+import type { ReplayCache } from '../replay/types.js'
+import type { RoutePolicy } from '../domain/routes.js'
+import type { AttemptThrottle } from '../throttle/attempts.js'
 
 export interface Authenticator {
   authenticate(req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>

@@ -1,0 +1,31 @@
+// What the gateway's application is built from (app.ts), and the operator app's base: the
+// configuration and the services server.ts opens. A module of its own so the plugins and
+// the operator app can name it without importing the app.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../../common/config.js'
+import type { DependencyWatch } from '../../common/dependency-watch.js'
+import type { CredentialLookup } from '../domain/auth.js'
+import type { GatewayMetrics } from '../metrics/metrics.js'
+import type { LegacyPolicyCheck } from '../policy/service.js'
+import type { ReplayCache } from '../replay/types.js'
+import type { AttemptThrottle } from '../throttle/attempts.js'
+import type { UsageRecorder } from '../usage/recorder.js'
+
+export interface GatewayDeps {
+  config: Config
+  lookup: CredentialLookup
+  replay: { oauth: ReplayCache; wsse: ReplayCache }
+  throttle: AttemptThrottle
+  metrics: GatewayMetrics
+  /** Readiness of the gateway's own dependencies (store, Redis, core). */
+  ready: () => Promise<Record<string, boolean>>
+  /** A pino instance (Fastify 5 takes it as loggerInstance), or false for none. */
+  logger?: FastifyBaseLogger | false
+  now?: () => number
+  /** Migration policy for verified legacy requests (SPEC §6.1). */
+  policy?: LegacyPolicyCheck
+  /** Usage report and per-minute counts (SPEC §6.3, §6.4). */
+  usage?: Pick<UsageRecorder, 'observe'>
+  /** Logs the start and end of a core outage (forwards refused or timed out). */
+  coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
+}

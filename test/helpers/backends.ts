@@ -24,7 +24,7 @@ import { RedisFailureThrottle } from '../../src/gateway/throttle/redis.js'
 import { ResilientFailureThrottle } from '../../src/gateway/throttle/resilient.js'
 import type { FailureThrottle, ThrottleSettings } from '../../src/gateway/throttle/types.js'
 import { gatewaySchema, migrations as gatewayMigrations } from '../../src/gateway/store/migrations.js'
-import { CachedCredentialLookup, openIdentityStore, type IdentityStoreOptions, type SqlIdentityStore } from '../../src/gateway/store/index.js'
+import { CachedCredentialLookup, openIdentityStore, storeCredentialLookup, type IdentityStoreOptions, type SqlIdentityStore } from '../../src/gateway/store/index.js'
 import { availablePostgres, availableRedis, freshPostgres } from './services.js'
 
 /** What a backend's setup hands to its suite; `cleanup` undoes the setup. */
@@ -171,32 +171,7 @@ export function openIdentityStoreForSuite(setup: () => Promise<IdentityStoreBack
 type LookupSource = ConstructorParameters<typeof CachedCredentialLookup>[0]
 
 /** The answers the verifiers get, read from the store on every call: what the cache must agree with. */
-export function directCredentialLookup(store: LookupSource): CredentialLookup {
-  return {
-    async apiPassword(userId) {
-      const found = await store.getApiPassword(userId)
-      return found && { userId: found.user.id, userName: found.user.name, apiPassword: found.apiPassword }
-    },
-    async consumer(key) {
-      const found = await store.getConsumer(key)
-      return found && { key: found.consumer.key, name: found.consumer.name, secret: found.secret, scopes: found.consumer.scopes }
-    },
-    async accessToken(token) {
-      const found = await store.getAccessToken(token)
-      const user = found && (await store.getUser(found.token.userId))
-      if (!found || !user) return null
-      return {
-        token: found.token.token,
-        secret: found.secret,
-        consumerKey: found.token.consumerKey,
-        userId: user.id,
-        userName: user.name,
-        scopes: found.token.scopes,
-        revoked: found.token.revokedAt !== null,
-      }
-    },
-  }
-}
+export const directCredentialLookup = (store: LookupSource): CredentialLookup => storeCredentialLookup(store)
 
 export interface CredentialLookupBackend extends Opened {
   /** The store the credentials are written through (this process's). */

@@ -26,6 +26,36 @@ import type { CredentialRepository } from './types.js'
 
 type Kind = 'user' | 'consumer' | 'token'
 
+/** The verifiers' answers read from the store on every call: what the cache below loads through, and must agree with. */
+export function storeCredentialLookup(store: CredentialRepository): CredentialLookup {
+  return {
+    async apiPassword(userId) {
+      const found = await store.getApiPassword(userId)
+      return found && { userId: found.user.id, userName: found.user.name, apiPassword: found.apiPassword }
+    },
+    async consumer(key) {
+      const found = await store.getConsumer(key)
+      return found && { key: found.consumer.key, name: found.consumer.name, secret: found.secret, scopes: found.consumer.scopes }
+    },
+    async accessToken(token) {
+      const found = await store.getAccessToken(token)
+      if (!found) return null
+      // The user name goes into the forwarded identity (SPEC §4.6).
+      const user = await store.getUser(found.token.userId)
+      if (!user) return null
+      return {
+        token: found.token.token,
+        secret: found.secret,
+        consumerKey: found.token.consumerKey,
+        userId: user.id,
+        userName: user.name,
+        scopes: found.token.scopes,
+        revoked: found.token.revokedAt !== null,
+      }
+    },
+  }
+}
+
 export interface CredentialLookupOptions {
   /** How long a found credential is served from memory (default 5000 ms). */
   ttlMs?: number
@@ -60,11 +90,10 @@ export class CachedCredentialLookup implements CredentialLookup {
   /** Bumped by every invalidation; a load that saw it change does not fill the cache. */
   private epoch = 0
   private readonly unsubscribe: () => void
+  private readonly direct: CredentialLookup
 
-  constructor(
-    private readonly store: CredentialRepository,
-    options: CredentialLookupOptions = {},
-  ) {
+  constructor(store: CredentialRepository, options: CredentialLookupOptions = {}) {
+    this.direct = storeCredentialLookup(store)
     this.ttlMs = options.ttlMs ?? 5000
     this.negativeTtlMs = options.negativeTtlMs ?? 2000
     this.now = options.now ?? Date.now
@@ -79,38 +108,17 @@ export class CachedCredentialLookup implements CredentialLookup {
   }
 
   async apiPassword(userId: string): Promise<ApiPasswordEntry | null> {
-    const entry = await this.cached('user', userId, this.users, async () => {
-      const found = await this.store.getApiPassword(userId)
-      return found && { userId: found.user.id, userName: found.user.name, apiPassword: found.apiPassword }
-    })
+    const entry = await this.cached('user', userId, this.users, () => this.direct.apiPassword(userId))
     return entry && { ...entry }
   }
 
   async consumer(key: string): Promise<ConsumerEntry | null> {
-    const entry = await this.cached('consumer', key, this.consumers, async () => {
-      const found = await this.store.getConsumer(key)
-      return found && { key: found.consumer.key, name: found.consumer.name, secret: found.secret, scopes: found.consumer.scopes }
-    })
+    const entry = await this.cached('consumer', key, this.consumers, () => this.direct.consumer(key))
     return entry && { ...entry, scopes: [...entry.scopes] }
   }
 
   async accessToken(token: string): Promise<TokenEntry | null> {
-    const entry = await this.cached('token', token, this.tokens, async () => {
-      const found = await this.store.getAccessToken(token)
-      if (!found) return null
-      // The user name goes into the forwarded identity (SPEC §4.6).
-      const user = await this.store.getUser(found.token.userId)
-      if (!user) return null
-      return {
-        token: found.token.token,
-        secret: found.secret,
-        consumerKey: found.token.consumerKey,
-        userId: user.id,
-        userName: user.name,
-        scopes: found.token.scopes,
-        revoked: found.token.revokedAt !== null,
-      }
-    })
+    const entry = await this.cached('token', token, this.tokens, () => this.direct.accessToken(token))
     return entry && { ...entry, scopes: [...entry.scopes] }
   }
 

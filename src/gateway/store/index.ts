@@ -6,7 +6,7 @@ import { SqlIdentityStore } from './sql-identity-store.js'
 
 export { gatewaySchema, migrations } from './migrations.js'
 export { SqlIdentityStore, type IdentityChange, type IdentityChangeSource } from './sql-identity-store.js'
-export { CachedCredentialLookup, type CredentialLookupOptions } from './credential-lookup.js'
+export { CachedCredentialLookup, storeCredentialLookup, type CredentialLookupOptions } from './credential-lookup.js'
 export { InvalidInput } from './validation.js'
 export { UnreadableSecret } from './crypto.js'
 export * from './types.js'

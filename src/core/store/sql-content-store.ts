@@ -254,16 +254,25 @@ export class SqlContentStore implements ContentStore {
     return rows[0] ? toEntry(rows[0]) : null
   }
 
+  /**
+   * Runs a change whose statement ends `SELECT EXISTS (…) AS found`: whether the thing it
+   * is about (the entry, user or keyword) exists, the answer of every idempotent change.
+   */
+  private async found(sql: string, params: unknown[]): Promise<boolean> {
+    const rows = await this.db.query<{ found: boolean }>(sql, params)
+    return rows[0]?.found === true
+  }
+
   async addStar(entryId: string, userId: string): Promise<boolean> {
     if (!isRowId(entryId)) return false
     try {
-      const rows = await this.db.query<{ found: boolean }>(
+      // Awaited here, so that a foreign-key violation (the user row gone meanwhile) is caught below.
+      return await this.found(
         `WITH e AS (SELECT id FROM kigo_core.entries WHERE id = $1::bigint),
               s AS (INSERT INTO kigo_core.stars (entry_id, user_id) SELECT id, $2 FROM e ON CONFLICT DO NOTHING)
          SELECT EXISTS (SELECT 1 FROM e) AS found`,
         [entryId, userId],
       )
-      return rows[0]?.found === true
     } catch (err) {
       if (isForeignKeyViolation(err)) return false
       throw err
@@ -272,12 +281,11 @@ export class SqlContentStore implements ContentStore {
 
   async removeStar(entryId: string, userId: string): Promise<boolean> {
     if (!isRowId(entryId)) return false
-    const rows = await this.db.query<{ found: boolean }>(
+    return this.found(
       `WITH s AS (DELETE FROM kigo_core.stars WHERE entry_id = $1::bigint AND user_id = $2)
        SELECT EXISTS (SELECT 1 FROM kigo_core.entries WHERE id = $1::bigint) AS found`,
       [entryId, userId],
     )
-    return rows[0]?.found === true
   }
 
   async hasStar(entryId: string, userId: string): Promise<boolean> {
@@ -400,23 +408,21 @@ export class SqlContentStore implements ContentStore {
 
   async follow(follower: UserRow, followee: string): Promise<boolean> {
     // One statement, like createTextEntry: the follower's profile copy, then the follow.
-    const rows = await this.db.query<{ found: boolean }>(
+    return this.found(
       `WITH me AS (${upsertUserSql}),
        t AS (SELECT id FROM kigo_core.users WHERE id = $3),
        f AS (INSERT INTO kigo_core.user_follows (follower, followee) SELECT $1, id FROM t ON CONFLICT DO NOTHING)
        SELECT EXISTS (SELECT 1 FROM t) AS found`,
       [follower.id, follower.name, followee],
     )
-    return rows[0]?.found === true
   }
 
   async unfollow(follower: string, followee: string): Promise<boolean> {
-    const rows = await this.db.query<{ found: boolean }>(
+    return this.found(
       `WITH d AS (DELETE FROM kigo_core.user_follows WHERE follower = $1 AND followee = $2)
        SELECT EXISTS (SELECT 1 FROM kigo_core.users WHERE id = $2) AS found`,
       [follower, followee],
     )
-    return rows[0]?.found === true
   }
 
   async follows(userId: string, direction: 'friends' | 'followers', limit: number, offset: number): Promise<UserWithFollowers[]> {
@@ -470,23 +476,21 @@ export class SqlContentStore implements ContentStore {
   }
 
   async followKeyword(user: UserRow, word: string): Promise<boolean> {
-    const rows = await this.db.query<{ found: boolean }>(
+    return this.found(
       `WITH me AS (${upsertUserSql}),
        k AS (SELECT word FROM kigo_core.keywords WHERE word = $3),
        f AS (INSERT INTO kigo_core.keyword_follows (user_id, word) SELECT $1, word FROM k ON CONFLICT DO NOTHING)
        SELECT EXISTS (SELECT 1 FROM k) AS found`,
       [user.id, user.name, word],
     )
-    return rows[0]?.found === true
   }
 
   async unfollowKeyword(userId: string, word: string): Promise<boolean> {
-    const rows = await this.db.query<{ found: boolean }>(
+    return this.found(
       `WITH d AS (DELETE FROM kigo_core.keyword_follows WHERE user_id = $1 AND word = $2)
        SELECT EXISTS (SELECT 1 FROM kigo_core.keywords WHERE word = $2) AS found`,
       [userId, word],
     )
-    return rows[0]?.found === true
   }
 
   async relateKeywords(word1: string, word2: string, related: boolean): Promise<boolean> {

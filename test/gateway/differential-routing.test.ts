@@ -17,7 +17,7 @@ import { operationNameOf, operations, type Operation } from '../../src/common/ro
 import { buildCoreApp } from '../../src/core/app.js'
 import { openContentStore, type ContentStore } from '../../src/core/store/index.js'
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js'
-import { freePort } from '../helpers/ports.js'
+import { stackEnv } from '../helpers/stack.js'
 
 let config: Config
 let dir: string
@@ -43,18 +43,9 @@ function operationOfCoreRoute(method: string, url: string | undefined): string {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kigo-diff-'))
-  const [gwPort, corePort, adminPort] = [await freePort(), await freePort(), await freePort()]
+  const { env, gatewayPort: gwPort, corePort, adminPort } = await stackEnv(dir, { LOG_LEVEL: 'info' })
   config = loadConfig({
-    env: {
-      KIGO_DATA_DIR: dir,
-      KIGO_SECRET_KEY: randomBytes(32).toString('base64'),
-      KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
-      KIGO_GATEWAY_PORT: String(gwPort),
-      KIGO_CORE_PORT: String(corePort),
-      KIGO_ADMIN_PORT: String(adminPort),
-      KIGO_CORE_URL: `http://127.0.0.1:${corePort}`,
-      LOG_LEVEL: 'info',
-    },
+    env,
     overrides: { gateway: { host: '127.0.0.1' } },
   })
   store = await openContentStore({ dataDir: dir })

@@ -4,8 +4,7 @@
 // policy and the next scheduled change. A screenshot goes to test-artifacts/screenshots/.
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Browser } from 'playwright-core'
-import { chromiumAvailable, launchChromium, screenshotDir } from '../helpers/browser.js'
+import { chromiumAvailable, screenshotDir, suiteBrowser } from '../helpers/browser.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { basicHeader, form, oauthHeader, wsseHeader } from '../gateway/policy/signers.js'
 
@@ -89,18 +88,10 @@ describe('dashboard sign-in over HTTP', () => {
 })
 
 describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
-  let browser: Browser
-
-  beforeAll(async () => {
-    browser = await launchChromium()
-  })
-
-  afterAll(async () => {
-    await browser?.close()
-  })
+  const browser = suiteBrowser()
 
   it('signs in with the token and shows the chart, the usage table, the policy and the next change', async () => {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } })
+    const context = await browser().newContext({ viewport: { width: 1200, height: 900 } })
     const page = await context.newPage()
     const external: string[] = []
     page.on('request', (r) => {
@@ -168,7 +159,7 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
   })
 
   it('fits a phone: no sideways scrolling, the tables as cards, chart labels readable', async () => {
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
+    const context = await browser().newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
     const page = await context.newPage()
     await page.goto(dashboard())
     await page.fill('input[name="token"]', stack.config.adminToken)

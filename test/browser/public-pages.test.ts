@@ -3,8 +3,7 @@
 // Screenshots go to test-artifacts/screenshots/.
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Browser } from 'playwright-core'
-import { chromiumAvailable, launchChromium, screenshotDir } from '../helpers/browser.js'
+import { chromiumAvailable, screenshotDir, suiteBrowser } from '../helpers/browser.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { basicHeader, form } from '../gateway/policy/signers.js'
 
@@ -28,16 +27,10 @@ afterAll(async () => {
 })
 
 describe.skipIf(!haveChromium)('public pages in Chromium', () => {
-  let browser: Browser
-  beforeAll(async () => {
-    browser = await launchChromium()
-  })
-  afterAll(async () => {
-    await browser?.close()
-  })
+  const browser = suiteBrowser()
 
   it('opens /, follows an entry, its author, its keyword and the next page, at 390 px without script', async () => {
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled: false })
+    const context = await browser().newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled: false })
     const page = await context.newPage()
     const violations: string[] = []
     page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) violations.push(m.text()) })

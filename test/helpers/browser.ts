@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
+import { afterAll, beforeAll } from 'vitest'
 import { projectRoot } from '../../src/common/config.js'
 import { inCi } from './services.js'
 
@@ -25,6 +26,21 @@ export function launchChromium(): Promise<Browser> {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   })
+}
+
+/** One Chromium for the enclosing suite: launched before its tests, closed after them. */
+export function suiteBrowser(): () => Browser {
+  let browser: Browser | undefined
+  beforeAll(async () => {
+    browser = await launchChromium()
+  })
+  afterAll(async () => {
+    await browser?.close()
+  })
+  return () => {
+    if (!browser) throw new Error('Chromium is not running (suiteBrowser hooks not run yet)')
+    return browser
+  }
 }
 
 /** test-artifacts/screenshots/, created. */

@@ -2,22 +2,13 @@
 // (bearer token, or a form that sets an HttpOnly SameSite=Strict session cookie), then in
 // Debian's Chromium: the chart of requests per auth method, the legacy-usage table, the
 // policy and the next scheduled change. A screenshot goes to test-artifacts/screenshots/.
-import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chromium, type Browser } from 'playwright-core'
-import { projectRoot } from '../../src/common/config.js'
-import { inCi } from '../helpers/services.js'
+import { chromiumAvailable, screenshotDir, suiteBrowser } from '../helpers/browser.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { basicHeader, form, oauthHeader, wsseHeader } from '../gateway/policy/signers.js'
 
-const chromiumPath = '/usr/bin/chromium'
-const haveChromium = existsSync(chromiumPath)
-if (!haveChromium) {
-  const reason = `${chromiumPath} is missing (apt-get install chromium)`
-  if (inCi) throw new Error(`${reason}; under CI=true this fails the run`)
-  console.warn(`skipping the dashboard browser test: ${reason}`)
-}
+const haveChromium = chromiumAvailable('the dashboard browser test')
 
 let stack: Stack
 
@@ -97,22 +88,10 @@ describe('dashboard sign-in over HTTP', () => {
 })
 
 describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
-  let browser: Browser
-
-  beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    })
-  })
-
-  afterAll(async () => {
-    await browser?.close()
-  })
+  const browser = suiteBrowser()
 
   it('signs in with the token and shows the chart, the usage table, the policy and the next change', async () => {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } })
+    const context = await browser().newContext({ viewport: { width: 1200, height: 900 } })
     const page = await context.newPage()
     const external: string[] = []
     page.on('request', (r) => {
@@ -175,14 +154,12 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     expect(await page.locator('#next-change').innerText()).toBe('Next scheduled change: Basic becomes deny at 2099-12-31 00:00:00 UTC')
 
     expect(external).toEqual([])
-    const dir = join(projectRoot, 'test-artifacts', 'screenshots')
-    mkdirSync(dir, { recursive: true })
-    await page.screenshot({ path: join(dir, 'dashboard.png'), fullPage: true })
+    await page.screenshot({ path: join(screenshotDir(), 'dashboard.png'), fullPage: true })
     await context.close()
   })
 
   it('fits a phone: no sideways scrolling, the tables as cards, chart labels readable', async () => {
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
+    const context = await browser().newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
     const page = await context.newPage()
     await page.goto(dashboard())
     await page.fill('input[name="token"]', stack.config.adminToken)
@@ -200,7 +177,7 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     // Chart labels are drawn at 11 user units: on screen they stay at least 9 CSS pixels tall.
     const labelHeight = await page.locator('svg#method-chart text').first().evaluate((t) => t.getBoundingClientRect().height)
     expect(labelHeight).toBeGreaterThanOrEqual(9)
-    await page.screenshot({ path: join(projectRoot, 'test-artifacts', 'screenshots', 'dashboard-phone.png'), fullPage: true })
+    await page.screenshot({ path: join(screenshotDir(), 'dashboard-phone.png'), fullPage: true })
     await context.close()
   })
 })

@@ -4,23 +4,15 @@
 // will happen to them, when each authorized application was last used, and changes the
 // sign-in password, which signs out their other sessions. Screenshots go to
 // test-artifacts/screenshots/.
-import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { inCi } from '../helpers/services.js'
+import { chromiumAvailable, launchChromium, screenshotDir } from '../helpers/browser.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { oauthFetch } from '../gateway/provider/helpers.js'
 
-const chromiumPath = '/usr/bin/chromium'
-const haveChromium = existsSync(chromiumPath)
-if (!haveChromium) {
-  const reason = `${chromiumPath} is missing (apt-get install -y chromium)`
-  if (inCi) throw new Error(`${reason}; under CI=true the browser tests must run`)
-  console.warn(`skipping browser tests: ${reason}`)
-}
-
-const screenshots = join(process.cwd(), 'test-artifacts', 'screenshots')
+const haveChromium = chromiumAvailable('browser tests')
+const screenshots = screenshotDir()
 
 describe.skipIf(!haveChromium)('migration pages in a browser', () => {
   let stack: Stack
@@ -28,7 +20,6 @@ describe.skipIf(!haveChromium)('migration pages in a browser', () => {
   let carol: { password: string; api_password: string }
 
   beforeAll(async () => {
-    mkdirSync(screenshots, { recursive: true })
     stack = await startStack({ overrides: { migration: { usageFlushMs: 200, policyRefreshMs: 200 } } })
     carol = await stack.addUser('carol', 'Carol Ann')
     const put = await stack.admin('PUT', '/admin/policy', {
@@ -46,11 +37,7 @@ describe.skipIf(!haveChromium)('migration pages in a browser', () => {
     const posted = await oauthFetch({ url: `${stack.url}/api/statuses/update.json`, consumer: { key: c.consumerKey, secret: c.consumerSecret }, token: { token: c.token, secret: c.tokenSecret }, form: { status: 'haiku=over OAuth' } })
     expect(posted.status).toBe(200)
     await new Promise((r) => setTimeout(r, 600)) // one usage flush
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    })
+    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {

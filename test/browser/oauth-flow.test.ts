@@ -3,24 +3,16 @@
 // Chromium through playwright-core), while an independent client library (npm `oauth`)
 // obtains the request token, exchanges the verifier, posts an entry and reads
 // applications/my. Screenshots of the pages go to test-artifacts/screenshots/.
-import { existsSync, mkdirSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { join } from 'node:path'
 import { OAuth } from 'oauth'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { inCi } from '../helpers/services.js'
+import { chromiumAvailable, launchChromium, screenshotDir } from '../helpers/browser.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 
-const chromiumPath = '/usr/bin/chromium'
-const haveChromium = existsSync(chromiumPath)
-if (!haveChromium) {
-  const reason = `${chromiumPath} is missing (apt-get install -y chromium)`
-  if (inCi) throw new Error(`${reason}; under CI=true the browser tests must run`)
-  console.warn(`skipping browser tests: ${reason}`)
-}
-
-const screenshots = join(process.cwd(), 'test-artifacts', 'screenshots')
+const haveChromium = chromiumAvailable('browser tests')
+const screenshots = screenshotDir()
 
 type OAuthError = { statusCode: number; data?: string }
 
@@ -93,15 +85,10 @@ describe.skipIf(!haveChromium)('OAuth flow in a browser', () => {
   }
 
   beforeAll(async () => {
-    mkdirSync(screenshots, { recursive: true })
     stack = await startStack({ now: clock })
     alice = await stack.addUser('alice', 'Alice Liddell')
     cb = await callbackServer()
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    })
+    browser = await launchChromium()
     context = await browser.newContext({ viewport: { width: 1000, height: 800 } })
     page = await context.newPage()
   }, 120_000)

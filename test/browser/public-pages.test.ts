@@ -1,22 +1,13 @@
 // The public pages (SPEC §2.11) in Debian's Chromium at 390 px, through gateway and core:
 // `/`, an entry's link, its author, its keyword, and the next page, with JavaScript off.
 // Screenshots go to test-artifacts/screenshots/.
-import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chromium, type Browser } from 'playwright-core'
-import { projectRoot } from '../../src/common/config.js'
-import { inCi } from '../helpers/services.js'
+import { chromiumAvailable, screenshotDir, suiteBrowser } from '../helpers/browser.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { basicHeader, form } from '../gateway/policy/signers.js'
 
-const chromiumPath = '/usr/bin/chromium'
-const haveChromium = existsSync(chromiumPath)
-if (!haveChromium) {
-  const reason = `${chromiumPath} is missing (apt-get install chromium)`
-  if (inCi) throw new Error(`${reason}; under CI=true this fails the run`)
-  console.warn(`skipping the public pages browser test: ${reason}`)
-}
+const haveChromium = chromiumAvailable('the public pages browser test')
 
 let stack: Stack
 
@@ -36,25 +27,14 @@ afterAll(async () => {
 })
 
 describe.skipIf(!haveChromium)('public pages in Chromium', () => {
-  let browser: Browser
-  beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    })
-  })
-  afterAll(async () => {
-    await browser?.close()
-  })
+  const browser = suiteBrowser()
 
   it('opens /, follows an entry, its author, its keyword and the next page, at 390 px without script', async () => {
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled: false })
+    const context = await browser().newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled: false })
     const page = await context.newPage()
     const violations: string[] = []
     page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) violations.push(m.text()) })
-    const dir = join(projectRoot, 'test-artifacts', 'screenshots')
-    mkdirSync(dir, { recursive: true })
+    const dir = screenshotDir()
     const noSideScroll = async () => expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
 
     expect((await page.goto(`${stack.url}/`))!.status()).toBe(200)

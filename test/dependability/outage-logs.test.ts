@@ -13,7 +13,7 @@ import { startGateway, type RunningGateway } from '../../src/gateway/server.js'
 import { FreezableProxy } from '../helpers/freezable-proxy.js'
 import { eventually } from '../helpers/private-redis.js'
 import { availableRedis, freshPostgres } from '../helpers/services.js'
-import { freePort } from '../helpers/stack.js'
+import { stackEnv } from '../helpers/stack.js'
 
 const pgDb = await freshPostgres()
 const redisUrl = await availableRedis()
@@ -42,21 +42,13 @@ describe.skipIf(!pgDb || !redisUrl)('outage lines', () => {
     pgProxy = await FreezableProxy.start({ host: pgUrl.hostname, port: Number(pgUrl.port || 5432) })
     const rUrl = new URL(redisUrl!)
     redisProxy = await FreezableProxy.start({ host: rUrl.hostname, port: Number(rUrl.port || 6379) })
-    const [gw, corePort, admin] = [await freePort(), await freePort(), await freePort()]
+    const { env, gatewayPort: gw } = await stackEnv(dir, {
+      DATABASE_URL: pgProxy.urlFor(pgDb!.url),
+      REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
+      LOG_LEVEL: 'info',
+    })
     config = loadConfig({
-      env: {
-        KIGO_DATA_DIR: dir,
-        KIGO_SECRET_KEY: randomBytes(32).toString('base64'),
-        KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
-        KIGO_GATEWAY_PORT: String(gw),
-        KIGO_CORE_PORT: String(corePort),
-        KIGO_CORE_METRICS_PORT: '0',
-        KIGO_ADMIN_PORT: String(admin),
-        KIGO_CORE_URL: `http://127.0.0.1:${corePort}`,
-        DATABASE_URL: pgProxy.urlFor(pgDb!.url),
-        REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
-        LOG_LEVEL: 'info',
-      },
+      env,
       overrides: { gateway: { host: '127.0.0.1' }, dependencies: { connectTimeoutMs: 300, statementTimeoutMs: 600, redisCommandTimeoutMs: 300, requestDeadlineMs: 1000 } },
     })
     core = await startCore(config, { logger: { stream: sink(coreLines) } })

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/common/config.js'
 import { startCore, type RunningCore } from '../../src/core/server.js'
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js'
-import { freePort } from '../helpers/ports.js'
+import { stackEnv } from '../helpers/stack.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kigo-core-url-'))
 let core: RunningCore | undefined
@@ -30,19 +30,10 @@ describe('the core URL follows KIGO_CORE_PORT', () => {
   })
 
   it('forwards to the core on KIGO_CORE_PORT, and /readyz fails when the core is gone', async () => {
-    const [gwPort, corePort, adminPort] = [await freePort(), await freePort(), await freePort()]
-    const config = loadConfig({
-      env: {
-        KIGO_DATA_DIR: dir,
-        KIGO_SECRET_KEY: randomBytes(32).toString('base64'),
-        KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
-        KIGO_GATEWAY_PORT: String(gwPort),
-        KIGO_CORE_PORT: String(corePort),
-        KIGO_CORE_METRICS_PORT: '0',
-        KIGO_ADMIN_PORT: String(adminPort),
-        LOG_LEVEL: 'silent',
-      },
-    })
+    const { env, gatewayPort: gwPort } = await stackEnv(dir)
+    // What this test is about: no KIGO_CORE_URL, so the gateway derives it from KIGO_CORE_PORT.
+    delete env.KIGO_CORE_URL
+    const config = loadConfig({ env })
     core = await startCore(config, { logger: false })
     gateway = await startGateway(config, { embedded: true, logger: false })
     const res = await fetch(`http://localhost:${gwPort}/api/statuses/show/1.json`)

@@ -4,7 +4,6 @@
 // core over HTTP, signed with OAuth tokens that hold only read_public (or write_public).
 // For each: either the gateway refuses it, or the core ran the operation the gateway
 // authorized, and the token held the scope that operation needs.
-import { createHmac, randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -17,7 +16,8 @@ import { operationNameOf, operations, type Operation } from '../../src/common/ro
 import { buildCoreApp } from '../../src/core/app.js'
 import { openContentStore, type ContentStore } from '../../src/core/store/index.js'
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js'
-import { freePort } from '../helpers/ports.js'
+import { authorizationHeader, hmacSha1Signature, protocolParams } from '../helpers/oauth-header.js'
+import { stackEnv } from '../helpers/stack.js'
 
 let config: Config
 let dir: string
@@ -43,18 +43,9 @@ function operationOfCoreRoute(method: string, url: string | undefined): string {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kigo-diff-'))
-  const [gwPort, corePort, adminPort] = [await freePort(), await freePort(), await freePort()]
+  const { env, gatewayPort: gwPort, corePort, adminPort } = await stackEnv(dir, { LOG_LEVEL: 'info' })
   config = loadConfig({
-    env: {
-      KIGO_DATA_DIR: dir,
-      KIGO_SECRET_KEY: randomBytes(32).toString('base64'),
-      KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
-      KIGO_GATEWAY_PORT: String(gwPort),
-      KIGO_CORE_PORT: String(corePort),
-      KIGO_ADMIN_PORT: String(adminPort),
-      KIGO_CORE_URL: `http://127.0.0.1:${corePort}`,
-      LOG_LEVEL: 'info',
-    },
+    env,
     overrides: { gateway: { host: '127.0.0.1' } },
   })
   store = await openContentStore({ dataDir: dir })
@@ -110,23 +101,12 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
-const enc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-
 /** An OAuth 1.0a header for `method` on the raw request target `target`, as a client that signs what it sends. */
 function oauthHeader(method: string, target: string, c: Client, form: string): string {
-  const params: Record<string, string> = {
-    oauth_consumer_key: c.consumerKey,
-    oauth_token: c.token,
-    oauth_signature_method: 'HMAC-SHA1',
-    oauth_timestamp: String(Math.floor(Date.now() / 1000)),
-    oauth_nonce: randomBytes(8).toString('hex'),
-    oauth_version: '1.0',
-  }
+  const params = protocolParams(c)
   const path = target.startsWith('/') ? target : new URL(target).pathname
-  const pairs = [...Object.entries(params), ...[...new URLSearchParams(form)]].map(([k, v]) => `${enc(k)}=${enc(v)}`).sort()
-  const base = [method, enc(`http://${gatewayHost}${path}`), enc(pairs.join('&'))].join('&')
-  const signature = createHmac('sha1', `${enc(c.consumerSecret)}&${enc(c.tokenSecret)}`).update(base).digest('base64')
-  return 'OAuth ' + Object.entries({ ...params, oauth_signature: signature }).map(([k, v]) => `${k}="${enc(v)}"`).join(', ')
+  const signature = hmacSha1Signature(c, method, `http://${gatewayHost}${path}`, [...Object.entries(params), ...new URLSearchParams(form)])
+  return authorizationHeader(params, signature)
 }
 
 /** Sends `target` byte for byte (node:http does not normalise the path). */

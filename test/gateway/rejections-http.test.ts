@@ -1,8 +1,9 @@
 // Bad credentials of every kind, through a running gateway: each gets its documented 4xx
 // in the request's format, never a 5xx, and changes no data (SPEC §4.3, §4.4, §7).
-import { createHmac, createHash, randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { request } from 'undici'
+import { authorizationHeader, hmacSha1Signature, protocolParams } from '../helpers/oauth-header.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 
 let stack: Stack
@@ -19,25 +20,13 @@ afterAll(async () => {
   await stack?.close()
 })
 
-const enc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-
 /** An OAuth header for POST statuses/update with `form`, with parts overridable. */
 function oauthHeader(form: Record<string, string>, over: Record<string, string> = {}, sign: { method?: string; host?: string } = {}): string {
-  const params: Record<string, string> = {
-    oauth_consumer_key: client.consumerKey,
-    oauth_token: client.token,
-    oauth_signature_method: 'HMAC-SHA1',
-    oauth_timestamp: String(Math.floor(Date.now() / 1000)),
-    oauth_nonce: randomBytes(8).toString('hex'),
-    oauth_version: '1.0',
-    ...over,
-  }
-  const all = [...Object.entries(params), ...Object.entries(form)].filter(([k]) => k !== 'oauth_signature')
-  const normalized = all.map(([k, v]) => [enc(k), enc(v)]).sort(([a, b], [c, d]) => (a! < c! ? -1 : a! > c! ? 1 : b! < d! ? -1 : b! > d! ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join('&')
+  const params = protocolParams(client, over)
+  const signed = [...Object.entries(params), ...Object.entries(form)].filter(([k]) => k !== 'oauth_signature')
   const host = sign.host ?? new URL(stack.url).host
-  const base = [sign.method ?? 'POST', enc(`http://${host}/api/statuses/update.json`), enc(normalized)].join('&')
-  const signature = over.oauth_signature ?? createHmac('sha1', `${enc(client.consumerSecret)}&${enc(client.tokenSecret)}`).update(base).digest('base64')
-  return 'OAuth ' + Object.entries({ ...params, oauth_signature: signature }).map(([k, v]) => `${k}="${enc(v)}"`).join(', ')
+  const signature = over.oauth_signature ?? hmacSha1Signature(client, sign.method ?? 'POST', `http://${host}/api/statuses/update.json`, signed)
+  return authorizationHeader(params, signature)
 }
 
 function wsseHeader(over: { nonce?: string; created?: string; digest?: string; user?: string } = {}): string {

@@ -14,3 +14,22 @@ export function oauth1aClient(consumer: { key: string; secret: string }, method:
     body_hash_function: (body) => createHash(algorithm).update(body).digest('base64'),
   })
 }
+
+/**
+ * The library's HMAC-SHA1 signature for a request signed with `nonce` and `timestamp`: the
+ * reference a signature made elsewhere (the benchmark's signer) is compared with.
+ */
+export function librarySignature(
+  c: { consumerKey: string; consumerSecret: string; token: string; tokenSecret: string },
+  request: { url: string; method: string; data: Record<string, string> },
+  signed: { nonce: string; timestamp: string },
+): string {
+  return oauth1aClient({ key: c.consumerKey, secret: c.consumerSecret }).getSignature(request, c.tokenSecret, {
+    oauth_consumer_key: c.consumerKey,
+    oauth_token: c.token,
+    oauth_nonce: signed.nonce,
+    oauth_timestamp: Number(signed.timestamp),
+    oauth_signature_method: 'HMAC-SHA1',
+    oauth_version: '1.0',
+  })
+}

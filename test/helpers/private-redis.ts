@@ -6,8 +6,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
+import { expect } from 'vitest'
+import { createRedis, redisReady, type RedisClient } from '../../src/common/redis.js'
 import { freePort } from './ports.js'
-
 
 export class PrivateRedis {
   #child: ChildProcess | undefined
@@ -103,5 +104,34 @@ export async function eventually(attempt: () => Promise<boolean>, timeoutMs = 10
     }
     if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`)
     await sleep(100)
+  }
+}
+
+export interface WitnessedRedis {
+  redis: PrivateRedis
+  /** The client under test. */
+  client: RedisClient
+  /** Another gateway's client on the same Redis: proves what really reached Redis. */
+  witness: RedisClient
+  /** Disconnects both clients and kills the server. */
+  close(): Promise<void>
+}
+
+/** A private Redis and two ready clients of the kigo kind, for outage tests. */
+export async function startWitnessedRedis(): Promise<WitnessedRedis> {
+  const redis = await PrivateRedis.start()
+  const client = createRedis(redis.url)
+  const witness = createRedis(redis.url)
+  expect(await redisReady(client)).toBe(true)
+  expect(await redisReady(witness)).toBe(true)
+  return {
+    redis,
+    client,
+    witness,
+    async close() {
+      client.disconnect()
+      witness.disconnect()
+      await redis.kill()
+    },
   }
 }

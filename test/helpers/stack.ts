@@ -11,7 +11,6 @@ import { freePort } from './ports.js'
 
 export { freePort }
 
-
 export interface StackOptions {
   databaseUrl?: string
   redisUrl?: string
@@ -45,23 +44,45 @@ export interface Stack {
   close(): Promise<void>
 }
 
-export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'kigo-stack-'))
-  const ownsDir = options.dataDir === undefined
-  const [gwPort, corePort, adminPort] = [await freePort(), await freePort(), await freePort()]
+export interface StackEnv {
+  env: Record<string, string>
+  gatewayPort: number
+  corePort: number
+  adminPort: number
+}
+
+/**
+ * The environment of one core and one gateway on free ports, with fresh secrets and the
+ * data in `dataDir`, for tests that start (or stand in for) the servers themselves. An
+ * entry of `extra` replaces the default of that name; an undefined one keeps it.
+ */
+export async function stackEnv(dataDir: string, extra: Record<string, string | undefined> = {}): Promise<StackEnv> {
+  const [gatewayPort, corePort, adminPort] = [await freePort(), await freePort(), await freePort()]
   const env: Record<string, string> = {
     KIGO_DATA_DIR: dataDir,
-    KIGO_SECRET_KEY: options.secretKey ?? randomBytes(32).toString('base64'),
-    KIGO_ADMIN_TOKEN: options.adminToken ?? randomBytes(24).toString('base64url'),
-    KIGO_GATEWAY_PORT: String(gwPort),
+    KIGO_SECRET_KEY: randomBytes(32).toString('base64'),
+    KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+    KIGO_GATEWAY_PORT: String(gatewayPort),
     KIGO_CORE_PORT: String(corePort),
     KIGO_CORE_METRICS_PORT: '0',
     KIGO_ADMIN_PORT: String(adminPort),
-    KIGO_CORE_URL: options.coreUrl ?? `http://127.0.0.1:${corePort}`,
+    KIGO_CORE_URL: `http://127.0.0.1:${corePort}`,
     LOG_LEVEL: 'silent',
   }
-  if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl
-  if (options.redisUrl) env.REDIS_URL = options.redisUrl
+  for (const [name, value] of Object.entries(extra)) if (value !== undefined) env[name] = value
+  return { env, gatewayPort, corePort, adminPort }
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'kigo-stack-'))
+  const ownsDir = options.dataDir === undefined
+  const { env, gatewayPort: gwPort, adminPort } = await stackEnv(dataDir, {
+    KIGO_SECRET_KEY: options.secretKey,
+    KIGO_ADMIN_TOKEN: options.adminToken,
+    KIGO_CORE_URL: options.coreUrl,
+    DATABASE_URL: options.databaseUrl || undefined,
+    REDIS_URL: options.redisUrl || undefined,
+  })
   const config = loadConfig({ env, overrides: { gateway: { host: '127.0.0.1' }, ...options.overrides } })
   const core = options.coreUrl ? null : await startCore(config, { logger: false })
   const gateway = await startGateway(config, { logger: false, ...(options.now ? { now: options.now } : {}) })

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig, type Config } from '../../../src/common/config.js'
 import { startCore } from '../../../src/core/server.js'
 import { startGateway, type RunningGateway } from '../../../src/gateway/server.js'
-import { freePort } from '../../helpers/stack.js'
+import { stackEnv } from '../../helpers/stack.js'
 import { basicHeader, form, oauthHeader, wsseHeader, type OAuthClient } from '../policy/signers.js'
 
 const lines: string[] = []
@@ -30,19 +30,9 @@ let publicRequests = 0
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kigo-logging-'))
-  const [gw, corePort, admin] = [await freePort(), await freePort(), await freePort()]
+  const { env, gatewayPort: gw, adminPort: admin } = await stackEnv(dir, { KIGO_ADMIN_TOKEN: `adm-${randomBytes(24).toString('base64url')}`, LOG_LEVEL: 'trace' })
   config = loadConfig({
-    env: {
-      KIGO_DATA_DIR: dir,
-      KIGO_SECRET_KEY: randomBytes(32).toString('base64'),
-      KIGO_ADMIN_TOKEN: `adm-${randomBytes(24).toString('base64url')}`,
-      KIGO_GATEWAY_PORT: String(gw),
-      KIGO_CORE_PORT: String(corePort),
-      KIGO_CORE_METRICS_PORT: '0',
-      KIGO_ADMIN_PORT: String(admin),
-      KIGO_CORE_URL: `http://127.0.0.1:${corePort}`,
-      LOG_LEVEL: 'trace',
-    },
+    env,
     overrides: { gateway: { host: '127.0.0.1' } },
   })
   keep(config.adminToken, config.secretKey)

@@ -3,12 +3,12 @@
 // answering and counts fail-open; both recover by themselves, without being recreated.
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createRedis, redisReady, type RedisClient } from '../../../src/common/redis.js'
+import { createRedis, redisReady } from '../../../src/common/redis.js'
 import { createReplayCaches } from '../../../src/gateway/replay/create.js'
 import { RedisReplayCache } from '../../../src/gateway/replay/redis.js'
 import { ResilientReplayCache } from '../../../src/gateway/replay/resilient.js'
 import { ReplayCacheUnavailable } from '../../../src/gateway/replay/types.js'
-import { eventually, PrivateRedis } from '../../helpers/private-redis.js'
+import { eventually, PrivateRedis, startWitnessedRedis, type WitnessedRedis } from '../../helpers/private-redis.js'
 
 const nonce = () => `u:${randomBytes(8).toString('hex')}`
 
@@ -19,9 +19,8 @@ async function timed<T>(run: () => Promise<T>): Promise<{ ms: number; result: Pr
 }
 
 describe('replay cache while Redis goes away and comes back', () => {
+  let served: WitnessedRedis
   let redis: PrivateRedis
-  let client: RedisClient
-  let witness: RedisClient
   const counts = { closedErrors: 0, openErrors: 0, failOpen: 0 }
   let direct: RedisReplayCache
   let closed: ResilientReplayCache
@@ -30,13 +29,10 @@ describe('replay cache while Redis goes away and comes back', () => {
   let other: RedisReplayCache
 
   beforeAll(async () => {
-    redis = await PrivateRedis.start()
-    client = createRedis(redis.url)
-    witness = createRedis(redis.url)
-    expect(await redisReady(client)).toBe(true)
-    expect(await redisReady(witness)).toBe(true)
-    direct = new RedisReplayCache(client)
-    other = new RedisReplayCache(witness)
+    served = await startWitnessedRedis()
+    redis = served.redis
+    direct = new RedisReplayCache(served.client)
+    other = new RedisReplayCache(served.witness)
     closed = new ResilientReplayCache(direct, { policy: 'fail-closed', onError: () => counts.closedErrors++ })
     open = new ResilientReplayCache(direct, {
       policy: 'memory',
@@ -48,9 +44,7 @@ describe('replay cache while Redis goes away and comes back', () => {
   afterAll(async () => {
     await closed?.close()
     await open?.close()
-    client?.disconnect()
-    witness?.disconnect()
-    await redis?.kill()
+    await served?.close()
   })
 
   it('claims through Redis while it is up', async () => {

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto'
 import { expect, it } from 'vitest'
 import { credentialLookupBackends, describeBackends } from '../../helpers/backends.js'
+import { expectedLookups, seedCredentials } from '../../helpers/credential-fixture.js'
 
 const backends = await credentialLookupBackends('lookup-contract')
 
@@ -15,25 +16,15 @@ const newId = () => `clc_${++serial}_${randomBytes(3).toString('hex')}`
 describeBackends('credential lookup contract', backends, (backend) => {
   const fixture = async () => {
     const { store } = backend()
-    const user = await store.createUser({ id: newId(), name: 'Lookup User', password: 'login', apiPassword: 'api-1' })
-    const app = await store.createConsumer({ name: 'Lookup App', ownerId: user.id, scopes: ['read_public', 'write_public'], callbackUrl: null })
-    const token = await store.createAccessToken({ consumerKey: app.consumer.key, userId: user.id, scopes: ['write_public'] })
-    return { store, lookup: backend().lookup, user, app, token }
+    return { store, lookup: backend().lookup, ...(await seedCredentials(store, newId())) }
   }
 
   it('returns what the verifiers need for a user, an application and a token', async () => {
-    const { lookup, user, app, token } = await fixture()
-    expect(await lookup.apiPassword(user.id)).toEqual({ userId: user.id, userName: 'Lookup User', apiPassword: 'api-1' })
-    expect(await lookup.consumer(app.consumer.key)).toEqual({ key: app.consumer.key, name: 'Lookup App', secret: app.secret, scopes: ['read_public', 'write_public'] })
-    expect(await lookup.accessToken(token.token.token)).toEqual({
-      token: token.token.token,
-      secret: token.secret,
-      consumerKey: app.consumer.key,
-      userId: user.id,
-      userName: 'Lookup User',
-      scopes: ['write_public'],
-      revoked: false,
-    })
+    const { lookup, ...seeded } = await fixture()
+    const expected = expectedLookups(seeded)
+    expect(await lookup.apiPassword(seeded.user.id)).toEqual(expected.apiPassword)
+    expect(await lookup.consumer(seeded.app.consumer.key)).toEqual(expected.consumer)
+    expect(await lookup.accessToken(seeded.token.token.token)).toEqual(expected.accessToken)
   })
 
   it('answers null for unknown credentials, again and again', async () => {

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest'
 import { CachedCredentialLookup, openIdentityStore, type SqlIdentityStore } from '../../../src/gateway/store/index.js'
 import { describeBackends, identityStoreBackends } from '../../helpers/backends.js'
+import { expectedLookups, seedCredentials } from '../../helpers/credential-fixture.js'
 
 const backends = await identityStoreBackends('lookup')
 
@@ -37,12 +38,7 @@ beforeEach(() => {
 let serial = 0
 const newId = () => `look_${++serial}_${randomBytes(3).toString('hex')}`
 
-async function fixture() {
-  const user = await store.createUser({ id: newId(), name: 'Lookup User', password: 'login', apiPassword: 'api-1' })
-  const app = await store.createConsumer({ name: 'Lookup App', ownerId: user.id, scopes: ['read_public', 'write_public'], callbackUrl: null })
-  const token = await store.createAccessToken({ consumerKey: app.consumer.key, userId: user.id, scopes: ['write_public'] })
-  return { user, app, token }
-}
+const fixture = () => seedCredentials(store, newId())
 
 describeBackends('CachedCredentialLookup', backends, (backend) => {
   beforeAll(async () => {
@@ -56,24 +52,12 @@ describeBackends('CachedCredentialLookup', backends, (backend) => {
   })
 
   it('returns what the verifiers need, and null for unknown credentials', async () => {
-    const { user, app, token } = await fixture()
+    const seeded = await fixture()
+    const expected = expectedLookups(seeded)
     const lookup = new CachedCredentialLookup(store, { now })
-    expect(await lookup.apiPassword(user.id)).toEqual({ userId: user.id, userName: 'Lookup User', apiPassword: 'api-1' })
-    expect(await lookup.consumer(app.consumer.key)).toEqual({
-      key: app.consumer.key,
-      name: 'Lookup App',
-      secret: app.secret,
-      scopes: ['read_public', 'write_public'],
-    })
-    expect(await lookup.accessToken(token.token.token)).toEqual({
-      token: token.token.token,
-      secret: token.secret,
-      consumerKey: app.consumer.key,
-      userId: user.id,
-      userName: 'Lookup User',
-      scopes: ['write_public'],
-      revoked: false,
-    })
+    expect(await lookup.apiPassword(seeded.user.id)).toEqual(expected.apiPassword)
+    expect(await lookup.consumer(seeded.app.consumer.key)).toEqual(expected.consumer)
+    expect(await lookup.accessToken(seeded.token.token.token)).toEqual(expected.accessToken)
     expect(await lookup.apiPassword(newId())).toBeNull()
     expect(await lookup.consumer(randomBytes(18).toString('base64url'))).toBeNull()
     expect(await lookup.accessToken(randomBytes(24).toString('base64url'))).toBeNull()

@@ -2,41 +2,34 @@
 // counting falls back to this process (counted as fail-open) and returns to Redis by itself.
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createRedis, redisReady, type RedisClient } from '../../../src/common/redis.js'
 import { RedisFailureThrottle } from '../../../src/gateway/throttle/redis.js'
 import { ResilientFailureThrottle } from '../../../src/gateway/throttle/resilient.js'
-import { eventually, PrivateRedis } from '../../helpers/private-redis.js'
+import { eventually, startWitnessedRedis, type PrivateRedis, type WitnessedRedis } from '../../helpers/private-redis.js'
 
 const settings = { maxFailures: 3, windowSeconds: 60 }
 const user = () => `user:${randomBytes(4).toString('hex')}`
 
 describe('failure throttle while Redis goes away and comes back', () => {
+  let served: WitnessedRedis
   let redis: PrivateRedis
-  let client: RedisClient
-  let witness: RedisClient
   let throttle: ResilientFailureThrottle
   /** Another gateway's view of the shared counts. */
   let other: RedisFailureThrottle
   const counts = { errors: 0, failOpen: 0 }
 
   beforeAll(async () => {
-    redis = await PrivateRedis.start()
-    client = createRedis(redis.url)
-    witness = createRedis(redis.url)
-    expect(await redisReady(client)).toBe(true)
-    expect(await redisReady(witness)).toBe(true)
-    throttle = new ResilientFailureThrottle(new RedisFailureThrottle(client, settings), settings, {
+    served = await startWitnessedRedis()
+    redis = served.redis
+    throttle = new ResilientFailureThrottle(new RedisFailureThrottle(served.client, settings), settings, {
       onError: () => counts.errors++,
       onFailOpen: () => counts.failOpen++,
     })
-    other = new RedisFailureThrottle(witness, settings)
+    other = new RedisFailureThrottle(served.witness, settings)
   })
 
   afterAll(async () => {
     await throttle?.close()
-    client?.disconnect()
-    witness?.disconnect()
-    await redis?.kill()
+    await served?.close()
   })
 
   it('counts in Redis while it is up', async () => {

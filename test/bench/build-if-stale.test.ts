@@ -2,8 +2,8 @@
 // builds before the suite) it must not compile again, which the stamp's unchanged time
 // and the run's brevity show.
 import { execFileSync } from 'node:child_process'
-import { existsSync, statSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -18,5 +18,21 @@ describe('npm start with dist/ up to date', () => {
     // A compilation of this project takes 10 s or more here; checking the times takes well under one.
     expect(performance.now() - started).toBeLessThan(5000)
     expect(statSync(stamp).mtimeMs).toBe(before)
+  })
+})
+
+describe('the build', () => {
+  it('loads TypeBox from one bundled file, which works as the package does', async () => {
+    const shim = fileURLToPath(new URL('../../dist/src/common/typebox.js', import.meta.url))
+    const bundle = fileURLToPath(new URL('../../dist/vendor/typebox.js', import.meta.url))
+    // The compiled module is only a re-export of the bundle, and the bundle imports no package.
+    expect(readFileSync(shim, 'utf8')).toMatch(/^export \* from '\.\.\/\.\.\/vendor\/typebox\.js'$/m)
+    expect(readFileSync(shim, 'utf8')).not.toMatch(/from 'typebox/)
+    expect(readFileSync(bundle, 'utf8')).not.toMatch(/from ["']typebox/)
+    const { Type, Value, Compile } = (await import(pathToFileURL(shim).href)) as typeof import('../../src/common/typebox.js')
+    const schema = Type.Object({ port: Type.Integer({ minimum: 0, maximum: 65535 }) })
+    expect(Value.Check(schema, { port: 8080 })).toBe(true)
+    expect(Value.Check(schema, { port: 70000 })).toBe(false)
+    expect(Compile(schema).Check({ port: -1 })).toBe(false)
   })
 })

@@ -13,11 +13,13 @@
 // KIGO_SECRET_KEY, REQUIRED_PROXY_FIXTURE (JSON: the user and the OAuth tokens).
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import replyFrom from '@fastify/reply-from'
-import { createHash, createHmac, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto'
+import { createHash, createHmac, randomUUID, type KeyObject } from 'node:crypto'
 import { pathToFileURL } from 'node:url'
 import { Redis } from 'ioredis'
 import { identityKey, signIdentity, type Identity } from '../src/common/identity.js'
 import { operationNameOf } from '../src/common/route-table.js'
+import { safeEqual } from '../src/common/secrets.js'
+import { percentEncode } from '../src/gateway/auth/oauth/percent-encode.js'
 import type { OAuthCredentials } from './signing.js'
 
 export interface RequiredWorkFixture {
@@ -34,10 +36,6 @@ export interface RequiredWorkOptions {
 
 const windowSeconds = 300
 
-const sameSecret = (a: string, b: string) => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest())
-
-/** RFC 3986 unreserved characters kept, everything else percent-encoded (RFC 5849 §3.6). */
-const encode = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
 
 function quotedParams(header: string): Map<string, string> {
   const out = new Map<string, string>()
@@ -56,7 +54,7 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
   const basic = (authorization: string): Identity | null => {
     const decoded = Buffer.from(authorization.slice(6), 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
-    if (decoded.slice(0, colon) !== user.id || !sameSecret(decoded.slice(colon + 1), user.apiPassword)) return null
+    if (decoded.slice(0, colon) !== user.id || !safeEqual(decoded.slice(colon + 1), user.apiPassword)) return null
     return { user: user.id, userName: user.id, authMethod: 'basic', consumer: '', scopes: [] }
   }
 
@@ -66,7 +64,7 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
     const created = p.get('Created') ?? ''
     if (p.get('Username') !== user.id || !fresh(Date.parse(created) / 1000)) return null
     const digest = createHash('sha1').update(Buffer.from(nonce, 'base64')).update(created).update(user.apiPassword).digest('base64')
-    if (!sameSecret(digest, p.get('PasswordDigest') ?? '')) return null
+    if (!safeEqual(digest, p.get('PasswordDigest') ?? '')) return null
     if (!(await claim('wsse', nonce))) return null
     return { user: user.id, userName: user.id, authMethod: 'wsse', consumer: '', scopes: [] }
   }
@@ -82,14 +80,14 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
     const q = request.url.indexOf('?')
     if (q >= 0) for (const [k, v] of new URLSearchParams(request.url.slice(q + 1))) pairs.push([k, v])
     const normalized = pairs
-      .map(([k, v]) => [encode(k), encode(v)])
+      .map(([k, v]) => [percentEncode(k), percentEncode(v)])
       .sort(([a, x], [b, y]) => (a! < b! ? -1 : a! > b! ? 1 : x! < y! ? -1 : x! > y! ? 1 : 0))
       .map(([k, v]) => `${k}=${v}`)
       .join('&')
     const path = q >= 0 ? request.url.slice(0, q) : request.url
-    const base = `${request.method}&${encode(`http://${(request.headers.host ?? '').toLowerCase()}${path}`)}&${encode(normalized)}`
-    const expected = createHmac('sha1', `${encode(token.consumerSecret)}&${encode(token.tokenSecret)}`).update(base).digest('base64')
-    if (!sameSecret(expected, decodeURIComponent(protocol.get('oauth_signature') ?? ''))) return null
+    const base = `${request.method}&${percentEncode(`http://${(request.headers.host ?? '').toLowerCase()}${path}`)}&${percentEncode(normalized)}`
+    const expected = createHmac('sha1', `${percentEncode(token.consumerSecret)}&${percentEncode(token.tokenSecret)}`).update(base).digest('base64')
+    if (!safeEqual(expected, decodeURIComponent(protocol.get('oauth_signature') ?? ''))) return null
     if (!(await claim('oauth', `${token.consumerKey}:${protocol.get('oauth_nonce') ?? ''}`))) return null
     return { user: user.id, userName: user.id, authMethod: 'oauth', consumer: token.consumerKey, scopes: ['read_public'] }
   }

@@ -172,23 +172,25 @@ export type CanonicalPath = { ok: true; path: string } | { ok: false; reason: st
  */
 export function canonicalPath(raw: string): CanonicalPath {
   if (!raw.startsWith('/')) return { ok: false, reason: 'The request target must be a path (origin-form)' }
+  // Most paths have no percent-encoding: they are their own canonical form once checked,
+  // and are not copied character by character.
   let out = ''
+  let copied = 0
   for (let i = 0; i < raw.length; i++) {
     const c = raw.charCodeAt(i)
     if (c <= 0x20 || c >= 0x7f) return { ok: false, reason: 'The path must be printable ASCII; percent-encode other characters' }
-    const ch = raw[i]!
-    if (ch === '\\' || ch === ';' || ch === '#') return { ok: false, reason: `The path must not contain "${ch}"` }
-    if (ch !== '%') {
-      out += ch
-      continue
-    }
+    if (c === 0x5c || c === 0x3b || c === 0x23) return { ok: false, reason: `The path must not contain "${raw[i]!}"` }
+    if (c !== 0x25) continue
+    out += raw.slice(copied, i)
     const hex = raw.slice(i + 1, i + 3)
     if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return { ok: false, reason: 'The path is not validly percent-encoded' }
     const decoded = String.fromCharCode(parseInt(hex, 16))
     if ('/\\%?#;\0'.includes(decoded)) return { ok: false, reason: `The path must not contain an encoded "${decoded === '\0' ? 'NUL' : decoded}"` }
     out += unreserved.test(decoded) ? decoded : `%${hex.toUpperCase()}`
     i += 2
+    copied = i + 1
   }
+  out = copied === 0 ? raw : out + raw.slice(copied)
   const segments = out.split('/').slice(1)
   for (let i = 0; i < segments.length; i++) {
     const s = segments[i]!

@@ -107,3 +107,42 @@ describe('request logger', () => {
     expect(lines.map((l) => [l.msg, l.reqId])).toEqual([['an info line', 'req-1']])
   })
 })
+
+describe("a rewrite of the lines libraries write (the gateway's quieter forward failures)", () => {
+  it('writes a rewritten line at its new level and fields, and leaves other lines as they are', async () => {
+    const { quietForwardErrors } = await import('../../src/gateway/proxy/forward.js')
+    const { lines, stream } = capture()
+    const logger = pino(loggerOptions('warn', 'test'), stream) as unknown as FastifyBaseLogger
+    const app = Fastify({ loggerInstance: logger, ...requestLogging(quietForwardErrors), genReqId: () => 'req-2' })
+    apps.push(app)
+    app.get('/forward-failed', async (request) => {
+      // What @fastify/reply-from writes when the upstream cannot be reached.
+      request.log.warn(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }), 'response errored')
+      request.log.warn({ route: 'statuses/show' }, 'upstream failed')
+      return { ok: true }
+    })
+    await app.ready()
+    await new Promise((r) => setImmediate(r))
+    lines.length = 0
+    await app.inject({ url: '/forward-failed' })
+    // At warn, the forward failure (now at debug) is not written; the other warning is, unchanged.
+    expect(lines.map((l) => l.msg)).toEqual(['upstream failed'])
+    expect(lines[0]).toMatchObject({ level: 40, reqId: 'req-2', route: 'statuses/show' })
+
+    const debug = capture()
+    const debugLogger = pino(loggerOptions('debug', 'test'), debug.stream) as unknown as FastifyBaseLogger
+    const verbose = Fastify({ loggerInstance: debugLogger, ...requestLogging(quietForwardErrors) })
+    apps.push(verbose)
+    verbose.get('/forward-failed', async (request) => {
+      request.log.warn(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }), 'response errored')
+      return { ok: true }
+    })
+    await verbose.ready()
+    await verbose.inject({ url: '/forward-failed' })
+    const failed = debug.lines.find((l) => l.msg === 'forward failed')
+    // At debug it is written, with the message and code only: no stack, no error object.
+    expect(failed).toMatchObject({ level: 20, error: 'connect ECONNREFUSED 127.0.0.1:9', code: 'ECONNREFUSED' })
+    expect(JSON.stringify(failed)).not.toContain('stack')
+    expect(debug.lines.some((l) => l.msg === 'response errored')).toBe(false)
+  })
+})

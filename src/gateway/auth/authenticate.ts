@@ -18,6 +18,12 @@ import type { RoutePolicy } from '../domain/routes.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
 
 export interface Authenticator {
+  /**
+   * The decision when no credential has to be verified (none sent, two kinds, a scheme
+   * no verifier knows, a method the route refuses), made at once; null when one must be.
+   */
+  decideUnverified(req: AuthRequest, route: RoutePolicy): AuthDecision | null
+  /** The whole decision: decideUnverified's, or the verifier's (which may wait for the store and Redis). */
   authenticate(req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>
 }
 
@@ -100,26 +106,37 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     return attemptedUser === undefined ? result : { ...result, attemptedUser }
   }
 
+  /** The credential method to verify, or the decision when there is nothing to verify. */
+  const triage = (req: AuthRequest, route: RoutePolicy): AuthDecision | AuthMethod => {
+    const kinds = detectCredentials(req)
+    if (kinds.length > 1) {
+      return fail('none', 'malformed', new ApiError(400, 'multiple_credentials', `Send one kind of credentials, not ${kinds.join(' and ')}`))
+    }
+    const method = kinds[0]
+    if (method === undefined) {
+      // Present credentials are always verified (SPEC §4.1): a scheme no verifier knows
+      // (Bearer, Digest…) is refused rather than ignored.
+      const unknown = unknownAuthorizationScheme(req)
+      if (unknown !== null) {
+        return fail('none', 'malformed', new ApiError(401, 'unsupported_credentials', `The ${unknown} authorization scheme is not accepted; use ${route.methods.join(', ')}`, { 'www-authenticate': challenges(realm, route.methods) }))
+      }
+      if (route.anonymous) return { ok: true, method: 'none', identity: null, outcome: 'ok' }
+      return fail('none', 'bad_credentials', new ApiError(401, 'authentication_required', 'This operation requires authentication', { 'www-authenticate': challenges(realm, route.methods) }))
+    }
+    if (!route.methods.includes(method)) {
+      return fail(method, 'bad_credentials', new ApiError(401, 'method_not_accepted', `This operation does not accept ${method} credentials; use ${route.methods.join(', ')}`, { 'www-authenticate': challenges(realm, route.methods) }))
+    }
+    return method
+  }
+
   return {
+    decideUnverified(req, route) {
+      const triaged = triage(req, route)
+      return typeof triaged === 'string' ? null : triaged
+    },
     async authenticate(req, route, clientIp) {
-      const kinds = detectCredentials(req)
-      if (kinds.length > 1) {
-        return fail('none', 'malformed', new ApiError(400, 'multiple_credentials', `Send one kind of credentials, not ${kinds.join(' and ')}`))
-      }
-      const method = kinds[0]
-      if (method === undefined) {
-        // Present credentials are always verified (SPEC §4.1): a scheme no verifier knows
-        // (Bearer, Digest…) is refused rather than ignored.
-        const unknown = unknownAuthorizationScheme(req)
-        if (unknown !== null) {
-          return fail('none', 'malformed', new ApiError(401, 'unsupported_credentials', `The ${unknown} authorization scheme is not accepted; use ${route.methods.join(', ')}`, { 'www-authenticate': challenges(realm, route.methods) }))
-        }
-        if (route.anonymous) return { ok: true, method: 'none', identity: null, outcome: 'ok' }
-        return fail('none', 'bad_credentials', new ApiError(401, 'authentication_required', 'This operation requires authentication', { 'www-authenticate': challenges(realm, route.methods) }))
-      }
-      if (!route.methods.includes(method)) {
-        return fail(method, 'bad_credentials', new ApiError(401, 'method_not_accepted', `This operation does not accept ${method} credentials; use ${route.methods.join(', ')}`, { 'www-authenticate': challenges(realm, route.methods) }))
-      }
+      const method = triage(req, route)
+      if (typeof method !== 'string') return method
 
       const result = method === 'oauth' ? await verifyOAuth(req, lookup, replay.oauth, oauthOptions) : await verifyLegacy(method, req, clientIp)
       if (result.kind === 'throttled') {

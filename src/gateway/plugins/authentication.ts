@@ -28,7 +28,7 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     /** Authenticates a request by a route's rules (SPEC §4.1) and records the decision. */
-    gatewayAuth(request: FastifyRequest, route: RoutePolicy): Promise<AuthDecision>
+    gatewayAuth(request: FastifyRequest, route: RoutePolicy): AuthDecision | Promise<AuthDecision>
   }
 }
 
@@ -124,34 +124,48 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
    * request log and metrics). Plugins that serve routes of their own (the OAuth provider,
    * the user-information API) use it through `app.gatewayAuth`.
    */
-  app.decorate('gatewayAuth', async (request: FastifyRequest, route: RoutePolicy): Promise<AuthDecision> => {
-    request.routeName = route.name
-    const origin = app.publicOrigin(request)
-    const authReq = toAuthRequest(request, origin, now(), config.gateway.hashedBodyLimitBytes)
-    const started = process.hrtime.bigint()
-    let decision: AuthDecision
-    try {
-      // Node keeps the first of two Authorization headers and joins two X-WSSE: the
-      // verifier and the core could each see another credential. Counted on the raw headers.
-      // The whole of verification (credential lookup, nonce claim, throttle counts) is
-      // bounded: a dependency that never answers costs at most requestDeadlineMs.
-      const repeated = repeatedCredentialHeader(request.raw.rawHeaders)
-      decision = repeated !== null
-        ? { ok: false, method: 'none', outcome: 'malformed', error: errors.badRequest('multiple_credentials', `Send one ${repeated} header, not several`) }
-        : await withDeadline(authenticator.authenticate(authReq, route, origin.ip), config.dependencies.requestDeadlineMs, 'authentication')
-    } catch (err) {
-      // The identity store (or another dependency of verification) failed or did not answer
-      // in time: SPEC §7 says 503, counted (outcome "unavailable"), and recovery without
-      // restart (nothing here is cached on failure). The outage itself is logged once, where
-      // it starts and ends (dependency-watch.ts); each request's line says "unavailable".
-      request.log.debug({ err: { message: (err as Error).message, name: (err as Error).name } }, 'authentication dependency failed')
-      decision = { ok: false, method: 'none', outcome: 'unavailable', error: errors.unavailable('store_unavailable', 'Credentials cannot be checked right now; try again shortly') }
-    }
+  /** Records `decision` on the request, in the metrics and in the usage counts, and returns it. */
+  const record = (request: FastifyRequest, authReq: AuthRequest, started: bigint, decision: AuthDecision): AuthDecision => {
     childOf(authDurations, (m) => metrics.authDuration.labels(m), decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
     // Usage (SPEC §6.3): counted in memory here, written to the store in batches elsewhere.
     deps.usage?.observe(decision, () => clientName(authReq), authReq.now)
     request.auth = decision
     return decision
+  }
+
+  /**
+   * Authenticates `request` by `route`'s rules and records the decision on it (for the
+   * request log and metrics). Plugins that serve routes of their own (the OAuth provider,
+   * the user-information API) use it through `app.gatewayAuth`. A request with nothing to
+   * verify (no credential, or one refused unread) is decided at once, without a promise;
+   * the caller awaits the result either way.
+   */
+  app.decorate('gatewayAuth', (request: FastifyRequest, route: RoutePolicy): AuthDecision | Promise<AuthDecision> => {
+    request.routeName = route.name
+    const origin = app.publicOrigin(request)
+    const authReq = toAuthRequest(request, origin, now(), config.gateway.hashedBodyLimitBytes)
+    const started = process.hrtime.bigint()
+    // Node keeps the first of two Authorization headers and joins two X-WSSE: the
+    // verifier and the core could each see another credential. Counted on the raw headers.
+    const repeated = repeatedCredentialHeader(request.raw.rawHeaders)
+    if (repeated !== null) {
+      return record(request, authReq, started, { ok: false, method: 'none', outcome: 'malformed', error: errors.badRequest('multiple_credentials', `Send one ${repeated} header, not several`) })
+    }
+    const unverified = authenticator.decideUnverified(authReq, route)
+    if (unverified !== null) return record(request, authReq, started, unverified)
+    // The whole of verification (credential lookup, nonce claim, throttle counts) is
+    // bounded: a dependency that never answers costs at most requestDeadlineMs.
+    return withDeadline(authenticator.authenticate(authReq, route, origin.ip), config.dependencies.requestDeadlineMs, 'authentication').then(
+      (decision) => record(request, authReq, started, decision),
+      (err: Error) => {
+        // The identity store (or another dependency of verification) failed or did not answer
+        // in time: SPEC §7 says 503, counted (outcome "unavailable"), and recovery without
+        // restart (nothing here is cached on failure). The outage itself is logged once, where
+        // it starts and ends (dependency-watch.ts); each request's line says "unavailable".
+        request.log.debug({ err: { message: err.message, name: err.name } }, 'authentication dependency failed')
+        return record(request, authReq, started, { ok: false, method: 'none', outcome: 'unavailable', error: errors.unavailable('store_unavailable', 'Credentials cannot be checked right now; try again shortly') })
+      },
+    )
   })
 }
 

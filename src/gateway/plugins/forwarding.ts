@@ -10,7 +10,8 @@ import { errors } from '../../common/errors.js'
 import { identityKey } from '../../common/identity.js'
 import { canonicalPath } from '../../common/route-table.js'
 import { registerForwarding, type ForwardContext } from '../proxy/forward.js'
-import { routeResolver } from '../domain/routes.js'
+import { routeResolver, type RoutePolicy } from '../domain/routes.js'
+import type { AuthDecision } from '../auth/authenticate.js'
 import { bodyDigest } from './authentication.js'
 import { sendError } from './errors.js'
 
@@ -30,53 +31,60 @@ async function forwarding(app: FastifyInstance, { config, coreWatch }: Forwardin
     ...(coreWatch ? { watch: coreWatch } : {}),
   })
 
-  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const q = request.url.indexOf('?')
-    // One reading of the path for the gateway and the core (route-table.ts): a path two
-    // parsers could read differently is refused before anything else is done with it.
-    const canonical = canonicalPath(q === -1 ? request.url : request.url.slice(0, q))
-    if (!canonical.ok) return sendError(request, reply, errors.badRequest('bad_path', canonical.reason))
-    const resolution = resolveRoute(request.method, canonical.path)
-    if (resolution.kind === 'method_not_allowed') {
-      if (request.method === 'OPTIONS') return reply.code(204).header('allow', [...resolution.allow, 'OPTIONS'].join(', ')).send()
-      return sendError(request, reply, errors.methodNotAllowed(resolution.allow))
+  /** Forwards a request whose route allows it, with the identity its decision carries. */
+  const forwardDecided = (request: FastifyRequest, reply: FastifyReply, route: RoutePolicy, decision: AuthDecision): void => {
+    if (!decision.ok) return void sendError(request, reply, decision.error)
+    // Deprecation, Sunset and Link of the migration policy (SPEC §6.1) on an accepted
+    // legacy request; the core sends none of these, so the forwarded response keeps them.
+    if (decision.headers) void reply.headers(decision.headers)
+    // Verification may have waited for a slow dependency; a client that gave up meanwhile
+    // gets no write made on its behalf.
+    if (isWrite(request.method) && clientGone(request, reply)) {
+      request.log.info({ route: route.name }, 'client closed the connection before the request was forwarded; not forwarded')
+      return void reply.hijack()
     }
-    const isApi = canonical.path.startsWith('/api/')
-    // Under /api/ only the table's operations exist: anything else is 404 here, whoever asks.
-    if (resolution.kind === 'other' && isApi) return sendError(request, reply, errors.notFound())
-    const route = resolution.route
-    // Outside the table (pages, icons, photo bytes), only reads carry an identity; any other
-    // method is forwarded as anonymous, its credentials removed unread.
-    const readsOnly = resolution.kind === 'other' && request.method !== 'GET' && request.method !== 'HEAD'
-    let identity: ForwardContext['identity'] = null
-    if (readsOnly) {
-      request.routeName = route.name
-    } else {
-      const decision = await app.gatewayAuth(request, route)
-      if (!decision.ok) return sendError(request, reply, decision.error)
-      identity = decision.identity
-      // Deprecation, Sunset and Link of the migration policy (SPEC §6.1) on an accepted
-      // legacy request; the core sends none of these, so the forwarded response keeps them.
-      if (decision.headers) void reply.headers(decision.headers)
-      // Verification may have waited for a slow dependency; a client that gave up meanwhile
-      // gets no write made on its behalf.
-      if (isWrite(request.method) && clientGone(request, reply)) {
-        request.log.info({ route: route.name }, 'client closed the connection before the request was forwarded; not forwarded')
-        return reply.hijack()
-      }
-    }
+    send(request, reply, route, decision.identity, false)
+  }
+
+  const send = (request: FastifyRequest, reply: FastifyReply, route: RoutePolicy, identity: ForwardContext['identity'], stripCredentials: boolean): void => {
     const origin = app.publicOrigin(request)
-    const context: ForwardContext = {
+    request.upstreamStartedAt = process.hrtime.bigint()
+    void forward(request, reply, {
       identity,
       host: origin.host,
       scheme: origin.scheme,
       clientIp: origin.ip,
       operation: route.operation?.name ?? '',
       bodySha256: bodyDigest(request),
-      stripCredentials: readsOnly,
+      stripCredentials,
+    })
+  }
+
+  // Callback-style: the answer is sent by the forward or the error, never by a returned
+  // value, so a request with nothing to verify makes no promise at all.
+  const handler = (request: FastifyRequest, reply: FastifyReply): void => {
+    const q = request.url.indexOf('?')
+    // One reading of the path for the gateway and the core (route-table.ts): a path two
+    // parsers could read differently is refused before anything else is done with it.
+    const canonical = canonicalPath(q === -1 ? request.url : request.url.slice(0, q))
+    if (!canonical.ok) return void sendError(request, reply, errors.badRequest('bad_path', canonical.reason))
+    const resolution = resolveRoute(request.method, canonical.path)
+    if (resolution.kind === 'method_not_allowed') {
+      if (request.method === 'OPTIONS') return void reply.code(204).header('allow', [...resolution.allow, 'OPTIONS'].join(', ')).send()
+      return void sendError(request, reply, errors.methodNotAllowed(resolution.allow))
     }
-    request.upstreamStartedAt = process.hrtime.bigint()
-    return forward(request, reply, context)
+    // Under /api/ only the table's operations exist: anything else is 404 here, whoever asks.
+    if (resolution.kind === 'other' && canonical.path.startsWith('/api/')) return void sendError(request, reply, errors.notFound())
+    const route = resolution.route
+    // Outside the table (pages, icons, photo bytes), only reads carry an identity; any other
+    // method is forwarded as anonymous, its credentials removed unread.
+    if (resolution.kind === 'other' && request.method !== 'GET' && request.method !== 'HEAD') {
+      request.routeName = route.name
+      return send(request, reply, route, null, true)
+    }
+    const decision = app.gatewayAuth(request, route)
+    if (!(decision instanceof Promise)) return forwardDecided(request, reply, route, decision)
+    decision.then((d) => forwardDecided(request, reply, route, d)).catch((err: Error) => void reply.send(err))
   }
 
   app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'], url: '/*', handler })

@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { type Identity, signIdentity } from '../../common/identity.js'
 import { errors, type ApiError } from '../../common/errors.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
-import type { FastifyBaseLogger } from 'fastify'
+import type { LineRewrite } from '../../common/request-logger.js'
 
 export interface ForwardOptions {
   coreUrl: string
@@ -104,21 +104,16 @@ function upstreamError(err: Error & { code?: string; cause?: unknown }): ApiErro
   return errors.badGateway('The entry service failed to answer')
 }
 
-/** `log` with reply-from's "response errored" line moved to debug, message and code only. */
-function quietForwardErrors(log: FastifyBaseLogger): FastifyBaseLogger {
-  return new Proxy(log, {
-    get(target, name) {
-      if (name === 'warn') {
-        return (obj: unknown, msg?: string, ...rest: unknown[]) => {
-          if (msg !== 'response errored') return target.warn(obj, msg, ...rest)
-          const e = obj as { message?: string; code?: string }
-          target.debug({ error: e?.message, code: e?.code }, 'forward failed')
-        }
-      }
-      const value = Reflect.get(target, name, target) as unknown
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
-    },
-  })
+/**
+ * reply-from logs every failed forward at warn with the error's stack; the outcome is
+ * already the request's own line (status 503/504/502) and, for an unreachable core, the
+ * watch's outage lines. Given to the gateway's request loggers, this keeps reply-from's
+ * line at debug, with the message and code only.
+ */
+export const quietForwardErrors: LineRewrite = (level, args) => {
+  if (level !== 'warn' || args[1] !== 'response errored') return null
+  const e = args[0] as { message?: string; code?: string } | undefined
+  return { level: 'debug', args: [{ error: e?.message, code: e?.code }, 'forward failed'] }
 }
 
 const idempotent = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -181,10 +176,6 @@ export async function registerForwarding(app: FastifyInstance, opts: ForwardOpti
     // byte (given whole, it would re-encode it as a WHATWG URL, and throw on malformed
     // percent-encoding).
     const q = request.url.indexOf('?')
-    // reply-from logs every failed forward at warn with the error's stack; the outcome is
-    // already the request's own line (status 503/504/502) and, for an unreachable core, the
-    // watch's outage lines: its line is kept at debug, without the stack.
-    request.log = quietForwardErrors(request.log)
     return reply.from(q === -1 ? request.url : request.url.slice(0, q), fromOptions)
   }
 }

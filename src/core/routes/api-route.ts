@@ -62,7 +62,9 @@ export interface EntryRequest {
 /** Reads the parameters, then the two every operation takes: `callback` and `body_formats` (SPEC §2.5). */
 export async function readEntryRequest(request: FastifyRequest, opts: ReadOptions): Promise<EntryRequest> {
   const ctx = contextOf(request)
-  const params = await readParams(request, { ...opts, names: [...commonParams, ...opts.names] })
+  // Written out, not spread: this runs on every request.
+  const names = opts.names.length === 0 ? commonParams : [...commonParams, ...opts.names]
+  const params = await readParams(request, { names, maxFiles: opts.maxFiles, fileBytes: opts.fileBytes })
   // An empty callback is no callback.
   const callback = params.get('callback') || undefined
   ctx.callback = callback

@@ -68,7 +68,9 @@ export function deploymentOf(request: FastifyRequest): Deployment {
 export function sendPayload(request: FastifyRequest, reply: FastifyReply, root: string, json: unknown, xml: XmlObject): FastifyReply {
   const ctx = contextOf(request)
   const out = render(ctx.format, root, json, xml, ctx.callback)
-  return reply.code(200).headers(out.headers).type(out.contentType).send(out.body)
+  // The status is already 200 unless something set another (Reply.code validates it anew).
+  if (reply.statusCode !== 200) reply.code(200)
+  return reply.headers(out.headers).type(out.contentType).send(out.body)
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {

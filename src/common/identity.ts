@@ -166,7 +166,7 @@ export function verifyIdentity(
   // 43 characters of base64url (the pattern above) are exactly the 32 bytes of a digest:
   // a plain constant-time comparison of equal-length values, no hashing needed.
   const sent = Buffer.from(m[2]!, 'base64url')
-  if (sent.length !== 32 || !timingSafeEqual(mac(key, t, { ...req, requestId, operation, bodySha256 }, identity), sent)) {
+  if (sent.length !== 32 || !timingSafeEqual(mac(key, t, { method: req.method, url: req.url, host: req.host, requestId, operation, bodySha256 }, identity), sent)) {
     return { ok: false, reason: 'identity signature does not verify' }
   }
   return { ok: true, identity, requestId: requestId || null, signed: true, operation, bodySha256 }

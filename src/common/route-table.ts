@@ -172,8 +172,7 @@ export type CanonicalPath = { ok: true; path: string } | { ok: false; reason: st
  */
 export function canonicalPath(raw: string): CanonicalPath {
   if (!raw.startsWith('/')) return { ok: false, reason: 'The request target must be a path (origin-form)' }
-  // Most paths have no percent-encoding: they are their own canonical form once checked,
-  // and are not copied character by character.
+  // Runs on every request at both apps: the path is copied only from its first `%` on.
   let out = ''
   let copied = 0
   for (let i = 0; i < raw.length; i++) {
@@ -181,22 +180,26 @@ export function canonicalPath(raw: string): CanonicalPath {
     if (c <= 0x20 || c >= 0x7f) return { ok: false, reason: 'The path must be printable ASCII; percent-encode other characters' }
     if (c === 0x5c || c === 0x3b || c === 0x23) return { ok: false, reason: `The path must not contain "${raw[i]!}"` }
     if (c !== 0x25) continue
-    out += raw.slice(copied, i)
     const hex = raw.slice(i + 1, i + 3)
     if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return { ok: false, reason: 'The path is not validly percent-encoded' }
     const decoded = String.fromCharCode(parseInt(hex, 16))
     if ('/\\%?#;\0'.includes(decoded)) return { ok: false, reason: `The path must not contain an encoded "${decoded === '\0' ? 'NUL' : decoded}"` }
-    out += unreserved.test(decoded) ? decoded : `%${hex.toUpperCase()}`
+    out += raw.slice(copied, i) + (unreserved.test(decoded) ? decoded : `%${hex.toUpperCase()}`)
     i += 2
     copied = i + 1
   }
   out = copied === 0 ? raw : out + raw.slice(copied)
-  const segments = out.split('/').slice(1)
-  for (let i = 0; i < segments.length; i++) {
-    const s = segments[i]!
-    if (s === '.' || s === '..') return { ok: false, reason: 'The path must not contain "." or ".." segments' }
+  // The segments after the leading `/`, in order.
+  for (let start = 1; ; ) {
+    const slash = out.indexOf('/', start)
+    const end = slash === -1 ? out.length : slash
+    if ((end - start === 1 && out[start] === '.') || (end - start === 2 && out.startsWith('..', start))) {
+      return { ok: false, reason: 'The path must not contain "." or ".." segments' }
+    }
     // An empty segment is `//`; only the last may be empty (a trailing slash).
-    if (s === '' && i < segments.length - 1) return { ok: false, reason: 'The path must not contain "//"' }
+    if (end === start && slash !== -1) return { ok: false, reason: 'The path must not contain "//"' }
+    if (slash === -1) break
+    start = slash + 1
   }
   return { ok: true, path: out }
 }

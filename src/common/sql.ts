@@ -76,17 +76,21 @@ class PostgresDb implements Db {
   ) {}
 
   /** Tells the watch how a call went; the outcome itself is passed on unchanged. */
-  private async watched<T>(work: Promise<T>): Promise<T> {
-    if (!this.watch) return work
-    try {
-      const value = await work
-      this.watch.succeeded()
-      return value
-    } catch (err) {
-      if (isConnectionFailure(err)) this.watch.failed(err)
-      else this.watch.succeeded()
-      throw err
-    }
+  private watched<T>(work: Promise<T>): Promise<T> {
+    const watch = this.watch
+    if (!watch) return work
+    // Plain callbacks, not an async function: one promise less on every query.
+    return work.then(
+      (value) => {
+        watch.succeeded()
+        return value
+      },
+      (err: unknown) => {
+        if (isConnectionFailure(err)) watch.failed(err)
+        else watch.succeeded()
+        throw err
+      },
+    )
   }
 
   /**

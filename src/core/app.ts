@@ -8,14 +8,14 @@ import { ApiError, errors, failureResponse, type FailureWording } from '../commo
 import { clientGone, isWrite } from '../common/client-gone.js'
 import { formatOfPath } from '../common/formats.js'
 import { identityKey, verifyIdentity } from '../common/identity.js'
+import { childOf } from '../common/metric-children.js'
 import { requestLogging } from '../common/request-logger.js'
-import { deploymentOfHost, expectedHosts, type Hosts } from './entries/deployment.js'
+import { deploymentMatcher, expectedHosts, type Hosts } from './entries/deployment.js'
 import type { ContentStore } from './store/types.js'
 import type { CoreMetrics } from './metrics.js'
-import { routeFlags } from './routes/api-route.js'
 import { checkSignedOperation, SeenRequestIds, tapBodyDigest, verifiedBody } from './routes/identity-guard.js'
 import { canonicalPath } from '../common/route-table.js'
-import { contextOf, sendError } from './routes/context.js'
+import { contextOf, routeOf, sendError } from './routes/context.js'
 import type { CoreDeps } from './routes/deps.js'
 import { favoriteRoutes } from './routes/favorites.js'
 import { followRoutes } from './routes/follows.js'
@@ -84,6 +84,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     domesticAliases: config.domesticHostAliases ?? [],
     globalAliases: config.globalHostAliases ?? [],
   }
+  const deploymentOf = deploymentMatcher(hosts)
   const unknownDeployment = `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')}`
   const key = identityKey(config.secretKey)
   const seenRequestIds = new SeenRequestIds(config.core.identityMaxAgeSeconds * 2)
@@ -123,11 +124,16 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   })
   void app.register(multipart, { defCharset: 'utf8' })
 
-  app.addHook('onRequest', async (request, reply) => {
+  // The hooks below run on every request: callback-style (a throw before `done` is
+  // answered as an error, as a rejection would be), so that a request with nothing to wait
+  // for makes no promises, and the route's config is read once (Fastify builds a new
+  // routeOptions object on every read).
+  app.addHook('onRequest', (request, reply, done) => {
     const ctx = contextOf(request)
     const url = request.raw.url ?? '/'
     // API answers depend on the requester: never cached (errors included).
-    if (url.startsWith('/api/')) reply.header('cache-control', 'no-store')
+    const api = url.startsWith('/api/')
+    if (api) reply.header('cache-control', 'no-store')
     // The callback is known before the parameters are read, so that early errors are
     // wrapped too (SPEC §2.5); a query that cannot be decoded is reported later. A query
     // with neither `callback` nor a percent-escape cannot name one: it is not decoded here.
@@ -146,62 +152,69 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
       request.log.warn({ reason: check.reason }, 'identity refused')
       throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
     }
-    const flags = routeFlags(request)
+    const flags = routeOf(request)
     ctx.identity = checkSignedOperation(check.identity, check.operation, flags.operation, request.method, config.auth.routeMethods)
     if (ctx.identity && check.requestId !== null && request.method !== 'GET' && request.method !== 'HEAD' && !seenRequestIds.claim(check.requestId)) {
       request.log.warn('signed request replayed')
       throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
     }
     if (check.bodySha256 !== '') ctx.bodySha256 = check.bodySha256
-    if (!url.startsWith('/api/')) return
-    // The gateway refuses what is not canonical; the core refuses it again.
-    const q = url.indexOf('?')
-    const canonical = canonicalPath(q === -1 ? url : url.slice(0, q))
-    if (!canonical.ok) throw errors.badRequest('bad_path', canonical.reason)
-    if (formatOfPath(url) === null) throw errors.notFound()
-    ctx.deployment = deploymentOfHost(hosts, request.headers.host)
-    if (!ctx.deployment) throw errors.badRequest('unknown_deployment', unknownDeployment)
-    if (flags.auth === 'required' && !ctx.identity) {
-      throw errors.unauthorized('authentication_required', 'This operation requires authentication')
+    if (api) {
+      // The gateway refuses what is not canonical; the core refuses it again.
+      const canonical = canonicalPath(query === -1 ? url : url.slice(0, query))
+      if (!canonical.ok) throw errors.badRequest('bad_path', canonical.reason)
+      if (formatOfPath(url) === null) throw errors.notFound()
+      ctx.deployment = deploymentOf(request.headers.host)
+      if (!ctx.deployment) throw errors.badRequest('unknown_deployment', unknownDeployment)
+      if (flags.auth === 'required' && !ctx.identity) {
+        throw errors.unauthorized('authentication_required', 'This operation requires authentication')
+      }
     }
+    done()
   })
 
   // A body the gateway read and verified is the body that runs (SPEC §4.6).
-  app.addHook('preParsing', async (request, _reply, payload) => {
+  app.addHook('preParsing', (request, _reply, payload, done) => {
     const ctx = contextOf(request)
     const expected = ctx.bodySha256
-    if (expected === undefined) return payload
+    if (expected === undefined) return done(null, payload)
     // The multipart parser reads the request itself (and marks it only after this hook).
     if (/^\s*multipart\/form-data/i.test(request.headers['content-type'] ?? '')) {
       ctx.bodyCheck = tapBodyDigest(payload, expected)
-      return payload
+      return done(null, payload)
     }
-    return verifiedBody(payload, expected, config.core.limits.fileBytes * (config.core.limits.files + 1))
+    verifiedBody(payload, expected, config.core.limits.fileBytes * (config.core.limits.files + 1)).then((body) => done(null, body), done)
   })
 
-  // SPEC §4.6: the public profile copy follows the identity.
-  // Callback-style: on most requests there is nothing to wait for.
+  // SPEC §4.6: the public profile copy follows the identity. A write whose client is gone
+  // is not started, checked again after the refresh, which may have waited for the store.
   app.addHook('preHandler', (request, reply, done) => {
     if (stopIfClientGone(request, reply)) return done()
-    const identity = contextOf(request).identity
-    const flags = routeFlags(request)
+    const ctx = contextOf(request)
+    const identity = ctx.identity
+    const flags = routeOf(request)
     const refreshing = identity && flags.api && !flags.storesProfile ? deps.profiles.refresh(identity) : undefined
     if (refreshing === undefined) return done()
-    refreshing.then(() => done(), done)
-  })
-  // Checked again after the profile refresh, which may have waited for the store.
-  app.addHook('preHandler', (request, reply, done) => {
-    stopIfClientGone(request, reply)
-    done()
+    refreshing.then(() => {
+      stopIfClientGone(request, reply)
+      done()
+    }, done)
   })
 
   const metrics = options.metrics
-  if (metrics) app.addHook('onResponse', (request, reply, done) => {
-    const operation = request.routeOptions.url ?? 'unmatched'
-    metrics.requests.inc({ operation, method: request.method, status_class: `${Math.floor(reply.statusCode / 100)}xx` })
-    metrics.duration.observe({ operation }, reply.elapsedTime / 1000)
-    done()
-  })
+  if (metrics) {
+    // Children looked up once per label set (bounded: route patterns, methods, classes);
+    // prom-client would hash a labels object on every call.
+    const requestCounts = new Map<string, { inc(): void }>()
+    const durations = new Map<string, { observe(v: number): void }>()
+    app.addHook('onResponse', (request, reply, done) => {
+      const operation = routeOf(request).url ?? 'unmatched'
+      const statusClass = `${Math.floor(reply.statusCode / 100)}xx`
+      childOf(requestCounts, (o, m, c) => metrics.requests.labels(o, m, c), operation, request.method, statusClass).inc()
+      childOf(durations, (o) => metrics.duration.labels(o), operation).observe(reply.elapsedTime / 1000)
+      done()
+    })
+  }
 
   // One line per request (SPEC §6.2 asks the same of the gateway).
   const logger = app.log as { isLevelEnabled?: (level: string) => boolean }

@@ -18,6 +18,25 @@ function normalize(host: string, scheme: 'http' | 'https'): string {
   return h.endsWith(defaultPort) ? h.slice(0, -defaultPort.length) : h
 }
 
+/**
+ * deploymentOfHost with the configured names normalized once, for every request's hook.
+ */
+export function deploymentMatcher(hosts: Hosts): (host: string | undefined) => Deployment | null {
+  const known = new Map<string, Deployment>()
+  // In deploymentOfHost's order: the first name that matches decides.
+  const names: Array<[string, Deployment]> = [
+    [hosts.domesticHost, 'domestic'],
+    [hosts.globalHost, 'global'],
+    ...(hosts.domesticAliases ?? []).map((a): [string, Deployment] => [a, 'domestic']),
+    ...(hosts.globalAliases ?? []).map((a): [string, Deployment] => [a, 'global']),
+  ]
+  for (const [name, deployment] of names) {
+    const n = normalize(name, hosts.publicScheme)
+    if (!known.has(n)) known.set(n, deployment)
+  }
+  return (host) => (host ? (known.get(normalize(host, hosts.publicScheme)) ?? null) : null)
+}
+
 export function deploymentOfHost(hosts: Hosts, host: string | undefined): Deployment | null {
   if (!host) return null
   const h = normalize(host, hosts.publicScheme)

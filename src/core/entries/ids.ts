@@ -7,6 +7,8 @@ const maxBigint = 9223372036854775807n
  */
 export function parseId(text: string): string | null {
   if (!/^[0-9]{1,25}$/.test(text)) return null
+  // Most IDs are already canonical and far inside the range: no BigInt needed for them.
+  if (text.length < 19 && text.charCodeAt(0) !== 0x30) return text
   const n = BigInt(text)
   if (n < 1n || n > maxBigint) return null
   return n.toString()

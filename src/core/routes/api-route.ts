@@ -6,26 +6,12 @@ import { fastifyUrls, operations, type Operation } from '../../common/route-tabl
 import { errors } from '../../common/errors.js'
 import { ApiError } from '../../common/errors.js'
 import { parseBodyFormats, type BodyFormat } from '../render/body-formats.js'
-import { contextOf } from './context.js'
+import { contextOf, type AuthNeed, type RouteFlags } from './context.js'
 import { readParams, type Params, type ReadOptions } from './params.js'
 import { isValidCallback } from '../../common/formats.js'
 import { parseId } from '../entries/ids.js'
 
-export type AuthNeed = 'required' | 'optional'
-
-/** Route config read by the app's hooks. */
-export interface RouteFlags {
-  api: true
-  auth: AuthNeed
-  /** The operation of the shared route table this route runs (absent on the 405 routes). */
-  operation?: Operation
-  /** The handler records the requester's display name itself (no separate refresh). */
-  storesProfile?: boolean
-}
-
-export function routeFlags(request: FastifyRequest): Partial<RouteFlags> {
-  return (request.routeOptions.config ?? {}) as Partial<RouteFlags>
-}
+export type { AuthNeed, RouteFlags } from './context.js'
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
 
@@ -76,7 +62,9 @@ export interface EntryRequest {
 /** Reads the parameters, then the two every operation takes: `callback` and `body_formats` (SPEC §2.5). */
 export async function readEntryRequest(request: FastifyRequest, opts: ReadOptions): Promise<EntryRequest> {
   const ctx = contextOf(request)
-  const params = await readParams(request, { ...opts, names: [...commonParams, ...opts.names] })
+  // Written out, not spread: this runs on every request.
+  const names = opts.names.length === 0 ? commonParams : [...commonParams, ...opts.names]
+  const params = await readParams(request, { names, maxFiles: opts.maxFiles, fileBytes: opts.fileBytes })
   // An empty callback is no callback.
   const callback = params.get('callback') || undefined
   ctx.callback = callback

@@ -5,6 +5,7 @@ import { ApiError, errors } from '../../common/errors.js'
 import { formatOfPath, render, renderError, type Format, type XmlObject } from '../../common/formats.js'
 import type { Identity } from '../../common/identity.js'
 import type { Deployment } from '../store/types.js'
+import type { Operation } from '../../common/route-table.js'
 
 export interface RequestContext {
   format: Format
@@ -17,7 +18,24 @@ export interface RequestContext {
   bodySha256?: string
   /** For a multipart body under a signed digest: whether the body read was the one signed. */
   bodyCheck?: Promise<boolean>
+  /** The routed route's config (its flags and pattern), read once by the onRequest hook. */
+  route?: RouteConfig
 }
+
+export type AuthNeed = 'required' | 'optional'
+
+/** Route config read by the app's hooks (set by api-route.ts). */
+export interface RouteFlags {
+  api: true
+  auth: AuthNeed
+  /** The operation of the shared route table this route runs (absent on the 405 routes). */
+  operation?: Operation
+  /** The handler records the requester's display name itself (no separate refresh). */
+  storesProfile?: boolean
+}
+
+/** What the app's hooks read of a route's config: api-route.ts's flags and Fastify's pattern. */
+export type RouteConfig = Partial<RouteFlags> & { url?: string }
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,6 +46,12 @@ declare module 'fastify' {
 
 export function contextOf(request: FastifyRequest): RequestContext {
   return (request.coreContext ??= { format: formatOfPath(request.raw.url ?? '/') ?? 'json', callback: undefined, identity: null, deployment: null })
+}
+
+/** The route's config, as the onRequest hook read it (read here when that hook did not run). */
+export function routeOf(request: FastifyRequest): RouteConfig {
+  const ctx = contextOf(request)
+  return (ctx.route ??= request.routeOptions.config ?? {})
 }
 
 /** The requester of a route that needs one; 401 otherwise (the gateway sends the challenges). */
@@ -44,7 +68,9 @@ export function deploymentOf(request: FastifyRequest): Deployment {
 export function sendPayload(request: FastifyRequest, reply: FastifyReply, root: string, json: unknown, xml: XmlObject): FastifyReply {
   const ctx = contextOf(request)
   const out = render(ctx.format, root, json, xml, ctx.callback)
-  return reply.code(200).headers(out.headers).type(out.contentType).send(out.body)
+  // The status is already 200 unless something set another (Reply.code validates it anew).
+  if (reply.statusCode !== 200) reply.code(200)
+  return reply.headers(out.headers).type(out.contentType).send(out.body)
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {

@@ -5,11 +5,15 @@ import { classifyFailure, errors } from '../../common/errors.js'
 import { ReplyTargetNotFound, type ContentStore } from '../store/types.js'
 
 export function guardStore(store: ContentStore, log: FastifyBaseLogger, onError?: (operation: string) => void): ContentStore {
+  // One guarded function per method, made on first use (every request calls the store).
+  const guarded = new Map<string | symbol, { method: unknown; guard: unknown }>()
   return new Proxy(store, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver) as unknown
       if (typeof value !== 'function' || name === 'close') return value
-      return async (...args: unknown[]) => {
+      const known = guarded.get(name)
+      if (known?.method === value) return known.guard
+      const guard = async (...args: unknown[]) => {
         try {
           return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)
         } catch (err) {
@@ -22,6 +26,8 @@ export function guardStore(store: ContentStore, log: FastifyBaseLogger, onError?
           throw errors.unavailable('store_unavailable', 'The content store is unavailable; try again shortly')
         }
       }
+      guarded.set(name, { method: value, guard })
+      return guard
     },
   })
 }

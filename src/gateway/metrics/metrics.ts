@@ -12,20 +12,7 @@ export interface GatewayMetrics {
   throttleErrors: Counter
 }
 
-/**
- * The labelled child of a metric for one combination of label values, made once: every
- * request records three observations, and looking a child up by its label object costs
- * more than the observation itself. Label values are bounded, so the map is too.
- */
-export function childOf<C>(cache: Map<string, C>, make: (...values: string[]) => C, ...values: string[]): C {
-  const key = values.join('\u0000')
-  let child = cache.get(key)
-  if (child === undefined) {
-    child = make(...values)
-    cache.set(key, child)
-  }
-  return child
-}
+export { childOf } from '../../common/metric-children.js'
 
 export function createMetrics(options: { processMetrics?: boolean } = {}): GatewayMetrics {
   const registry = new Registry()

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { baseUrl, deploymentOfHost } from '../../../src/core/entries/deployment.js'
+import { baseUrl, deploymentMatcher, deploymentOfHost } from '../../../src/core/entries/deployment.js'
 import { parseId } from '../../../src/core/entries/ids.js'
 
 const hosts = { domesticHost: 'Kigo.example:8080', globalHost: 'global.example', publicScheme: 'http' as const }
@@ -13,6 +13,15 @@ test('the host must be exactly one of the deployments, case-insensitively (SPEC 
   expect(deploymentOfHost(hosts, 'evil.example')).toBeNull()
   expect(deploymentOfHost(hosts, undefined)).toBeNull()
   expect(baseUrl(hosts, 'global')).toBe('http://global.example')
+})
+
+test("the matcher the core's hook uses answers as deploymentOfHost does, aliases included", () => {
+  const withAliases = { ...hosts, domesticAliases: ['www.kigo.example', 'GLOBAL.example'], globalAliases: ['g.example:80', 'www.kigo.example'] }
+  const spellings = ['kigo.EXAMPLE:8080', 'global.example', 'global.example:80', ' www.kigo.example ', 'g.example', 'G.EXAMPLE:80', 'kigo.example', 'evil.example', '', undefined]
+  for (const h of [hosts, withAliases]) {
+    const match = deploymentMatcher(h)
+    for (const s of spellings) expect(match(s), String(s)).toBe(deploymentOfHost(h, s))
+  }
 })
 
 test('entry IDs: digits within the bigint range, canonical', () => {

@@ -98,7 +98,8 @@ export interface BenchResults {
   latency: {
     fixed_rate_rps: number
     scenarios: Record<string, ScenarioSummary>
-    p99_ratio: { anonymous_vs_bare_proxy: Ratio; basic_vs_bare_proxy: Ratio; wsse_vs_bare_proxy: Ratio; oauth_vs_bare_proxy: Ratio }
+    /** required_oauth_vs_bare_proxy: the required-work proxy's OAuth, the floor under oauth_vs_bare_proxy. */
+    p99_ratio: { anonymous_vs_bare_proxy: Ratio; basic_vs_bare_proxy: Ratio; wsse_vs_bare_proxy: Ratio; oauth_vs_bare_proxy: Ratio; required_oauth_vs_bare_proxy: Ratio }
   }
   /** Issue 18 (5): `npm start` on an existing data directory. */
   /** Null when the embedded group did not run (`--only`). */
@@ -268,6 +269,7 @@ export function formatReport(r: BenchResults): string {
     '',
     `4. latency at ${Math.round(r.latency.fixed_rate_rps)} rps (half the bare proxy's saturation), gateway alone`,
     scenarioTable(r.latency.scenarios),
+    `p99 over the bare proxy's: OAuth ${fmt(r.latency.p99_ratio.oauth_vs_bare_proxy, 2)}, the required work alone (OAuth) ${fmt(r.latency.p99_ratio.required_oauth_vs_bare_proxy, 2)}`,
     '',
     r.embedded
       ? `5. embedded: npm start to ready ${r.embedded.start_s.toFixed(2)} s (the app's CPU until then ${r.embedded.start_cpu_s?.toFixed(2) ?? '-'} s), idle RSS ${r.embedded.idle_rss_mb.toFixed(1)} MB, after 1,000 mixed requests ${r.embedded.loaded_rss_mb.toFixed(1)} MB`

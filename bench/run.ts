@@ -266,6 +266,7 @@ async function main(): Promise<number> {
           basic_vs_bare_proxy: p99('latency_basic'),
           wsse_vs_bare_proxy: p99('latency_wsse'),
           oauth_vs_bare_proxy: p99('latency_oauth'),
+          required_oauth_vs_bare_proxy: p99('latency_required_oauth'),
         },
       },
       embedded: embedded && { start_s: embedded.start_s, start_cpu_s: embedded.start_cpu_s, idle_rss_mb: embedded.idle_rss_mb, loaded_rss_mb: embedded.loaded_rss_mb },

@@ -52,7 +52,8 @@ export const coreNames = ['core_anchor_show', 'core_show', 'core_show_identified
 export type CoreName = (typeof coreNames)[number]
 
 /** The latency runs: at half the bare proxy's saturation rate, gateway alone. */
-export const latencyNames = ['latency_bare_proxy', 'latency_anonymous', 'latency_basic', 'latency_wsse', 'latency_oauth'] as const
+/** `latency_required_oauth`: the required-work proxy's OAuth, the floor of the OAuth ratio. */
+export const latencyNames = ['latency_bare_proxy', 'latency_anonymous', 'latency_basic', 'latency_wsse', 'latency_oauth', 'latency_required_oauth'] as const
 export type LatencyName = (typeof latencyNames)[number]
 
 export type AnyScenario = ScenarioName | FixedRateName | AloneName | CoreName | LatencyName
@@ -91,6 +92,7 @@ export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind 
   latency_basic: { target: 'alone_gateway', kind: 'basic' },
   latency_wsse: { target: 'alone_gateway', kind: 'wsse' },
   latency_oauth: { target: 'alone_gateway', kind: 'oauth' },
+  latency_required_oauth: { target: 'alone_required', kind: 'oauth' },
 }
 
 /** What the load generator needs to build requests: the seeded identities and entries. */

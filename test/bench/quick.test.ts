@@ -121,7 +121,7 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     // 4. Latency at half the bare proxy's rate, as ratios.
     expect(results.latency.fixed_rate_rps).toBeGreaterThan(0)
     for (const name of ['bare_proxy', 'anonymous', 'basic', 'wsse', 'oauth']) served(`latency.${name}`, results.latency.scenarios[name])
-    expect(Object.keys(results.latency.p99_ratio).sort()).toEqual(['anonymous_vs_bare_proxy', 'basic_vs_bare_proxy', 'oauth_vs_bare_proxy', 'wsse_vs_bare_proxy'])
+    expect(Object.keys(results.latency.p99_ratio).sort()).toEqual(['anonymous_vs_bare_proxy', 'basic_vs_bare_proxy', 'oauth_vs_bare_proxy', 'required_oauth_vs_bare_proxy', 'wsse_vs_bare_proxy'])
     for (const v of Object.values(results.latency.p99_ratio)) expect(v).toBeGreaterThan(0)
 
     // 5. The embedded footprint: a whole node process, not a shell.

@@ -56,7 +56,7 @@ describe('printed report', () => {
       ratios: { anonymous_vs_bare_proxy: 0.96, basic_vs_bare_proxy: 0.9, wsse_vs_bare_proxy: 0.79, oauth_vs_bare_proxy: 0.85, bare_proxy_vs_nginx: null, undici_proxy_vs_bare_proxy: 1.2, required_basic_vs_bare_proxy: 0.93, required_wsse_vs_bare_proxy: 0.82, required_oauth_vs_bare_proxy: 0.8, basic_vs_required: 0.97, wsse_vs_required: 0.96, oauth_vs_required: 1.06 },
     },
     core: { pool_size: 10, scenarios: {}, ratios: { show_vs_anchor: 0.92, show_identified_vs_anonymous: 0.89 } },
-    latency: { fixed_rate_rps: 7000, scenarios: {}, p99_ratio: { anonymous_vs_bare_proxy: 1.1, basic_vs_bare_proxy: 1.2, wsse_vs_bare_proxy: 1.3, oauth_vs_bare_proxy: 1.6 } },
+    latency: { fixed_rate_rps: 7000, scenarios: {}, p99_ratio: { anonymous_vs_bare_proxy: 1.1, basic_vs_bare_proxy: 1.2, wsse_vs_bare_proxy: 1.3, oauth_vs_bare_proxy: 1.6, required_oauth_vs_bare_proxy: 1.4 } },
     embedded: { start_s: 2.4, start_cpu_s: 2.1, idle_rss_mb: 140.2, loaded_rss_mb: 170.5 },
     scenarios: {
       core_direct: summarize([w(5000, 1.5, { coreCpuUs: 180 })]),
@@ -99,7 +99,7 @@ describe('printed report', () => {
     const partial: BenchResults = {
       ...results,
       core: { ...results.core, ratios: { show_vs_anchor: pairedRatio({}, 'core_show', 'core_anchor_show'), show_identified_vs_anonymous: null } },
-      latency: { ...results.latency, p99_ratio: { anonymous_vs_bare_proxy: null, basic_vs_bare_proxy: null, wsse_vs_bare_proxy: null, oauth_vs_bare_proxy: null } },
+      latency: { ...results.latency, p99_ratio: { anonymous_vs_bare_proxy: null, basic_vs_bare_proxy: null, wsse_vs_bare_proxy: null, oauth_vs_bare_proxy: null, required_oauth_vs_bare_proxy: null } },
       embedded: null,
       added_p99_ms: null,
     }

@@ -1,0 +1,115 @@
+// Microbenchmark: the gateway's CPU per request on statuses/show against the bare
+// reply-from proxy (bench/bare-proxy.ts), both in this process in front of the fixed
+// upstream (bench/fixed-upstream.ts, its own process), through `inject` (no client
+// sockets): what the gateway's own request handling costs beyond forwarding. Rounds
+// alternate between the two so that the machine's drift hits both alike.
+//
+// `node dist/bench/micro/gateway-overhead.js`
+// Environment: N requests per round (default 20000), R rounds (default 6), C concurrent
+// requests (default 16), CREDENTIAL (`none`, the default, or `basic`: a user made through
+// the operator API, its API password on every request), ONLY (`bare` or `gateway`: one of
+// the two alone, such as under --cpu-prof). The identity store is embedded (PGlite) and
+// replay and throttling are in memory, so no service is needed.
+// Prints CPU µs per request (median of the rounds) of each and the difference.
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { FastifyInstance } from 'fastify'
+import { loadConfig } from '../../src/common/config.js'
+import { startGateway } from '../../src/gateway/server.js'
+import { buildBareProxy } from '../bare-proxy.js'
+import { freePort } from '../processes.js'
+
+const N = Number(process.env.N ?? 20_000)
+const R = Number(process.env.R ?? 6)
+const C = Number(process.env.C ?? 16)
+const credential = process.env.CREDENTIAL ?? 'none'
+const only = process.env.ONLY
+
+const [upstreamPort, gatewayPort, adminPort] = [await freePort(), await freePort(), await freePort()]
+const upstreamJs = fileURLToPath(new URL('../fixed-upstream.js', import.meta.url))
+const upstreamProcess = spawn(process.execPath, [upstreamJs], { env: { ...process.env, FIXED_UPSTREAM_PORT: String(upstreamPort) }, stdio: 'ignore' })
+const upstream = `http://127.0.0.1:${upstreamPort}`
+const dataDir = mkdtempSync(join(tmpdir(), 'kigo-gateway-overhead-'))
+const adminToken = randomBytes(24).toString('base64url')
+const host = `localhost:${gatewayPort}`
+const path = '/api/statuses/show/9083712345678901234.json'
+
+try {
+  await waitForUpstream()
+  const config = loadConfig({
+    env: {
+      KIGO_SECRET_KEY: randomBytes(32).toString('base64'),
+      KIGO_ADMIN_TOKEN: adminToken,
+      KIGO_GATEWAY_PORT: String(gatewayPort),
+      KIGO_ADMIN_PORT: String(adminPort),
+      KIGO_CORE_URL: upstream,
+      KIGO_DOMESTIC_HOST: host,
+      KIGO_GATEWAY_BIND: '127.0.0.1',
+      KIGO_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    },
+  })
+  const gateway = await startGateway(config)
+  const bare = await buildBareProxy({ upstream })
+  try {
+    const headers: Record<string, string> = { host }
+    if (credential === 'basic') {
+      const made = await gateway.operator.inject({ method: 'POST', url: '/admin/users', headers: { authorization: `Bearer ${adminToken}` }, payload: { id: 'benchuser', name: 'Bench User' } })
+      if (made.statusCode !== 201 && made.statusCode !== 200) throw new Error(`making the user: ${made.statusCode} ${made.body}`)
+      const password = (JSON.parse(made.body) as { api_password: string }).api_password
+      headers.authorization = `Basic ${Buffer.from(`benchuser:${password}`).toString('base64')}`
+    } else if (credential !== 'none') throw new Error(`CREDENTIAL must be none or basic, not ${credential}`)
+
+    const apps: Array<[string, FastifyInstance]> = [['bare', bare], ['gateway', gateway.app]]
+    const measured = apps.filter(([name]) => only === undefined || only === name)
+    const cpu = new Map<string, number[]>(measured.map(([name]) => [name, []]))
+    for (const [, app] of measured) await round(app, headers, Math.min(N, 5000))
+    for (let r = 0; r < R; r++) for (const [name, app] of measured) cpu.get(name)!.push(await round(app, headers, N))
+    const medians = new Map([...cpu].map(([name, values]) => [name, median(values)]))
+    for (const [name, values] of cpu) console.log(`${name.padEnd(8)} ${values.map((v) => v.toFixed(1)).join(' ')}  median ${medians.get(name)!.toFixed(1)} µs`)
+    if (medians.size === 2) console.log(`gateway - bare ${(medians.get('gateway')! - medians.get('bare')!).toFixed(1)} µs per request (credential: ${credential})`)
+  } finally {
+    await gateway.close()
+    await bare.close()
+  }
+} finally {
+  upstreamProcess.kill()
+  rmSync(dataDir, { recursive: true, force: true })
+}
+
+/** CPU µs per request of `n` requests, C at a time. */
+async function round(app: FastifyInstance, headers: Record<string, string>, n: number): Promise<number> {
+  const started = process.cpuUsage()
+  let sent = 0
+  const worker = async () => {
+    while (sent++ < n) {
+      const res = await app.inject({ method: 'GET', url: path, headers })
+      if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
+    }
+  }
+  await Promise.all(Array.from({ length: C }, worker))
+  const used = process.cpuUsage(started)
+  return (used.user + used.system) / n
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]!
+}
+
+async function waitForUpstream(): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      const res = await fetch(`${upstream}/readyz`)
+      if (res.ok) return
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error('the fixed upstream did not start')
+}

@@ -23,7 +23,9 @@ beforeAll(async () => {
   for (let i = 0; i < 3; i++) statuses.push((await send({ ...oauthHeader(client, { url, method: 'POST', data: { status: `o${i}` } }, Date.now()), 'user-agent': 'NewApp/2.0' }, `status=o${i}`)).status)
   for (let i = 0; i < 2; i++) statuses.push((await send({ ...basicHeader('alice', alice.api_password), 'user-agent': 'OldApp/1.0 <script>' }, `status=b${i}`)).status)
   statuses.push((await send(wsseHeader('bobby', bob.api_password, Date.now()), 'status=w&source=feed%20robot')).status)
-  statuses.push((await fetch(`${stack.url}/api/statuses/show/1.json`)).status)
+  const shown = await fetch(`${stack.url}/api/statuses/show/1.json`)
+  await shown.arrayBuffer()
+  statuses.push(shown.status)
   expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200])
   const policy = await stack.admin('PUT', '/admin/policy', {
     basic: { state: 'deprecate', sunset: '2099-12-31T00:00:00Z', schedule: [{ state: 'deny', from: '2099-12-31T00:00:00Z' }] },
@@ -76,10 +78,17 @@ describe('dashboard sign-in over HTTP', () => {
     expect(setCookie).not.toContain(stack.config.adminToken)
     const cookie = setCookie.split(';')[0]!
 
-    expect((await fetch(dashboard(), { headers: { cookie } })).status).toBe(200)
-    expect((await fetch(dashboard(), { headers: { cookie: `${cookie.slice(0, -2)}xx` } })).status).toBe(401)
-    expect((await fetch(`${stack.adminUrl}/admin/usage`, { headers: { cookie } })).status).toBe(401)
-    expect((await fetch(`${stack.adminUrl}/admin/nothing-here`)).status).toBe(401)
+    // Each answer read to its end: an unread one keeps its connection busy, and the
+    // operator app's close would wait for it.
+    const status = async (res: Promise<Response>) => {
+      const answer = await res
+      await answer.arrayBuffer()
+      return answer.status
+    }
+    expect(await status(fetch(dashboard(), { headers: { cookie } }))).toBe(200)
+    expect(await status(fetch(dashboard(), { headers: { cookie: `${cookie.slice(0, -2)}xx` } }))).toBe(401)
+    expect(await status(fetch(`${stack.adminUrl}/admin/usage`, { headers: { cookie } }))).toBe(401)
+    expect(await status(fetch(`${stack.adminUrl}/admin/nothing-here`))).toBe(401)
 
     const out = await fetch(`${stack.adminUrl}/admin/logout`, { method: 'POST', headers: { cookie }, redirect: 'manual' })
     expect(out.status).toBe(303)

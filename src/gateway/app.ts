@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { GatewayDeps } from './plugins/deps.js'
+import { clientDeadlines } from '../common/client-deadlines.js'
 import { requestLogging } from '../common/request-logger.js'
 import { quietForwardErrors } from './proxy/forward.js'
 import authentication from './plugins/authentication.js'
@@ -29,12 +30,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     return503OnClosing: true,
-    // Deadlines on the client side (a body trickled a byte at a time must not hold a
-    // connection forever): Node answers 408 and closes past them. Checked every second.
-    requestTimeout: config.gateway.http.requestTimeoutMs,
-    connectionTimeout: config.gateway.http.idleTimeoutMs,
-    keepAliveTimeout: config.gateway.http.keepAliveTimeoutMs,
-    http: { headersTimeout: config.gateway.http.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    ...clientDeadlines(config.gateway.http),
   })
   app.server.maxConnections = config.gateway.http.maxConnections
 

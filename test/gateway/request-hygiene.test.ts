@@ -249,6 +249,19 @@ describe('abuse that would cost memory or time', () => {
     expect(statusOf(res)).toBe(408)
   })
 
+  it('the operator port has the same deadlines: headers never finished, the connection closes', async () => {
+    const started = Date.now()
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port: Number(new URL(stack.adminUrl).port) })
+      socket.on('close', () => resolve())
+      socket.on('error', () => undefined)
+      socket.resume()
+      socket.write(`GET /admin/users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${stack.config.adminToken}\r\n`)
+      setTimeout(() => reject(new Error('still open after 15 s')), 15_000).unref()
+    })
+    expect(Date.now() - started).toBeLessThan(6000)
+  })
+
   it('headers never finished: the connection closes after the headers deadline', async () => {
     const started = Date.now()
     await new Promise<void>((resolve) => {

@@ -1,6 +1,7 @@
 // The operator application (SPEC §6.4) on the admin port, bound to 127.0.0.1 by default:
 // the operator API behind the admin bearer token, Prometheus metrics, health.
 import Fastify, { type FastifyInstance } from 'fastify'
+import { clientDeadlines } from '../../common/client-deadlines.js'
 import { requestLogging } from '../../common/request-logger.js'
 import health from '../plugins/health.js'
 import type { GatewayDeps } from '../plugins/deps.js'
@@ -25,7 +26,9 @@ export interface OperatorDeps extends GatewayDeps {
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
-  const app = Fastify({ ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }), ...requestLogging(), return503OnClosing: true })
+  // The public port's client deadlines here too: a client that sends a head slowly, or
+  // never reads an answer, must not hold the operator port (or its close) forever.
+  const app = Fastify({ ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }), ...requestLogging(), return503OnClosing: true, ...clientDeadlines(deps.config.gateway.http) })
   const migration = deps.migration
   const now = deps.now ?? Date.now
   const emails = async () => new Map((await deps.store.listUsers()).map((u) => [u.id, u.email] as const))

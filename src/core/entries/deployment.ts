@@ -19,11 +19,13 @@ function normalize(host: string, scheme: 'http' | 'https'): string {
 }
 
 /**
- * deploymentOfHost with the configured names normalized once, for every request's hook.
+ * The deployment a Host header names (SPEC §2.2 rule 1: exactly one of the configured
+ * names or aliases, case-insensitively, the scheme's default port optional), or null.
+ * The configured names are normalized once, when the matcher is made.
  */
 export function deploymentMatcher(hosts: Hosts): (host: string | undefined) => Deployment | null {
   const known = new Map<string, Deployment>()
-  // In deploymentOfHost's order: the first name that matches decides.
+  // Domestic before global, names before aliases: the first name that matches decides.
   const names: Array<[string, Deployment]> = [
     [hosts.domesticHost, 'domestic'],
     [hosts.globalHost, 'global'],
@@ -35,16 +37,6 @@ export function deploymentMatcher(hosts: Hosts): (host: string | undefined) => D
     if (!known.has(n)) known.set(n, deployment)
   }
   return (host) => (host ? (known.get(normalize(host, hosts.publicScheme)) ?? null) : null)
-}
-
-export function deploymentOfHost(hosts: Hosts, host: string | undefined): Deployment | null {
-  if (!host) return null
-  const h = normalize(host, hosts.publicScheme)
-  if (h === normalize(hosts.domesticHost, hosts.publicScheme)) return 'domestic'
-  if (h === normalize(hosts.globalHost, hosts.publicScheme)) return 'global'
-  if (hosts.domesticAliases?.some((a) => h === normalize(a, hosts.publicScheme))) return 'domestic'
-  if (hosts.globalAliases?.some((a) => h === normalize(a, hosts.publicScheme))) return 'global'
-  return null
 }
 
 /** Every host name the deployments answer to, for the unknown_deployment message. */

@@ -11,8 +11,6 @@ import { readParams, type Params, type ReadOptions } from './params.js'
 import { isValidCallback } from '../../common/formats.js'
 import { parseId } from '../entries/ids.js'
 
-export type { AuthNeed, RouteFlags } from './context.js'
-
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
 
 const methods = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const

@@ -2,7 +2,7 @@
 // pages behind every `link` and `url` the API returns. 20 entries a page, `?page=` from 1
 // to 100, `max_id` to keep later pages still while entries are added.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { deploymentOfHost } from '../entries/deployment.js'
+import { deploymentMatcher } from '../entries/deployment.js'
 import { parseId, userIdPattern } from '../entries/ids.js'
 import { entryHtml, entryListHtml, layout, pageCsp, type PageContext } from '../render/pages.js'
 import escapeHtml from 'escape-html'
@@ -24,7 +24,8 @@ function send(reply: FastifyReply, status: number, html: string): FastifyReply {
 }
 
 export function pageRoutes(app: FastifyInstance, deps: CoreDeps): void {
-  const ctxOf = (request: FastifyRequest): PageContext => ({ hosts: deps.hosts, deployment: deploymentOfHost(deps.hosts, request.headers.host) ?? 'domestic' })
+  const deploymentOf = deploymentMatcher(deps.hosts)
+  const ctxOf = (request: FastifyRequest): PageContext => ({ hosts: deps.hosts, deployment: deploymentOf(request.headers.host) ?? 'domestic' })
   const notFound = (request: FastifyRequest, reply: FastifyReply) =>
     send(reply, 404, layout(ctxOf(request), 'Not found', '<h1>Not found</h1><p>There is no such page. <a href="/">See the newest entries</a>.</p>'))
 

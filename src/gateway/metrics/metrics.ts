@@ -12,8 +12,6 @@ export interface GatewayMetrics {
   throttleErrors: Counter
 }
 
-export { childOf } from '../../common/metric-children.js'
-
 export function createMetrics(options: { processMetrics?: boolean } = {}): GatewayMetrics {
   const registry = new Registry()
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry })

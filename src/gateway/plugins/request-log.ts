@@ -3,7 +3,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { AuthDecision } from '../auth/authenticate.js'
-import { childOf, type GatewayMetrics } from '../metrics/metrics.js'
+import { childOf } from '../../common/metric-children.js'
+import type { GatewayMetrics } from '../metrics/metrics.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -7,16 +7,18 @@
 // `node dist/bench/micro/gateway-overhead.js`
 // Environment: N requests per round (default 20000), R rounds (default 6), C concurrent
 // requests (default 16), CREDENTIAL (`none`, the default, or `basic`: a user made through
-// the operator API, its API password on every request), ONLY (`bare` or `gateway`: one of
-// the two alone, such as under --cpu-prof). The identity store is embedded (PGlite) and
-// replay and throttling are in memory, so no service is needed.
+// the operator API, its API password on every request), ONLY (`bare`, `gateway` or `base`:
+// one of them alone, such as under --cpu-prof), BASE (the dist/ directory of another
+// build, such as the commit before a change: its gateway runs too, as `base`, interleaved
+// with this build's, so that a change is measured within one run). The identity store is
+// embedded (PGlite) and replay and throttling are in memory, so no service is needed.
 // Prints CPU µs per request (median of the rounds) of each and the difference.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { loadConfig } from '../../src/common/config.js'
 import { startGateway } from '../../src/gateway/server.js'
@@ -29,56 +31,71 @@ const C = Number(process.env.C ?? 16)
 const credential = process.env.CREDENTIAL ?? 'none'
 const only = process.env.ONLY
 
-const [upstreamPort, gatewayPort, adminPort] = [await freePort(), await freePort(), await freePort()]
+const [upstreamPort, gatewayPort, adminPort, baseGatewayPort, baseAdminPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
 const upstreamJs = fileURLToPath(new URL('../fixed-upstream.js', import.meta.url))
 const upstreamProcess = spawn(process.execPath, [upstreamJs], { env: { ...process.env, FIXED_UPSTREAM_PORT: String(upstreamPort) }, stdio: 'ignore' })
 const upstream = `http://127.0.0.1:${upstreamPort}`
 const dataDir = mkdtempSync(join(tmpdir(), 'kigo-gateway-overhead-'))
+const baseDataDir = mkdtempSync(join(tmpdir(), 'kigo-gateway-overhead-base-'))
 const adminToken = randomBytes(24).toString('base64url')
+const secretKey = randomBytes(32).toString('base64')
 const host = `localhost:${gatewayPort}`
 const path = '/api/statuses/show/9083712345678901234.json'
 
 try {
   await waitForUpstream()
-  const config = loadConfig({
-    env: {
-      KIGO_SECRET_KEY: randomBytes(32).toString('base64'),
-      KIGO_ADMIN_TOKEN: adminToken,
-      KIGO_GATEWAY_PORT: String(gatewayPort),
-      KIGO_ADMIN_PORT: String(adminPort),
-      KIGO_CORE_URL: upstream,
-      KIGO_DOMESTIC_HOST: host,
-      KIGO_GATEWAY_BIND: '127.0.0.1',
-      KIGO_DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-    },
-  })
-  const gateway = await startGateway(config)
+  const configOf = (ports: { gateway: number; admin: number }, dir: string) =>
+    loadConfig({
+      env: {
+        KIGO_SECRET_KEY: secretKey,
+        KIGO_ADMIN_TOKEN: adminToken,
+        KIGO_GATEWAY_PORT: String(ports.gateway),
+        KIGO_ADMIN_PORT: String(ports.admin),
+        KIGO_CORE_URL: upstream,
+        KIGO_DOMESTIC_HOST: host,
+        KIGO_GATEWAY_BIND: '127.0.0.1',
+        KIGO_DATA_DIR: dir,
+        LOG_LEVEL: 'warn',
+      },
+    })
+  const gateway = await startGateway(configOf({ gateway: gatewayPort, admin: adminPort }, dataDir))
+  const base = process.env.BASE
+    ? await ((await import(pathToFileURL(join(resolve(process.env.BASE), 'src/gateway/server.js')).href)) as { startGateway: typeof startGateway }).startGateway(configOf({ gateway: baseGatewayPort, admin: baseAdminPort }, baseDataDir))
+    : undefined
   const bare = await buildBareProxy({ upstream })
   try {
     const headers: Record<string, string> = { host }
-    if (credential === 'basic') {
-      const made = await gateway.operator.inject({ method: 'POST', url: '/admin/users', headers: { authorization: `Bearer ${adminToken}` }, payload: { id: 'benchuser', name: 'Bench User' } })
-      if (made.statusCode !== 201 && made.statusCode !== 200) throw new Error(`making the user: ${made.statusCode} ${made.body}`)
-      const password = (JSON.parse(made.body) as { api_password: string }).api_password
-      headers.authorization = `Basic ${Buffer.from(`benchuser:${password}`).toString('base64')}`
-    } else if (credential !== 'none') throw new Error(`CREDENTIAL must be none or basic, not ${credential}`)
+    const headersOf = new Map<FastifyInstance, Record<string, string>>()
+    for (const g of base ? [gateway, base] : [gateway]) {
+      const own = { ...headers }
+      if (credential === 'basic') {
+        const made = await g.operator.inject({ method: 'POST', url: '/admin/users', headers: { authorization: `Bearer ${adminToken}` }, payload: { id: 'benchuser', name: 'Bench User' } })
+        if (made.statusCode !== 201 && made.statusCode !== 200) throw new Error(`making the user: ${made.statusCode} ${made.body}`)
+        const password = (JSON.parse(made.body) as { api_password: string }).api_password
+        own.authorization = `Basic ${Buffer.from(`benchuser:${password}`).toString('base64')}`
+      } else if (credential !== 'none') throw new Error(`CREDENTIAL must be none or basic, not ${credential}`)
+      headersOf.set(g.app, own)
+    }
+    headersOf.set(bare, headers)
 
-    const apps: Array<[string, FastifyInstance]> = [['bare', bare], ['gateway', gateway.app]]
+    const apps: Array<[string, FastifyInstance]> = [['bare', bare], ['gateway', gateway.app], ...(base ? [['base', base.app] as [string, FastifyInstance]] : [])]
     const measured = apps.filter(([name]) => only === undefined || only === name)
     const cpu = new Map<string, number[]>(measured.map(([name]) => [name, []]))
-    for (const [, app] of measured) await round(app, headers, Math.min(N, 5000))
-    for (let r = 0; r < R; r++) for (const [name, app] of measured) cpu.get(name)!.push(await round(app, headers, N))
+    for (const [, app] of measured) await round(app, headersOf.get(app)!, Math.min(N, 5000))
+    for (let r = 0; r < R; r++) for (const [name, app] of measured) cpu.get(name)!.push(await round(app, headersOf.get(app)!, N))
     const medians = new Map([...cpu].map(([name, values]) => [name, median(values)]))
     for (const [name, values] of cpu) console.log(`${name.padEnd(8)} ${values.map((v) => v.toFixed(1)).join(' ')}  median ${medians.get(name)!.toFixed(1)} µs`)
-    if (medians.size === 2) console.log(`gateway - bare ${(medians.get('gateway')! - medians.get('bare')!).toFixed(1)} µs per request (credential: ${credential})`)
+    const bareMedian = medians.get('bare')
+    if (bareMedian !== undefined) for (const name of ['gateway', 'base']) if (medians.has(name)) console.log(`${name} - bare ${(medians.get(name)! - bareMedian).toFixed(1)} µs per request (credential: ${credential})`)
   } finally {
     await gateway.close()
+    await base?.close()
     await bare.close()
   }
 } finally {
   upstreamProcess.kill()
   rmSync(dataDir, { recursive: true, force: true })
+  rmSync(baseDataDir, { recursive: true, force: true })
 }
 
 /** CPU µs per request of `n` requests, C at a time. */

@@ -7,7 +7,7 @@ import { ApiError } from '../../common/errors.js'
 import type { AuthMethod, Identity } from '../../common/identity.js'
 import { detectCredentials, unknownAuthorizationScheme } from './detect.js'
 import { percentEncode } from './oauth/percent-encode.js'
-import { readBasic, verifyBasicCredential } from './basic.js'
+import { peekBasicCredential, readBasic, verifyBasicCredential } from './basic.js'
 import { readWsse, verifyUsernameToken } from './wsse.js'
 import { verifyOAuth } from './oauth/verify.js'
 import type { SignatureAdviceOptions } from './oauth/advice.js'
@@ -19,17 +19,23 @@ import type { AttemptThrottle } from '../throttle/attempts.js'
 
 export interface Authenticator {
   /**
-   * The decision when no credential has to be verified (none sent, two kinds, a scheme
-   * no verifier knows, a method the route refuses), made at once; null when one must be.
+   * authenticate's decision when it needs no wait, made at once: no credential to verify
+   * (none sent, two kinds, a scheme no verifier knows, a method the route refuses), or a
+   * Basic credential whose throttle verdict and API password are held in memory and that
+   * verifies (or is throttled). Null when only authenticate can decide; a failure is
+   * always left to it, which counts it.
    */
-  decideUnverified(req: AuthRequest, route: RoutePolicy): AuthDecision | null
-  /** The whole decision: decideUnverified's, or the verifier's (which may wait for the store and Redis). */
+  decideNow(req: AuthRequest, route: RoutePolicy, clientIp: string): AuthDecision | null
+  /** The whole decision (which may wait for the store and Redis). */
   authenticate(req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>
 }
 
 export type AuthDecision =
   | { ok: true; method: AuthMethod | 'none'; identity: Identity | null; outcome: 'ok'; headers?: Record<string, string> }
   | { ok: false; method: AuthMethod | 'none'; error: ApiError; outcome: Outcome; user?: string }
+
+/** A Basic or WSSE verifier's result, or the throttle's refusal before it ran. */
+type LegacyResult = AuthResult | { kind: 'throttled'; wait: number; user?: string }
 
 export interface AuthenticatorDeps {
   auth: Config['auth']
@@ -72,16 +78,41 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const oauthOptions = { windowSeconds: auth.timestampWindowSeconds, hmacSha256: auth.hmacSha256, plaintext: auth.plaintext, advice: signatureAdviceOptions(auth, deps.publicHosts ?? []) }
   const wsseOptions = { windowSeconds: auth.wsseWindowSeconds }
 
-  /** A Basic or WSSE credential read from the request: the user it claims, and how to verify it. */
-  const readLegacy = (method: 'basic' | 'wsse', req: AuthRequest): { user?: string; verify: () => Promise<AuthResult> } => {
+  /**
+   * A Basic or WSSE credential read from the request: the user it claims, how to verify it,
+   * and (Basic) the verdict when the lookup holds it in memory.
+   */
+  const readLegacy = (method: 'basic' | 'wsse', req: AuthRequest): { user?: string; verify: () => Promise<AuthResult>; peek?: () => AuthResult | undefined } => {
     if (method === 'basic') {
       const credential = readBasic(req)
       if ('kind' in credential) return { verify: async () => credential }
-      return { user: credential.userId, verify: () => verifyBasicCredential(credential, lookup) }
+      return { user: credential.userId, verify: () => verifyBasicCredential(credential, lookup), peek: () => peekBasicCredential(credential, lookup) }
     }
     const token = readWsse(req)
     if ('kind' in token) return { verify: async () => token }
     return { user: token.username, verify: () => verifyUsernameToken(token, req.now, lookup, replay.wsse, wsseOptions) }
+  }
+
+  /** Bookkeeping of a success (throttle/attempts.ts), which is not the request's to wait for. */
+  const succeeded = (result: AuthResult & { kind: 'ok' }, clientIp: string): AuthResult => {
+    throttle.succeeded({ realm: 'api', user: result.principal.userId, ip: clientIp }).catch(() => undefined)
+    return result
+  }
+
+  /**
+   * verifyLegacy's answer when it needs no wait: the throttle's verdict and the API
+   * password are known in memory (Basic only: WSSE always claims its nonce). A failure is
+   * undefined, left to verifyLegacy, which counts it.
+   */
+  const peekLegacy = (method: 'basic' | 'wsse', req: AuthRequest, clientIp: string): LegacyResult | undefined => {
+    if (!throttle.peek) return undefined
+    const { user, peek } = readLegacy(method, req)
+    if (!peek) return undefined
+    const wait = throttle.peek({ realm: 'api', user, ip: clientIp })
+    if (wait === undefined) return undefined
+    if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
+    const result = peek()
+    return result?.kind === 'ok' ? succeeded(result, clientIp) : undefined
   }
 
   /**
@@ -89,16 +120,12 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
    * once, and the user it claims is checked before verifying, so a locked-out user cannot
    * learn the right password.
    */
-  const verifyLegacy = async (method: 'basic' | 'wsse', req: AuthRequest, clientIp: string): Promise<AuthResult | { kind: 'throttled'; wait: number; user?: string }> => {
+  const verifyLegacy = async (method: 'basic' | 'wsse', req: AuthRequest, clientIp: string): Promise<LegacyResult> => {
     const { user, verify } = readLegacy(method, req)
     const wait = await throttle.check({ realm: 'api', user, ip: clientIp })
     if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
     const result = await verify()
-    if (result.kind === 'ok') {
-      // Bookkeeping of the success (throttle/attempts.ts) is not the request's to wait for.
-      throttle.succeeded({ realm: 'api', user: result.principal.userId, ip: clientIp }).catch(() => undefined)
-      return result
-    }
+    if (result.kind === 'ok') return succeeded(result, clientIp)
     if (result.kind !== 'fail') return result
     // A failure names the user the credential claimed, even when it failed before the lookup.
     const attemptedUser = result.attemptedUser ?? user
@@ -129,52 +156,58 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     return method
   }
 
+  /** The decision a verifier's result makes: scopes (SPEC §4.1) and the migration policy (SPEC §6.1) applied. */
+  const conclude = (method: AuthMethod, result: AuthResult | LegacyResult, req: AuthRequest, route: RoutePolicy): AuthDecision => {
+    if (result.kind === 'throttled') {
+      return fail(method, 'throttled', new ApiError(429, 'too_many_requests', 'Too many failed attempts; try again later', { 'retry-after': String(result.wait) }), result.user)
+    }
+    if (result.kind === 'fail') {
+      const headers: Record<string, string | string[]> = {}
+      if (result.status === 401) headers['www-authenticate'] = challenges(realm, route.methods, method === 'oauth' ? { oauth_problem: result.code, ...result.oauthProblem } : undefined)
+      else if (method === 'oauth' && result.status === 400) headers['www-authenticate'] = challenges(realm, ['oauth'], { oauth_problem: result.code, ...result.oauthProblem })
+      if (result.retryAfterSeconds !== undefined) headers['retry-after'] = String(result.retryAfterSeconds)
+      if (result.headers) Object.assign(headers, result.headers)
+      return fail(method, result.outcome, new ApiError(result.status, result.code, result.message, headers), result.attemptedUser)
+    }
+
+    const p = result.principal
+    if (method === 'oauth' && route.scopes.length > 0 && !route.scopes.some((s) => p.scopes.includes(s))) {
+      const needed = route.scopes.join(' or ')
+      return fail(method, 'scope_denied', new ApiError(403, 'additional_authorization_required', `This token lacks the scope this operation needs (${needed})`, {
+        'www-authenticate': challenges(realm, ['oauth'], { oauth_problem: 'additional_authorization_required' }),
+      }), p.userId)
+    }
+    // ---- migration policy (SPEC §6.1): verified legacy requests only; OAuth is always allowed.
+    let headers: Record<string, string> | undefined
+    if (method !== 'oauth' && deps.policy) {
+      const verdict = deps.policy.check(method, p.userId, req)
+      if (!verdict.allowed) {
+        return fail(method, 'policy_denied', new ApiError(verdict.status, verdict.code, verdict.message, verdict.headers), p.userId)
+      }
+      if (Object.keys(verdict.headers).length > 0) headers = verdict.headers
+    }
+    // ---- end migration policy
+    return {
+      ok: true,
+      method,
+      outcome: 'ok',
+      identity: { user: p.userId, userName: p.userName, authMethod: method, consumer: p.consumerKey, scopes: p.scopes },
+      ...(headers ? { headers } : {}),
+    }
+  }
+
   return {
-    decideUnverified(req, route) {
-      const triaged = triage(req, route)
-      return typeof triaged === 'string' ? null : triaged
+    decideNow(req, route, clientIp) {
+      const method = triage(req, route)
+      if (typeof method !== 'string') return method
+      const result = method === 'basic' ? peekLegacy(method, req, clientIp) : undefined
+      return result === undefined ? null : conclude(method, result, req, route)
     },
     async authenticate(req, route, clientIp) {
       const method = triage(req, route)
       if (typeof method !== 'string') return method
-
       const result = method === 'oauth' ? await verifyOAuth(req, lookup, replay.oauth, oauthOptions) : await verifyLegacy(method, req, clientIp)
-      if (result.kind === 'throttled') {
-        return fail(method, 'throttled', new ApiError(429, 'too_many_requests', 'Too many failed attempts; try again later', { 'retry-after': String(result.wait) }), result.user)
-      }
-      if (result.kind === 'fail') {
-        const headers: Record<string, string | string[]> = {}
-        if (result.status === 401) headers['www-authenticate'] = challenges(realm, route.methods, method === 'oauth' ? { oauth_problem: result.code, ...result.oauthProblem } : undefined)
-        else if (method === 'oauth' && result.status === 400) headers['www-authenticate'] = challenges(realm, ['oauth'], { oauth_problem: result.code, ...result.oauthProblem })
-        if (result.retryAfterSeconds !== undefined) headers['retry-after'] = String(result.retryAfterSeconds)
-        if (result.headers) Object.assign(headers, result.headers)
-        return fail(method, result.outcome, new ApiError(result.status, result.code, result.message, headers), result.attemptedUser)
-      }
-
-      const p = result.principal
-      if (method === 'oauth' && route.scopes.length > 0 && !route.scopes.some((s) => p.scopes.includes(s))) {
-        const needed = route.scopes.join(' or ')
-        return fail(method, 'scope_denied', new ApiError(403, 'additional_authorization_required', `This token lacks the scope this operation needs (${needed})`, {
-          'www-authenticate': challenges(realm, ['oauth'], { oauth_problem: 'additional_authorization_required' }),
-        }), p.userId)
-      }
-      // ---- migration policy (SPEC §6.1): verified legacy requests only; OAuth is always allowed.
-      let headers: Record<string, string> | undefined
-      if (method !== 'oauth' && deps.policy) {
-        const verdict = deps.policy.check(method, p.userId, req)
-        if (!verdict.allowed) {
-          return fail(method, 'policy_denied', new ApiError(verdict.status, verdict.code, verdict.message, verdict.headers), p.userId)
-        }
-        if (Object.keys(verdict.headers).length > 0) headers = verdict.headers
-      }
-      // ---- end migration policy
-      return {
-        ok: true,
-        method,
-        outcome: 'ok',
-        identity: { user: p.userId, userName: p.userName, authMethod: method, consumer: p.consumerKey, scopes: p.scopes },
-        ...(headers ? { headers } : {}),
-      }
+      return conclude(method, result, req, route)
     },
   }
 }

@@ -68,6 +68,8 @@ export interface TokenEntry {
 /** Where verifiers load secrets from (the identity store behind an in-memory cache). */
 export interface CredentialLookup {
   apiPassword(userId: string): Promise<ApiPasswordEntry | null>
+  /** apiPassword's answer when it is held in memory; undefined when only a load can tell. */
+  peekApiPassword?(userId: string): ApiPasswordEntry | null | undefined
   consumer(key: string): Promise<ConsumerEntry | null>
   accessToken(token: string): Promise<TokenEntry | null>
 }

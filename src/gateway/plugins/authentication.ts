@@ -137,8 +137,9 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
    * Authenticates `request` by `route`'s rules and records the decision on it (for the
    * request log and metrics). Plugins that serve routes of their own (the OAuth provider,
    * the user-information API) use it through `app.gatewayAuth`. A request with nothing to
-   * verify (no credential, or one refused unread) is decided at once, without a promise;
-   * the caller awaits the result either way.
+   * wait for (no credential, one refused unread, a Basic credential known in memory: see
+   * Authenticator.decideNow) is decided at once, without a promise; the caller awaits the
+   * result either way.
    */
   app.decorate('gatewayAuth', (request: FastifyRequest, route: RoutePolicy): AuthDecision | Promise<AuthDecision> => {
     request.routeName = route.name
@@ -151,8 +152,8 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
     if (repeated !== null) {
       return record(request, authReq, started, { ok: false, method: 'none', outcome: 'malformed', error: errors.badRequest('multiple_credentials', `Send one ${repeated} header, not several`) })
     }
-    const unverified = authenticator.decideUnverified(authReq, route)
-    if (unverified !== null) return record(request, authReq, started, unverified)
+    const decided = authenticator.decideNow(authReq, route, origin.ip)
+    if (decided !== null) return record(request, authReq, started, decided)
     // The whole of verification (credential lookup, nonce claim, throttle counts) is
     // bounded: a dependency that never answers costs at most requestDeadlineMs.
     return withDeadline(authenticator.authenticate(authReq, route, origin.ip), config.dependencies.requestDeadlineMs, 'authentication').then(

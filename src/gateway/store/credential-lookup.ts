@@ -112,6 +112,12 @@ export class CachedCredentialLookup implements CredentialLookup {
     return entry && { ...entry }
   }
 
+  peekApiPassword(userId: string): ApiPasswordEntry | null | undefined {
+    const hit = this.users.get(userId)
+    if (hit !== undefined) return { ...hit }
+    return this.unknown.get(`user:${userId}`) ? null : undefined
+  }
+
   async consumer(key: string): Promise<ConsumerEntry | null> {
     const entry = await this.cached('consumer', key, this.consumers, () => this.direct.consumer(key))
     return entry && { ...entry, scopes: [...entry.scopes] }

@@ -37,6 +37,8 @@ export interface Attempt {
 export interface AttemptThrottle {
   /** Seconds the attempt must wait; 0 when it may be verified. */
   check(attempt: Attempt): Promise<number>
+  /** check's answer when it is known without waiting (see FailureThrottle.peek); undefined otherwise. */
+  peek?(attempt: Attempt): number | undefined
   /** Counts a failed attempt (wrong secret, stale or malformed credential). */
   failed(attempt: Attempt): Promise<void>
   /** A verified attempt: forgets the pair's and the user's failures, marks the pair known. */
@@ -66,6 +68,13 @@ export function addressNetwork(ip: string): string {
   const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back]
   if (groups.length < 4 || groups.some((g) => !/^[0-9a-f]{1,4}$/.test(g) && !/^\d+\.\d+\.\d+\.\d+$/.test(g))) return a
   return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
+}
+
+/** The wait the rules give an attempt that names a user (see the header). */
+function verdict(pair: number, known: number, address: number, user: number): number {
+  if (pair > 0) return pair
+  if (known > 0) return 0
+  return Math.max(address, user)
 }
 
 /** How long a pair's success bookkeeping is not repeated (see succeeded). */
@@ -102,9 +111,18 @@ export class RuleAttemptThrottle implements AttemptThrottle {
       this.rules.address.check([k.address]),
       this.rules.user.check([k.user!]),
     ])
-    if (pair > 0) return pair
-    if (known > 0) return 0
-    return Math.max(address, user)
+    return verdict(pair, known, address, user)
+  }
+
+  /** check's answer when every rule knows it without waiting; undefined otherwise. */
+  peek(a: Attempt): number | undefined {
+    const { pair, known, address, user } = this.rules
+    if (!pair.peek || !known.peek || !address.peek || !user.peek) return undefined
+    const k = this.#keys(a)
+    if (k.pair === undefined) return address.peek([k.address])
+    const waits = [pair.peek([k.pair]), known.peek([k.known!]), address.peek([k.address]), user.peek([k.user!])]
+    if (waits.includes(undefined)) return undefined
+    return verdict(waits[0]!, waits[1]!, waits[2]!, waits[3]!)
   }
 
   async failed(a: Attempt): Promise<void> {

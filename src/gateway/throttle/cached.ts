@@ -27,6 +27,17 @@ export class CachedFailureThrottle implements FailureThrottle {
     this.#now = options.now ?? Date.now
   }
 
+  peek(keys: string[]): number | undefined {
+    const now = this.#now()
+    let wait = 0
+    for (const key of keys) {
+      const seen = this.#view.get(key)
+      if (seen === undefined || seen.until <= now) return undefined
+      wait = Math.max(wait, seen.wait)
+    }
+    return wait
+  }
+
   async check(keys: string[]): Promise<number> {
     const now = this.#now()
     let wait = 0

@@ -35,6 +35,10 @@ export class MemoryFailureThrottle implements FailureThrottle {
   }
 
   async check(keys: string[]): Promise<number> {
+    return this.peek(keys)
+  }
+
+  peek(keys: string[]): number {
     const now = Date.now()
     let wait = 0
     for (const key of keys) {

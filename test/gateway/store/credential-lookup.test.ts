@@ -76,6 +76,26 @@ describeBackends('CachedCredentialLookup', backends, (backend) => {
     expect(calls).toEqual({ onChange: 1, getApiPassword: 1, getConsumer: 1, getAccessToken: 1, getUser: 1 })
   })
 
+  it('tells without waiting what it holds in memory, and only that', async () => {
+    const { user } = await fixture()
+    const lookup = new CachedCredentialLookup(store, { now, ttlMs: 5000, negativeTtlMs: 2000 })
+    const unknown = newId()
+    expect(lookup.peekApiPassword(user.id)).toBeUndefined()
+    expect(lookup.peekApiPassword(unknown)).toBeUndefined()
+    await lookup.apiPassword(user.id)
+    await lookup.apiPassword(unknown)
+    expect(lookup.peekApiPassword(user.id)).toEqual({ userId: user.id, userName: 'Lookup User', apiPassword: 'api-1' })
+    expect(lookup.peekApiPassword(unknown)).toBeNull()
+    // A change through this process's store drops the entry; so does age.
+    await store.setApiPassword(user.id, 'api-2')
+    expect(lookup.peekApiPassword(user.id)).toBeUndefined()
+    expect((await lookup.apiPassword(user.id))?.apiPassword).toBe('api-2')
+    expect(lookup.peekApiPassword(user.id)?.apiPassword).toBe('api-2')
+    clock += 5001
+    expect(lookup.peekApiPassword(user.id)).toBeUndefined()
+    expect(lookup.peekApiPassword(unknown)).toBeUndefined()
+  })
+
   it('remembers unknown credentials briefly, then asks again', async () => {
     const { proxy, calls } = counted(store)
     const lookup = new CachedCredentialLookup(proxy, { now, negativeTtlMs: 2000 })

@@ -54,4 +54,25 @@ describe('CachedFailureThrottle', () => {
     await t.reset(['user:d'])
     expect(await t.check(['user:d'])).toBe(0)
   })
+
+  it('peeks: the verdict when every key is in a fresh view, else undefined (then check must ask)', async () => {
+    let now = 1_000_000
+    const { wrapped, calls } = counting(new MemoryFailureThrottle({ maxFailures: 1, windowSeconds: 60 }))
+    const t = new CachedFailureThrottle(wrapped, { clearMs: 1000, now: () => now })
+    expect(t.peek(['user:e', 'ip:2'])).toBeUndefined()
+    expect(await t.check(['user:e'])).toBe(0)
+    // One key of the two unseen: not known here.
+    expect(t.peek(['user:e', 'ip:2'])).toBeUndefined()
+    expect(await t.check(['user:e', 'ip:2'])).toBe(0)
+    expect(t.peek(['user:e', 'ip:2'])).toBe(0)
+    // A failure recorded here drops the key from the view: the block is for check to find.
+    await t.recordFailure(['ip:2'])
+    expect(t.peek(['user:e', 'ip:2'])).toBeUndefined()
+    expect(await t.check(['ip:2'])).toBeGreaterThan(0)
+    expect(t.peek(['ip:2'])).toBeGreaterThan(0)
+    now += 1001
+    expect(t.peek(['user:e'])).toBeUndefined()
+    // Peeking never asked the shared throttle: only the three checks did.
+    expect(calls.check).toBe(3)
+  })
 })

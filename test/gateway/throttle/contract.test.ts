@@ -5,7 +5,10 @@ import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { RedisFailureThrottle } from '../../../src/gateway/throttle/redis.js'
-import { addressNetwork } from '../../../src/gateway/throttle/attempts.js'
+import { loadConfig } from '../../../src/common/config.js'
+import { addressNetwork, RuleAttemptThrottle } from '../../../src/gateway/throttle/attempts.js'
+import { createFailureThrottle } from '../../../src/gateway/throttle/create.js'
+import { MemoryFailureThrottle } from '../../../src/gateway/throttle/memory.js'
 import type { FailureThrottle, ThrottleSettings } from '../../../src/gateway/throttle/types.js'
 import { describeBackends, failureThrottleBackends } from '../../helpers/backends.js'
 import { redisClients } from '../../helpers/redis-clients.js'
@@ -75,6 +78,24 @@ describeBackends('failure throttle contract', backends, (backend) => {
     expect(await t.check(keys)).toBe(0)
   })
 
+  it('peeks, where it can, the verdict check gives', async () => {
+    const t = await make({ maxFailures: 2, windowSeconds: 60 })
+    const keys = [user(), ip()]
+    const agrees = async () => {
+      const checked = await t.check(keys)
+      const peeked = t.peek?.(keys)
+      if (peeked !== undefined) expect(peeked).toBe(checked)
+      return checked
+    }
+    expect(await agrees()).toBe(0)
+    await t.recordFailure(keys)
+    expect(await agrees()).toBe(0)
+    await t.recordFailure(keys)
+    expect(await agrees()).toBeGreaterThan(0)
+    await t.reset(keys)
+    expect(await agrees()).toBe(0)
+  })
+
   it('counts concurrent failures exactly', async () => {
     const t = await make({ maxFailures: 50, windowSeconds: 60 })
     const keys = [user(), ip()]
@@ -97,6 +118,36 @@ describe.skipIf(!redisUrl)('two gateways on one Redis', () => {
     expect(await b.check(keys)).toBeGreaterThan(0)
     await a.reset(keys)
     expect(await b.check(keys)).toBe(0)
+  })
+})
+
+describe('the attempt rules, peeked', () => {
+  const settings = loadConfig({ env: {}, secrets: () => ({ secretKey: Buffer.alloc(32, 1).toString('base64'), adminToken: 'an-admin-token-long-enough' }) }).auth
+  const attempt = (u: string, address: string) => ({ realm: 'api' as const, user: u, ip: address })
+
+  it('in memory, answer as check does: clear, a blocked pair, a known pair, a malformed attempt', async () => {
+    const t = createFailureThrottle(settings, undefined)
+    const [u, address] = [user(), '192.0.2.7']
+    const same = async (a: { realm: 'api'; user?: string; ip: string }) => {
+      const checked = await t.check(a)
+      expect(t.peek?.(a)).toBe(checked)
+      return checked
+    }
+    expect(await same(attempt(u, address))).toBe(0)
+    expect(await same({ realm: 'api', ip: address })).toBe(0)
+    await t.succeeded(attempt(u, address))
+    for (let i = 0; i < settings.throttle.maxFailures; i++) await t.failed(attempt(u, address))
+    expect(await same(attempt(u, address))).toBeGreaterThan(0)
+    expect(await same(attempt(u, '192.0.2.8'))).toBe(0)
+  })
+
+  it('cannot be peeked when one rule can only be asked', async () => {
+    const memory = () => new MemoryFailureThrottle({ maxFailures: 2, windowSeconds: 60 })
+    const asked = memory()
+    const onlyCheck: FailureThrottle = { check: (k) => asked.check(k), recordFailure: (k) => asked.recordFailure(k), reset: (k) => asked.reset(k), close: () => asked.close() }
+    const t = new RuleAttemptThrottle({ pair: memory(), known: memory(), address: memory(), user: onlyCheck })
+    expect(await t.check(attempt(user(), '192.0.2.9'))).toBe(0)
+    expect(t.peek(attempt(user(), '192.0.2.9'))).toBeUndefined()
   })
 })
 

@@ -122,7 +122,9 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
    */
   const verifyLegacy = async (method: 'basic' | 'wsse', req: AuthRequest, clientIp: string): Promise<LegacyResult> => {
     const { user, verify } = readLegacy(method, req)
-    const wait = await throttle.check({ realm: 'api', user, ip: clientIp })
+    const attempt = { realm: 'api' as const, user, ip: clientIp }
+    // The local verdict when there is one: no wait for four rules' promises.
+    const wait = throttle.peek?.(attempt) ?? (await throttle.check(attempt))
     if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
     const result = await verify()
     if (result.kind === 'ok') return succeeded(result, clientIp)

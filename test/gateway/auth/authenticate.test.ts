@@ -123,6 +123,16 @@ describe('deciding at once (decideNow)', () => {
     expect(authenticator.decideNow(authRequest({ headers: { authorization: 'OAuth oauth_consumer_key="k", oauth_token="t"' } }), route, ip)).toBeNull()
   })
 
+  it('takes the local verdict of the throttle on the waiting path too (WSSE)', async () => {
+    // This throttle's check would let alice through; its local verdict blocks her.
+    const { authenticator, peeked } = setupInMemory(both, ['alice'])
+    const now = Date.parse('2026-11-22T12:00:00Z')
+    const token = 'UsernameToken Username="alice", PasswordDigest="AAAAAAAAAAAAAAAAAAAAAAAAAAA=", Nonce="bm9uY2U=", Created="2026-11-22T12:00:00Z"'
+    const decision = await authenticator.authenticate(authRequest({ now, headers: { 'x-wsse': token } }), route, ip)
+    expect(decision).toMatchObject({ ok: false, outcome: 'throttled', user: 'alice', error: { status: 429 } })
+    expect(peeked).toEqual([{ realm: 'api', user: 'alice', ip }])
+  })
+
   it('decides as authenticate does, request by request', async () => {
     const anonymousRoute: RoutePolicy = { ...route, anonymous: true, scopes: [] }
     const cases: Array<[Record<string, string>, RoutePolicy]> = [

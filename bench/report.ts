@@ -215,8 +215,9 @@ const fmt = (v: number | null, digits: number) => (v === null ? '-' : v.toFixed(
 
 function scenarioTable(scenarios: Record<string, ScenarioSummary | null>): string {
   const rows = Object.entries(scenarios).map(([name, s]) =>
-    s === null
-      ? [name, 'absent', '-', '-', '-', '-', '-', '-', '-', '-', '-', '-', '-']
+    s === null || s.windows === 0
+      ? // null: nginx not installed; no windows: left out of a partial run (--only).
+        [name, s === null ? 'absent' : 'not run', '-', '-', '-', '-', '-', '-', '-', '-', '-', '-', '-']
       : [
           name,
           fmt(s.rps, 0),

@@ -70,6 +70,16 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
   }
 
   const oauth = async (request: FastifyRequest, authorization: string): Promise<Identity | null> => {
+    try {
+      return await verifiedOAuth(request, authorization)
+    } catch (err) {
+      // Bad percent-encoding in the header or the query: a credential that does not hold.
+      if (err instanceof URIError) return null
+      throw err
+    }
+  }
+
+  const verifiedOAuth = async (request: FastifyRequest, authorization: string): Promise<Identity | null> => {
     const protocol = quotedParams(authorization)
     const token = tokens.get(decodeURIComponent(protocol.get('oauth_token') ?? ''))
     if (!token || decodeURIComponent(protocol.get('oauth_consumer_key') ?? '') !== token.consumerKey) return null

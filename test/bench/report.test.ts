@@ -111,6 +111,11 @@ describe('printed report', () => {
     expect(text).toContain('5. embedded: not run')
   })
 
+  it('prints a scenario a partial run left out as "not run", not as a row of zeros', () => {
+    const text = formatReport({ ...results, core: { ...results.core, scenarios: { ...results.core.scenarios, show: summarize([]) } } })
+    expect(text).toMatch(/^show\s+not run(\s+-){11}$/m)
+  })
+
   it('prints every scenario, an absent nginx, and every target with its verdict', () => {
     const text = formatReport(results)
     expect(text).toMatch(/^core_direct\s+5000\s+0\.38\s+1\.50\s+100\.0\s+0\s+0\s+0\s+180\s+-\s+-\s+-\s+-$/m)

@@ -78,5 +78,7 @@ describe.skipIf(redisUrl === null)('required-work proxy', () => {
     const oauth = oauthAuthorization(token, { method: 'GET', baseUri: `http://${host}${path}` })
     expect((await send({ authorization: oauth })).status).toBe(200)
     expect(await send({ authorization: oauth })).toEqual({ status: 401, forwarded: null })
+    // Bad percent-encoding is a credential that does not hold, not a failure of the proxy.
+    expect(await send({ authorization: 'OAuth oauth_consumer_key="ck", oauth_token="%E0%A4%A", oauth_signature="x"' })).toEqual({ status: 401, forwarded: null })
   })
 })

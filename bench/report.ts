@@ -182,6 +182,11 @@ export function ratios(windows: Record<string, WindowMeasurement[]>): Ratios {
 }
 
 /** Issue 18's targets, then SPEC §8's for the whole system, each with its measured value. */
+/** " at N rps" for a fixed-rate figure; nothing when the rate was not measured (a partial run). */
+function atRate(rps: number): string {
+  return rps > 0 ? ` at ${Math.round(rps)} rps` : ''
+}
+
 export function targets(r: BenchResults): Target[] {
   const atLeast = (name: string, value: number | null, min: number): Target => ({ name, value, bound: `>= ${min.toFixed(2)}`, met: value !== null && value >= min, unit: '' })
   const atMost = (name: string, value: number | null, max: number, unit: string): Target => ({ name, value, bound: `<= ${max}${unit}`, met: value !== null && value <= max, unit })
@@ -193,14 +198,14 @@ export function targets(r: BenchResults): Target[] {
     atLeast('gateway alone: oauth / bare proxy rps', a.oauth_vs_bare_proxy, 0.8),
     atLeast('core show / anchor rps', r.core.ratios.show_vs_anchor, 0.9),
     atLeast('core show identified / anonymous rps', r.core.ratios.show_identified_vs_anonymous, 0.9),
-    atMost(`oauth p99 / bare proxy p99 at ${Math.round(r.latency.fixed_rate_rps)} rps`, r.latency.p99_ratio.oauth_vs_bare_proxy, 1.5, ''),
+    atMost(`oauth p99 / bare proxy p99${atRate(r.latency.fixed_rate_rps)}`, r.latency.p99_ratio.oauth_vs_bare_proxy, 1.5, ''),
     atMost('embedded idle RSS', r.embedded?.idle_rss_mb ?? null, 200, ' MB'),
     atMost('embedded npm start to ready', r.embedded?.start_s ?? null, 3, ' s'),
     atLeast('whole system: gateway_anonymous / bare_proxy rps', r.ratios.anonymous_vs_bare_proxy, 0.9),
     atLeast('whole system: gateway_oauth / gateway_anonymous rps', r.ratios.oauth_vs_anonymous, 0.85),
     atLeast('whole system: gateway_basic / gateway_anonymous rps', r.ratios.basic_vs_anonymous, 0.95),
     atLeast('whole system: gateway_wsse / gateway_anonymous rps', r.ratios.wsse_vs_anonymous, 0.85),
-    atMost(`whole system: added p99 at ${Math.round(r.fixed_rate_rps)} rps (oauth - core)`, r.added_p99_ms, 2, ' ms'),
+    atMost(`whole system: added p99${atRate(r.fixed_rate_rps)} (oauth - core)`, r.added_p99_ms, 2, ' ms'),
     atMost('whole system: gateway RSS under load', r.gateway_rss_mb, 200, ' MB'),
   ]
 }
@@ -268,7 +273,7 @@ export function formatReport(r: BenchResults): string {
     `3. whole system (public timeline, count=20, over ${s.timeline_entries} entries; over statuses/show: anonymous ${fmt(r.ratios.public_timeline_vs_show, 3)}, OAuth ${fmt(r.ratios.public_timeline_oauth_vs_show_oauth, 3)})`,
     scenarioTable(r.scenarios),
     '',
-    `4. latency at ${Math.round(r.latency.fixed_rate_rps)} rps (half the bare proxy's saturation), gateway alone`,
+    `4. latency${atRate(r.latency.fixed_rate_rps)} (half the bare proxy's saturation), gateway alone`,
     scenarioTable(r.latency.scenarios),
     `p99 over the bare proxy's: OAuth ${fmt(r.latency.p99_ratio.oauth_vs_bare_proxy, 2)}, the required work alone (OAuth) ${fmt(r.latency.p99_ratio.required_oauth_vs_bare_proxy, 2)}`,
     '',

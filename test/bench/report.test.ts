@@ -111,6 +111,13 @@ describe('printed report', () => {
     expect(text).toContain('5. embedded: not run')
   })
 
+  it('names no rate for a fixed-rate figure whose rate a partial run did not measure', () => {
+    const text = formatReport({ ...results, fixed_rate_rps: 0, added_p99_ms: null, latency: { ...results.latency, fixed_rate_rps: 0 } })
+    expect(text).toMatch(/^oauth p99 \/ bare proxy p99\s+\S+\s+<= 1\.5/m)
+    expect(text).toMatch(/^whole system: added p99 \(oauth - core\)\s+-\s+<= 2 ms\s+not measured$/m)
+    expect(text).not.toContain('at 0 rps')
+  })
+
   it('prints a scenario a partial run left out as "not run", not as a row of zeros', () => {
     const text = formatReport({ ...results, core: { ...results.core, scenarios: { ...results.core.scenarios, show: summarize([]) } } })
     expect(text).toMatch(/^show\s+not run(\s+-){11}$/m)

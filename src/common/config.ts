@@ -38,7 +38,7 @@ export const ConfigSchema = Type.Object({
     stripCredentials: Type.Boolean(),
     /** Largest body read whole to check oauth_body_hash (other bodies are streamed). */
     hashedBodyLimitBytes: Type.Integer({ minimum: 1 }),
-    /** Client-side deadlines and the connection cap of the public listener (like nginx's defaults). */
+    /** Client-side deadlines (both listeners) and the connection caps (like nginx's defaults). */
     http: Type.Object({
       /** The whole request head must arrive within this. */
       headersTimeoutMs: Type.Integer({ minimum: 1 }),
@@ -48,8 +48,13 @@ export const ConfigSchema = Type.Object({
       idleTimeoutMs: Type.Integer({ minimum: 1 }),
       /** A kept-alive connection waiting for its next request is closed after this. */
       keepAliveTimeoutMs: Type.Integer({ minimum: 1 }),
-      /** Open connections at most; past it new ones are closed at once. */
+      /** Open connections at most on the public port; past it new ones are closed at once. */
       maxConnections: Type.Integer({ minimum: 1 }),
+      /**
+       * The same on the operator port: a flood there is refused before it can take the
+       * descriptors the public port needs. Operators, scrapers and the CLI need few.
+       */
+      operatorMaxConnections: Type.Integer({ minimum: 1 }),
     }),
   }),
   core: Type.Object({

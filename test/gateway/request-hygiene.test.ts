@@ -3,7 +3,7 @@
 // gateway, in front of a recording upstream standing in for the core (what the core
 // receives is what is asserted).
 import { createHash, createHmac, randomBytes } from 'node:crypto'
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import { createServer, get, type IncomingHttpHeaders, type Server } from 'node:http'
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../helpers/stack.js'
@@ -33,7 +33,7 @@ beforeAll(async () => {
     coreUrl: upstreamUrl,
     overrides: {
       trustedProxies: ['127.0.0.2'],
-      gateway: { hashedBodyLimitBytes: 64 * 1024, http: { requestTimeoutMs: 1500, headersTimeoutMs: 1000, idleTimeoutMs: 5000, keepAliveTimeoutMs: 5000, maxConnections: 50 } },
+      gateway: { hashedBodyLimitBytes: 64 * 1024, http: { requestTimeoutMs: 1500, headersTimeoutMs: 1000, idleTimeoutMs: 5000, keepAliveTimeoutMs: 5000, maxConnections: 50, operatorMaxConnections: 20 } },
       auth: { replayPerClientMax: 3 },
     },
   })
@@ -274,19 +274,59 @@ describe('abuse that would cost memory or time', () => {
     expect(Date.now() - started).toBeLessThan(6000)
   })
 
-  it('past the connection cap new connections are closed, and served again once others go', async () => {
-    const sockets = await Promise.all(
-      Array.from({ length: 50 }, () => new Promise<ReturnType<typeof connect>>((resolve) => {
-        const s = connect({ host: '127.0.0.1', port: gatewayPort() }, () => resolve(s))
-        s.on('error', () => undefined)
-      })),
-    )
-    await new Promise((r) => setTimeout(r, 100))
-    const refused = await fetch(`${stack.url}/healthz`).then((r) => r.status, () => 'closed')
-    expect(refused).toBe('closed')
-    for (const s of sockets) s.destroy()
+  /**
+   * Holds `count` idle connections to `url`'s port that the server accepted: one it closed
+   * at once (the port was full of other clients' kept-alive connections) is replaced.
+   */
+  async function hold(url: string, count: number): Promise<Array<ReturnType<typeof connect>>> {
+    const open = () => new Promise<ReturnType<typeof connect>>((resolve) => {
+      const s = connect({ host: '127.0.0.1', port: Number(new URL(url).port) }, () => resolve(s))
+      s.on('error', () => undefined)
+      // Read, so that a close by the server is seen (and the socket ends with it).
+      s.resume()
+    })
+    let held: Array<ReturnType<typeof connect>> = []
+    for (let i = 0; i < 20 && held.length < count; i++) {
+      held.push(...(await Promise.all(Array.from({ length: count - held.length }, open))))
+      await new Promise((r) => setTimeout(r, 100))
+      held = held.filter((s) => !s.destroyed && s.readyState === 'open')
+    }
+    return held
+  }
+  /** A GET on a connection of its own (no pooled one): its status, or 'closed' when refused unanswered. */
+  const probe = (url: string) =>
+    new Promise<number | 'closed'>((resolve) => {
+      get(url, { agent: false }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode!))
+      }).on('error', () => resolve('closed'))
+    })
+
+  /** Past `cap` open connections a request is closed unanswered, and served once they go. */
+  async function capHolds(url: string, cap: number): Promise<void> {
+    const sockets = await hold(url, cap)
+    try {
+      expect(await probe(url)).toBe('closed')
+    } finally {
+      for (const s of sockets) s.destroy()
+    }
     await new Promise((r) => setTimeout(r, 200))
-    expect((await fetch(`${stack.url}/healthz`)).status).toBe(200)
+    expect(typeof (await probe(url))).toBe('number')
+  }
+
+  it('past the connection cap new connections are closed, and served again once others go', async () => {
+    await capHolds(`${stack.url}/healthz`, 50)
+  })
+
+  it('the operator port has its own cap: a flood there is refused, and the public port still serves', async () => {
+    const sockets = await hold(stack.adminUrl, 20)
+    try {
+      expect(await probe(`${stack.adminUrl}/metrics`)).toBe('closed')
+      expect(await probe(`${stack.url}/healthz`)).toBe(200)
+    } finally {
+      for (const s of sockets) s.destroy()
+    }
+    await capHolds(`${stack.adminUrl}/metrics`, 20)
   })
 
   it('one WSSE user cannot fill the in-process nonce cache for others: past its share it alone gets 429', async () => {

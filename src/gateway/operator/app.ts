@@ -27,8 +27,10 @@ export interface OperatorDeps extends GatewayDeps {
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
   // The public port's client deadlines here too: a client that sends a head slowly, or
-  // never reads an answer, must not hold the operator port (or its close) forever.
+  // never reads an answer, must not hold the operator port (or its close) forever. Its
+  // own connection cap: a flood here cannot take the descriptors the public port needs.
   const app = Fastify({ ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }), ...requestLogging(), return503OnClosing: true, ...clientDeadlines(deps.config.gateway.http) })
+  app.server.maxConnections = deps.config.gateway.http.operatorMaxConnections
   const migration = deps.migration
   const now = deps.now ?? Date.now
   const emails = async () => new Map((await deps.store.listUsers()).map((u) => [u.id, u.email] as const))

@@ -71,10 +71,12 @@ export interface GatewayAloneRatios {
   bare_proxy_vs_nginx: number | null
   undici_proxy_vs_bare_proxy: Ratio
   /** The required-work proxy (bench/required-work-proxy.ts) over the bare proxy: how far the required work alone lets a gateway come. */
+  required_anonymous_vs_bare_proxy: Ratio
   required_basic_vs_bare_proxy: Ratio
   required_wsse_vs_bare_proxy: Ratio
   required_oauth_vs_bare_proxy: Ratio
   /** The gateway over the required-work proxy, same credential: the share of the distance that is kigo's own. */
+  anonymous_vs_required: Ratio
   basic_vs_required: Ratio
   wsse_vs_required: Ratio
   oauth_vs_required: Ratio
@@ -249,6 +251,7 @@ function scenarioTable(scenarios: Record<string, ScenarioSummary | null>): strin
 /** The required-work proxy's ratios (bench/required-work-proxy.ts), one line per credential kind. */
 function requiredWorkLine(a: GatewayAloneRatios): string {
   const kinds = [
+    ['anonymous', a.required_anonymous_vs_bare_proxy, a.anonymous_vs_required],
     ['Basic', a.required_basic_vs_bare_proxy, a.basic_vs_required],
     ['WSSE', a.required_wsse_vs_bare_proxy, a.wsse_vs_required],
     ['OAuth', a.required_oauth_vs_bare_proxy, a.oauth_vs_required],

@@ -4,7 +4,8 @@
 // was told (no store, no cache, no throttling, no policy, no usage, no metrics, no logs),
 // claim the WSSE or OAuth nonce in Redis (SET NX with an expiry, ioredis with
 // auto-pipelining as in the gateway), sign the identity the core checks
-// (src/common/identity.ts), and forward. A request whose credential does not hold gets 401.
+// (src/common/identity.ts), and forward; the client's own X-Kigo-* headers never pass (an
+// anonymous request's whole required work). A request whose credential does not hold gets 401.
 // The gateway's rate over this one says how much of the distance to the bare proxy is
 // kigo's own; this one's rate over the bare proxy, how far the required work alone lets
 // a gateway come on this machine.
@@ -121,8 +122,9 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
       : {}
     return reply.from(request.url, {
       rewriteRequestHeaders: (req, headers) => {
-        const { authorization: _a, 'x-wsse': _w, ...rest } = headers
-        return { ...rest, host: req.headers.host ?? headers.host, ...signed }
+        const out: typeof headers = {}
+        for (const name in headers) if (name !== 'authorization' && name !== 'x-wsse' && !name.startsWith('x-kigo-')) out[name] = headers[name]
+        return { ...out, host: req.headers.host ?? headers.host, ...signed }
       },
     })
   })

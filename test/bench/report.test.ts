@@ -53,7 +53,7 @@ describe('printed report', () => {
     gateway_alone: {
       nginx: null,
       scenarios: { bare_proxy: summarize([w(14000, 4, { frontCpuUs: 60 })]), oauth: summarize([w(11900, 5, { frontCpuUs: 80 })]), nginx: null },
-      ratios: { anonymous_vs_bare_proxy: 0.96, basic_vs_bare_proxy: 0.9, wsse_vs_bare_proxy: 0.79, oauth_vs_bare_proxy: 0.85, bare_proxy_vs_nginx: null, undici_proxy_vs_bare_proxy: 1.2, required_basic_vs_bare_proxy: 0.93, required_wsse_vs_bare_proxy: 0.82, required_oauth_vs_bare_proxy: 0.8, basic_vs_required: 0.97, wsse_vs_required: 0.96, oauth_vs_required: 1.06 },
+      ratios: { anonymous_vs_bare_proxy: 0.96, basic_vs_bare_proxy: 0.9, wsse_vs_bare_proxy: 0.79, oauth_vs_bare_proxy: 0.85, bare_proxy_vs_nginx: null, undici_proxy_vs_bare_proxy: 1.2, required_anonymous_vs_bare_proxy: 0.98, required_basic_vs_bare_proxy: 0.93, required_wsse_vs_bare_proxy: 0.82, required_oauth_vs_bare_proxy: 0.8, anonymous_vs_required: 0.98, basic_vs_required: 0.97, wsse_vs_required: 0.96, oauth_vs_required: 1.06 },
     },
     core: { pool_size: 10, scenarios: {}, ratios: { show_vs_anchor: 0.92, show_identified_vs_anonymous: 0.89 } },
     latency: { fixed_rate_rps: 7000, scenarios: {}, p99_ratio: { anonymous_vs_bare_proxy: 1.1, basic_vs_bare_proxy: 1.2, wsse_vs_bare_proxy: 1.3, oauth_vs_bare_proxy: 1.6, required_oauth_vs_bare_proxy: 1.4 } },
@@ -130,7 +130,7 @@ describe('printed report', () => {
     expect(text).toMatch(/^oauth\s+11900\s.*\s80\s+-\s+-\s+-$/m)
     expect(text).toMatch(/^nginx\s+absent\b/m)
     expect(text).toContain('nginx is not installed (null)')
-    expect(text).toContain("required work only (rps over the bare proxy; the gateway's over it): Basic 0.930, gateway 0.970; WSSE 0.820, gateway 0.960; OAuth 0.800, gateway 1.060")
+    expect(text).toContain("required work only (rps over the bare proxy; the gateway's over it): anonymous 0.980, gateway 0.980; Basic 0.930, gateway 0.970; WSSE 0.820, gateway 0.960; OAuth 0.800, gateway 1.060")
     expect(text).toMatch(/^whole system: gateway_oauth \/ gateway_anonymous rps\s+0\.800\s+>= 0\.85\s+NOT met$/m)
     expect(text).toMatch(/^oauth p99 \/ bare proxy p99 at 7000 rps\s+1\.600\s+<= 1\.5\s+NOT met$/m)
     expect(text).toMatch(/^embedded idle RSS\s+140\.20 MB\s+<= 200 MB\s+met$/m)

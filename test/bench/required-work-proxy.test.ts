@@ -68,6 +68,13 @@ describe.skipIf(redisUrl === null)('required-work proxy', () => {
     }
   })
 
+  it('forwards an anonymous request without the identity headers the client sent', async () => {
+    const { status, forwarded } = await send({ 'x-kigo-user': 'bench', 'x-kigo-auth-method': 'basic', 'user-agent': 'kept' })
+    expect(status).toBe(200)
+    expect(Object.keys(forwarded!).filter((h) => h.startsWith('x-kigo-'))).toEqual([])
+    expect(forwarded!['user-agent']).toBe('kept')
+  })
+
   it('refuses a wrong password, a replayed nonce and a wrong signature without forwarding them', async () => {
     expect(await send({ authorization: basicAuthorization(user.id, 'wrong') })).toEqual({ status: 401, forwarded: null })
     const wsse = wsseHeader(user.id, user.apiPassword)

@@ -25,13 +25,16 @@ export async function buildBareProxy(options: BareProxyOptions): Promise<Fastify
   // Bodies pass through as streams, whatever their type.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
-  app.all('/*', (request, reply) =>
-    reply.from(request.url, {
+  // Returns nothing, as the gateway's catch-all does: a synchronous handler that returns the
+  // reply reply-from gives back served 6–20% fewer requests here (README, fifth pass), and
+  // the reference must be the fastest plain form, not a slower one.
+  app.all('/*', (request, reply) => {
+    void reply.from(request.url, {
       // reply-from would send the upstream's own host; the core must see the one the
       // client addressed, as through the gateway.
       rewriteRequestHeaders: (req, headers) => ({ ...headers, host: req.headers.host ?? headers.host }),
-    }),
-  )
+    })
+  })
   return app
 }
 

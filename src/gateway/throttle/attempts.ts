@@ -87,10 +87,15 @@ export class RuleAttemptThrottle implements AttemptThrottle {
   /** User key → when this gateway last counted a failure naming it (from any address). */
   readonly #lastFailure = new Map<string, number>()
 
+  /** Whether every rule can tell its verdict without waiting (decided once: the rules never change). */
+  readonly #peekable: boolean
+
   constructor(
     private readonly rules: AttemptRules,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.#peekable = Object.values(rules).every((r: FailureThrottle) => typeof r.peek === 'function')
+  }
 
   #keys(a: Attempt) {
     const net = addressNetwork(a.ip)
@@ -116,13 +121,16 @@ export class RuleAttemptThrottle implements AttemptThrottle {
 
   /** check's answer when every rule knows it without waiting; undefined otherwise. */
   peek(a: Attempt): number | undefined {
+    if (!this.#peekable) return undefined
     const { pair, known, address, user } = this.rules
-    if (!pair.peek || !known.peek || !address.peek || !user.peek) return undefined
     const k = this.#keys(a)
-    if (k.pair === undefined) return address.peek([k.address])
-    const waits = [pair.peek([k.pair]), known.peek([k.known!]), address.peek([k.address]), user.peek([k.user!])]
-    if (waits.includes(undefined)) return undefined
-    return verdict(waits[0]!, waits[1]!, waits[2]!, waits[3]!)
+    if (k.pair === undefined) return address.peek!([k.address])
+    const p = pair.peek!([k.pair])
+    const kn = known.peek!([k.known!])
+    const ad = address.peek!([k.address])
+    const us = user.peek!([k.user!])
+    if (p === undefined || kn === undefined || ad === undefined || us === undefined) return undefined
+    return verdict(p, kn, ad, us)
   }
 
   async failed(a: Attempt): Promise<void> {

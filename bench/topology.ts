@@ -146,7 +146,7 @@ async function startTopologyOnce(opts: { databaseUrl: string; redisUrl: string; 
       BARE_PROXY_TIMEOUT_MS: '10000',
     })
     started.push(bareApp)
-    const anchorApp = spawnApp('anchor', [...productionNodeFlags, anchorJs], { ...env, ANCHOR_PORT: String(anchor) })
+    const anchorApp = spawnApp('anchor', [...productionNodeFlags, ...profile, anchorJs], { ...env, ANCHOR_PORT: String(anchor) })
     started.push(anchorApp)
     await waitReady(gatewayApp, `http://127.0.0.1:${gateway}/readyz`)
     await waitReady(bareApp, `http://127.0.0.1:${bare}/readyz`)

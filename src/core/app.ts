@@ -2,7 +2,6 @@
 // and the profile icons. Built here, listened on by server.ts only.
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
-import multipart from '@fastify/multipart'
 import type { Config } from '../common/config.js'
 import { ApiError, errors, failureResponse, type FailureWording } from '../common/errors.js'
 import { clientGone, isWrite } from '../common/client-gone.js'
@@ -122,7 +121,9 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
       done(err as Error, undefined)
     }
   })
-  void app.register(multipart, { defCharset: 'utf8' })
+  // A multipart body is read only where an operation takes one (api-route.ts); anywhere
+  // else (404, 405) it is left unread.
+  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null))
 
   // The hooks below run on every request: callback-style (a throw before `done` is
   // answered as an error, as a rejection would be), so that a request with nothing to wait

@@ -1,7 +1,8 @@
 // Registration of the public API's routes from the shared route table (src/common/
 // route-table.ts): each path answers its own method, and every other method gets 405 with
 // `Allow` (RFC 9110 §15.5.6; SPEC §2), OPTIONS 204 with it.
-import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import multipart from '@fastify/multipart'
 import { fastifyUrls, operations, type Operation } from '../../common/route-table.js'
 import { errors } from '../../common/errors.js'
 import { ApiError } from '../../common/errors.js'
@@ -23,6 +24,31 @@ export function operationNamed(name: string): Operation {
 }
 
 /**
+ * The routes of the operations that take a body (POST), per app, registered in a scope of
+ * their own where @fastify/multipart is. The plugin hooks every request of its scope twice
+ * (an async onRequest that listens for the response's close, an async onResponse), both to
+ * delete files saved to disk, which kigo never saves: on the core's reads that was about
+ * 8 µs of CPU per request (README, Performance). The app's own parser for multipart bodies,
+ * which leaves them unread, serves everywhere else.
+ */
+const bodyRoutes = new WeakMap<FastifyInstance, RouteOptions[]>()
+
+function routeTakingBody(app: FastifyInstance, route: RouteOptions): void {
+  let routes = bodyRoutes.get(app)
+  if (routes === undefined) {
+    const scoped: RouteOptions[] = (routes = [])
+    bodyRoutes.set(app, scoped)
+    // Loaded when the app starts, after every route module has run.
+    void app.register(async (scope) => {
+      scope.removeContentTypeParser('multipart/form-data')
+      await scope.register(multipart, { defCharset: 'utf8' })
+      for (const r of scoped) scope.route(r)
+    })
+  }
+  routes.push(route)
+}
+
+/**
  * Registers the handler of the route table's operation `spec.operation` under every URL
  * the table gives it, and 405 for the other methods.
  */
@@ -31,12 +57,14 @@ export function apiRoute(app: FastifyInstance, spec: { operation: string; stores
   const allowed = operation.method === 'GET' ? ['GET', 'HEAD'] : ['POST']
   const auth: AuthNeed = operation.anonymous ? 'optional' : 'required'
   for (const url of fastifyUrls(operation)) {
-    app.route({
+    const route: RouteOptions = {
       method: operation.method,
       url,
       config: { api: true, auth, operation, storesProfile: spec.storesProfile ?? false } satisfies RouteFlags as FastifyContextConfig,
       handler: spec.handler,
-    })
+    }
+    if (operation.method === 'GET') app.route(route)
+    else routeTakingBody(app, route)
     app.route({
       method: methods.filter((m) => !allowed.includes(m)),
       url,

@@ -34,6 +34,14 @@ export interface ReadOptions {
 const multipartFieldBytes = 1024 * 1024
 const multipartFields = 100
 
+/**
+ * Whether the body is multipart. @fastify/multipart, which tells, is registered only in the
+ * scope of the operations that take a body (api-route.ts); elsewhere no body is read.
+ */
+function isMultipartBody(request: FastifyRequest): boolean {
+  return (request as Partial<Pick<FastifyRequest, 'isMultipart'>>).isMultipart?.() === true
+}
+
 export async function readParams(request: FastifyRequest, opts: ReadOptions): Promise<Params> {
   const values = new Map<string, string>()
   const files: UploadedFile[] = []
@@ -52,7 +60,7 @@ export async function readParams(request: FastifyRequest, opts: ReadOptions): Pr
       if (name === 'file') throw errors.badRequest('invalid_parameter', 'file must be sent as a multipart/form-data file part')
       take(name, value)
     }
-  } else if (request.isMultipart()) {
+  } else if (isMultipartBody(request)) {
     await readMultipart(request, opts, take, files)
     // A body the gateway read and signed (oauth_body_hash) is the body parsed here.
     const check = contextOf(request).bodyCheck

@@ -1,6 +1,6 @@
 // statuses/show and statuses/destroy through HTTP (SPEC §2.3).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { form, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
+import { form, multipart, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
 import { describeEachBackend } from '../../helpers/backends.js'
 
 let h: Harness
@@ -150,6 +150,24 @@ describeEachBackend('statuses/show and destroy', routeBackends, (storage) => {
         expect(res.headers.allow).toBe('POST')
       }
       expect((await show(e.id)).statusCode).toBe(200)
+    })
+
+    test('a multipart body where no operation reads one: still 405 or 404, and the write route still reads it', async () => {
+      // Multipart bodies are parsed only in the scope of the operations that take a body.
+      const e = await post('alice', { status: 'x' })
+      const body = multipart([['status', 'from a multipart body']])
+      const postShow = await h.call({ method: 'POST', url: `/api/statuses/show/${e.id}.json`, as: 'alice', ...body })
+      expect(postShow.statusCode).toBe(405)
+      expect(postShow.headers.allow).toBe('GET, HEAD')
+      const putUpdate = await h.call({ method: 'PUT', url: '/api/statuses/update.json', as: 'alice', ...body })
+      expect(putUpdate.statusCode).toBe(405)
+      expect(putUpdate.json()).toMatchObject({ error: { code: 'method_not_allowed' } })
+      const unknown = await h.call({ method: 'POST', url: '/api/statuses/nothing.json', as: 'alice', ...body })
+      expect(unknown.statusCode).toBe(404)
+      const written = await h.call({ method: 'POST', url: '/api/statuses/update.json', as: 'alice', ...body })
+      expect(written.statusCode).toBe(200)
+      expect(written.json()).toMatchObject({ text: 'from a multipart body' })
+      expect((await show(e.id)).json()).toEqual(e)
     })
 
     test('OPTIONS lists the methods', async () => {

@@ -5,38 +5,100 @@
 // bytes are the same (the benchmark compares them before it measures). What the core spends beyond this is its own request handling: host and
 // format checks, parameters, the identity check, error mapping, hooks.
 //
-// Run as its own process with the core's environment plus ANCHOR_PORT.
+// With `required`, the floor under the core's figure (as required-work-proxy.ts is the
+// gateway's): the same handler plus only the checks the core cannot skip for an
+// anonymous statuses/show, written the shortest way in the one handler with the core's
+// own functions: the identity headers (none, or a signature that verifies: SPEC §4.6),
+// the canonical path, the format of the extension, the Host's deployment, the query's
+// parameters decoded strictly (a known one twice is 400) with `callback` and
+// `body_formats` (SPEC §2.5), and `Cache-Control: no-store`. No metrics, no logs, no
+// request IDs, no store layer: a failure answers 400, 401 or 404.
+//
+// Run as its own process with the core's environment plus ANCHOR_PORT (and
+// ANCHOR_REQUIRED=1 for the floor).
 import Fastify, { type FastifyInstance } from 'fastify'
 import pg from 'pg'
 import { pathToFileURL } from 'node:url'
 import { loadConfig } from '../src/common/config.js'
-import { render } from '../src/common/formats.js'
+import { formatOfPath, isValidCallback, render } from '../src/common/formats.js'
+import { identityKey, verifyIdentity } from '../src/common/identity.js'
+import { canonicalPath } from '../src/common/route-table.js'
+import { parseId } from '../src/core/entries/ids.js'
+import { parseBodyFormats } from '../src/core/render/body-formats.js'
 import { renderEntry } from '../src/core/render/entry.js'
-import type { Hosts } from '../src/core/entries/deployment.js'
+import { deploymentMatcher, type Hosts } from '../src/core/entries/deployment.js'
+import { decodeForm, queryBytes } from '../src/core/routes/form-decoding.js'
 import { entryByIdSql, toEntry, type EntryRecord } from '../src/core/store/sql-content-store.js'
 
 /** src/common/sql.ts's default pool size, the one the core's content store opens. */
 export const corePoolSize = 10
 
-export function buildAnchor(options: { databaseUrl: string; hosts: Hosts; poolSize?: number }): FastifyInstance {
+export interface AnchorOptions {
+  databaseUrl: string
+  hosts: Hosts
+  poolSize?: number
+  /** The floor: the checks the core cannot skip, with the key and freshness the core uses. */
+  required?: { secretKey: string; identityMaxAgeSeconds: number }
+}
+
+export function buildAnchor(options: AnchorOptions): FastifyInstance {
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? corePoolSize })
   pool.on('error', () => undefined)
   const app = Fastify({ logger: false })
   app.addHook('onClose', () => pool.end())
   const context = { hosts: options.hosts, requestDeployment: 'domestic' as const }
+  const checks = options.required && requiredChecks(options.hosts, options.required)
   app.get('/readyz', async () => ({ ok: true }))
   app.get<{ Params: { target: string } }>('/api/statuses/show/:target', async (request, reply) => {
-    const id = request.params.target.replace(/\.json$/, '')
-    if (!/^[0-9]{1,19}$/.test(id)) return reply.code(404).send({ error: 'entry_not_found' })
+    const checked = checks?.(request.raw.url ?? '/', request.headers)
+    if (checked?.refused) return reply.code(checked.refused).send({ error: 'refused' })
+    const target = request.params.target.replace(/\.(json|xml)$/, '')
+    const id = checked ? parseId(target) : /^[0-9]{1,19}$/.test(target) ? target : null
+    if (id === null) return reply.code(404).send({ error: 'entry_not_found' })
     const { rows } = await pool.query<EntryRecord>({ name: 'anchor_show', text: entryByIdSql, values: [id] })
     const r = rows[0]
     if (!r) return reply.code(404).send({ error: 'entry_not_found' })
     const entry = toEntry(r)
-    const rendition = renderEntry(entry, false, [], context)
-    const out = render('json', 'status', rendition.json, rendition.xml)
+    const rendition = renderEntry(entry, false, checked?.bodyFormats ?? [], checked ? { hosts: options.hosts, requestDeployment: checked.deployment } : context)
+    const out = render(checked?.format ?? 'json', 'status', rendition.json, rendition.xml, checked?.callback)
+    if (checked) reply.header('cache-control', 'no-store').headers(out.headers)
     return reply.type(out.contentType).send(out.body)
   })
   return app
+}
+
+type Checked =
+  | { refused: 400 | 401 | 404 }
+  | { refused?: undefined; format: 'json' | 'xml'; deployment: 'domestic' | 'global'; callback: string | undefined; bodyFormats: ReturnType<typeof parseBodyFormats> }
+
+/** The floor's checks of one request (see the head of this file). */
+function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['required']>) {
+  const key = identityKey(required.secretKey)
+  const deploymentOf = deploymentMatcher(hosts)
+  return (url: string, headers: Record<string, string | string[] | undefined>): Checked => {
+    const identity = verifyIdentity(key, headers, { method: 'GET', url, host: headers.host as string | undefined ?? '' }, required.identityMaxAgeSeconds)
+    if (!identity.ok) return { refused: 401 }
+    const q = url.indexOf('?')
+    if (!canonicalPath(q === -1 ? url : url.slice(0, q)).ok) return { refused: 400 }
+    const format = formatOfPath(url)
+    if (format === null) return { refused: 404 }
+    const deployment = deploymentOf(headers.host as string | undefined)
+    if (deployment === null) return { refused: 400 }
+    const params = new Map<string, string>()
+    try {
+      for (const [name, value] of decodeForm(queryBytes(url))) {
+        if (name === 'file' || value.includes('\u0000')) return { refused: 400 }
+        if (name !== 'callback' && name !== 'body_formats') continue
+        if (params.has(name)) return { refused: 400 }
+        params.set(name, value)
+      }
+    } catch {
+      return { refused: 400 }
+    }
+    const callback = params.get('callback') || undefined
+    if (callback !== undefined && !isValidCallback(callback)) return { refused: 400 }
+    return { format, deployment, callback, bodyFormats: parseBodyFormats(params.get('body_formats')) }
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
@@ -47,7 +109,14 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   }
   const app = buildAnchor({
     databaseUrl: config.databaseUrl,
-    hosts: { domesticHost: config.domesticHost, globalHost: config.globalHost, publicScheme: config.publicScheme },
+    hosts: {
+      domesticHost: config.domesticHost,
+      globalHost: config.globalHost,
+      publicScheme: config.publicScheme,
+      domesticAliases: config.domesticHostAliases ?? [],
+      globalAliases: config.globalHostAliases ?? [],
+    },
+    ...(process.env.ANCHOR_REQUIRED === '1' ? { required: { secretKey: config.secretKey, identityMaxAgeSeconds: config.core.identityMaxAgeSeconds } } : {}),
   })
   app.listen({ host: '127.0.0.1', port: Number(process.env.ANCHOR_PORT ?? '0') }).then(
     () => {

@@ -94,7 +94,11 @@ export interface BenchResults {
   core: {
     pool_size: number
     scenarios: Record<string, ScenarioSummary>
-    ratios: { show_vs_anchor: Ratio; show_identified_vs_anonymous: Ratio }
+    /**
+     * required_vs_anchor: the anchor with the checks the core cannot skip (anchor.ts), the
+     * floor under show_vs_anchor; show_vs_required: the share of the distance that is the core's own.
+     */
+    ratios: { show_vs_anchor: Ratio; show_identified_vs_anonymous: Ratio; required_vs_anchor: Ratio; show_vs_required: Ratio }
   }
   /** Issue 18 (4): at half the bare proxy's saturation rate, p99 over the bare proxy's p99 in the same pass. */
   latency: {
@@ -272,6 +276,7 @@ export function formatReport(r: BenchResults): string {
     '',
     `2. core statuses/show against the minimal fastify + pg anchor (pool of ${r.core.pool_size})`,
     scenarioTable(r.core.scenarios),
+    `required checks only (rps over the anchor): ${fmt(r.core.ratios.required_vs_anchor, 3)}; the core's over it: ${fmt(r.core.ratios.show_vs_required, 3)}`,
     '',
     `3. whole system (public timeline, count=20, over ${s.timeline_entries} entries; over statuses/show: anonymous ${fmt(r.ratios.public_timeline_vs_show, 3)}, OAuth ${fmt(r.ratios.public_timeline_oauth_vs_show_oauth, 3)})`,
     scenarioTable(r.scenarios),

@@ -107,6 +107,7 @@ async function main(): Promise<number> {
       bare: { url: base(t.ports.bare), process: t.bare, pids: () => [t.bare.pid] },
       gateway: { url: base(t.ports.gateway), process: t.gateway, pids: () => [t.gateway.pid] },
       anchor: { url: base(t.ports.anchor), process: t.anchor, pids: () => [t.anchor.pid] },
+      anchor_required: { url: base(t.ports.anchorRequired), process: t.anchorRequired, pids: () => [t.anchorRequired.pid] },
       upstream: { url: base(a.ports.upstream), process: a.upstream, pids: () => [a.upstream.pid] },
       undici: { url: base(a.ports.undici), process: a.undici, pids: () => [a.undici.pid] },
       alone_bare: { url: base(a.ports.bare), process: a.bare, pids: () => [a.bare.pid] },
@@ -209,13 +210,15 @@ async function main(): Promise<number> {
     if (bareAlone && want('latency')) await paced('latency', [...latencyNames], latencyRate, s.latencySeconds)
 
     if (want('core')) {
-      // The anchor must answer with the core's bytes, or the comparison means nothing.
+      // Both anchors must answer with the core's bytes, or the comparison means nothing.
       for (const id of fixture.entryIds.slice(0, 3)) {
         const path = `/api/statuses/show/${id}.json`
-        const [fromCore, fromAnchor] = await Promise.all(
-          [servers.core.url, servers.anchor.url].map(async (u) => (await request(`${u}${path}`, { headers: { host: fixture.host } })).body.text()),
+        const [fromCore, ...fromAnchors] = await Promise.all(
+          [servers.core.url, servers.anchor.url, servers.anchor_required.url].map(async (u) => (await request(`${u}${path}`, { headers: { host: fixture.host } })).body.text()),
         )
-        if (fromCore !== fromAnchor) throw new Error(`the anchor's answer differs from the core's for ${path}:\n${fromCore}\n${fromAnchor}`)
+        for (const fromAnchor of fromAnchors) {
+          if (fromCore !== fromAnchor) throw new Error(`an anchor's answer differs from the core's for ${path}:\n${fromCore}\n${fromAnchor}`)
+        }
       }
       await saturate('core', [...coreNames])
     }
@@ -258,7 +261,12 @@ async function main(): Promise<number> {
       core: {
         pool_size: corePoolSize,
         scenarios: strip('core_', summaries(coreNames)),
-        ratios: { show_vs_anchor: r('core_show', 'core_anchor_show'), show_identified_vs_anonymous: r('core_show_identified', 'core_show') },
+        ratios: {
+          show_vs_anchor: r('core_show', 'core_anchor_show'),
+          show_identified_vs_anonymous: r('core_show_identified', 'core_show'),
+          required_vs_anchor: r('core_required_show', 'core_anchor_show'),
+          show_vs_required: r('core_show', 'core_required_show'),
+        },
       },
       latency: {
         fixed_rate_rps: latencyRate,

@@ -48,8 +48,11 @@ export const aloneNames = [
 ] as const
 export type AloneName = (typeof aloneNames)[number]
 
-/** The core against its anchor (anchor.ts): statuses/show, the same query and bytes. */
-export const coreNames = ['core_anchor_show', 'core_show', 'core_show_identified'] as const
+/**
+ * The core against its anchor (anchor.ts): statuses/show, the same query and bytes.
+ * `core_required_show`: the anchor with the checks the core cannot skip, the floor.
+ */
+export const coreNames = ['core_anchor_show', 'core_required_show', 'core_show', 'core_show_identified'] as const
 export type CoreName = (typeof coreNames)[number]
 
 /** The latency runs: at half the bare proxy's saturation rate, gateway alone. */
@@ -59,7 +62,7 @@ export type LatencyName = (typeof latencyNames)[number]
 
 export type AnyScenario = ScenarioName | FixedRateName | AloneName | CoreName | LatencyName
 
-export type Target = 'core' | 'bare' | 'gateway' | 'upstream' | 'undici' | 'alone_bare' | 'nginx' | 'alone_gateway' | 'alone_required' | 'anchor'
+export type Target = 'core' | 'bare' | 'gateway' | 'upstream' | 'undici' | 'alone_bare' | 'nginx' | 'alone_gateway' | 'alone_required' | 'anchor' | 'anchor_required'
 export type RequestKind = 'anonymous' | 'identified' | 'oauth' | 'basic' | 'wsse' | 'update_oauth' | 'timeline_anonymous' | 'timeline_oauth'
 
 export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind }> = {
@@ -87,6 +90,7 @@ export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind 
   alone_required_wsse: { target: 'alone_required', kind: 'wsse' },
   alone_required_oauth: { target: 'alone_required', kind: 'oauth' },
   core_anchor_show: { target: 'anchor', kind: 'anonymous' },
+  core_required_show: { target: 'anchor_required', kind: 'anonymous' },
   core_show: { target: 'core', kind: 'anonymous' },
   core_show_identified: { target: 'core', kind: 'identified' },
   latency_bare_proxy: { target: 'alone_bare', kind: 'anonymous' },

@@ -34,7 +34,9 @@ export interface Topology {
   bare: AppProcess
   /** The core's anchor (anchor.ts) on the same database, with the core's pool size. */
   anchor: AppProcess
-  ports: { core: number; gateway: number; admin: number; bare: number; anchor: number }
+  /** The same with the checks the core cannot skip (ANCHOR_REQUIRED=1): the floor under the core's figure. */
+  anchorRequired: AppProcess
+  ports: { core: number; gateway: number; admin: number; bare: number; anchor: number; anchorRequired: number }
   /** The environment the core and the gateway run with. */
   env: NodeJS.ProcessEnv
   /** `localhost:<gateway port>`: the domestic host, sent as Host on every request. */
@@ -107,7 +109,7 @@ export function startTopology(opts: { databaseUrl: string; redisUrl: string; pro
 
 async function startTopologyOnce(opts: { databaseUrl: string; redisUrl: string; profileDir?: string }): Promise<Topology> {
   const profile = cpuProfileFlags(opts.profileDir)
-  const [core, gateway, admin, bare, anchor] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
+  const [core, gateway, admin, bare, anchor, anchorRequired] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
   const host = `localhost:${gateway}`
   const adminToken = randomBytes(24).toString('base64url')
   const dataDir = mkdtempSync(join(tmpdir(), 'kigo-bench-'))
@@ -148,10 +150,24 @@ async function startTopologyOnce(opts: { databaseUrl: string; redisUrl: string; 
     started.push(bareApp)
     const anchorApp = spawnApp('anchor', [...productionNodeFlags, ...profile, anchorJs], { ...env, ANCHOR_PORT: String(anchor) })
     started.push(anchorApp)
+    const anchorRequiredApp = spawnApp('anchor (required work)', [...productionNodeFlags, ...profile, anchorJs], { ...env, ANCHOR_PORT: String(anchorRequired), ANCHOR_REQUIRED: '1' })
+    started.push(anchorRequiredApp)
     await waitReady(gatewayApp, `http://127.0.0.1:${gateway}/readyz`)
     await waitReady(bareApp, `http://127.0.0.1:${bare}/readyz`)
     await waitReady(anchorApp, `http://127.0.0.1:${anchor}/readyz`)
-    return { core: coreApp, gateway: gatewayApp, bare: bareApp, anchor: anchorApp, ports: { core, gateway, admin, bare, anchor }, host, adminToken, env, stop }
+    await waitReady(anchorRequiredApp, `http://127.0.0.1:${anchorRequired}/readyz`)
+    return {
+      core: coreApp,
+      gateway: gatewayApp,
+      bare: bareApp,
+      anchor: anchorApp,
+      anchorRequired: anchorRequiredApp,
+      ports: { core, gateway, admin, bare, anchor, anchorRequired },
+      host,
+      adminToken,
+      env,
+      stop,
+    }
   } catch (err) {
     await stop()
     throw err

@@ -27,8 +27,8 @@ export function operationNamed(name: string): Operation {
  * The routes of the operations that take a body (POST), per app, registered in a scope of
  * their own where @fastify/multipart is. The plugin hooks every request of its scope twice
  * (an async onRequest that listens for the response's close, an async onResponse), both to
- * delete files saved to disk, which kigo never saves: on the core's reads that was about
- * 8 µs of CPU per request (README, Performance). The app's own parser for multipart bodies,
+ * delete files saved to disk, which kigo never saves: on the core's reads, 6 to 22 µs of
+ * CPU per request in bench/micro/core-overhead.ts (README, Performance, sixth pass). The app's own parser for multipart bodies,
  * which leaves them unread, serves everywhere else.
  */
 const bodyRoutes = new WeakMap<FastifyInstance, RouteOptions[]>()

@@ -16,7 +16,7 @@
 //
 // Run as its own process with the core's environment plus ANCHOR_PORT (and
 // ANCHOR_REQUIRED=1 for the floor).
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import pg from 'pg'
 import { pathToFileURL } from 'node:url'
 import { loadConfig } from '../src/common/config.js'
@@ -24,11 +24,12 @@ import { formatOfPath, isValidCallback, render } from '../src/common/formats.js'
 import { identityKey, verifyIdentity } from '../src/common/identity.js'
 import { canonicalPath } from '../src/common/route-table.js'
 import { parseId } from '../src/core/entries/ids.js'
-import { parseBodyFormats } from '../src/core/render/body-formats.js'
+import { parseBodyFormats, type BodyFormat } from '../src/core/render/body-formats.js'
 import { renderEntry } from '../src/core/render/entry.js'
 import { deploymentMatcher, type Hosts } from '../src/core/entries/deployment.js'
-import { decodeForm, queryBytes } from '../src/core/routes/form-decoding.js'
+import { readParams, type Params } from '../src/core/routes/params.js'
 import { entryByIdSql, toEntry, type EntryRecord } from '../src/core/store/sql-content-store.js'
+import type { Deployment } from '../src/core/store/types.js'
 
 /** src/common/sql.ts's default pool size, the one the core's content store opens. */
 export const corePoolSize = 10
@@ -50,7 +51,7 @@ export function buildAnchor(options: AnchorOptions): FastifyInstance {
   const checks = options.required && requiredChecks(options.hosts, options.required)
   app.get('/readyz', async () => ({ ok: true }))
   app.get<{ Params: { target: string } }>('/api/statuses/show/:target', async (request, reply) => {
-    const checked = checks?.(request.raw.url ?? '/', request.headers)
+    const checked = await checks?.(request)
     if (checked?.refused) return reply.code(checked.refused).send({ error: 'refused' })
     const target = request.params.target.replace(/\.(json|xml)$/, '')
     const id = checked ? parseId(target) : /^[0-9]{1,19}$/.test(target) ? target : null
@@ -69,29 +70,26 @@ export function buildAnchor(options: AnchorOptions): FastifyInstance {
 
 type Checked =
   | { refused: 400 | 401 | 404 }
-  | { refused?: undefined; format: 'json' | 'xml'; deployment: 'domestic' | 'global'; callback: string | undefined; bodyFormats: ReturnType<typeof parseBodyFormats> }
+  | { refused?: undefined; format: 'json' | 'xml'; deployment: Deployment; callback: string | undefined; bodyFormats: BodyFormat[] }
 
 /** The floor's checks of one request (see the head of this file). */
 function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['required']>) {
   const key = identityKey(required.secretKey)
   const deploymentOf = deploymentMatcher(hosts)
-  return (url: string, headers: Record<string, string | string[] | undefined>): Checked => {
-    const identity = verifyIdentity(key, headers, { method: 'GET', url, host: headers.host as string | undefined ?? '' }, required.identityMaxAgeSeconds)
+  return async (request: FastifyRequest): Promise<Checked> => {
+    const url = request.raw.url ?? '/'
+    const identity = verifyIdentity(key, request.headers, { method: 'GET', url, host: request.headers.host ?? '' }, required.identityMaxAgeSeconds)
     if (!identity.ok) return { refused: 401 }
     const q = url.indexOf('?')
     if (!canonicalPath(q === -1 ? url : url.slice(0, q)).ok) return { refused: 400 }
     const format = formatOfPath(url)
     if (format === null) return { refused: 404 }
-    const deployment = deploymentOf(headers.host as string | undefined)
+    const deployment = deploymentOf(request.headers.host)
     if (deployment === null) return { refused: 400 }
-    const params = new Map<string, string>()
+    // The core's own parameter reading (strict decoding, a known one twice, U+0000, `file`).
+    let params: Params
     try {
-      for (const [name, value] of decodeForm(queryBytes(url))) {
-        if (name === 'file' || value.includes('\u0000')) return { refused: 400 }
-        if (name !== 'callback' && name !== 'body_formats') continue
-        if (params.has(name)) return { refused: 400 }
-        params.set(name, value)
-      }
+      params = await readParams(request, { names: ['callback', 'body_formats'], maxFiles: 0, fileBytes: 0 })
     } catch {
       return { refused: 400 }
     }

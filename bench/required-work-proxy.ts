@@ -4,8 +4,10 @@
 // was told (no store, no cache, no throttling, no policy, no usage, no metrics, no logs),
 // claim the WSSE or OAuth nonce in Redis (SET NX with an expiry, ioredis with
 // auto-pipelining as in the gateway), sign the identity the core checks
-// (src/common/identity.ts), and forward; the client's own X-Kigo-* headers never pass (an
-// anonymous request's whole required work). A request whose credential does not hold gets 401.
+// (src/common/identity.ts), and forward with what SPEC §4.6 asks of every forward: the
+// client's own X-Kigo-* headers removed, X-Kigo-Request-Id and X-Forwarded-For/Proto/Host
+// set (an anonymous request's whole required work). A request whose credential does not
+// hold gets 401.
 // The gateway's rate over this one says how much of the distance to the bare proxy is
 // kigo's own; this one's rate over the bare proxy, how far the required work alone lets
 // a gateway come on this machine.
@@ -117,14 +119,16 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
     const identity = typeof xWsse === 'string' ? await wsse(xWsse) : authorization.startsWith('Basic ') ? basic(authorization) : authorization.startsWith('OAuth ') ? await oauth(request, authorization) : null
     if (identity === null && (authorization !== '' || xWsse !== undefined)) return reply.code(401).send({ error: 'unauthorized' })
     const host = request.headers.host ?? ''
+    const requestId = randomUUID()
     const signed = identity
-      ? signIdentity(key, { method: request.method, url: request.url, host, requestId: randomUUID(), operation: operationNameOf(request.method, request.url), bodySha256: '' }, identity)
-      : {}
+      ? signIdentity(key, { method: request.method, url: request.url, host, requestId, operation: operationNameOf(request.method, request.url), bodySha256: '' }, identity)
+      : { 'x-kigo-request-id': requestId }
+    const forwardedFor = request.socket.remoteAddress ?? ''
     return reply.from(request.url, {
       rewriteRequestHeaders: (req, headers) => {
         const out: typeof headers = {}
         for (const name in headers) if (name !== 'authorization' && name !== 'x-wsse' && !name.startsWith('x-kigo-')) out[name] = headers[name]
-        return { ...out, host: req.headers.host ?? headers.host, ...signed }
+        return { ...out, host: req.headers.host ?? headers.host, 'x-forwarded-for': forwardedFor, 'x-forwarded-proto': 'http', 'x-forwarded-host': host, ...signed }
       },
     })
   })

@@ -68,11 +68,13 @@ describe.skipIf(redisUrl === null)('required-work proxy', () => {
     }
   })
 
-  it('forwards an anonymous request without the identity headers the client sent', async () => {
-    const { status, forwarded } = await send({ 'x-kigo-user': 'bench', 'x-kigo-auth-method': 'basic', 'user-agent': 'kept' })
+  it('forwards an anonymous request without the identity headers the client sent, with its own request ID and X-Forwarded-* (SPEC §4.6)', async () => {
+    const { status, forwarded } = await send({ 'x-kigo-user': 'bench', 'x-kigo-auth-method': 'basic', 'x-kigo-request-id': 'from-client', 'user-agent': 'kept' })
     expect(status).toBe(200)
-    expect(Object.keys(forwarded!).filter((h) => h.startsWith('x-kigo-'))).toEqual([])
+    expect(Object.keys(forwarded!).filter((h) => h.startsWith('x-kigo-'))).toEqual(['x-kigo-request-id'])
+    expect(forwarded!['x-kigo-request-id']).toMatch(/^[0-9a-f-]{36}$/)
     expect(forwarded!['user-agent']).toBe('kept')
+    expect(forwarded!).toMatchObject({ 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': 'http', 'x-forwarded-host': host })
   })
 
   it('refuses a wrong password, a replayed nonce and a wrong signature without forwarding them', async () => {

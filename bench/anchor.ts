@@ -5,14 +5,18 @@
 // bytes are the same (the benchmark compares them before it measures). What the core spends beyond this is its own request handling: host and
 // format checks, parameters, the identity check, error mapping, hooks.
 //
-// With `required`, the floor under the core's figure (as required-work-proxy.ts is the
-// gateway's): the same handler plus only the checks the core cannot skip for an
-// anonymous statuses/show, written the shortest way in the one handler with the core's
-// own functions: the identity headers (none, or a signature that verifies: SPEC §4.6),
-// the canonical path, the format of the extension, the Host's deployment, the query's
+// With `required`, the floor under the core's figures (as required-work-proxy.ts is the
+// gateway's): the same handler plus only the checks the core cannot skip for a
+// statuses/show, written the shortest way in the one handler with the core's own
+// functions: the identity headers (none, or a signature that verifies: SPEC §4.6), the
+// canonical path, the format of the extension, the Host's deployment, the query's
 // parameters decoded strictly (a known one twice is 400) with `callback` and
-// `body_formats` (SPEC §2.5), and `Cache-Control: no-store`. No metrics, no logs, no
-// request IDs, no store layer: a failure answers 400, 401 or 404.
+// `body_formats` (SPEC §2.5), and `Cache-Control: no-store`. For a signed identity,
+// also: the signed operation and the identity's right to run it (the core's
+// checkSignedOperation), the public profile copy kept up to date (the core's
+// ProfileRefresher), and the viewer's query, whose answer says whether the viewer
+// starred the entry. No metrics, no logs, no request IDs, no store layer on the request's
+// own query: a failure answers 400, 401 or 404.
 //
 // Run as its own process with the core's environment plus ANCHOR_PORT (and
 // ANCHOR_REQUIRED=1 for the floor).
@@ -21,14 +25,18 @@ import pg from 'pg'
 import { pathToFileURL } from 'node:url'
 import { loadConfig } from '../src/common/config.js'
 import { formatOfPath, isValidCallback, render } from '../src/common/formats.js'
-import { identityKey, verifyIdentity } from '../src/common/identity.js'
-import { canonicalPath } from '../src/common/route-table.js'
+import { identityKey, verifyIdentity, type AuthMethod, type Identity } from '../src/common/identity.js'
+import { canonicalPath, operations } from '../src/common/route-table.js'
+import type { Db } from '../src/common/sql.js'
+import type { ApiError } from '../src/common/errors.js'
 import { parseId } from '../src/core/entries/ids.js'
 import { parseBodyFormats, type BodyFormat } from '../src/core/render/body-formats.js'
 import { renderEntry } from '../src/core/render/entry.js'
 import { deploymentMatcher, type Hosts } from '../src/core/entries/deployment.js'
+import { checkSignedOperation } from '../src/core/routes/identity-guard.js'
 import { readParams, type Params } from '../src/core/routes/params.js'
-import { entryByIdSql, toEntry, type EntryRecord } from '../src/core/store/sql-content-store.js'
+import { ProfileRefresher } from '../src/core/routes/profiles.js'
+import { entryByIdSql, entryForViewerSql, SqlContentStore, toEntry, type EntryRecord } from '../src/core/store/sql-content-store.js'
 import type { Deployment } from '../src/core/store/types.js'
 
 /** src/common/sql.ts's default pool size, the one the core's content store opens. */
@@ -38,8 +46,8 @@ export interface AnchorOptions {
   databaseUrl: string
   hosts: Hosts
   poolSize?: number
-  /** The floor: the checks the core cannot skip, with the key and freshness the core uses. */
-  required?: { secretKey: string; identityMaxAgeSeconds: number }
+  /** The floor: the checks the core cannot skip, with the key, freshness and route methods the core uses. */
+  required?: { secretKey: string; identityMaxAgeSeconds: number; routeMethods: Record<string, AuthMethod[]> }
 }
 
 export function buildAnchor(options: AnchorOptions): FastifyInstance {
@@ -48,7 +56,7 @@ export function buildAnchor(options: AnchorOptions): FastifyInstance {
   const app = Fastify({ logger: false })
   app.addHook('onClose', () => pool.end())
   const context = { hosts: options.hosts, requestDeployment: 'domestic' as const }
-  const checks = options.required && requiredChecks(options.hosts, options.required)
+  const checks = options.required && requiredChecks(options.hosts, options.required, pool)
   app.get('/readyz', async () => ({ ok: true }))
   app.get<{ Params: { target: string } }>('/api/statuses/show/:target', async (request, reply) => {
     const checked = await checks?.(request)
@@ -56,11 +64,14 @@ export function buildAnchor(options: AnchorOptions): FastifyInstance {
     const target = request.params.target.replace(/\.(json|xml)$/, '')
     const id = checked ? parseId(target) : /^[0-9]{1,19}$/.test(target) ? target : null
     if (id === null) return reply.code(404).send({ error: 'entry_not_found' })
-    const { rows } = await pool.query<EntryRecord>({ name: 'anchor_show', text: entryByIdSql, values: [id] })
+    const viewer = checked?.identity
+    const { rows } = viewer
+      ? await pool.query<EntryRecord & { favorited: boolean }>({ name: 'anchor_show_viewer', text: entryForViewerSql, values: [id, viewer.user] })
+      : await pool.query<EntryRecord & { favorited?: boolean }>({ name: 'anchor_show', text: entryByIdSql, values: [id] })
     const r = rows[0]
     if (!r) return reply.code(404).send({ error: 'entry_not_found' })
     const entry = toEntry(r)
-    const rendition = renderEntry(entry, false, checked?.bodyFormats ?? [], checked ? { hosts: options.hosts, requestDeployment: checked.deployment } : context)
+    const rendition = renderEntry(entry, r.favorited === true, checked?.bodyFormats ?? [], checked ? { hosts: options.hosts, requestDeployment: checked.deployment } : context)
     const out = render(checked?.format ?? 'json', 'status', rendition.json, rendition.xml, checked?.callback)
     if (checked) reply.header('cache-control', 'no-store').headers(out.headers)
     return reply.type(out.contentType).send(out.body)
@@ -69,17 +80,34 @@ export function buildAnchor(options: AnchorOptions): FastifyInstance {
 }
 
 type Checked =
-  | { refused: 400 | 401 | 404 }
-  | { refused?: undefined; format: 'json' | 'xml'; deployment: Deployment; callback: string | undefined; bodyFormats: BodyFormat[] }
+  | { refused: 400 | 401 | 403 | 404 }
+  | { refused?: undefined; identity: Identity | null; format: 'json' | 'xml'; deployment: Deployment; callback: string | undefined; bodyFormats: BodyFormat[] }
 
 /** The floor's checks of one request (see the head of this file). */
-function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['required']>) {
+function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['required']>, pool: pg.Pool) {
   const key = identityKey(required.secretKey)
   const deploymentOf = deploymentMatcher(hosts)
+  const show = operations.find((o) => o.name === 'statuses/show')!
+  // The profile copy through the core's own store, on the floor's pool: at most one round
+  // trip per user a minute, so not the request's path.
+  const db: Db = {
+    engine: 'postgres',
+    query: async <T>(text: string, values: unknown[] = []) => (await pool.query(text, values)).rows as T[],
+    transaction: () => Promise.reject(new Error('the floor runs no transactions')),
+    ping: async () => undefined,
+    close: async () => undefined,
+  }
+  const profiles = new ProfileRefresher(new SqlContentStore(db))
   return async (request: FastifyRequest): Promise<Checked> => {
     const url = request.raw.url ?? '/'
-    const identity = verifyIdentity(key, request.headers, { method: 'GET', url, host: request.headers.host ?? '' }, required.identityMaxAgeSeconds)
-    if (!identity.ok) return { refused: 401 }
+    const check = verifyIdentity(key, request.headers, { method: 'GET', url, host: request.headers.host ?? '' }, required.identityMaxAgeSeconds)
+    if (!check.ok) return { refused: 401 }
+    let identity: Identity | null
+    try {
+      identity = checkSignedOperation(check.identity, check.operation, show, 'GET', required.routeMethods)
+    } catch (err) {
+      return { refused: (err as ApiError).status === 403 ? 403 : 401 }
+    }
     const q = url.indexOf('?')
     if (!canonicalPath(q === -1 ? url : url.slice(0, q)).ok) return { refused: 400 }
     const format = formatOfPath(url)
@@ -95,7 +123,10 @@ function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['requi
     }
     const callback = params.get('callback') || undefined
     if (callback !== undefined && !isValidCallback(callback)) return { refused: 400 }
-    return { format, deployment, callback, bodyFormats: parseBodyFormats(params.get('body_formats')) }
+    // Most requests: nothing to wait for (the core's preHandler makes no promise either).
+    const refreshing = identity && profiles.refresh(identity)
+    if (refreshing) await refreshing
+    return { identity, format, deployment, callback, bodyFormats: parseBodyFormats(params.get('body_formats')) }
   }
 }
 
@@ -114,7 +145,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       domesticAliases: config.domesticHostAliases ?? [],
       globalAliases: config.globalHostAliases ?? [],
     },
-    ...(process.env.ANCHOR_REQUIRED === '1' ? { required: { secretKey: config.secretKey, identityMaxAgeSeconds: config.core.identityMaxAgeSeconds } } : {}),
+    ...(process.env.ANCHOR_REQUIRED === '1'
+      ? { required: { secretKey: config.secretKey, identityMaxAgeSeconds: config.core.identityMaxAgeSeconds, routeMethods: config.auth.routeMethods } }
+      : {}),
   })
   app.listen({ host: '127.0.0.1', port: Number(process.env.ANCHOR_PORT ?? '0') }).then(
     () => {

@@ -97,8 +97,18 @@ export interface BenchResults {
     /**
      * required_vs_anchor: the anchor with the checks the core cannot skip (anchor.ts), the
      * floor under show_vs_anchor; show_vs_required: the share of the distance that is the core's own.
+     * required_identified_vs_anonymous: the same floor's signed viewer over its anonymous
+     * request, the floor under show_identified_vs_anonymous; show_identified_vs_required:
+     * the core's signed viewer over the floor's.
      */
-    ratios: { show_vs_anchor: Ratio; show_identified_vs_anonymous: Ratio; required_vs_anchor: Ratio; show_vs_required: Ratio }
+    ratios: {
+      show_vs_anchor: Ratio
+      show_identified_vs_anonymous: Ratio
+      required_vs_anchor: Ratio
+      show_vs_required: Ratio
+      required_identified_vs_anonymous: Ratio
+      show_identified_vs_required: Ratio
+    }
   }
   /** Issue 18 (4): at half the bare proxy's saturation rate, p99 over the bare proxy's p99 in the same pass. */
   latency: {
@@ -277,6 +287,7 @@ export function formatReport(r: BenchResults): string {
     `2. core statuses/show against the minimal fastify + pg anchor (pool of ${r.core.pool_size})`,
     scenarioTable(r.core.scenarios),
     `required checks only (rps over the anchor): ${fmt(r.core.ratios.required_vs_anchor, 3)}; the core's over it: ${fmt(r.core.ratios.show_vs_required, 3)}`,
+    `required checks only, signed viewer over anonymous: ${fmt(r.core.ratios.required_identified_vs_anonymous, 3)}; the core's signed viewer over the floor's: ${fmt(r.core.ratios.show_identified_vs_required, 3)}`,
     '',
     `3. whole system (public timeline, count=20, over ${s.timeline_entries} entries; over statuses/show: anonymous ${fmt(r.ratios.public_timeline_vs_show, 3)}, OAuth ${fmt(r.ratios.public_timeline_oauth_vs_show_oauth, 3)})`,
     scenarioTable(r.scenarios),

@@ -19,7 +19,7 @@ import { embeddedFootprint } from './embedded.js'
 import { findNginx } from './nginx.js'
 import { commandCpuDeltaMs, commandCpuMs, cpuMs, descendants, killAllNow, machineBusyMs, sampleRss, stopAll, type AppProcess } from './processes.js'
 import { formatReport, median, pairedRatio, ratios, summarize, targets, timelineRatios, type BenchResults, type WindowMeasurement } from './report.js'
-import { aloneNames, coreNames, fixedRateNames, latencyNames, scenarioNames, scenarios, type AnyScenario, type Fixture, type Target } from './scenarios.js'
+import { aloneNames, coreNames, fixedRateNames, latencyNames, requestSource, scenarioNames, scenarios, type AnyScenario, type Fixture, type Target } from './scenarios.js'
 import { seed } from './seed.js'
 import { checkPublicTimeline } from './timeline-check.js'
 import { seedTimeline } from './timeline-seed.js'
@@ -220,6 +220,13 @@ async function main(): Promise<number> {
           if (fromCore !== fromAnchor) throw new Error(`an anchor's answer differs from the core's for ${path}:\n${fromCore}\n${fromAnchor}`)
         }
       }
+      // And the floor must answer a signed viewer with the core's bytes.
+      const signedShow = requestSource('identified', fixture)
+      for (let i = 0; i < 3; i++) {
+        const { path, headers } = signedShow()
+        const [fromCore, fromFloor] = await Promise.all([servers.core.url, servers.anchor_required.url].map(async (u) => (await request(`${u}${path}`, { headers })).body.text()))
+        if (fromCore !== fromFloor) throw new Error(`the floor's answer to a signed viewer differs from the core's for ${path}:\n${fromCore}\n${fromFloor}`)
+      }
       await saturate('core', [...coreNames])
     }
 
@@ -266,6 +273,8 @@ async function main(): Promise<number> {
           show_identified_vs_anonymous: r('core_show_identified', 'core_show'),
           required_vs_anchor: r('core_required_show', 'core_anchor_show'),
           show_vs_required: r('core_show', 'core_required_show'),
+          required_identified_vs_anonymous: r('core_required_show_identified', 'core_required_show'),
+          show_identified_vs_required: r('core_show_identified', 'core_required_show_identified'),
         },
       },
       latency: {

@@ -50,9 +50,10 @@ export type AloneName = (typeof aloneNames)[number]
 
 /**
  * The core against its anchor (anchor.ts): statuses/show, the same query and bytes.
- * `core_required_show`: the anchor with the checks the core cannot skip, the floor.
+ * `core_required_show` and `core_required_show_identified`: the anchor with the checks
+ * the core cannot skip, anonymous and with a signed identity, the floors.
  */
-export const coreNames = ['core_anchor_show', 'core_required_show', 'core_show', 'core_show_identified'] as const
+export const coreNames = ['core_anchor_show', 'core_required_show', 'core_required_show_identified', 'core_show', 'core_show_identified'] as const
 export type CoreName = (typeof coreNames)[number]
 
 /** The latency runs: at half the bare proxy's saturation rate, gateway alone. */
@@ -91,6 +92,7 @@ export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind 
   alone_required_oauth: { target: 'alone_required', kind: 'oauth' },
   core_anchor_show: { target: 'anchor', kind: 'anonymous' },
   core_required_show: { target: 'anchor_required', kind: 'anonymous' },
+  core_required_show_identified: { target: 'anchor_required', kind: 'identified' },
   core_show: { target: 'core', kind: 'anonymous' },
   core_show_identified: { target: 'core', kind: 'identified' },
   latency_bare_proxy: { target: 'alone_bare', kind: 'anonymous' },

@@ -1,7 +1,9 @@
 // The core's anchors are only a fair comparison if they answer as the core does. The
 // plain anchor must give the core's bytes for a plain request; the floor (ANCHOR_REQUIRED)
-// must also do every check the core cannot skip for an anonymous statuses/show: the same
-// status as the core for each spelling below, and the same bytes when it answers 200.
+// must also do every check the core cannot skip for a statuses/show, anonymous or signed:
+// the same status as the core for each spelling below, and the same bytes when it answers
+// 200 (for a signed viewer, whether the viewer starred the entry); and it keeps the public
+// profile copy up to date as the core does.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -10,7 +12,7 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildAnchor } from '../../bench/anchor.js'
 import { loadConfig } from '../../src/common/config.js'
-import { identityKey, signIdentity } from '../../src/common/identity.js'
+import { identityKey, signIdentity, type Identity } from '../../src/common/identity.js'
 import { startCore, type RunningCore } from '../../src/core/server.js'
 import { openContentStore } from '../../src/core/store/index.js'
 import { freshPostgres } from '../helpers/services.js'
@@ -49,10 +51,18 @@ describe.skipIf(database === null)("the core's anchors", () => {
       [],
       () => 'green & <black>',
     )
+    // One viewer starred it, one did not; both have a profile copy.
+    await store.upsertUser({ id: 'fan', name: 'Fan' })
+    await store.upsertUser({ id: 'renamed', name: 'Old Name' })
+    await store.addStar(entry.id, 'fan')
     await store.close()
     id = entry.id
     plain = buildAnchor({ databaseUrl: database!.url, hosts })
-    floor = buildAnchor({ databaseUrl: database!.url, hosts, required: { secretKey, identityMaxAgeSeconds: config.core.identityMaxAgeSeconds } })
+    floor = buildAnchor({
+      databaseUrl: database!.url,
+      hosts,
+      required: { secretKey, identityMaxAgeSeconds: config.core.identityMaxAgeSeconds, routeMethods: config.auth.routeMethods },
+    })
   })
 
   afterAll(async () => {
@@ -71,10 +81,18 @@ describe.skipIf(database === null)("the core's anchors", () => {
   })
 
   it('the floor answers every spelling as the core does: the same status, and the same bytes and headers when it serves', async () => {
-    const signed = (url: string, extra: Record<string, string> = {}) => ({
-      ...signIdentity(identityKey(secretKey), { method: 'GET', url, host, requestId: 'r-1', operation: 'statuses/show', bodySha256: '' }, null),
+    const as = (user: string, authMethod: Identity['authMethod'] = 'basic', scopes: string[] = []): Identity => ({
+      user,
+      userName: user === 'fan' ? 'Fan' : 'Bench',
+      authMethod,
+      consumer: authMethod === 'oauth' ? 'client-1' : '',
+      scopes,
+    })
+    const signed = (url: string, extra: Record<string, string> = {}, identity: Identity | null = null, operation = 'statuses/show') => ({
+      ...signIdentity(identityKey(secretKey), { method: 'GET', url, host, requestId: 'r-1', operation, bodySha256: '' }, identity),
       ...extra,
     })
+    const show = `/api/statuses/show/${id}.json`
     const cases: Array<[string, Record<string, string>?]> = [
       [`/api/statuses/show/${id}.json`],
       [`/api/statuses/show/${id}.xml`],
@@ -84,7 +102,12 @@ describe.skipIf(database === null)("the core's anchors", () => {
       [`/api/statuses/show/${id}.json?body_formats=html`],
       [`/api/statuses/show/${id}.json?oauth_token=ignored`],
       [`/api/statuses/show/${id}.json`, { host: globalHost }],
-      [`/api/statuses/show/${id}.json`, signed(`/api/statuses/show/${id}.json`)],
+      [show, signed(show)],
+      // Signed viewers: one who starred the entry, one who did not, an OAuth one.
+      [show, signed(show, {}, as('fan'))],
+      [`/api/statuses/show/${id}.xml`, signed(`/api/statuses/show/${id}.xml`, {}, as('fan'))],
+      [show, signed(show, {}, as('bench'))],
+      [show, signed(show, {}, as('fan', 'oauth', ['read_public']))],
       // Refused by both:
       [`/api/statuses/show/${id}.json?callback=a&callback=b`],
       [`/api/statuses/show/${id}.json?callback=not%20a%20name`],
@@ -94,6 +117,10 @@ describe.skipIf(database === null)("the core's anchors", () => {
       [`/api/statuses/show/${id}.json`, { host: 'elsewhere.example' }],
       [`/api/statuses/show/${id}.json`, { 'x-kigo-user': 'mallory' }],
       [`/api/statuses/show/${id}.json`, signed(`/api/statuses/show/${id}.json`, { 'x-kigo-identity-signature': 't=1, v1=' + 'A'.repeat(43) })],
+      [show, signed(show, {}, as('fan'), 'statuses/update')],
+      [show, signed(show, {}, as('fan'), '')],
+      [show, signed(show, {}, as('fan', 'oauth', ['private_timeline']))],
+      [show, signed(show, {}, as('fan', 'wsse'))],
       [`/api/statuses/show/%30${id}.json`],
       [`/api/statuses/show/${id}.html`],
       [`/api/statuses/show/99999999.json`],
@@ -105,6 +132,23 @@ describe.skipIf(database === null)("the core's anchors", () => {
       if (fromCore.statusCode !== 200) continue
       expect(fromFloor.body, what).toBe(fromCore.body)
       for (const name of ['content-type', 'cache-control']) expect(fromFloor.headers[name], `${what} ${name}`).toBe(fromCore.headers[name])
+    }
+    // The viewer's star is in what both answered.
+    const starred = await ask(floor, show, signed(show, {}, as('fan')))
+    expect(JSON.parse(starred.body)).toMatchObject({ favorited: 1 })
+    expect(JSON.parse((await ask(floor, show, signed(show, {}, as('bench')))).body)).toMatchObject({ favorited: 0 })
+  })
+
+  it('the floor keeps the public profile copy up to date from a signed identity, as the core does', async () => {
+    const show = `/api/statuses/show/${id}.json`
+    const identity: Identity = { user: 'renamed', userName: 'New Name', authMethod: 'basic', consumer: '', scopes: [] }
+    const headers = signIdentity(identityKey(secretKey), { method: 'GET', url: show, host, requestId: 'r-2', operation: 'statuses/show', bodySha256: '' }, identity)
+    expect((await ask(floor, show, headers)).statusCode).toBe(200)
+    const store = await openContentStore({ databaseUrl: database!.url, dataDir })
+    try {
+      expect(await store.getUser('renamed')).toEqual({ id: 'renamed', name: 'New Name' })
+    } finally {
+      await store.close()
     }
   })
 })

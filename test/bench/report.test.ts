@@ -55,7 +55,7 @@ describe('printed report', () => {
       scenarios: { bare_proxy: summarize([w(14000, 4, { frontCpuUs: 60 })]), oauth: summarize([w(11900, 5, { frontCpuUs: 80 })]), nginx: null },
       ratios: { anonymous_vs_bare_proxy: 0.96, basic_vs_bare_proxy: 0.9, wsse_vs_bare_proxy: 0.79, oauth_vs_bare_proxy: 0.85, bare_proxy_vs_nginx: null, undici_proxy_vs_bare_proxy: 1.2, required_anonymous_vs_bare_proxy: 0.98, required_basic_vs_bare_proxy: 0.93, required_wsse_vs_bare_proxy: 0.82, required_oauth_vs_bare_proxy: 0.8, anonymous_vs_required: 0.98, basic_vs_required: 0.97, wsse_vs_required: 0.96, oauth_vs_required: 1.06 },
     },
-    core: { pool_size: 10, scenarios: {}, ratios: { show_vs_anchor: 0.92, show_identified_vs_anonymous: 0.89, required_vs_anchor: 0.95, show_vs_required: 0.968 } },
+    core: { pool_size: 10, scenarios: {}, ratios: { show_vs_anchor: 0.92, show_identified_vs_anonymous: 0.89, required_vs_anchor: 0.95, show_vs_required: 0.968, required_identified_vs_anonymous: 0.931, show_identified_vs_required: 0.902 } },
     latency: { fixed_rate_rps: 7000, scenarios: {}, p99_ratio: { anonymous_vs_bare_proxy: 1.1, basic_vs_bare_proxy: 1.2, wsse_vs_bare_proxy: 1.3, oauth_vs_bare_proxy: 1.6, required_oauth_vs_bare_proxy: 1.4 } },
     embedded: { start_s: 2.4, start_cpu_s: 2.1, idle_rss_mb: 140.2, loaded_rss_mb: 170.5 },
     scenarios: {
@@ -98,7 +98,7 @@ describe('printed report', () => {
   it('says "not measured" for what a partial run (--only) left out, never "met"', () => {
     const partial: BenchResults = {
       ...results,
-      core: { ...results.core, ratios: { show_vs_anchor: pairedRatio({}, 'core_show', 'core_anchor_show'), show_identified_vs_anonymous: null, required_vs_anchor: null, show_vs_required: null } },
+      core: { ...results.core, ratios: { show_vs_anchor: pairedRatio({}, 'core_show', 'core_anchor_show'), show_identified_vs_anonymous: null, required_vs_anchor: null, show_vs_required: null, required_identified_vs_anonymous: null, show_identified_vs_required: null } },
       latency: { ...results.latency, p99_ratio: { anonymous_vs_bare_proxy: null, basic_vs_bare_proxy: null, wsse_vs_bare_proxy: null, oauth_vs_bare_proxy: null, required_oauth_vs_bare_proxy: null } },
       embedded: null,
       added_p99_ms: null,
@@ -126,6 +126,7 @@ describe('printed report', () => {
   it('prints every scenario, an absent nginx, and every target with its verdict', () => {
     const text = formatReport(results)
     expect(text).toContain("required checks only (rps over the anchor): 0.950; the core's over it: 0.968")
+    expect(text).toContain("required checks only, signed viewer over anonymous: 0.931; the core's signed viewer over the floor's: 0.902")
     expect(text).toMatch(/^core_direct\s+5000\s+0\.38\s+1\.50\s+100\.0\s+0\s+0\s+0\s+180\s+-\s+-\s+-\s+-$/m)
     expect(text).toMatch(/^gateway_oauth\s+3000\s+0\.81\s+3\.25\s+100\.0\s+7\s+0\s+0\s+210\s+300\s+100\s+25\s+850$/m)
     expect(text).toMatch(/^oauth\s+11900\s.*\s80\s+-\s+-\s+-$/m)

@@ -56,8 +56,8 @@ const entryColumns = entryColumnsWith('u.name')
 /** One entry by ID (statuses/show, anonymous); also the benchmark's anchor's query (bench/anchor.ts). */
 export const entryByIdSql = `SELECT ${entryColumns} FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author WHERE e.id = $1::bigint`
 
-/** One entry by ID and whether the viewer starred it (statuses/show, identified). Made once, not per call. */
-const entryForViewerSql = `SELECT ${entryColumns}, EXISTS (SELECT 1 FROM kigo_core.stars s WHERE s.entry_id = e.id AND s.user_id = $2) AS favorited
+/** One entry by ID and whether the viewer starred it (statuses/show, identified; also the floor's, bench/anchor.ts). Made once, not per call. */
+export const entryForViewerSql = `SELECT ${entryColumns}, EXISTS (SELECT 1 FROM kigo_core.stars s WHERE s.entry_id = e.id AND s.user_id = $2) AS favorited
        FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author WHERE e.id = $1::bigint`
 
 const photoColumns = `id::text AS id, user_id, content_type, ext, title, folder, source, deployment, sha256, size, created_at`

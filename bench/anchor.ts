@@ -26,13 +26,14 @@ import { pathToFileURL } from 'node:url'
 import { loadConfig } from '../src/common/config.js'
 import { formatOfPath, isValidCallback, render } from '../src/common/formats.js'
 import { identityKey, verifyIdentity, type AuthMethod, type Identity } from '../src/common/identity.js'
-import { canonicalPath, operations } from '../src/common/route-table.js'
+import { canonicalPath } from '../src/common/route-table.js'
 import type { Db } from '../src/common/sql.js'
 import type { ApiError } from '../src/common/errors.js'
 import { parseId } from '../src/core/entries/ids.js'
 import { parseBodyFormats, type BodyFormat } from '../src/core/render/body-formats.js'
 import { renderEntry } from '../src/core/render/entry.js'
 import { deploymentMatcher, type Hosts } from '../src/core/entries/deployment.js'
+import { operationNamed } from '../src/core/routes/api-route.js'
 import { checkSignedOperation } from '../src/core/routes/identity-guard.js'
 import { readParams, type Params } from '../src/core/routes/params.js'
 import { ProfileRefresher } from '../src/core/routes/profiles.js'
@@ -87,7 +88,7 @@ type Checked =
 function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['required']>, pool: pg.Pool) {
   const key = identityKey(required.secretKey)
   const deploymentOf = deploymentMatcher(hosts)
-  const show = operations.find((o) => o.name === 'statuses/show')!
+  const show = operationNamed('statuses/show')
   // The profile copy through the core's own store, on the floor's pool: at most one round
   // trip per user a minute, so not the request's path.
   const db: Db = {

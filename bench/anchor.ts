@@ -27,7 +27,7 @@ import { loadConfig } from '../src/common/config.js'
 import { formatOfPath, isValidCallback, render } from '../src/common/formats.js'
 import { identityKey, verifyIdentity, type AuthMethod, type Identity } from '../src/common/identity.js'
 import { canonicalPath } from '../src/common/route-table.js'
-import type { Db } from '../src/common/sql.js'
+import { postgresDbOn } from '../src/common/sql.js'
 import type { ApiError } from '../src/common/errors.js'
 import { parseId } from '../src/core/entries/ids.js'
 import { parseBodyFormats, type BodyFormat } from '../src/core/render/body-formats.js'
@@ -91,14 +91,7 @@ function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['requi
   const show = operationNamed('statuses/show')
   // The profile copy through the core's own store, on the floor's pool: at most one round
   // trip per user a minute, so not the request's path.
-  const db: Db = {
-    engine: 'postgres',
-    query: async <T>(text: string, values: unknown[] = []) => (await pool.query(text, values)).rows as T[],
-    transaction: () => Promise.reject(new Error('the floor runs no transactions')),
-    ping: async () => undefined,
-    close: async () => undefined,
-  }
-  const profiles = new ProfileRefresher(new SqlContentStore(db))
+  const profiles = new ProfileRefresher(new SqlContentStore(postgresDbOn(pool)))
   return async (request: FastifyRequest): Promise<Checked> => {
     const url = request.raw.url ?? '/'
     const check = verifyIdentity(key, request.headers, { method: 'GET', url, host: request.headers.host ?? '' }, required.identityMaxAgeSeconds)

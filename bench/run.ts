@@ -210,22 +210,20 @@ async function main(): Promise<number> {
     if (bareAlone && want('latency')) await paced('latency', [...latencyNames], latencyRate, s.latencySeconds)
 
     if (want('core')) {
-      // Both anchors must answer with the core's bytes, or the comparison means nothing.
-      for (const id of fixture.entryIds.slice(0, 3)) {
-        const path = `/api/statuses/show/${id}.json`
-        const [fromCore, ...fromAnchors] = await Promise.all(
-          [servers.core.url, servers.anchor.url, servers.anchor_required.url].map(async (u) => (await request(`${u}${path}`, { headers: { host: fixture.host } })).body.text()),
-        )
-        for (const fromAnchor of fromAnchors) {
-          if (fromCore !== fromAnchor) throw new Error(`an anchor's answer differs from the core's for ${path}:\n${fromCore}\n${fromAnchor}`)
+      // Both anchors must answer a plain request with the core's bytes, and the floor a
+      // signed viewer too, or the comparison means nothing.
+      const checks = [
+        { source: requestSource('anonymous', fixture), anchors: [servers.anchor.url, servers.anchor_required.url] },
+        { source: requestSource('identified', fixture), anchors: [servers.anchor_required.url] },
+      ]
+      for (const { source, anchors } of checks) {
+        for (let i = 0; i < 3; i++) {
+          const { path, headers } = source()
+          const [fromCore, ...fromAnchors] = await Promise.all([servers.core.url, ...anchors].map(async (u) => (await request(`${u}${path}`, { headers })).body.text()))
+          for (const fromAnchor of fromAnchors) {
+            if (fromCore !== fromAnchor) throw new Error(`an anchor's answer differs from the core's for ${path} ${JSON.stringify(headers)}:\n${fromCore}\n${fromAnchor}`)
+          }
         }
-      }
-      // And the floor must answer a signed viewer with the core's bytes.
-      const signedShow = requestSource('identified', fixture)
-      for (let i = 0; i < 3; i++) {
-        const { path, headers } = signedShow()
-        const [fromCore, fromFloor] = await Promise.all([servers.core.url, servers.anchor_required.url].map(async (u) => (await request(`${u}${path}`, { headers })).body.text()))
-        if (fromCore !== fromFloor) throw new Error(`the floor's answer to a signed viewer differs from the core's for ${path}:\n${fromCore}\n${fromFloor}`)
       }
       await saturate('core', [...coreNames])
     }

@@ -231,6 +231,14 @@ async function openEmbedded(dataDir: string): Promise<Db> {
   }
 }
 
+/**
+ * The project's PostgreSQL layer (named statements, transactions) over a pool the caller
+ * made and ends: for a tool that keeps its own pool (the benchmark's floor, bench/anchor.ts).
+ */
+export function postgresDbOn(pool: pg.Pool): Db {
+  return new PostgresDb(pool)
+}
+
 export async function openDb(options: DbOptions): Promise<Db> {
   if (options.databaseUrl) {
     const t = options.timeouts ?? defaultDbTimeouts

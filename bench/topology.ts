@@ -21,7 +21,7 @@ const mainJs = fileURLToPath(new URL('../src/main.js', import.meta.url))
  * The Node.js flags the production commands run the apps with (Dockerfile, `npm run
  * start:gateway`, `npm run start:core`): the benchmark measures what is deployed.
  */
-export const productionNodeFlags = ['--max-semi-space-size=16', '--heap-growing-percent=50']
+export const productionNodeFlags = ['--max-semi-space-size=16', '--heap-growing-percent=50', '--no-allocation-site-pretenuring']
 const bareProxyJs = fileURLToPath(new URL('./bare-proxy.js', import.meta.url))
 const fixedUpstreamJs = fileURLToPath(new URL('./fixed-upstream.js', import.meta.url))
 const undiciProxyJs = fileURLToPath(new URL('./undici-proxy.js', import.meta.url))

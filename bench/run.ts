@@ -23,7 +23,7 @@ import { aloneNames, coreNames, fixedRateNames, latencyNames, requestSource, sce
 import { seed } from './seed.js'
 import { checkPublicTimeline } from './timeline-check.js'
 import { seedTimeline } from './timeline-seed.js'
-import { passes, settingsFrom } from './settings.js'
+import { passes, settingsFrom, usage, type Settings } from './settings.js'
 import { createBenchDatabase, defaultDatabaseUrl, defaultRedisUrl, startAlone, startTopology, type AloneTopology, type Topology } from './topology.js'
 
 /** Most requests built for one window (memory of the load generator). */
@@ -44,7 +44,18 @@ function measurement(result: LoadResult, rssMb: number | null): WindowMeasuremen
 }
 
 async function main(): Promise<number> {
-  const s = settingsFrom(process.argv.slice(2))
+  let settings: Settings | null
+  try {
+    settings = settingsFrom(process.argv.slice(2))
+  } catch (err) {
+    console.error(`benchmark: ${(err as Error).message}\n${usage}`)
+    return 2
+  }
+  if (settings === null) {
+    console.log(usage)
+    return 0
+  }
+  const s = settings
   const databaseUrl = process.env.DATABASE_URL ?? defaultDatabaseUrl
   const redisUrl = process.env.REDIS_URL ?? defaultRedisUrl
 

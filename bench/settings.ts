@@ -30,10 +30,24 @@ export interface Settings {
   only?: string[]
 }
 
-export function settingsFrom(argv: string[]): Settings {
+/** What `npm run bench -- --help` prints (README, Performance, for what each group measures). */
+export const usage = `usage: npm run bench -- [options]
+  --quick            one round of 2 s per scenario (the test suite's run)
+  --rounds N         rounds per scenario (3)
+  --duration S       seconds per scenario and round (10)
+  --slice S          seconds per interleaved slice; divides --duration (2)
+  --connections N    client connections of the closed-loop load (32)
+  --only LIST        groups (embedded, alone, latency, core, whole) or scenario names, comma-separated
+  --profile DIR      CPU profiles of the core, the gateways and the anchors, written to DIR
+  --out FILE         results JSON (bench/results.json)
+  --help             this text`
+
+/** The command line's settings; null when it asked for --help. Throws on an unknown or bad option. */
+export function settingsFrom(argv: string[]): Settings | null {
   const { values } = parseArgs({
     args: argv,
     options: {
+      help: { type: 'boolean', default: false },
       quick: { type: 'boolean', default: false },
       out: { type: 'string' },
       rounds: { type: 'string' },
@@ -44,6 +58,7 @@ export function settingsFrom(argv: string[]): Settings {
       only: { type: 'string' },
     },
   })
+  if (values.help === true) return null
   const quick = values.quick === true
   const int = (name: string, v: string | undefined, fallback: number) => {
     if (v === undefined) return fallback

@@ -1,12 +1,25 @@
 // What `npm run bench` measures by default (SPEC §8): 10 s per scenario after a warm-up,
 // at least 3 rounds, the scenarios interleaved; `--quick` is one short round.
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { passes, settingsFrom } from '../../bench/settings.js'
+
+const runJs = fileURLToPath(new URL('../../dist/bench/run.js', import.meta.url))
+
+/** `node dist/bench/run.js ARGS`: its exit status and what it printed. */
+function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [runJs, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr })
+    })
+  })
+}
 
 describe('benchmark settings', () => {
   it('runs 3 rounds of 10 s per scenario after a warm-up by default, in 2 s slices', () => {
     expect(settingsFrom([])).toMatchObject({ mode: 'full', rounds: 3, durationSeconds: 10, sliceSeconds: 2, connections: 32 })
-    expect(settingsFrom([]).warmupSeconds).toBeGreaterThan(0)
+    expect(settingsFrom([])!.warmupSeconds).toBeGreaterThan(0)
   })
 
   it('runs one round of 2 s, in one slice, with --quick', () => {
@@ -17,6 +30,25 @@ describe('benchmark settings', () => {
     expect(() => settingsFrom(['--slice', '3'])).toThrow(/--slice 3 must divide --duration 10/)
     expect(() => settingsFrom(['--rounds', '0'])).toThrow(/--rounds/)
     expect(() => settingsFrom(['--duration', '2.5'])).toThrow(/--duration/)
+  })
+
+  it('prints its options with --help and measures nothing', async () => {
+    expect(settingsFrom(['--help'])).toBeNull()
+    const { code, stdout, stderr } = await bench(['--help'])
+    expect(code).toBe(0)
+    expect(stderr).toBe('')
+    for (const option of ['--quick', '--rounds N', '--only LIST', '--profile DIR', '--out FILE']) expect(stdout).toContain(option)
+  })
+
+  it('names an unknown or bad option and exits with status 2, without a stack trace', async () => {
+    for (const args of [['--bogus'], ['--rounds', 'three']]) {
+      const { code, stdout, stderr } = await bench(args)
+      expect(code).toBe(2)
+      expect(stdout).toBe('')
+      expect(stderr).toMatch(/^benchmark: .*(--bogus|--rounds)/)
+      expect(stderr).toContain('usage: npm run bench')
+      expect(stderr).not.toMatch(/\n\s+at /)
+    }
   })
 })
 

@@ -30,34 +30,33 @@ export interface Settings {
   only?: string[]
 }
 
-/** What `npm run bench -- --help` prints (README, Performance, for what each group measures). */
-export const usage = `usage: npm run bench -- [options]
-  --quick            one round of 2 s per scenario (the test suite's run)
-  --rounds N         rounds per scenario (3)
-  --duration S       seconds per scenario and round (10)
-  --slice S          seconds per interleaved slice; divides --duration (2)
-  --connections N    client connections of the closed-loop load (32)
-  --only LIST        groups (embedded, alone, latency, core, whole) or scenario names, comma-separated
-  --profile DIR      CPU profiles of the core, the gateways and the anchors, written to DIR
-  --out FILE         results JSON (bench/results.json)
-  --help             this text`
+/** The full run's defaults, for the settings below and for --help. */
+const fullDefaults = { rounds: 3, duration: 10, slice: 2, connections: 32, out: 'bench/results.json' } as const
+
+/** The command line, in --help's order: each option's value name ('' for a switch) and what it does. */
+const commandLine = {
+  quick: { value: '', help: "one round of 2 s per scenario (the test suite's run)" },
+  rounds: { value: 'N', help: `rounds per scenario (${fullDefaults.rounds})` },
+  duration: { value: 'S', help: `seconds per scenario and round (${fullDefaults.duration})` },
+  slice: { value: 'S', help: `seconds per interleaved slice; divides --duration (${fullDefaults.slice})` },
+  connections: { value: 'N', help: `client connections of the closed-loop load (${fullDefaults.connections})` },
+  only: { value: 'LIST', help: 'groups (embedded, alone, latency, core, whole) or scenario names, comma-separated' },
+  profile: { value: 'DIR', help: 'CPU profiles of the core, the gateways and the anchors, written to DIR' },
+  out: { value: 'FILE', help: `results JSON (${fullDefaults.out})` },
+  help: { value: '', help: 'this text' },
+} as const
+
+type CommandLine = typeof commandLine
+const parseOptions = Object.fromEntries(Object.entries(commandLine).map(([name, o]) => [name, { type: o.value === '' ? 'boolean' : 'string' }])) as {
+  [K in keyof CommandLine]: { type: CommandLine[K]['value'] extends '' ? 'boolean' : 'string' }
+}
+
+/** What `npm run bench -- --help` prints (the README's Performance section says what each group measures). */
+export const usage = ['usage: npm run bench -- [options]', ...Object.entries(commandLine).map(([name, o]) => `  ${`--${name} ${o.value}`.padEnd(19)}${o.help}`)].join('\n')
 
 /** The command line's settings; null when it asked for --help. Throws on an unknown or bad option. */
 export function settingsFrom(argv: string[]): Settings | null {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      help: { type: 'boolean', default: false },
-      quick: { type: 'boolean', default: false },
-      out: { type: 'string' },
-      rounds: { type: 'string' },
-      duration: { type: 'string' },
-      slice: { type: 'string' },
-      connections: { type: 'string' },
-      profile: { type: 'string' },
-      only: { type: 'string' },
-    },
-  })
+  const { values } = parseArgs({ args: argv, options: parseOptions })
   if (values.help === true) return null
   const quick = values.quick === true
   const int = (name: string, v: string | undefined, fallback: number) => {
@@ -65,24 +64,24 @@ export function settingsFrom(argv: string[]): Settings | null {
     if (!/^[1-9][0-9]*$/.test(v)) throw new Error(`--${name}: expected a positive whole number, got ${JSON.stringify(v)}`)
     return Number(v)
   }
-  const durationSeconds = int('duration', values.duration, quick ? 2 : 10)
-  const sliceSeconds = Math.min(durationSeconds, int('slice', values.slice, quick ? durationSeconds : 2))
+  const durationSeconds = int('duration', values.duration, quick ? 2 : fullDefaults.duration)
+  const sliceSeconds = Math.min(durationSeconds, int('slice', values.slice, quick ? durationSeconds : fullDefaults.slice))
   if (durationSeconds % sliceSeconds !== 0) throw new Error(`--slice ${sliceSeconds} must divide --duration ${durationSeconds}`)
   return {
     mode: quick ? 'quick' : 'full',
-    rounds: int('rounds', values.rounds, quick ? 1 : 3),
+    rounds: int('rounds', values.rounds, quick ? 1 : fullDefaults.rounds),
     durationSeconds,
     sliceSeconds,
     warmupSeconds: quick ? 1 : 3,
     latencySeconds: quick ? 2 : 5,
-    connections: int('connections', values.connections, 32),
+    connections: int('connections', values.connections, fullDefaults.connections),
     entries: quick ? 200 : 3000,
     timelineEntries: quick ? 2000 : 100_000,
     tokens: quick ? 2 : 4,
     // Idle means after V8's memory reducer has had its first pass (about 8 s after the
     // start's allocations end); before it, the figure is the start's garbage, and moves by tens of MB.
     embeddedSettleMs: quick ? 2000 : 15_000,
-    out: resolve(values.out ?? 'bench/results.json'),
+    out: resolve(values.out ?? fullDefaults.out),
     ...(values.profile ? { profileDir: resolve(values.profile) } : {}),
     ...(values.only ? { only: values.only.split(',').map((n) => n.trim()) } : {}),
   }

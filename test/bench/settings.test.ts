@@ -38,6 +38,11 @@ describe('benchmark settings', () => {
     expect(code).toBe(0)
     expect(stderr).toBe('')
     for (const option of ['--quick', '--rounds N', '--only LIST', '--profile DIR', '--out FILE']) expect(stdout).toContain(option)
+    // The defaults it names are the ones a run without options uses.
+    const full = settingsFrom([])!
+    expect(stdout).toMatch(new RegExp(`--rounds N .*\\(${full.rounds}\\)`))
+    expect(stdout).toMatch(new RegExp(`--duration S .*\\(${full.durationSeconds}\\)`))
+    expect(stdout).toMatch(new RegExp(`--connections N .*\\(${full.connections}\\)`))
   })
 
   it('names an unknown or bad option and exits with status 2, without a stack trace', async () => {

@@ -27,9 +27,10 @@ USER node
 EXPOSE 8080 8081 9090 9091
 # Memory: semi-spaces of 16 MiB, and the old generation grown by half its live size before
 # the next full collection instead of up to fourfold (the gateway peaks at about 140 MB
-# under load instead of about 200 MB). No allocation-site pretenuring: V8 otherwise moves
-# allocation sites that served the route registrations at start into the old generation,
-# and the core's per-request objects from those sites then keep young ones alive (README,
-# Performance, eighth pass). bench/topology.ts runs the apps the same way.
+# under load instead of about 200 MB). No allocation-site pretenuring: otherwise V8 has
+# objects of sites whose first objects (made at start) all lived allocated old from then
+# on, and the core's per-request objects from such sites keep young ones alive until a
+# full collection (README, Performance, eighth pass). bench/topology.ts runs the apps the
+# same way; test/bench/production-flags.test.ts checks that Node knows every flag.
 ENTRYPOINT ["node", "--max-semi-space-size=16", "--heap-growing-percent=50", "--no-allocation-site-pretenuring", "dist/src/main.js"]
 CMD ["gateway"]

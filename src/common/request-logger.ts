@@ -10,12 +10,6 @@ import type { Bindings, ChildLoggerOptions } from 'pino'
 
 export type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
 
-/**
- * Changes a line a library writes through request.log (its level, its fields) before it is
- * written; null leaves it as it is. Runs only for lines written, never per request.
- */
-export type LineRewrite = (level: Level, args: unknown[]) => { level: Level; args: unknown[] } | null
-
 interface LevelAware {
   isLevelEnabled?(level: string): boolean
 }
@@ -27,7 +21,6 @@ class RequestLogger {
     private readonly parent: FastifyBaseLogger,
     private readonly bindings: Bindings,
     private readonly options: ChildLoggerOptions,
-    private readonly rewrite: LineRewrite | undefined,
   ) {}
 
   #real(): FastifyBaseLogger {
@@ -39,10 +32,7 @@ class RequestLogger {
     return logger.isLevelEnabled ? logger.isLevelEnabled(level) : true
   }
 
-  #write(given: Level, givenArgs: unknown[]): void {
-    const rewritten = this.rewrite?.(given, givenArgs) ?? null
-    const level = rewritten?.level ?? given
-    const args = rewritten?.args ?? givenArgs
+  #write(level: Level, args: unknown[]): void {
     if (!this.#enabled(level)) return
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- needed: pino's LogFn overloads take no unknown[] spread (tsc TS2556 without it)
     ;(this.#real()[level] as (...a: unknown[]) => void)(...args)
@@ -95,15 +85,15 @@ class RequestLogger {
  * The request's logger, made lazily. A route with its own log level (a child option)
  * gets its pino child at once: its level differs from the parent's.
  */
-export function requestLoggerFactory(rewrite?: LineRewrite): NonNullable<FastifyServerOptions['childLoggerFactory']> {
+export function requestLoggerFactory(): NonNullable<FastifyServerOptions['childLoggerFactory']> {
   return (logger, bindings, options) => {
     if (options.level !== undefined) return logger.child(bindings, options)
     // Every method Fastify and the routes call is here (fatal … trace, silent, child, level).
-    return new RequestLogger(logger, bindings, options, rewrite)
+    return new RequestLogger(logger, bindings, options)
   }
 }
 
-/** The Fastify options every app of kigo logs requests with; `rewrite` changes lines libraries write. */
-export function requestLogging(rewrite?: LineRewrite): Pick<FastifyServerOptions, 'logController' | 'childLoggerFactory'> {
-  return { logController: new LogController({ disableRequestLogging: true }), childLoggerFactory: requestLoggerFactory(rewrite) }
+/** The Fastify options every app of kigo logs requests with. */
+export function requestLogging(): Pick<FastifyServerOptions, 'logController' | 'childLoggerFactory'> {
+  return { logController: new LogController({ disableRequestLogging: true }), childLoggerFactory: requestLoggerFactory() }
 }

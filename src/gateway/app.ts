@@ -7,7 +7,6 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { GatewayDeps } from './plugins/deps.js'
 import { clientDeadlines } from '../common/client-deadlines.js'
 import { requestLogging } from '../common/request-logger.js'
-import { quietForwardErrors } from './proxy/forward.js'
 import authentication from './plugins/authentication.js'
 import bodyParsers from './plugins/body-parsers.js'
 import gatewayErrors from './plugins/errors.js'
@@ -26,7 +25,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const { config } = deps
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
-    ...requestLogging(quietForwardErrors),
+    ...requestLogging(),
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     return503OnClosing: true,

@@ -20,7 +20,7 @@ interface Seen {
 let upstream: Server
 let upstreamPort: number
 let seen: Seen[] = []
-let mode: 'echo' | 'slow' = 'echo'
+let mode: 'echo' | 'slow' | 'reset-once' | 'hop' = 'echo'
 let stack: Stack
 let alice: { api_password: string }
 
@@ -46,7 +46,15 @@ beforeAll(async () => {
         res.end(JSON.stringify({ ok: true }))
       }
       if (mode === 'slow') setTimeout(reply, 3000)
-      else reply()
+      else if (mode === 'reset-once') {
+        // The connection fails before any answer (a core restarting), once.
+        mode = 'echo'
+        req.socket.destroy()
+      } else if (mode === 'hop') {
+        // The core names a header of its own as hop-by-hop (RFC 9110 §7.6.1).
+        res.writeHead(200, { 'content-type': 'application/json', connection: 'keep-alive, x-core-hop', 'x-core-hop': 'this hop only', 'x-upstream': 'yes' })
+        res.end('{}')
+      } else reply()
     })
   })
   await new Promise<void>((resolve) => upstream.listen(upstreamPort, '127.0.0.1', resolve))
@@ -102,6 +110,25 @@ describe('forwarding', () => {
       seen = []
       expect(await raw(`/api/statuses/show/1.json${query}`)).toBe(200)
       expect(last().url).toBe(`/api/statuses/show/1.json${query}`)
+    }
+  })
+
+  it('passes the path through as the request line spells it, characters a URL parser would re-encode included', async () => {
+    const raw = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        const { port, host } = new URL(stack.url)
+        const req = httpRequest({ host: '127.0.0.1', port, path, headers: { host } }, (res) => {
+          res.resume()
+          resolve(res.statusCode!)
+        })
+        req.on('error', reject)
+        req.end()
+      })
+    // A WHATWG URL sends {, }, ", <, > and ` percent-encoded: the core would read another path than the gateway read.
+    for (const path of ['/keyword/a{b}c', '/keyword/"q"<x>`y`', '/keyword/a|b^c', '/keyword/%7Bb%7D?x={y}']) {
+      seen = []
+      expect(await raw(path)).toBe(200)
+      expect(last().url).toBe(path)
     }
   })
 
@@ -190,6 +217,53 @@ describe('forwarding', () => {
     expect(last().headers['x-custom']).toBe('kept')
     expect(last().headers.te).toBeUndefined()
     expect(res.headers.get('x-upstream')).toBe('yes')
+  })
+
+  it('drops the headers a Connection header names, in both directions, and keeps its own', async () => {
+    seen = []
+    const { port, host } = new URL(stack.url)
+    const answer = await new Promise<IncomingHttpHeaders>((resolve, reject) => {
+      mode = 'hop'
+      const req = httpRequest(
+        { host: '127.0.0.1', port, path: '/api/statuses/show/1.json', headers: { host, connection: 'keep-alive, X-Client-Hop, x-forwarded-for, X-Kigo-Request-Id', 'x-client-hop': 'mine', 'x-custom': 'kept' } },
+        (res) => {
+          res.resume()
+          resolve(res.headers)
+        },
+      )
+      req.on('error', reject)
+      req.end()
+    }).finally(() => (mode = 'echo'))
+    const s = last()
+    expect(s.headers['x-client-hop']).toBeUndefined()
+    expect(s.headers['x-custom']).toBe('kept')
+    // What the gateway sets itself cannot be taken away by naming it.
+    expect(s.headers['x-forwarded-for']).toBe('127.0.0.1')
+    expect(s.headers['x-kigo-request-id']).toMatch(/^[0-9a-f-]{36}$/)
+    expect(answer['x-core-hop']).toBeUndefined()
+    expect(answer['x-upstream']).toBe('yes')
+  })
+
+  it('sends a read once more when the connection to the core fails before any answer', async () => {
+    seen = []
+    mode = 'reset-once'
+    const res = await fetch(`${stack.url}/api/statuses/show/1.json`)
+    expect(res.status).toBe(200)
+    expect(seen.map((s) => s.url)).toEqual(['/api/statuses/show/1.json', '/api/statuses/show/1.json'])
+  })
+
+  it('never sends a write twice: a connection that fails before any answer is 502', async () => {
+    seen = []
+    mode = 'reset-once'
+    const res = await fetch(`${stack.url}/api/statuses/update.json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`alice:${alice.api_password}`).toString('base64') },
+      body: 'status=once',
+    })
+    expect(res.status).toBe(502)
+    expect(((await res.json()) as { error: { status: number } }).error.status).toBe(502)
+    expect(seen.map((s) => s.body.toString())).toEqual(['status=once'])
+    mode = 'echo'
   })
 
   it('answers 504 in format when the core is too slow', async () => {

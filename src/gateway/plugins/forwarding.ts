@@ -23,7 +23,7 @@ export interface ForwardingOptions {
 
 async function forwarding(app: FastifyInstance, { config, coreWatch }: ForwardingOptions): Promise<void> {
   const resolveRoute = routeResolver(config.auth.routeMethods)
-  const forward = await registerForwarding(app, {
+  const forward = registerForwarding(app, {
     coreUrl: config.gateway.coreUrl,
     timeoutMs: config.gateway.coreTimeoutMs,
     identityKey: identityKey(config.secretKey),
@@ -49,7 +49,7 @@ async function forwarding(app: FastifyInstance, { config, coreWatch }: Forwardin
   const send = (request: FastifyRequest, reply: FastifyReply, route: RoutePolicy, identity: ForwardContext['identity'], stripCredentials: boolean): void => {
     const origin = app.publicOrigin(request)
     request.upstreamStartedAt = process.hrtime.bigint()
-    void forward(request, reply, {
+    forward(request, reply, {
       identity,
       host: origin.host,
       scheme: origin.scheme,

@@ -5,7 +5,6 @@
 //
 // Run as its own process: UNDICI_PROXY_PORT, UNDICI_PROXY_UPSTREAM.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
-import { pipeline } from 'node:stream'
 import { pathToFileURL } from 'node:url'
 import { Pool } from 'undici'
 
@@ -39,7 +38,10 @@ export function startUndiciProxy(port: number, upstream: string, host = '127.0.0
           return
         }
         res.writeHead(data.statusCode, forwardable(data.headers))
-        pipeline(data.body, res, () => undefined)
+        // pipe, not stream.pipeline: pipeline's end-of-stream watch on both sides cost this
+        // proxy about 50 of its 95 µs of CPU per request (README, ninth pass).
+        data.body.on('error', () => res.destroy())
+        data.body.pipe(res)
       },
     )
   })

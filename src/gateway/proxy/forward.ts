@@ -45,7 +45,8 @@ const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 
 
 /** The header names a Connection header lists (RFC 9110 §7.6.1), lower-cased; null when there are none. */
 function connectionOptions(connection: string | undefined): Set<string> | null {
-  if (connection === undefined) return null
+  // Nearly every request says only this: no list to read.
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return null
   const names = new Set<string>()
   for (const token of connection.split(',')) {
     const name = token.trim().toLowerCase()

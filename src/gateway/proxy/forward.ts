@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { KeyObject } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
-import { Pool, type Dispatcher } from 'undici'
+import { Agent, type Dispatcher } from 'undici'
 import { type Identity, signIdentity } from '../../common/identity.js'
 import { errors, type ApiError } from '../../common/errors.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
@@ -136,7 +136,11 @@ function bodyOf(request: FastifyRequest): Buffer | Readable | null {
 }
 
 export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): Forward {
-  const pool = new Pool(new URL(opts.coreUrl).origin, {
+  const origin = new URL(opts.coreUrl).origin
+  // An Agent (a pool per origin, here one), as reply-from used: with a bare Pool, a forward
+  // whose client vanished mid-upload left a fresh connection to the core open and unused,
+  // which held the core's graceful close until its head deadline.
+  const agent = new Agent({
     connections: 128,
     pipelining: 1,
     keepAliveTimeout: 60_000,
@@ -145,7 +149,7 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
   })
   // Runs once the server has stopped taking requests and the last answer has gone.
   app.addHook('onClose', async () => {
-    await pool.destroy()
+    await agent.destroy()
   })
 
   const failed = (request: FastifyRequest, reply: FastifyReply, err: Error & { code?: string }): void => {
@@ -175,6 +179,7 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
 
   return (request, reply, context) => {
     const options: Dispatcher.RequestOptions = {
+      origin,
       method: request.method,
       // The request line's own bytes: the gateway read this path (canonicalPath) and this
       // query, and the core reads the same.
@@ -183,7 +188,7 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
       body: bodyOf(request),
     }
     const send = (retried: boolean): void => {
-      pool.request(options, (err, res) => {
+      agent.request(options, (err, res) => {
         if (err === null) return answered(request, reply, res)
         const code = (err as { code?: string }).code ?? ''
         if (!retried && options.body === null && idempotent.has(request.method) && retriedErrors.has(code) && !reply.sent) return send(true)

@@ -2,6 +2,7 @@
 // request line, query and body unchanged, headers cleaned, identity signed, bodies
 // streamed, and the core's absence answered in format within the timeout.
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http'
+import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { XMLParser } from 'fast-xml-parser'
 import { request } from 'undici'
@@ -122,6 +123,31 @@ describe('forwarding', () => {
       expect(await raw(path)).toBe(200)
       expect(last().url).toBe(path)
     }
+  })
+
+  it("never passes a GET's body on: the core reads neither it nor a request hidden in it", async () => {
+    seen = []
+    const { port, host } = new URL(stack.url)
+    const smuggled = `GET /api/statuses/destroy/9.json HTTP/1.1\r\nHost: ${host}\r\n\r\n`
+    const answers = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port: Number(port) })
+      let out = ''
+      socket.setEncoding('latin1')
+      socket.on('data', (d: string) => {
+        out += d
+        if ((out.match(/^HTTP\/1\.1 /gm) ?? []).length === 2) socket.end()
+      })
+      socket.on('close', () => resolve(out))
+      socket.on('error', reject)
+      // A body on a GET, then a second request on the same connection.
+      socket.write(`GET /api/statuses/show/1.json HTTP/1.1\r\nHost: ${host}\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`)
+      socket.write(`GET /api/statuses/show/2.json HTTP/1.1\r\nHost: ${host}\r\n\r\n`)
+    })
+    expect(answers.match(/^HTTP\/1\.1 \d{3}/gm)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200'])
+    expect(seen.map((s) => [s.method, s.url, s.body.length, s.headers['content-length']])).toEqual([
+      ['GET', '/api/statuses/show/1.json', 0, undefined],
+      ['GET', '/api/statuses/show/2.json', 0, undefined],
+    ])
   })
 
   it('answers a path that climbs out of its root with 400, not forwarding it', async () => {

@@ -14,6 +14,7 @@ import type { KeyObject } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
 import { Agent, type Dispatcher } from 'undici'
+import { clientGone } from '../../common/client-gone.js'
 import { type Identity, signIdentity } from '../../common/identity.js'
 import { errors, type ApiError } from '../../common/errors.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
@@ -154,7 +155,7 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
 
   const failed = (request: FastifyRequest, reply: FastifyReply, err: Error & { code?: string }): void => {
     const apiError = upstreamError(err)
-    if (request.raw.destroyed || request.raw.socket?.destroyed === true) {
+    if (clientGone(request, reply)) {
       // The client went away mid-request (an aborted upload): theirs to retry, not ours.
       request.log.info({ error: err.message, code: err.code }, 'client closed the request before the core answered')
     } else if (apiError.status === 503) opts.watch?.failed(err)
@@ -165,7 +166,7 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
   const answered = (request: FastifyRequest, reply: FastifyReply, res: Dispatcher.ResponseData): void => {
     opts.watch?.succeeded()
     // The client may have gone while the core answered: the answer is dropped, not sent.
-    if (request.raw.socket?.destroyed === true || reply.raw.destroyed) return void res.body.destroy()
+    if (clientGone(request, reply)) return void res.body.destroy()
     if (res.statusCode < 100 || res.statusCode > 599) {
       res.body.destroy()
       return void reply.send(errors.badGateway('The entry service failed to answer'))

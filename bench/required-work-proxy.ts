@@ -25,6 +25,7 @@ import { operationNameOf } from '../src/common/route-table.js'
 import { safeEqual } from '../src/common/secrets.js'
 import { percentEncode } from '../src/gateway/auth/oauth/percent-encode.js'
 import type { OAuthCredentials } from './signing.js'
+import { forwardable, hopByHop } from './undici-proxy.js'
 import type { Readable } from 'node:stream'
 
 export interface RequiredWorkFixture {
@@ -40,7 +41,6 @@ export interface RequiredWorkOptions {
 }
 
 const windowSeconds = 300
-const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'])
 
 
 function quotedParams(header: string): Map<string, string> {
@@ -125,9 +125,7 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
     const body = request.method === 'GET' || request.method === 'HEAD' ? null : ((request.body as Readable | undefined) ?? null)
     pool.request({ method: request.method, path: request.url, headers, body }, (err, res) => {
       if (err !== null) return void reply.code(502).send({ error: 'bad gateway' })
-      const answer: Record<string, string | string[] | undefined> = {}
-      for (const name in res.headers) if (!hopByHop.has(name)) answer[name] = res.headers[name]
-      void reply.code(res.statusCode).headers(answer).send(res.body)
+      void reply.code(res.statusCode).headers(forwardable(res.headers)).send(res.body)
     })
   }
   // Callback-style, as the gateway's handler: a request with nothing to wait for makes no promise.

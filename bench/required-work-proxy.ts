@@ -1,14 +1,14 @@
-// The floor under the gateway's authenticated figures (issue 18): Fastify forwarding on
-// undici's pool as the gateway does (src/gateway/proxy/forward.ts; faster than the bare
-// reply-from proxy of bare-proxy.ts), plus only the work no authenticating gateway can skip, written
-// the shortest way: read the credential, check it against the one user and the tokens it
-// was told (no store, no cache, no throttling, no policy, no usage, no metrics, no logs),
-// claim the WSSE or OAuth nonce in Redis (SET NX with an expiry, ioredis with
-// auto-pipelining as in the gateway), sign the identity the core checks
-// (src/common/identity.ts), and forward with what SPEC §4.6 asks of every forward: the
-// client's own X-Kigo-* headers removed, X-Kigo-Request-Id and X-Forwarded-For/Proto/Host
-// set (an anonymous request's whole required work). A request whose credential does not
-// hold gets 401.
+// The floor under the gateway's authenticated figures (issue 18): Fastify forwarding with
+// the gateway's own forwarder (src/gateway/proxy/forward.ts: undici's pool, small answers
+// sent in one write; faster than the bare reply-from proxy of bare-proxy.ts), plus only
+// the work no authenticating gateway can skip, written the shortest way: read the
+// credential, check it against the one user and the tokens it was told (no store, no
+// cache, no throttling, no policy, no usage, no metrics, no logs), claim the WSSE or OAuth
+// nonce in Redis (SET NX with an expiry, ioredis with auto-pipelining as in the gateway),
+// sign the identity the core checks (src/common/identity.ts), and forward with what
+// SPEC §4.6 asks of every forward: the client's own X-Kigo-* headers removed,
+// X-Kigo-Request-Id and X-Forwarded-For/Proto/Host set (an anonymous request's whole
+// required work). A request whose credential does not hold gets 401.
 // The gateway's rate over this one says how much of the distance to the bare proxy is
 // kigo's own; this one's rate over the bare proxy, how far the required work alone lets
 // a gateway come on this machine.
@@ -19,14 +19,12 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { createHash, createHmac, randomUUID, type KeyObject } from 'node:crypto'
 import { pathToFileURL } from 'node:url'
 import { Redis } from 'ioredis'
-import { Pool } from 'undici'
-import { identityKey, signIdentity, type Identity } from '../src/common/identity.js'
+import { identityKey, type Identity } from '../src/common/identity.js'
 import { operationNameOf } from '../src/common/route-table.js'
 import { safeEqual } from '../src/common/secrets.js'
 import { percentEncode } from '../src/gateway/auth/oauth/percent-encode.js'
+import { registerForwarding } from '../src/gateway/proxy/forward.js'
 import type { OAuthCredentials } from './signing.js'
-import { forwardable, hopByHop } from './undici-proxy.js'
-import type { Readable } from 'node:stream'
 
 export interface RequiredWorkFixture {
   user: { id: string; apiPassword: string }
@@ -108,25 +106,15 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
     return { user: user.id, userName: user.id, authMethod: 'oauth', consumer: token.consumerKey, scopes: ['read_public'] }
   }
 
-  const app = Fastify({ logger: false })
-  const pool = new Pool(options.upstream, { connections: 128, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 10_000, bodyTimeout: 10_000 })
+  // Request ids as the gateway makes them (src/gateway/app.ts): forwarded as X-Kigo-Request-Id.
+  const app = Fastify({ logger: false, genReqId: () => randomUUID() })
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
+  const forwardOn = registerForwarding(app, { coreUrl: options.upstream, timeoutMs: 10_000, identityKey: key, stripCredentials: true })
   const forward = (request: FastifyRequest, reply: FastifyReply, identity: Identity | null, credentialGiven: boolean): void => {
     if (identity === null && credentialGiven) return void reply.code(401).send({ error: 'unauthorized' })
     const host = request.headers.host ?? ''
-    const requestId = randomUUID()
-    const signed = identity
-      ? signIdentity(key, { method: request.method, url: request.url, host, requestId, operation: operationNameOf(request.method, request.url), bodySha256: '' }, identity)
-      : { 'x-kigo-request-id': requestId }
-    const headers: Record<string, string | string[] | undefined> = {}
-    for (const name in request.headers) if (!hopByHop.has(name) && name !== 'authorization' && name !== 'x-wsse' && !name.startsWith('x-kigo-')) headers[name] = request.headers[name]
-    Object.assign(headers, { 'x-forwarded-for': request.socket.remoteAddress ?? '', 'x-forwarded-proto': 'http', 'x-forwarded-host': host }, signed)
-    const body = request.method === 'GET' || request.method === 'HEAD' ? null : ((request.body as Readable | undefined) ?? null)
-    pool.request({ method: request.method, path: request.url, headers, body }, (err, res) => {
-      if (err !== null) return void reply.code(502).send({ error: 'bad gateway' })
-      void reply.code(res.statusCode).headers(forwardable(res.headers)).send(res.body)
-    })
+    forwardOn(request, reply, { identity, host, scheme: 'http', clientIp: request.socket.remoteAddress ?? '', operation: operationNameOf(request.method, request.url), bodySha256: '' })
   }
   // Callback-style, as the gateway's handler: a request with nothing to wait for makes no promise.
   app.all('/*', (request: FastifyRequest, reply: FastifyReply) => {
@@ -136,7 +124,6 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
     if (waited !== null) return void waited.then((identity) => forward(request, reply, identity, true), (err: Error) => void reply.send(err))
     forward(request, reply, authorization.startsWith('Basic ') ? basic(authorization) : null, authorization !== '' || xWsse !== undefined)
   })
-  app.addHook('onClose', async () => void (await pool.destroy()))
   app.addHook('onClose', async () => void redis.disconnect())
   return { app, redis }
 }

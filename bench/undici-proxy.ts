@@ -9,10 +9,10 @@ import { pathToFileURL } from 'node:url'
 import { Pool } from 'undici'
 
 /** The hop-by-hop headers (RFC 9110 §7.6.1) every proxy of the benchmark drops. */
-export const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade'])
+const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade'])
 
 /** `headers` without the hop-by-hop ones. */
-export function forwardable(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+function forwardable(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {}
   for (const name in headers) {
     const v = headers[name]

@@ -21,7 +21,11 @@ interface Seen {
 let upstream: Server
 let upstreamPort: number
 let seen: Seen[] = []
-let mode: 'echo' | 'slow' | 'reset-once' | 'hop' = 'echo'
+let mode: 'echo' | 'slow' | 'reset-once' | 'hop' | 'large' | 'broken' | 'not-modified' | 'flood' = 'echo'
+/** 'large': the core sends the rest of its answer once this resolves. */
+let releaseLarge: Promise<void> = Promise.resolve()
+/** 'flood': how many bytes the core managed to write before its connection pushed back. */
+let flooded = 0
 let stack: Stack
 let alice: { api_password: string }
 
@@ -43,8 +47,9 @@ beforeAll(async () => {
         return
       }
       const reply = () => {
-        res.writeHead(200, { 'content-type': 'application/json', connection: 'keep-alive', 'x-upstream': 'yes' })
-        res.end(JSON.stringify({ ok: true }))
+        const body = JSON.stringify({ ok: true })
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length), connection: 'keep-alive', 'x-upstream': 'yes' })
+        res.end(body)
       }
       if (mode === 'slow') setTimeout(reply, 3000)
       else if (mode === 'reset-once') {
@@ -55,6 +60,32 @@ beforeAll(async () => {
         // The core names a header of its own as hop-by-hop (RFC 9110 §7.6.1).
         res.writeHead(200, { 'content-type': 'application/json', connection: 'keep-alive, x-core-hop', 'x-core-hop': 'this hop only', 'x-upstream': 'yes' })
         res.end('{}')
+      } else if (mode === 'large') {
+        // Larger than the gateway reads whole, with no Content-Length: it must stream.
+        res.writeHead(200, { 'content-type': 'application/octet-stream' })
+        res.write(Buffer.alloc(100 * 1024, 'a'))
+        void releaseLarge.then(() => res.end(Buffer.alloc(100 * 1024, 'b')))
+      } else if (mode === 'broken') {
+        // Announces 100 bytes, sends 10, and goes away.
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' })
+        res.write('{"partial"')
+        setTimeout(() => res.socket?.destroy(), 50)
+      } else if (mode === 'not-modified') {
+        res.writeHead(304, { etag: '"v1"', 'cache-control': 'max-age=60' })
+        res.end()
+      } else if (mode === 'flood') {
+        // Writes until its connection to the gateway pushes back, then stops.
+        flooded = 0
+        res.writeHead(200, { 'content-type': 'application/octet-stream' })
+        const chunk = Buffer.alloc(256 * 1024)
+        const more = () => {
+          while (flooded < 256 * 1024 * 1024) {
+            flooded += chunk.length
+            if (!res.write(chunk)) return void res.once('drain', more)
+          }
+          res.end()
+        }
+        more()
       } else reply()
     })
   })
@@ -135,7 +166,8 @@ describe('forwarding', () => {
       socket.setEncoding('latin1')
       socket.on('data', (d: string) => {
         out += d
-        if ((out.match(/^HTTP\/1\.1 /gm) ?? []).length === 2) socket.end()
+        // Answers end where the next status line starts, not always at a line's start.
+        if ((out.match(/HTTP\/1\.1 \d{3} /g) ?? []).length === 2) socket.end()
       })
       socket.on('close', () => resolve(out))
       socket.on('error', reject)
@@ -143,7 +175,7 @@ describe('forwarding', () => {
       socket.write(`GET /api/statuses/show/1.json HTTP/1.1\r\nHost: ${host}\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`)
       socket.write(`GET /api/statuses/show/2.json HTTP/1.1\r\nHost: ${host}\r\n\r\n`)
     })
-    expect(answers.match(/^HTTP\/1\.1 \d{3}/gm)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200'])
+    expect(answers.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200'])
     expect(seen.map((s) => [s.method, s.url, s.body.length, s.headers['content-length']])).toEqual([
       ['GET', '/api/statuses/show/1.json', 0, undefined],
       ['GET', '/api/statuses/show/2.json', 0, undefined],
@@ -296,6 +328,87 @@ describe('forwarding', () => {
     } finally {
       mode = 'echo'
     }
+  })
+})
+
+describe("the core's answers", () => {
+  it('streams an answer too large to read whole: the client has its first part before the core has sent the rest', async () => {
+    let release!: () => void
+    releaseLarge = new Promise((resolve) => (release = resolve))
+    mode = 'large'
+    try {
+      const res = await request(`${stack.url}/api/statuses/show/1.json`)
+      expect(res.statusCode).toBe(200)
+      const received: Buffer[] = []
+      let size = 0
+      for await (const chunk of res.body) {
+        received.push(chunk as Buffer)
+        size += (chunk as Buffer).length
+        // The core holds back its second half until the client has all of the first.
+        if (size === 100 * 1024) release()
+      }
+      const body = Buffer.concat(received)
+      expect(body.length).toBe(200 * 1024)
+      expect(body.subarray(0, 100 * 1024).every((b) => b === 0x61)).toBe(true)
+      expect(body.subarray(100 * 1024).every((b) => b === 0x62)).toBe(true)
+    } finally {
+      release?.()
+      mode = 'echo'
+    }
+  })
+
+  it('reads no faster than the client does: a client that stops reading stops the core', async () => {
+    mode = 'flood'
+    try {
+      const res = await request(`${stack.url}/api/statuses/show/1.json`)
+      expect(res.statusCode).toBe(200)
+      // The client reads nothing for a second: what the core could write is what the
+      // sockets and the gateway's stream buffer between them hold, not the 256 MiB it offers.
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      expect(flooded).toBeGreaterThan(0)
+      expect(flooded).toBeLessThan(32 * 1024 * 1024)
+      const before = flooded
+      let read = 0
+      for await (const chunk of res.body) {
+        read += (chunk as Buffer).length
+        if (read > before + 8 * 1024 * 1024) break
+      }
+      // Reading again lets the core go on.
+      expect(flooded).toBeGreaterThan(before)
+    } finally {
+      mode = 'echo'
+    }
+  })
+
+  it('answers 502 in format when the core breaks off a small answer before the client was sent anything', async () => {
+    mode = 'broken'
+    try {
+      const res = await fetch(`${stack.url}/api/statuses/show/1.xml`)
+      expect(res.status).toBe(502)
+      expect(res.headers.get('content-type')).toMatch(/^application\/xml/)
+      expect(new XMLParser().parse(await res.text()).error.status).toBe(502)
+    } finally {
+      mode = 'echo'
+    }
+  })
+
+  it('passes a 304 and a HEAD answer on with the headers the core gave, and no length of its own', async () => {
+    mode = 'not-modified'
+    try {
+      const res = await request(`${stack.url}/api/statuses/show/1.json`, { headers: { 'if-none-match': '"v1"' } })
+      expect(res.statusCode).toBe(304)
+      expect(res.headers.etag).toBe('"v1"')
+      expect(res.headers['cache-control']).toBe('max-age=60')
+      expect(res.headers['content-length']).toBeUndefined()
+      expect((await res.body.arrayBuffer()).byteLength).toBe(0)
+    } finally {
+      mode = 'echo'
+    }
+    const head = await request(`${stack.url}/api/statuses/show/1.json`, { method: 'HEAD' })
+    expect(head.statusCode).toBe(200)
+    expect(head.headers['x-upstream']).toBe('yes')
+    expect(head.headers['content-length']).toBe(String(JSON.stringify({ ok: true }).length))
+    expect((await head.body.arrayBuffer()).byteLength).toBe(0)
   })
 })
 

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Config } from '../common/config.js'
 import { ApiError, errors, failureResponse, type FailureWording } from '../common/errors.js'
+import { closeSilentConnections } from '../common/client-deadlines.js'
 import { clientGone, isWrite } from '../common/client-gone.js'
 import { formatOfPath } from '../common/formats.js'
 import { identityKey, verifyIdentity } from '../common/identity.js'
@@ -103,6 +104,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
 
   // Every request object has this property from the start (one shape for all of them).
   app.decorateRequest('coreContext', null)
+  closeSilentConnections(app)
 
   const deps: CoreDeps = { config, store: guardStore(options.store, app.log, options.metrics && ((operation) => options.metrics!.storeErrors.inc({ operation }))), profiles: undefined!, hosts }
   deps.profiles = new ProfileRefresher(deps.store)

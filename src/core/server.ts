@@ -2,6 +2,7 @@
 // listens, and closes gracefully (SPEC §7: stop accepting, finish in-flight requests,
 // then close the store).
 import Fastify, { type FastifyInstance } from 'fastify'
+import { closeSilentConnections } from '../common/client-deadlines.js'
 import type { Config } from '../common/config.js'
 import { DependencyWatch } from '../common/dependency-watch.js'
 import { loggerOptions } from '../common/logger.js'
@@ -31,6 +32,7 @@ export async function startCore(config: Config, opts: { logger?: boolean | objec
   // The metrics listener is separate from the public one: the gateway forwards whatever
   // path a client asks for, and the core's internals are no client's business.
   const metricsApp = Fastify({ logger: false })
+  closeSilentConnections(metricsApp)
   metricsApp.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()))
   let app: FastifyInstance | undefined
   let metricsUrl: string

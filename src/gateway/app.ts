@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { GatewayDeps } from './plugins/deps.js'
-import { clientDeadlines } from '../common/client-deadlines.js'
+import { clientDeadlines, closeSilentConnections } from '../common/client-deadlines.js'
 import { requestLogging } from '../common/request-logger.js'
 import authentication from './plugins/authentication.js'
 import bodyParsers from './plugins/body-parsers.js'
@@ -32,6 +32,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     ...clientDeadlines(config.gateway.http),
   })
   app.server.maxConnections = config.gateway.http.maxConnections
+  closeSilentConnections(app)
 
   await app.register(bodyParsers)
   await app.register(gatewayErrors)

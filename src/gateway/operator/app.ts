@@ -1,7 +1,7 @@
 // The operator application (SPEC §6.4) on the admin port, bound to 127.0.0.1 by default:
 // the operator API behind the admin bearer token, Prometheus metrics, health.
 import Fastify, { type FastifyInstance } from 'fastify'
-import { clientDeadlines } from '../../common/client-deadlines.js'
+import { clientDeadlines, closeSilentConnections } from '../../common/client-deadlines.js'
 import { requestLogging } from '../../common/request-logger.js'
 import health from '../plugins/health.js'
 import type { GatewayDeps } from '../plugins/deps.js'
@@ -31,6 +31,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
   // own connection cap: a flood here cannot take the descriptors the public port needs.
   const app = Fastify({ ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }), ...requestLogging(), return503OnClosing: true, ...clientDeadlines(deps.config.gateway.http) })
   app.server.maxConnections = deps.config.gateway.http.operatorMaxConnections
+  closeSilentConnections(app)
   const migration = deps.migration
   const now = deps.now ?? Date.now
   const emails = async () => new Map((await deps.store.listUsers()).map((u) => [u.id, u.email] as const))

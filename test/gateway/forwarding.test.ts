@@ -103,6 +103,16 @@ function last(): Seen {
   return seen[seen.length - 1]!
 }
 
+/** Runs `test` with the upstream answering as `answering` says, then back to echoing. */
+async function withMode(answering: typeof mode, test: () => Promise<void>): Promise<void> {
+  mode = answering
+  try {
+    await test()
+  } finally {
+    mode = 'echo'
+  }
+}
+
 /** A GET whose request line is `path` exactly as given (node:http sends it as is; a WHATWG URL would re-encode it first). */
 function raw(path: string): Promise<number> {
   return new Promise<number>((resolve, reject) => {
@@ -358,8 +368,7 @@ describe("the core's answers", () => {
   })
 
   it('reads no faster than the client does: a client that stops reading stops the core', async () => {
-    mode = 'flood'
-    try {
+    await withMode('flood', async () => {
       const res = await request(`${stack.url}/api/statuses/show/1.json`)
       expect(res.statusCode).toBe(200)
       // The client reads nothing for a second: what the core could write is what the
@@ -375,35 +384,27 @@ describe("the core's answers", () => {
       }
       // Reading again lets the core go on.
       expect(flooded).toBeGreaterThan(before)
-    } finally {
-      mode = 'echo'
-    }
+    })
   })
 
   it('answers 502 in format when the core breaks off a small answer before the client was sent anything', async () => {
-    mode = 'broken'
-    try {
+    await withMode('broken', async () => {
       const res = await fetch(`${stack.url}/api/statuses/show/1.xml`)
       expect(res.status).toBe(502)
       expect(res.headers.get('content-type')).toMatch(/^application\/xml/)
       expect(new XMLParser().parse(await res.text()).error.status).toBe(502)
-    } finally {
-      mode = 'echo'
-    }
+    })
   })
 
   it('passes a 304 and a HEAD answer on with the headers the core gave, and no length of its own', async () => {
-    mode = 'not-modified'
-    try {
+    await withMode('not-modified', async () => {
       const res = await request(`${stack.url}/api/statuses/show/1.json`, { headers: { 'if-none-match': '"v1"' } })
       expect(res.statusCode).toBe(304)
       expect(res.headers.etag).toBe('"v1"')
       expect(res.headers['cache-control']).toBe('max-age=60')
       expect(res.headers['content-length']).toBeUndefined()
       expect((await res.body.arrayBuffer()).byteLength).toBe(0)
-    } finally {
-      mode = 'echo'
-    }
+    })
     const head = await request(`${stack.url}/api/statuses/show/1.json`, { method: 'HEAD' })
     expect(head.statusCode).toBe(200)
     expect(head.headers['x-upstream']).toBe('yes')

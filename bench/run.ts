@@ -7,7 +7,7 @@
 // result file. Any 5xx, transport error or failed request makes the exit status non-zero.
 //
 //   node dist/bench/run.js [--quick] [--out FILE] [--rounds N] [--duration S] [--slice S] [--connections N]
-//                          [--profile DIR]   (CPU profiles of the core, its anchor and both gateways, node --cpu-prof)
+//                          [--profile DIR]   (CPU profiles of the core, its anchors, both gateways and the floor, node --cpu-prof)
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { dirname } from 'node:path'

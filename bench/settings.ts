@@ -41,7 +41,7 @@ const commandLine = {
   slice: { value: 'S', help: `seconds per interleaved slice; divides --duration (${fullDefaults.slice})` },
   connections: { value: 'N', help: `client connections of the closed-loop load (${fullDefaults.connections})` },
   only: { value: 'LIST', help: 'groups (embedded, alone, latency, core, whole) or scenario names, comma-separated' },
-  profile: { value: 'DIR', help: 'CPU profiles of the core, the gateways and the anchors, written to DIR' },
+  profile: { value: 'DIR', help: 'CPU profiles of the core, the gateways, the anchors and the gateway-alone floor, written to DIR' },
   out: { value: 'FILE', help: `results JSON (${fullDefaults.out})` },
   help: { value: '', help: 'this text' },
 } as const

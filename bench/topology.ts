@@ -224,7 +224,7 @@ async function startAloneOnce(topology: Topology, fixture: RequiredWorkFixture, 
       KIGO_DATA_DIR: join(dir, 'data'),
     })
     started.push(gatewayApp)
-    const requiredApp = spawnApp('required-work proxy', [...productionNodeFlags, requiredWorkProxyJs], {
+    const requiredApp = spawnApp('required-work proxy', [...productionNodeFlags, ...cpuProfileFlags(profileDir), requiredWorkProxyJs], {
       ...cleanEnv(),
       REQUIRED_PROXY_PORT: String(required),
       REQUIRED_PROXY_UPSTREAM: upstreamUrl,

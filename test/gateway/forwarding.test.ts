@@ -271,6 +271,38 @@ describe('forwarding', () => {
     expect(seen[0]!.body.toString()).toMatch(/--XyZ--\r\n$/)
   })
 
+  it('meets an Expect: 100-continue itself and forwards the request without it (clients send it before uploads)', async () => {
+    for (const method of ['GET', 'POST']) {
+      seen = []
+      const { port, host } = new URL(stack.url)
+      const body = 'status=after+the+100'
+      const answer = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+        let continued = false
+        const req = httpRequest({
+          host: '127.0.0.1', port, method,
+          path: method === 'GET' ? '/api/statuses/show/1.json' : '/api/statuses/update.json',
+          headers: {
+            host, expect: '100-continue',
+            ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(body.length), authorization: 'Basic ' + Buffer.from(`alice:${alice.api_password}`).toString('base64') } : {}),
+          },
+        }, (res) => {
+          res.resume()
+          resolve({ status: res.statusCode!, continued })
+        })
+        // The body goes only once the gateway has said 100 Continue.
+        req.on('continue', () => {
+          continued = true
+          if (method === 'POST') req.end(body)
+        })
+        req.on('error', reject)
+        if (method === 'GET') req.end()
+      })
+      expect(answer).toEqual({ status: 200, continued: true })
+      expect(last().headers.expect).toBeUndefined()
+      expect(last().body.toString()).toBe(method === 'POST' ? body : '')
+    }
+  })
+
   it('drops hop-by-hop headers in both directions', async () => {
     seen = []
     const res = await fetch(`${stack.url}/api/statuses/show/1.json`, { headers: { 'x-custom': 'kept', te: 'trailers' } })

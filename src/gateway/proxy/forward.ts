@@ -46,7 +46,10 @@ export interface ForwardContext {
   stripCredentials?: boolean
 }
 
-const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate'])
+// Also never passed on: Expect. Node's server has already met a 100-continue expectation
+// (the client got its 100 before the handler ran) and refused any other with 417, and
+// undici will not send the header: forwarded, it made every such request a 502.
+const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'expect'])
 
 /** The header names a Connection header lists (RFC 9110 §7.6.1), lower-cased; null when there are none. */
 function connectionOptions(connection: string | undefined): Set<string> | null {

@@ -15,6 +15,26 @@ function sourceIn(encoded: string): string | null {
   return value === null || value.trim() === '' ? null : value
 }
 
+/**
+ * Names already cleaned, by what the client sent: nearly every request of a client sends
+ * the same User-Agent, and cleaning it again cost 1.5 µs per verified request. Bounded
+ * in entries and in the length of what is kept, since the client chooses the text.
+ */
+const cleanedNames = new Map<string, string>()
+const maxCleanedNames = 1000
+const maxRememberedLength = 512
+
+function cleaned(raw: string): string {
+  if (raw.length > maxRememberedLength) return cleanClientName(raw)
+  let name = cleanedNames.get(raw)
+  if (name === undefined) {
+    if (cleanedNames.size >= maxCleanedNames) cleanedNames.clear()
+    name = cleanClientName(raw)
+    cleanedNames.set(raw, name)
+  }
+  return name
+}
+
 /** Control characters go, white space runs become one space, at most 64 characters. */
 export function cleanClientName(raw: string): string {
   const text = raw.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim()
@@ -28,7 +48,7 @@ export function clientName(req: Pick<AuthRequest, 'url' | 'headers' | 'contentTy
   if (source === null && req.body !== undefined && isFormContentType(req.contentType)) {
     source = sourceIn(req.body.subarray(0, maxScan).toString('utf8'))
   }
-  if (source !== null) return cleanClientName(source)
+  if (source !== null) return cleaned(source)
   const ua = req.headers['user-agent']
-  return cleanClientName(typeof ua === 'string' ? ua : Array.isArray(ua) ? ua[0] ?? '' : '')
+  return cleaned(typeof ua === 'string' ? ua : Array.isArray(ua) ? ua[0] ?? '' : '')
 }

@@ -222,14 +222,14 @@ describe('normalizePolicy', () => {
 
 describe('evaluatePolicy over time with one policy object', () => {
   it('gives each instant its own verdict on both sides of a scheduled change, in any order of asking', () => {
-    const p = policy({ state: 'deprecate', sunset: '2027-09-01T00:00:00Z', schedule: [{ state: 'retire', from: '2027-06-01T00:00:00Z' }] }, at('2027-01-01T10:00:00Z'))
+    const p = policy({ state: 'deprecate', sunset: '2027-09-01T00:00:00Z', schedule: [{ state: 'deny', from: '2027-06-01T00:00:00Z' }] }, at('2027-01-01T10:00:00Z'))
     const before = at('2027-05-31T23:59:59Z')
     const after = at('2027-06-01T00:00:00Z')
     // Asked after, then before, then after again: none may be answered from another's stretch.
     for (const now of [after, before, after, before, at('2027-02-01T00:00:00Z')]) {
       const v = evaluatePolicy('basic', p, alice, now, guide)
       expect(v.allowed).toBe(now < after)
-      expect(v.state).toBe(now < after ? 'deprecate' : 'retire')
+      expect(v.state).toBe(now < after ? 'deprecate' : 'deny')
       expect(v.headers.deprecation).toBe(sec('2027-01-01T10:00:00Z'))
       expect(v.headers.sunset).toBe('Wed, 01 Sep 2027 00:00:00 GMT')
     }

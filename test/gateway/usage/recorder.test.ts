@@ -136,4 +136,14 @@ describe('clientName', () => {
     const long = 'é'.repeat(100)
     expect(clientName(req('/x', { 'user-agent': long }))).toBe('é'.repeat(64))
   })
+
+  it('names a client the same each time, however many other clients came between, and cleans long names too', () => {
+    const ua = 'Tool/1.0\t(\u0007linux)  x'
+    expect(clientName(req('/x', { 'user-agent': ua }))).toBe('Tool/1.0 ( linux) x')
+    for (let i = 0; i < 2500; i++) expect(clientName(req('/x', { 'user-agent': `Other/${i}\u0000` }))).toBe(`Other/${i}`)
+    expect(clientName(req('/x', { 'user-agent': ua }))).toBe('Tool/1.0 ( linux) x')
+    const huge = `Big\u0001${'a'.repeat(600)}`
+    expect(clientName(req('/x', { 'user-agent': huge }))).toBe(`Big ${'a'.repeat(60)}`)
+    expect(clientName(req('/x', { 'user-agent': huge }))).toBe(`Big ${'a'.repeat(60)}`)
+  })
 })

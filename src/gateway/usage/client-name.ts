@@ -2,6 +2,7 @@
 // application/x-www-form-urlencoded body), else the User-Agent. Bounded and cleaned so
 // that it can be stored, shown and matched against policy exceptions. A multipart
 // body's `source` is not read: those bodies are streamed, never parsed, at the gateway.
+import { LRUCache } from 'lru-cache'
 import { isFormContentType } from '../auth/oauth/parameters.js'
 import type { AuthRequest } from '../domain/auth.js'
 import { maxClientLength } from '../policy/types.js'
@@ -17,18 +18,18 @@ function sourceIn(encoded: string): string | null {
 
 /**
  * Names already cleaned, by what the client sent: nearly every request of a client sends
- * the same User-Agent, and cleaning it again cost 1.5 µs per verified request. Bounded
- * in entries and in the length of what is kept, since the client chooses the text.
+ * the same User-Agent, and cleaning it again cost 1.5 µs per verified request. The least
+ * recently seen go first (lru-cache, as the credential cache), so a client sending a new
+ * name on every request cannot push the others out all at once; what is sent longer than
+ * maxRememberedLength is cleaned each time, never kept, since the client chooses the text.
  */
-const cleanedNames = new Map<string, string>()
-const maxCleanedNames = 1000
+const cleanedNames = new LRUCache<string, string>({ max: 1000 })
 const maxRememberedLength = 512
 
 function cleaned(raw: string): string {
   if (raw.length > maxRememberedLength) return cleanClientName(raw)
   let name = cleanedNames.get(raw)
   if (name === undefined) {
-    if (cleanedNames.size >= maxCleanedNames) cleanedNames.clear()
     name = cleanClientName(raw)
     cleanedNames.set(raw, name)
   }

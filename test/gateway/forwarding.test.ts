@@ -21,7 +21,7 @@ interface Seen {
 let upstream: Server
 let upstreamPort: number
 let seen: Seen[] = []
-let mode: 'echo' | 'slow' | 'reset-once' | 'hop' | 'large' | 'broken' | 'not-modified' | 'flood' = 'echo'
+let mode: 'echo' | 'slow' | 'reset-once' | 'hop' | 'large' | 'broken' | 'not-modified' | 'flood' | 'refuse-early' = 'echo'
 /** 'large': the core sends the rest of its answer once this resolves. */
 let releaseLarge: Promise<void> = Promise.resolve()
 /** 'flood': how many bytes the core managed to write before its connection pushed back. */
@@ -36,6 +36,12 @@ beforeAll(async () => {
     const entry: Seen = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.alloc(0), firstByteAt: null }
     seen.push(entry)
     const arrived = Date.now()
+    if (mode === 'refuse-early') {
+      // Refuses an upload at once, before reading it (a core's 413), as the core may.
+      res.writeHead(413, { 'content-type': 'application/json' })
+      res.end('{"error":"too large"}')
+      return
+    }
     req.on('data', (c: Buffer) => {
       entry.firstByteAt ??= Date.now() - arrived
       chunks.push(c)
@@ -61,8 +67,8 @@ beforeAll(async () => {
         res.writeHead(200, { 'content-type': 'application/json', connection: 'keep-alive, x-core-hop', 'x-core-hop': 'this hop only', 'x-upstream': 'yes' })
         res.end('{}')
       } else if (mode === 'large') {
-        // Larger than the gateway reads whole, with no Content-Length: it must stream.
-        res.writeHead(200, { 'content-type': 'application/octet-stream' })
+        // Larger than the gateway reads whole, and says so: it must stream (the flood below has no length).
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(200 * 1024) })
         res.write(Buffer.alloc(100 * 1024, 'a'))
         void releaseLarge.then(() => res.end(Buffer.alloc(100 * 1024, 'b')))
       } else if (mode === 'broken') {
@@ -374,7 +380,7 @@ describe('forwarding', () => {
 })
 
 describe("the core's answers", () => {
-  it('streams an answer too large to read whole: the client has its first part before the core has sent the rest', async () => {
+  it('streams an answer whose length is over the limit: the client has its first part before the core has sent the rest', async () => {
     let release!: () => void
     releaseLarge = new Promise((resolve) => (release = resolve))
     mode = 'large'
@@ -416,6 +422,27 @@ describe("the core's answers", () => {
       }
       // Reading again lets the core go on.
       expect(flooded).toBeGreaterThan(before)
+    })
+  })
+
+  it('closes the client connection after an answer the core gave before the upload was read', async () => {
+    await withMode('refuse-early', async () => {
+      const url = new URL(`${stack.url}/api/statuses/update.json`)
+      const answer = await new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const req = httpRequest({
+          host: '127.0.0.1', port: url.port, path: url.pathname, method: 'POST',
+          headers: { host: url.host, 'content-type': 'multipart/form-data; boundary=XyZ', 'transfer-encoding': 'chunked', authorization: 'Basic ' + Buffer.from(`alice:${alice.api_password}`).toString('base64') },
+        }, (res) => {
+          res.resume()
+          resolve({ status: res.statusCode!, connection: res.headers.connection })
+          req.destroy()
+        })
+        req.on('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)))
+        // The upload's first part only: the rest never comes while the answer is read.
+        req.write('--XyZ\r\nContent-Disposition: form-data; name="status"\r\n\r\nfirst part\r\n')
+      })
+      // The rest of the upload is still on the wire: the connection cannot carry another request.
+      expect(answer).toEqual({ status: 413, connection: 'close' })
     })
   })
 

@@ -169,7 +169,7 @@ class CoreAnswer implements Dispatcher.DispatchHandler {
   private headers: IncomingHttpHeaders = {}
   private chunks: Buffer[] | null = null
   private stream: Readable | null = null
-  /** Nothing more to do: sent, dropped, or handed to the stream. */
+  /** Nothing more to do: sent or dropped (a streamed answer is the stream's from then on). */
   private settled = false
   /** The core's answer arrived whole. */
   private ended = false
@@ -204,7 +204,6 @@ class CoreAnswer implements Dispatcher.DispatchHandler {
       this.chunks = []
       return
     }
-    this.settled = true
     const stream = new Readable({
       read: () => controller.resume(),
       // The client went away mid-answer (Fastify destroys the stream): stop reading the core.

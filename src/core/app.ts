@@ -8,7 +8,6 @@ import { closeSilentConnections } from '../common/client-deadlines.js'
 import { clientGone, isWrite } from '../common/client-gone.js'
 import { formatOfPath } from '../common/formats.js'
 import { identityKey, verifyIdentity } from '../common/identity.js'
-import { childOf } from '../common/metric-children.js'
 import { requestLogging } from '../common/request-logger.js'
 import { deploymentMatcher, expectedHosts, type Hosts } from './entries/deployment.js'
 import type { ContentStore } from './store/types.js'
@@ -206,15 +205,12 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
 
   const metrics = options.metrics
   if (metrics) {
-    // Children looked up once per label set (bounded: route patterns, methods, classes);
-    // prom-client would hash a labels object on every call.
-    const requestCounts = new Map<string, { inc(): void }>()
-    const durations = new Map<string, { observe(v: number): void }>()
+    // Label values are bounded: route patterns, methods, status classes.
     app.addHook('onResponse', (request, reply, done) => {
       const operation = routeOf(request).url ?? 'unmatched'
       const statusClass = `${Math.floor(reply.statusCode / 100)}xx`
-      childOf(requestCounts, (o, m, c) => metrics.requests.labels(o, m, c), operation, request.method, statusClass).inc()
-      childOf(durations, (o) => metrics.duration.labels(o), operation).observe(reply.elapsedTime / 1000)
+      metrics.requests.series(operation, request.method, statusClass).inc()
+      metrics.duration.series(operation).observe(reply.elapsedTime / 1000)
       done()
     })
   }

@@ -2,12 +2,14 @@
 // public port, so they never reach the gateway's clients): requests and latency per
 // operation, content-store failures, pool use, process metrics. Labels stay bounded: the
 // operation is the route's pattern, never a raw path.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+import { LabelledCounter, LabelledHistogram } from '../common/labelled-metrics.js'
 
 export interface CoreMetrics {
   registry: Registry
-  requests: Counter<'operation' | 'method' | 'status_class'>
-  duration: Histogram<'operation'>
+  /** Per request (labelled-metrics.ts): its series are counted without prom-client's label hashing. */
+  requests: LabelledCounter<'operation' | 'method' | 'status_class'>
+  duration: LabelledHistogram<'operation'>
   storeErrors: Counter<'operation'>
 }
 
@@ -39,13 +41,13 @@ export function createCoreMetrics(options: { processMetrics?: boolean; poolStats
   pool('kigo_core_store_pool_max', 'Size limit of the PostgreSQL pool', (s) => s.max)
   return {
     registry,
-    requests: new Counter({
+    requests: new LabelledCounter({
       name: 'kigo_core_requests_total',
       help: 'Requests answered by the core, by operation (route pattern), method and status class',
       labelNames: ['operation', 'method', 'status_class'],
       registers,
     }),
-    duration: new Histogram({
+    duration: new LabelledHistogram({
       name: 'kigo_core_request_duration_seconds',
       help: 'Time the core took to answer, by operation (route pattern)',
       labelNames: ['operation'],

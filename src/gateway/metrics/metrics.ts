@@ -1,12 +1,14 @@
 // Prometheus metrics of SPEC §6.2. One registry per gateway instance (tests build several
 // in one process). Labels are bounded: auth method, a closed outcome set, route names.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+import { LabelledCounter, LabelledHistogram } from '../../common/labelled-metrics.js'
 
 export interface GatewayMetrics {
   registry: Registry
-  authRequests: Counter<'method' | 'outcome' | 'route'>
-  authDuration: Histogram<'method'>
-  upstreamDuration: Histogram<'route' | 'status_class'>
+  /** Per request (labelled-metrics.ts): its series are counted without prom-client's label hashing. */
+  authRequests: LabelledCounter<'method' | 'outcome' | 'route'>
+  authDuration: LabelledHistogram<'method'>
+  upstreamDuration: LabelledHistogram<'route' | 'status_class'>
   replayErrors: Counter<'method'>
   replayFailOpen: Counter<'method'>
   throttleErrors: Counter
@@ -18,20 +20,20 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Gatew
   const registers = [registry]
   const metrics: GatewayMetrics = {
     registry,
-    authRequests: new Counter({
+    authRequests: new LabelledCounter({
       name: 'kigo_auth_requests_total',
       help: 'Requests seen by the gateway, by credential method, outcome and route',
       labelNames: ['method', 'outcome', 'route'],
       registers,
     }),
-    authDuration: new Histogram({
+    authDuration: new LabelledHistogram({
       name: 'kigo_auth_duration_seconds',
       help: 'Time spent in the authentication stage alone',
       labelNames: ['method'],
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
       registers,
     }),
-    upstreamDuration: new Histogram({
+    upstreamDuration: new LabelledHistogram({
       name: 'kigo_upstream_duration_seconds',
       help: 'Time from forwarding a request to the core until the response to the client is finished',
       labelNames: ['route', 'status_class'],

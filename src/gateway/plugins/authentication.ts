@@ -12,7 +12,6 @@ import { createAuthenticator, type AuthDecision } from '../auth/authenticate.js'
 import { readStreamedBody } from '../auth/read-body.js'
 import type { AuthRequest, CredentialLookup } from '../domain/auth.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
-import { childOf } from '../../common/metric-children.js'
 import type { LegacyPolicyCheck } from '../policy/service.js'
 import type { ReplayCache } from '../replay/types.js'
 import type { RoutePolicy } from '../domain/routes.js'
@@ -115,7 +114,6 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
   const { config, metrics } = deps
   const now = deps.now ?? Date.now
   const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle, ...(deps.policy ? { policy: deps.policy } : {}), publicHosts: [config.domesticHost, config.globalHost] })
-  const authDurations = new Map<string, { observe(v: number): void }>()
 
   app.decorateRequest('verifiedBody', null)
 
@@ -126,7 +124,7 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
    */
   /** Records `decision` on the request, in the metrics and in the usage counts, and returns it. */
   const record = (request: FastifyRequest, authReq: AuthRequest, started: bigint, decision: AuthDecision): AuthDecision => {
-    childOf(authDurations, (m) => metrics.authDuration.labels(m), decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
+    metrics.authDuration.series(decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
     // Usage (SPEC §6.3): counted in memory here, written to the store in batches elsewhere.
     deps.usage?.observe(decision, () => clientName(authReq), authReq.now)
     request.auth = decision

@@ -3,7 +3,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { AuthDecision } from '../auth/authenticate.js'
-import { childOf } from '../../common/metric-children.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 
 declare module 'fastify' {
@@ -30,8 +29,6 @@ async function requestLog(app: FastifyInstance, { metrics }: RequestLogOptions):
   app.decorateRequest('routeName', null)
   app.decorateRequest('upstreamStartedAt', null)
 
-  const authRequests = new Map<string, { inc(): void }>()
-  const upstreamDurations = new Map<string, { observe(v: number): void }>()
 
   // Hooks are callback-style and do nothing they need not: they run on every request.
   const logger = app.log as { isLevelEnabled?: (level: string) => boolean }
@@ -39,9 +36,9 @@ async function requestLog(app: FastifyInstance, { metrics }: RequestLogOptions):
   app.addHook('onResponse', (request, reply, done) => {
     const auth = request.auth
     const route = request.routeName ?? 'gateway'
-    if (auth) childOf(authRequests, (m, o, r) => metrics.authRequests.labels(m, o, r), auth.method, auth.outcome, route).inc()
+    if (auth) metrics.authRequests.series(auth.method, auth.outcome, route).inc()
     if (request.upstreamStartedAt !== null) {
-      childOf(upstreamDurations, (r, c) => metrics.upstreamDuration.labels(r, c), route, statusClass(reply.statusCode)).observe(Number(process.hrtime.bigint() - request.upstreamStartedAt) / 1e9)
+      metrics.upstreamDuration.series(route, statusClass(reply.statusCode)).observe(Number(process.hrtime.bigint() - request.upstreamStartedAt) / 1e9)
     }
     // One line per request (SPEC §6.2); never a credential. The request ID (reqId) comes
     // from the request's logger.

@@ -6,8 +6,9 @@
 //
 // `node dist/bench/micro/gateway-overhead.js`
 // Environment: N requests per round (default 20000), R rounds (default 6), C concurrent
-// requests (default 16), CREDENTIAL (`none`, the default, or `basic`: a user made through
-// the operator API, its API password on every request), ONLY (`bare`, `gateway` or `base`:
+// requests (default 16), CREDENTIAL (`none`, the default; `basic`: a user made through
+// the operator API, its API password on every request; `wsse`: the same user, a freshly
+// signed X-WSSE on every request, its signing counted alike for every gateway), ONLY (`bare`, `gateway` or `base`:
 // one of them alone, such as under --cpu-prof), BASE (the dist/ directory of another
 // build, such as the commit before a change: its gateway runs too, as `base`, interleaved
 // with this build's, so that a change is measured within one run). The identity store is
@@ -23,6 +24,7 @@ import type { FastifyInstance } from 'fastify'
 import { loadConfig } from '../../src/common/config.js'
 import { startGateway } from '../../src/gateway/server.js'
 import { buildBareProxy } from '../bare-proxy.js'
+import { wsseHeader } from '../signing.js'
 import { freePort } from '../processes.js'
 
 const N = Number(process.env.N ?? 20_000)
@@ -30,6 +32,8 @@ const R = Number(process.env.R ?? 6)
 const C = Number(process.env.C ?? 16)
 const credential = process.env.CREDENTIAL ?? 'none'
 const only = process.env.ONLY
+// The in-process replay cache holds at most 50,000 unexpired nonces of one user (replay/memory.ts).
+if (credential === 'wsse' && Math.min(N, 5000) + N * R > 50_000) throw new Error('CREDENTIAL=wsse: keep N × R + the warm-up under 50,000 (say N=6000 R=7)')
 
 const [upstreamPort, gatewayPort, adminPort, baseGatewayPort, baseAdminPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
 const upstreamJs = fileURLToPath(new URL('../fixed-upstream.js', import.meta.url))
@@ -65,18 +69,20 @@ try {
   const bare = await buildBareProxy({ upstream })
   try {
     const headers: Record<string, string> = { host }
-    const headersOf = new Map<FastifyInstance, Record<string, string>>()
+    const headersOf = new Map<FastifyInstance, () => Record<string, string>>()
     for (const g of base ? [gateway, base] : [gateway]) {
       const own = { ...headers }
-      if (credential === 'basic') {
+      let fresh = (): Record<string, string> => own
+      if (credential === 'basic' || credential === 'wsse') {
         const made = await g.operator.inject({ method: 'POST', url: '/admin/users', headers: { authorization: `Bearer ${adminToken}` }, payload: { id: 'benchuser', name: 'Bench User' } })
         if (made.statusCode !== 201 && made.statusCode !== 200) throw new Error(`making the user: ${made.statusCode} ${made.body}`)
         const password = (JSON.parse(made.body) as { api_password: string }).api_password
-        own.authorization = `Basic ${Buffer.from(`benchuser:${password}`).toString('base64')}`
-      } else if (credential !== 'none') throw new Error(`CREDENTIAL must be none or basic, not ${credential}`)
-      headersOf.set(g.app, own)
+        if (credential === 'basic') own.authorization = `Basic ${Buffer.from(`benchuser:${password}`).toString('base64')}`
+        else fresh = () => ({ ...own, 'x-wsse': wsseHeader('benchuser', password) })
+      } else if (credential !== 'none') throw new Error(`CREDENTIAL must be none, basic or wsse, not ${credential}`)
+      headersOf.set(g.app, fresh)
     }
-    headersOf.set(bare, headers)
+    headersOf.set(bare, () => headers)
 
     const apps: Array<[string, FastifyInstance]> = [['bare', bare], ['gateway', gateway.app], ...(base ? [['base', base.app] as [string, FastifyInstance]] : [])]
     const measured = apps.filter(([name]) => only === undefined || only === name)
@@ -99,12 +105,12 @@ try {
 }
 
 /** CPU µs per request of `n` requests, C at a time. */
-async function round(app: FastifyInstance, headers: Record<string, string>, n: number): Promise<number> {
+async function round(app: FastifyInstance, headers: () => Record<string, string>, n: number): Promise<number> {
   const started = process.cpuUsage()
   let sent = 0
   const worker = async () => {
     while (sent++ < n) {
-      const res = await app.inject({ method: 'GET', url: path, headers })
+      const res = await app.inject({ method: 'GET', url: path, headers: headers() })
       if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
     }
   }

@@ -23,7 +23,6 @@ export interface UsernameToken {
   created: string
 }
 
-const fields = { username: 'Username', passworddigest: 'PasswordDigest', nonce: 'Nonce', created: 'Created' } as const
 const maxHeaderLength = 4096
 const dummyPassword = randomToken(24)
 
@@ -31,9 +30,31 @@ function malformed(message: string): AuthFailure {
   return failure('wsse', 400, 'malformed_credentials', message, 'malformed')
 }
 
+/** Whether `header` from `start` to `end` spells `name` in any case (ASCII letters). */
+function namedAt(header: string, start: number, end: number, name: string): boolean {
+  if (end - start !== name.length) return false
+  for (let j = 0; j < name.length; j++) {
+    const c = header.charCodeAt(start + j)
+    if ((c >= 65 && c <= 90 ? c + 32 : c) !== name.charCodeAt(j)) return false
+  }
+  return true
+}
+
+/** The white space String.prototype.trim removes, among the Latin-1 characters a header holds. */
+function isTrimmed(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || c === 160
+}
+
+/** The four fields, found by their names' lengths (all differ), lower case. */
+const fieldNames = ['username', 'passworddigest', 'nonce', 'created'] as const
+const fieldLabels = ['Username', 'PasswordDigest', 'Nonce', 'Created'] as const
+const fieldOfLength = new Map(fieldNames.map((name, i) => [name.length, i]))
+
 /**
  * Parses the X-WSSE value in one pass: `UsernameToken` then `Name="value"` pairs in any
- * order, separated by "," with optional white space. Returns the token or an error.
+ * order, separated by "," with optional white space; names in any case, other names
+ * ignored. Returns the token or an error. Reads the text in place: a request's token
+ * costs four slices, not a copy per name (this runs on every WSSE request).
  */
 export function parseUsernameToken(header: string): UsernameToken | string {
   if (header.length > maxHeaderLength) return 'The X-WSSE header is too long'
@@ -41,53 +62,88 @@ export function parseUsernameToken(header: string): UsernameToken | string {
   let i = 0
   const n = header.length
   while (i < n && header.charCodeAt(i) === 32) i++
-  if (header.slice(i, i + scheme.length).toLowerCase() !== scheme) return 'X-WSSE must be a UsernameToken'
+  if (!namedAt(header, i, Math.min(n, i + scheme.length), scheme)) return 'X-WSSE must be a UsernameToken'
   i += scheme.length
-  const found: Partial<Record<keyof typeof fields, string>> = {}
+  const found: Array<string | undefined> = [undefined, undefined, undefined, undefined]
   for (;;) {
     while (i < n && (header.charCodeAt(i) === 32 || header.charCodeAt(i) === 9 || header.charCodeAt(i) === 44)) i++
     if (i >= n) break
     const eq = header.indexOf('=', i)
     if (eq === -1) return 'X-WSSE has a field without a value'
-    const name = header.slice(i, eq).trim()
-    if (header.charCodeAt(eq + 1) !== 34) return `X-WSSE field ${name} must be quoted`
+    let start = i
+    let end = eq
+    while (start < end && isTrimmed(header.charCodeAt(start))) start++
+    while (end > start && isTrimmed(header.charCodeAt(end - 1))) end--
+    if (header.charCodeAt(eq + 1) !== 34) return `X-WSSE field ${header.slice(start, end)} must be quoted`
     const close = header.indexOf('"', eq + 2)
-    if (close === -1) return `X-WSSE field ${name} is not terminated`
-    const key = name.toLowerCase() as keyof typeof fields
-    if (Object.hasOwn(fields, key)) {
-      if (found[key] !== undefined) return `X-WSSE field ${fields[key]} is repeated`
-      found[key] = header.slice(eq + 2, close)
+    if (close === -1) return `X-WSSE field ${header.slice(start, end)} is not terminated`
+    const field = fieldOfLength.get(end - start)
+    if (field !== undefined && namedAt(header, start, end, fieldNames[field]!)) {
+      if (found[field] !== undefined) return `X-WSSE field ${fieldLabels[field]} is repeated`
+      found[field] = header.slice(eq + 2, close)
     }
     i = close + 1
     const c = header.charCodeAt(i)
     if (i < n && c !== 44 && c !== 32 && c !== 9) return 'X-WSSE fields must be separated by commas'
   }
-  for (const key of Object.keys(fields) as Array<keyof typeof fields>) {
-    if (!found[key]) return `X-WSSE requires ${fields[key]}`
+  for (let f = 0; f < fieldNames.length; f++) {
+    if (!found[f]) return `X-WSSE requires ${fieldLabels[f]}`
   }
-  return { username: found.username!, passwordDigest: found.passworddigest!, nonce: found.nonce!, created: found.created! }
+  return { username: found[0]!, passwordDigest: found[1]!, nonce: found[2]!, created: found[3]! }
+}
+
+/** The number written by the `count` decimal digits at `at`, or -1 when one is not a digit. */
+function digitsAt(s: string, at: number, count: number): number {
+  let value = 0
+  for (let j = at; j < at + count; j++) {
+    const d = s.charCodeAt(j) - 48
+    if (!(d >= 0 && d <= 9)) return -1
+    value = value * 10 + d
+  }
+  return value
 }
 
 /**
- * ISO 8601 date-time with a zone (`Z` or ±hh:mm / ±hhmm), optional fractional seconds:
- * milliseconds since the epoch, or NaN when it is not one.
+ * ISO 8601 date-time with a zone (`Z` or ±hh:mm / ±hhmm), optional fractional seconds
+ * (1 to 9 digits, after "." or ","): milliseconds since the epoch, or NaN when it is not
+ * one. Read character by character: this runs on every WSSE request, where a regular
+ * expression cost 1.2 µs.
  */
 export function parseCreated(s: string): number {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(?:(Z|z)|([+-])(\d{2}):?(\d{2}))$/.exec(s)
-  if (m === null) return NaN
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number]
-  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 60) return NaN
-  const t = Date.UTC(year, month - 1, day, hour, minute, second)
-  // Date.UTC rolls 31 February into March: reject days the month does not have.
-  if (new Date(t).getUTCDate() !== day) return NaN
-  const ms = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0').slice(0, 3))
-  let offset = 0
-  if (m[9] !== undefined) {
-    const oh = Number(m[10])
-    const om = Number(m[11])
-    if (oh > 23 || om > 59) return NaN
-    offset = (m[9] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000
+  const n = s.length
+  if (n < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return NaN
+  const year = digitsAt(s, 0, 4)
+  const month = digitsAt(s, 5, 2)
+  const day = digitsAt(s, 8, 2)
+  const hour = digitsAt(s, 11, 2)
+  const minute = digitsAt(s, 14, 2)
+  const second = digitsAt(s, 17, 2)
+  if (year < 0 || day < 0 || month < 1 || month > 12 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 60) return NaN
+  let i = 19
+  let ms = 0
+  if (s.charCodeAt(i) === 46 || s.charCodeAt(i) === 44) {
+    const first = ++i
+    while (i < n && i - first < 10 && digitsAt(s, i, 1) >= 0) i++
+    const count = i - first
+    if (count < 1 || count > 9) return NaN
+    ms = digitsAt(s, first, Math.min(3, count)) * (count === 1 ? 100 : count === 2 ? 10 : 1)
   }
+  let offset = 0
+  const zone = s.charCodeAt(i)
+  if (zone === 90 || zone === 122) {
+    if (i + 1 !== n) return NaN
+  } else if (zone === 43 || zone === 45) {
+    const colon = s.charCodeAt(i + 3) === 58 ? 1 : 0
+    if (i + 5 + colon !== n) return NaN
+    const oh = digitsAt(s, i + 1, 2)
+    const om = digitsAt(s, i + 3 + colon, 2)
+    if (oh < 0 || om < 0 || oh > 23 || om > 59) return NaN
+    offset = (zone === 45 ? -1 : 1) * (oh * 60 + om) * 60_000
+  } else return NaN
+  const t = Date.UTC(year, month - 1, day, hour, minute, second)
+  // Date.UTC rolls 31 February into March: reject days the month does not have (every
+  // month has days 1 to 28).
+  if (day < 1 || (day > 28 && new Date(t).getUTCDate() !== day)) return NaN
   return t + ms - offset
 }
 
@@ -135,13 +191,15 @@ export async function verifyUsernameToken(
   const record = wellFormed ? await lookup.apiPassword(token.username) : null
   const password = record?.apiPassword ?? dummyPassword
 
-  // Both conventions are computed and compared every time, so neither the user's
-  // existence nor the nonce style shows in the time taken. Header text is Latin-1 in
-  // Node, so 'latin1' gives back the octets exactly as sent.
-  const literalBytes = Buffer.from(token.nonce, 'latin1')
+  // The Base64 convention is tried first (when the nonce is Base64), then the literal one.
+  // The digests made depend only on the token and on whether it verifies, never on the
+  // user named (an unknown one is checked against a dummy password), so the time taken
+  // shows nothing the answer does not. Header text is Latin-1 in Node, so 'latin1' gives
+  // back the octets exactly as sent.
   const rawBytes = strictBase64(token.nonce)
-  const base64Ok = safeEqual(token.passwordDigest, wsseDigest(rawBytes ?? literalBytes, token.created, password)) && rawBytes !== null
-  const literalOk = safeEqual(token.passwordDigest, wsseDigest(literalBytes, token.created, password))
+  const literalBytes = Buffer.from(token.nonce, 'latin1')
+  const base64Ok = rawBytes !== null && safeEqual(token.passwordDigest, wsseDigest(rawBytes, token.created, password))
+  const literalOk = !base64Ok && safeEqual(token.passwordDigest, wsseDigest(literalBytes, token.created, password))
 
   const attemptedUser = wellFormed ? { attemptedUser: token.username } : {}
   if (record === null || (!base64Ok && !literalOk)) {

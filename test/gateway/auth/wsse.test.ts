@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import wsse, { UsernameToken } from 'wsse'
 import type { ReplayCache } from '../../../src/gateway/replay/types.js'
 import type { AuthRequest, AuthResult, CredentialLookup } from '../../../src/gateway/domain/auth.js'
-import { parseCreated, readWsse, verifyUsernameToken, type WsseVerifyOptions } from '../../../src/gateway/auth/wsse.js'
+import { parseCreated, parseUsernameToken, readWsse, verifyUsernameToken, type WsseVerifyOptions } from '../../../src/gateway/auth/wsse.js'
 import { authRequest, DownReplayCache, MemoryReplayCache, memoryLookup } from './fixtures.js'
 
 /** The gateway's WSSE pipeline (src/gateway/authenticate.ts): read the UsernameToken, then verify it. */
@@ -169,5 +169,91 @@ describe('interop: npm wsse', () => {
   it('a token for the wrong password does not verify', async () => {
     const t = wsse({ username: 'bob', password: 'not-it' })
     expect(await verifyWsse(request(t.getWSSEHeader(), Date.now()), lookup, new MemoryReplayCache(), opts)).toMatchObject({ status: 401 })
+  })
+})
+
+/**
+ * The formats as regular expressions, the way they read in SPEC §4.3: the reference the
+ * character-by-character parsers of wsse.ts are held to, on generated text.
+ */
+const reference = {
+  created(s: string): number {
+    const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(?:(Z|z)|([+-])(\d{2}):?(\d{2}))$/.exec(s)
+    if (m === null) return NaN
+    const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number]
+    if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 60) return NaN
+    const t = Date.UTC(year, month - 1, day, hour, minute, second)
+    if (new Date(t).getUTCDate() !== day) return NaN
+    const ms = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0').slice(0, 3))
+    if (m[9] === undefined) return t + ms
+    if (Number(m[10]) > 23 || Number(m[11]) > 59) return NaN
+    return t + ms - (m[9] === '-' ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11])) * 60_000
+  },
+  token(header: string): Record<string, string> | 'error' {
+    const m = /^ *usernametoken((?:[ \t,]*[^=]*="[^"]*")*)[ \t,]*$/i.exec(header)
+    if (m === null || header.length > 4096) return 'error'
+    const found: Record<string, string> = {}
+    for (const f of m[1]!.matchAll(/([^=]*)="([^"]*)"([ \t,]*)/g)) {
+      const name = f[1]!.replace(/^[ \t,]*/, '').trim().toLowerCase()
+      if (['username', 'passworddigest', 'nonce', 'created'].includes(name)) {
+        if (name in found) return 'error'
+        found[name] = f[2]!
+      }
+    }
+    return ['username', 'passworddigest', 'nonce', 'created'].every((k) => found[k]) ? found : 'error'
+  },
+}
+
+/** A seeded generator, so that a failure can be replayed. */
+function generator(seed: number) {
+  let x = seed
+  const next = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648)
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!
+  const mutate = (s: string): string => {
+    const at = Math.floor(next() * (s.length + 1))
+    const c = pick(['0', '9', '-', ':', 'T', 'Z', 'z', '+', '.', ',', ' ', '"', '=', 'A', '\t', '\u00a0', ''])
+    return pick([0, 1, 2]) === 0 ? s.slice(0, at) + c + s.slice(at) : s.slice(0, at) + c + s.slice(at + 1)
+  }
+  return { next, pick, mutate }
+}
+
+describe('the parsers agree with the formats as regular expressions', () => {
+  it('Created: 20,000 generated date-times, well formed and not', () => {
+    const g = generator(18)
+    const two = (n: number) => String(n).padStart(2, '0')
+    let valid = 0
+    for (let k = 0; k < 20_000; k++) {
+      const date = `${String(Math.floor(g.next() * 10000)).padStart(4, '0')}-${two(Math.floor(g.next() * 14))}-${two(Math.floor(g.next() * 33))}T${two(Math.floor(g.next() * 25))}:${two(Math.floor(g.next() * 61))}:${two(Math.floor(g.next() * 62))}`
+      const fraction = g.pick(['', '', '.5', '.25', ',123', '.123456789', '.1234567890', '.'])
+      const zone = g.pick(['Z', 'z', '+09:00', '-0430', '+2400', '-12:60', '+1', '', 'UTC'])
+      let s = date + fraction + zone
+      if (g.next() < 0.3) s = g.mutate(s)
+      const expected = reference.created(s)
+      if (!Number.isNaN(expected)) valid++
+      expect([s, parseCreated(s)]).toEqual([s, expected])
+    }
+    expect(valid).toBeGreaterThan(1000)
+  })
+
+  it('UsernameToken: 20,000 generated headers, well formed and not', () => {
+    const g = generator(43)
+    let valid = 0
+    for (let k = 0; k < 20_000; k++) {
+      const fields = [
+        [g.pick(['Username', 'username', 'USERNAME', ' Username ', 'User']), 'bob'],
+        [g.pick(['PasswordDigest', 'passworddigest', 'Passworddigest\u00a0']), 'quR/EWLAV4xLf9Zqyw4pDmfV9OY='],
+        [g.pick(['Nonce', 'NONCE', 'Nonce\t']), g.pick(['abc', '', 'ZDM2=='])],
+        [g.pick(['Created', 'created']), '2003-12-15T14:43:07Z'],
+        ...(g.next() < 0.2 ? [[g.pick(['Extra', 'Nonce', 'Algorithm']), 'x']] : []),
+      ].sort(() => g.next() - 0.5)
+      const sep = () => g.pick([', ', ',', ' , ', ',\t', ' '])
+      let header = `${g.pick(['UsernameToken ', 'usernametoken ', '  UsernameToken', 'UsernameToken,'])}${fields.map(([name, value]) => `${name}="${value}"`).join(sep())}${g.pick(['', ',', ' '])}`
+      if (g.next() < 0.3) header = g.mutate(header)
+      const expected = reference.token(header)
+      const parsed = parseUsernameToken(header)
+      if (expected !== 'error') valid++
+      expect([header, typeof parsed === 'string' ? 'error' : { username: parsed.username, passworddigest: parsed.passwordDigest, nonce: parsed.nonce, created: parsed.created }]).toEqual([header, expected])
+    }
+    expect(valid).toBeGreaterThan(1000)
   })
 })

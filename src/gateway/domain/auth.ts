@@ -71,7 +71,11 @@ export interface CredentialLookup {
   /** apiPassword's answer when it is held in memory; undefined when only a load can tell. */
   peekApiPassword?(userId: string): ApiPasswordEntry | null | undefined
   consumer(key: string): Promise<ConsumerEntry | null>
+  /** consumer's answer when it is held in memory; undefined when only a load can tell. */
+  peekConsumer?(key: string): ConsumerEntry | null | undefined
   accessToken(token: string): Promise<TokenEntry | null>
+  /** accessToken's answer when it is held in memory; undefined when only a load can tell. */
+  peekAccessToken?(token: string): TokenEntry | null | undefined
 }
 
 /** The request as a verifier sees it: nothing framework-specific. */

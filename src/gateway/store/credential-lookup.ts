@@ -123,9 +123,21 @@ export class CachedCredentialLookup implements CredentialLookup {
     return entry && { ...entry, scopes: [...entry.scopes] }
   }
 
+  peekConsumer(key: string): ConsumerEntry | null | undefined {
+    const hit = this.consumers.get(key)
+    if (hit !== undefined) return { ...hit, scopes: [...hit.scopes] }
+    return this.unknown.get(`consumer:${key}`) ? null : undefined
+  }
+
   async accessToken(token: string): Promise<TokenEntry | null> {
     const entry = await this.cached('token', token, this.tokens, () => this.direct.accessToken(token))
     return entry && { ...entry, scopes: [...entry.scopes] }
+  }
+
+  peekAccessToken(token: string): TokenEntry | null | undefined {
+    const hit = this.tokens.get(token)
+    if (hit !== undefined) return { ...hit, scopes: [...hit.scopes] }
+    return this.unknown.get(`token:${token}`) ? null : undefined
   }
 
   /** Drops the user's API password and every cached token of the user (they carry the user's name). */

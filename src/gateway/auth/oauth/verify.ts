@@ -231,7 +231,11 @@ export async function verifyOAuth(
   if (!checked.ok) return checked.result
   const r = checked.request
 
-  const [consumer, token] = await Promise.all([lookup.consumer(r.consumerKey), lookup.accessToken(r.token)])
+  // Both from memory when the cache holds them (every request of a client in use): no
+  // promises to wait for. Otherwise both loads run side by side.
+  const heldConsumer = lookup.peekConsumer?.(r.consumerKey)
+  const heldToken = heldConsumer === undefined ? undefined : lookup.peekAccessToken?.(r.token)
+  const [consumer, token] = heldConsumer !== undefined && heldToken !== undefined ? [heldConsumer, heldToken] : await Promise.all([lookup.consumer(r.consumerKey), lookup.accessToken(r.token)])
   const tokenMatches = consumer !== null && token !== null && token.consumerKey === consumer.key
   const signatureOk = verifyOAuthSignature(
     req,

@@ -225,3 +225,61 @@ describe('oauth_body_hash', () => {
     expect(await verify(req)).toMatchObject({ status: 400, code: 'parameter_rejected' })
   })
 })
+
+describe('verifyOAuth with credentials held in memory (CredentialLookup peeks)', () => {
+  /** The same credentials, told without waiting for those in `held` ('unknown' ones held as unknown). */
+  function holding(held: { consumers: string[]; tokens: string[] }) {
+    const loads = memoryLookup({
+      users: [{ id: 'alice', name: 'Alice Liddell', apiPassword: 'unused' }],
+      consumers: [app, other],
+      tokens: [
+        { ...alice, consumerKey: app.key, userId: 'alice', scopes: ['read_public', 'write_public'] },
+        { token: 'revoked-token', secret: 'rs', consumerKey: app.key, userId: 'alice', revoked: true },
+        { token: 'other-token', secret: 'os', consumerKey: other.key, userId: 'alice' },
+      ],
+    })
+    const answers = { consumers: new Map(), tokens: new Map() }
+    const ready = (async () => {
+      for (const key of held.consumers) answers.consumers.set(key, await loads.consumer(key))
+      for (const token of held.tokens) answers.tokens.set(token, await loads.accessToken(token))
+      loads.calls.length = 0
+    })()
+    const lookup = {
+      ...loads,
+      peekConsumer: (key: string) => answers.consumers.get(key),
+      peekAccessToken: (token: string) => answers.tokens.get(token),
+    }
+    return { lookup, ready }
+  }
+
+  it('verifies from memory, loading nothing', async () => {
+    const { lookup, ready } = holding({ consumers: [app.key], tokens: [alice.token] })
+    await ready
+    expect(await verifyOAuth(signedRequest(base), lookup, new MemoryReplayCache(() => now), opts)).toEqual({
+      kind: 'ok',
+      principal: { userId: 'alice', userName: 'Alice Liddell', method: 'oauth', consumerKey: app.key, scopes: ['read_public', 'write_public'] },
+    })
+    expect(lookup.calls).toEqual([])
+  })
+
+  it.each([
+    ['an unknown consumer', { consumer: { key: 'nobody', secret: 'x' } }, 'consumer_key_unknown'],
+    ['an unknown token', { token: { token: 'nope', secret: 'x' } }, 'token_rejected'],
+    ["another consumer's token", { token: { token: 'other-token', secret: 'os' } }, 'token_rejected'],
+    ['a revoked token', { token: { token: 'revoked-token', secret: 'rs' } }, 'token_revoked'],
+    ['a wrong signature', { consumer: { ...app, secret: 'guessed' } }, 'signature_invalid'],
+  ] as const)('refuses %s from memory as it does after a load', async (_what, change, code) => {
+    const { lookup, ready } = holding({ consumers: [app.key, 'nobody'], tokens: [alice.token, 'nope', 'other-token', 'revoked-token'] })
+    await ready
+    expect(await verifyOAuth(signedRequest({ ...base, ...change }), lookup, new MemoryReplayCache(() => now), opts)).toMatchObject({ status: 401, code })
+    expect(lookup.calls).toEqual([])
+    expect(await verify(signedRequest({ ...base, ...change }))).toMatchObject({ status: 401, code })
+  })
+
+  it('loads both when memory holds only one of them', async () => {
+    const { lookup, ready } = holding({ consumers: [app.key], tokens: [] })
+    await ready
+    expect((await verifyOAuth(signedRequest(base), lookup, new MemoryReplayCache(() => now), opts)).kind).toBe('ok')
+    expect(lookup.calls).toEqual([`consumer:${app.key}`, `accessToken:${alice.token}`])
+  })
+})

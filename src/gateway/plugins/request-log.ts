@@ -29,7 +29,6 @@ async function requestLog(app: FastifyInstance, { metrics }: RequestLogOptions):
   app.decorateRequest('routeName', null)
   app.decorateRequest('upstreamStartedAt', null)
 
-
   // Hooks are callback-style and do nothing they need not: they run on every request.
   const logger = app.log as { isLevelEnabled?: (level: string) => boolean }
   const logRequests = typeof logger.isLevelEnabled === 'function' && logger.isLevelEnabled('info')

@@ -11,7 +11,7 @@ const now = 1_800_000_000_000
 const app = { key: 'app-key-1', secret: 'app secret & more' }
 const other = { key: 'app-key-2', secret: 'other-secret' }
 const alice = { token: 'alice-token', secret: 'alice/secret+=' }
-const lookup = memoryLookup({
+const credentials: Parameters<typeof memoryLookup>[0] = {
   users: [{ id: 'alice', name: 'Alice Liddell', apiPassword: 'unused' }],
   consumers: [app, other],
   tokens: [
@@ -19,7 +19,8 @@ const lookup = memoryLookup({
     { token: 'revoked-token', secret: 'rs', consumerKey: app.key, userId: 'alice', revoked: true },
     { token: 'other-token', secret: 'os', consumerKey: other.key, userId: 'alice' },
   ],
-})
+}
+const lookup = memoryLookup(credentials)
 const base: SignOptions = {
   consumer: app,
   token: alice,
@@ -229,15 +230,7 @@ describe('oauth_body_hash', () => {
 describe('verifyOAuth with credentials held in memory (CredentialLookup peeks)', () => {
   /** The same credentials, told without waiting for those in `held` ('unknown' ones held as unknown). */
   function holding(held: { consumers: string[]; tokens: string[] }) {
-    const loads = memoryLookup({
-      users: [{ id: 'alice', name: 'Alice Liddell', apiPassword: 'unused' }],
-      consumers: [app, other],
-      tokens: [
-        { ...alice, consumerKey: app.key, userId: 'alice', scopes: ['read_public', 'write_public'] },
-        { token: 'revoked-token', secret: 'rs', consumerKey: app.key, userId: 'alice', revoked: true },
-        { token: 'other-token', secret: 'os', consumerKey: other.key, userId: 'alice' },
-      ],
-    })
+    const loads = memoryLookup(credentials)
     const answers = { consumers: new Map(), tokens: new Map() }
     const ready = (async () => {
       for (const key of held.consumers) answers.consumers.set(key, await loads.consumer(key))

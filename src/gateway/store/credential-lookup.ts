@@ -113,9 +113,8 @@ export class CachedCredentialLookup implements CredentialLookup {
   }
 
   peekApiPassword(userId: string): ApiPasswordEntry | null | undefined {
-    const hit = this.users.get(userId)
-    if (hit !== undefined) return { ...hit }
-    return this.unknown.get(`user:${userId}`) ? null : undefined
+    const hit = this.held('user', userId, this.users)
+    return hit && { ...hit }
   }
 
   async consumer(key: string): Promise<ConsumerEntry | null> {
@@ -124,9 +123,8 @@ export class CachedCredentialLookup implements CredentialLookup {
   }
 
   peekConsumer(key: string): ConsumerEntry | null | undefined {
-    const hit = this.consumers.get(key)
-    if (hit !== undefined) return { ...hit, scopes: [...hit.scopes] }
-    return this.unknown.get(`consumer:${key}`) ? null : undefined
+    const hit = this.held('consumer', key, this.consumers)
+    return hit && { ...hit, scopes: [...hit.scopes] }
   }
 
   async accessToken(token: string): Promise<TokenEntry | null> {
@@ -135,9 +133,8 @@ export class CachedCredentialLookup implements CredentialLookup {
   }
 
   peekAccessToken(token: string): TokenEntry | null | undefined {
-    const hit = this.tokens.get(token)
-    if (hit !== undefined) return { ...hit, scopes: [...hit.scopes] }
-    return this.unknown.get(`token:${token}`) ? null : undefined
+    const hit = this.held('token', token, this.tokens)
+    return hit && { ...hit, scopes: [...hit.scopes] }
   }
 
   /** Drops the user's API password and every cached token of the user (they carry the user's name). */
@@ -184,11 +181,17 @@ export class CachedCredentialLookup implements CredentialLookup {
     else this.invalidateToken(change.token)
   }
 
-  private async cached<V extends NonNullable<unknown>>(kind: Kind, key: string, found: LRUCache<string, V>, load: () => Promise<V | null>): Promise<V | null> {
+  /** What memory holds for `key`: the entry, null when it is known not to exist, undefined when only a load can tell. */
+  private held<V extends NonNullable<unknown>>(kind: Kind, key: string, found: LRUCache<string, V>): V | null | undefined {
     const hit = found.get(key)
     if (hit !== undefined) return hit
+    return this.unknown.get(`${kind}:${key}`) ? null : undefined
+  }
+
+  private async cached<V extends NonNullable<unknown>>(kind: Kind, key: string, found: LRUCache<string, V>, load: () => Promise<V | null>): Promise<V | null> {
+    const held = this.held(kind, key, found)
+    if (held !== undefined) return held
     const slot = `${kind}:${key}`
-    if (this.unknown.get(slot)) return null
     const pending = this.inflight.get(slot) as Promise<V | null> | undefined
     if (pending) return pending
     const epoch = this.epoch

@@ -45,9 +45,9 @@ function isTrimmed(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13) || c === 160
 }
 
-/** The four fields, found by their names' lengths (all differ), lower case. */
-const fieldNames = ['username', 'passworddigest', 'nonce', 'created'] as const
+/** The four fields as the format names them, and in lower case, found by their lengths (all differ). */
 const fieldLabels = ['Username', 'PasswordDigest', 'Nonce', 'Created'] as const
+const fieldNames = fieldLabels.map((label) => label.toLowerCase())
 const fieldOfLength = new Map(fieldNames.map((name, i) => [name.length, i]))
 
 /**

@@ -46,10 +46,11 @@ export interface ForwardContext {
   stripCredentials?: boolean
 }
 
-// Also never passed on: Expect. Node's server has already met a 100-continue expectation
-// (the client got its 100 before the handler ran) and refused any other with 417, and
-// undici will not send the header: forwarded, it made every such request a 502.
-const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'expect'])
+// The hop-by-hop headers (RFC 9110 §7.6.1), never passed on, and Expect with them: Node's
+// server has already met a 100-continue expectation (the client got its 100 before the
+// handler ran) and refused any other with 417, and undici will not send the header:
+// forwarded, it made every such request a 502.
+const notForwarded = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'expect'])
 
 /** The header names a Connection header lists (RFC 9110 §7.6.1), lower-cased; null when there are none. */
 function connectionOptions(connection: string | undefined): Set<string> | null {
@@ -71,7 +72,7 @@ export function forwardedHeaders(request: FastifyRequest, ctx: ForwardContext, o
   const listed = connectionOptions(incoming.connection)
   // Runs on every request: a plain loop over the names and a Set, no [name, value] pairs.
   for (const name in incoming) {
-    if (hopByHop.has(name) || name.startsWith('x-kigo-') || (listed !== null && listed.has(name))) continue
+    if (notForwarded.has(name) || name.startsWith('x-kigo-') || (listed !== null && listed.has(name))) continue
     const value = incoming[name]
     if (strip && (name === 'authorization' || name === 'x-wsse')) continue
     if (name === 'cookie') {
@@ -129,7 +130,7 @@ const retriedErrors = new Set(['ECONNRESET', 'UND_ERR_SOCKET'])
 function answerHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const listed = connectionOptions(headers.connection)
   const out: IncomingHttpHeaders = {}
-  for (const name in headers) if (!hopByHop.has(name) && (listed === null || !listed.has(name))) out[name] = headers[name]
+  for (const name in headers) if (!notForwarded.has(name) && (listed === null || !listed.has(name))) out[name] = headers[name]
   return out
 }
 

@@ -16,6 +16,8 @@ export interface LoadJob {
   prebuild: number
   /** Fixed total rate (requests per second, evenly paced: paced-load.ts) instead of saturation. */
   overallRate?: number
+  /** With overallRate: seconds at that rate before the counted window, not counted (paced-load.ts). */
+  warmupSeconds?: number
 }
 
 export interface LoadResult {
@@ -78,6 +80,7 @@ async function run(job: LoadJob, send: (m: WorkerMessage) => void): Promise<Load
       url: job.url,
       rate: job.overallRate,
       durationSeconds: job.durationSeconds,
+      ...(job.warmupSeconds ? { warmupSeconds: job.warmupSeconds } : {}),
       connections: job.connections,
       take,
       onStarted: () => send({ type: 'started' }),

@@ -112,7 +112,9 @@ export interface BenchResults {
   }
   /** Issue 18 (4): at half the bare proxy's saturation rate, p99 over the bare proxy's p99 in the same pass. */
   latency: {
+    /** The median of the rounds' rates, each half the bare proxy's saturation measured just before its round. */
     fixed_rate_rps: number
+    round_rates_rps: number[]
     scenarios: Record<string, ScenarioSummary>
     /** required_oauth_vs_bare_proxy: the required-work proxy's OAuth, the floor under oauth_vs_bare_proxy. */
     p99_ratio: { anonymous_vs_bare_proxy: Ratio; basic_vs_bare_proxy: Ratio; wsse_vs_bare_proxy: Ratio; oauth_vs_bare_proxy: Ratio; required_oauth_vs_bare_proxy: Ratio }
@@ -130,7 +132,7 @@ export interface BenchResults {
   fixed_rate_rps: number
   node: string
   cpus: number
-  settings: { mode: 'quick' | 'full'; rounds: number; duration_s: number; slice_s: number; warmup_s: number; connections: number; entries: number; timeline_entries: number }
+  settings: { mode: 'quick' | 'full'; rounds: number; duration_s: number; slice_s: number; warmup_s: number; paced_warmup_s: number; connections: number; entries: number; timeline_entries: number }
 }
 
 export interface Target {
@@ -278,7 +280,7 @@ export function formatReport(r: BenchResults): string {
   const targetTable = table(['target', 'measured', 'bound', ''], targetRows, [false, true, false, false])
   const s = r.settings
   return [
-    `kigo benchmark (${s.mode}): node ${r.node}, ${r.cpus} CPUs, ${s.rounds} round(s) of ${s.duration_s} s per scenario (interleaved slices of ${s.slice_s} s) after ${s.warmup_s} s warm-up, ${s.connections} connections, ${s.entries} entries; medians over slices`,
+    `kigo benchmark (${s.mode}): node ${r.node}, ${r.cpus} CPUs, ${s.rounds} round(s) of ${s.duration_s} s per scenario (interleaved slices of ${s.slice_s} s) after ${s.warmup_s} s warm-up (fixed-rate windows: ${s.paced_warmup_s} s at their rate, not counted), ${s.connections} connections, ${s.entries} entries; medians over slices`,
     '',
     `1. gateway alone, in front of a fixed ~700-byte upstream (front µs/req: the proxy's own CPU)${r.gateway_alone.nginx ? `; nginx ${r.gateway_alone.nginx}` : '; nginx is not installed (null)'}`,
     scenarioTable(r.gateway_alone.scenarios),

@@ -137,7 +137,7 @@ async function main(): Promise<number> {
     }
 
     loader = startLoadGenerator()
-    const window = async (name: AnyScenario, durationSeconds: number, prebuild: number, overallRate?: number) => {
+    const window = async (name: AnyScenario, durationSeconds: number, prebuild: number, paced?: { rate: number; warmupSeconds: number }) => {
       const { target, kind } = scenarios[name]
       const server = servers[target]
       if (!server.process) throw new Error(`${name}: its server is not running`)
@@ -153,7 +153,7 @@ async function main(): Promise<number> {
       })
       let cpuBefore: ReturnType<typeof cpuNow> | undefined
       const result = await loader!.run(
-        { url: server.url, kind, fixture, durationSeconds, connections: s.connections, prebuild, ...(overallRate ? { overallRate } : {}) },
+        { url: server.url, kind, fixture, durationSeconds, connections: s.connections, prebuild, ...(paced ? { overallRate: paced.rate, warmupSeconds: paced.warmupSeconds } : {}) },
         () => {
           sampler = sampleRss(proc.pid)
           cpuBefore = cpuNow()
@@ -204,21 +204,38 @@ async function main(): Promise<number> {
         }
       }
     }
-    /** Rounds of `names` at a fixed rate, the order rotated each round. */
-    const paced = async (group: string, names: AnyScenario[], rate: number, seconds: number) => {
-      log(`${group}: ${rate} rps, ${seconds} s per scenario and round`)
+    /**
+     * Rounds of `names` at a fixed rate, the order rotated each round; each window's first
+     * `pacedWarmupSeconds` not counted (paced-load.ts). `rateFor` gives each round's rate.
+     */
+    const paced = async (group: string, names: AnyScenario[], rateFor: () => Promise<number>, seconds: number) => {
+      const warmupSeconds = s.pacedWarmupSeconds
+      log(`${group}: ${seconds} s per scenario and round after ${warmupSeconds} s at that rate not counted`)
+      const rates: number[] = []
       for (const [r, order] of passes(names, s.rounds, 1).entries()) {
+        const rate = await rateFor()
+        rates.push(rate)
+        log(`${group} round ${r + 1}/${s.rounds}: ${rate} rps`)
         const ordered = r % 2 === 0 ? order : [...order].reverse()
-        for (const name of ordered) record(name, await window(name, seconds, sized(rate, seconds, 1.1), rate))
+        for (const name of ordered) record(name, await window(name, seconds, sized(rate, seconds + warmupSeconds, 1.1), { rate, warmupSeconds }))
       }
+      return rates
     }
 
     const aloneSelected = aloneNames.filter((n) => n !== 'alone_nginx' || a.nginx !== null)
     if (want('alone')) await saturate('alone', aloneSelected)
 
+    // Half the bare proxy's saturation, measured again before each round in a slice of its
+    // own: this machine's speed drifts by a third within minutes (the bare proxy's CPU per
+    // request at one fixed rate went from 129 to 210 µs in one run), and a rate taken from
+    // the throughput group minutes earlier left the whole last round saturated.
     const bareAlone = windows.get('alone_bare_proxy')
-    const latencyRate = bareAlone ? Math.max(1, Math.round(median(bareAlone.map((w) => w.rps)) / 2)) : 0
-    if (bareAlone && want('latency')) await paced('latency', [...latencyNames], latencyRate, s.latencySeconds)
+    const halfBareSaturation = async () => {
+      const m = await window('alone_bare_proxy', s.sliceSeconds, sized(bestRps.get('alone_bare_proxy')!, s.sliceSeconds, 2))
+      return Math.max(1, Math.round(m.rps / 2))
+    }
+    const latencyRates = bareAlone && want('latency') ? await paced('latency', [...latencyNames], halfBareSaturation, s.latencySeconds) : []
+    const latencyRate = latencyRates.length ? Math.round(median(latencyRates)) : 0
 
     if (want('core')) {
       // Both anchors must answer a plain request with the core's bytes, and the floor a
@@ -242,7 +259,7 @@ async function main(): Promise<number> {
     if (want('whole')) await saturate('whole', [...scenarioNames])
     const bare = windows.get('bare_proxy')
     const fixedRate = bare ? Math.max(1, Math.round(median(bare.map((w) => w.rps)) / 2)) : 0
-    if (bare && want('whole')) await paced('whole system fixed rate', [...fixedRateNames], fixedRate, s.durationSeconds)
+    if (bare && want('whole')) await paced(`whole system fixed rate (${fixedRate} rps)`, [...fixedRateNames], () => Promise.resolve(fixedRate), s.durationSeconds)
 
     const all = Object.fromEntries(windows)
     const summaries = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, summarize(windows.get(name) ?? [])]))
@@ -288,6 +305,7 @@ async function main(): Promise<number> {
       },
       latency: {
         fixed_rate_rps: latencyRate,
+        round_rates_rps: latencyRates,
         scenarios: strip('latency_', summaries(latencyNames)),
         p99_ratio: {
           anonymous_vs_bare_proxy: p99('latency_anonymous'),
@@ -305,7 +323,7 @@ async function main(): Promise<number> {
       fixed_rate_rps: fixedRate,
       node: process.version,
       cpus: cpus().length,
-      settings: { mode: s.mode, rounds: s.rounds, duration_s: s.durationSeconds, slice_s: s.sliceSeconds, warmup_s: s.warmupSeconds, connections: s.connections, entries: s.entries, timeline_entries: s.timelineEntries },
+      settings: { mode: s.mode, rounds: s.rounds, duration_s: s.durationSeconds, slice_s: s.sliceSeconds, warmup_s: s.warmupSeconds, paced_warmup_s: s.pacedWarmupSeconds, connections: s.connections, entries: s.entries, timeline_entries: s.timelineEntries },
     }
     mkdirSync(dirname(s.out), { recursive: true })
     writeFileSync(s.out, `${JSON.stringify(results, null, 2)}\n`)

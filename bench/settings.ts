@@ -15,6 +15,11 @@ export interface Settings {
   warmupSeconds: number
   /** Each latency scenario's time per round at the fixed rate. */
   latencySeconds: number
+  /**
+   * Before each fixed-rate window, seconds at the same rate on the same connections that
+   * are not counted: the steady state's p99, not the start's (paced-load.ts).
+   */
+  pacedWarmupSeconds: number
   connections: number
   entries: number
   /** Entries in the store for the timeline scenarios (issue 14), most of them inserted in bulk (timeline-seed.ts). */
@@ -74,6 +79,7 @@ export function settingsFrom(argv: string[]): Settings | null {
     sliceSeconds,
     warmupSeconds: quick ? 1 : 3,
     latencySeconds: quick ? 2 : 5,
+    pacedWarmupSeconds: quick ? 0.5 : 2,
     connections: int('connections', values.connections, fullDefaults.connections),
     entries: quick ? 200 : 3000,
     timelineEntries: quick ? 2000 : 100_000,

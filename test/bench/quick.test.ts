@@ -38,14 +38,14 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     const results = JSON.parse(readFileSync(out, 'utf8')) as {
       gateway_alone: { nginx: string | null; scenarios: Record<string, Summary | null>; ratios: Record<string, number | null> }
       core: { pool_size: number; scenarios: Record<string, Summary>; ratios: Record<string, number> }
-      latency: { fixed_rate_rps: number; scenarios: Record<string, Summary>; p99_ratio: Record<string, number> }
+      latency: { fixed_rate_rps: number; round_rates_rps: number[]; scenarios: Record<string, Summary>; p99_ratio: Record<string, number> }
       embedded: Record<string, number>
       scenarios: Record<string, Summary>
       ratios: Record<string, number>
       added_p99_ms: number
       node: string
       cpus: number
-      settings: { timeline_entries: number }
+      settings: { rounds: number; timeline_entries: number }
     }
     const served = (name: string, s: Summary | null | undefined) => {
       expect(s, `${name} missing from ${out}`).toBeDefined()
@@ -129,6 +129,9 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
 
     // 4. Latency at half the bare proxy's rate, as ratios.
     expect(results.latency.fixed_rate_rps).toBeGreaterThan(0)
+    // Each round's rate is half the bare proxy's saturation measured just before it.
+    expect(results.latency.round_rates_rps).toHaveLength(results.settings.rounds)
+    for (const rate of results.latency.round_rates_rps) expect(rate).toBeGreaterThan(0)
     for (const name of ['bare_proxy', 'anonymous', 'basic', 'wsse', 'oauth']) served(`latency.${name}`, results.latency.scenarios[name])
     expect(Object.keys(results.latency.p99_ratio).sort()).toEqual(['anonymous_vs_bare_proxy', 'basic_vs_bare_proxy', 'oauth_vs_bare_proxy', 'required_oauth_vs_bare_proxy', 'wsse_vs_bare_proxy'])
     for (const v of Object.values(results.latency.p99_ratio)) expect(v).toBeGreaterThan(0)

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runPaced } from '../../bench/paced-load.js'
+import type { PreparedRequest } from '../../bench/scenarios.js'
 
 describe('paced load', () => {
   let server: Server
@@ -27,7 +28,7 @@ describe('paced load', () => {
 
   const numbered = () => {
     let n = 0
-    return () => ({ method: 'GET', path: `/${n++}`, headers: {} })
+    return (): PreparedRequest => ({ method: 'GET', path: `/${n++}`, headers: {} })
   }
 
   it('sends every request of the warm-up and the window, and counts only the window', async () => {

@@ -18,8 +18,9 @@ import { Pool } from 'undici'
 import type { PreparedRequest } from './scenarios.js'
 
 export interface PacedResult {
-  durationSeconds: number
+  /** The counted window's latencies, in the order the answers came. */
   latencies: Float64Array
+  /** Every answer's status, the warm-up's included: a failed request fails the run wherever it falls. */
   statusCodes: Record<string, number>
   errors: number
 }
@@ -45,8 +46,6 @@ export async function runPaced(opts: {
   let settled = 0
   let answered = 0
   const start = performance.now()
-  let counted = start
-  if (warm === 0) opts.onStarted?.()
   await new Promise<void>((resolve) => {
     const fire = (counts: boolean) => {
       const r = opts.take()
@@ -55,9 +54,8 @@ export async function runPaced(opts: {
         .request({ method: r.method, path: r.path, headers: r.headers, ...(r.body !== undefined ? { body: r.body } : {}) })
         .then(async (res) => {
           await res.body.dump()
-          if (!counts) return
-          latencies[answered++] = performance.now() - t0
           statusCodes[res.statusCode] = (statusCodes[res.statusCode] ?? 0) + 1
+          if (counts) latencies[answered++] = performance.now() - t0
         })
         .catch(() => errors++)
         .finally(() => {
@@ -67,17 +65,13 @@ export async function runPaced(opts: {
     const tick = () => {
       const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * opts.rate) + 1)
       while (sent < due) {
-        if (sent === warm && warm > 0) {
-          counted = performance.now()
-          opts.onStarted?.()
-        }
+        if (sent === warm) opts.onStarted?.()
         fire(sent++ >= warm)
       }
       if (sent < total) setTimeout(tick, 1)
     }
     tick()
   })
-  const durationSeconds = (performance.now() - counted) / 1000
   await pool.close()
-  return { durationSeconds, latencies: latencies.subarray(0, answered), statusCodes, errors }
+  return { latencies: latencies.subarray(0, answered), statusCodes, errors }
 }

@@ -13,11 +13,14 @@ describe('paced load', () => {
   const arrivals = new Map<number, number>()
   /** Requests whose number is in this set are answered 250 ms late. */
   const slow = new Set<number>()
+  /** Requests whose number is in this set are answered 500. */
+  const failing = new Set<number>()
 
   beforeAll(async () => {
     server = createServer((req, res) => {
       const n = Number(req.url!.slice(1))
       arrivals.set(n, performance.now())
+      if (failing.has(n)) res.statusCode = 500
       setTimeout(() => res.end('ok'), slow.has(n) ? 250 : 0)
     })
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
@@ -41,12 +44,23 @@ describe('paced load', () => {
     const result = await runPaced({ url, rate: 100, warmupSeconds: 0.5, durationSeconds: 1, connections: 16, take: numbered(), onStarted: () => (startedAt = performance.now()) })
     expect(arrivals.size).toBe(150)
     expect(result.latencies).toHaveLength(100)
-    expect(result.statusCodes).toEqual({ '200': 100 })
+    expect(result.statusCodes).toEqual({ '200': 150 })
     expect(result.errors).toBe(0)
     expect(Math.max(...result.latencies)).toBeLessThan(200)
     // The counted window opens with its first request, after the warm-up's 50.
     expect(startedAt).toBeGreaterThan(arrivals.get(49)!)
     expect(startedAt).toBeLessThanOrEqual(arrivals.get(50)!)
+  })
+
+  it('reports a failed answer of the warm-up, which the run must not pass over', async () => {
+    arrivals.clear()
+    slow.clear()
+    failing.clear()
+    failing.add(3)
+    const result = await runPaced({ url, rate: 100, warmupSeconds: 0.2, durationSeconds: 0.2, connections: 4, take: numbered() })
+    failing.clear()
+    expect(result.latencies).toHaveLength(20)
+    expect(result.statusCodes).toEqual({ '200': 39, '500': 1 })
   })
 
   it('counts a slow answer inside the window', async () => {

@@ -259,7 +259,7 @@ async function main(): Promise<number> {
     if (want('whole')) await saturate('whole', [...scenarioNames])
     const bare = windows.get('bare_proxy')
     const fixedRate = bare ? Math.max(1, Math.round(median(bare.map((w) => w.rps)) / 2)) : 0
-    if (bare && want('whole')) await paced(`whole system fixed rate (${fixedRate} rps)`, [...fixedRateNames], () => Promise.resolve(fixedRate), s.durationSeconds)
+    if (bare && want('whole')) await paced('whole system fixed rate', [...fixedRateNames], () => Promise.resolve(fixedRate), s.durationSeconds)
 
     const all = Object.fromEntries(windows)
     const summaries = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, summarize(windows.get(name) ?? [])]))

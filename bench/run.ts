@@ -18,7 +18,7 @@ import { corePoolSize } from './anchor.js'
 import { embeddedFootprint } from './embedded.js'
 import { findNginx } from './nginx.js'
 import { commandCpuDeltaMs, commandCpuMs, cpuMs, descendants, killAllNow, machineBusyMs, sampleRss, stopAll, type AppProcess } from './processes.js'
-import { formatReport, median, pairedRatio, ratios, summarize, targets, timelineRatios, type BenchResults, type WindowMeasurement } from './report.js'
+import { formatReport, median, pairedRatio, ratios, summarize, targets, targetsLine, timelineRatios, type BenchResults, type WindowMeasurement } from './report.js'
 import { aloneNames, coreNames, fixedRateNames, latencyNames, requestSource, scenarioNames, scenarios, type AnyScenario, type Fixture, type Target } from './scenarios.js'
 import { seed } from './seed.js'
 import { checkPublicTimeline } from './timeline-check.js'
@@ -326,9 +326,11 @@ async function main(): Promise<number> {
       settings: { mode: s.mode, rounds: s.rounds, duration_s: s.durationSeconds, slice_s: s.sliceSeconds, warmup_s: s.warmupSeconds, paced_warmup_s: s.pacedWarmupSeconds, connections: s.connections, entries: s.entries, timeline_entries: s.timelineEntries },
     }
     mkdirSync(dirname(s.out), { recursive: true })
-    writeFileSync(s.out, `${JSON.stringify(results, null, 2)}\n`)
+    // Each target's verdict beside its floor, as printed, for a reader of the file alone.
+    const verdicts = targets(results).map(({ name, value, bound, floor, verdict }) => ({ name, value, bound, floor, verdict }))
+    writeFileSync(s.out, `${JSON.stringify({ ...results, targets: verdicts }, null, 2)}\n`)
     console.log(`\n${formatReport(results)}\n`)
-    console.log(`targets met: ${targets(results).filter((x) => x.met).length}/${targets(results).length}; results written to ${s.out}`)
+    console.log(`${targetsLine(targets(results))}; results written to ${s.out}`)
 
     const failed = [...windows.entries()].filter(([, ws]) => ws.some((w) => w.status5xx > 0 || w.errors > 0)).map(([n]) => n)
     if (embedded && embedded.failed > 0) failed.push(`embedded (${embedded.failed} mixed requests not 2xx)`)

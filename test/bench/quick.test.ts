@@ -46,6 +46,7 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
       node: string
       cpus: number
       settings: { rounds: number; timeline_entries: number }
+      targets: Array<{ name: string; value: number | null; bound: string; floor: number | null; verdict: string }>
     }
     const served = (name: string, s: Summary | null | undefined) => {
       expect(s, `${name} missing from ${out}`).toBeDefined()
@@ -145,5 +146,24 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
 
     expect(results.node).toBe(process.version)
     expect(results.cpus).toBeGreaterThan(0)
+
+    // Every target with its verdict, and a floor measured in this run beside each of issue
+    // 18's ratios (the footprint and the whole system have none).
+    expect(results.targets).toHaveLength(15)
+    for (const t of results.targets) {
+      expect(t.value, t.name).not.toBeNull()
+      expect(['met', 'not met', 'out of reach'], t.name).toContain(t.verdict)
+    }
+    const floored = results.targets.filter((t) => t.floor !== null).map((t) => t.name.replace(/ at \d+ rps/, ''))
+    expect(floored).toEqual([
+      'gateway alone: anonymous / bare proxy rps',
+      'gateway alone: basic / bare proxy rps',
+      'gateway alone: wsse / bare proxy rps',
+      'gateway alone: oauth / bare proxy rps',
+      'core show / anchor rps',
+      'core show identified / anonymous rps',
+      'oauth p99 / bare proxy p99',
+    ])
+    expect(output).toMatch(/^targets met: \d+\/15/m)
   })
 })

@@ -327,10 +327,10 @@ async function main(): Promise<number> {
     }
     mkdirSync(dirname(s.out), { recursive: true })
     // Each target's verdict beside its floor, as printed, for a reader of the file alone.
-    const verdicts = targets(results).map(({ name, value, bound, floor, verdict }) => ({ name, value, bound, floor, verdict }))
-    writeFileSync(s.out, `${JSON.stringify({ ...results, targets: verdicts }, null, 2)}\n`)
+    const judged = targets(results)
+    writeFileSync(s.out, `${JSON.stringify({ ...results, targets: judged.map(({ name, value, bound, floor, verdict }) => ({ name, value, bound, floor, verdict })) }, null, 2)}\n`)
     console.log(`\n${formatReport(results)}\n`)
-    console.log(`${targetsLine(targets(results))}; results written to ${s.out}`)
+    console.log(`${targetsLine(judged)}; results written to ${s.out}`)
 
     const failed = [...windows.entries()].filter(([, ws]) => ws.some((w) => w.status5xx > 0 || w.errors > 0)).map(([n]) => n)
     if (embedded && embedded.failed > 0) failed.push(`embedded (${embedded.failed} mixed requests not 2xx)`)

@@ -75,7 +75,7 @@ describe('printed report', () => {
   }
 
   it('marks each target met or not', () => {
-    const verdicts = targets(results).map((x) => [x.name.replace(/ at \d+ rps/, ''), x.met])
+    const verdicts = targets(results).map((x) => [x.name.replace(/ at \d+ rps/, ''), x.verdict === 'met'])
     expect(verdicts).toEqual([
       ['gateway alone: anonymous / bare proxy rps', true],
       ['gateway alone: basic / bare proxy rps', true],

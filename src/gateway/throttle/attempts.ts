@@ -77,9 +77,25 @@ function verdict(pair: number, known: number, address: number, user: number): nu
   return Math.max(address, user)
 }
 
+/** The keys an attempt is counted under by each rule; only the address's when it names no user. */
+interface RuleKeys {
+  address: string
+  pair?: string
+  user?: string
+  known?: string
+}
+
+function ruleKeys(realm: ThrottleRealm, user: string, net: string): RuleKeys {
+  const address = `${realm}:addr:${net}`
+  if (user === '') return { address }
+  return { address, pair: `${realm}:pair:${user}@${net}`, user: `${realm}:user:${user}`, known: `${realm}:known:${user}@${net}` }
+}
+
 /** How long a pair's success bookkeeping is not repeated (see succeeded). */
 const successMemoryMs = 60_000
 const maxRemembered = 100_000
+/** Most attempts' keys held (see #keys): 10,000 clients, a few MB. */
+const maxKeysHeld = 10_000
 
 export class RuleAttemptThrottle implements AttemptThrottle {
   /** Pair key → when its success was last written; failures through this gateway drop it. */
@@ -89,6 +105,9 @@ export class RuleAttemptThrottle implements AttemptThrottle {
 
   /** Whether every rule can tell its verdict without waiting (decided once: the rules never change). */
   readonly #peekable: boolean
+  /** Realm → client address → user ('' for none) → the attempt's rule keys (see #keys). */
+  readonly #keysOf = { api: new Map<string, Map<string, RuleKeys>>(), web: new Map<string, Map<string, RuleKeys>>() }
+  #keysHeld = 0
 
   constructor(
     private readonly rules: AttemptRules,
@@ -97,14 +116,30 @@ export class RuleAttemptThrottle implements AttemptThrottle {
     this.#peekable = Object.values(rules).every((r: FailureThrottle) => typeof r.peek === 'function')
   }
 
-  #keys(a: Attempt) {
-    const net = addressNetwork(a.ip)
-    return {
-      address: `${a.realm}:addr:${net}`,
-      ...(a.user === undefined || a.user === ''
-        ? {}
-        : { pair: `${a.realm}:pair:${a.user}@${net}`, user: `${a.realm}:user:${a.user}`, known: `${a.realm}:known:${a.user}@${net}` }),
+  /**
+   * The rule keys of `a`'s realm, address network and user. Every Basic and WSSE request
+   * asks for them twice (its verdict, then its success), so they are kept: a request of
+   * a client seen before builds no key, and the maps of the rules find each key's
+   * hash already made (0.45 against 1.1-1.3 µs for both calls, 50 clients in turn). Cleared
+   * when full, like the maps above: a flood of new users or addresses costs what it did.
+   */
+  #keys(a: Attempt): RuleKeys {
+    const byAddress = this.#keysOf[a.realm]
+    const user = a.user ?? ''
+    let byUser = byAddress.get(a.ip)
+    const held = byUser?.get(user)
+    if (held !== undefined) return held
+    if (this.#keysHeld >= maxKeysHeld) {
+      this.#keysOf.api.clear()
+      this.#keysOf.web.clear()
+      this.#keysHeld = 0
+      byUser = undefined
     }
+    if (byUser === undefined) byAddress.set(a.ip, (byUser = new Map<string, RuleKeys>()))
+    const keys = ruleKeys(a.realm, user, addressNetwork(a.ip))
+    byUser.set(user, keys)
+    this.#keysHeld++
+    return keys
   }
 
   async check(a: Attempt): Promise<number> {

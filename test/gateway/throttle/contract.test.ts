@@ -141,6 +141,19 @@ describe('the attempt rules, peeked', () => {
     expect(await same(attempt(u, '192.0.2.8'))).toBe(0)
   })
 
+  it('counts each pair under its own keys after more clients than it keeps keys for', async () => {
+    const memory = () => new MemoryFailureThrottle({ maxFailures: 2, windowSeconds: 60 })
+    const t = new RuleAttemptThrottle({ pair: memory(), known: memory(), address: new MemoryFailureThrottle({ maxFailures: 1_000_000, windowSeconds: 60 }), user: memory() })
+    const [u, other, address] = [user(), user(), '192.0.2.10']
+    await t.failed(attempt(u, address))
+    // Twelve thousand other clients, more than the keys kept for (10,000), so these are made again.
+    for (let i = 0; i < 12_000; i++) expect(t.peek(attempt(`client${i}`, `198.51.${i >> 8}.${i & 255}`))).toBe(0)
+    await t.failed(attempt(u, address))
+    expect(t.peek(attempt(u, address))).toBeGreaterThan(0)
+    expect(t.peek(attempt(other, address))).toBe(0)
+    expect(t.peek({ realm: 'web', user: u, ip: address })).toBe(0)
+  })
+
   it('cannot be peeked when one rule can only be asked', async () => {
     const memory = () => new MemoryFailureThrottle({ maxFailures: 2, windowSeconds: 60 })
     const asked = memory()

@@ -39,6 +39,25 @@ export interface ScenarioSummary {
 /** A ratio of two scenarios measured side by side; null when either did not run (`--only`). */
 export type Ratio = number | null
 
+/** The first and third quartiles of a ratio's passes (ratioSpread); null when too few passes ran. */
+export type Spread = [number, number] | null
+
+/** The paired ratios that targets judge, by their place in the results file. */
+export const spreadFigures = [
+  'gateway_alone.ratios.anonymous_vs_bare_proxy',
+  'gateway_alone.ratios.basic_vs_bare_proxy',
+  'gateway_alone.ratios.wsse_vs_bare_proxy',
+  'gateway_alone.ratios.oauth_vs_bare_proxy',
+  'core.ratios.show_vs_anchor',
+  'core.ratios.show_identified_vs_anonymous',
+  'latency.p99_ratio.oauth_vs_bare_proxy',
+  'ratios.anonymous_vs_bare_proxy',
+  'ratios.oauth_vs_anonymous',
+  'ratios.basic_vs_anonymous',
+  'ratios.wsse_vs_anonymous',
+] as const
+export type SpreadFigure = (typeof spreadFigures)[number]
+
 export interface Ratios {
   anonymous_vs_bare_proxy: Ratio
   oauth_vs_anonymous: Ratio
@@ -130,6 +149,8 @@ export interface BenchResults {
   /** Max RSS of the gateway process over the gateway scenarios. */
   gateway_rss_mb: number | null
   fixed_rate_rps: number
+  /** Each judged ratio's middle half of passes (ratioSpread), by the ratio's place in this file. */
+  spread: Record<SpreadFigure, Spread>
   node: string
   cpus: number
   settings: { mode: 'quick' | 'full'; rounds: number; duration_s: number; slice_s: number; warmup_s: number; paced_warmup_s: number; connections: number; entries: number; timeline_entries: number }
@@ -148,6 +169,8 @@ export interface Target {
    * a partial run did not measure it.
    */
   floor: number | null
+  /** The middle half of the figure's passes in this run (ratioSpread); null for a figure that is not a paired ratio. */
+  spread: Spread
   /**
    * 'met'; 'not met'; 'out of reach' when not met and the floor misses the bound too, so
    * that the run itself measures that only less work than required would meet it; 'not
@@ -195,10 +218,32 @@ function cpuMedian(values: Array<number | null | undefined>): number | null {
  * the machine affects both alike, where a ratio of medians would pair windows far apart.
  */
 export function pairedRatio(windows: Record<string, WindowMeasurement[]>, a: string, b: string, field: 'rps' | 'p99Ms' = 'rps'): Ratio {
+  const perPass = passRatios(windows, a, b, field)
+  return perPass.length ? round(median(perPass), 3) : null
+}
+
+/** Each pass's ratio of `a` over `b` (see pairedRatio), in the passes' order. */
+function passRatios(windows: Record<string, WindowMeasurement[]>, a: string, b: string, field: 'rps' | 'p99Ms'): number[] {
   const as = windows[a] ?? []
   const bs = windows[b] ?? []
-  const perRound = as.slice(0, bs.length).map((w, i) => (bs[i]![field] > 0 ? w[field] / bs[i]![field] : 0))
-  return perRound.length ? round(median(perRound), 3) : null
+  return as.slice(0, bs.length).map((w, i) => (bs[i]![field] > 0 ? w[field] / bs[i]![field] : 0))
+}
+
+/**
+ * The middle half of the passes' ratios (their first and third quartiles, interpolated),
+ * beside the median pairedRatio gives: how much one pass's ratio differs from another's
+ * in this run. A bound inside it is a verdict the next run may turn over. Null with fewer
+ * than four passes (a quick run has one).
+ */
+export function ratioSpread(windows: Record<string, WindowMeasurement[]>, a: string, b: string, field: 'rps' | 'p99Ms' = 'rps'): Spread {
+  const sorted = passRatios(windows, a, b, field).sort((x, y) => x - y)
+  if (sorted.length < 4) return null
+  const quartile = (q: number) => {
+    const at = (sorted.length - 1) * q
+    const below = Math.floor(at)
+    return sorted[below]! + (sorted[Math.min(below + 1, sorted.length - 1)]! - sorted[below]!) * (at - below)
+  }
+  return [round(quartile(0.25), 3), round(quartile(0.75), 3)]
 }
 
 export function ratios(windows: Record<string, WindowMeasurement[]>): Ratios {
@@ -218,28 +263,29 @@ function atRate(rps: number): string {
 }
 
 export function targets(r: BenchResults): Target[] {
-  const target = (name: string, value: number | null, bound: string, holds: (v: number) => boolean, unit: string, floor: number | null): Target => {
+  const target = (name: string, value: number | null, bound: string, holds: (v: number) => boolean, unit: string, floor: number | null, spread: Spread): Target => {
     const verdict = value === null ? 'not measured' : holds(value) ? 'met' : floor !== null && !holds(floor) ? 'out of reach' : 'not met'
-    return { name, value, bound, unit, floor, verdict }
+    return { name, value, bound, unit, floor, spread, verdict }
   }
-  const atLeast = (name: string, value: number | null, min: number, floor: number | null = null) => target(name, value, `>= ${min.toFixed(2)}`, (v) => v >= min, '', floor)
-  const atMost = (name: string, value: number | null, max: number, unit: string, floor: number | null = null) => target(name, value, `<= ${max}${unit}`, (v) => v <= max, unit, floor)
+  const atLeast = (name: string, value: number | null, min: number, floor: number | null = null, spread: Spread = null) => target(name, value, `>= ${min.toFixed(2)}`, (v) => v >= min, '', floor, spread)
+  const atMost = (name: string, value: number | null, max: number, unit: string, floor: number | null = null, spread: Spread = null) => target(name, value, `<= ${max}${unit}`, (v) => v <= max, unit, floor, spread)
   const a = r.gateway_alone.ratios
   const c = r.core.ratios
+  const sp = r.spread
   return [
-    atLeast('gateway alone: anonymous / bare proxy rps', a.anonymous_vs_bare_proxy, 0.95, a.required_anonymous_vs_bare_proxy),
-    atLeast('gateway alone: basic / bare proxy rps', a.basic_vs_bare_proxy, 0.9, a.required_basic_vs_bare_proxy),
-    atLeast('gateway alone: wsse / bare proxy rps', a.wsse_vs_bare_proxy, 0.8, a.required_wsse_vs_bare_proxy),
-    atLeast('gateway alone: oauth / bare proxy rps', a.oauth_vs_bare_proxy, 0.8, a.required_oauth_vs_bare_proxy),
-    atLeast('core show / anchor rps', c.show_vs_anchor, 0.9, c.required_vs_anchor),
-    atLeast('core show identified / anonymous rps', c.show_identified_vs_anonymous, 0.9, c.required_identified_vs_anonymous),
-    atMost(`oauth p99 / bare proxy p99${atRate(r.latency.fixed_rate_rps)}`, r.latency.p99_ratio.oauth_vs_bare_proxy, 1.5, '', r.latency.p99_ratio.required_oauth_vs_bare_proxy),
+    atLeast('gateway alone: anonymous / bare proxy rps', a.anonymous_vs_bare_proxy, 0.95, a.required_anonymous_vs_bare_proxy, sp['gateway_alone.ratios.anonymous_vs_bare_proxy']),
+    atLeast('gateway alone: basic / bare proxy rps', a.basic_vs_bare_proxy, 0.9, a.required_basic_vs_bare_proxy, sp['gateway_alone.ratios.basic_vs_bare_proxy']),
+    atLeast('gateway alone: wsse / bare proxy rps', a.wsse_vs_bare_proxy, 0.8, a.required_wsse_vs_bare_proxy, sp['gateway_alone.ratios.wsse_vs_bare_proxy']),
+    atLeast('gateway alone: oauth / bare proxy rps', a.oauth_vs_bare_proxy, 0.8, a.required_oauth_vs_bare_proxy, sp['gateway_alone.ratios.oauth_vs_bare_proxy']),
+    atLeast('core show / anchor rps', c.show_vs_anchor, 0.9, c.required_vs_anchor, sp['core.ratios.show_vs_anchor']),
+    atLeast('core show identified / anonymous rps', c.show_identified_vs_anonymous, 0.9, c.required_identified_vs_anonymous, sp['core.ratios.show_identified_vs_anonymous']),
+    atMost(`oauth p99 / bare proxy p99${atRate(r.latency.fixed_rate_rps)}`, r.latency.p99_ratio.oauth_vs_bare_proxy, 1.5, '', r.latency.p99_ratio.required_oauth_vs_bare_proxy, sp['latency.p99_ratio.oauth_vs_bare_proxy']),
     atMost('embedded idle RSS', r.embedded?.idle_rss_mb ?? null, 200, ' MB'),
     atMost('embedded npm start to ready', r.embedded?.start_s ?? null, 3, ' s'),
-    atLeast('whole system: gateway_anonymous / bare_proxy rps', r.ratios.anonymous_vs_bare_proxy, 0.9),
-    atLeast('whole system: gateway_oauth / gateway_anonymous rps', r.ratios.oauth_vs_anonymous, 0.85),
-    atLeast('whole system: gateway_basic / gateway_anonymous rps', r.ratios.basic_vs_anonymous, 0.95),
-    atLeast('whole system: gateway_wsse / gateway_anonymous rps', r.ratios.wsse_vs_anonymous, 0.85),
+    atLeast('whole system: gateway_anonymous / bare_proxy rps', r.ratios.anonymous_vs_bare_proxy, 0.9, null, sp['ratios.anonymous_vs_bare_proxy']),
+    atLeast('whole system: gateway_oauth / gateway_anonymous rps', r.ratios.oauth_vs_anonymous, 0.85, null, sp['ratios.oauth_vs_anonymous']),
+    atLeast('whole system: gateway_basic / gateway_anonymous rps', r.ratios.basic_vs_anonymous, 0.95, null, sp['ratios.basic_vs_anonymous']),
+    atLeast('whole system: gateway_wsse / gateway_anonymous rps', r.ratios.wsse_vs_anonymous, 0.85, null, sp['ratios.wsse_vs_anonymous']),
     atMost(`whole system: added p99${atRate(r.fixed_rate_rps)} (oauth - core)`, r.added_p99_ms, 2, ' ms'),
     atMost('whole system: gateway RSS under load', r.gateway_rss_mb, 200, ' MB'),
   ]
@@ -304,8 +350,9 @@ const verdictWords: Record<Target['verdict'], string> = { met: 'met', 'not met':
 
 export function formatReport(r: BenchResults): string {
   const value = (v: number | null, unit: string) => (v === null ? '-' : `${unit === '' ? v.toFixed(3) : v.toFixed(2)}${unit}`)
-  const targetRows = targets(r).map((t) => [t.name, value(t.value, t.unit), t.bound, value(t.floor, t.unit), verdictWords[t.verdict]])
-  const targetTable = table(['target', 'measured', 'bound', 'floor', ''], targetRows, [false, true, false, true, false])
+  const spread = (v: Spread) => (v === null ? '-' : `${v[0].toFixed(3)}-${v[1].toFixed(3)}`)
+  const targetRows = targets(r).map((t) => [t.name, value(t.value, t.unit), spread(t.spread), t.bound, value(t.floor, t.unit), verdictWords[t.verdict]])
+  const targetTable = table(['target', 'measured', 'passes p25-p75', 'bound', 'floor', ''], targetRows, [false, true, true, false, true, false])
   const s = r.settings
   return [
     `kigo benchmark (${s.mode}): node ${r.node}, ${r.cpus} CPUs, ${s.rounds} round(s) of ${s.duration_s} s per scenario (interleaved slices of ${s.slice_s} s) after ${s.warmup_s} s warm-up (fixed-rate windows: ${s.paced_warmup_s} s at their rate, not counted), ${s.connections} connections, ${s.entries} entries; medians over slices`,

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { fixedRateNames, scenarioNames } from '../../bench/scenarios.js'
+import { spreadFigures } from '../../bench/report.js'
 import { availableRedis, freshPostgres, postgresUrl } from '../helpers/services.js'
 
 const runJs = fileURLToPath(new URL('../../dist/bench/run.js', import.meta.url))
@@ -46,7 +47,8 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
       node: string
       cpus: number
       settings: { rounds: number; timeline_entries: number }
-      targets: Array<{ name: string; value: number | null; bound: string; floor: number | null; verdict: string }>
+      targets: Array<{ name: string; value: number | null; spread: [number, number] | null; bound: string; floor: number | null; verdict: string }>
+      spread: Record<string, [number, number] | null>
     }
     const served = (name: string, s: Summary | null | undefined) => {
       expect(s, `${name} missing from ${out}`).toBeDefined()
@@ -164,6 +166,10 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
       'core show identified / anonymous rps',
       'oauth p99 / bare proxy p99',
     ])
+    // One pass per scenario in a quick run: no spread to speak of, for every judged ratio.
+    expect(Object.keys(results.spread).sort()).toEqual([...spreadFigures].sort())
+    expect(Object.values(results.spread).every((v) => v === null)).toBe(true)
+    expect(results.targets.every((t) => t.spread === null)).toBe(true)
     expect(output).toMatch(/^targets met: \d+\/15/m)
   })
 })

@@ -1,7 +1,7 @@
 // What the benchmark reports: medians over rounds, counts summed, the ratios of SPEC §8,
 // and each target marked met or not in the printed table.
 import { describe, expect, it } from 'vitest'
-import { formatReport, median, pairedRatio, ratios, summarize, targets, targetsLine, timelineRatios, type BenchResults, type WindowMeasurement } from '../../bench/report.js'
+import { formatReport, median, pairedRatio, ratioSpread, ratios, spreadFigures, summarize, targets, targetsLine, timelineRatios, type BenchResults, type SpreadFigure, type Spread, type WindowMeasurement } from '../../bench/report.js'
 
 const w = (rps: number, p99Ms: number, extra: Partial<WindowMeasurement> = {}): WindowMeasurement => ({
   rps, p50Ms: p99Ms / 4, p99Ms, rssMb: 100, non2xx: 0, status5xx: 0, errors: 0, ...extra,
@@ -34,6 +34,21 @@ describe('summaries', () => {
     expect(r.anonymous_vs_bare_proxy).toBe(0.9)
     expect(r.oauth_vs_anonymous).toBe(0.889)
     expect(r.wsse_vs_anonymous).toBe(0.778)
+  })
+
+  it('gives the middle half of the passes beside the median, each pass paired as the ratio is', () => {
+    const rounds = (...rps: number[]) => rps.map((v) => w(v, 1))
+    // Eight passes; the fourth ran on a slow machine, both sides at half speed.
+    const windows = { bare: rounds(1000, 1000, 1000, 500, 1000, 1000, 1000, 1000), gateway: rounds(840, 700, 800, 380, 720, 820, 740, 780) }
+    // Pass ratios, sorted: 0.70 0.72 0.74 0.76 0.78 0.80 0.82 0.84.
+    expect(pairedRatio(windows, 'gateway', 'bare')).toBe(0.77)
+    expect(ratioSpread(windows, 'gateway', 'bare')).toEqual([0.735, 0.805])
+    expect(ratioSpread({ a: rounds(10, 30, 20, 40), b: rounds(10, 10, 10, 10) }, 'a', 'b')).toEqual([1.75, 3.25])
+    // Too few passes to speak of quartiles (a quick run has one), or a side not run.
+    expect(ratioSpread({ a: rounds(1, 2, 3), b: rounds(1, 1, 1) }, 'a', 'b')).toBeNull()
+    expect(ratioSpread(windows, 'gateway', 'nginx')).toBeNull()
+    // The latency figure pairs p99s the same way.
+    expect(ratioSpread({ a: [w(1, 2), w(1, 4), w(1, 6), w(1, 8)], b: [w(1, 2), w(1, 2), w(1, 2), w(1, 2)] }, 'a', 'b', 'p99Ms')).toEqual([1.75, 3.25])
   })
 
   it('divides each public timeline scenario by statuses/show with the same credentials', () => {
@@ -69,6 +84,11 @@ describe('printed report', () => {
     added_p99_ms: 2.5,
     gateway_rss_mb: 180,
     fixed_rate_rps: 2500,
+    spread: {
+      ...(Object.fromEntries(spreadFigures.map((f) => [f, null])) as Record<SpreadFigure, Spread>),
+      'gateway_alone.ratios.wsse_vs_bare_proxy': [0.772, 0.806],
+      'latency.p99_ratio.oauth_vs_bare_proxy': [1.45, 1.7],
+    },
     node: 'v20.0.0',
     cpus: 2,
     settings: { mode: 'full', rounds: 3, duration_s: 10, slice_s: 2, warmup_s: 3, paced_warmup_s: 2, connections: 32, entries: 3000, timeline_entries: 100000 },
@@ -122,8 +142,10 @@ describe('printed report', () => {
     expect(targetsLine(targets(slow))).toBe('targets met: 10/15; out of reach in this run (the floor misses the bound too): 2')
     expect(targetsLine(targets(results))).toBe('targets met: 10/15')
     const text = formatReport(slow)
-    expect(text).toMatch(/^gateway alone: wsse \/ bare proxy rps\s+0\.790\s+>= 0\.80\s+0\.780\s+out of reach: the floor misses it too$/m)
-    expect(text).toMatch(/^core show identified \/ anonymous rps\s+0\.890\s+>= 0\.90\s+-\s+NOT met$/m)
+    expect(text).toMatch(/^gateway alone: wsse \/ bare proxy rps\s+0\.790\s+0\.772-0\.806\s+>= 0\.80\s+0\.780\s+out of reach: the floor misses it too$/m)
+    expect(text).toMatch(/^core show identified \/ anonymous rps\s+0\.890\s+-\s+>= 0\.90\s+-\s+NOT met$/m)
+    expect(t['gateway alone: wsse / bare proxy rps']!.spread).toEqual([0.772, 0.806])
+    expect(t['embedded idle RSS']!.spread).toBeNull()
   })
 
   it('says "not measured" for what a partial run (--only) left out, never "met"', () => {
@@ -133,19 +155,20 @@ describe('printed report', () => {
       latency: { ...results.latency, p99_ratio: { anonymous_vs_bare_proxy: null, basic_vs_bare_proxy: null, wsse_vs_bare_proxy: null, oauth_vs_bare_proxy: null, required_oauth_vs_bare_proxy: null } },
       embedded: null,
       added_p99_ms: null,
+      spread: { ...results.spread, 'core.ratios.show_vs_anchor': null, 'core.ratios.show_identified_vs_anonymous': null, 'latency.p99_ratio.oauth_vs_bare_proxy': null },
     }
     const unmeasured = targets(partial).filter((t) => t.value === null).map((t) => t.name.replace(/ at \d+ rps/, ''))
     expect(unmeasured).toEqual(['core show / anchor rps', 'core show identified / anonymous rps', 'oauth p99 / bare proxy p99', 'embedded idle RSS', 'embedded npm start to ready', 'whole system: added p99 (oauth - core)'])
     const text = formatReport(partial)
-    expect(text).toMatch(/^oauth p99 \/ bare proxy p99 at 7000 rps\s+-\s+<= 1\.5\s+-\s+not measured$/m)
-    expect(text).toMatch(/^embedded npm start to ready\s+-\s+<= 3 s\s+-\s+not measured$/m)
+    expect(text).toMatch(/^oauth p99 \/ bare proxy p99 at 7000 rps\s+-\s+-\s+<= 1\.5\s+-\s+not measured$/m)
+    expect(text).toMatch(/^embedded npm start to ready\s+-\s+-\s+<= 3 s\s+-\s+not measured$/m)
     expect(text).toContain('5. embedded: not run')
   })
 
   it('names no rate for a fixed-rate figure whose rate a partial run did not measure', () => {
     const text = formatReport({ ...results, fixed_rate_rps: 0, added_p99_ms: null, latency: { ...results.latency, fixed_rate_rps: 0 } })
-    expect(text).toMatch(/^oauth p99 \/ bare proxy p99\s+\S+\s+<= 1\.5/m)
-    expect(text).toMatch(/^whole system: added p99 \(oauth - core\)\s+-\s+<= 2 ms\s+-\s+not measured$/m)
+    expect(text).toMatch(/^oauth p99 \/ bare proxy p99\s+\S+\s+\S+\s+<= 1\.5/m)
+    expect(text).toMatch(/^whole system: added p99 \(oauth - core\)\s+-\s+-\s+<= 2 ms\s+-\s+not measured$/m)
     expect(text).not.toContain('at 0 rps')
   })
 
@@ -164,9 +187,10 @@ describe('printed report', () => {
     expect(text).toMatch(/^nginx\s+absent\b/m)
     expect(text).toContain('nginx is not installed (null)')
     expect(text).toContain("required work only (rps over the bare proxy; the gateway's over it): anonymous 0.980, gateway 0.980; Basic 0.930, gateway 0.970; WSSE 0.820, gateway 0.960; OAuth 0.800, gateway 1.060")
-    expect(text).toMatch(/^whole system: gateway_oauth \/ gateway_anonymous rps\s+0\.800\s+>= 0\.85\s+-\s+NOT met$/m)
-    expect(text).toMatch(/^oauth p99 \/ bare proxy p99 at 7000 rps\s+1\.600\s+<= 1\.5\s+1\.400\s+NOT met$/m)
-    expect(text).toMatch(/^embedded idle RSS\s+140\.20 MB\s+<= 200 MB\s+-\s+met$/m)
+    expect(text).toMatch(/^whole system: gateway_oauth \/ gateway_anonymous rps\s+0\.800\s+-\s+>= 0\.85\s+-\s+NOT met$/m)
+    expect(text).toMatch(/^oauth p99 \/ bare proxy p99 at 7000 rps\s+1\.600\s+1\.450-1\.700\s+<= 1\.5\s+1\.400\s+NOT met$/m)
+    expect(text).toMatch(/^embedded idle RSS\s+140\.20 MB\s+-\s+<= 200 MB\s+-\s+met$/m)
+    expect(text).toMatch(/^target\s+measured\s+passes p25-p75\s+bound\s+floor$/m)
     expect(text).toContain('3. whole system (public timeline, count=20, over 100000 entries; over statuses/show: anonymous 0.310, OAuth 0.352)')
     expect(text).toContain('5. embedded: npm start to ready 2.40 s (the app\'s CPU until then 2.10 s), idle RSS 140.2 MB, after 1,000 mixed requests 170.5 MB')
   })

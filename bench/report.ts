@@ -42,21 +42,36 @@ export type Ratio = number | null
 /** The first and third quartiles of a ratio's passes (ratioSpread); null when too few passes ran. */
 export type Spread = [number, number] | null
 
-/** The paired ratios that targets judge, by their place in the results file. */
-export const spreadFigures = [
-  'gateway_alone.ratios.anonymous_vs_bare_proxy',
-  'gateway_alone.ratios.basic_vs_bare_proxy',
-  'gateway_alone.ratios.wsse_vs_bare_proxy',
-  'gateway_alone.ratios.oauth_vs_bare_proxy',
-  'core.ratios.show_vs_anchor',
-  'core.ratios.show_identified_vs_anonymous',
-  'latency.p99_ratio.oauth_vs_bare_proxy',
-  'ratios.anonymous_vs_bare_proxy',
-  'ratios.oauth_vs_anonymous',
-  'ratios.basic_vs_anonymous',
-  'ratios.wsse_vs_anonymous',
-] as const
-export type SpreadFigure = (typeof spreadFigures)[number]
+/**
+ * The paired ratios that targets judge, by their place in the results file: the scenario
+ * over its reference, as run.ts and ratios() divide them. Their spreads (spreads below)
+ * are read from here, so a judged ratio's pair is named once for its spread.
+ */
+const judgedPairs = {
+  'gateway_alone.ratios.anonymous_vs_bare_proxy': ['alone_anonymous', 'alone_bare_proxy', 'rps'],
+  'gateway_alone.ratios.basic_vs_bare_proxy': ['alone_basic', 'alone_bare_proxy', 'rps'],
+  'gateway_alone.ratios.wsse_vs_bare_proxy': ['alone_wsse', 'alone_bare_proxy', 'rps'],
+  'gateway_alone.ratios.oauth_vs_bare_proxy': ['alone_oauth', 'alone_bare_proxy', 'rps'],
+  'core.ratios.show_vs_anchor': ['core_show', 'core_anchor_show', 'rps'],
+  'core.ratios.show_identified_vs_anonymous': ['core_show_identified', 'core_show', 'rps'],
+  'latency.p99_ratio.oauth_vs_bare_proxy': ['latency_oauth', 'latency_bare_proxy', 'p99Ms'],
+  'ratios.anonymous_vs_bare_proxy': ['gateway_anonymous', 'bare_proxy', 'rps'],
+  'ratios.oauth_vs_anonymous': ['gateway_oauth', 'gateway_anonymous', 'rps'],
+  'ratios.basic_vs_anonymous': ['gateway_basic', 'gateway_anonymous', 'rps'],
+  'ratios.wsse_vs_anonymous': ['gateway_wsse', 'gateway_anonymous', 'rps'],
+} as const satisfies Record<string, readonly [string, string, 'rps' | 'p99Ms']>
+export type SpreadFigure = keyof typeof judgedPairs
+export const spreadFigures = Object.keys(judgedPairs) as SpreadFigure[]
+
+/** Each judged ratio's middle half of passes (ratioSpread), by its place in the results file. */
+export function spreads(windows: Record<string, WindowMeasurement[]>): Record<SpreadFigure, Spread> {
+  return Object.fromEntries(
+    spreadFigures.map((f) => {
+      const [a, b, field] = judgedPairs[f]
+      return [f, ratioSpread(windows, a, b, field)]
+    }),
+  ) as Record<SpreadFigure, Spread>
+}
 
 export interface Ratios {
   anonymous_vs_bare_proxy: Ratio
@@ -169,7 +184,7 @@ export interface Target {
    * a partial run did not measure it.
    */
   floor: number | null
-  /** The middle half of the figure's passes in this run (ratioSpread); null for a figure that is not a paired ratio. */
+  /** The middle half of the figure's passes in this run (ratioSpread); null for a figure that is not a paired ratio, or with fewer than four passes. */
   spread: Spread
   /**
    * 'met'; 'not met'; 'out of reach' when not met and the floor misses the bound too, so
@@ -348,10 +363,11 @@ function requiredWorkLine(a: GatewayAloneRatios): string {
 /** Each verdict as the targets table prints it. */
 const verdictWords: Record<Target['verdict'], string> = { met: 'met', 'not met': 'NOT met', 'out of reach': 'out of reach: the floor misses it too', 'not measured': 'not measured' }
 
-export function formatReport(r: BenchResults): string {
+/** The report as printed; `judged`, the run's targets when the caller has judged them already. */
+export function formatReport(r: BenchResults, judged: Target[] = targets(r)): string {
   const value = (v: number | null, unit: string) => (v === null ? '-' : `${unit === '' ? v.toFixed(3) : v.toFixed(2)}${unit}`)
   const spread = (v: Spread) => (v === null ? '-' : `${v[0].toFixed(3)}-${v[1].toFixed(3)}`)
-  const targetRows = targets(r).map((t) => [t.name, value(t.value, t.unit), spread(t.spread), t.bound, value(t.floor, t.unit), verdictWords[t.verdict]])
+  const targetRows = judged.map((t) => [t.name, value(t.value, t.unit), spread(t.spread), t.bound, value(t.floor, t.unit), verdictWords[t.verdict]])
   const targetTable = table(['target', 'measured', 'passes p25-p75', 'bound', 'floor', ''], targetRows, [false, true, true, false, true, false])
   const s = r.settings
   return [

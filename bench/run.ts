@@ -18,7 +18,7 @@ import { corePoolSize } from './anchor.js'
 import { embeddedFootprint } from './embedded.js'
 import { findNginx } from './nginx.js'
 import { commandCpuDeltaMs, commandCpuMs, cpuMs, descendants, killAllNow, machineBusyMs, sampleRss, stopAll, type AppProcess } from './processes.js'
-import { formatReport, median, pairedRatio, ratioSpread, ratios, summarize, targets, targetsLine, timelineRatios, type BenchResults, type WindowMeasurement } from './report.js'
+import { formatReport, median, pairedRatio, ratios, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type WindowMeasurement } from './report.js'
 import { aloneNames, coreNames, fixedRateNames, latencyNames, requestSource, scenarioNames, scenarios, type AnyScenario, type Fixture, type Target } from './scenarios.js'
 import { seed } from './seed.js'
 import { checkPublicTimeline } from './timeline-check.js'
@@ -270,7 +270,6 @@ async function main(): Promise<number> {
     if (!a.nginx) aloneScenarios.nginx = null
     const r = (x: string, y: string) => pairedRatio(all, x, y)
     const p99 = (x: string) => pairedRatio(all, x, 'latency_bare_proxy', 'p99Ms')
-    const spreadOf = (x: string, y: string) => ratioSpread(all, x, y)
     const results: BenchResults = {
       gateway_alone: {
         nginx: nginxBinary,
@@ -322,19 +321,7 @@ async function main(): Promise<number> {
       added_p99_ms: whole.gateway_oauth_fixed_rate!.windows && whole.core_direct_fixed_rate!.windows ? Number((whole.gateway_oauth_fixed_rate!.p99_ms - whole.core_direct_fixed_rate!.p99_ms).toFixed(3)) : null,
       gateway_rss_mb: gatewayRss.length ? Math.max(...gatewayRss) : null,
       fixed_rate_rps: fixedRate,
-      spread: {
-        'gateway_alone.ratios.anonymous_vs_bare_proxy': spreadOf('alone_anonymous', 'alone_bare_proxy'),
-        'gateway_alone.ratios.basic_vs_bare_proxy': spreadOf('alone_basic', 'alone_bare_proxy'),
-        'gateway_alone.ratios.wsse_vs_bare_proxy': spreadOf('alone_wsse', 'alone_bare_proxy'),
-        'gateway_alone.ratios.oauth_vs_bare_proxy': spreadOf('alone_oauth', 'alone_bare_proxy'),
-        'core.ratios.show_vs_anchor': spreadOf('core_show', 'core_anchor_show'),
-        'core.ratios.show_identified_vs_anonymous': spreadOf('core_show_identified', 'core_show'),
-        'latency.p99_ratio.oauth_vs_bare_proxy': ratioSpread(all, 'latency_oauth', 'latency_bare_proxy', 'p99Ms'),
-        'ratios.anonymous_vs_bare_proxy': spreadOf('gateway_anonymous', 'bare_proxy'),
-        'ratios.oauth_vs_anonymous': spreadOf('gateway_oauth', 'gateway_anonymous'),
-        'ratios.basic_vs_anonymous': spreadOf('gateway_basic', 'gateway_anonymous'),
-        'ratios.wsse_vs_anonymous': spreadOf('gateway_wsse', 'gateway_anonymous'),
-      },
+      spread: spreads(all),
       node: process.version,
       cpus: cpus().length,
       settings: { mode: s.mode, rounds: s.rounds, duration_s: s.durationSeconds, slice_s: s.sliceSeconds, warmup_s: s.warmupSeconds, paced_warmup_s: s.pacedWarmupSeconds, connections: s.connections, entries: s.entries, timeline_entries: s.timelineEntries },
@@ -343,7 +330,7 @@ async function main(): Promise<number> {
     // Each target's verdict beside its floor, as printed, for a reader of the file alone.
     const judged = targets(results)
     writeFileSync(s.out, `${JSON.stringify({ ...results, targets: judged.map(({ name, value, bound, floor, spread, verdict }) => ({ name, value, spread, bound, floor, verdict })) }, null, 2)}\n`)
-    console.log(`\n${formatReport(results)}\n`)
+    console.log(`\n${formatReport(results, judged)}\n`)
     console.log(`${targetsLine(judged)}; results written to ${s.out}`)
 
     const failed = [...windows.entries()].filter(([, ws]) => ws.some((w) => w.status5xx > 0 || w.errors > 0)).map(([n]) => n)

@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url'
 import * as here from '../../src/gateway/throttle/attempts.js'
 import * as hereCached from '../../src/gateway/throttle/cached.js'
 import type { FailureThrottle } from '../../src/gateway/throttle/types.js'
+import { median } from '../report.js'
 
 type Build = { attempts: typeof here; cached: typeof hereCached }
 
@@ -50,7 +51,4 @@ const builds: Array<[string, () => number]> = [['this build', await timer({ atte
 if (process.argv[2]) builds.push(['base', await timer(await load(process.argv[2]))])
 const times = new Map(builds.map(([name]) => [name, [] as number[]]))
 for (let r = 0; r < runs; r++) for (const [name, time] of builds) times.get(name)!.push(time())
-for (const [name, values] of times) {
-  const sorted = [...values].sort((a, b) => a - b)
-  console.log(`${name.padEnd(10)} peek + succeeded ${sorted[runs >> 1]!.toFixed(3)} µs per request`)
-}
+for (const [name, values] of times) console.log(`${name.padEnd(10)} peek + succeeded ${median(values).toFixed(3)} µs per request`)

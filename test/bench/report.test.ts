@@ -1,7 +1,8 @@
 // What the benchmark reports: medians over rounds, counts summed, the ratios of SPEC §8,
 // and each target marked met or not in the printed table.
 import { describe, expect, it } from 'vitest'
-import { formatReport, median, pairedRatio, ratioSpread, ratios, spreadFigures, summarize, targets, targetsLine, timelineRatios, type BenchResults, type SpreadFigure, type Spread, type WindowMeasurement } from '../../bench/report.js'
+import { aloneNames, coreNames, latencyNames, scenarioNames } from '../../bench/scenarios.js'
+import { formatReport, median, pairedRatio, ratioSpread, ratios, spreadFigures, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type SpreadFigure, type Spread, type WindowMeasurement } from '../../bench/report.js'
 
 const w = (rps: number, p99Ms: number, extra: Partial<WindowMeasurement> = {}): WindowMeasurement => ({
   rps, p50Ms: p99Ms / 4, p99Ms, rssMb: 100, non2xx: 0, status5xx: 0, errors: 0, ...extra,
@@ -49,6 +50,19 @@ describe('summaries', () => {
     expect(ratioSpread(windows, 'gateway', 'nginx')).toBeNull()
     // The latency figure pairs p99s the same way.
     expect(ratioSpread({ a: [w(1, 2), w(1, 4), w(1, 6), w(1, 8)], b: [w(1, 2), w(1, 2), w(1, 2), w(1, 2)] }, 'a', 'b', 'p99Ms')).toEqual([1.75, 3.25])
+  })
+
+  it('spreads every judged ratio over the scenarios the benchmark runs', () => {
+    // Four passes of every scenario, each scenario's own rates, the bare proxies' four times slower.
+    const names = [...scenarioNames, ...aloneNames, ...coreNames, ...latencyNames]
+    const windows = Object.fromEntries(names.map((n) => [n, [1, 2, 3, 4].map((i) => w(n.endsWith('bare_proxy') ? 250 * i : 1000 + i, n.endsWith('bare_proxy') ? 4 * i : i))]))
+    const all = spreads(windows)
+    expect(Object.keys(all)).toEqual(spreadFigures)
+    // A pair whose names the benchmark does not run would be null here.
+    for (const f of spreadFigures) expect(all[f], f).not.toBeNull()
+    expect(all['gateway_alone.ratios.wsse_vs_bare_proxy']).toEqual(ratioSpread(windows, 'alone_wsse', 'alone_bare_proxy'))
+    // The latency figure is a ratio of p99s: 1/4 in every pass here.
+    expect(all['latency.p99_ratio.oauth_vs_bare_proxy']).toEqual([0.25, 0.25])
   })
 
   it('divides each public timeline scenario by statuses/show with the same credentials', () => {

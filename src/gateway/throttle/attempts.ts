@@ -120,8 +120,9 @@ export class RuleAttemptThrottle implements AttemptThrottle {
    * The rule keys of `a`'s realm, address network and user. Every Basic and WSSE request
    * asks for them twice (its verdict, then its success), so they are kept: a request of
    * a client seen before builds no key, and the maps of the rules find each key's
-   * hash already made (0.45 against 1.1-1.3 µs for both calls, 50 clients in turn). Cleared
-   * when full, like the maps above: a flood of new users or addresses costs what it did.
+   * hash already made (0.43 against 1.10-1.18 µs for both calls, 50 clients in turn:
+   * bench/micro/throttle-keys.ts). Cleared when full, like the maps above: a flood of
+   * new users or addresses costs what it did.
    */
   #keys(a: Attempt): RuleKeys {
     const byAddress = this.#keysOf[a.realm]

@@ -44,8 +44,8 @@ export type Spread = [number, number] | null
 
 /**
  * The paired ratios that targets judge, by their place in the results file: the scenario
- * over its reference, as run.ts and ratios() divide them. Their spreads (spreads below)
- * are read from here, so a judged ratio's pair is named once for its spread.
+ * over its reference. Both the median (judgedRatio, in run.ts and ratios()) and the
+ * spread (spreads) are read from here, so each judged pair is named once.
  */
 const judgedPairs = {
   'gateway_alone.ratios.anonymous_vs_bare_proxy': ['alone_anonymous', 'alone_bare_proxy', 'rps'],
@@ -62,6 +62,12 @@ const judgedPairs = {
 } as const satisfies Record<string, readonly [string, string, 'rps' | 'p99Ms']>
 export type SpreadFigure = keyof typeof judgedPairs
 export const spreadFigures = Object.keys(judgedPairs) as SpreadFigure[]
+
+/** A judged ratio's median over its passes (pairedRatio). */
+export function judgedRatio(windows: Record<string, WindowMeasurement[]>, figure: SpreadFigure): Ratio {
+  const [a, b, field] = judgedPairs[figure]
+  return pairedRatio(windows, a, b, field)
+}
 
 /** Each judged ratio's middle half of passes (ratioSpread), by its place in the results file. */
 export function spreads(windows: Record<string, WindowMeasurement[]>): Record<SpreadFigure, Spread> {
@@ -262,12 +268,11 @@ export function ratioSpread(windows: Record<string, WindowMeasurement[]>, a: str
 }
 
 export function ratios(windows: Record<string, WindowMeasurement[]>): Ratios {
-  const ratio = (a: string, b: string) => pairedRatio(windows, a, b)
   return {
-    anonymous_vs_bare_proxy: ratio('gateway_anonymous', 'bare_proxy'),
-    oauth_vs_anonymous: ratio('gateway_oauth', 'gateway_anonymous'),
-    basic_vs_anonymous: ratio('gateway_basic', 'gateway_anonymous'),
-    wsse_vs_anonymous: ratio('gateway_wsse', 'gateway_anonymous'),
+    anonymous_vs_bare_proxy: judgedRatio(windows, 'ratios.anonymous_vs_bare_proxy'),
+    oauth_vs_anonymous: judgedRatio(windows, 'ratios.oauth_vs_anonymous'),
+    basic_vs_anonymous: judgedRatio(windows, 'ratios.basic_vs_anonymous'),
+    wsse_vs_anonymous: judgedRatio(windows, 'ratios.wsse_vs_anonymous'),
   }
 }
 

@@ -18,7 +18,7 @@ import { corePoolSize } from './anchor.js'
 import { embeddedFootprint } from './embedded.js'
 import { findNginx } from './nginx.js'
 import { commandCpuDeltaMs, commandCpuMs, cpuMs, descendants, killAllNow, machineBusyMs, sampleRss, stopAll, type AppProcess } from './processes.js'
-import { formatReport, median, pairedRatio, ratios, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type WindowMeasurement } from './report.js'
+import { formatReport, judgedRatio, median, pairedRatio, ratios, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type SpreadFigure, type WindowMeasurement } from './report.js'
 import { aloneNames, coreNames, fixedRateNames, latencyNames, requestSource, scenarioNames, scenarios, type AnyScenario, type Fixture, type Target } from './scenarios.js'
 import { seed } from './seed.js'
 import { checkPublicTimeline } from './timeline-check.js'
@@ -270,15 +270,16 @@ async function main(): Promise<number> {
     if (!a.nginx) aloneScenarios.nginx = null
     const r = (x: string, y: string) => pairedRatio(all, x, y)
     const p99 = (x: string) => pairedRatio(all, x, 'latency_bare_proxy', 'p99Ms')
+    const ratioOf = (figure: SpreadFigure) => judgedRatio(all, figure)
     const results: BenchResults = {
       gateway_alone: {
         nginx: nginxBinary,
         scenarios: aloneScenarios,
         ratios: {
-          anonymous_vs_bare_proxy: r('alone_anonymous', 'alone_bare_proxy'),
-          basic_vs_bare_proxy: r('alone_basic', 'alone_bare_proxy'),
-          wsse_vs_bare_proxy: r('alone_wsse', 'alone_bare_proxy'),
-          oauth_vs_bare_proxy: r('alone_oauth', 'alone_bare_proxy'),
+          anonymous_vs_bare_proxy: ratioOf('gateway_alone.ratios.anonymous_vs_bare_proxy'),
+          basic_vs_bare_proxy: ratioOf('gateway_alone.ratios.basic_vs_bare_proxy'),
+          wsse_vs_bare_proxy: ratioOf('gateway_alone.ratios.wsse_vs_bare_proxy'),
+          oauth_vs_bare_proxy: ratioOf('gateway_alone.ratios.oauth_vs_bare_proxy'),
           bare_proxy_vs_nginx: a.nginx ? r('alone_bare_proxy', 'alone_nginx') : null,
           undici_proxy_vs_bare_proxy: r('alone_undici_proxy', 'alone_bare_proxy'),
           required_anonymous_vs_bare_proxy: r('alone_required_anonymous', 'alone_bare_proxy'),
@@ -295,8 +296,8 @@ async function main(): Promise<number> {
         pool_size: corePoolSize,
         scenarios: strip('core_', summaries(coreNames)),
         ratios: {
-          show_vs_anchor: r('core_show', 'core_anchor_show'),
-          show_identified_vs_anonymous: r('core_show_identified', 'core_show'),
+          show_vs_anchor: ratioOf('core.ratios.show_vs_anchor'),
+          show_identified_vs_anonymous: ratioOf('core.ratios.show_identified_vs_anonymous'),
           required_vs_anchor: r('core_required_show', 'core_anchor_show'),
           show_vs_required: r('core_show', 'core_required_show'),
           required_identified_vs_anonymous: r('core_required_show_identified', 'core_required_show'),
@@ -311,7 +312,7 @@ async function main(): Promise<number> {
           anonymous_vs_bare_proxy: p99('latency_anonymous'),
           basic_vs_bare_proxy: p99('latency_basic'),
           wsse_vs_bare_proxy: p99('latency_wsse'),
-          oauth_vs_bare_proxy: p99('latency_oauth'),
+          oauth_vs_bare_proxy: ratioOf('latency.p99_ratio.oauth_vs_bare_proxy'),
           required_oauth_vs_bare_proxy: p99('latency_required_oauth'),
         },
       },

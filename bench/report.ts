@@ -60,23 +60,23 @@ const judgedPairs = {
   'ratios.basic_vs_anonymous': ['gateway_basic', 'gateway_anonymous', 'rps'],
   'ratios.wsse_vs_anonymous': ['gateway_wsse', 'gateway_anonymous', 'rps'],
 } as const satisfies Record<string, readonly [string, string, 'rps' | 'p99Ms']>
-export type SpreadFigure = keyof typeof judgedPairs
-export const spreadFigures = Object.keys(judgedPairs) as SpreadFigure[]
+export type JudgedFigure = keyof typeof judgedPairs
+export const judgedFigures = Object.keys(judgedPairs) as JudgedFigure[]
 
 /** A judged ratio's median over its passes (pairedRatio). */
-export function judgedRatio(windows: Record<string, WindowMeasurement[]>, figure: SpreadFigure): Ratio {
+export function judgedRatio(windows: Record<string, WindowMeasurement[]>, figure: JudgedFigure): Ratio {
   const [a, b, field] = judgedPairs[figure]
   return pairedRatio(windows, a, b, field)
 }
 
 /** Each judged ratio's middle half of passes (ratioSpread), by its place in the results file. */
-export function spreads(windows: Record<string, WindowMeasurement[]>): Record<SpreadFigure, Spread> {
+export function spreads(windows: Record<string, WindowMeasurement[]>): Record<JudgedFigure, Spread> {
   return Object.fromEntries(
-    spreadFigures.map((f) => {
+    judgedFigures.map((f) => {
       const [a, b, field] = judgedPairs[f]
       return [f, ratioSpread(windows, a, b, field)]
     }),
-  ) as Record<SpreadFigure, Spread>
+  ) as Record<JudgedFigure, Spread>
 }
 
 export interface Ratios {
@@ -171,7 +171,7 @@ export interface BenchResults {
   gateway_rss_mb: number | null
   fixed_rate_rps: number
   /** Each judged ratio's middle half of passes (ratioSpread), by the ratio's place in this file. */
-  spread: Record<SpreadFigure, Spread>
+  spread: Record<JudgedFigure, Spread>
   node: string
   cpus: number
   settings: { mode: 'quick' | 'full'; rounds: number; duration_s: number; slice_s: number; warmup_s: number; paced_warmup_s: number; connections: number; entries: number; timeline_entries: number }

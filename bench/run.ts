@@ -18,7 +18,7 @@ import { corePoolSize } from './anchor.js'
 import { embeddedFootprint } from './embedded.js'
 import { findNginx } from './nginx.js'
 import { commandCpuDeltaMs, commandCpuMs, cpuMs, descendants, killAllNow, machineBusyMs, sampleRss, stopAll, type AppProcess } from './processes.js'
-import { formatReport, judgedRatio, median, pairedRatio, ratios, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type SpreadFigure, type WindowMeasurement } from './report.js'
+import { formatReport, judgedRatio, median, pairedRatio, ratios, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type JudgedFigure, type WindowMeasurement } from './report.js'
 import { aloneNames, coreNames, fixedRateNames, latencyNames, requestSource, scenarioNames, scenarios, type AnyScenario, type Fixture, type Target } from './scenarios.js'
 import { seed } from './seed.js'
 import { checkPublicTimeline } from './timeline-check.js'
@@ -270,7 +270,7 @@ async function main(): Promise<number> {
     if (!a.nginx) aloneScenarios.nginx = null
     const r = (x: string, y: string) => pairedRatio(all, x, y)
     const p99 = (x: string) => pairedRatio(all, x, 'latency_bare_proxy', 'p99Ms')
-    const ratioOf = (figure: SpreadFigure) => judgedRatio(all, figure)
+    const ratioOf = (figure: JudgedFigure) => judgedRatio(all, figure)
     const results: BenchResults = {
       gateway_alone: {
         nginx: nginxBinary,

@@ -2,7 +2,7 @@
 // and each target marked met or not in the printed table.
 import { describe, expect, it } from 'vitest'
 import { aloneNames, coreNames, latencyNames, scenarioNames } from '../../bench/scenarios.js'
-import { formatReport, median, pairedRatio, ratioSpread, ratios, spreadFigures, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type SpreadFigure, type Spread, type WindowMeasurement } from '../../bench/report.js'
+import { formatReport, median, pairedRatio, ratioSpread, ratios, judgedFigures, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type JudgedFigure, type Spread, type WindowMeasurement } from '../../bench/report.js'
 
 const w = (rps: number, p99Ms: number, extra: Partial<WindowMeasurement> = {}): WindowMeasurement => ({
   rps, p50Ms: p99Ms / 4, p99Ms, rssMb: 100, non2xx: 0, status5xx: 0, errors: 0, ...extra,
@@ -57,9 +57,9 @@ describe('summaries', () => {
     const names = [...scenarioNames, ...aloneNames, ...coreNames, ...latencyNames]
     const windows = Object.fromEntries(names.map((n) => [n, [1, 2, 3, 4].map((i) => w(n.endsWith('bare_proxy') ? 250 * i : 1000 + i, n.endsWith('bare_proxy') ? 4 * i : i))]))
     const all = spreads(windows)
-    expect(Object.keys(all)).toEqual(spreadFigures)
+    expect(Object.keys(all)).toEqual(judgedFigures)
     // A pair whose names the benchmark does not run would be null here.
-    for (const f of spreadFigures) expect(all[f], f).not.toBeNull()
+    for (const f of judgedFigures) expect(all[f], f).not.toBeNull()
     expect(all['gateway_alone.ratios.wsse_vs_bare_proxy']).toEqual(ratioSpread(windows, 'alone_wsse', 'alone_bare_proxy'))
     // The latency figure is a ratio of p99s: 1/4 in every pass here.
     expect(all['latency.p99_ratio.oauth_vs_bare_proxy']).toEqual([0.25, 0.25])
@@ -99,7 +99,7 @@ describe('printed report', () => {
     gateway_rss_mb: 180,
     fixed_rate_rps: 2500,
     spread: {
-      ...(Object.fromEntries(spreadFigures.map((f) => [f, null])) as Record<SpreadFigure, Spread>),
+      ...(Object.fromEntries(judgedFigures.map((f) => [f, null])) as Record<JudgedFigure, Spread>),
       'gateway_alone.ratios.wsse_vs_bare_proxy': [0.772, 0.806],
       'latency.p99_ratio.oauth_vs_bare_proxy': [1.45, 1.7],
     },

@@ -6,8 +6,8 @@
 // route table's name for what the gateway authorized), body digest (SHA-256 of the body
 // the gateway verified, when it read one), user, user name (percent-encoded), auth
 // method, consumer, scopes. The key is derived from KIGO_SECRET_KEY for this purpose alone.
-import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
-import { deriveKey } from './secrets.js'
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto'
+import { deriveKey, safeEqual } from './secrets.js'
 
 export type AuthMethod = 'oauth' | 'basic' | 'wsse'
 
@@ -54,11 +54,16 @@ export function identityKey(secretKey: string): KeyObject {
   return createSecretKey(deriveKey(secretKey, 'identity v1'))
 }
 
-function mac(key: KeyObject, t: number, req: SignedRequest, id: Identity | null): Buffer {
+/**
+ * The signature's v1 value: base64url HMAC-SHA256. The digest is asked for as text, not as a
+ * Buffer then encoded, and the core compares the texts: signing took 2.7 against 3.6 µs,
+ * verifying 3.7 against 4.0 (bench/micro/identity-signature.ts, README fifteenth pass).
+ */
+function mac(key: KeyObject, t: number, req: SignedRequest, id: Identity | null): string {
   // One line per field (see the header), written out: this runs on every signed request.
   const who = id ? `${id.user}\n${encodeURIComponent(id.userName)}\n${id.authMethod}\n${id.consumer}\n${id.scopes.join(',')}` : '\n\n\n\n'
   const text = `v1\n${t}\n${req.method.toUpperCase()}\n${req.url}\n${req.host.toLowerCase()}\n${req.requestId}\n${req.operation}\n${req.bodySha256}\n${who}`
-  return createHmac('sha256', key).update(text).digest()
+  return createHmac('sha256', key).update(text).digest('base64url')
 }
 
 /** The X-Kigo-* headers for a forwarded request; `identity` null for an anonymous one. */
@@ -66,7 +71,7 @@ export function signIdentity(key: KeyObject, req: SignedRequest, identity: Ident
   const t = Math.floor(now / 1000)
   const headers: Record<string, string> = {
     [identityHeaders.requestId]: req.requestId,
-    [identityHeaders.signature]: `t=${t}, v1=${mac(key, t, req, identity).toString('base64url')}`,
+    [identityHeaders.signature]: `t=${t}, v1=${mac(key, t, req, identity)}`,
   }
   if (req.operation !== '') headers[identityHeaders.operation] = req.operation
   if (req.bodySha256 !== '') headers[identityHeaders.bodySha256] = req.bodySha256
@@ -151,10 +156,9 @@ export function verifyIdentity(
   } else if (userClaims.some((h) => headers[h] !== undefined)) {
     return { ok: false, reason: 'identity headers without a user' }
   }
-  // 43 characters of base64url (the pattern above) are exactly the 32 bytes of a digest:
-  // a plain constant-time comparison of equal-length values, no hashing needed.
-  const sent = Buffer.from(m[2]!, 'base64url')
-  if (sent.length !== 32 || !timingSafeEqual(mac(key, t, { method: req.method, url: req.url, host: req.host, requestId, operation, bodySha256 }, identity), sent)) {
+  // The pattern above allows only the 43 characters of a digest's base64url: the expected
+  // value's length, so the comparison is one constant-time pass over equal lengths.
+  if (!safeEqual(m[2]!, mac(key, t, { method: req.method, url: req.url, host: req.host, requestId, operation, bodySha256 }, identity))) {
     return { ok: false, reason: 'identity signature does not verify' }
   }
   return { ok: true, identity, requestId: requestId || null, signed: true, operation, bodySha256 }

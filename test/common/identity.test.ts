@@ -1,10 +1,12 @@
 // The signed identity between gateway and core (SPEC §4.6): what the core believes.
-import { randomBytes } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
 import { operationNameOf } from '../../src/common/route-table.js'
 import { describe, expect, it } from 'vitest'
 import { identityKey, signIdentity, verifyIdentity, type Identity } from '../../src/common/identity.js'
+import { deriveKey } from '../../src/common/secrets.js'
 
-const key = identityKey(randomBytes(32).toString('base64'))
+const secretKey = randomBytes(32).toString('base64')
+const key = identityKey(secretKey)
 const req = { method: 'POST', url: '/api/statuses/update.json?x=1', host: 'localhost:8080', requestId: 'r-1', operation: operationNameOf('POST', '/api/statuses/update.json?x=1'), bodySha256: '' }
 const alice: Identity = { user: 'alice', userName: 'Alice Ünïcode, "quoted"', authMethod: 'oauth', consumer: 'ck', scopes: ['read_public', 'write_public'] }
 const now = 1_800_000_000_000
@@ -59,6 +61,24 @@ describe('identity signature', () => {
     expect(verifyIdentity(key, headers, req, 60, now - 61_000).ok).toBe(false)
     const other = identityKey(randomBytes(32).toString('base64'))
     expect(verifyIdentity(other, headers, req, 60, now).ok).toBe(false)
+  })
+
+  it('signs the documented lines with HMAC-SHA256 under the derived key, in unpadded base64url', () => {
+    const headers = signIdentity(key, req, alice, now)
+    const lines = ['v1', '1800000000', 'POST', req.url, 'localhost:8080', 'r-1', 'statuses/update', '', 'alice', encodeURIComponent(alice.userName), 'oauth', 'ck', 'read_public,write_public']
+    const expected = createHmac('sha256', deriveKey(secretKey, 'identity v1')).update(lines.join('\n')).digest('base64url')
+    expect(headers['x-kigo-identity-signature']).toBe(`t=1800000000, v1=${expected}`)
+  })
+
+  it('accepts one spelling of a signature: a last character that decodes to the same bytes is refused', () => {
+    const headers = signIdentity(key, req, alice, now)
+    const sig = headers['x-kigo-identity-signature']!
+    // 43 base64url characters carry 258 bits for the digest's 256: the last character's two
+    // lowest bits are unused, so flipping one spells the same digest another way.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+    const respelled = sig.slice(0, -1) + alphabet[alphabet.indexOf(sig.at(-1)!) ^ 1]
+    expect(Buffer.from(respelled.slice(respelled.indexOf('v1=') + 3), 'base64url')).toEqual(Buffer.from(sig.slice(sig.indexOf('v1=') + 3), 'base64url'))
+    expect(verifyIdentity(key, { ...headers, 'x-kigo-identity-signature': respelled }, req, 60, now)).toEqual({ ok: false, reason: 'identity signature does not verify' })
   })
 
   it('refuses malformed signatures and repeated headers', () => {

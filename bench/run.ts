@@ -8,9 +8,11 @@
 //
 //   node dist/bench/run.js [--quick] [--out FILE] [--rounds N] [--duration S] [--slice S] [--connections N]
 //                          [--profile DIR]   (CPU profiles of the core, its anchors, both gateways and the floor, node --cpu-prof)
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
-import { dirname } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
 import { startLoadGenerator, type LoadGenerator } from './load-client.js'
 import type { LoadResult } from './load-worker.js'
@@ -25,6 +27,8 @@ import { checkPublicTimeline } from './timeline-check.js'
 import { seedTimeline } from './timeline-seed.js'
 import { passes, settingsFrom, usage, type Settings } from './settings.js'
 import { createBenchDatabase, defaultDatabaseUrl, defaultRedisUrl, startAlone, startTopology, type AloneTopology, type Topology } from './topology.js'
+
+const root = fileURLToPath(new URL('../../', import.meta.url))
 
 /** Most requests built for one window (memory of the load generator). */
 const prebuildCap = 400_000
@@ -56,6 +60,12 @@ async function main(): Promise<number> {
     return 0
   }
   const s = settings
+  // The benchmark measures the code in dist/, and `npm start` (the embedded start) would
+  // compile a stale dist/ first and time the compiler: sources newer than the build stop it.
+  if (spawnSync(process.execPath, [join(root, 'bin', 'build.js'), '--check'], { stdio: 'inherit' }).status !== 0) {
+    console.error('benchmark: dist/ is older than the sources; `npm run bench` (or `npm run build` first) measures the code as it is')
+    return 2
+  }
   const databaseUrl = process.env.DATABASE_URL ?? defaultDatabaseUrl
   const redisUrl = process.env.REDIS_URL ?? defaultRedisUrl
 

@@ -4,6 +4,8 @@
 // this with --if-stale first: it compiles only when a source or a tsconfig is newer than
 // the stamp, or a source was added or removed, so a start with dist/ up to date costs no
 // compilation (README, Performance). Other files (bench/results.json) do not count.
+// With --check it builds nothing and says whether dist/ is up to date (exit status 0) or
+// not (1): the benchmark runs it first, since it measures the code in dist/.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -79,6 +81,7 @@ async function bundleTypebox() {
 
 const configs = ['tsconfig.json', 'tsconfig.build.json']
 const files = [...sources('src'), ...sources('bench')]
+if (process.argv.includes('--check')) process.exit(stale(files) ? 1 : 0)
 if (process.argv.includes('--if-stale') && !stale(files)) process.exit(0)
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' })

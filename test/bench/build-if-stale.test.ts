@@ -1,8 +1,10 @@
 // `npm start` runs `node bin/build.js --if-stale` first: with dist/ up to date (npm test
 // builds before the suite) it must not compile again, which the stamp's unchanged time
 // and the run's brevity show.
-import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
@@ -18,6 +20,36 @@ describe('npm start with dist/ up to date', () => {
     // A compilation of this project takes 10 s or more here; checking the times takes well under one.
     expect(performance.now() - started).toBeLessThan(5000)
     expect(statSync(stamp).mtimeMs).toBe(before)
+  })
+})
+
+describe('node bin/build.js --check (run by the benchmark first)', () => {
+  it('says whether dist/ is up to date, and builds nothing', () => {
+    // A project of its own: the script, two sources, the tsconfigs and a stamp listing the sources.
+    const dir = mkdtempSync(join(tmpdir(), 'kigo-build-check-'))
+    try {
+      for (const d of ['bin', 'src', 'bench', 'dist']) mkdirSync(join(dir, d))
+      copyFileSync(join(root, 'bin', 'build.js'), join(dir, 'bin', 'build.js'))
+      for (const f of ['src/a.ts', 'bench/b.ts', 'tsconfig.json', 'tsconfig.build.json']) writeFileSync(join(dir, f), '')
+      const past = new Date(Date.now() - 60_000)
+      for (const f of ['src/a.ts', 'bench/b.ts', 'tsconfig.json', 'tsconfig.build.json']) utimesSync(join(dir, f), past, past)
+      writeFileSync(join(dir, 'dist', '.build-stamp'), 'src/a.ts\nbench/b.ts')
+      const check = () => spawnSync(process.execPath, [join(dir, 'bin', 'build.js'), '--check'], { encoding: 'utf8' }).status
+      expect(check()).toBe(0)
+      // A source edited after the build.
+      utimesSync(join(dir, 'bench', 'b.ts'), new Date(), new Date(Date.now() + 5_000))
+      expect(check()).toBe(1)
+      utimesSync(join(dir, 'bench', 'b.ts'), past, past)
+      expect(check()).toBe(0)
+      // A source added since.
+      writeFileSync(join(dir, 'src', 'c.ts'), '')
+      utimesSync(join(dir, 'src', 'c.ts'), past, past)
+      expect(check()).toBe(1)
+      // Nothing was compiled: the stamp is as it was written.
+      expect(readFileSync(join(dir, 'dist', '.build-stamp'), 'utf8')).toBe('src/a.ts\nbench/b.ts')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 

@@ -5,5 +5,8 @@
 /** OAuth scopes (SPEC §5): the route table (src/common/route-table.ts) owns the list. */
 export { scopes, type Scope } from '../../common/route-table.js'
 
+/** The longest user ID there can be (SPEC §5). */
+export const maxUserIdLength = 32
+
 /** A user ID (SPEC §5): a letter, then letters, digits, `_` or `-`; 3 to 32 characters. */
-export const userIdPattern = /^[A-Za-z][A-Za-z0-9_-]{2,31}$/
+export const userIdPattern = new RegExp(`^[A-Za-z][A-Za-z0-9_-]{2,${maxUserIdLength - 1}}$`)

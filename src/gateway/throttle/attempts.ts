@@ -23,6 +23,7 @@
 // never throttled. Each rule is a FailureThrottle, so every backend (memory, Redis with its
 // fail-open fallback and local view) applies to each.
 import type { FailureThrottle } from './types.js'
+import { maxUserIdLength } from '../domain/identifiers.js'
 
 export type ThrottleRealm = 'api' | 'web'
 
@@ -122,11 +123,14 @@ export class RuleAttemptThrottle implements AttemptThrottle {
    * a client seen before builds no key, and the maps of the rules find each key's
    * hash already made (0.43 against 1.10-1.18 µs for both calls, 50 clients in turn:
    * bench/micro/throttle-keys.ts). Cleared when full, like the maps above: a flood of
-   * new users or addresses costs what it did.
+   * new users or addresses costs what it did. A claimed user longer than any user ID
+   * (which no request of a real client names) is not kept, so that what is held stays
+   * a few MB whatever attempts name.
    */
   #keys(a: Attempt): RuleKeys {
     const byAddress = this.#keysOf[a.realm]
     const user = a.user ?? ''
+    if (user.length > maxUserIdLength) return ruleKeys(a.realm, user, addressNetwork(a.ip))
     let byUser = byAddress.get(a.ip)
     const held = byUser?.get(user)
     if (held !== undefined) return held

@@ -154,6 +154,19 @@ describe('the attempt rules, peeked', () => {
     expect(t.peek({ realm: 'web', user: u, ip: address })).toBe(0)
   })
 
+  it('counts a claimed user longer than any user ID under its own keys, as any other', async () => {
+    const memory = () => new MemoryFailureThrottle({ maxFailures: 2, windowSeconds: 60 })
+    const t = new RuleAttemptThrottle({ pair: memory(), known: memory(), address: new MemoryFailureThrottle({ maxFailures: 1_000_000, windowSeconds: 60 }), user: memory() })
+    const long = `x${'y'.repeat(4000)}`
+    const longer = `${long}z`
+    await t.failed(attempt(long, '192.0.2.11'))
+    await t.failed(attempt(long, '192.0.2.11'))
+    expect(t.peek(attempt(long, '192.0.2.11'))).toBeGreaterThan(0)
+    // Another user sharing all but the last character, and the same user in the other realm, are apart.
+    expect(t.peek(attempt(longer, '192.0.2.11'))).toBe(0)
+    expect(t.peek({ realm: 'web', user: long, ip: '192.0.2.11' })).toBe(0)
+  })
+
   it('cannot be peeked when one rule can only be asked', async () => {
     const memory = () => new MemoryFailureThrottle({ maxFailures: 2, windowSeconds: 60 })
     const asked = memory()

@@ -55,6 +55,19 @@ describeEachBackend('identity headers', routeBackends, (storage) => {
     await expectUntouched()
   })
 
+  test('a signature respelled to decode to the same bytes is 401: only the spelling the gateway wrote is believed', async () => {
+    const url = `/api/favorites/create/${entry.id}.json`
+    const signed = signIdentity(h.key, { method: 'POST', url, host: h.domestic, requestId: randomUUID(), operation: operationNameOf('POST', url), bodySha256: '' }, { user: 'mallory', userName: 'M', authMethod: 'basic', consumer: '', scopes: [] })
+    const sig = signed['x-kigo-identity-signature']!
+    // The last of the 43 base64url characters has two unused bits: flipping one is the same digest spelled otherwise.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+    const respelled = sig.slice(0, -1) + alphabet[alphabet.indexOf(sig.at(-1)!) ^ 1]
+    const res = await h.app.inject({ method: 'POST', url, headers: { host: h.domestic, ...signed, 'x-kigo-identity-signature': respelled } })
+    expect(res.statusCode).toBe(401)
+    expect(res.json().error.code).toBe('invalid_identity')
+    await expectUntouched()
+  })
+
   test('a valid signature without a user is an anonymous request', async () => {
     const res = await h.call({ url: `/api/statuses/show/${entry.id}.json` })
     expect(res.statusCode).toBe(200)

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { signIdentity } from '../../../src/common/identity.js'
 import { form, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
 import { describeEachBackend } from '../../helpers/backends.js'
+import { respelledSignature } from '../../helpers/signature-spelling.js'
 
 let h: Harness
 let entry: { id: string }
@@ -58,10 +59,7 @@ describeEachBackend('identity headers', routeBackends, (storage) => {
   test('a signature respelled to decode to the same bytes is 401: only the spelling the gateway wrote is believed', async () => {
     const url = `/api/favorites/create/${entry.id}.json`
     const signed = signIdentity(h.key, { method: 'POST', url, host: h.domestic, requestId: randomUUID(), operation: operationNameOf('POST', url), bodySha256: '' }, { user: 'mallory', userName: 'M', authMethod: 'basic', consumer: '', scopes: [] })
-    const sig = signed['x-kigo-identity-signature']!
-    // The last of the 43 base64url characters has two unused bits: flipping one is the same digest spelled otherwise.
-    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
-    const respelled = sig.slice(0, -1) + alphabet[alphabet.indexOf(sig.at(-1)!) ^ 1]
+    const respelled = respelledSignature(signed['x-kigo-identity-signature']!)
     const res = await h.app.inject({ method: 'POST', url, headers: { host: h.domestic, ...signed, 'x-kigo-identity-signature': respelled } })
     expect(res.statusCode).toBe(401)
     expect(res.json().error.code).toBe('invalid_identity')

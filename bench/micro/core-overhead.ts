@@ -16,8 +16,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { loadConfig } from '../../src/common/config.js'
 import { identityKey, signIdentity, type Identity } from '../../src/common/identity.js'
@@ -27,6 +26,8 @@ import { startCore } from '../../src/core/server.js'
 import type { ContentStore } from '../../src/core/store/index.js'
 import { openContentStore } from '../../src/core/store/index.js'
 import { buildAnchor } from '../anchor.js'
+import { median } from '../report.js'
+import { fromBuild } from './builds.js'
 
 const databaseUrl = process.env.DATABASE_URL
 if (!databaseUrl) {
@@ -65,7 +66,7 @@ await seeding.close()
 
 type CoreModules = { startCore: typeof startCore; buildCoreApp: typeof buildCoreApp; createCoreMetrics: typeof createCoreMetrics }
 async function modulesOf(dist: string): Promise<CoreModules> {
-  const load = (path: string) => import(pathToFileURL(join(resolve(dist), path)).href)
+  const load = (path: string) => fromBuild<Partial<CoreModules>>(dist, path)
   return { ...(await load('src/core/server.js')), ...(await load('src/core/app.js')), ...(await load('src/core/metrics.js')) } as CoreModules
 }
 
@@ -148,7 +149,6 @@ for (const c of cases) await round(c.app, c.signed, Math.min(N, 2000))
 const results = new Map<string, number[]>(cases.map((c) => [c.name, []]))
 for (let r = 0; r < R; r++) for (const c of cases) results.get(c.name)!.push(await round(c.app, c.signed, N))
 
-const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!
 const med = new Map([...results].map(([name, values]) => [name, median(values)]))
 for (const [name, values] of results) console.log(`${name.padEnd(10)} µs/req ${values.map((v) => v.toFixed(1)).join(' ')}  median ${med.get(name)!.toFixed(1)}`)
 // Differences round by round (the two sides of each ran next to each other), then their median.

@@ -18,14 +18,16 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { loadConfig } from '../../src/common/config.js'
 import { startGateway } from '../../src/gateway/server.js'
 import { buildBareProxy } from '../bare-proxy.js'
 import { wsseHeader } from '../signing.js'
 import { freePort } from '../processes.js'
+import { median } from '../report.js'
+import { fromBuild } from './builds.js'
 
 const N = Number(process.env.N ?? 20_000)
 const R = Number(process.env.R ?? 6)
@@ -64,7 +66,7 @@ try {
     })
   const gateway = await startGateway(configOf({ gateway: gatewayPort, admin: adminPort }, dataDir))
   const base = process.env.BASE
-    ? await ((await import(pathToFileURL(join(resolve(process.env.BASE), 'src/gateway/server.js')).href)) as { startGateway: typeof startGateway }).startGateway(configOf({ gateway: baseGatewayPort, admin: baseAdminPort }, baseDataDir))
+    ? await (await fromBuild<{ startGateway: typeof startGateway }>(process.env.BASE, 'src/gateway/server.js')).startGateway(configOf({ gateway: baseGatewayPort, admin: baseAdminPort }, baseDataDir))
     : undefined
   const bare = await buildBareProxy({ upstream })
   try {
@@ -117,11 +119,6 @@ async function round(app: FastifyInstance, headers: () => Record<string, string>
   await Promise.all(Array.from({ length: C }, worker))
   const used = process.cpuUsage(started)
   return (used.user + used.system) / n
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]!
 }
 
 async function waitForUpstream(): Promise<void> {

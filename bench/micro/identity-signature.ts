@@ -4,10 +4,8 @@
 // dist/ directory of another build (such as the commit before a change), is timed in turn
 // with this one. Prints µs per request for each end, the median of 7 runs of 200,000.
 import { randomBytes, randomUUID } from 'node:crypto'
-import { join, resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import * as here from '../../src/common/identity.js'
-import { median } from '../report.js'
+import { fromBuild, printTimedInTurn } from './builds.js'
 
 const perRun = 200_000
 const runs = 7
@@ -33,13 +31,6 @@ function timers(build: typeof here): { sign: () => number; verify: () => number 
   return { sign, verify }
 }
 
-const builds: Array<[string, ReturnType<typeof timers>]> = [['this build', timers(here)]]
-if (process.argv[2]) builds.push(['base', timers((await import(pathToFileURL(join(resolve(process.argv[2]), 'src/common/identity.js')).href)) as typeof here)])
-const times = new Map(builds.map(([name]) => [name, { sign: [] as number[], verify: [] as number[] }]))
-for (let r = 0; r < runs; r++) {
-  for (const [name, { sign, verify }] of builds) {
-    times.get(name)!.sign.push(sign())
-    times.get(name)!.verify.push(verify())
-  }
-}
-for (const [name, { sign, verify }] of times) console.log(`${name.padEnd(10)} sign ${median(sign).toFixed(3)} µs, verify ${median(verify).toFixed(3)} µs per request`)
+const builds: Array<[string, Record<string, () => number>]> = [['this build', timers(here)]]
+if (process.argv[2]) builds.push(['base', timers(await fromBuild<typeof here>(process.argv[2], 'src/common/identity.js'))])
+printTimedInTurn(builds, runs, 'request')

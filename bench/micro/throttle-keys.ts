@@ -5,12 +5,10 @@
 // socket gives it. `node dist/bench/micro/throttle-keys.js [BASE]`: BASE, the dist/
 // directory of another build (such as the commit before a change), is timed in turn with
 // this one. Prints µs per request, the median of 7 runs of 300,000.
-import { join, resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import * as here from '../../src/gateway/throttle/attempts.js'
 import * as hereCached from '../../src/gateway/throttle/cached.js'
 import type { FailureThrottle } from '../../src/gateway/throttle/types.js'
-import { median } from '../report.js'
+import { fromBuild, printTimedInTurn } from './builds.js'
 
 type Build = { attempts: typeof here; cached: typeof hereCached }
 
@@ -43,12 +41,10 @@ async function timer({ attempts, cached }: Build): Promise<() => number> {
 }
 
 const load = async (dist: string): Promise<Build> => ({
-  attempts: (await import(pathToFileURL(join(resolve(dist), 'src/gateway/throttle/attempts.js')).href)) as typeof here,
-  cached: (await import(pathToFileURL(join(resolve(dist), 'src/gateway/throttle/cached.js')).href)) as typeof hereCached,
+  attempts: await fromBuild<typeof here>(dist, 'src/gateway/throttle/attempts.js'),
+  cached: await fromBuild<typeof hereCached>(dist, 'src/gateway/throttle/cached.js'),
 })
 
-const builds: Array<[string, () => number]> = [['this build', await timer({ attempts: here, cached: hereCached })]]
-if (process.argv[2]) builds.push(['base', await timer(await load(process.argv[2]))])
-const times = new Map(builds.map(([name]) => [name, [] as number[]]))
-for (let r = 0; r < runs; r++) for (const [name, time] of builds) times.get(name)!.push(time())
-for (const [name, values] of times) console.log(`${name.padEnd(10)} peek + succeeded ${median(values).toFixed(3)} µs per request`)
+const builds: Array<[string, Record<string, () => number>]> = [['this build', { 'peek + succeeded': await timer({ attempts: here, cached: hereCached }) }]]
+if (process.argv[2]) builds.push(['base', { 'peek + succeeded': await timer(await load(process.argv[2])) }])
+printTimedInTurn(builds, runs, 'request')

@@ -14,7 +14,14 @@ export async function fromBuild<T>(dist: string, path: string): Promise<T> {
  * on all alike; each timer returns µs per operation. Prints each timer's median by build.
  */
 export function printTimedInTurn(builds: Array<[string, Record<string, () => number>]>, runs: number, unit: string): void {
-  const times = builds.map(([name, timers]) => [name, Object.keys(timers), new Map(Object.keys(timers).map((t) => [t, [] as number[]]))] as const)
-  for (let r = 0; r < runs; r++) for (const [i, [, timers]] of builds.entries()) for (const [t, time] of Object.entries(timers)) times[i]![2].get(t)!.push(time())
-  for (const [name, names, values] of times) console.log(`${name.padEnd(10)} ${names.map((t) => `${t} ${median(values.get(t)!).toFixed(3)} µs`).join(', ')} per ${unit}`)
+  const times = builds.map(([, timers]) => new Map(Object.keys(timers).map((name) => [name, [] as number[]])))
+  for (let r = 0; r < runs; r++) {
+    builds.forEach(([, timers], b) => {
+      for (const [name, time] of Object.entries(timers)) times[b]!.get(name)!.push(time())
+    })
+  }
+  builds.forEach(([build], b) => {
+    const medians = [...times[b]!].map(([name, values]) => `${name} ${median(values).toFixed(3)} µs`)
+    console.log(`${build.padEnd(10)} ${medians.join(', ')} per ${unit}`)
+  })
 }

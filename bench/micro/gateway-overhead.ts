@@ -1,19 +1,24 @@
 // Microbenchmark: the gateway's CPU per request on statuses/show against the bare
-// reply-from proxy (bench/bare-proxy.ts), both in this process in front of the fixed
-// upstream (bench/fixed-upstream.ts, its own process), through `inject` (no client
-// sockets): what the gateway's own request handling costs beyond forwarding. Rounds
-// alternate between the two so that the machine's drift hits both alike.
+// reply-from proxy (bench/bare-proxy.ts) and the required-work proxy
+// (bench/required-work-proxy.ts, the floor of the gateway-alone figures), all in this
+// process in front of the fixed upstream (bench/fixed-upstream.ts, its own process),
+// through `inject` (no client sockets): what the gateway's own request handling costs
+// beyond forwarding, and beyond the work no gateway can skip. Rounds alternate between
+// them so that the machine's drift hits all alike.
 //
 // `node dist/bench/micro/gateway-overhead.js`
 // Environment: N requests per round (default 20000), R rounds (default 6), C concurrent
 // requests (default 16), CREDENTIAL (`none`, the default; `basic`: a user made through
 // the operator API, its API password on every request; `wsse`: the same user, a freshly
-// signed X-WSSE on every request, its signing counted alike for every gateway), ONLY (`bare`, `gateway` or `base`:
-// one of them alone, such as under --cpu-prof), BASE (the dist/ directory of another
-// build, such as the commit before a change: its gateway runs too, as `base`, interleaved
-// with this build's, so that a change is measured within one run). The identity store is
-// embedded (PGlite) and replay and throttling are in memory, so no service is needed.
-// Prints CPU µs per request (median of the rounds) of each and the difference.
+// signed X-WSSE on every request, its signing counted alike for every gateway; `oauth`: an
+// application and access token of that user, every request freshly signed with HMAC-SHA1),
+// ONLY (`bare`, `required`, `gateway` or `base`: one of them alone, such as under
+// --cpu-prof), BASE (the dist/ directory of another build, such as the commit before a
+// change: its gateway runs too, as `base`, interleaved with this build's, so that a change
+// is measured within one run), REDIS_URL (default redis://127.0.0.1:6379: the required-work
+// proxy claims its nonces there, and so do the gateways when REDIS=1; without it their replay
+// cache and throttling are in memory). The identity store is embedded (PGlite).
+// Prints CPU µs per request (median of the rounds) of each and the differences.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -24,7 +29,8 @@ import type { FastifyInstance } from 'fastify'
 import { loadConfig } from '../../src/common/config.js'
 import { startGateway } from '../../src/gateway/server.js'
 import { buildBareProxy } from '../bare-proxy.js'
-import { wsseHeader } from '../signing.js'
+import { buildRequiredWorkProxy } from '../required-work-proxy.js'
+import { basicAuthorization, oauthAuthorization, wsseHeader, type OAuthCredentials } from '../signing.js'
 import { freePort } from '../processes.js'
 import { median } from '../report.js'
 import { fromBuild } from './builds.js'
@@ -34,8 +40,13 @@ const R = Number(process.env.R ?? 6)
 const C = Number(process.env.C ?? 16)
 const credential = process.env.CREDENTIAL ?? 'none'
 const only = process.env.ONLY
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const gatewaysOnRedis = process.env.REDIS === '1'
+if (!['none', 'basic', 'wsse', 'oauth'].includes(credential)) throw new Error(`CREDENTIAL must be none, basic, wsse or oauth, not ${credential}`)
 // The in-process replay cache holds at most 50,000 unexpired nonces of one user (replay/memory.ts).
-if (credential === 'wsse' && Math.min(N, 5000) + N * R > 50_000) throw new Error('CREDENTIAL=wsse: keep N × R + the warm-up under 50,000 (say N=6000 R=7)')
+if ((credential === 'wsse' || credential === 'oauth') && !gatewaysOnRedis && Math.min(N, 5000) + N * R > 50_000) {
+  throw new Error(`CREDENTIAL=${credential} without REDIS=1: keep N × R + the warm-up under 50,000 (say N=6000 R=7)`)
+}
 
 const [upstreamPort, gatewayPort, adminPort, baseGatewayPort, baseAdminPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
 const upstreamJs = fileURLToPath(new URL('../fixed-upstream.js', import.meta.url))
@@ -62,6 +73,7 @@ try {
         KIGO_GATEWAY_BIND: '127.0.0.1',
         KIGO_DATA_DIR: dir,
         LOG_LEVEL: 'warn',
+        ...(gatewaysOnRedis ? { REDIS_URL: redisUrl } : {}),
       },
     })
   const gateway = await startGateway(configOf({ gateway: gatewayPort, admin: adminPort }, dataDir))
@@ -69,36 +81,54 @@ try {
     ? await (await fromBuild<{ startGateway: typeof startGateway }>(process.env.BASE, 'src/gateway/server.js')).startGateway(configOf({ gateway: baseGatewayPort, admin: baseAdminPort }, baseDataDir))
     : undefined
   const bare = await buildBareProxy({ upstream })
+  let required: FastifyInstance | undefined
   try {
     const headers: Record<string, string> = { host }
     const headersOf = new Map<FastifyInstance, () => Record<string, string>>()
+    let fixture = { user: { id: 'benchuser', apiPassword: '' }, tokens: [] as OAuthCredentials[] }
     for (const g of base ? [gateway, base] : [gateway]) {
       const own = { ...headers }
       let fresh = (): Record<string, string> => own
-      if (credential === 'basic' || credential === 'wsse') {
-        const made = await g.operator.inject({ method: 'POST', url: '/admin/users', headers: { authorization: `Bearer ${adminToken}` }, payload: { id: 'benchuser', name: 'Bench User' } })
-        if (made.statusCode !== 201 && made.statusCode !== 200) throw new Error(`making the user: ${made.statusCode} ${made.body}`)
-        const password = (JSON.parse(made.body) as { api_password: string }).api_password
-        if (credential === 'basic') own.authorization = `Basic ${Buffer.from(`benchuser:${password}`).toString('base64')}`
-        else fresh = () => ({ ...own, 'x-wsse': wsseHeader('benchuser', password) })
-      } else if (credential !== 'none') throw new Error(`CREDENTIAL must be none, basic or wsse, not ${credential}`)
+      if (credential !== 'none') {
+        const admin = async <T>(url: string, payload: object): Promise<T> => {
+          const made = await g.operator.inject({ method: 'POST', url, headers: { authorization: `Bearer ${adminToken}` }, payload })
+          if (made.statusCode !== 201 && made.statusCode !== 200) throw new Error(`POST ${url}: ${made.statusCode} ${made.body}`)
+          return JSON.parse(made.body) as T
+        }
+        const password = (await admin<{ api_password: string }>('/admin/users', { id: 'benchuser', name: 'Bench User' })).api_password
+        const scopes = ['read_public', 'write_public']
+        const app = await admin<{ consumer_key: string; consumer_secret: string }>('/admin/apps', { name: 'kigo bench', owner: 'benchuser', scopes })
+        const token = await admin<{ token: string; token_secret: string }>('/admin/tokens', { consumer: app.consumer_key, user: 'benchuser', scopes })
+        const creds = { consumerKey: app.consumer_key, consumerSecret: app.consumer_secret, token: token.token, tokenSecret: token.token_secret }
+        // The required-work proxy is told the credentials of the gateway measured first.
+        if (g === gateway) fixture = { user: { id: 'benchuser', apiPassword: password }, tokens: [creds] }
+        if (credential === 'basic') own.authorization = basicAuthorization('benchuser', password)
+        else if (credential === 'wsse') fresh = () => ({ ...own, 'x-wsse': wsseHeader('benchuser', password) })
+        else fresh = () => ({ ...own, authorization: oauthAuthorization(creds, { method: 'GET', baseUri: `http://${host}${path}` }) })
+      }
       headersOf.set(g.app, fresh)
     }
     headersOf.set(bare, () => headers)
+    required = (await buildRequiredWorkProxy({ upstream, redisUrl, secretKey, fixture })).app
+    headersOf.set(required, headersOf.get(gateway.app)!)
 
-    const apps: Array<[string, FastifyInstance]> = [['bare', bare], ['gateway', gateway.app], ...(base ? [['base', base.app] as [string, FastifyInstance]] : [])]
+    const apps: Array<[string, FastifyInstance]> = [['bare', bare], ['required', required], ['gateway', gateway.app], ...(base ? [['base', base.app] as [string, FastifyInstance]] : [])]
     const measured = apps.filter(([name]) => only === undefined || only === name)
     const cpu = new Map<string, number[]>(measured.map(([name]) => [name, []]))
     for (const [, app] of measured) await round(app, headersOf.get(app)!, Math.min(N, 5000))
     for (let r = 0; r < R; r++) for (const [name, app] of measured) cpu.get(name)!.push(await round(app, headersOf.get(app)!, N))
     const medians = new Map([...cpu].map(([name, values]) => [name, median(values)]))
     for (const [name, values] of cpu) console.log(`${name.padEnd(8)} ${values.map((v) => v.toFixed(1)).join(' ')}  median ${medians.get(name)!.toFixed(1)} µs`)
-    const bareMedian = medians.get('bare')
-    if (bareMedian !== undefined) for (const name of ['gateway', 'base']) if (medians.has(name)) console.log(`${name} - bare ${(medians.get(name)! - bareMedian).toFixed(1)} µs per request (credential: ${credential})`)
+    for (const floor of ['bare', 'required']) {
+      const floorMedian = medians.get(floor)
+      if (floorMedian === undefined) continue
+      for (const name of ['gateway', 'base']) if (medians.has(name)) console.log(`${name} - ${floor} ${(medians.get(name)! - floorMedian).toFixed(1)} µs per request (credential: ${credential})`)
+    }
   } finally {
     await gateway.close()
     await base?.close()
     await bare.close()
+    await required?.close()
   }
 } finally {
   upstreamProcess.kill()

@@ -1,7 +1,8 @@
 // The shared replay cache (SPEC §1.1 production, §4.3, §4.4): one `SET key 1 NX EX ttl`
-// per claim (batched per event-loop turn, see claim), so two gateways on one Redis reject a nonce used at the other. Any error or
-// timeout becomes ReplayCacheUnavailable; the client (src/common/redis.ts) fails fast
-// while Redis is away, so a claim never hangs.
+// per claim (the claims of one event-loop turn sent as one script, see claim), so two
+// gateways on one Redis reject a nonce used at the other. Any error or timeout becomes
+// ReplayCacheUnavailable; the client (src/common/redis.ts) fails fast while Redis is
+// away, so a claim never hangs.
 import type { RedisClient } from '../../common/redis.js'
 import { hashKey, wholeSeconds } from './key.js'
 import { ReplayCacheUnavailable, type ReplayCache } from './types.js'
@@ -13,6 +14,24 @@ function unavailable(err: unknown): ReplayCacheUnavailable {
 export interface RedisReplayCacheOptions {
   /** Prefix of every key; default `kigo:replay:` (tests use a random one). */
   prefix?: string
+}
+
+/**
+ * The claims of one turn in one command: each key is its own `SET key 1 EX ttl NX`, in
+ * order, with its own TTL (ARGV[i]), exactly as separate commands would answer; 1 where
+ * the key was set (claimed), 0 where it was already there. Redis runs a script whole, so
+ * no other client's command falls between two of its SETs, which changes no answer.
+ */
+const claimScript = `local claimed = {}
+for i = 1, #KEYS do
+  if redis.call('SET', KEYS[i], '1', 'EX', ARGV[i], 'NX') then claimed[i] = 1 else claimed[i] = 0 end
+end
+return claimed`
+
+/** The script as a command of the client (ioredis defineCommand: EVALSHA, EVAL when Redis lacks it). */
+const claimCommand = 'kigoClaimNonces'
+interface ClaimCommand {
+  [claimCommand](numberOfKeys: number, ...keysThenTtls: Array<string | number>): Promise<number[]>
 }
 
 interface PendingClaim {
@@ -33,18 +52,17 @@ export class RedisReplayCache implements ReplayCache {
     options: RedisReplayCacheOptions = {},
   ) {
     this.#prefix = options.prefix ?? 'kigo:replay:'
+    if (!client.isCluster && !(claimCommand in client)) client.defineCommand(claimCommand, { lua: claimScript })
   }
 
   /**
    * Each claim is its own atomic `SET NX EX`, but the claims of all requests verified in
-   * one turn of the event loop leave in one pipeline (one socket write) when the turn
-   * ends: under load that is several claims per write instead of one, and no added wait.
-   * A Cluster spreads keys over nodes, so there each claim is sent on its own.
-   * Measured against a plain SET per claim left to the client's enableAutoPipelining
-   * (bench/micro/replay-batching.ts, 50,000 claims by 100 callers, local Redis, eight
-   * sets of 5-7 rounds on a loaded 2-core machine): medians of the sets' medians 2.03 s
-   * here against 2.13 s, each set's medians 1.7-2.6 s either way, so no measurable winner;
-   * this stays, with the test that holds its one-pipeline-per-turn behaviour.
+   * one turn of the event loop leave together when the turn ends, as one script
+   * (claimScript) that runs their SETs: under load that is several claims per command,
+   * and no added wait. A Cluster spreads keys over nodes, so there each claim is sent on
+   * its own.
+   * Against the pipeline of one SET per claim this replaced (bench/micro/replay-batching.ts,
+   * CPU per claim of this process and of Redis): see the README's performance section.
    */
   claim(key: string, ttlSeconds: number): Promise<boolean> {
     const redisKey = this.#prefix + hashKey(key)
@@ -71,15 +89,15 @@ export class RedisReplayCache implements ReplayCache {
       this.#claimOne(only.key, only.ttl).then(only.resolve, only.reject)
       return
     }
-    const pipeline = this.client.pipeline()
-    for (const c of batch) pipeline.set(c.key, '1', 'EX', c.ttl, 'NX')
-    pipeline.exec().then(
-      (results) => {
-        batch.forEach((c, i) => {
-          const [err, reply] = results?.[i] ?? [new Error('no reply'), null]
-          if (err) c.reject(unavailable(err))
-          else c.resolve(reply === 'OK')
-        })
+    const n = batch.length
+    const args = new Array<string | number>(2 * n)
+    for (let i = 0; i < n; i++) {
+      args[i] = batch[i]!.key
+      args[n + i] = batch[i]!.ttl
+    }
+    ;(this.client as RedisClient & ClaimCommand)[claimCommand](n, ...args).then(
+      (claimed) => {
+        for (let i = 0; i < n; i++) batch[i]!.resolve(claimed[i] === 1)
       },
       (err: unknown) => {
         for (const c of batch) c.reject(unavailable(err))

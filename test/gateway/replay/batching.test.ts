@@ -1,30 +1,68 @@
-// Claims made in one turn of the event loop leave Redis-bound in one pipeline, each still
-// its own SET NX: the answers are exactly those of separate commands.
-import { randomBytes } from 'node:crypto'
-import { afterAll, describe, expect, it, vi } from 'vitest'
-import { createRedis, redisReady, type RedisClient } from '../../../src/common/redis.js'
+// Claims made in one turn of the event loop leave Redis-bound as one script, each still
+// its own SET NX with its own TTL: the answers are exactly those of separate commands. A
+// Redis that has lost the script gets it again.
+import { describe, expect, it, vi } from 'vitest'
+import type { RedisClient } from '../../../src/common/redis.js'
+import { hashKey } from '../../../src/gateway/replay/key.js'
 import { RedisReplayCache } from '../../../src/gateway/replay/redis.js'
+import { redisClients } from '../../helpers/redis-clients.js'
 import { availableRedis } from '../../helpers/services.js'
 
 const url = await availableRedis()
+const redis = redisClients(url, 'batching')
+
+/** The name under which RedisReplayCache gives the client its script. */
+const claimCommand = 'kigoClaimNonces'
+
+/**
+ * Calls of the client's script command made on the client itself: ioredis' auto-pipelining
+ * copies the (spied) command onto the pipeline it makes and calls it there again.
+ */
+function scriptCalls(client: RedisClient): () => number {
+  const spy = vi.spyOn(client as unknown as Record<string, (...args: unknown[]) => unknown>, claimCommand)
+  return () => spy.mock.contexts.filter((context) => context === client).length
+}
+
+/** 30 claims in one turn over 20 distinct keys: the first claim of each wins, the 10 repeats lose. */
+async function claimThirty(cache: RedisReplayCache, tag: string): Promise<void> {
+  const keys = Array.from({ length: 30 }, (_, i) => `${tag}:k${i % 20}`)
+  const answers = await Promise.all(keys.map((k) => cache.claim(k, 60)))
+  expect(answers.slice(0, 20)).toEqual(Array(20).fill(true))
+  expect(answers.slice(20)).toEqual(Array(10).fill(false))
+  // Claims in a later turn see the earlier ones.
+  expect(await cache.claim(`${tag}:k0`, 60)).toBe(false)
+  expect(await cache.claim(`${tag}:fresh`, 60)).toBe(true)
+}
 
 describe.skipIf(!url)('RedisReplayCache batching', () => {
-  let client: RedisClient
-  afterAll(() => client?.disconnect())
+  it('sends the claims of one turn as one script, with per-claim answers', async () => {
+    const client = await redis.client()
+    const cache = new RedisReplayCache(client, { prefix: redis.prefix })
+    const scripts = scriptCalls(client)
+    const sets = vi.spyOn(client, 'set')
+    await claimThirty(cache, 'one-script')
+    // One script for the 30 claims of the first turn; the two later claims went one at a time.
+    expect(scripts()).toBe(1)
+    expect(sets).toHaveBeenCalledTimes(2)
+  })
 
-  it('sends the claims of one turn in one pipeline, with per-claim answers', async () => {
-    client = createRedis(url!)
-    expect(await redisReady(client)).toBe(true)
-    const cache = new RedisReplayCache(client, { prefix: `kigo:test:${randomBytes(6).toString('hex')}:` })
-    const pipelines = vi.spyOn(client, 'pipeline')
-    const keys = Array.from({ length: 30 }, (_, i) => `k${i % 20}`)
-    const answers = await Promise.all(keys.map((k) => cache.claim(k, 60)))
-    expect(pipelines).toHaveBeenCalledTimes(1)
-    // 20 distinct keys: the first claim of each wins, the 10 repeats lose.
-    expect(answers.filter(Boolean)).toHaveLength(20)
-    expect(answers.slice(20)).toEqual(Array(10).fill(false))
-    // Claims in a later turn see the earlier ones.
-    expect(await cache.claim('k0', 60)).toBe(false)
-    expect(await cache.claim('fresh', 60)).toBe(true)
+  it('gives each claim of one script its own TTL', async () => {
+    const client = await redis.client()
+    const cache = new RedisReplayCache(client, { prefix: redis.prefix })
+    const claims: Array<[string, number]> = [['ttl:short', 7], ['ttl:long', 601], ['ttl:mid', 60]]
+    expect(await Promise.all(claims.map(([k, ttl]) => cache.claim(k, ttl)))).toEqual([true, true, true])
+    for (const [k, ttl] of claims) {
+      const left = await client.ttl(redis.prefix + hashKey(k))
+      expect(left).toBeGreaterThan(ttl - 3)
+      expect(left).toBeLessThanOrEqual(ttl)
+    }
+  })
+
+  it('sends the script again to a Redis that lost it (SCRIPT FLUSH), with the same answers', async () => {
+    const client = await redis.client()
+    const cache = new RedisReplayCache(client, { prefix: redis.prefix })
+    await claimThirty(cache, 'flush-before')
+    await client.script('FLUSH')
+    await claimThirty(cache, 'flush-after')
   })
 })

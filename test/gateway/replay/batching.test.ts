@@ -46,6 +46,18 @@ describe.skipIf(!url)('RedisReplayCache batching', () => {
     expect(sets).toHaveBeenCalledTimes(2)
   })
 
+  it('sends a turn of 600 claims as three scripts, with the same per-claim answers', async () => {
+    const client = await redis.client()
+    const cache = new RedisReplayCache(client, { prefix: redis.prefix })
+    const scripts = scriptCalls(client)
+    // 500 distinct keys, then 100 of them again: the repeats lose, wherever their script split.
+    const keys = Array.from({ length: 600 }, (_, i) => `many:k${i % 500}`)
+    const answers = await Promise.all(keys.map((k) => cache.claim(k, 60)))
+    expect(scripts()).toBe(3)
+    expect(answers.slice(0, 500)).toEqual(Array(500).fill(true))
+    expect(answers.slice(500)).toEqual(Array(100).fill(false))
+  })
+
   it('gives each claim of one script its own TTL', async () => {
     const client = await redis.client()
     const cache = new RedisReplayCache(client, { prefix: redis.prefix })

@@ -9,7 +9,7 @@
 // `node dist/bench/micro/gateway-overhead.js`
 // Environment: N requests per round (default 20000), R rounds (default 6), C concurrent
 // requests (default 16), CREDENTIAL (`none`, the default; `basic`: a user made through
-// the operator API, its API password on every request; `wsse`: the same user, a freshly
+// the operator API as bench/seed.ts makes it, its API password on every request; `wsse`: the same user, a freshly
 // signed X-WSSE on every request, its signing counted alike for every gateway; `oauth`: an
 // application and access token of that user, every request freshly signed with HMAC-SHA1),
 // ONLY (`bare`, `required`, `gateway` or `base`: one of them alone, such as under
@@ -29,8 +29,9 @@ import type { FastifyInstance } from 'fastify'
 import { loadConfig } from '../../src/common/config.js'
 import { startGateway } from '../../src/gateway/server.js'
 import { buildBareProxy } from '../bare-proxy.js'
-import { buildRequiredWorkProxy } from '../required-work-proxy.js'
-import { basicAuthorization, oauthAuthorization, wsseHeader, type OAuthCredentials } from '../signing.js'
+import { buildRequiredWorkProxy, type RequiredWorkFixture } from '../required-work-proxy.js'
+import { seed } from '../seed.js'
+import { basicAuthorization, oauthAuthorization, wsseHeader } from '../signing.js'
 import { freePort } from '../processes.js'
 import { median } from '../report.js'
 import { fromBuild } from './builds.js'
@@ -85,26 +86,19 @@ try {
   try {
     const headers: Record<string, string> = { host }
     const headersOf = new Map<FastifyInstance, () => Record<string, string>>()
-    let fixture = { user: { id: 'benchuser', apiPassword: '' }, tokens: [] as OAuthCredentials[] }
-    for (const g of base ? [gateway, base] : [gateway]) {
+    let fixture: RequiredWorkFixture = { user: { id: 'benchuser', apiPassword: '' }, tokens: [] }
+    const gateways = [{ g: gateway, port: gatewayPort, admin: adminPort }, ...(base ? [{ g: base, port: baseGatewayPort, admin: baseAdminPort }] : [])]
+    for (const { g, port, admin } of gateways) {
       const own = { ...headers }
       let fresh = (): Record<string, string> => own
       if (credential !== 'none') {
-        const admin = async <T>(url: string, payload: object): Promise<T> => {
-          const made = await g.operator.inject({ method: 'POST', url, headers: { authorization: `Bearer ${adminToken}` }, payload })
-          if (made.statusCode !== 201 && made.statusCode !== 200) throw new Error(`POST ${url}: ${made.statusCode} ${made.body}`)
-          return JSON.parse(made.body) as T
-        }
-        const password = (await admin<{ api_password: string }>('/admin/users', { id: 'benchuser', name: 'Bench User' })).api_password
-        const scopes = ['read_public', 'write_public']
-        const app = await admin<{ consumer_key: string; consumer_secret: string }>('/admin/apps', { name: 'kigo bench', owner: 'benchuser', scopes })
-        const token = await admin<{ token: string; token_secret: string }>('/admin/tokens', { consumer: app.consumer_key, user: 'benchuser', scopes })
-        const creds = { consumerKey: app.consumer_key, consumerSecret: app.consumer_secret, token: token.token, tokenSecret: token.token_secret }
+        // The user, application and token as the benchmark makes them (bench/seed.ts), no entries.
+        const { user, tokens } = await seed({ adminUrl: `http://127.0.0.1:${admin}`, adminToken, gatewayUrl: `http://127.0.0.1:${port}`, host, entries: 0, tokens: 1 })
         // The required-work proxy is told the credentials of the gateway measured first.
-        if (g === gateway) fixture = { user: { id: 'benchuser', apiPassword: password }, tokens: [creds] }
-        if (credential === 'basic') own.authorization = basicAuthorization('benchuser', password)
-        else if (credential === 'wsse') fresh = () => ({ ...own, 'x-wsse': wsseHeader('benchuser', password) })
-        else fresh = () => ({ ...own, authorization: oauthAuthorization(creds, { method: 'GET', baseUri: `http://${host}${path}` }) })
+        if (g === gateway) fixture = { user, tokens }
+        if (credential === 'basic') own.authorization = basicAuthorization(user.id, user.apiPassword)
+        else if (credential === 'wsse') fresh = () => ({ ...own, 'x-wsse': wsseHeader(user.id, user.apiPassword) })
+        else fresh = () => ({ ...own, authorization: oauthAuthorization(tokens[0]!, { method: 'GET', baseUri: `http://${host}${path}` }) })
       }
       headersOf.set(g.app, fresh)
     }

@@ -12,6 +12,17 @@ import { eventually, PrivateRedis, startWitnessedRedis, type WitnessedRedis } fr
 
 const nonce = () => `u:${randomBytes(8).toString('hex')}`
 
+/** Several claims made in one turn, so that they leave as one script (replay/redis.ts). */
+async function claimTurn(cache: RedisReplayCache, keys: string[]): Promise<{ ms: number; results: Array<PromiseSettledResult<boolean>> }> {
+  const started = Date.now()
+  const results = await Promise.allSettled(keys.map((k) => cache.claim(k, 60)))
+  return { ms: Date.now() - started, results }
+}
+
+/** True when every claim of a turn was refused as the replay cache being unavailable. */
+const allUnavailable = (results: Array<PromiseSettledResult<boolean>>) =>
+  results.every((r) => r.status === 'rejected' && r.reason instanceof ReplayCacheUnavailable)
+
 async function timed<T>(run: () => Promise<T>): Promise<{ ms: number; result: PromiseSettledResult<T> }> {
   const started = Date.now()
   const [result] = await Promise.allSettled([run()])
@@ -62,6 +73,9 @@ describe('replay cache while Redis goes away and comes back', () => {
     expect(bare.result.status).toBe('rejected')
     expect((bare.result as PromiseRejectedResult).reason).toBeInstanceOf(ReplayCacheUnavailable)
     expect(bare.ms).toBeLessThan(1000)
+    const turn = await claimTurn(direct, [nonce(), nonce(), nonce(), nonce()])
+    expect(allUnavailable(turn.results)).toBe(true)
+    expect(turn.ms).toBeLessThan(1000)
 
     for (let i = 0; i < 3; i++) {
       const attempt = await timed(() => closed.claim(nonce(), 60))
@@ -91,6 +105,10 @@ describe('replay cache while Redis goes away and comes back', () => {
     // The claim reached the restarted Redis: the other gateway refuses the nonce.
     expect(await other.claim(k, 60)).toBe(false)
     await expect(closed.ping()).resolves.toBeUndefined()
+    // A turn's claims reach it too, as a script the restarted Redis never had.
+    const turnKeys = [nonce(), nonce(), nonce()]
+    expect((await claimTurn(direct, [...turnKeys, turnKeys[0]!])).results).toEqual([true, true, true, false].map((value) => ({ status: 'fulfilled', value })))
+    for (const k2 of turnKeys) expect(await other.claim(k2, 60)).toBe(false)
 
     await eventually(async () => {
       const probe = nonce()
@@ -125,6 +143,9 @@ describe('replay cache while Redis goes away and comes back', () => {
       expect(attempt.result.status).toBe('rejected')
       expect((attempt.result as PromiseRejectedResult).reason).toBeInstanceOf(ReplayCacheUnavailable)
       expect(attempt.ms).toBeLessThan(1500)
+      const turn = await claimTurn(direct, [nonce(), nonce(), nonce()])
+      expect(allUnavailable(turn.results)).toBe(true)
+      expect(turn.ms).toBeLessThan(1500)
     } finally {
       redis.resume()
     }

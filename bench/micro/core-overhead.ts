@@ -5,7 +5,7 @@
 //
 // `DATABASE_URL=postgres://127.0.0.1:5432/test node dist/bench/micro/core-overhead.js`
 // Environment: N requests per round (default 4000), R rounds (default 7), C concurrent
-// requests (default 16), CASES (default `anchor,anon,ident`: a subset, such as one case
+// requests (default 16), CASES (default `anchor,floor,floorident,anon,ident`: a subset, such as one case
 // alone under --cpu-prof), BASE (the dist/ directory of another build, such as the
 // commit before a change: its core runs too, as `base anon` and `base ident`, interleaved
 // with this build's, so that a change is measured within one run), STUB=1 (the cores
@@ -37,7 +37,7 @@ if (!databaseUrl) {
 const N = Number(process.env.N ?? 4000)
 const R = Number(process.env.R ?? 7)
 const C = Number(process.env.C ?? 16)
-const chosen = (process.env.CASES ?? 'anchor,anon,ident').split(',')
+const chosen = (process.env.CASES ?? 'anchor,floor,floorident,anon,ident').split(',')
 
 const host = 'localhost:8080'
 const dataDir = mkdtempSync(join(tmpdir(), 'kigo-core-overhead-'))
@@ -90,8 +90,16 @@ async function startOne(m: CoreModules): Promise<{ app: FastifyInstance; close()
 
 const core = await startOne({ startCore, buildCoreApp, createCoreMetrics })
 const base = process.env.BASE ? await startOne(await modulesOf(process.env.BASE)) : undefined
-const anchor = buildAnchor({ databaseUrl, hosts: { domesticHost: config.domesticHost, globalHost: config.globalHost, publicScheme: config.publicScheme } })
+const hosts = { domesticHost: config.domesticHost, globalHost: config.globalHost, publicScheme: config.publicScheme }
+const anchor = buildAnchor({ databaseUrl, hosts })
 await anchor.ready()
+// The floor (bench/anchor.ts with `required`): the checks the core cannot skip.
+const floor = buildAnchor({
+  databaseUrl,
+  hosts,
+  required: { secretKey: config.secretKey, identityMaxAgeSeconds: config.core.identityMaxAgeSeconds, routeMethods: config.auth.routeMethods },
+})
+await floor.ready()
 
 const url = `/api/statuses/show/${entry.id}.json`
 const key = identityKey(config.secretKey)
@@ -124,6 +132,10 @@ async function round(app: FastifyInstance, signed: boolean, n: number): Promise<
       const res = await app.inject({ method: 'GET', url, headers: sent[i++ % sent.length]! })
       if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
       if (res.body !== (expected ??= res.body)) throw new Error(`bodies differ: ${res.body} vs ${expected}`)
+      // With STUB, nothing waits on I/O: without a turn of the event loop now and then, the
+      // work that Node's streams leave to setImmediate piles up (about 10 KB per request)
+      // and the garbage collector's growing cost, not the core's, filled the later rounds.
+      if (i % 64 === 0) await new Promise((resolve) => setImmediate(resolve))
     }
   }
   const c0 = process.cpuUsage()
@@ -135,6 +147,8 @@ async function round(app: FastifyInstance, signed: boolean, n: number): Promise<
 
 const cases = [
   { key: 'anchor', name: 'anchor', app: anchor, signed: false },
+  { key: 'floor', name: 'floor anon', app: floor, signed: false },
+  { key: 'floorident', name: 'floor ident', app: floor, signed: true },
   { key: 'anon', name: 'core anon', app: core.app, signed: false },
   { key: 'ident', name: 'core ident', app: core.app, signed: true },
   ...(base
@@ -160,6 +174,9 @@ const pairedDiff = (x: string, y: string) => {
 for (const [x, y] of [
   ['core anon', 'anchor'],
   ['core ident', 'anchor'],
+  ['floor anon', 'anchor'],
+  ['core anon', 'floor anon'],
+  ['core ident', 'floor ident'],
   ['base anon', 'anchor'],
   ['base ident', 'anchor'],
   ['core anon', 'base anon'],
@@ -174,4 +191,5 @@ if (med.has('base anon') && med.has('base ident')) console.log(`base ident/anon 
 await base?.close()
 await core.close()
 await anchor.close()
+await floor.close()
 rmSync(dataDir, { recursive: true, force: true })

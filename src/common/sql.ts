@@ -27,7 +27,7 @@ export interface Db extends Queryable {
 export interface DbOptions {
   databaseUrl?: string
   dataDir: string
-  /** Pool size for PostgreSQL. */
+  /** Connections to PostgreSQL at most (10): half pipelined, half pooled for transactions; at least one of each. */
   maxConnections?: number
   /** Deadlines of every PostgreSQL call (the embedded database has no network to wait on). */
   timeouts?: DbTimeouts
@@ -66,13 +66,135 @@ export const migrationStatementTimeoutMs = 10 * 60_000
 /** Most statement texts given a name (the code has a few dozen; this is a safety bound). */
 const maxNamedStatements = 512
 
+/** One pipelined connection and the statements written to it that are not answered yet. */
+interface PipelinedConnection {
+  client: pg.Client
+  inFlight: number
+  /** Settles when the connection is open (or could not be opened). */
+  opening: Promise<void>
+  open: boolean
+}
+
+/**
+ * The connections that run statements outside a transaction (most requests' only query),
+ * in node-postgres's pipeline mode: a statement is written at once, without waiting for the
+ * answer to the one before it on its connection. PostgreSQL runs them in order, each
+ * closed by its own Sync, so each is its own implicit transaction and its error its own.
+ * Beside pg.Pool's check-out and release of a connection for every statement (a promise,
+ * a pending item, an idle timer and an error listener each time), one process wakes
+ * PostgreSQL and is woken by it less often: several statements go out in one write and
+ * their answers come back in one read. Measured against the pool on the same server
+ * (README, "Seventeenth pass"): about a third less CPU per statement in this process and in
+ * the whole machine, and half as many statements again per second.
+ *
+ * A statement goes to the open connection with the fewest statements in flight; another
+ * connection is opened while every open one is busy, up to `max`. A slow statement holds
+ * up only those written behind it on its connection. A connection that fails or ends is
+ * forgotten, its statements in flight fail (answered 503 by the apps, as any connection
+ * failure), and the next statement opens a new one. Deadlines as the pool's (DbTimeouts):
+ * the connect deadline, the server's statement_timeout, and the client's read deadline, past
+ * which node-postgres closes the connection (a pipelined connection cannot skip one
+ * unanswered statement).
+ */
+class PipelinedConnections {
+  private readonly connections: PipelinedConnection[] = []
+  private closed = false
+
+  constructor(
+    private readonly Client: typeof pg.Client,
+    private readonly config: pg.ClientConfig,
+    readonly max: number,
+  ) {}
+
+  query(config: pg.QueryConfig): Promise<pg.QueryResult> {
+    const connection = this.pick()
+    connection.inFlight += 1
+    return new Promise((resolve, reject) => {
+      // node-postgres's callback form: no promise of its own, no stack captured.
+      const settle = (err: Error | null, result: pg.QueryResult) => {
+        connection.inFlight -= 1
+        if (err === null) return resolve(result)
+        // A connection that failed (terminated, reset) is not given another statement, even
+        // before its socket reports the close. A statement cut off by its deadline (57014)
+        // leaves its connection sound.
+        if (isConnectionFailure(err) && (err as { code?: unknown }).code !== '57014') this.retire(connection)
+        reject(err)
+      }
+      if (connection.open) connection.client.query(config, settle)
+      else connection.opening.then(() => connection.client.query(config, settle), (err: Error) => settle(err, undefined!))
+    })
+  }
+
+  /** The least busy open connection, or a new one while all are busy and there is room. */
+  private pick(): PipelinedConnection {
+    if (this.closed) throw new Error('Connection is closed')
+    let best: PipelinedConnection | undefined
+    for (const c of this.connections) if (best === undefined || c.inFlight < best.inFlight) best = c
+    if (best !== undefined && (best.inFlight === 0 || this.connections.length >= this.max)) return best
+    return this.connect()
+  }
+
+  private connect(): PipelinedConnection {
+    const client = new this.Client({ ...this.config, pipeline: true })
+    const connection: PipelinedConnection = { client, inFlight: 0, opening: undefined!, open: false }
+    const forget = () => this.forget(connection)
+    // Also keeps a connection's failure from being an unhandled 'error' event.
+    client.on('error', forget)
+    client.on('end', forget)
+    connection.opening = client.connect().then(
+      () => {
+        connection.open = true
+      },
+      (err: unknown) => {
+        forget()
+        // node-postgres's client says only "timeout expired"; worded as pg.Pool words it,
+        // which is what the apps know as a connection failure (503, the outage watch).
+        if (err instanceof Error && err.message === 'timeout expired') throw new Error('Connection terminated due to connection timeout', { cause: err })
+        throw err
+      },
+    )
+    this.connections.push(connection)
+    return connection
+  }
+
+  private forget(connection: PipelinedConnection): boolean {
+    const i = this.connections.indexOf(connection)
+    if (i === -1) return false
+    this.connections.splice(i, 1)
+    return true
+  }
+
+  /** No new statement for this connection; it closes once those in flight are answered. */
+  private retire(connection: PipelinedConnection): void {
+    if (this.forget(connection)) connection.client.end().catch(() => undefined)
+  }
+
+  stats(): { total: number; idle: number } {
+    let idle = 0
+    for (const c of this.connections) if (c.open && c.inFlight === 0) idle += 1
+    return { total: this.connections.length, idle }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    const closing = this.connections.splice(0).map((c) => c.client.end().catch(() => undefined))
+    await Promise.all(closing)
+  }
+}
+
 class PostgresDb implements Db {
   readonly engine = 'postgres' as const
   /** Statement text → name: each is parsed and planned once per connection, not per query. */
   private readonly names = new Map<string, string>()
+  /**
+   * @param pool transactions (a connection of their own from BEGIN to COMMIT), and every
+   *   statement when there is no `pipelined`
+   * @param pipelined statements outside a transaction (see PipelinedConnections)
+   */
   constructor(
     private readonly pool: pg.Pool,
     private readonly watch?: DbOptions['watch'],
+    private readonly pipelined?: PipelinedConnections,
   ) {}
 
   /** Tells the watch how a call went; the outcome itself is passed on unchanged. */
@@ -110,7 +232,8 @@ class PostgresDb implements Db {
   }
 
   async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await this.watched(this.pool.query(this.statement(sql, params)))).rows as T[]
+    const config = this.statement(sql, params)
+    return (await this.watched(this.pipelined ? this.pipelined.query(config) : this.pool.query(config))).rows as T[]
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
@@ -145,15 +268,22 @@ class PostgresDb implements Db {
   }
 
   async ping(): Promise<void> {
-    await this.watched(this.pool.query('SELECT 1'))
+    await this.query('SELECT 1')
   }
 
+  /** Both sets of connections together: the pool's and the pipelined ones. */
   poolStats() {
-    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount, max: this.pool.options.max ?? 10 }
+    const p = this.pipelined?.stats() ?? { total: 0, idle: 0 }
+    return {
+      total: this.pool.totalCount + p.total,
+      idle: this.pool.idleCount + p.idle,
+      waiting: this.pool.waitingCount,
+      max: (this.pool.options.max ?? 10) + (this.pipelined?.max ?? 0),
+    }
   }
 
   async close(): Promise<void> {
-    await this.pool.end()
+    await Promise.all([this.pool.end(), this.pipelined?.close()])
   }
 }
 
@@ -244,18 +374,22 @@ export async function openDb(options: DbOptions): Promise<Db> {
     const t = options.timeouts ?? defaultDbTimeouts
     // pg is loaded here, not with this module: embedded mode never needs it, and loading
     // it was part of the embedded start's cost (README, Performance).
-    const { Pool } = createRequire(import.meta.url)('pg') as typeof import('pg')
-    const pool = new Pool({
+    const { Pool, Client } = createRequire(import.meta.url)('pg') as typeof import('pg')
+    const connection = {
       connectionString: options.databaseUrl,
-      max: options.maxConnections ?? 10,
       connectionTimeoutMillis: t.connectTimeoutMs,
       query_timeout: t.statementTimeoutMs,
       statement_timeout: t.statementTimeoutMs,
-    })
+    }
+    // maxConnections is shared: half (at least one) pipelined for single statements, the
+    // rest (at least one) pooled for transactions.
+    const max = options.maxConnections ?? 10
+    const pipelinedMax = Math.max(1, Math.floor(max / 2))
+    const pool = new Pool({ ...connection, max: Math.max(1, max - pipelinedMax) })
     // An idle client losing its connection must not crash the process; the next query
     // reconnects, and readiness reports the outage meanwhile.
     pool.on('error', () => undefined)
-    return new PostgresDb(pool, options.watch)
+    return new PostgresDb(pool, options.watch, new PipelinedConnections(Client, connection, pipelinedMax))
   }
   return openEmbedded(options.dataDir)
 }

@@ -1,24 +1,32 @@
 // The SQL layer on PostgreSQL: a statement with parameters is prepared once per
 // connection under a name and reused, so PostgreSQL does not parse and plan it again for
-// every request; a statement without parameters (DDL, pings) is not kept.
+// every request; a statement without parameters (DDL, pings) is not kept. Statements
+// outside a transaction share pipelined connections: each keeps its own answer and its own
+// error, and the connections stay within maxConnections and recover from a failure.
+import { createServer, type AddressInfo } from 'node:net'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { isConnectionFailure } from '../../src/common/errors.js'
 import { migrate, openDb, type Db } from '../../src/common/sql.js'
 import { freshPostgres } from '../helpers/services.js'
 
 const postgres = await freshPostgres()
+afterAll(async () => {
+  await postgres?.drop()
+})
 
 describe.skipIf(postgres === null)('SQL layer on PostgreSQL', () => {
   let db: Db
 
   beforeAll(async () => {
-    // One connection, so every statement below meets the same session's prepared statements.
+    // The least there is: one pipelined connection (every statement outside a transaction
+    // below meets the same session's prepared statements) and one for transactions.
     db = await openDb({ databaseUrl: postgres!.url, dataDir: '/nonexistent', maxConnections: 1 })
     await db.query('CREATE TABLE t (id integer PRIMARY KEY, v text NOT NULL)')
   })
 
   afterAll(async () => {
     await db?.close()
-    await postgres?.drop()
   })
 
   const prepared = () =>
@@ -63,5 +71,105 @@ describe.skipIf(postgres === null)('SQL layer on PostgreSQL', () => {
     } finally {
       await db.close()
     }
+  })
+})
+
+describe.skipIf(postgres === null)('SQL layer on PostgreSQL: statements outside a transaction, pipelined', () => {
+  let admin: pg.Client
+
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: postgres!.url })
+    await admin.connect()
+  })
+
+  afterAll(async () => {
+    await admin?.end()
+  })
+
+  const open = (maxConnections: number, statementTimeoutMs = 3000) =>
+    openDb({ databaseUrl: postgres!.url, dataDir: '/nonexistent', maxConnections, timeouts: { connectTimeoutMs: 2000, statementTimeoutMs } })
+  const backendsOf = async (db: Db) => (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, $1::int AS n', [1]))[0]!.pid
+
+  it('answers each of many concurrent statements with its own rows, on no more connections than maxConnections', async () => {
+    const db = await open(4)
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => db.query<{ n: number; pid: number }>('SELECT $1::int * 2 AS n, pg_backend_pid() AS pid', [i])),
+      )
+      expect(answers.map((rows) => rows[0]!.n)).toEqual(Array.from({ length: 200 }, (_, i) => i * 2))
+      // Half of the four for single statements: 200 statements went over two connections.
+      expect(new Set(answers.map((rows) => rows[0]!.pid)).size).toBeLessThanOrEqual(2)
+      // And transactions meanwhile, on the other half.
+      await Promise.all(Array.from({ length: 6 }, (_, i) => db.transaction((tx) => tx.query('SELECT $1::int AS n', [i]))))
+      const stats = db.poolStats!()
+      expect(stats.max).toBe(4)
+      expect(stats.total).toBeLessThanOrEqual(4)
+    } finally {
+      await db.close()
+    }
+  })
+
+  it("keeps one statement's error its own: those written beside it on the same connection succeed", async () => {
+    const db = await open(2)
+    try {
+      const results = await Promise.allSettled(
+        Array.from({ length: 30 }, (_, i) => db.query<{ q: number }>('SELECT 10 / $1::int AS q', [i % 10 === 5 ? 0 : 1])),
+      )
+      const failed = results.flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error).message)] : []))
+      const answered = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value[0]!.q] : []))
+      expect(failed).toEqual(Array(3).fill('division by zero'))
+      expect(answered).toEqual(Array(27).fill(10))
+    } finally {
+      await db.close()
+    }
+  })
+
+  it('cuts off a statement past the deadline, and answers the next ones', async () => {
+    const db = await open(2, 300)
+    try {
+      await expect(db.query('SELECT pg_sleep(0.8)')).rejects.toThrow()
+      expect(await db.query<{ n: number }>('SELECT $1::int AS n', [7])).toEqual([{ n: 7 }])
+    } finally {
+      await db.close()
+    }
+  })
+
+  it('fails the statements of a connection that dies as a connection failure, and opens a new one for the next', async () => {
+    const db = await open(2)
+    try {
+      const pid = await backendsOf(db)
+      const slow = db.query('SELECT pg_sleep(2), $1::int AS n', [1])
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      await admin.query('SELECT pg_terminate_backend($1)', [pid])
+      const err = await slow.then(() => null, (e: Error) => e)
+      expect(isConnectionFailure(err)).toBe(true)
+      expect(await db.query<{ n: number }>('SELECT $1::int AS n', [8])).toEqual([{ n: 8 }])
+      expect(await backendsOf(db)).not.toBe(pid)
+    } finally {
+      await db.close()
+    }
+  })
+
+  it('reports a server that accepts and never answers as a connection failure at the connect deadline', async () => {
+    const silent = createServer(() => undefined)
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const port = (silent.address() as AddressInfo).port
+    const db = await openDb({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/x`, dataDir: '/nonexistent', timeouts: { connectTimeoutMs: 200, statementTimeoutMs: 3000 } })
+    try {
+      const started = Date.now()
+      const err = await db.query('SELECT $1::int AS n', [1]).then(() => null, (e: Error) => e)
+      expect(Date.now() - started).toBeLessThan(1500)
+      expect(isConnectionFailure(err)).toBe(true)
+    } finally {
+      await db.close()
+      silent.close()
+    }
+  })
+
+  it('refuses a statement after close', async () => {
+    const db = await open(2)
+    await db.query('SELECT $1::int AS n', [1])
+    await db.close()
+    await expect(db.query('SELECT $1::int AS n', [1])).rejects.toThrow()
   })
 })

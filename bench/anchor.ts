@@ -40,7 +40,7 @@ import { ProfileRefresher } from '../src/core/routes/profiles.js'
 import { entryByIdSql, entryForViewerSql, SqlContentStore, toEntry, type EntryRecord } from '../src/core/store/sql-content-store.js'
 import type { Deployment } from '../src/core/store/types.js'
 
-/** src/common/sql.ts's default pool size, the one the core's content store opens. */
+/** src/common/sql.ts's default number of connections, the core content store's (half of them pipelined, half pooled). */
 export const corePoolSize = 10
 
 export interface AnchorOptions {

@@ -109,6 +109,22 @@ describe.skipIf(postgres === null)('SQL layer on PostgreSQL: statements outside 
     }
   })
 
+  it('sends the statements that follow a slow one to another connection, where they do not wait for it', async () => {
+    const db = await open(4)
+    try {
+      const started = Date.now()
+      const slow = db.query('SELECT pg_sleep(1), $1::int AS n', [1])
+      const answered: number[] = []
+      for (let i = 0; i < 10; i++) answered.push((await db.query<{ n: number }>('SELECT $1::int AS n', [i]))[0]!.n)
+      expect(answered).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+      expect(Date.now() - started).toBeLessThan(700)
+      await slow
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1000)
+    } finally {
+      await db.close()
+    }
+  })
+
   it("keeps one statement's error its own: those written beside it on the same connection succeed", async () => {
     const db = await open(2)
     try {

@@ -174,6 +174,8 @@ export function isConnectionFailure(err: unknown): boolean {
   const code = (err as { code?: unknown }).code
   if (typeof code === 'string' && (connectionCodes.has(code) || code.startsWith('08') || code === '57014')) return true
   const message = err instanceof Error ? err.message : ''
+  // node-postgres's own Client (no pool around it) says only this when its connect deadline passes.
+  if (message === 'timeout expired') return true
   return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED|PGlite is closed|Client has encountered a connection error|Connection ended unexpectedly|connection timeout|Stream isn't writeable|Connection is closed|Command timed out/i.test(message)
 }
 

@@ -111,9 +111,9 @@ class PipelinedConnections {
     connection.inFlight += 1
     return new Promise((resolve, reject) => {
       // node-postgres's callback form: no promise of its own, no stack captured.
-      const settle = (err: Error | null, result: pg.QueryResult) => {
+      const settle = (err: Error | null, result?: pg.QueryResult) => {
         connection.inFlight -= 1
-        if (err === null) return resolve(result)
+        if (err === null) return resolve(result!)
         // A connection that failed (terminated, reset) is not given another statement, even
         // before its socket reports the close. A statement cut off by its deadline (57014)
         // leaves its connection sound.
@@ -121,7 +121,7 @@ class PipelinedConnections {
         reject(err)
       }
       if (connection.open) connection.client.query(config, settle)
-      else connection.opening.then(() => connection.client.query(config, settle), (err: Error) => settle(err, undefined!))
+      else connection.opening.then(() => connection.client.query(config, settle), (err: Error) => settle(err))
     })
   }
 
@@ -147,9 +147,6 @@ class PipelinedConnections {
       },
       (err: unknown) => {
         forget()
-        // node-postgres's client says only "timeout expired"; worded as pg.Pool words it,
-        // which is what the apps know as a connection failure (503, the outage watch).
-        if (err instanceof Error && err.message === 'timeout expired') throw new Error('Connection terminated due to connection timeout', { cause: err })
         throw err
       },
     )
@@ -369,18 +366,23 @@ export function postgresDbOn(pool: pg.Pool): Db {
   return new PostgresDb(pool)
 }
 
+/** One PostgreSQL connection's settings: the URL and the deadlines (DbTimeouts) on both sides. */
+export function postgresConnectionConfig(databaseUrl: string, t: DbTimeouts): pg.ClientConfig {
+  return {
+    connectionString: databaseUrl,
+    connectionTimeoutMillis: t.connectTimeoutMs,
+    query_timeout: t.statementTimeoutMs,
+    statement_timeout: t.statementTimeoutMs,
+  }
+}
+
 export async function openDb(options: DbOptions): Promise<Db> {
   if (options.databaseUrl) {
     const t = options.timeouts ?? defaultDbTimeouts
     // pg is loaded here, not with this module: embedded mode never needs it, and loading
     // it was part of the embedded start's cost (README, Performance).
     const { Pool, Client } = createRequire(import.meta.url)('pg') as typeof import('pg')
-    const connection = {
-      connectionString: options.databaseUrl,
-      connectionTimeoutMillis: t.connectTimeoutMs,
-      query_timeout: t.statementTimeoutMs,
-      statement_timeout: t.statementTimeoutMs,
-    }
+    const connection = postgresConnectionConfig(options.databaseUrl, t)
     // maxConnections is shared: half (at least one) pipelined for single statements, the
     // rest (at least one) pooled for transactions.
     const max = options.maxConnections ?? 10

@@ -27,6 +27,7 @@ describe('classifyFailure and failureResponse', () => {
     ['server terminated the session (57P01)', pgError('57P01', 'terminating connection due to administrator command')],
     ['statement timeout (57014)', pgError('57014', 'canceling statement due to statement timeout')],
     ['pool connection timeout', new Error('timeout exceeded when trying to connect')],
+    ['client connection timeout', new Error('timeout expired')],
     ['connection terminated', new Error('Connection terminated unexpectedly')],
     ['a deadline', new DeadlineExceeded('authentication', 2000)],
     ['Redis offline', new Error("Stream isn't writeable and enableOfflineQueue options is false")],

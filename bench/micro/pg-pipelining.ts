@@ -10,13 +10,14 @@
 // order turned each round. N statements per round (default 20,000), POOL connections
 // (default 10, the apps' default: the pipelined way gets half of them for statements, the
 // other half stays for transactions; the pool way all ten).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { defaultDbTimeouts, openDb, postgresDbOn, type Db } from '../../src/common/sql.js'
+import { defaultDbTimeouts, openDb, postgresConnectionConfig, postgresDbOn, type Db } from '../../src/common/sql.js'
 import { openContentStore } from '../../src/core/store/index.js'
 import { entryByIdSql } from '../../src/core/store/sql-content-store.js'
+import { machineBusyMs } from '../processes.js'
 import { median } from '../report.js'
 
 const databaseUrl = process.env.DATABASE_URL
@@ -40,17 +41,10 @@ const entry = await seeding.createEntry(
 await seeding.close()
 const id = entry.id
 
-/** Busy jiffies of the whole machine (user, nice, system, irq, softirq, steal). */
-function machineBusy(): number {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
-  return f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!
-}
-
 const ways: Array<{ name: string; db: Db }> = []
 try {
-  // The way before: the pool with the deadlines the apps give it (src/common/sql.ts).
-  const t = defaultDbTimeouts
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: size, connectionTimeoutMillis: t.connectTimeoutMs, query_timeout: t.statementTimeoutMs, statement_timeout: t.statementTimeoutMs })
+  // The way before: a pool with the connection settings the apps give theirs.
+  const pool = new pg.Pool({ ...postgresConnectionConfig(databaseUrl, defaultDbTimeouts), max: size })
   pool.on('error', () => undefined)
   ways.push({ name: 'pipelined', db: await openDb({ databaseUrl, dataDir: '/nonexistent', maxConnections: size }) })
   ways.push({ name: 'pool', db: postgresDbOn(pool) })
@@ -62,13 +56,12 @@ try {
         while (left-- > 0) if ((await db.query(entryByIdSql, [id])).length !== 1) throw new Error('no row')
       }
       const cpu0 = process.cpuUsage()
-      const busy0 = machineBusy()
+      const busy0 = machineBusyMs() ?? 0
       const t0 = performance.now()
       await Promise.all(Array.from({ length: c }, caller))
       const seconds = (performance.now() - t0) / 1000
       const cpu = process.cpuUsage(cpu0)
-      // Jiffies are 10 ms (USER_HZ 100).
-      return { cpu: (cpu.user + cpu.system) / n, machine: ((machineBusy() - busy0) * 10_000) / n, rate: n / seconds }
+      return { cpu: (cpu.user + cpu.system) / n, machine: (((machineBusyMs() ?? 0) - busy0) * 1000) / n, rate: n / seconds }
     }
     for (const w of ways) await round(w.db, Math.min(N, 4000))
     const results = new Map(ways.map((w) => [w.name, [] as Array<{ cpu: number; machine: number; rate: number }>]))

@@ -88,11 +88,19 @@ describe.skipIf(postgres === null)('SQL layer on PostgreSQL: statements outside 
 
   const open = (maxConnections: number, statementTimeoutMs = 3000) =>
     openDb({ databaseUrl: postgres!.url, dataDir: '/nonexistent', maxConnections, timeouts: { connectTimeoutMs: 2000, statementTimeoutMs } })
+  /** `run` on a Db of its own, closed afterwards whatever happens. */
+  const withDb = async (maxConnections: number, run: (db: Db) => Promise<void>, statementTimeoutMs?: number) => {
+    const db = await open(maxConnections, statementTimeoutMs)
+    try {
+      await run(db)
+    } finally {
+      await db.close()
+    }
+  }
   const backendsOf = async (db: Db) => (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, $1::int AS n', [1]))[0]!.pid
 
   it('answers each of many concurrent statements with its own rows, on no more connections than maxConnections', async () => {
-    const db = await open(4)
-    try {
+    await withDb(4, async (db) => {
       const answers = await Promise.all(
         Array.from({ length: 200 }, (_, i) => db.query<{ n: number; pid: number }>('SELECT $1::int * 2 AS n, pg_backend_pid() AS pid', [i])),
       )
@@ -104,14 +112,26 @@ describe.skipIf(postgres === null)('SQL layer on PostgreSQL: statements outside 
       const stats = db.poolStats!()
       expect(stats.max).toBe(4)
       expect(stats.total).toBeLessThanOrEqual(4)
-    } finally {
-      await db.close()
-    }
+    })
+  })
+
+  it('writes statements behind one still running on the same connection instead of queueing them for a free one', async () => {
+    // maxConnections 2: one pipelined connection (and one pooled for transactions).
+    await withDb(2, async (db) => {
+      const pid = await backendsOf(db)
+      const slow = db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_sleep(0.3), $1::int AS n', [1])
+      const behind = Array.from({ length: 5 }, (_, i) => db.query<{ pid: number; n: number }>('SELECT pg_backend_pid() AS pid, $1::int AS n', [i]))
+      // Nothing waits for a connection (pg.Pool's queue, kigo_core_store_pool_waiting):
+      // all six are on the one connection already.
+      expect(db.poolStats!()).toMatchObject({ waiting: 0, total: 1, idle: 0 })
+      const answers = await Promise.all([slow, ...behind])
+      expect(answers.map((rows) => rows[0]!.pid)).toEqual(Array(6).fill(pid))
+      expect(answers.slice(1).map((rows) => (rows[0] as { n: number }).n)).toEqual([0, 1, 2, 3, 4])
+    })
   })
 
   it('sends the statements that follow a slow one to another connection, where they do not wait for it', async () => {
-    const db = await open(4)
-    try {
+    await withDb(4, async (db) => {
       const started = Date.now()
       const slow = db.query('SELECT pg_sleep(1), $1::int AS n', [1])
       const answered: number[] = []
@@ -120,14 +140,11 @@ describe.skipIf(postgres === null)('SQL layer on PostgreSQL: statements outside 
       expect(Date.now() - started).toBeLessThan(700)
       await slow
       expect(Date.now() - started).toBeGreaterThanOrEqual(1000)
-    } finally {
-      await db.close()
-    }
+    })
   })
 
   it("keeps one statement's error its own: those written beside it on the same connection succeed", async () => {
-    const db = await open(2)
-    try {
+    await withDb(2, async (db) => {
       const results = await Promise.allSettled(
         Array.from({ length: 30 }, (_, i) => db.query<{ q: number }>('SELECT 10 / $1::int AS q', [i % 10 === 5 ? 0 : 1])),
       )
@@ -135,24 +152,18 @@ describe.skipIf(postgres === null)('SQL layer on PostgreSQL: statements outside 
       const answered = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value[0]!.q] : []))
       expect(failed).toEqual(Array(3).fill('division by zero'))
       expect(answered).toEqual(Array(27).fill(10))
-    } finally {
-      await db.close()
-    }
+    })
   })
 
   it('cuts off a statement past the deadline, and answers the next ones', async () => {
-    const db = await open(2, 300)
-    try {
+    await withDb(2, async (db) => {
       await expect(db.query('SELECT pg_sleep(0.8)')).rejects.toThrow()
       expect(await db.query<{ n: number }>('SELECT $1::int AS n', [7])).toEqual([{ n: 7 }])
-    } finally {
-      await db.close()
-    }
+    }, 300)
   })
 
   it('fails the statements of a connection that dies as a connection failure, and opens a new one for the next', async () => {
-    const db = await open(2)
-    try {
+    await withDb(2, async (db) => {
       const pid = await backendsOf(db)
       const slow = db.query('SELECT pg_sleep(2), $1::int AS n', [1])
       await new Promise((resolve) => setTimeout(resolve, 100))
@@ -161,9 +172,7 @@ describe.skipIf(postgres === null)('SQL layer on PostgreSQL: statements outside 
       expect(isConnectionFailure(err)).toBe(true)
       expect(await db.query<{ n: number }>('SELECT $1::int AS n', [8])).toEqual([{ n: 8 }])
       expect(await backendsOf(db)).not.toBe(pid)
-    } finally {
-      await db.close()
-    }
+    })
   })
 
   it('reports a server that accepts and never answers as a connection failure at the connect deadline', async () => {

@@ -59,7 +59,14 @@ export class RedisReplayCache implements ReplayCache {
     options: RedisReplayCacheOptions = {},
   ) {
     this.#prefix = options.prefix ?? 'kigo:replay:'
-    if (!client.isCluster && !(claimCommand in client)) client.defineCommand(claimCommand, { lua: claimScript })
+    if (!client.isCluster && !(claimCommand in client)) {
+      client.defineCommand(claimCommand, { lua: claimScript })
+      // The claims are already gathered per turn: the client's auto-pipelining would only
+      // wrap each script in a pipeline of its own (an object, a promise and a turn of
+      // bookkeeping per script), so the script is sent as it is.
+      const ignored = client.options.autoPipeliningIgnoredCommands ?? []
+      client.options.autoPipeliningIgnoredCommands = [...ignored, claimCommand]
+    }
   }
 
   /**

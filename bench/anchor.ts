@@ -16,7 +16,12 @@
 // checkSignedOperation), the public profile copy kept up to date (the core's
 // ProfileRefresher), and the viewer's query, whose answer says whether the viewer
 // starred the entry. No metrics, no logs, no request IDs, no store layer on the request's
-// own query: a failure answers 400, 401 or 404.
+// own query: a failure answers 400, 401 or 404. The floor sends its statements through
+// the core's SQL layer (src/common/sql.ts: statements outside a transaction on pipelined
+// connections, as named prepared statements), with the core's number of connections:
+// the least the required work needs is measured on the cheapest way to PostgreSQL that
+// kigo has, so that a signed viewer's extra cost is compared on the same base. The anchor
+// itself keeps a pg Pool, as issue 18 defines it.
 //
 // Run as its own process with the core's environment plus ANCHOR_PORT (and
 // ANCHOR_REQUIRED=1 for the floor).
@@ -27,7 +32,7 @@ import { loadConfig } from '../src/common/config.js'
 import { formatOfPath, isValidCallback, render } from '../src/common/formats.js'
 import { identityKey, verifyIdentity, type AuthMethod, type Identity } from '../src/common/identity.js'
 import { canonicalPath } from '../src/common/route-table.js'
-import { postgresDbOn } from '../src/common/sql.js'
+import { openDb, type Db } from '../src/common/sql.js'
 import type { ApiError } from '../src/common/errors.js'
 import { parseId } from '../src/core/entries/ids.js'
 import { parseBodyFormats, type BodyFormat } from '../src/core/render/body-formats.js'
@@ -57,7 +62,17 @@ export function buildAnchor(options: AnchorOptions): FastifyInstance {
   const app = Fastify({ logger: false })
   app.addHook('onClose', () => pool.end())
   const context = { hosts: options.hosts, requestDeployment: 'domestic' as const }
-  const checks = options.required && requiredChecks(options.hosts, options.required, pool)
+  // The floor's statements (see the head of this file): opened when the app is ready.
+  let db: Db | undefined
+  if (options.required) {
+    app.addHook('onReady', async () => {
+      db = await openDb({ databaseUrl: options.databaseUrl, dataDir: '', maxConnections: options.poolSize ?? corePoolSize })
+    })
+    app.addHook('onClose', async () => db?.close())
+  }
+  // The anchor's own statement: anonymous only (the floor alone is sent signed viewers).
+  const anchorRows = async (id: string) => (await pool.query<EntryRecord & { favorited?: boolean }>({ name: 'anchor_show', text: entryByIdSql, values: [id] })).rows
+  const checks = options.required && requiredChecks(options.hosts, options.required, () => db!)
   app.get('/readyz', async () => ({ ok: true }))
   app.get<{ Params: { target: string } }>('/api/statuses/show/:target', async (request, reply) => {
     const checked = await checks?.(request)
@@ -66,9 +81,7 @@ export function buildAnchor(options: AnchorOptions): FastifyInstance {
     const id = checked ? parseId(target) : /^[0-9]{1,19}$/.test(target) ? target : null
     if (id === null) return reply.code(404).send({ error: 'entry_not_found' })
     const viewer = checked?.identity
-    const { rows } = viewer
-      ? await pool.query<EntryRecord & { favorited: boolean }>({ name: 'anchor_show_viewer', text: entryForViewerSql, values: [id, viewer.user] })
-      : await pool.query<EntryRecord & { favorited?: boolean }>({ name: 'anchor_show', text: entryByIdSql, values: [id] })
+    const rows = db ? await db.query<EntryRecord & { favorited?: boolean }>(viewer ? entryForViewerSql : entryByIdSql, viewer ? [id, viewer.user] : [id]) : await anchorRows(id)
     const r = rows[0]
     if (!r) return reply.code(404).send({ error: 'entry_not_found' })
     const entry = toEntry(r)
@@ -85,13 +98,13 @@ type Checked =
   | { refused?: undefined; identity: Identity | null; format: 'json' | 'xml'; deployment: Deployment; callback: string | undefined; bodyFormats: BodyFormat[] }
 
 /** The floor's checks of one request (see the head of this file). */
-function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['required']>, pool: pg.Pool) {
+function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['required']>, db: () => Db) {
   const key = identityKey(required.secretKey)
   const deploymentOf = deploymentMatcher(hosts)
   const show = operationNamed('statuses/show')
-  // The profile copy through the core's own store, on the floor's pool: at most one round
-  // trip per user a minute, so not the request's path.
-  const profiles = new ProfileRefresher(new SqlContentStore(postgresDbOn(pool)))
+  // The profile copy through the core's own store, on the floor's connections: at most one
+  // round trip per user a minute, so not the request's path.
+  let profiles: ProfileRefresher | undefined
   return async (request: FastifyRequest): Promise<Checked> => {
     const url = request.raw.url ?? '/'
     const check = verifyIdentity(key, request.headers, { method: 'GET', url, host: request.headers.host ?? '' }, required.identityMaxAgeSeconds)
@@ -118,6 +131,7 @@ function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['requi
     const callback = params.get('callback') || undefined
     if (callback !== undefined && !isValidCallback(callback)) return { refused: 400 }
     // Most requests: nothing to wait for (the core's preHandler makes no promise either).
+    profiles ??= new ProfileRefresher(new SqlContentStore(db()))
     const refreshing = identity && profiles.refresh(identity)
     if (refreshing) await refreshing
     return { identity, format, deployment, callback, bodyFormats: parseBodyFormats(params.get('body_formats')) }

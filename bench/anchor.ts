@@ -56,23 +56,33 @@ export interface AnchorOptions {
   required?: { secretKey: string; identityMaxAgeSeconds: number; routeMethods: Record<string, AuthMethod[]> }
 }
 
+type ShowRow = EntryRecord & { favorited?: boolean }
+
 export function buildAnchor(options: AnchorOptions): FastifyInstance {
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? corePoolSize })
-  pool.on('error', () => undefined)
   const app = Fastify({ logger: false })
-  app.addHook('onClose', () => pool.end())
+  const max = options.poolSize ?? corePoolSize
   const context = { hosts: options.hosts, requestDeployment: 'domestic' as const }
-  // The floor's statements (see the head of this file): opened when the app is ready.
-  let db: Db | undefined
-  if (options.required) {
+  // The row of `id` (with the viewer's star when there is a viewer), and the floor's checks.
+  let rowsOf: (id: string, viewer: Identity | null | undefined) => Promise<ShowRow[]>
+  let checks: ((request: FastifyRequest) => Promise<Checked>) | undefined
+  const required = options.required
+  if (required) {
+    // The floor: the core's SQL layer (see the head of this file), opened before it serves.
+    let db: Db | undefined
     app.addHook('onReady', async () => {
-      db = await openDb({ databaseUrl: options.databaseUrl, dataDir: '', maxConnections: options.poolSize ?? corePoolSize })
+      const opened = await openDb({ databaseUrl: options.databaseUrl, dataDir: '', maxConnections: max })
+      db = opened
+      rowsOf = (id, viewer) => opened.query<ShowRow>(viewer ? entryForViewerSql : entryByIdSql, viewer ? [id, viewer.user] : [id])
+      checks = requiredChecks(options.hosts, required, opened)
     })
     app.addHook('onClose', async () => db?.close())
+  } else {
+    // The anchor: a pg Pool and its one statement (the anchor is sent no signed viewers).
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max })
+    pool.on('error', () => undefined)
+    app.addHook('onClose', () => pool.end())
+    rowsOf = async (id) => (await pool.query<ShowRow>({ name: 'anchor_show', text: entryByIdSql, values: [id] })).rows
   }
-  // The anchor's own statement: anonymous only (the floor alone is sent signed viewers).
-  const anchorRows = async (id: string) => (await pool.query<EntryRecord & { favorited?: boolean }>({ name: 'anchor_show', text: entryByIdSql, values: [id] })).rows
-  const checks = options.required && requiredChecks(options.hosts, options.required, () => db!)
   app.get('/readyz', async () => ({ ok: true }))
   app.get<{ Params: { target: string } }>('/api/statuses/show/:target', async (request, reply) => {
     const checked = await checks?.(request)
@@ -80,8 +90,7 @@ export function buildAnchor(options: AnchorOptions): FastifyInstance {
     const target = request.params.target.replace(/\.(json|xml)$/, '')
     const id = checked ? parseId(target) : /^[0-9]{1,19}$/.test(target) ? target : null
     if (id === null) return reply.code(404).send({ error: 'entry_not_found' })
-    const viewer = checked?.identity
-    const rows = db ? await db.query<EntryRecord & { favorited?: boolean }>(viewer ? entryForViewerSql : entryByIdSql, viewer ? [id, viewer.user] : [id]) : await anchorRows(id)
+    const rows = await rowsOf(id, checked?.identity)
     const r = rows[0]
     if (!r) return reply.code(404).send({ error: 'entry_not_found' })
     const entry = toEntry(r)
@@ -98,13 +107,13 @@ type Checked =
   | { refused?: undefined; identity: Identity | null; format: 'json' | 'xml'; deployment: Deployment; callback: string | undefined; bodyFormats: BodyFormat[] }
 
 /** The floor's checks of one request (see the head of this file). */
-function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['required']>, db: () => Db) {
+function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['required']>, db: Db) {
   const key = identityKey(required.secretKey)
   const deploymentOf = deploymentMatcher(hosts)
   const show = operationNamed('statuses/show')
   // The profile copy through the core's own store, on the floor's connections: at most one
   // round trip per user a minute, so not the request's path.
-  let profiles: ProfileRefresher | undefined
+  const profiles = new ProfileRefresher(new SqlContentStore(db))
   return async (request: FastifyRequest): Promise<Checked> => {
     const url = request.raw.url ?? '/'
     const check = verifyIdentity(key, request.headers, { method: 'GET', url, host: request.headers.host ?? '' }, required.identityMaxAgeSeconds)
@@ -131,7 +140,6 @@ function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['requi
     const callback = params.get('callback') || undefined
     if (callback !== undefined && !isValidCallback(callback)) return { refused: 400 }
     // Most requests: nothing to wait for (the core's preHandler makes no promise either).
-    profiles ??= new ProfileRefresher(new SqlContentStore(db()))
     const refreshing = identity && profiles.refresh(identity)
     if (refreshing) await refreshing
     return { identity, format, deployment, callback, bodyFormats: parseBodyFormats(params.get('body_formats')) }

@@ -15,8 +15,8 @@ const redis = redisClients(url, 'batching')
 const claimCommand = 'kigoClaimNonces'
 
 /**
- * Calls of the client's script command made on the client itself: ioredis' auto-pipelining
- * copies the (spied) command onto the pipeline it makes and calls it there again.
+ * Calls of the client's script command made on the client itself (were the script left to
+ * ioredis' auto-pipelining, the command copied onto each pipeline would be called there too).
  */
 function scriptCalls(client: RedisClient): () => number {
   const spy = vi.spyOn(client as unknown as Record<string, (...args: unknown[]) => unknown>, claimCommand)
@@ -44,6 +44,15 @@ describe.skipIf(!url)('RedisReplayCache batching', () => {
     // One script for the 30 claims of the first turn; the two later claims went one at a time.
     expect(scripts()).toBe(1)
     expect(sets).toHaveBeenCalledTimes(2)
+  })
+
+  it('sends the script as it is, not wrapped in a pipeline by the client\'s auto-pipelining', async () => {
+    const client = await redis.client()
+    const cache = new RedisReplayCache(client, { prefix: redis.prefix })
+    const pipelines = vi.spyOn(client, 'pipeline')
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => cache.claim(`unwrapped:k${i}`, 60)))
+    expect(answers).toEqual(Array(12).fill(true))
+    expect(pipelines).not.toHaveBeenCalled()
   })
 
   it('sends a turn of 600 claims as three scripts, with the same per-claim answers', async () => {

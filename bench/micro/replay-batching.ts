@@ -1,9 +1,9 @@
 // Benchmark: how the Redis replay cache sends the claims of one event-loop turn, in CPU per
 // claim, both of this process (the gateway's side) and of Redis (`INFO cpu`), since both
-// share the machine: as one script (RedisReplayCache), as one script wrapped in a pipeline
-// of its own by ioredis' auto-pipelining (the way before the script was kept out of it), as a pipeline of one `SET NX EX`
-// per claim (the way before the script), and as one `SET NX EX` per claim left to ioredis'
-// enableAutoPipelining (which the client of src/common/redis.ts turns on; the
+// share the machine: as one script (RedisReplayCache), as one script wrapped in a
+// pipeline of its own by ioredis' auto-pipelining (the way before the script was kept out
+// of it), as a pipeline of one `SET NX EX` per claim (the way before the script), and as
+// one `SET NX EX` per claim left to ioredis' enableAutoPipelining (which the client of src/common/redis.ts turns on; the
 // required-work proxy of the benchmark claims this way). CALLERS concurrent callers
 // (default 4,12,32: under the gateway-alone OAuth load the claims of a turn numbered 11 on
 // average) claim 40,000 fresh nonces against REDIS_URL (default redis://127.0.0.1:6379).

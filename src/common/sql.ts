@@ -360,7 +360,8 @@ async function openEmbedded(dataDir: string): Promise<Db> {
 
 /**
  * The project's PostgreSQL layer (named statements, transactions) over a pool the caller
- * made and ends: for a tool that keeps its own pool (the benchmark's floor, bench/anchor.ts).
+ * made and ends, without pipelined connections: for a tool that measures the pool against
+ * them (bench/micro/pg-pipelining.ts).
  */
 export function postgresDbOn(pool: pg.Pool): Db {
   return new PostgresDb(pool)

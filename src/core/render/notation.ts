@@ -32,24 +32,34 @@ const token = new RegExp(
 
 const imagePath = /\.(jpe?g|png|gif|webp)$/i
 
-/** Punctuation that ends a sentence rather than a URL ("see http://a.example/x."). */
+const sentencePunctuation = new Set(['.', ',', ';', ':', '!', '?', "'"])
+
+/**
+ * Punctuation that ends a sentence rather than a URL ("see http://a.example/x."): trailing
+ * sentence punctuation, and a trailing `)` that closes nothing inside the URL
+ * ("(see http://a.example/x)") while a balanced one stays ("http://a.example/Foo_(bar)").
+ * One pass to count the parentheses, one walk back from the end: linear in the URL's
+ * length, whatever the URL holds (a URL of 10,000 `)` costs what one of 10,000 letters does).
+ */
 function splitTrailing(url: string): [string, string] {
+  let opens = 0
+  let closes = 0
+  for (let i = 0; i < url.length; i++) {
+    const c = url.charCodeAt(i)
+    if (c === 0x28) opens += 1
+    else if (c === 0x29) closes += 1
+  }
   let end = url.length
-  for (;;) {
-    const c = url[end - 1]
-    if (c === undefined) break
-    if ('.,;:!?\''.includes(c)) {
+  while (end > 0) {
+    const c = url[end - 1]!
+    if (sentencePunctuation.has(c)) {
       end -= 1
-      continue
+    } else if (c === ')' && opens < closes) {
+      closes -= 1
+      end -= 1
+    } else {
+      break
     }
-    if (c === ')') {
-      const body = url.slice(0, end)
-      if (body.split('(').length < body.split(')').length) {
-        end -= 1
-        continue
-      }
-    }
-    break
   }
   return [url.slice(0, end), url.slice(end)]
 }

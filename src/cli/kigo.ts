@@ -306,6 +306,7 @@ function helpFor(words: string[]): string {
   if (action === undefined) return groupHelp(group)
   // A two-word subcommand (`kigo help admin sessions revoke`).
   const command = list.find((c) => c.action === words.slice(1).join(' ')) ?? list.find((c) => c.action === action)
+    ?? list.find((c) => c.action.startsWith(`${action} `))
   if (!command) throw usageError(`help: unknown subcommand ${JSON.stringify(`${group} ${action}`)}${suggestion(action, list.map((c) => c.action))}`)
   return commandHelp(command)
 }

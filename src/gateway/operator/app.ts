@@ -17,6 +17,8 @@ import { dashboard } from './dashboard.js'
 import { policyApi } from './policy-api.js'
 import { adminTokenBinding, type OperatorSessionStore } from './session-store.js'
 import { sessionsApi } from './sessions-api.js'
+import { locksApi } from './locks-api.js'
+import type { UserLocks } from '../throttle/user-locks.js'
 import { usageApi } from './usage-api.js'
 
 export interface OperatorDeps extends GatewayDeps {
@@ -27,6 +29,8 @@ export interface OperatorDeps extends GatewayDeps {
   audit?: AuditStore
   /** Dashboard sign-ins, shared by the gateways (docs/security.md#operator-sessions). */
   operatorSessions?: OperatorSessionStore
+  /** Operator locks on users (docs/operations.md#user-locks). */
+  userLocks?: UserLocks
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
@@ -46,6 +50,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     const audit = deps.audit
     await api.register(adminApi, { store: deps.store, ...(audit ? { audit } : {}) })
     if (audit) await api.register(auditApi, { audit })
+    if (deps.userLocks) await api.register(locksApi, { locks: deps.userLocks, now, ...(audit ? { audit } : {}) })
     if (deps.operatorSessions) await api.register(sessionsApi, { sessions: deps.operatorSessions, now, ...(audit ? { audit } : {}) })
     if (migration) {
       await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })

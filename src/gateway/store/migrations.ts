@@ -218,4 +218,18 @@ CREATE TABLE kigo_gateway.operator_sessions (
 CREATE INDEX operator_sessions_expiry ON kigo_gateway.operator_sessions (expires_at);
 `,
   },
+  {
+    version: 34,
+    name: 'operator locks on users',
+    sql: `
+-- A user an operator locked out (kigo users lock, src/gateway/throttle/user-locks.ts): their
+-- passwords (Basic, WSSE, account sign-in) are refused from every address until the row
+-- is deleted (kigo users unlock). Every gateway polls this table.
+CREATE TABLE kigo_gateway.user_locks (
+  user_id text PRIMARY KEY REFERENCES kigo_gateway.users (id),
+  locked_at timestamptz NOT NULL,
+  reason text NOT NULL
+);
+`,
+  },
 ]

@@ -2,12 +2,13 @@
 // after sign-out, after `kigo admin sessions revoke`, and after the admin token changes,
 // the same cookie gets the sign-in page (401); two gateways sharing PostgreSQL see the
 // same sign-outs and revocations.
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../src/cli/kigo.js'
+import { openDb } from '../../../src/common/sql.js'
 import { freshPostgres } from '../../helpers/services.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
 
@@ -63,6 +64,22 @@ describe('one gateway', () => {
     // Signing out again, or with a made-up cookie, changes nothing and is not an error.
     await signOut(stack, cookie)
     await signOut(stack, `kigo_admin_session=${'A'.repeat(43)}`)
+  })
+
+  it('the store holds a hash of the cookie, never the cookie itself nor the admin token', async () => {
+    const cookie = await signIn(stack)
+    const value = cookie.split('=')[1]!
+    // The embedded database is shared in this process (src/common/sql.ts).
+    const db = await openDb({ dataDir: stack.config.dataDir })
+    try {
+      const rows = await db.query<Record<string, unknown>>('SELECT * FROM kigo_gateway.operator_sessions')
+      const text = JSON.stringify(rows)
+      expect(text).toContain(createHash('sha256').update(value).digest('hex'))
+      expect(text).not.toContain(value)
+      expect(text).not.toContain(stack.config.adminToken)
+    } finally {
+      await db.close()
+    }
   })
 
   it('signing out ends that session only', async () => {

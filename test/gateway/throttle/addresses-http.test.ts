@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../src/cli/kigo.js'
 import { availableRedis } from '../../helpers/services.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
-import { csrfOf, WebClient } from '../provider/helpers.js'
+import { csrfOf, oauthHeader, WebClient } from '../provider/helpers.js'
 
 const redisUrl = await availableRedis()
 
@@ -89,6 +89,15 @@ for (const backend of ['memory', 'redis'] as const) {
       const signIn = await web.post('/account/login', { csrf_token: csrfOf(page.text), username: bob.id, password: bob.password }, { 'x-forwarded-for': home })
       expect(signIn.status).toBe(403)
       expect(signIn.text).toContain('locked by the operator')
+      // OAuth has no guessable secret: the user's access tokens keep working.
+      const app = await stack.addOAuthClient(bob.id, ['write_public'])
+      const url = `${stack.url}/api/statuses/update.json`
+      const oauth = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: oauthHeader({ url, consumer: { key: app.consumerKey, secret: app.consumerSecret }, token: { token: app.token, secret: app.tokenSecret }, form: { status: 'via oauth' } }), 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': home },
+        body: 'status=via+oauth',
+      })
+      expect(oauth.status).toBe(200)
       // Other users are not affected.
       expect(await basic(users.dave!.id, users.dave!.api_password, home)).toEqual({ status: 200 })
 

@@ -120,6 +120,11 @@ export const ConfigSchema = Type.Object({
     replayFallback: Type.Object({ wsse: Fallback, oauth: Fallback }),
     /** Unexpired nonces one client (OAuth token, WSSE user) may hold in an in-process replay cache. */
     replayPerClientMax: Type.Integer({ minimum: 1 }),
+    /**
+     * Clients that may each hold replayPerClientMax nonces at once in an in-process replay
+     * cache: its bound is the product (docs/operations.md#replay-cache-bounds).
+     */
+    replayClients: Type.Integer({ minimum: 1, maximum: 100000 }),
     /** The rules of src/gateway/throttle/attempts.ts. */
     throttle: Type.Object({
       /** Consecutive failures of one user from one address… */

@@ -60,6 +60,7 @@ export const errorCodes = [
   'stale',
   'replay',
   'too_many_requests',
+  'account_locked',
   // OAuth problems (OAuth Problem Reporting), sent as the code and as oauth_problem
   'parameter_absent',
   'parameter_rejected',

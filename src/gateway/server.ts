@@ -21,10 +21,12 @@ import { createReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, openIdentityStore } from './store/index.js'
 import { reservedUserIds } from './store/validation.js'
 import { createFailureThrottle } from './throttle/create.js'
+import { UserLocks, UserLockStore } from './throttle/user-locks.js'
 import { UsageRecorder } from './usage/recorder.js'
 import { UsageStore } from './usage/store.js'
 import { AppUseRecorder, AppUseStore } from './usage/app-use.js'
 import { AuditStore } from './audit/store.js'
+import { OperatorSessionStore } from './operator/session-store.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -94,12 +96,6 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     },
     onFailOpen: (method) => metrics.replayFailOpen.inc({ method }),
   })
-  const throttle = createFailureThrottle(config.auth, redis, {
-    onError: (err) => {
-      metrics.throttleErrors.inc()
-      redisWatch.failed(err)
-    },
-  })
   // The Redis client queues nothing while disconnected; give it a moment to connect so the
   // first requests after start-up are not refused. A Redis that is down at start-up is
   // not fatal: nonce checks fail closed until it answers.
@@ -117,6 +113,21 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     onRefreshError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'migration policy refresh failed; keeping the last one read'),
   })
   await policy.start()
+  // Operator locks on users (throttle/user-locks.ts), polled like the policy.
+  const userLocks = new UserLocks(new UserLockStore(opsDb), {
+    refreshMs: config.migration.policyRefreshMs,
+    onRefreshError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'user locks refresh failed; keeping the last ones read'),
+  })
+  await userLocks.start()
+  const throttle = createFailureThrottle(config.auth, redis, {
+    onError: (err) => {
+      metrics.throttleErrors.inc()
+      redisWatch.failed(err)
+    },
+  }, {
+    locks: userLocks,
+    onRefusal: (realm, rule) => metrics.throttleRefusals.inc({ realm, rule }),
+  })
   // SPEC §2.11: IDs that are now reserved cannot be created; users who already have one
   // keep working, but their pages are unreachable, so the operator is told at start-up.
   const reserved = await opsDb.query<{ id: string }>('SELECT id FROM kigo_gateway.users WHERE lower(id) = ANY ($1::text[]) ORDER BY id', [[...reservedUserIds]])
@@ -166,7 +177,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage: observer, coreWatch, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
   await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
-  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit: new AuditStore(opsDb) })
+  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit: new AuditStore(opsDb), operatorSessions: new OperatorSessionStore(opsDb), userLocks })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
   if (logger) {
@@ -187,6 +198,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
       await Promise.allSettled([app.close(), operator.close()])
       // The last usage counts are written before the pools close (SPEC §6.3, §7).
       policy.close()
+      userLocks.close()
       await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))
       await appUse.close().catch(() => undefined)
       await opsDb.close().catch(() => undefined)

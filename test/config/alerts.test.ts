@@ -34,7 +34,7 @@ describe('config/alerts.yml', () => {
 
   it('covers the replay cache (closed and open), legacy share after sunset, 5xx, the core, throttling', () => {
     const names = rules.map((r) => r.alert)
-    for (const expected of ['KigoReplayCacheFailingClosed', 'KigoReplayCacheFailingOpen', 'KigoLegacyShareAfterSunset', 'KigoHigh5xxRate', 'KigoCoreUnreachable', 'KigoThrottlingSpike']) {
+    for (const expected of ['KigoReplayCacheFailingClosed', 'KigoReplayCacheFailingOpen', 'KigoLegacyShareAfterSunset', 'KigoHigh5xxRate', 'KigoCoreUnreachable', 'KigoThrottlingSpike', 'KigoUserRefusedFromEveryAddress']) {
       expect(names).toContain(expected)
     }
   })

@@ -35,7 +35,7 @@ export type AuthDecision =
   | { ok: false; method: AuthMethod | 'none'; error: ApiError; outcome: Outcome; user?: string }
 
 /** A Basic or WSSE verifier's result, or the throttle's refusal before it ran. */
-type LegacyResult = AuthResult | { kind: 'throttled'; wait: number; user?: string }
+type LegacyResult = AuthResult | { kind: 'throttled'; wait: number; user?: string } | { kind: 'locked'; user: string }
 
 export interface AuthenticatorDeps {
   auth: Config['auth']
@@ -108,6 +108,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     if (!throttle.peek) return undefined
     const { user, peek } = readLegacy(method, req)
     if (!peek) return undefined
+    if (user !== undefined && throttle.locked?.({ realm: 'api', user, ip: clientIp }) === true) return { kind: 'locked', user }
     const wait = throttle.peek({ realm: 'api', user, ip: clientIp })
     if (wait === undefined) return undefined
     if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
@@ -123,6 +124,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const verifyLegacy = async (method: 'basic' | 'wsse', req: AuthRequest, clientIp: string): Promise<LegacyResult> => {
     const { user, verify } = readLegacy(method, req)
     const attempt = { realm: 'api' as const, user, ip: clientIp }
+    // An operator's lock refuses before anything is verified or counted.
+    if (user !== undefined && throttle.locked?.(attempt) === true) return { kind: 'locked', user }
     // The local verdict when there is one: no wait for four rules' promises.
     const wait = throttle.peek?.(attempt) ?? (await throttle.check(attempt))
     if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
@@ -160,6 +163,9 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 
   /** The decision a verifier's result makes: scopes (SPEC §4.1) and the migration policy (SPEC §6.1) applied. */
   const conclude = (method: AuthMethod, result: AuthResult | LegacyResult, req: AuthRequest, route: RoutePolicy): AuthDecision => {
+    if (result.kind === 'locked') {
+      return fail(method, 'throttled', new ApiError(403, 'account_locked', "This user's passwords are locked by the operator; OAuth access tokens keep working"), result.user)
+    }
     if (result.kind === 'throttled') {
       return fail(method, 'throttled', new ApiError(429, 'too_many_requests', 'Too many failed attempts; try again later', { 'retry-after': String(result.wait) }), result.user)
     }

@@ -15,6 +15,10 @@ import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
 import { dashboard } from './dashboard.js'
 import { policyApi } from './policy-api.js'
+import { adminTokenBinding, type OperatorSessionStore } from './session-store.js'
+import { sessionsApi } from './sessions-api.js'
+import { locksApi } from './locks-api.js'
+import type { UserLocks } from '../throttle/user-locks.js'
 import { usageApi } from './usage-api.js'
 
 export interface OperatorDeps extends GatewayDeps {
@@ -23,6 +27,10 @@ export interface OperatorDeps extends GatewayDeps {
   migration?: { policy: PolicyService; usageStore: UsageStore; recorder: UsageRecorder }
   /** The audit trail of operator changes. */
   audit?: AuditStore
+  /** Dashboard sign-ins, shared by the gateways (docs/security.md#operator-sessions). */
+  operatorSessions?: OperatorSessionStore
+  /** Operator locks on users (docs/operations.md#user-locks). */
+  userLocks?: UserLocks
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
@@ -42,6 +50,8 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     const audit = deps.audit
     await api.register(adminApi, { store: deps.store, ...(audit ? { audit } : {}) })
     if (audit) await api.register(auditApi, { audit })
+    if (deps.userLocks) await api.register(locksApi, { locks: deps.userLocks, now, ...(audit ? { audit } : {}) })
+    if (deps.operatorSessions) await api.register(sessionsApi, { sessions: deps.operatorSessions, now, ...(audit ? { audit } : {}) })
     if (migration) {
       await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })
       await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder, emails })
@@ -50,9 +60,10 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     api.all('/admin/*', async (request, reply) =>
       reply.code(404).send({ error: { status: 404, code: 'not_found', message: `No operator resource at ${request.method} ${request.url.split('?')[0]}` } }))
   })
-  if (migration) {
+  if (migration && deps.operatorSessions) {
     await app.register(dashboard, {
       adminToken: deps.config.adminToken,
+      sessions: { store: deps.operatorSessions, binding: adminTokenBinding(deps.config.secretKey, deps.config.adminToken) },
       policy: migration.policy,
       usage: migration.usageStore,
       recorder: migration.recorder,

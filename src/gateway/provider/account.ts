@@ -129,6 +129,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     // The rules of throttle/attempts.ts, counted apart from API failures (realm "web");
     // checked before the password is, so a locked-out account reveals nothing about it.
     const attempt = { realm: 'web' as const, user: userIdPattern.test(username) ? username : undefined, ip: app.publicOrigin(request).ip }
+    if (throttle.locked?.(attempt) === true) return again(403, 'This account is locked by the operator. Ask them to unlock it.')
     const wait = await throttle.check(attempt)
     if (wait > 0) {
       void reply.header('retry-after', String(wait))
@@ -225,6 +226,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const again = field(form, 'confirm_password') ?? ''
     const refuse = (status: number, error: string) => renderAccount(reply, status, session, { name: '', callback: '', scopes: ['read_public'] }, undefined, error)
     const keys = { realm: 'web' as const, user: session.user.id, ip: app.publicOrigin(request).ip }
+    if (throttle.locked?.(keys) === true) return refuse(403, 'This account is locked by the operator. Ask them to unlock it.')
     const wait = await throttle.check(keys)
     if (wait > 0) {
       void reply.header('retry-after', String(wait))

@@ -10,6 +10,8 @@ import { adminAuth } from './admin-auth.js'
 import { adminApi } from './admin-api.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditApi } from './audit-api.js'
+import { sitesAdminApi } from '../login-api/admin-api.js'
+import type { LoginSiteStore } from '../login-api/store.js'
 import type { PolicyService } from '../policy/service.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
@@ -23,6 +25,8 @@ export interface OperatorDeps extends GatewayDeps {
   migration?: { policy: PolicyService; usageStore: UsageStore; recorder: UsageRecorder }
   /** The audit trail of operator changes. */
   audit?: AuditStore
+  /** The login API's sites (docs/login-api.md). */
+  sites?: LoginSiteStore
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
@@ -42,6 +46,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     const audit = deps.audit
     await api.register(adminApi, { store: deps.store, ...(audit ? { audit } : {}) })
     if (audit) await api.register(auditApi, { audit })
+    if (deps.sites) await api.register(sitesAdminApi, { sites: deps.sites, ...(audit ? { audit } : {}) })
     if (migration) {
       await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })
       await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder, emails })

@@ -10,6 +10,8 @@ import { adminAuth } from './admin-auth.js'
 import { adminApi } from './admin-api.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditApi } from './audit-api.js'
+import { sitesAdminApi } from '../login-api/admin-api.js'
+import type { LoginSiteStore } from '../login-api/store.js'
 import type { PolicyService } from '../policy/service.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
@@ -31,6 +33,8 @@ export interface OperatorDeps extends GatewayDeps {
   operatorSessions?: OperatorSessionStore
   /** Operator locks on users (docs/operations.md#user-locks). */
   userLocks?: UserLocks
+  /** The login API's sites (docs/login-api.md). */
+  sites?: LoginSiteStore
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
@@ -52,6 +56,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     if (audit) await api.register(auditApi, { audit })
     if (deps.userLocks) await api.register(locksApi, { locks: deps.userLocks, now, ...(audit ? { audit } : {}) })
     if (deps.operatorSessions) await api.register(sessionsApi, { sessions: deps.operatorSessions, now, ...(audit ? { audit } : {}) })
+    if (deps.sites) await api.register(sitesAdminApi, { sites: deps.sites, ...(audit ? { audit } : {}) })
     if (migration) {
       await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })
       await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder, emails })

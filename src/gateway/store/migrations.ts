@@ -5,6 +5,7 @@
 // Append new migrations (request tokens, sessions, policy, usage, …) to the array with
 // the next version number; never edit one that has shipped.
 import type { Migration } from '../../common/sql.js'
+import { loginApiMigrations } from '../login-api/migrations.js'
 
 export const gatewaySchema = 'kigo_gateway'
 
@@ -232,4 +233,6 @@ CREATE TABLE kigo_gateway.user_locks (
 );
 `,
   },
+  // ---- the login API (docs/login-api.md): versions 40 to 49, in its own folder ----
+  ...loginApiMigrations,
 ]

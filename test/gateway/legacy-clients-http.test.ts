@@ -250,6 +250,12 @@ describe('?id= wherever /{id} is accepted', () => {
       expect((await call('GET', `${f.path}.json?id=ivo&id=ivo`)).status, f.path).toBe(400)
       expect((await call('POST', `${f.path}.json?id=ivo`, {}, 'id=hana')).status, f.path).toBe(400)
     }
+    // In a multipart body `id` is not seen when the operation is chosen: refused, not ignored.
+    const boundary = 'kigo-id'
+    const multipart = `--${boundary}\r\nContent-Disposition: form-data; name="id"\r\n\r\nivo\r\n--${boundary}--\r\n`
+    const mp = await request(`${stack.url}/api/statuses/user_timeline.json`, { method: 'POST', headers: { authorization: basic, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: multipart })
+    expect(mp.statusCode).toBe(400)
+    expect(((await mp.body.json()) as { error: { message: string } }).error.message).toContain('query')
     // The writes with /{id} too: nothing is followed when the two disagree.
     const create = await call('POST', '/api/friendships/create/ivo.json', { authorization: basic }, 'id=hana')
     expect(create.status).toBe(400)

@@ -111,7 +111,7 @@ export function targetOf(keyword: string): Record<string, string> {
  */
 export function renderEntryWithReplies(page: EntryPage, e: EntryRow, bodyFormats: readonly BodyFormat[], ctx: RenderContext, favorited = page.starred.has(e.id)): Rendition {
   const one = (r: EntryRow, starred: boolean) => renderEntry(r, starred, bodyFormats, ctx, page.followers.get(r.authorId) ?? 0)
-  const top = one(e, favorited)
+  const top = renderEntry(e, favorited, bodyFormats, ctx, page.followers.get(e.authorId) ?? e.authorFollowers ?? 0)
   const replies = (page.replies.get(e.id) ?? []).map((r) => one(r, page.starred.has(r.id)))
   top.json.replies = replies.map((r) => r.json)
   top.xml.replies = replies.map((r) => r.xml)

@@ -89,10 +89,10 @@ export function statusRoutes(app: FastifyInstance, deps: CoreDeps): void {
       const { bodyFormats } = await readEntryRequest(request, { names: [], maxFiles: 0, fileBytes: limits.fileBytes })
       const id = entryIdOf(request)
       const viewer = contextOf(request).identity
-      const found = await deps.store.getEntryFor(id, viewer ? viewer.user : null)
+      // With its replies, as on the timelines (clients refresh a thread with it), asked for
+      // at the same time: one more round trip only when there are replies.
+      const [found, page] = await Promise.all([deps.store.getEntryFor(id, viewer ? viewer.user : null), deps.store.repliesOf(id, viewer ? viewer.user : null)])
       if (!found) throw errors.notFound('entry_not_found', 'No such entry')
-      // With its replies, as on the timelines (clients refresh a thread with it).
-      const page = await deps.store.pageOf([found.entry], viewer ? viewer.user : null)
       const r = renderEntryWithReplies(page, found.entry, bodyFormats, renderContext(deps, request), found.favorited)
       return sendPayload(request, reply, 'status', r.json, r.xml)
     },

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { form, multipart, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
 import { describeEachBackend } from '../../helpers/backends.js'
+import { elements, fields, parseDocument } from '../../helpers/xml-client.js'
 
 let h: Harness
 
@@ -31,6 +32,20 @@ describeEachBackend('statuses/show and destroy', routeBackends, (storage) => {
       const xml = await show(e.id, 'xml')
       expect(xml.headers['content-type']).toBe('application/xml; charset=utf-8')
       expect(parseXml(xml.body).status).toMatchObject({ id: e.id, favorited: '0', keyword: 'tea', text: 'tea=green', user: { id: 'alice' } })
+    })
+
+    test('with its replies, oldest first, each with the viewer\'s star; the entry\'s own fields as without them', async () => {
+      const e = await post('alice', { status: 'thread=root' })
+      const r1 = await post('bob', { status: 'first', in_reply_to_status_id: e.id })
+      const r2 = await post('alice', { status: 'second', in_reply_to_status_id: e.id })
+      expect((await h.call({ method: 'POST', url: `/api/favorites/create/${r2.id}.json`, as: 'bob' })).statusCode).toBe(200)
+      const asBob = (await h.call({ url: `/api/statuses/show/${e.id}.json`, as: 'bob' })).json()
+      expect(asBob.replies.map((r: { id: string }) => r.id)).toEqual([r1.id, r2.id])
+      expect(asBob.replies.map((r: { favorited: number }) => r.favorited)).toEqual([0, 1])
+      expect(asBob).toMatchObject({ id: e.id, favorited: 0, text: 'thread=root' })
+      const xml = parseDocument((await show(e.id, 'xml')).body)
+      expect(elements(xml, 'replies').map((r) => fields(r).text)).toEqual(['first', 'second'])
+      expect((await show(r1.id)).json().replies).toEqual([])
     })
 
     test('no extension is JSON; leading zeros name the same entry', async () => {

@@ -71,10 +71,15 @@ export function signatureAdviceOptions(auth: Config['auth'], hosts: readonly str
 
 /** True when the request's OAuth parameters are all in its Authorization header and name no (or an empty) oauth_token. */
 function namesNoToken(req: AuthRequest): boolean {
+  const authorization = singleHeader(req.headers, 'authorization')
+  if (typeof authorization !== 'string' || oauthSchemeEnd(authorization) === -1) return false
+  // The usual signed request names its token plainly: verified without a second parse.
+  // (A header that only seems to is verified too, which is what it would be anyway.)
+  if (/oauth_token="[^"]/.test(authorization)) return false
   const collected = collectOAuthParameters(req)
   if (!collected.ok) return false
   const { source, protocol } = collected.params
-  return (source === 'header' || source === null) && (protocol.get('oauth_token') ?? '') === '' && oauthSchemeEnd(singleHeader(req.headers, 'authorization') ?? '') !== -1
+  return (source === 'header' || source === null) && (protocol.get('oauth_token') ?? '') === ''
 }
 
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {

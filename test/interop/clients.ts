@@ -90,7 +90,7 @@ export function steps(stdout: string): Record<string, Step> {
   for (const line of stdout.split('\n')) {
     if (!line.startsWith('{')) continue
     const { step, ...rest } = JSON.parse(line) as { step: string } & Step
-    out[step] = rest as Step
+    out[step] = rest
   }
   return out
 }

@@ -88,6 +88,16 @@ describe.runIf(available('hatena-haiker', runtimes))('hatena-haiker against kigo
     expect(ids(ok('album'))).toEqual([photo])
   })
 
+  it('body_formats: a known value adds its field, an unknown one (api) is ignored', () => {
+    const list = ok('keyword_timeline body_formats haiku,api')
+    expect(ids(list)).toEqual(ids(ok('keyword_timeline')))
+    expect(list.map((s: { haiku_text: string }) => s.haiku_text)).toEqual(['A reply from haiker', 'Hello from haiker'])
+  })
+
+  it('a public read signed with the consumer key alone (no token) is answered as anonymous', () => {
+    expect(ids(ok('public_timeline signed without a token'))).toEqual(ids(ok('public_timeline')))
+  })
+
   it('friendships/create, statuses/friends_timeline (self and by id), friendships/destroy', () => {
     expect(ok('follow_user')).toMatchObject({ id: 'alice', followers_count: 1 })
     const [posted, reply, photo] = [ok('update_status').id, ok('update_status reply').id, ok('update_status with a file').id]

@@ -54,6 +54,8 @@ word = env['WORD']
 alice = Haiker(haiker.OAuth(env['ALICE_CONSUMER_KEY'], env['ALICE_CONSUMER_SECRET'], env['ALICE_TOKEN'], env['ALICE_TOKEN_SECRET']))
 bob = Haiker(haiker.BasicAuth('bob', env['BOB_PASSWORD']))
 anon = Haiker()
+# An application's public screens: signed with its consumer key alone, no access token.
+app = Haiker(haiker.OAuth(env['ALICE_CONSUMER_KEY'], env['ALICE_CONSUMER_SECRET']))
 
 # Entries and stars
 posted = step('update_status', lambda: alice.update_status(word, 'Hello from haiker', source='haiker'))
@@ -68,6 +70,8 @@ step('remove_star', lambda: bob.remove_star(eid))
 # Timelines
 step('public_timeline', lambda: anon.public_timeline(count=5, body_formats=['haiku']))
 step('keyword_timeline', lambda: anon.keyword_timeline(word, count=5))
+step('keyword_timeline body_formats haiku,api', lambda: anon.keyword_timeline(word, body_formats=['haiku', 'api']))
+step('public_timeline signed without a token', lambda: app.public_timeline(count=5))
 step('user_timeline alice', lambda: anon.user_timeline('alice'))
 step('user_timeline self', lambda: alice.user_timeline())
 step('album', lambda: anon.album())

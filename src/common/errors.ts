@@ -21,6 +21,7 @@ export const errorCodes = [
   'invalid_title',
   'invalid_folder',
   'invalid_body_formats',
+  'conflicting_id',
   'duplicate_parameter',
   'parameter_too_large',
   'malformed_body',

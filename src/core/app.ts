@@ -7,14 +7,14 @@ import { ApiError, errors, failureResponse, type FailureWording } from '../commo
 import { closeSilentConnections } from '../common/client-deadlines.js'
 import { clientGone, isWrite } from '../common/client-gone.js'
 import { formatOfPath } from '../common/formats.js'
-import { identityKey, verifyIdentity } from '../common/identity.js'
+import { identityKey, verifyIdentity, type IdentityCheck } from '../common/identity.js'
 import { requestLogging } from '../common/request-logger.js'
 import { deploymentMatcher, expectedHosts, type Hosts } from './entries/deployment.js'
 import type { ContentStore } from './store/types.js'
 import type { CoreMetrics } from './metrics.js'
 import { checkSignedOperation, SeenRequestIds, tapBodyDigest, verifiedBody } from './routes/identity-guard.js'
-import { canonicalPath } from '../common/route-table.js'
-import { contextOf, routeOf, sendError } from './routes/context.js'
+import { canonicalPath, namesId, operations, withIdParameter, type Operation } from '../common/route-table.js'
+import { contextOf, routeOf, sendError, type RouteConfig } from './routes/context.js'
 import type { CoreDeps } from './routes/deps.js'
 import { favoriteRoutes } from './routes/favorites.js'
 import { followRoutes } from './routes/follows.js'
@@ -154,12 +154,6 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
       request.log.warn({ reason: check.reason }, 'identity refused')
       throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
     }
-    const flags = routeOf(request)
-    ctx.identity = checkSignedOperation(check.identity, check.operation, flags.operation, request.method, config.auth.routeMethods)
-    if (ctx.identity && check.requestId !== null && request.method !== 'GET' && request.method !== 'HEAD' && !seenRequestIds.claim(check.requestId)) {
-      request.log.warn('signed request replayed')
-      throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
-    }
     if (check.bodySha256 !== '') ctx.bodySha256 = check.bodySha256
     if (api) {
       // The gateway refuses what is not canonical; the core refuses it again.
@@ -168,10 +162,45 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
       if (formatOfPath(url) === null) throw errors.notFound()
       ctx.deployment = deploymentOf(request.headers.host)
       if (!ctx.deployment) throw errors.badRequest('unknown_deployment', unknownDeployment)
-      if (flags.auth === 'required' && !ctx.identity) {
-        throw errors.unauthorized('authentication_required', 'This operation requires authentication')
-      }
     }
+    const flags = routeOf(request)
+    // A form of "the authenticated user" may run its `/{id}` form when the parameters name an
+    // `id` (docs/api-differences.md#id-parameter): decided once the body is parsed.
+    if (flags.operation?.byId !== undefined) {
+      ctx.pendingIdentity = check
+      return done()
+    }
+    admit(request, flags, flags.operation, check)
+    done()
+  })
+
+  /** The identity of a request that runs `operation`, its replay check, and the need for one. */
+  const admit = (request: FastifyRequest, flags: RouteConfig, operation: Operation | undefined, check: IdentityCheck & { ok: true }): void => {
+    const ctx = contextOf(request)
+    ctx.operation = operation
+    ctx.identity = checkSignedOperation(check.identity, check.operation, operation, request.method, config.auth.routeMethods)
+    if (ctx.identity && check.requestId !== null && request.method !== 'GET' && request.method !== 'HEAD' && !seenRequestIds.claim(check.requestId)) {
+      request.log.warn('signed request replayed')
+      throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
+    }
+    if (flags.api && operation !== undefined && !operation.anonymous && !ctx.identity) {
+      throw errors.unauthorized('authentication_required', 'This operation requires authentication')
+    }
+  }
+
+  // The deferred admission of a form of "the authenticated user": the operation its query
+  // and urlencoded body make it (the gateway signed the one it chose the same way).
+  app.addHook('preValidation', (request, _reply, done) => {
+    const ctx = contextOf(request)
+    const check = ctx.pendingIdentity
+    if (check === undefined) return done()
+    ctx.pendingIdentity = undefined
+    const flags = routeOf(request)
+    const url = request.raw.url ?? '/'
+    const body = request.body instanceof FormBody ? request.body : undefined
+    const operation = withIdParameter(operations, flags.operation!, () =>
+      namesId(queryBytes(url).toString('latin1')) || (body !== undefined && body.pairs.some(([n, v]) => n === 'id' && v !== '')))
+    admit(request, flags, operation, check)
     done()
   })
 

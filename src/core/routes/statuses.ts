@@ -5,7 +5,7 @@ import { chooseKeyword } from '../entries/keyword.js'
 import { checkBody, checkKeyword, checkSource, chooseSource } from '../entries/limits.js'
 import { parseId } from '../entries/ids.js'
 import { mayDelete } from '../entries/rights.js'
-import { renderEntry } from '../render/entry.js'
+import { renderEntry, renderEntryWithReplies } from '../render/entry.js'
 import { photoImageUrl } from '../render/urls.js'
 import { ReplyTargetNotFound, type EntryRow } from '../store/types.js'
 import { apiRoute, entryIdOf, readEntryRequest } from './api-route.js'
@@ -53,7 +53,7 @@ export function statusRoutes(app: FastifyInstance, deps: CoreDeps): void {
       const status = params.get('status')
       const hasStatus = status !== undefined && status.trim() !== ''
       const files = params.files
-      if (hasStatus && files.length > 0) throw errors.badRequest('status_and_file', 'Send either status or file, not both')
+      if (hasStatus && files.length > 0) throw errors.badRequest('status_and_file', 'status and file cannot be sent together: post the photo with file alone, or the text with status alone')
       if (!hasStatus && files.length === 0) throw errors.badRequest('status_required', 'status (or file) is required')
       // Rule 3.
       const choice = chooseKeyword({ keyword: params.get('keyword'), status: hasStatus ? status : undefined, poster: poster.user })
@@ -91,7 +91,10 @@ export function statusRoutes(app: FastifyInstance, deps: CoreDeps): void {
       const viewer = contextOf(request).identity
       const found = await deps.store.getEntryFor(id, viewer ? viewer.user : null)
       if (!found) throw errors.notFound('entry_not_found', 'No such entry')
-      return sendEntry(deps, request, reply, found.entry, found.favorited, bodyFormats)
+      // With its replies, as on the timelines (clients refresh a thread with it).
+      const page = await deps.store.pageOf([found.entry], viewer ? viewer.user : null)
+      const r = renderEntryWithReplies(page, found.entry, bodyFormats, renderContext(deps, request), found.favorited)
+      return sendPayload(request, reply, 'status', r.json, r.xml)
     },
   })
 

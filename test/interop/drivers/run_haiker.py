@@ -50,6 +50,21 @@ def step(name, fn):
 
 
 env = os.environ
+
+# The three-legged flow, in two runs (the user allows in between): `initiate` prints the
+# request token and the URL to authorize; `verify` exchanges it for an access token and
+# posts with it. The OAuth endpoints are the methods' `url` parameters.
+if sys.argv[1:2] == ['initiate']:
+    auth = haiker.OAuth(env['ALICE_CONSUMER_KEY'], env['ALICE_CONSUMER_SECRET'])
+    step('OAuth.initiate', lambda: auth.initiate(['read_public', 'write_public'], url=env['KIGO'] + '/oauth/initiate'))
+    step('OAuth.auth_url', lambda: auth.auth_url(url=env['KIGO'] + '/oauth/authorize'))
+    sys.exit(0)
+if sys.argv[1:2] == ['verify']:
+    auth = haiker.OAuth(env['ALICE_CONSUMER_KEY'], env['ALICE_CONSUMER_SECRET'], env['REQUEST_TOKEN'], env['REQUEST_SECRET'])
+    step('OAuth.verify', lambda: auth.verify(env['VERIFIER'], url=env['KIGO'] + '/oauth/token'))
+    step('update_status with the new token', lambda: Haiker(auth).update_status(env['WORD'], 'Signed with a fresh token'))
+    sys.exit(0)
+
 word = env['WORD']
 alice = Haiker(haiker.OAuth(env['ALICE_CONSUMER_KEY'], env['ALICE_CONSUMER_SECRET'], env['ALICE_TOKEN'], env['ALICE_TOKEN_SECRET']))
 bob = Haiker(haiker.BasicAuth('bob', env['BOB_PASSWORD']))

@@ -10,6 +10,7 @@ import { percentEncode } from './oauth/percent-encode.js'
 import { peekBasicCredential, readBasic, verifyBasicCredential } from './basic.js'
 import { readWsse, verifyUsernameToken } from './wsse.js'
 import { verifyOAuth } from './oauth/verify.js'
+import { collectOAuthParameters, oauthSchemeEnd, singleHeader } from './oauth/parameters.js'
 import type { SignatureAdviceOptions } from './oauth/advice.js'
 import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from '../domain/auth.js'
 import type { LegacyPolicyCheck } from '../policy/service.js'
@@ -31,7 +32,7 @@ export interface Authenticator {
 }
 
 export type AuthDecision =
-  | { ok: true; method: AuthMethod | 'none'; identity: Identity | null; outcome: 'ok'; headers?: Record<string, string> }
+  | { ok: true; method: AuthMethod | 'none'; identity: Identity | null; outcome: 'ok' | 'ignored_credentials'; headers?: Record<string, string> }
   | { ok: false; method: AuthMethod | 'none'; error: ApiError; outcome: Outcome; user?: string }
 
 /** A Basic or WSSE verifier's result, or the throttle's refusal before it ran. */
@@ -66,6 +67,14 @@ export function challenges(realm: string, methods: AuthMethod[], oauthProblem?: 
 /** What a failed signature may say (advice.ts): the base string header is on in embedded mode by default. */
 export function signatureAdviceOptions(auth: Config['auth'], hosts: readonly string[]): SignatureAdviceOptions {
   return { hosts, exposeBaseString: auth.signatureBaseStringHeader ?? false }
+}
+
+/** True when the request's OAuth parameters are all in its Authorization header and name no (or an empty) oauth_token. */
+function namesNoToken(req: AuthRequest): boolean {
+  const collected = collectOAuthParameters(req)
+  if (!collected.ok) return false
+  const { source, protocol } = collected.params
+  return (source === 'header' || source === null) && (protocol.get('oauth_token') ?? '') === '' && oauthSchemeEnd(singleHeader(req.headers, 'authorization') ?? '') !== -1
 }
 
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
@@ -151,6 +160,14 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       }
       if (route.anonymous) return { ok: true, method: 'none', identity: null, outcome: 'ok' }
       return fail('none', 'bad_credentials', new ApiError(401, 'authentication_required', 'This operation requires authentication', { 'www-authenticate': challenges(realm, route.methods) }))
+    }
+    // An OAuth header that names no token is no user's credential (one client library signs
+    // even public reads, with an empty consumer): on a route open to anonymous requests it
+    // is answered as anonymous (docs/api-differences.md#ignored-credentials). Only a header
+    // that is the one place of the protocol parameters, parsed as verification parses it;
+    // anything else is verified as always.
+    if (method === 'oauth' && route.anonymous && namesNoToken(req)) {
+      return { ok: true, method: 'none', identity: null, outcome: 'ignored_credentials' }
     }
     if (!route.methods.includes(method)) {
       return fail(method, 'bad_credentials', new ApiError(401, 'method_not_accepted', `This operation does not accept ${method} credentials; use ${route.methods.join(', ')}`, { 'www-authenticate': challenges(realm, route.methods) }))

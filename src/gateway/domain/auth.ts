@@ -30,6 +30,8 @@ export type Outcome =
   | 'throttled'
   | 'malformed'
   | 'unavailable'
+  /** An OAuth header naming no token on a route open to anonymous reads, answered as anonymous. */
+  | 'ignored_credentials'
 
 export type AuthResult =
   | { kind: 'ok'; principal: Principal }

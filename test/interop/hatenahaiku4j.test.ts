@@ -9,7 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { available, checkout, driversDir, run, steps, value, type Step } from './clients.js'
 
-const runtimes = [{ check: ['javac', '-version'], package: 'openjdk-17-jdk-headless' }]
+const runtimes = [
+  { check: ['javac', '-version'], package: 'openjdk-17-jdk-headless' },
+  { check: ['java', '-version'], package: 'openjdk-17-jdk-headless' },
+]
 const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8ffff3f0005fe02fea73581840000000049454e44ae426082', 'hex')
 const word = 'interop-haiku4j'
 

@@ -2,6 +2,7 @@
 // the operator API behind the admin bearer token, Prometheus metrics, health.
 import Fastify, { type FastifyInstance } from 'fastify'
 import { clientDeadlines, closeSilentConnections } from '../../common/client-deadlines.js'
+import { metricsTokenHook } from '../../common/metrics-token.js'
 import { requestLogging } from '../../common/request-logger.js'
 import health from '../plugins/health.js'
 import type { GatewayDeps } from '../plugins/deps.js'
@@ -78,7 +79,8 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     })
   }
 
-  app.get('/metrics', async (_request, reply) => {
+  const metricsToken = metricsTokenHook(deps.config.metricsToken)
+  app.get('/metrics', { ...(metricsToken ? { onRequest: metricsToken } : {}) }, async (_request, reply) => {
     const body = await deps.metrics.registry.metrics()
     return reply.type(deps.metrics.registry.contentType).send(body)
   })

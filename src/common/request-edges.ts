@@ -2,6 +2,7 @@
 // (docs/security.md#request-edges): a head Node accepts but that two readers could read
 // differently, and the framework's own failures, answered in kigo's error format rather
 // than Fastify's default bodies (which echo the request's URL).
+import type { Duplex } from 'node:stream'
 import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { ApiError, errors } from './errors.js'
 
@@ -38,4 +39,24 @@ export function frameworkErrors(send: (request: FastifyRequest, reply: FastifyRe
         : errors.badRequest('bad_request', 'The request could not be routed')
     send(request, reply, apiError)
   }
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's parser refused (an unknown method such
+ * as `FOO`, a malformed head, a head too large, a request past its deadline) is answered
+ * in kigo's JSON error format (no request was read, so no path to take a format from)
+ * instead of Fastify's own body, and the connection closed, as Node and Fastify do.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const [status, reason, message] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? [408, 'Request Timeout', 'The request did not arrive in time']
+    : err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'The request head is too large']
+      : [400, 'Bad Request', 'The request could not be read as HTTP/1.1']
+  const body = JSON.stringify({ error: { status, code: 'bad_request', message } })
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
 }

@@ -9,7 +9,7 @@ import { clientGone, isWrite } from '../common/client-gone.js'
 import { formatOfPath } from '../common/formats.js'
 import { identityKey, verifyIdentity } from '../common/identity.js'
 import { requestLogging } from '../common/request-logger.js'
-import { frameworkErrors, repeatedHost, repeatedHostError } from '../common/request-edges.js'
+import { clientErrorHandler, frameworkErrors, repeatedHost, repeatedHostError } from '../common/request-edges.js'
 import { deploymentMatcher, expectedHosts, type Hosts } from './entries/deployment.js'
 import type { ContentStore } from './store/types.js'
 import type { CoreMetrics } from './metrics.js'
@@ -101,6 +101,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     },
     // The router's own failures in the catalogue, never echoing the URL (request-edges.ts).
     frameworkErrors: frameworkErrors(sendError),
+    clientErrorHandler,
   })
 
   // Every request object has this property from the start (one shape for all of them).

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { GatewayDeps } from './plugins/deps.js'
 import { clientDeadlines, closeSilentConnections } from '../common/client-deadlines.js'
-import { frameworkErrors } from '../common/request-edges.js'
+import { clientErrorHandler, frameworkErrors } from '../common/request-edges.js'
 import { requestLogging } from '../common/request-logger.js'
 import authentication from './plugins/authentication.js'
 import bodyParsers from './plugins/body-parsers.js'
@@ -32,6 +32,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     return503OnClosing: true,
     ...clientDeadlines(config.gateway.http),
     frameworkErrors: frameworkErrors(sendError),
+    clientErrorHandler,
   })
   app.server.maxConnections = config.gateway.http.maxConnections
   closeSilentConnections(app)

@@ -264,6 +264,19 @@ describe("the framework's own failures are answered in kigo's format", () => {
   }
 })
 
+describe("a head Node's parser refuses is answered in kigo's format too", () => {
+  const ports = [['gateway', () => Number(new URL(stack.url).port)], ['core', () => corePort()], ['operator', () => Number(new URL(stack.adminUrl).port)]] as const
+  for (const [name, port] of ports) {
+    it(`an unknown method (FOO) and a malformed head at the ${name}: 400 in kigo's JSON, not Fastify's`, async () => {
+      for (const head of [`FOO /api/statuses/public_timeline.xml HTTP/1.1\r\nHost: ${gatewayHost()}\r\n\r\n`, `GET / HTTP/1.1\r\nHost ${gatewayHost()}\r\n\r\n`]) {
+        const res = await raw(port(), head)
+        expect(statusOf(res), head).toBe(400)
+        expect(JSON.parse(bodyOf(res)), head).toEqual({ error: { status: 400, code: 'bad_request', message: expect.any(String) } })
+      }
+    })
+  }
+})
+
 describe('a keyword with a slash', () => {
   it('/keyword/a%2Fb is the page of the keyword a/b, through the gateway', async () => {
     for (const spelling of ['a%2Fb', 'a%2fb', '%61%2Fb']) {

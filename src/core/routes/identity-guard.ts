@@ -78,7 +78,8 @@ export class SeenRequestIds {
  * Request IDs a core remembers: at two minutes' freshness window (twice the 60 s default
  * age, either way) this covers about 800 signed requests a second, and past that rate the
  * bound only narrows how late a request may arrive (seconds, not the milliseconds a
- * forward takes). About 15 MB when full.
+ * forward takes). About 11 MB when full: 5.6 MB of cache measured with 100,000 UUIDs
+ * claimed (node --expose-gc, heap after gc), plus the IDs' own strings.
  */
 export const seenRequestIdsMax = 100_000
 

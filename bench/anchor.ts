@@ -126,7 +126,7 @@ function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['requi
     } catch (err) {
       return { refused: (err as ApiError).status === 403 ? 403 : 401 }
     }
-    if (check.signed && !seen.claim(check.requestId ?? '', check.signedAt)) return { refused: 401 }
+    if (check.signed && !seen.claim(check.requestId ?? '')) return { refused: 401 }
     const q = url.indexOf('?')
     if (!canonicalPath(q === -1 ? url : url.slice(0, q)).ok) return { refused: 400 }
     const format = formatOfPath(url)

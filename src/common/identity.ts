@@ -106,8 +106,6 @@ export type IdentityCheck =
       operation: string
       /** The signed body digest ('' for none); the core compares it with the body it reads. */
       bodySha256: string
-      /** When the gateway signed (unix seconds); 0 when unsigned. */
-      signedAt: number
     }
   | { ok: false; reason: string }
 
@@ -126,7 +124,7 @@ export function verifyIdentity(
   const sig = headers[identityHeaders.signature]
   if (sig === undefined) {
     if (claims.some((h) => headers[h] !== undefined)) return { ok: false, reason: 'identity headers without a signature' }
-    return { ok: true, identity: null, requestId: null, signed: false, operation: '', bodySha256: '', signedAt: 0 }
+    return { ok: true, identity: null, requestId: null, signed: false, operation: '', bodySha256: '' }
   }
   const sigValue = one(headers, identityHeaders.signature)
   const m = sigValue && /^t=([0-9]{1,12}), v1=([A-Za-z0-9_-]{43})$/.exec(sigValue)
@@ -163,5 +161,5 @@ export function verifyIdentity(
   if (!safeEqual(m[2]!, mac(key, t, { method: req.method, url: req.url, host: req.host, requestId, operation, bodySha256 }, identity))) {
     return { ok: false, reason: 'identity signature does not verify' }
   }
-  return { ok: true, identity, requestId: requestId || null, signed: true, operation, bodySha256, signedAt: t }
+  return { ok: true, identity, requestId: requestId || null, signed: true, operation, bodySha256 }
 }

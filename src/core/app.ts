@@ -170,7 +170,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     const flags = routeOf(request)
     ctx.identity = checkSignedOperation(check.identity, check.operation, flags.operation, request.method, config.auth.routeMethods)
     // Every signed request runs once, reads included: a captured one replayed is refused.
-    if (check.signed && !seenRequestIds.claim(check.requestId ?? '', check.signedAt)) {
+    if (check.signed && !seenRequestIds.claim(check.requestId ?? '')) {
       request.log.warn('signed request replayed')
       throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
     }

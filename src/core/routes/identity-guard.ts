@@ -42,43 +42,36 @@ export function checkSignedOperation(
 /**
  * Signed requests already run by this core process, by request ID: a signed request
  * replayed to the core, a read as much as a write, is refused (docs/security.md#request-edges).
- * At most `max` are remembered, the oldest forgotten first (lru-cache: O(1) per claim and per
- * eviction). A remembered ID needs no expiry: once its signature is older than the
- * freshness window, verifyIdentity refuses it before it is claimed. An ID forgotten while
- * its signature was still fresh could no longer be told from a replay, so everything signed
- * at or before it is refused from then on: the bound shortens the window in which a
- * request may arrive, it never lets a replay through. The gateway forwards what it signs
- * within milliseconds, and its own retry signs afresh under a new ID (proxy/forward.ts).
- * Per process: a deployment with several cores keeps the freshness window as its bound
- * across them.
+ * At most `max` are remembered, the least recently claimed forgotten first (lru-cache: O(1)
+ * per claim and per eviction). A remembered ID needs no expiry: once its signature is
+ * older than the freshness window, verifyIdentity refuses it before it is claimed. An ID
+ * forgotten while its signature is still fresh is no longer recognised: the bound covers
+ * the whole window up to `max` signed requests per two freshness windows, and past that
+ * rate the last `max` requests. (Refusing whatever was signed before a forgotten ID would
+ * close that gap, but it refused honest requests signed ahead of time, as a load
+ * generator signs them.) The gateway's own retry signs afresh under a new ID
+ * (proxy/forward.ts). Per process: a deployment with several cores keeps the freshness
+ * window as its bound across them.
  */
 export class SeenRequestIds {
-  private readonly seen: LRUCache<string, number>
-  /** The latest signing time (unix seconds) of an ID forgotten to make room. */
-  private forgottenUpTo = Number.NEGATIVE_INFINITY
+  private readonly seen: LRUCache<string, true>
 
   constructor(max = seenRequestIdsMax) {
-    this.seen = new LRUCache<string, number>({
-      max,
-      dispose: (signedAt, _id, reason) => {
-        if (reason === 'evict' && signedAt > this.forgottenUpTo) this.forgottenUpTo = signedAt
-      },
-    })
+    this.seen = new LRUCache<string, true>({ max })
   }
 
-  /** True the first time `id` (signed at `signedAt`, unix seconds) is claimed; false for a replay. */
-  claim(id: string, signedAt: number): boolean {
-    if (signedAt <= this.forgottenUpTo || this.seen.has(id)) return false
-    this.seen.set(id, signedAt)
+  /** True the first time `id` is claimed; false for a replay of a remembered one. */
+  claim(id: string): boolean {
+    if (this.seen.has(id)) return false
+    this.seen.set(id, true)
     return true
   }
 }
 
 /**
  * Request IDs a core remembers: at two minutes' freshness window (twice the 60 s default
- * age, either way) this covers about 800 signed requests a second, and past that rate the
- * bound only narrows how late a request may arrive (seconds, not the milliseconds a
- * forward takes). About 11 MB when full: 5.6 MB of cache measured with 100,000 UUIDs
+ * age, either way) the whole window at up to about 800 signed requests a second, the last
+ * 100,000 past that. About 11 MB when full: 5.6 MB of cache measured with 100,000 UUIDs
  * claimed (node --expose-gc, heap after gc), plus the IDs' own strings.
  */
 export const seenRequestIdsMax = 100_000

@@ -28,6 +28,11 @@ export const ConfigSchema = Type.Object({
   globalHostAliases: Type.Array(HostPort),
   secretKey: Type.String({ minLength: 1 }),
   adminToken: Type.String({ minLength: 16 }),
+  /**
+   * Bearer token the /metrics endpoints (operator port, core metrics port) require when
+   * set; unset, they are open (docs/operations.md#metrics-token).
+   */
+  metricsToken: Type.Optional(Type.String({ minLength: 16 })),
   gateway: Type.Object({
     host: Type.String({ minLength: 1 }),
     port: Port,
@@ -197,6 +202,7 @@ const envSettings: ReadonlyArray<{ name: string; path: string; kind: 'text' | 'p
   { name: 'KIGO_PUBLIC_SCHEME', path: '/publicScheme', kind: 'text' },
   { name: 'KIGO_SECRET_KEY', path: '/secretKey', kind: 'text' },
   { name: 'KIGO_ADMIN_TOKEN', path: '/adminToken', kind: 'text' },
+  { name: 'KIGO_METRICS_TOKEN', path: '/metricsToken', kind: 'text' },
   { name: 'LOG_LEVEL', path: '/logLevel', kind: 'text' },
   { name: 'KIGO_GATEWAY_BIND', path: '/gateway/host', kind: 'text' },
   { name: 'KIGO_ADMIN_BIND', path: '/gateway/adminHost', kind: 'text' },

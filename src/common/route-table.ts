@@ -215,6 +215,16 @@ export function fastifyUrls(o: Operation): string[] {
 
 const unreserved = /[A-Za-z0-9\-._~]/
 
+/**
+ * True when position `i` of `raw` lies in the one segment of a keyword page's path,
+ * `/keyword/{word}`: a keyword may hold a `/` (`a/b`), which its page's path can only
+ * carry encoded, and it is kept encoded (`%2F`) in the canonical path. Nowhere else, and
+ * never under /api/: every router still splits every other path on the same slashes.
+ */
+function inKeywordWord(raw: string, i: number): boolean {
+  return i >= 9 && raw.startsWith('/keyword/') && raw.indexOf('/', 9) === -1
+}
+
 export type CanonicalPath = { ok: true; path: string } | { ok: false; reason: string }
 
 /**
@@ -226,6 +236,7 @@ export type CanonicalPath = { ok: true; path: string } | { ok: false; reason: st
  * empty segment (`//`), and `.` or `..` segments (RFC 3986 §5.2.4), however spelled.
  */
 export function canonicalPath(raw: string): CanonicalPath {
+  // (One exception to the encoded `/`: see inKeywordWord.)
   if (!raw.startsWith('/')) return { ok: false, reason: 'The request target must be a path (origin-form)' }
   // Runs on every request at both apps: the path is copied only from its first `%` on.
   let out = ''
@@ -238,7 +249,9 @@ export function canonicalPath(raw: string): CanonicalPath {
     const hex = raw.slice(i + 1, i + 3)
     if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return { ok: false, reason: 'The path is not validly percent-encoded' }
     const decoded = String.fromCharCode(parseInt(hex, 16))
-    if ('/\\%?#;\0'.includes(decoded)) return { ok: false, reason: `The path must not contain an encoded "${decoded === '\0' ? 'NUL' : decoded}"` }
+    if ('/\\%?#;\0'.includes(decoded) && !(decoded === '/' && inKeywordWord(raw, i))) {
+      return { ok: false, reason: `The path must not contain an encoded "${decoded === '\0' ? 'NUL' : decoded}"` }
+    }
     out += raw.slice(copied, i) + (unreserved.test(decoded) ? decoded : `%${hex.toUpperCase()}`)
     i += 2
     copied = i + 1

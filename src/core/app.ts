@@ -9,6 +9,7 @@ import { clientGone, isWrite } from '../common/client-gone.js'
 import { formatOfPath } from '../common/formats.js'
 import { identityKey, verifyIdentity, type IdentityCheck } from '../common/identity.js'
 import { requestLogging } from '../common/request-logger.js'
+import { clientErrorHandler, frameworkErrors, repeatedHost, repeatedHostError } from '../common/request-edges.js'
 import { deploymentMatcher, expectedHosts, type Hosts } from './entries/deployment.js'
 import type { ContentStore } from './store/types.js'
 import type { CoreMetrics } from './metrics.js'
@@ -52,6 +53,8 @@ const coreWording: FailureWording = {
         return errors.unsupportedMedia('unsupported_media_type', 'Send parameters as application/x-www-form-urlencoded or multipart/form-data')
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return errors.tooLarge('body_too_large', 'The request body is too large')
+      // (A URIError's message repeats the text it could not decode: never sent back.)
+      case 'URIError':
       case 'FST_ERR_BAD_URL':
         return errors.badRequest('bad_encoding', 'Malformed percent-encoding in the path')
       case 'FST_ERR_MAX_PARAM_LENGTH':
@@ -86,7 +89,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   const deploymentOf = deploymentMatcher(hosts)
   const unknownDeployment = `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')}`
   const key = identityKey(config.secretKey)
-  const seenRequestIds = new SeenRequestIds(config.core.identityMaxAgeSeconds * 2)
+  const seenRequestIds = new SeenRequestIds()
 
   const app = Fastify({
     logger: options.logger ?? false,
@@ -96,9 +99,9 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
       const given = req.headers['x-kigo-request-id']
       return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID()
     },
-    frameworkErrors: (err, request, reply) => {
-      sendError(request, reply, failureResponse(err, coreWording))
-    },
+    // The router's own failures in the catalogue, never echoing the URL (request-edges.ts).
+    frameworkErrors: frameworkErrors(sendError),
+    clientErrorHandler,
   })
 
   // Every request object has this property from the start (one shape for all of them).
@@ -111,6 +114,14 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   // Bodies: urlencoded (decoded strictly, see form-decoding.ts) and multipart only.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
+    // The gateway reads every form whole and signs its digest: a signed form without one
+    // is not a body the gateway verified (docs/security.md#request-edges).
+    const ctx = contextOf(request)
+    if (ctx.identity && ctx.bodySha256 === undefined) {
+      request.log.warn('signed form without a body digest')
+      done(errors.unauthorized('invalid_identity', 'The identity of this request could not be verified'), undefined)
+      return
+    }
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase()
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
       done(errors.unsupportedMedia('unsupported_charset', 'Parameters must be UTF-8'), undefined)
@@ -131,6 +142,8 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   // for makes no promises, and the route's config is read once (Fastify builds a new
   // routeOptions object on every read).
   app.addHook('onRequest', (request, reply, done) => {
+    // RFC 9112 §3.2: one Host, or 400 (docs/security.md#request-edges).
+    if (repeatedHost(request.raw.rawHeaders)) throw repeatedHostError()
     const ctx = contextOf(request)
     const url = request.raw.url ?? '/'
     // API answers depend on the requester: never cached (errors included).
@@ -179,7 +192,8 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     const ctx = contextOf(request)
     ctx.operation = operation
     ctx.identity = checkSignedOperation(check.identity, check.operation, operation, request.method, config.auth.routeMethods)
-    if (ctx.identity && check.requestId !== null && request.method !== 'GET' && request.method !== 'HEAD' && !seenRequestIds.claim(check.requestId)) {
+    // Every signed request runs once, reads included: a captured one replayed is refused.
+    if (check.signed && !seenRequestIds.claim(check.requestId ?? '')) {
       request.log.warn('signed request replayed')
       throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
     }

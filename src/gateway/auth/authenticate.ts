@@ -155,14 +155,17 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   /** The credential method to verify, or the decision when there is nothing to verify. */
   const triage = (req: AuthRequest, route: RoutePolicy): AuthDecision | AuthMethod => {
     const kinds = detectCredentials(req)
-    if (kinds.length > 1) {
-      return fail('none', 'malformed', new ApiError(400, 'multiple_credentials', `Send one kind of credentials, not ${kinds.join(' and ')}`))
+    // A scheme no verifier knows (Bearer, Digest, Negotiate…) is a credential too: beside
+    // another kind it is a second credential, never ignored (docs/security.md#request-edges).
+    const unknown = unknownAuthorizationScheme(req)
+    if (kinds.length > 1 || (kinds.length === 1 && unknown !== null)) {
+      const named = unknown === null ? kinds.join(' and ') : `${kinds[0]!} and an Authorization header of another scheme`
+      return fail('none', 'malformed', new ApiError(400, 'multiple_credentials', `Send one kind of credentials, not ${named}`))
     }
     const method = kinds[0]
     if (method === undefined) {
-      // Present credentials are always verified (SPEC §4.1): a scheme no verifier knows
-      // (Bearer, Digest…) is refused rather than ignored.
-      const unknown = unknownAuthorizationScheme(req)
+      // Present credentials are always verified: a scheme no verifier knows is refused
+      // rather than ignored, on every route, anonymous ones included.
       if (unknown !== null) {
         return fail('none', 'malformed', new ApiError(401, 'unsupported_credentials', `The ${unknown} authorization scheme is not accepted; use ${route.methods.join(', ')}`, { 'www-authenticate': challenges(realm, route.methods) }))
       }

@@ -2,6 +2,8 @@
 // the operator API behind the admin bearer token, Prometheus metrics, health.
 import Fastify, { type FastifyInstance } from 'fastify'
 import { clientDeadlines, closeSilentConnections } from '../../common/client-deadlines.js'
+import { metricsTokenHook } from '../../common/metrics-token.js'
+import { clientErrorHandler, frameworkErrors } from '../../common/request-edges.js'
 import { requestLogging } from '../../common/request-logger.js'
 import health from '../plugins/health.js'
 import type { GatewayDeps } from '../plugins/deps.js'
@@ -41,7 +43,15 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
   // The public port's client deadlines here too: a client that sends a head slowly, or
   // never reads an answer, must not hold the operator port (or its close) forever. Its
   // own connection cap: a flood here cannot take the descriptors the public port needs.
-  const app = Fastify({ ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }), ...requestLogging(), return503OnClosing: true, ...clientDeadlines(deps.config.gateway.http) })
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    ...requestLogging(),
+    return503OnClosing: true,
+    ...clientDeadlines(deps.config.gateway.http),
+    // The framework's own failures in the operator API's JSON, never Fastify's bodies.
+    frameworkErrors: frameworkErrors((_request, reply, err) => reply.code(err.status).send({ error: { status: err.status, code: err.code, message: err.message } })),
+    clientErrorHandler,
+  })
   app.server.maxConnections = deps.config.gateway.http.operatorMaxConnections
   closeSilentConnections(app)
   const migration = deps.migration
@@ -78,7 +88,8 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     })
   }
 
-  app.get('/metrics', async (_request, reply) => {
+  const metricsToken = metricsTokenHook(deps.config.metricsToken)
+  app.get('/metrics', { ...(metricsToken ? { onRequest: metricsToken } : {}) }, async (_request, reply) => {
     const body = await deps.metrics.registry.metrics()
     return reply.type(deps.metrics.registry.contentType).send(body)
   })

@@ -33,6 +33,8 @@ const gatewayWording: FailureWording = {
 }
 
 async function gatewayErrors(app: FastifyInstance): Promise<void> {
+  // A method no route has (TRACE, PROPFIND…): kigo's 404, not Fastify's default body.
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, errors.notFound()))
   app.setErrorHandler((err: Error, request, reply) => {
     const apiError = failureResponse(err, gatewayWording)
     if (apiError.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'gateway error')

@@ -1,7 +1,7 @@
 // A core app over a real store (by default the embedded database in a temp directory; the
 // route tests run once per storage backend of helpers/backends.ts, each harness on a fresh
 // database), and requests signed the way the gateway signs them (SPEC §4.6).
-import { randomBytes, randomUUID, type KeyObject } from 'node:crypto'
+import { createHash, randomBytes, randomUUID, type KeyObject } from 'node:crypto'
 import { operationNameOf } from '../../../src/common/route-table.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -81,7 +81,10 @@ export async function startHarness(overrides: Record<string, unknown> = {}, stor
           ? { user: req.as, userName: `${req.as} name`, authMethod: 'oauth', consumer: 'ck', scopes: ['write_public', 'write_private'] }
           : { userName: `${req.as.user} name`, authMethod: 'oauth', consumer: 'ck', scopes: ['write_public', 'write_private'], ...req.as }
       if (!req.unsigned) {
-        Object.assign(headers, signIdentity(key, { method: method, url: req.url, host, requestId: randomUUID(), operation: operationNameOf(method, req.url), bodySha256: '' }, identity, req.signedAt))
+        // The gateway reads a form whole and signs its digest; the core refuses a signed form without one.
+        const formBody = method !== 'GET' && method !== 'HEAD' && req.payload !== undefined && /^\s*application\/x-www-form-urlencoded/i.test(headers['content-type'] ?? '')
+        const bodySha256 = formBody ? createHash('sha256').update(req.payload as string | Buffer).digest('base64url') : ''
+        Object.assign(headers, signIdentity(key, { method: method, url: req.url, host, requestId: randomUUID(), operation: operationNameOf(method, req.url), bodySha256 }, identity, req.signedAt))
       } else if (identity) {
         headers['x-kigo-user'] = identity.user
       }

@@ -6,6 +6,7 @@ import { formatOfPath, render, renderError, type Format, type XmlObject } from '
 import type { Identity } from '../../common/identity.js'
 import type { Deployment } from '../store/types.js'
 import type { Operation } from '../../common/route-table.js'
+import type { UploadGuard } from './upload-guard.js'
 
 export interface RequestContext {
   format: Format
@@ -18,6 +19,8 @@ export interface RequestContext {
   bodySha256?: string
   /** For a multipart body under a signed digest: whether the body read was the one signed. */
   bodyCheck?: Promise<boolean>
+  /** For a multipart upload: rejects with the answer when it is stopped (upload-guard.ts). */
+  upload?: UploadGuard
   /** The routed route's config (its flags and pattern), read once by the onRequest hook. */
   route?: RouteConfig
 }

@@ -61,8 +61,21 @@ export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now
     body: Buffer.isBuffer(request.body) ? request.body : undefined,
     ...(streamed ? { deferBodyHash: (algorithm: BodyHash['algorithm'], expected: string) => void (request.bodyHash = { algorithm, expected }) } : {}),
     now,
-    readBodyForAdvice: (limit) => readStreamedBody(request.body, limit),
+    readBodyForAdvice: (limit) => readForAdvice(request, limit),
   }
+}
+
+/**
+ * A failed signature's body, read to explain the failure (verify.ts asks only for one
+ * declared within `limit`): its bytes are taken from the gateway's body budget while
+ * read, and nothing is read when the budget cannot hold them.
+ */
+function readForAdvice(request: FastifyRequest, limit: number): Promise<Buffer | null> {
+  const budget = (request.server as Partial<Pick<FastifyInstance, 'bodyBudget'>>).bodyBudget
+  const declared = Math.min(Number(request.headers['content-length']) || limit, limit)
+  if (budget === undefined) return readStreamedBody(request.body, limit)
+  if (budget.take('', declared) !== null) return Promise.resolve(null)
+  return readStreamedBody(request.body, limit).finally(() => budget.release('', declared))
 }
 
 function isStream(body: unknown): body is NodeJS.ReadableStream {

@@ -4,7 +4,7 @@
 // (§3.5.2), so it is read before the credential is verified. It is therefore bounded
 // twice: each form to gateway.formBodyLimitBytes (413 past it), and the forms all requests
 // hold at once to gateway.formBytesInFlight (503 with Retry-After past it, before more is
-// read). Everything else (multipart uploads, JSON, bytes) is passed on as a stream, never
+// read); the small bodies read to explain a failed signature count against the same bound. Everything else (multipart uploads, JSON, bytes) is passed on as a stream, never
 // read here: a body under oauth_body_hash is checked as it streams (proxy/body-hash-gate.ts).
 import { Transform } from 'node:stream'
 import fp from 'fastify-plugin'
@@ -17,8 +17,16 @@ import { isFormContentType } from '../auth/oauth/parameters.js'
 /** What a form refused for the shared bound is told to wait (Retry-After, seconds). */
 const formRetryAfterSeconds = 2
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The bytes of request bodies the gateway reads (forms, a failed signature's explanation), bounded together. */
+    bodyBudget: ByteBudget
+  }
+}
+
 async function bodyParsers(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
   const budget = new ByteBudget(config.gateway.formBytesInFlight)
+  app.decorate('bodyBudget', budget)
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: config.gateway.formBodyLimitBytes }, (_req, body, done) => done(null, body))
   app.addContentTypeParser('*', (_req, payload, done) => done(null, payload))

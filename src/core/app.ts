@@ -182,7 +182,8 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   })
 
   // A multipart upload to an operation that takes one is bounded in bytes held and in time
-  // (upload-guard.ts); a body whose digest the gateway signed is the body that runs (SPEC §4.6).
+  // (upload-guard.ts); a body whose digest the gateway signed is the body that runs
+  // (docs/security.md#bodies-and-uploads).
   app.addHook('preParsing', (request, reply, payload, done) => {
     const ctx = contextOf(request)
     const expected = ctx.bodySha256

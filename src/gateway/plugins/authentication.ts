@@ -83,7 +83,8 @@ function isStream(body: unknown): body is NodeJS.ReadableStream {
 }
 
 /**
- * The digest the core is told the body has (SPEC §4.6): base64url SHA-256 of a form the
+ * The digest the core is told the body has (docs/security.md#bodies-and-uploads):
+ * base64url SHA-256 of a form the
  * gateway read, or the client's oauth_body_hash of a streamed body (base64url, prefixed
  * `sha1:` for SHA-1); '' when nothing vouches for the body.
  */

@@ -7,6 +7,8 @@ import { connect, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { pngHeader } from '../helpers/image-headers.js'
+import { authorizationHeader, hmacSha1Signature, protocolParams, type OAuthCredentials } from '../helpers/oauth-header.js'
+import { createHash } from 'node:crypto'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -14,6 +16,7 @@ const timeoutMs = 4000
 
 let stack: Stack
 const passwords = new Map<string, string>()
+let client: OAuthCredentials
 
 beforeAll(async () => {
   stack = await startStack({
@@ -22,6 +25,7 @@ beforeAll(async () => {
     },
   })
   for (const id of ['ann', 'bob', 'cat', 'dan', 'eve']) passwords.set(id, (await stack.addUser(id)).api_password)
+  client = await stack.addOAuthClient('eve', ['read_public', 'write_public'])
 }, 120_000)
 
 afterAll(async () => {
@@ -145,4 +149,33 @@ describe('uploads held in memory are bounded', () => {
     await new Promise((r) => setTimeout(r, 500))
     expect((await upload('eve', 1 * MiB).answer).status).toBe(200)
   }, 30_000)
+})
+
+describe('a multipart upload under oauth_body_hash, through the gateway and the core', () => {
+  const post = (signedBody: Buffer, sentBody: Buffer) => {
+    const path = '/api/statuses/update.json'
+    const params = protocolParams(client, { oauth_body_hash: createHash('sha1').update(signedBody).digest('base64') })
+    const header = authorizationHeader(params, hmacSha1Signature(client, 'POST', `${stack.url}${path}`, Object.entries(params)))
+    return fetch(`${stack.url}${path}`, { method: 'POST', headers: { authorization: header, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: new Uint8Array(sentBody) })
+  }
+  const body = (bytes: number) => {
+    const { head, image, tail } = filePart(bytes)
+    return Buffer.concat([head, image, tail])
+  }
+
+  it('the body whose hash was signed is streamed and posted', async () => {
+    const b = body(1 * MiB)
+    const res = await post(b, b)
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as { text: string }).text).toContain('/photos/eve/')
+  })
+
+  it('another body of the same length: 401 signature_invalid, and nothing is posted', async () => {
+    const timeline = async () => ((await (await fetch(`${stack.url}/api/statuses/user_timeline/eve.json`)).json()) as unknown[]).length
+    const before = await timeline()
+    const res = await post(body(1 * MiB), body(1 * MiB))
+    expect(res.status).toBe(401)
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('signature_invalid')
+    expect(await timeline()).toBe(before)
+  })
 })

@@ -41,8 +41,18 @@ export const ConfigSchema = Type.Object({
     coreUrl: Type.String({ pattern: '^https?://' }),
     coreTimeoutMs: Type.Integer({ minimum: 1 }),
     stripCredentials: Type.Boolean(),
-    /** Largest body read whole to check oauth_body_hash (other bodies are streamed). */
-    hashedBodyLimitBytes: Type.Integer({ minimum: 1 }),
+    /**
+     * Largest application/x-www-form-urlencoded body the gateway reads (before verifying
+     * the credential: a form's parameters are signed, RFC 5849 §3.4.1.3.1); larger ones
+     * get 413. Every other body is streamed to the core, never read by the gateway
+     * (docs/security.md#bodies-and-uploads).
+     */
+    formBodyLimitBytes: Type.Integer({ minimum: 1024 }),
+    /**
+     * Form bytes all requests together may hold in the gateway's memory at once; past it
+     * a form is refused with 503 and Retry-After before it is read.
+     */
+    formBytesInFlight: Type.Integer({ minimum: 1024 }),
     /** Client-side deadlines (both listeners) and the connection caps (like nginx's defaults). */
     http: Type.Object({
       /** The whole request head must arrive within this. */
@@ -75,6 +85,19 @@ export const ConfigSchema = Type.Object({
       sourceChars: Type.Integer({ minimum: 1 }),
       fileBytes: Type.Integer({ minimum: 1 }),
       files: Type.Integer({ minimum: 1 }),
+      /** An image whose header declares a side longer than this (pixels) is not accepted (415 not_an_image). */
+      imageMaxSide: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    }),
+    /**
+     * Multipart uploads (docs/operations-memory.md): the bytes every upload in progress
+     * holds in memory together, and those of one user's uploads, are bounded; past either
+     * bound an upload is refused (503, or 429 for one user's share, with Retry-After). An
+     * upload whose body has not arrived within timeoutMs is cut with 408.
+     */
+    uploads: Type.Object({
+      bytesInFlight: Type.Integer({ minimum: 1024 }),
+      bytesInFlightPerUser: Type.Integer({ minimum: 1024 }),
+      timeoutMs: Type.Integer({ minimum: 100 }),
     }),
     // SPEC §2.8 sort=hot and §2.10 keywords/hot look back this far.
     hotEntriesHours: Type.Integer({ minimum: 1 }),

@@ -16,6 +16,8 @@ import type { CoreMetrics } from './metrics.js'
 import { checkSignedOperation, SeenRequestIds, tapBodyDigest, verifiedBody } from './routes/identity-guard.js'
 import { canonicalPath, namesId, operations, withIdParameter, type Operation } from '../common/route-table.js'
 import { contextOf, routeOf, sendError, type RouteConfig } from './routes/context.js'
+import { guardUpload } from './routes/upload-guard.js'
+import { ByteBudget } from '../common/byte-budget.js'
 import type { CoreDeps } from './routes/deps.js'
 import { favoriteRoutes } from './routes/favorites.js'
 import { followRoutes } from './routes/follows.js'
@@ -39,6 +41,9 @@ export interface CoreAppOptions {
   /** Where requests and store failures are counted (src/core/metrics.ts). */
   metrics?: CoreMetrics
 }
+
+/** What a refused upload is told to wait before trying again (Retry-After, seconds). */
+const uploadRetryAfterSeconds = 5
 
 /** A request ID from the gateway is kept for log correlation when it looks like one. */
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
@@ -90,6 +95,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   const unknownDeployment = `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')}`
   const key = identityKey(config.secretKey)
   const seenRequestIds = new SeenRequestIds()
+  const uploads = new ByteBudget(config.core.uploads.bytesInFlight, config.core.uploads.bytesInFlightPerUser)
 
   const app = Fastify({
     logger: options.logger ?? false,
@@ -218,17 +224,24 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     done()
   })
 
-  // A body the gateway read and verified is the body that runs (SPEC §4.6).
-  app.addHook('preParsing', (request, _reply, payload, done) => {
+  // A multipart upload to an operation that takes one is bounded in bytes held and in time
+  // (upload-guard.ts); a body whose digest the gateway signed is the body that runs
+  // (docs/security.md#bodies-and-uploads).
+  app.addHook('preParsing', (request, reply, payload, done) => {
     const ctx = contextOf(request)
     const expected = ctx.bodySha256
-    if (expected === undefined) return done(null, payload)
     // The multipart parser reads the request itself (and marks it only after this hook).
     if (/^\s*multipart\/form-data/i.test(request.headers['content-type'] ?? '')) {
-      ctx.bodyCheck = tapBodyDigest(payload, expected)
+      if (routeOf(request).operation?.method === 'POST') {
+        ctx.upload = guardUpload(request, reply, ctx.identity?.user ?? '', { budget: uploads, timeoutMs: config.core.uploads.timeoutMs, retryAfterSeconds: uploadRetryAfterSeconds })
+      }
+      if (expected !== undefined) ctx.bodyCheck = tapBodyDigest(payload, expected)
       return done(null, payload)
     }
-    verifiedBody(payload, expected, config.core.limits.fileBytes * (config.core.limits.files + 1)).then((body) => done(null, body), done)
+    if (expected === undefined) return done(null, payload)
+    // Only forms are parsed here (anything else is 415 unread): read within the parsers' own limit.
+    if (!/^\s*application\/x-www-form-urlencoded/i.test(request.headers['content-type'] ?? '')) return done(null, payload)
+    verifiedBody(payload, expected, app.initialConfig.bodyLimit ?? 1024 * 1024).then((body) => done(null, body), done)
   })
 
   // SPEC §4.6: the public profile copy follows the identity. A write whose client is gone

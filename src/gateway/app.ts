@@ -37,7 +37,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   app.server.maxConnections = config.gateway.http.maxConnections
   closeSilentConnections(app)
 
-  await app.register(bodyParsers)
+  await app.register(bodyParsers, { config })
   await app.register(gatewayErrors)
   await app.register(requestLog, { metrics: deps.metrics })
   await app.register(health, { ready: deps.ready })

@@ -93,7 +93,7 @@ export async function readEntryRequest(request: FastifyRequest, opts: ReadOption
   const ctx = contextOf(request)
   // Written out, not spread: this runs on every request.
   const names = opts.names.length === 0 ? commonParams : [...commonParams, ...opts.names]
-  const params = await readParams(request, { names, maxFiles: opts.maxFiles, fileBytes: opts.fileBytes })
+  const params = await readParams(request, { names, maxFiles: opts.maxFiles, fileBytes: opts.fileBytes, ...(opts.imageMaxSide === undefined ? {} : { imageMaxSide: opts.imageMaxSide }) })
   // An empty callback is no callback.
   const callback = params.get('callback') || undefined
   ctx.callback = callback

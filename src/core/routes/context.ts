@@ -6,6 +6,7 @@ import { formatOfPath, render, renderError, type Format, type XmlObject } from '
 import type { Identity, IdentityCheck } from '../../common/identity.js'
 import type { Deployment } from '../store/types.js'
 import type { Operation } from '../../common/route-table.js'
+import type { UploadGuard } from './upload-guard.js'
 
 export interface RequestContext {
   format: Format
@@ -25,6 +26,8 @@ export interface RequestContext {
   operation?: Operation | undefined
   /** A verified signature whose admission waits for the parsed body (app.ts). */
   pendingIdentity?: IdentityCheck & { ok: true }
+  /** For a multipart upload: rejects with the answer when it is stopped (upload-guard.ts). */
+  upload?: UploadGuard
   /** The routed route's config (its flags and pattern), read once by the onRequest hook. */
   route?: RouteConfig
 }

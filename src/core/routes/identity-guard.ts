@@ -77,11 +77,21 @@ export class SeenRequestIds {
 export const seenRequestIdsMax = 100_000
 
 /**
+ * The hash a signed body digest names and its base64url value: SHA-256 (the gateway's own
+ * digest of a form it read), or, when prefixed `sha1:`, SHA-1 (a client's oauth_body_hash
+ * under HMAC-SHA1, vouched for by the gateway; see identity.ts).
+ */
+export function digestOf(expected: string): { algorithm: 'sha1' | 'sha256'; value: string } {
+  return expected.startsWith('sha1:') ? { algorithm: 'sha1', value: expected.slice(5) } : { algorithm: 'sha256', value: expected }
+}
+
+/**
  * The request body read whole and checked against the digest the gateway signed, handed
- * on as a stream to the body parsers. The gateway read it whole too, within `limit`.
+ * on as a stream to the body parsers (forms only, within `limit`).
  */
 export async function verifiedBody(payload: NodeJS.ReadableStream, expected: string, limit: number): Promise<Readable> {
-  const hash = createHash('sha256')
+  const digest = digestOf(expected)
+  const hash = createHash(digest.algorithm)
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of payload as AsyncIterable<Buffer>) {
@@ -90,7 +100,7 @@ export async function verifiedBody(payload: NodeJS.ReadableStream, expected: str
     hash.update(chunk)
     chunks.push(chunk)
   }
-  if (hash.digest('base64url') !== expected) throw refused()
+  if (hash.digest('base64url') !== digest.value) throw refused()
   return Readable.from([Buffer.concat(chunks)])
 }
 
@@ -101,10 +111,11 @@ export async function verifiedBody(payload: NodeJS.ReadableStream, expected: str
  * before any write starts, so the answer is known before it matters (params.ts).
  */
 export function tapBodyDigest(payload: NodeJS.ReadableStream, expected: string): Promise<boolean> {
-  const hash = createHash('sha256')
+  const digest = digestOf(expected)
+  const hash = createHash(digest.algorithm)
   const result = new Promise<boolean>((resolve) => {
     payload.on('data', (chunk: Buffer) => hash.update(chunk))
-    payload.once('end', () => resolve(hash.digest('base64url') === expected))
+    payload.once('end', () => resolve(hash.digest('base64url') === digest.value))
     payload.once('error', () => resolve(false))
   })
   // The listener above would start the flow before the parser is attached: held until it is.

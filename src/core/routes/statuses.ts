@@ -48,6 +48,7 @@ export function statusRoutes(app: FastifyInstance, deps: CoreDeps): void {
         names: ['keyword', 'status', 'in_reply_to_status_id', 'source'],
         maxFiles: limits.files,
         fileBytes: limits.fileBytes,
+        imageMaxSide: limits.imageMaxSide,
       })
       // Rule 2: exactly one of a non-blank status and files.
       const status = params.get('status')

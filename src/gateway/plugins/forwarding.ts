@@ -13,6 +13,9 @@ import { registerForwarding, type ForwardContext } from '../proxy/forward.js'
 import { routeResolver, type RoutePolicy } from '../domain/routes.js'
 import type { AuthDecision } from '../auth/authenticate.js'
 import { bodyDigest } from './authentication.js'
+import { gateBodyHash } from '../proxy/body-hash-gate.js'
+import { challenges } from '../auth/authenticate.js'
+import { Readable } from 'node:stream'
 import { sendError } from './errors.js'
 
 export interface ForwardingOptions {
@@ -54,6 +57,12 @@ async function forwarding(app: FastifyInstance, { config, coreWatch }: Forwardin
 
   const send = (request: FastifyRequest, reply: FastifyReply, route: RoutePolicy, identity: ForwardContext['identity'], stripCredentials: boolean): void => {
     const origin = app.publicOrigin(request)
+    // A streamed body under oauth_body_hash goes to the core through the hash check.
+    if (request.bodyHash !== null && request.body instanceof Readable) {
+      request.body = gateBodyHash(request.body, request.bodyHash, () => errors.unauthorized('signature_invalid', 'oauth_body_hash does not match the body', {
+        'www-authenticate': challenges(config.auth.realm, ['oauth'], { oauth_problem: 'signature_invalid' }),
+      }))
+    }
     request.upstreamStartedAt = process.hrtime.bigint()
     forward(request, reply, {
       identity,

@@ -20,8 +20,9 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { Readable } from 'node:stream'
 import { Agent, type Dispatcher } from 'undici'
 import { clientGone } from '../../common/client-gone.js'
+import { closeAfterAnswer } from '../../common/linger.js'
 import { type Identity, signIdentity } from '../../common/identity.js'
-import { errors, type ApiError } from '../../common/errors.js'
+import { ApiError, errors } from '../../common/errors.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
 
 export interface ForwardOptions {
@@ -220,7 +221,10 @@ class CoreAnswer implements Dispatcher.DispatchHandler {
     this.headers = answerHeaders(headers)
     // An HTTP/1.1 connection cannot be reused until its request body has been read: when
     // the core answered before that (a refusal), the connection closes after the answer.
-    if (!request.raw.complete) this.headers.connection = 'close'
+    if (!request.raw.complete) {
+      this.headers.connection = 'close'
+      closeAfterAnswer(request.raw, reply.raw)
+    }
     const length = headers['content-length']
     if (hasNoBody(request.method, statusCode) || (typeof length === 'string' && Number(length) <= wholeAnswerLimit)) {
       this.chunks = []
@@ -298,6 +302,11 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
   })
 
   const failed = (request: FastifyRequest, reply: FastifyReply, err: Error & { code?: string }): void => {
+    // The gateway's own refusal of a body it was streaming (body-hash-gate.ts): the client's answer.
+    if (err instanceof ApiError) {
+      if (!reply.sent) void reply.send(err)
+      return
+    }
     const apiError = upstreamError(err)
     if (clientGone(request, reply)) {
       // The client went away mid-request (an aborted upload): theirs to retry, not ours.

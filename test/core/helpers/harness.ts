@@ -1,6 +1,7 @@
 // A core app over a real store (by default the embedded database in a temp directory; the
 // route tests run once per storage backend of helpers/backends.ts, each harness on a fresh
 // database), and requests signed the way the gateway signs them (SPEC §4.6).
+import { gifHeader, jpegHeader, pngHeader, webpHeader } from '../../helpers/image-headers.js'
 import { createHash, randomBytes, randomUUID, type KeyObject } from 'node:crypto'
 import { operationNameOf } from '../../../src/common/route-table.js'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -134,10 +135,10 @@ export function parseXml(text: string): Record<string, unknown> {
   return new XMLParser({ parseTagValue: false, ignoreDeclaration: false, ignoreAttributes: false }).parse(text) as Record<string, unknown>
 }
 
-/** Minimal images of each type, judged by their leading bytes. */
+/** Minimal images of each type: a header that decodes (1×1 pixel), then random bytes. */
 export const images = {
-  png: Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(64)]),
-  jpg: Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), randomBytes(64)]),
-  gif: Buffer.concat([Buffer.from('GIF89a', 'latin1'), randomBytes(64)]),
-  webp: Buffer.concat([Buffer.from('RIFF', 'latin1'), Buffer.from([0x40, 0, 0, 0]), Buffer.from('WEBPVP8 ', 'latin1'), randomBytes(52)]),
+  png: Buffer.concat([pngHeader(1, 1), randomBytes(64)]),
+  jpg: Buffer.concat([jpegHeader(1, 1), randomBytes(64)]),
+  gif: Buffer.concat([gifHeader(1, 1), randomBytes(64)]),
+  webp: Buffer.concat([webpHeader('VP8 ', 1, 1), randomBytes(52)]),
 }

@@ -1,5 +1,6 @@
 // statuses/update through HTTP (SPEC §2.2): every rule, in JSON and XML, and every kind of
 // bad input getting its 4xx and changing nothing.
+import { pngHeader } from '../../helpers/image-headers.js'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import Value from 'typebox/value'
 import { EntryJson } from '../../../src/core/render/schemas.js'
@@ -193,6 +194,8 @@ describeEachBackend('statuses/update', routeBackends, (storage) => {
         [Array.from({ length: 5 }, () => ['file', { bytes: images.png }] as Part), 400, 'too_many_files'],
         [[['file', { bytes: images.png }], ['file', { bytes: Buffer.from('<html>not an image</html>'), filename: 'x.png', type: 'image/png' }]], 415, 'not_an_image'],
         [[['file', { bytes: Buffer.alloc(0) }]], 415, 'not_an_image'],
+        [[['file', { bytes: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) }]], 415, 'not_an_image'],
+        [[['file', { bytes: pngHeader(16_385, 16_385) }]], 415, 'not_an_image'],
         [[['file', { bytes: Buffer.concat([images.png, Buffer.alloc(300)]) }]], 413, 'file_too_large', small],
         [[['file', { bytes: images.png }], ['status', 'both']], 400, 'status_and_file'],
         [[['photo', { bytes: images.png }]], 400, 'invalid_parameter'],

@@ -25,6 +25,9 @@ import { UsageRecorder } from './usage/recorder.js'
 import { UsageStore } from './usage/store.js'
 import { AppUseRecorder, AppUseStore } from './usage/app-use.js'
 import { AuditStore } from './audit/store.js'
+import { accountSitesSection, oidcProvider, OidcProviders, OidcStore } from './oidc/index.js'
+import { defaults as providerDefaults } from './provider/context.js'
+import { Sessions } from './provider/session.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -163,10 +166,18 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     return { store: storeOk, ...(redisOk === undefined ? {} : { redis: redisOk }), core: coreOk }
   }
 
+  // ---- the OpenID Connect provider (docs/oidc.md): its state and keys in the shared store.
+  const oidcStore = new OidcStore(opsDb, config.secretKey, now)
+  const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, metrics, now })
+  await oidcProviders.load()
+
   const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage: observer, coreWatch, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
-  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
-  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit: new AuditStore(opsDb) })
+  const accountSections = [(user: { id: string; name: string }, csrfToken: string) => accountSitesSection(oidcStore, user, csrfToken)]
+  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, accountSections, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
+  const sessions = new Sessions(store, { ttlSeconds: providerDefaults.sessionTtlSeconds, visitorTtlSeconds: providerDefaults.visitorSessionTtlSeconds }, now)
+  await app.register(oidcProvider, { config, store: oidcStore, users: store, sessions, providers: oidcProviders, metrics, now })
+  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit: new AuditStore(opsDb), oidc: { store: oidcStore, providers: oidcProviders } })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
   if (logger) {

@@ -16,6 +16,9 @@ import type { UsageStore } from '../usage/store.js'
 import { dashboard } from './dashboard.js'
 import { policyApi } from './policy-api.js'
 import { usageApi } from './usage-api.js'
+import { oidcAdminApi } from '../oidc/admin-api.js'
+import type { OidcProviders } from '../oidc/index.js'
+import type { OidcStore } from '../oidc/store.js'
 
 export interface OperatorDeps extends GatewayDeps {
   store: IdentityAdministration
@@ -23,6 +26,8 @@ export interface OperatorDeps extends GatewayDeps {
   migration?: { policy: PolicyService; usageStore: UsageStore; recorder: UsageRecorder }
   /** The audit trail of operator changes. */
   audit?: AuditStore
+  /** The OpenID Connect provider's relying parties and keys (docs/oidc.md). */
+  oidc?: { store: OidcStore; providers: Pick<OidcProviders, 'rotateKey'> }
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
@@ -42,6 +47,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     const audit = deps.audit
     await api.register(adminApi, { store: deps.store, ...(audit ? { audit } : {}) })
     if (audit) await api.register(auditApi, { audit })
+    if (deps.oidc) await api.register(oidcAdminApi, { store: deps.oidc.store, providers: deps.oidc.providers, users: deps.store, ...(audit ? { audit } : {}) })
     if (migration) {
       await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })
       await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder, emails })

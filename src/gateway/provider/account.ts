@@ -22,7 +22,7 @@ const apiPasswordBytes = 18
 /** Where a login may send the user on: a local page of the account area or the authorize step. */
 export function safeNext(value: string | null | undefined): string | null {
   if (typeof value !== 'string' || value.length > 4096) return null
-  if (!/^\/(account|oauth\/authorize)(?=[/?]|$)/.test(value)) return null
+  if (!/^\/(account|oauth\/authorize|oidc\/interaction)(?=[/?]|$)/.test(value)) return null
   if (/[\\\s\u0000-\u001f\u007f]/.test(value) || value.includes('/..') || value.startsWith('//')) return null
   return value
 }
@@ -35,6 +35,7 @@ const notices: Record<string, string> = {
   signed_out: 'You are signed out.',
   password_changed: 'Your password was changed. You were signed out everywhere else.',
   email: 'Your contact e-mail was saved.',
+  oidc_revoked: 'The site’s access was revoked. Signing in there again asks you first.',
 }
 
 export function registerAccount(app: FastifyInstance, ctx: ProviderContext): void {
@@ -70,13 +71,14 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
 
   const renderAccount = async (reply: FastifyReply, status: number, session: Session & { user: User }, form: RegisterForm, notice?: string, passwordError?: string) => {
     const migration = ctx.migration
-    const [api, authorized, registered, usage, lastUsed, email] = await Promise.all([
+    const [api, authorized, registered, usage, lastUsed, email, sections] = await Promise.all([
       store.getApiPassword(session.user.id),
       store.listAuthorizedApplications(session.user.id),
       store.listConsumers(session.user.id),
       migration ? migration.usage.list({ user: session.user.id, limit: 200 }) : Promise.resolve([]),
       migration ? migration.appUse.forUser(session.user.id) : Promise.resolve(new Map<string, number>()),
       store.getUserEmail(session.user.id),
+      Promise.all(ctx.accountSections.map((section) => section(session.user, session.csrfToken))),
     ])
     const now = ctx.now()
     const legacy = migration
@@ -94,6 +96,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
         form,
         legacy,
         email,
+        sections,
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
       }),

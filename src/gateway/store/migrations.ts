@@ -5,6 +5,7 @@
 // Append new migrations (request tokens, sessions, policy, usage, …) to the array with
 // the next version number; never edit one that has shipped.
 import type { Migration } from '../../common/sql.js'
+import { oidcMigrations } from '../oidc/migrations.js'
 
 export const gatewaySchema = 'kigo_gateway'
 
@@ -199,4 +200,6 @@ CREATE TABLE kigo_gateway.app_last_used (
 );
 `,
   },
+  // ---- the OpenID Connect provider (src/gateway/oidc/migrations.ts): versions 50 to 59 ----
+  ...oidcMigrations,
 ]

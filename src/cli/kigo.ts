@@ -9,6 +9,7 @@ import { AdminClient, CliError, adminToken, adminUrl, usageError, type ApiResult
 import { readArgs, suggestion } from './argv.js'
 import type { Command, Parsed } from './command.js'
 import { migrationCommands } from './migration-commands.js'
+import { oidcCommands } from './oidc-commands.js'
 import { formatRecord, formatTable, type Field } from './output.js'
 import { loginPasswordProblem } from '../common/password-rule.js'
 
@@ -216,6 +217,7 @@ const commands: Command[] = [
     },
   },
   ...migrationCommands,
+  ...oidcCommands,
 ]
 
 const groups = [...new Set(commands.map((c) => c.group))]

@@ -104,6 +104,10 @@ export const ConfigSchema = Type.Object({
     requestTokenTtlSeconds: Type.Integer({ minimum: 1 }),
     sessionTtlSeconds: Type.Integer({ minimum: 60 }),
   }),
+  /** The legacy login API (docs/login-api.md): how long a sign-in's cert may be exchanged. */
+  loginApi: Type.Object({
+    certTtlSeconds: Type.Integer({ minimum: 1, maximum: 86400 }),
+  }),
   auth: Type.Object({
     timestampWindowSeconds: Type.Integer({ minimum: 1 }),
     wsseWindowSeconds: Type.Integer({ minimum: 1 }),

@@ -17,6 +17,7 @@ import { oauthProvider, type ProviderOptions } from './provider/index.js'
 import { PolicyService } from './policy/service.js'
 import { PolicyStore } from './policy/store.js'
 import { effectiveState } from './policy/evaluate.js'
+import { legacyMethods } from './policy/types.js'
 import { createReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, openIdentityStore } from './store/index.js'
 import { reservedUserIds } from './store/validation.js'
@@ -25,9 +26,9 @@ import { UsageRecorder } from './usage/recorder.js'
 import { UsageStore } from './usage/store.js'
 import { AppUseRecorder, AppUseStore } from './usage/app-use.js'
 import { AuditStore } from './audit/store.js'
-import { accountSitesSection, oidcProvider, OidcProviders, OidcStore } from './oidc/index.js'
 import { defaults as providerDefaults } from './provider/context.js'
-import { Sessions } from './provider/session.js'
+import { loginApi, LoginSiteStore } from './login-api/index.js'
+import { accountSitesSection, oidcProvider, OidcProviders, OidcStore } from './oidc/index.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -47,6 +48,8 @@ export interface GatewayStartOptions {
   now?: () => number
   /** OAuth provider lifetimes (request tokens, account sessions); SPEC §5 defaults otherwise. */
   provider?: Pick<ProviderOptions, 'requestTokenTtlSeconds' | 'sessionTtlSeconds' | 'visitorSessionTtlSeconds'>
+  /** How long a login API cert may be exchanged, seconds (config loginApi.certTtlSeconds otherwise). */
+  loginApiCertTtlSeconds?: number
 }
 
 /**
@@ -128,7 +131,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   }
   watchPolicy(metrics, () => {
     const p = policy.current()
-    return (['basic', 'wsse'] as const).map((method) => ({ method, state: effectiveState(p[method], now()), sunset: p[method].sunset }))
+    return legacyMethods.map((method) => ({ method, state: effectiveState(p[method], now()), sunset: p[method].sunset }))
   })
   const usageStore = new UsageStore(opsDb, { maxClientsPerUser: config.migration.usageMaxClientsPerUser })
   const usage = new UsageRecorder(usageStore, {
@@ -168,16 +171,41 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
 
   // ---- the OpenID Connect provider (docs/oidc.md): its state and keys in the shared store.
   const oidcStore = new OidcStore(opsDb, config.secretKey, now)
-  const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, metrics, now })
+  const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now })
   await oidcProviders.load()
 
   const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage: observer, coreWatch, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
   const accountSections = [(user: { id: string; name: string }, csrfToken: string) => accountSitesSection(oidcStore, user, csrfToken)]
   await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, accountSections, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
-  const sessions = new Sessions(store, { ttlSeconds: providerDefaults.sessionTtlSeconds, visitorTtlSeconds: providerDefaults.visitorSessionTtlSeconds }, now)
-  await app.register(oidcProvider, { config, store: oidcStore, users: store, sessions, providers: oidcProviders, metrics, now })
-  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit: new AuditStore(opsDb), oidc: { store: oidcStore, providers: oidcProviders } })
+  // The legacy login API (docs/login-api.md): its sites and certs in the shared store.
+  const audit = new AuditStore(opsDb)
+  const sites = new LoginSiteStore(opsDb, config.secretKey)
+  await app.register(loginApi, {
+    config,
+    sites,
+    store,
+    policy,
+    usage,
+    metrics,
+    audit,
+    ...(options.provider?.sessionTtlSeconds ? { sessionTtlSeconds: options.provider.sessionTtlSeconds } : {}),
+    ...(options.provider?.visitorSessionTtlSeconds ? { visitorSessionTtlSeconds: options.provider.visitorSessionTtlSeconds } : {}),
+    ...(options.loginApiCertTtlSeconds ? { certTtlSeconds: options.loginApiCertTtlSeconds } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  })
+  // The OpenID Connect provider (docs/oidc.md) on the same account area.
+  await app.register(oidcProvider, {
+    config,
+    store: oidcStore,
+    users: store,
+    providers: oidcProviders,
+    metrics,
+    now,
+    sessionTtlSeconds: options.provider?.sessionTtlSeconds ?? config.provider.sessionTtlSeconds ?? providerDefaults.sessionTtlSeconds,
+    visitorSessionTtlSeconds: options.provider?.visitorSessionTtlSeconds ?? providerDefaults.visitorSessionTtlSeconds,
+  })
+  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit, sites, oidc: { store: oidcStore, providers: oidcProviders } })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
   if (logger) {

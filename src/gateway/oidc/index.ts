@@ -2,7 +2,6 @@
 // /.well-known/openid-configuration and the library's endpoints under /oidc, handed the
 // raw request; the sign-in and consent steps (interactions) on the account area's pages
 // and session; the account page's list of sites signed in to.
-import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
@@ -10,11 +9,7 @@ import type { Config } from '../../common/config.js'
 import { errors } from '../../common/errors.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 import { sendError } from '../plugins/errors.js'
-import { field, readForm } from '../provider/form.js'
-import { sendPage, seeOther, type SafeHtml } from '../provider/html.js'
-import { messagePage } from '../provider/pages.js'
-import { csrfMatches, type Sessions } from '../provider/session.js'
-import type { User } from '../store/types.js'
+import { accountArea, field, messagePage, sendPage, seeOther, type SafeHtml, type User } from '../account-area/index.js'
 import type { Outcome } from '../domain/auth.js'
 import { buildProvider, oidcPrefix, retiredKeySeconds, type OidcProviderDeps } from './provider.js'
 import type { OidcStore } from './store.js'
@@ -25,8 +20,10 @@ export { OidcStore } from './store.js'
 export interface OidcOptions {
   config: Pick<Config, 'domesticHost' | 'globalHost' | 'publicScheme' | 'secretKey'>
   store: OidcStore
-  users: OidcProviderDeps['users'] & { deleteWebSession(id: string): Promise<void> }
-  sessions: Sessions
+  /** The identity store: users, and the account area's sessions (one login, one session). */
+  users: OidcProviderDeps['users'] & { deleteWebSession(id: string): Promise<void> } & Parameters<typeof accountArea>[1]['store']
+  sessionTtlSeconds: number
+  visitorSessionTtlSeconds: number
   metrics?: Pick<GatewayMetrics, 'authRequests'>
   now?: () => number
   /** The deployments' providers, loaded (the operator API rotates keys through them too). */
@@ -46,7 +43,7 @@ export class OidcProviders {
   private version = ''
   private loading: Promise<void> | null = null
 
-  constructor(private readonly options: Omit<OidcOptions, 'providers' | 'sessions'>) {}
+  constructor(private readonly options: Pick<OidcOptions, 'config' | 'store' | 'users' | 'now'>) {}
 
   private get hosts(): string[] {
     const c = this.options.config
@@ -114,8 +111,8 @@ const routeNameOf = (path: string): string => {
 }
 
 export async function oidcProvider(app: FastifyInstance, options: OidcOptions): Promise<void> {
-  await app.register(fastifyCookie)
-  const { sessions, store } = options
+  const { store } = options
+  const account = await accountArea(app, { store: options.users, now: options.now ?? Date.now, sessionTtlSeconds: options.sessionTtlSeconds, visitorSessionTtlSeconds: options.visitorSessionTtlSeconds })
   const providers = options.providers
 
   const poll = setInterval(() => void providers.refresh().catch((err: Error) => app.log.warn({ err: { message: err.message } }, 'OpenID Connect key refresh failed; keeping the keys loaded')), options.keyPollMs ?? 30_000)
@@ -189,8 +186,8 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     if (!validUid(uid)) return sendPage(reply, 400, messagePage({ title: 'Bad request', message: 'This is not a sign-in request kigo made.' }))
     const details = await provider.interactionDetails(request.raw, reply.raw)
     if (details.uid !== uid) return sendPage(reply, 400, messagePage({ title: 'Sign-in request expired', message: 'This sign-in request was replaced by a newer one in this browser. Go back to the site and sign in again.' }))
-    const session = await sessions.current(request)
-    if (!session?.user) return seeOther(reply, `/account/login?next=${encodeURIComponent(interactionPath(uid))}`)
+    const session = await account.session(request)
+    if (!session?.user) return seeOther(reply, account.loginUrl(interactionPath(uid)))
     const client = await provider.Client.find(String(details.params.client_id ?? ''))
     if (!client) return sendPage(reply, 400, messagePage({ title: 'Unknown site', message: 'The site that sent you here is no longer registered with kigo.' }))
     const redirectOrigins = (client.redirectUris ?? []).map((u) => new URL(u).origin)
@@ -211,15 +208,11 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
   app.post(`${oidcPrefix}/interaction/:uid/confirm`, async (request, reply) => {
     request.routeName = 'oidc_interaction'
     const { provider } = deploymentOf(request)
-    const read = readForm(request)
-    if (!read.ok) return sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
-    const session = await sessions.current(request)
-    if (!csrfMatches(session, field(read.form, 'csrf_token'))) {
-      return sendPage(reply, 403, messagePage({ title: 'Form expired', message: 'This form is out of date or did not come from kigo. Go back to the site and sign in again.' }))
-    }
-    const user = session!.user
+    const posted = await account.signedInPost(request, reply)
+    if (!posted) return reply
+    const read = posted
+    const user = posted.session.user
     const uid = (request.params as { uid: string }).uid
-    if (!user) return seeOther(reply, `/account/login?next=${encodeURIComponent(interactionPath(uid))}`)
     const details = await provider.interactionDetails(request.raw, reply.raw)
     if (details.uid !== uid || details.prompt.name !== 'consent' || details.session?.accountId !== user.id) {
       return sendPage(reply, 400, messagePage({ title: 'Sign-in request expired', message: 'This sign-in request does not match your session. Go back to the site and sign in again.' }))
@@ -249,16 +242,11 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
   app.post('/account/oidc-sites/revoke', async (request, reply) => {
     request.routeName = 'account'
     deploymentOf(request)
-    const read = readForm(request)
-    if (!read.ok) return sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
-    const session = await sessions.current(request)
-    if (!csrfMatches(session, field(read.form, 'csrf_token'))) {
-      return sendPage(reply, 403, messagePage({ title: 'Form expired', message: 'This form is out of date or did not come from kigo. Go back, reload the page and try again.', link: { href: '/account', text: 'Your account' } }))
-    }
-    if (!session!.user) return seeOther(reply, '/account/login')
+    const read = await account.signedInPost(request, reply)
+    if (!read) return reply
     const clientId = field(read.form, 'client_id')
     if (clientId === null || clientId === '') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Which site? The form named none.' }))
-    await store.revokeSite(session!.user.id, clientId)
+    await store.revokeSite(read.session.user.id, clientId)
     return seeOther(reply, '/account?notice=oidc_revoked#oidc-sites')
   })
 }

@@ -10,6 +10,8 @@ import { adminAuth } from './admin-auth.js'
 import { adminApi } from './admin-api.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditApi } from './audit-api.js'
+import { sitesAdminApi } from '../login-api/admin-api.js'
+import type { LoginSiteStore } from '../login-api/store.js'
 import type { PolicyService } from '../policy/service.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
@@ -28,6 +30,8 @@ export interface OperatorDeps extends GatewayDeps {
   audit?: AuditStore
   /** The OpenID Connect provider's relying parties and keys (docs/oidc.md). */
   oidc?: { store: OidcStore; providers: Pick<OidcProviders, 'rotateKey'> }
+  /** The login API's sites (docs/login-api.md). */
+  sites?: LoginSiteStore
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
@@ -48,6 +52,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     await api.register(adminApi, { store: deps.store, ...(audit ? { audit } : {}) })
     if (audit) await api.register(auditApi, { audit })
     if (deps.oidc) await api.register(oidcAdminApi, { store: deps.oidc.store, providers: deps.oidc.providers, users: deps.store, ...(audit ? { audit } : {}) })
+    if (deps.sites) await api.register(sitesAdminApi, { sites: deps.sites, ...(audit ? { audit } : {}) })
     if (migration) {
       await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })
       await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder, emails })

@@ -43,7 +43,7 @@ function usageQueryOf(q: Record<string, unknown>): UsageQuery & { sort: UsageSor
   const sort = text('sort')
   const order = text('order')
   return {
-    ...(method === 'basic' || method === 'wsse' ? { method } : {}),
+    ...(method === 'basic' || method === 'wsse' || method === 'login_api' ? { method } : {}),
     ...(/^[A-Za-z][A-Za-z0-9_-]{2,31}$/.test(user) ? { user } : {}),
     ...(client !== '' && client.length <= 256 ? { client } : {}),
     ...(moved === 'yes' || moved === 'no' ? { moved: moved === 'yes' } : {}),

@@ -20,7 +20,7 @@ export interface UsageApiOptions {
   emails?: () => Promise<Map<string, string | null>>
 }
 
-const usageMethods = ['basic', 'wsse', 'oauth']
+const usageMethods = ['basic', 'wsse', 'login_api', 'oauth']
 const allowedParams = ['method', 'user', 'client', 'since', 'moved', 'sort', 'order', 'limit']
 
 export function usageRecordView(r: UsageRow) {

@@ -15,17 +15,12 @@ import { csrfMatches, type Session } from './session.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
 import { isLegacyMethod, type LegacyMethod } from '../policy/types.js'
 import { legacyClientView } from './legacy-usage.js'
+import { safeNext } from '../account-area/next.js'
 
 /** Same size as the operator API's generated passwords. */
 const apiPasswordBytes = 18
 
-/** Where a login may send the user on: a local page of the account area or the authorize step. */
-export function safeNext(value: string | null | undefined): string | null {
-  if (typeof value !== 'string' || value.length > 4096) return null
-  if (!/^\/(account|oauth\/authorize|oidc\/interaction)(?=[/?]|$)/.test(value)) return null
-  if (/[\\\s\u0000-\u001f\u007f]/.test(value) || value.includes('/..') || value.startsWith('//')) return null
-  return value
-}
+export { safeNext }
 
 // Notices the account page shows after a redirect; the query names one, never its text.
 const notices: Record<string, string> = {

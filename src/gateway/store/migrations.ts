@@ -5,6 +5,7 @@
 // Append new migrations (request tokens, sessions, policy, usage, …) to the array with
 // the next version number; never edit one that has shipped.
 import type { Migration } from '../../common/sql.js'
+import { loginApiMigrations } from '../login-api/migrations.js'
 import { oidcMigrations } from '../oidc/migrations.js'
 
 export const gatewaySchema = 'kigo_gateway'
@@ -200,6 +201,8 @@ CREATE TABLE kigo_gateway.app_last_used (
 );
 `,
   },
+  // ---- the login API (docs/login-api.md): versions 40 to 49, in its own folder ----
+  ...loginApiMigrations,
   // ---- the OpenID Connect provider (src/gateway/oidc/migrations.ts): versions 50 to 59 ----
   ...oidcMigrations,
 ]

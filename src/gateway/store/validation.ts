@@ -42,7 +42,7 @@ export function checkUserId(id: unknown): string {
  * pattern.
  */
 export const reservedUserIds: readonly string[] = [
-  'api', 'oauth', 'account', 'admin', 'keyword', 'users', 'photos', 'applications', 'migration', 'healthz', 'readyz',
+  'api', 'oauth', 'account', 'admin', 'keyword', 'users', 'photos', 'applications', 'migration', 'healthz', 'readyz', 'auth',
 ]
 
 export function isReservedUserId(id: string): boolean {

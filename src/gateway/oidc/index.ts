@@ -11,6 +11,7 @@ import type { GatewayMetrics } from '../metrics/metrics.js'
 import { sendError } from '../plugins/errors.js'
 import { accountArea, field, messagePage, sendPage, seeOther, type SafeHtml, type User } from '../account-area/index.js'
 import type { Outcome } from '../domain/auth.js'
+import { loadOidcLibrary } from './library.js'
 import { buildProvider, oidcPrefix, retiredKeySeconds, type OidcProviderDeps } from './provider.js'
 import type { OidcStore } from './store.js'
 import { oidcConsentPage, signedInSitesSection } from './pages.js'
@@ -43,7 +44,7 @@ export class OidcProviders {
   private version = ''
   private loading: Promise<void> | null = null
 
-  constructor(private readonly options: Pick<OidcOptions, 'config' | 'store' | 'users' | 'now'>) {}
+  constructor(private readonly options: Pick<OidcOptions, 'config' | 'store' | 'users' | 'now'> & { log?: (message: string) => void }) {}
 
   private get hosts(): string[] {
     const c = this.options.config
@@ -52,12 +53,13 @@ export class OidcProviders {
 
   async load(): Promise<void> {
     const { store } = this.options
+    const library = await loadOidcLibrary(this.options.log)
     const keys = await store.keys(retiredKeySeconds)
     const version = await store.keysVersion()
     const deps: OidcProviderDeps = { store, users: this.options.users, secretKey: this.options.config.secretKey, now: this.options.now ?? Date.now }
     const next = new Map<string, { provider: Provider; handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> }>()
     for (const host of this.hosts) {
-      const provider = buildProvider(`${this.options.config.publicScheme}://${host}`, keys, deps)
+      const provider = buildProvider(library, `${this.options.config.publicScheme}://${host}`, keys, deps)
       // One session: signing out through the provider (RP-initiated logout) ends the
       // account session too.
       provider.on('end_session.success', (ctx: { cookies: { get(n: string, o: { signed: boolean }): string | undefined }; res: ServerResponse }) => {

@@ -3,14 +3,14 @@
 // `offline_access` scopes, userinfo, revocation and RP-initiated logout. Its state lives in
 // the gateway's SQL store (adapter below), its signing keys too (store.ts), and sign-in and
 // consent are the account area's own pages (interactions.ts).
-import Provider, { errors as oidcErrors, interactionPolicy, type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider'
+import type Provider from 'oidc-provider'
+import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider'
+import type { OidcLibrary } from './library.js'
 import { deriveKey } from '../../common/secrets.js'
 import { sessionCookie } from '../provider/session.js'
 import { html, page, SafeHtml } from '../provider/html.js'
 import type { OidcStore, SigningKey } from './store.js'
 import type { User } from '../store/types.js'
-
-export { oidcErrors }
 
 /** Lifetimes, seconds (docs/oidc.md#lifetimes). */
 export const oidcTtl = {
@@ -126,7 +126,8 @@ const originOf = (uri: string): string | null => {
 }
 
 /** One provider for one issuer (a deployment's public base URL). */
-export function buildProvider(issuer: string, keys: SigningKey[], deps: OidcProviderDeps): Provider {
+export function buildProvider(library: OidcLibrary, issuer: string, keys: SigningKey[], deps: OidcProviderDeps): Provider {
+  const { interactionPolicy } = library
   const { store, users } = deps
 
   // The account area's session decides who is signed in: a provider session for someone
@@ -226,7 +227,7 @@ ${new SafeHtml(form)}
     // Refresh tokens only when the site asks for offline_access (and the user consents).
     issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
   }
-  const provider = new Provider(issuer, configuration)
+  const provider = new library.Provider(issuer, configuration)
   // The public origin is decided by the gateway's own rules (trusted proxies) and handed
   // to the library as X-Forwarded-* of the request it is given (mount.ts).
   provider.proxy = true

@@ -9,6 +9,7 @@ import { parse } from 'yaml'
 import { projectRoot } from '../../src/common/config.js'
 import { createCoreMetrics } from '../../src/core/metrics.js'
 import { createMetrics, watchPolicy } from '../../src/gateway/metrics/metrics.js'
+import { legacyMethods } from '../../src/gateway/policy/types.js'
 
 const file = join(projectRoot, 'config', 'alerts.yml')
 
@@ -37,6 +38,12 @@ describe('config/alerts.yml', () => {
     for (const expected of ['KigoReplayCacheFailingClosed', 'KigoReplayCacheFailingOpen', 'KigoLegacyShareAfterSunset', 'KigoHigh5xxRate', 'KigoCoreUnreachable', 'KigoThrottlingSpike']) {
       expect(names).toContain(expected)
     }
+  })
+
+  it('watches every legacy method after its sunset, the login API included', () => {
+    const share = rules.find((r) => r.alert === 'KigoLegacyShareAfterSunset')!
+    const methods = /method=~"([^"]+)"/.exec(share.expr)![1]!.split('|').sort()
+    expect(methods).toEqual([...legacyMethods].sort())
   })
 
   it('gives every alert a summary and a severity', () => {

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
 import type { Config } from '../../common/config.js'
-import { errors } from '../../common/errors.js'
+import { ApiError, errors } from '../../common/errors.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 import { sendError } from '../plugins/errors.js'
 import { accountArea, field, messagePage, sendPage, seeOther, type SafeHtml, type User } from '../account-area/index.js'
@@ -144,13 +144,17 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     if ((err as { name?: string }).name === 'SessionNotFound') {
       return sendPage(reply, 400, messagePage({ title: 'Sign-in request expired', message: 'This sign-in request has expired, or was started in another browser. Go back to the site and sign in again.' }))
     }
-    request.log.error({ err: { message: err.message, name: err.name } }, 'OpenID Connect request failed')
+    // Our own refusals (an unknown deployment host) as they are; anything else is a
+    // dependency's failure (the store): 503, its detail in the log only.
+    const known = err instanceof ApiError ? err : (err.statusCode ?? 500) < 500 ? errors.badRequest('bad_request', err.message) : null
+    if (!known) request.log.error({ err: { message: err.message, name: err.name } }, 'OpenID Connect request failed')
+    const apiError = known ?? errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly')
     if (request.url.startsWith(`${oidcPrefix}/interaction`) || request.url.startsWith('/account')) {
-      const status = (err.statusCode ?? 500) >= 500 ? 503 : err.statusCode!
-      return sendPage(reply, status, messagePage({ title: status >= 500 ? 'Try again shortly' : 'Bad request', message: status >= 500 ? 'kigo cannot answer right now. Try again in a moment.' : err.message }))
+      return sendPage(reply, apiError.status, messagePage({ title: apiError.status >= 500 ? 'Try again shortly' : 'Bad request', message: apiError.status >= 500 ? 'kigo cannot answer right now. Try again in a moment.' : apiError.message }))
     }
-    return sendError(request, reply, (err.statusCode ?? 500) < 500 ? errors.badRequest('bad_request', err.message) : errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly'))
+    return sendError(request, reply, apiError)
   })
+
 
   // ---- the library's endpoints, given the untouched request ------------------------------------
 

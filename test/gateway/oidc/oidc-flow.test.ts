@@ -3,6 +3,7 @@
 // kigo's own login and consent pages, the ID token verified against the JWKS, userinfo's
 // claims, and what it refuses (a code used twice, a wrong verifier, a missing
 // code_challenge, an unregistered redirect URI, a wrong state), changing nothing.
+import { get } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../../helpers/stack.js'
 import { WebClient, csrfOf } from '../provider/helpers.js'
@@ -188,6 +189,32 @@ describe('the code flow with PKCE', () => {
     expect(typeof tokens.refresh_token).toBe('string')
     const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!)
     expect(typeof refreshed.access_token).toBe('string')
+  })
+})
+
+describe('requests that are not part of a sign-in', () => {
+  it('refuses another Host than the deployments, in JSON, before the library sees it', async () => {
+    const port = new URL(stack.url).port
+    for (const path of ['/.well-known/openid-configuration', '/oidc/jwks', '/oidc/interaction/abc']) {
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        get({ host: '127.0.0.1', port, path, headers: { host: 'evil.example' } }, (res) => {
+          let body = ''
+          res.on('data', (d: Buffer) => (body += d.toString()))
+          res.on('end', () => resolve({ status: res.statusCode!, body }))
+        }).on('error', reject)
+      })
+      expect(answer.status, path).toBe(400)
+      expect(answer.body, path).toMatch(/not a deployment of this service/)
+    }
+  })
+
+  it('answers an interaction page without its cookie (another browser, expired) with a 400 page', async () => {
+    const res = await new WebClient(stack.url).get('/oidc/interaction/AAAAAAAAAAAAAAAAAAAAA')
+    expect(res.status).toBe(400)
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/)
+    expect(res.text).toMatch(/expired, or was started in another browser/)
+    const bad = await new WebClient(stack.url).post('/oidc/interaction/AAAA/confirm', { csrf_token: 'x', decision: 'allow' })
+    expect(bad.status).toBe(403)
   })
 })
 

@@ -171,7 +171,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
 
   // ---- the OpenID Connect provider (docs/oidc.md): its state and keys in the shared store.
   const oidcStore = new OidcStore(opsDb, config.secretKey, now)
-  const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
+  const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now, usage, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
   await oidcProviders.load()
 
   const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage: observer, coreWatch, ...(options.now ? { now: options.now } : {}) }

@@ -11,6 +11,8 @@ import type { GatewayMetrics } from '../metrics/metrics.js'
 import { sendError } from '../plugins/errors.js'
 import { accountArea, field, messagePage, sendPage, seeOther, type SafeHtml, type User } from '../account-area/index.js'
 import type { Outcome } from '../domain/auth.js'
+import { maxClientLength } from '../policy/types.js'
+import type { UsageRecorder } from '../usage/recorder.js'
 import { loadOidcLibrary } from './library.js'
 import { buildProvider, oidcPrefix, retiredKeySeconds, type OidcProviderDeps } from './provider.js'
 import type { OidcStore } from './store.js'
@@ -27,6 +29,8 @@ export interface OidcOptions {
   visitorSessionTtlSeconds: number
   metrics?: Pick<GatewayMetrics, 'authRequests'>
   now?: () => number
+  /** The usage report: each code or refresh token exchanged, by user and site name (method "oidc"). */
+  usage?: Pick<UsageRecorder, 'observe'>
   /** The deployments' providers, loaded (the operator API rotates keys through them too). */
   providers: OidcProviders
   /** How often each gateway looks for a rotated signing key, ms (default 30 s). */
@@ -44,7 +48,7 @@ export class OidcProviders {
   private version = ''
   private loading: Promise<void> | null = null
 
-  constructor(private readonly options: Pick<OidcOptions, 'config' | 'store' | 'users' | 'now'> & { log?: (message: string) => void }) {}
+  constructor(private readonly options: Pick<OidcOptions, 'config' | 'store' | 'users' | 'now' | 'usage'> & { log?: (message: string) => void }) {}
 
   private get hosts(): string[] {
     const c = this.options.config
@@ -65,6 +69,15 @@ export class OidcProviders {
       provider.on('end_session.success', (ctx: { cookies: { get(n: string, o: { signed: boolean }): string | undefined }; res: ServerResponse }) => {
         const id = ctx.cookies.get('kigo_session', { signed: false })
         if (id) void this.options.users.deleteWebSession(id).catch(() => undefined)
+      })
+      // The usage report counts each successful exchange for its user under the site's
+      // name: a login-API site registered under the same name shows as moved.
+      provider.on('grant.success', (ctx: { oidc: { client?: { clientId: string; clientName?: string }; entities?: Record<string, { accountId?: string } | undefined> } }) => {
+        const entities = ctx.oidc.entities ?? {}
+        const user = entities.AuthorizationCode?.accountId ?? entities.RefreshToken?.accountId
+        const client = ctx.oidc.client
+        if (!this.options.usage || !user || !client) return
+        this.options.usage.observe({ ok: true, method: 'oidc', outcome: 'ok', identity: { user } }, () => (client.clientName ?? client.clientId).slice(0, maxClientLength), (this.options.now ?? Date.now)())
       })
       next.set(host, { provider, handle: provider.callback() })
     }

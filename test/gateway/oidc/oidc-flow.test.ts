@@ -261,6 +261,35 @@ describe('one login, one session', () => {
   })
 })
 
+describe('RP-initiated logout', () => {
+  it('asks the user, then ends the kigo session too and returns to the registered post-logout URI', async () => {
+    const after = 'https://site.example/signed-out'
+    const logoutSite = await registerClient(stack, { name: 'Logout site', owner: 'alice', redirect_uris: [redirectUri], post_logout_redirect_uris: [after] })
+    const lconfig = await discover(stack.url, logoutSite)
+    const started = await startSignIn(lconfig, redirectUri)
+    const { callback, browser } = await browse(started.url, redirectUri, alice)
+    const tokens = await oidc.authorizationCodeGrant(lconfig, callback, { pkceCodeVerifier: started.verifier, expectedState: started.state, expectedNonce: started.nonce })
+    expect((await browser.get('/account')).status).toBe(200)
+
+    const end = oidc.buildEndSessionUrl(lconfig, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: after, state: 'bye' })
+    const ask = await browser.get(end.pathname + end.search)
+    expect(ask.status).toBe(200)
+    expect(ask.text).toContain('Sign out of kigo?')
+    const form = /<form[^>]*id="op.logoutForm"[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/.exec(ask.text) ?? /<form[^>]*action="([^"]+)"[^>]*id="op.logoutForm"[^>]*>([\s\S]*?)<\/form>/.exec(ask.text)
+    expect(form).not.toBeNull()
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(form![2]!)![1]!
+    const done = await browser.post(new URL(form![1]!, stack.url).pathname, { xsrf, logout: 'yes' })
+    expect(done.status).toBe(303)
+    const back = new URL(done.headers.get('location')!)
+    expect(back.origin + back.pathname).toBe(after)
+    expect(back.searchParams.get('state')).toBe('bye')
+    // One session: the account area is signed out too.
+    const account = await browser.get('/account')
+    expect(account.status).toBe(303)
+    expect(account.headers.get('location')).toMatch(/^\/account\/login/)
+  })
+})
+
 describe('the account page', () => {
   it('lists the sites Alice signed in to and revokes one: its tokens stop working', async () => {
     const started = await startSignIn(config, redirectUri)

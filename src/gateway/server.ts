@@ -28,7 +28,9 @@ import { UsageStore } from './usage/store.js'
 import { AppUseRecorder, AppUseStore } from './usage/app-use.js'
 import { AuditStore } from './audit/store.js'
 import { OperatorSessionStore } from './operator/session-store.js'
+import { defaults as providerDefaults } from './provider/context.js'
 import { loginApi, LoginSiteStore } from './login-api/index.js'
+import { accountSitesSection, oidcProvider, OidcProviders, OidcStore } from './oidc/index.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -178,9 +180,15 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     return { store: storeOk, ...(redisOk === undefined ? {} : { redis: redisOk }), core: coreOk }
   }
 
+  // ---- the OpenID Connect provider (docs/oidc.md): its state and keys in the shared store.
+  const oidcStore = new OidcStore(opsDb, config.secretKey, now)
+  const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now, usage, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
+  await oidcProviders.load()
+
   const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage: observer, coreWatch, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
-  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
+  const accountSections = [(user: { id: string; name: string }, csrfToken: string) => accountSitesSection(oidcStore, user, csrfToken)]
+  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, accountSections, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
   // The legacy login API (docs/login-api.md): its sites and certs in the shared store.
   const audit = new AuditStore(opsDb)
   const sites = new LoginSiteStore(opsDb, config.secretKey)
@@ -197,7 +205,18 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     ...(options.loginApiCertTtlSeconds ? { certTtlSeconds: options.loginApiCertTtlSeconds } : {}),
     ...(options.now ? { now: options.now } : {}),
   })
-  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit, sites, operatorSessions: new OperatorSessionStore(opsDb), userLocks })
+  // The OpenID Connect provider (docs/oidc.md) on the same account area.
+  await app.register(oidcProvider, {
+    config,
+    store: oidcStore,
+    users: store,
+    providers: oidcProviders,
+    metrics,
+    now,
+    sessionTtlSeconds: options.provider?.sessionTtlSeconds ?? config.provider.sessionTtlSeconds ?? providerDefaults.sessionTtlSeconds,
+    visitorSessionTtlSeconds: options.provider?.visitorSessionTtlSeconds ?? providerDefaults.visitorSessionTtlSeconds,
+  })
+  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit, sites, oidc: { store: oidcStore, providers: oidcProviders }, operatorSessions: new OperatorSessionStore(opsDb), userLocks })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
   if (logger) {

@@ -64,8 +64,9 @@ export async function usageReport(
   const base = { ...(query.user !== undefined ? { user: query.user } : {}), ...(query.since !== undefined ? { since: query.since } : {}), limit: maxRows }
   const [rows, oauth, contacts] = await Promise.all([
     store.list({ ...base, ...(query.method !== undefined ? { method: query.method } : {}) }),
-    // OAuth use of the same clients, whenever it was (a since filter must not hide a move).
-    store.list({ method: 'oauth', ...(query.user !== undefined ? { user: query.user } : {}), limit: maxRows }),
+    // OAuth use of the same clients, whenever it was (a since filter must not hide a move);
+    // OpenID Connect sign-ins count as a move too (where a login-API site goes, docs/oidc.md).
+    Promise.all(['oauth', 'oidc'].map((method) => store.list({ method, ...(query.user !== undefined ? { user: query.user } : {}), limit: maxRows }))).then((lists) => lists.flat()),
     emails ? emails() : Promise.resolve(new Map<string, string | null>()),
   ])
   const oauthSeen = new Map<string, number>()
@@ -75,7 +76,7 @@ export async function usageReport(
     .filter((r) => needle === undefined || r.client.toLowerCase().includes(needle))
     .map((r) => {
       const seen = oauthSeen.get(key(r.user, r.client)) ?? null
-      const legacy = r.method !== 'oauth'
+      const legacy = r.method !== 'oauth' && r.method !== 'oidc'
       return { ...r, moved: legacy ? seen !== null && seen > r.lastSeen : null, oauthLastSeen: legacy ? seen : null, email: contacts.get(r.user) ?? null }
     })
   if (query.moved !== undefined) report = report.filter((r) => r.moved === query.moved)

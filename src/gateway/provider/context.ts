@@ -5,6 +5,7 @@ import type { ReplayCache } from '../replay/types.js'
 import type { CredentialRepository, IdentityAdministration, ProviderRepository } from '../store/types.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
 import type { Sessions } from './session.js'
+import type { SafeHtml } from './html.js'
 import type { PolicyService } from '../policy/service.js'
 import type { AppUseStore } from '../usage/app-use.js'
 import type { UsageStore } from '../usage/store.js'
@@ -41,7 +42,12 @@ export interface ProviderOptions {
   /** Lifetime of a signed-out visitor's session (login form), seconds (default 1 hour). */
   visitorSessionTtlSeconds?: number
   migration?: ProviderMigration
+  /** Sections other parts of the account area add to the account page (below the applications). */
+  accountSections?: AccountSection[]
 }
+
+/** A section of the account page, rendered for the signed-in user. */
+export type AccountSection = (user: { id: string; name: string }, csrfToken: string) => Promise<SafeHtml>
 
 export const defaults = {
   requestTokenTtlSeconds: 600,
@@ -60,4 +66,5 @@ export interface ProviderContext {
   realm: string
   verifyOptions: OAuthVerifyOptions
   migration?: ProviderMigration
+  accountSections: AccountSection[]
 }

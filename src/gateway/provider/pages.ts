@@ -125,6 +125,8 @@ export function accountPage(
     passwordError?: string
     /** The contact e-mail the operator sees beside the user's legacy usage. */
     email?: string | null
+    /** Sections added by other parts of the account area (context.ts, AccountSection). */
+    sections?: SafeHtml[]
   },
 ): string {
   const authorized =
@@ -225,6 +227,7 @@ ${csrfField(o.csrfToken)}
 </form>
 </section>
 
+${o.sections ?? []}
 <section class="card" id="applications">
 <h2>Your applications</h2>
 ${registered}

@@ -4,6 +4,7 @@
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto'
 import type { Db } from '../../common/sql.js'
 import { randomToken } from '../../common/secrets.js'
+import { urlAmbiguity, type UrlAmbiguity } from '../provider/callback.js'
 import { SecretBox } from '../store/crypto.js'
 import { InvalidInput } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
@@ -37,19 +38,34 @@ const limits = { name: 100, uris: 10, uriLength: 2000 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url')
 
-/** A redirect URI as registered: absolute, http(s), no fragment, no credentials, compared exactly. */
+const ambiguousText: Record<UrlAmbiguity['reason'], string> = {
+  backslash: 'must not contain a backslash',
+  control: 'must not contain spaces, tabs, line breaks or other control characters',
+  encoded_control: 'must not have percent-encoded control characters in its host',
+  user_info: 'must not carry credentials (user@host)',
+}
+
+/**
+ * A redirect URI as registered: absolute, http(s), no fragment, no credentials, compared
+ * exactly. Spellings URL parsers read differently are refused as the OAuth callbacks
+ * refuse them (provider/callback.ts): a backslash, user-info (raw or percent-encoded),
+ * control or white-space characters (raw, or percent-encoded in the host).
+ */
 export function checkRedirectUri(value: unknown, field = 'redirect_uri'): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > limits.uriLength || /[\s\u0000-\u001f\u007f]/.test(value)) {
+  if (typeof value !== 'string' || value.length === 0 || value.length > limits.uriLength) {
     throw new InvalidInput(field, `${field} must be an absolute http or https URL of at most ${limits.uriLength} characters`)
   }
+  const ambiguous = urlAmbiguity(value)
   let url: URL
   try {
     url = new URL(value)
   } catch {
-    throw new InvalidInput(field, `${field} must be an absolute http or https URL`)
+    // `https://a%40b/` is no URL at all for WHATWG, but it was meant as user-info.
+    throw new InvalidInput(field, `${field} ${ambiguous?.reason === 'user_info' ? ambiguousText.user_info : 'must be an absolute http or https URL'}`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidInput(field, `${field} must use http or https`)
-  if (url.username !== '' || url.password !== '') throw new InvalidInput(field, `${field} must not carry credentials`)
+  if (ambiguous !== null && ambiguous.reason !== 'user_info') throw new InvalidInput(field, `${field} ${ambiguousText[ambiguous.reason]}`)
+  if (ambiguous !== null || url.username !== '' || url.password !== '') throw new InvalidInput(field, `${field} ${ambiguousText.user_info}`)
   if (url.hash !== '' || value.includes('#')) throw new InvalidInput(field, `${field} must not have a fragment`)
   return value
 }

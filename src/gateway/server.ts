@@ -31,6 +31,7 @@ import { OperatorSessionStore } from './operator/session-store.js'
 import { defaults as providerDefaults } from './provider/context.js'
 import { loginApi, LoginSiteStore } from './login-api/index.js'
 import { accountSitesSection, oidcProvider, OidcProviders, OidcStore } from './oidc/index.js'
+import { oidcClientPages } from './oidc/client-pages.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -212,6 +213,15 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     users: store,
     providers: oidcProviders,
     metrics,
+    now,
+    sessionTtlSeconds: options.provider?.sessionTtlSeconds ?? config.provider.sessionTtlSeconds ?? providerDefaults.sessionTtlSeconds,
+    visitorSessionTtlSeconds: options.provider?.visitorSessionTtlSeconds ?? providerDefaults.visitorSessionTtlSeconds,
+  })
+  // The account pages where users register their own relying parties (docs/oidc.md#registering-a-site).
+  await app.register(oidcClientPages, {
+    store: oidcStore,
+    users: store,
+    audit,
     now,
     sessionTtlSeconds: options.provider?.sessionTtlSeconds ?? config.provider.sessionTtlSeconds ?? providerDefaults.sessionTtlSeconds,
     visitorSessionTtlSeconds: options.provider?.visitorSessionTtlSeconds ?? providerDefaults.visitorSessionTtlSeconds,

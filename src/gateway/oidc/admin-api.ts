@@ -19,7 +19,7 @@ export interface OidcAdminOptions {
   audit?: Pick<AuditStore, 'record'>
 }
 
-const clientView = (c: OidcClient) => ({
+export const clientView = (c: OidcClient) => ({
   client_id: c.clientId,
   name: c.name,
   owner: c.ownerId,

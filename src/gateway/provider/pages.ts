@@ -238,6 +238,11 @@ ${registered}
 <p class="muted">Sites that still sign people in with the retired login API: <a href="/account/sites">register or manage yours</a>.</p>
 </section>
 
+<section class="card" id="oidc-clients">
+<h2>OpenID Connect clients</h2>
+<p class="muted">Sites and apps that sign people in with kigo through OpenID Connect: <a href="/account/oidc-clients">register or manage yours</a>.</p>
+</section>
+
 <section class="card" id="register">
 <h2>Register an application</h2>
 ${f.error ? html`<div class="error" role="alert">${f.error}</div>` : ''}

@@ -118,6 +118,9 @@ const outcomeOf = (status: number, route: string): Outcome => {
   return 'malformed'
 }
 
+/** The largest form body the library reads (its own limit, lib/shared/selective_body.js). */
+const libraryFormLimit = 56 * 1024
+
 const routeNameOf = (path: string): string => {
   if (path === '/.well-known/openid-configuration') return 'oidc_discovery'
   const rest = path.slice(oidcPrefix.length + 1).split('/')[0] ?? ''
@@ -172,8 +175,11 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
   // ---- the library's endpoints, given the untouched request ------------------------------------
 
   await app.register(async (passthrough) => {
-    // The body is the library's to read (its own limits and parsers).
+    // The body is the library's to read (its own parsers), except a form: the gateway's
+    // body budget reads forms as they arrive (plugins/body-parsers.ts), so a form is read
+    // here, within the library's own limit, and handed to it whole.
     passthrough.removeAllContentTypeParsers()
+    passthrough.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: libraryFormLimit }, (_req, body, done) => done(null, body))
     passthrough.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined))
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       request.routeName = routeNameOf(request.url.split('?')[0]!)
@@ -185,6 +191,8 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
       headers['x-forwarded-proto'] = options.config.publicScheme
       headers['x-forwarded-host'] = origin.host
       headers['x-forwarded-for'] = origin.ip
+      // The library takes an already read body from `req.body` once the stream has ended.
+      if (Buffer.isBuffer(request.body)) (request.raw as IncomingMessage & { body?: Buffer }).body = request.body
       reply.hijack()
       await handle(request.raw, reply.raw)
     }

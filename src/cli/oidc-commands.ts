@@ -1,4 +1,4 @@
-// The OpenID Connect commands of `kigo` (docs/oidc.md#operating-it): relying parties
+// The OpenID Connect commands of `kigo` (docs/oidc.md#by-the-operator): relying parties
 // (`kigo oidc-clients …`) and the signing key (`kigo oidc rotate-key`), through the
 // operator API's /admin/oidc-clients and /admin/oidc/rotate-key.
 import type { ApiResult } from './admin-client.js'

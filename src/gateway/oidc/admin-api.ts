@@ -1,4 +1,4 @@
-// The operator API for OpenID Connect (docs/oidc.md#operating-it), on the operator port
+// The operator API for OpenID Connect (docs/oidc.md#by-the-operator), on the operator port
 // behind the admin token: relying parties (`kigo oidc-clients …`) and the signing key
 // (`kigo oidc rotate-key`). Every change is audited; a client secret appears only in the
 // answer that creates it.

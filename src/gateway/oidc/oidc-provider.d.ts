@@ -1,5 +1,5 @@
 // The parts of `oidc-provider` (which ships no type declarations) that kigo uses,
-// after its documentation (docs/configuration.md of the library) and lib/provider.js.
+// after the library's own configuration documentation and lib/provider.js.
 declare module 'oidc-provider' {
   import type { IncomingMessage, ServerResponse } from 'node:http'
 

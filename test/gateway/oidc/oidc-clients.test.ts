@@ -1,5 +1,5 @@
 // Relying parties and signing keys through the `kigo` command line against a running
-// gateway (docs/oidc.md#operating-it): add (confidential and public), list, show,
+// gateway (docs/oidc.md#by-the-operator): add (confidential and public), list, show,
 // rotate-secret, delete, rotate-key; secrets shown once and stored encrypted; every
 // change audited; bad input refused with a clear error and nothing created.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

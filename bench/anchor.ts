@@ -1,9 +1,10 @@
 // The core's anchor (issue 18): the least a Node service can do to answer statuses/show
 // from PostgreSQL. Fastify with no hooks, a pg Pool of the core's size, the core's query
-// text and row mapping (imported from its store) with the query as a named prepared
-// statement (as src/common/sql.ts runs it), and the core's rendering functions, so the
-// bytes are the same (the benchmark compares them before it measures). What the core spends beyond this is its own request handling: host and
-// format checks, parameters, the identity check, error mapping, hooks.
+// texts (the entry, and its replies asked for at the same time) and row mapping (imported
+// from its store) as named prepared statements (as src/common/sql.ts runs them), and the
+// core's rendering functions, so the bytes are the same (the benchmark compares them
+// before it measures). What the core spends beyond this is its own request handling:
+// host and format checks, parameters, the identity check, error mapping, hooks.
 //
 // With `required`, the floor under the core's figures (as required-work-proxy.ts is the
 // gateway's): the same handler plus only the checks the core cannot skip for a
@@ -37,14 +38,14 @@ import { openDb, type Db } from '../src/common/sql.js'
 import type { ApiError } from '../src/common/errors.js'
 import { parseId } from '../src/core/entries/ids.js'
 import { parseBodyFormats, type BodyFormat } from '../src/core/render/body-formats.js'
-import { renderEntry } from '../src/core/render/entry.js'
+import { renderEntryWithReplies } from '../src/core/render/entry.js'
 import { deploymentMatcher, type Hosts } from '../src/core/entries/deployment.js'
 import { operationNamed } from '../src/core/routes/api-route.js'
 import { checkSignedOperation, SeenRequestIds } from '../src/core/routes/identity-guard.js'
 import { readParams, type Params } from '../src/core/routes/params.js'
 import { ProfileRefresher } from '../src/core/routes/profiles.js'
-import { entryByIdSql, entryForViewerSql, SqlContentStore, toEntry, type EntryRecord } from '../src/core/store/sql-content-store.js'
-import type { Deployment } from '../src/core/store/types.js'
+import { entryByIdSql, entryForViewerSql, repliesToSql, SqlContentStore, toEntry, type EntryRecord } from '../src/core/store/sql-content-store.js'
+import type { Deployment, EntryPage } from '../src/core/store/types.js'
 
 /** src/common/sql.ts's default number of connections, the core content store's (half of them pipelined, half pooled). */
 export const corePoolSize = 10
@@ -65,6 +66,9 @@ export function buildAnchor(options: AnchorOptions): FastifyInstance {
   const context = { hosts: options.hosts, requestDeployment: 'domestic' as const }
   // The row of `id` (with the viewer's star when there is a viewer), and the floor's checks.
   let rowsOf: (id: string, viewer: Identity | null | undefined) => Promise<ShowRow[]>
+  // Its replies, asked for at the same time, as the core does (an entry the benchmark shows
+  // has none; with replies the core asks for their stars and authors' followers too).
+  let repliesOf: (id: string) => Promise<EntryRecord[]>
   let checks: ((request: FastifyRequest) => Promise<Checked>) | undefined
   const required = options.required
   if (required) {
@@ -74,6 +78,7 @@ export function buildAnchor(options: AnchorOptions): FastifyInstance {
       const opened = await openDb({ databaseUrl: options.databaseUrl, dataDir: '', maxConnections: max })
       db = opened
       rowsOf = (id, viewer) => opened.query<ShowRow>(viewer ? entryForViewerSql : entryByIdSql, viewer ? [id, viewer.user] : [id])
+      repliesOf = (id) => opened.query<EntryRecord>(repliesToSql, [[id]])
       checks = requiredChecks(options.hosts, required, opened)
     })
     app.addHook('onClose', async () => db?.close())
@@ -83,6 +88,7 @@ export function buildAnchor(options: AnchorOptions): FastifyInstance {
     pool.on('error', () => undefined)
     app.addHook('onClose', () => pool.end())
     rowsOf = async (id) => (await pool.query<ShowRow>({ name: 'anchor_show', text: entryByIdSql, values: [id] })).rows
+    repliesOf = async (id) => (await pool.query<EntryRecord>({ name: 'anchor_replies', text: repliesToSql, values: [[id]] })).rows
   }
   app.get('/readyz', async () => ({ ok: true }))
   app.get<{ Params: { target: string } }>('/api/statuses/show/:target', async (request, reply) => {
@@ -91,11 +97,13 @@ export function buildAnchor(options: AnchorOptions): FastifyInstance {
     const target = request.params.target.replace(/\.(json|xml)$/, '')
     const id = checked ? parseId(target) : /^[0-9]{1,19}$/.test(target) ? target : null
     if (id === null) return reply.code(404).send({ error: 'entry_not_found' })
-    const rows = await rowsOf(id, checked?.identity)
+    const [rows, replyRows] = await Promise.all([rowsOf(id, checked?.identity), repliesOf(id)])
     const r = rows[0]
     if (!r) return reply.code(404).send({ error: 'entry_not_found' })
     const entry = toEntry(r)
-    const rendition = renderEntry(entry, r.favorited === true, checked?.bodyFormats ?? [], checked ? { hosts: options.hosts, requestDeployment: checked.deployment } : context)
+    const page: EntryPage = { entries: [], replies: new Map(), starred: new Set(), stars: new Map(), followers: new Map() }
+    if (replyRows.length > 0) page.replies.set(id, replyRows.map(toEntry))
+    const rendition = renderEntryWithReplies(page, entry, checked?.bodyFormats ?? [], checked ? { hosts: options.hosts, requestDeployment: checked.deployment } : context, r.favorited === true)
     const out = render(checked?.format ?? 'json', 'status', rendition.json, rendition.xml, checked?.callback)
     if (checked) reply.header('cache-control', 'no-store').headers(out.headers)
     return reply.type(out.contentType).send(out.body)

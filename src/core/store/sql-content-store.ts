@@ -57,6 +57,13 @@ const entryColumns = entryColumnsWith('u.name')
 export const entryByIdSql = `SELECT ${entryColumns} FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author WHERE e.id = $1::bigint`
 
 /** One entry by ID and whether the viewer starred it (statuses/show, identified; also the floor's, bench/anchor.ts). Made once, not per call. */
+/** Replies of the entries `$1` (an array of IDs), oldest first, at most 100 each. */
+export const repliesToSql = `SELECT * FROM (
+  SELECT ${entryColumns}, row_number() OVER (PARTITION BY e.in_reply_to_status_id ORDER BY e.id) AS n
+  FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author
+  WHERE e.in_reply_to_status_id = ANY ($1::bigint[])) r
+WHERE n <= 100 ORDER BY id::bigint`
+
 export const entryForViewerSql = `SELECT ${entryColumns}, EXISTS (SELECT 1 FROM kigo_core.stars s WHERE s.entry_id = e.id AND s.user_id = $2) AS favorited
        FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author WHERE e.id = $1::bigint`
 
@@ -360,14 +367,7 @@ export class SqlContentStore implements ContentStore {
 
   /** Replies of the entries `ids`, oldest first, at most 100 each. */
   private async repliesTo(ids: string[]): Promise<EntryRow[]> {
-    const replyRows = await this.db.query<EntryRecord>(
-      `SELECT * FROM (
-         SELECT ${entryColumns}, row_number() OVER (PARTITION BY e.in_reply_to_status_id ORDER BY e.id) AS n
-         FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author
-         WHERE e.in_reply_to_status_id = ANY ($1::bigint[])) r
-       WHERE n <= 100 ORDER BY id::bigint`,
-      [ids],
-    )
+    const replyRows = await this.db.query<EntryRecord>(repliesToSql, [ids])
     return replyRows.map(toEntry)
   }
 

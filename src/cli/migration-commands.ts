@@ -29,7 +29,7 @@ interface MethodView {
     next_change: { state: string; at: string } | null
   }
 }
-type PolicyView = { guide_url: string; basic: MethodView; wsse: MethodView }
+type PolicyView = { guide_url: string; basic: MethodView; wsse: MethodView; login_api: MethodView }
 interface AuditEventView { id: number; at: string; address: string; kind: string; action: string; target: string; before: unknown; after: unknown }
 
 /** `field: old -> new` for each top-level field that differs (JSON values, shortened). */
@@ -109,7 +109,7 @@ export function methodText(name: string, p: MethodView, now = Date.now()): strin
 function policyText(result: ApiResult): () => string {
   return () => {
     const v = result.json as PolicyView
-    return [methodText('basic', v.basic), methodText('wsse', v.wsse), 'oauth: allow (always)', `migration guide: ${v.guide_url}`].join('\n') + '\n'
+    return [methodText('basic', v.basic), methodText('wsse', v.wsse), methodText('login_api', v.login_api), 'oauth: allow (always)', `migration guide: ${v.guide_url}`].join('\n') + '\n'
   }
 }
 

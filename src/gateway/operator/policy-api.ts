@@ -68,6 +68,7 @@ export function policyView(policies: Policies, now: number, guideUrl: string) {
     guide_url: guideUrl,
     basic: methodPolicyView(policies.basic, now),
     wsse: methodPolicyView(policies.wsse, now),
+    login_api: methodPolicyView(policies.login_api, now),
     oauth: { state: 'allow' as const },
   }
 }

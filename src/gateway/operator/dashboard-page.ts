@@ -211,7 +211,7 @@ ${filterForm(d.usageQuery)}
 ${rows.length === 0 ? '<p class="muted">No Basic or WSSE requests recorded.</p>' : `<table id="usage-table" class="cards"><thead><tr><th>Method</th><th>User</th><th>Contact</th><th>Client</th><th>Accepted</th><th>Refused by policy</th><th>Failed credentials</th><th>Throttled</th><th>First seen</th><th>Last seen</th><th>This client</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table>`}
 ${more}
-<p class="muted">The client is what the request says it is (the <code>source</code> parameter or the User-Agent): self-declared, never proof. Clients beyond ${'${'}d.maxClientsPerUser ?? 20} per user are counted together as “(other clients)”.</p>
+<p class="muted">The client is what the request says it is (the <code>source</code> parameter or the User-Agent): self-declared, never proof. Clients beyond ${d.maxClientsPerUser ?? 20} per user are counted together as “(other clients)”.</p>
 </section>`
 }
 

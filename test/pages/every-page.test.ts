@@ -1,0 +1,64 @@
+// Every HTML page kigo serves, as a person opens it: the text a reader sees must be
+// finished text, never the source of a template (`${…}` left unexpanded). Code samples
+// are code, and may hold template literals.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startStack, type Stack } from '../helpers/stack.js'
+import { WebClient } from '../gateway/provider/helpers.js'
+
+/** The page's prose: code samples (`<pre>`, `<code>`) may show template literals on purpose. */
+function prose(html: string): string {
+  return html.replace(/<pre[\s>][\s\S]*?<\/pre>/g, '').replace(/<code>[\s\S]*?<\/code>/g, '')
+}
+
+let stack: Stack
+let web: WebClient
+let consumerKey: string
+
+beforeAll(async () => {
+  stack = await startStack()
+  const alice = await stack.addUser('alice', 'Alice')
+  const basic = 'Basic ' + Buffer.from(`alice:${alice.api_password}`).toString('base64')
+  const post = await fetch(`${stack.url}/api/statuses/update.json`, {
+    method: 'POST',
+    headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'HaikuDroid/3.2' },
+    body: 'status=haiku%3Dan%20old%20silent%20pond',
+  })
+  expect(post.status).toBe(200)
+  consumerKey = (await stack.addOAuthClient('alice', ['read_public', 'write_public'])).consumerKey
+  web = new WebClient(stack.url)
+  expect((await web.signIn('/account/login', 'alice', alice.password)).status).toBe(303)
+})
+
+afterAll(async () => {
+  await stack?.close()
+})
+
+const publicPages = ['/', '/alice/', '/alice/1', '/keyword/haiku', '/no-such-user/', '/developers', '/migration', '/account/login', '/oauth/authorize?oauth_token=unknown']
+
+describe('no page shows template source', () => {
+  it.each(publicPages)('public page %s', async (path) => {
+    const res = await fetch(stack.url + path)
+    const text = await res.text()
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/)
+    expect(prose(text)).not.toContain('${')
+  })
+
+  it.each(['/account', '/developers'])('signed-in page %s', async (path) => {
+    const res = await web.get(path)
+    expect(res.status).toBe(200)
+    expect(prose(res.text)).not.toContain('${')
+  })
+
+  it('the application page', async () => {
+    const res = await web.get(`/account/apps/${consumerKey}`)
+    expect(prose(res.text)).not.toContain('${')
+  })
+
+  it.each(['/admin/', '/admin/?range=7d', '/admin/?method=basic'])('operator dashboard %s', async (path) => {
+    const res = await fetch(stack.adminUrl + path, { headers: { authorization: `Bearer ${stack.config.adminToken}` } })
+    expect(res.status).toBe(200)
+    const text = await res.text()
+    expect(text).toMatch(/Clients beyond \d+ per user/)
+    expect(prose(text)).not.toContain('${')
+  })
+})

@@ -22,6 +22,9 @@ interface MethodView {
   exceptions: Exception[]
   effective: {
     state: string
+    summary: string
+    ended_at: string | null
+    ends_at: string | null
     refusing: boolean
     deprecated_since: string | null
     brownout_until: string | null
@@ -75,13 +78,14 @@ const windowsText = (windows: Window[]) => windows.map((w) => `${w.start}-${w.en
 /**
  * One method's policy, leading with what is in effect now, then what is scheduled.
  * Settings are shown only where they act: brownout windows while in brownout (or beside
- * a scheduled brownout), the sunset while the method is deprecated or browned out,
+ * a scheduled brownout), the end (a scheduled deny, else the announced sunset; once
+ * denied, when it ended),
  * exceptions while it refuses requests (brownout, deny) and only those not yet expired.
  */
 export function methodText(name: string, p: MethodView, now = Date.now()): string {
   const e = p.effective
   const refusingNote = e.state === 'deny' ? ' (refusing every request)' : e.refusing ? ` (refusing now, window open until ${e.brownout_until})` : ''
-  const lines = [`${name}: ${e.state} now${refusingNote}`]
+  const lines = [`${name}: ${e.state} now${refusingNote}`, `  clients are told: ${e.summary}`]
   const since = e.state === p.state ? p.since : p.schedule.filter((s) => s.state === e.state && Date.parse(s.from) <= now).at(-1)?.from
   if (since && Date.parse(since) > 0) lines.push(`  in effect since ${since}`)
   if (e.deprecated_since && e.state !== 'allow') lines.push(`  deprecated since ${e.deprecated_since}`)
@@ -89,7 +93,8 @@ export function methodText(name: string, p: MethodView, now = Date.now()): strin
     lines.push(`  brownout windows (UTC) ${windowsText(p.windows)}`)
     if (e.next_window) lines.push(`  next window ${e.next_window.start} to ${e.next_window.end}`)
   }
-  if (p.sunset && (e.state === 'deprecate' || e.state === 'brownout')) lines.push(`  sunset ${p.sunset}`)
+  if (e.ended_at) lines.push(`  ended ${e.ended_at}`)
+  else if (e.ends_at) lines.push(`  sunset ${e.ends_at}${p.sunset !== null && p.sunset !== e.ends_at ? ` (the scheduled deny; announced ${p.sunset})` : p.sunset === null ? ' (the scheduled deny)' : ''}`)
   const live = p.exceptions.filter((x) => Date.parse(x.until) > now)
   if (e.state === 'brownout' || e.state === 'deny') {
     for (const x of live) lines.push(`  exception ${exceptionText(x)} until ${x.until}`)

@@ -54,7 +54,7 @@ describe('kigo policy', () => {
     expect(json.wsse.state).toBe('allow')
     const text = await kigo('policy', 'show')
     expect(text.code).toBe(0)
-    expect(text.stdout).toMatch(/^basic: allow now\n {2}no change scheduled$/m)
+    expect(text.stdout).toMatch(/^basic: allow now\n {2}clients are told: Works\. No end date is set yet\.\n {2}no change scheduled$/m)
     expect(text.stdout).toMatch(/^oauth: allow \(always\)$/m)
     expect(text.stdout).toMatch(/^migration guide: https?:\/\//m)
   })
@@ -80,7 +80,7 @@ describe('kigo policy', () => {
     expect(scheduled.wsse.effective.next_change).toEqual({ state: 'deny', at: '2099-06-01T00:00:00Z' })
     const text = await kigo('policy', 'set', 'wsse', 'deprecate', '--exceptions', 'none', '--windows', 'none', '--schedule', 'none')
     expect(text.code).toBe(0)
-    expect(text.stdout).toMatch(/^wsse: deprecate now\n {2}in effect since \S+Z\n/)
+    expect(text.stdout).toMatch(/^wsse: deprecate now\n {2}clients are told: Works, but is deprecated\. No end date is set yet\.\n {2}in effect since \S+Z\n/)
     // Windows and exceptions no longer apply: not shown.
     expect(text.stdout).not.toMatch(/window|exception/)
     const after = await kigoJson('policy', 'show')
@@ -115,7 +115,8 @@ describe('kigo policy show, history and refusals', () => {
     const lines = browning.split('\n')
     expect(lines[0]).toMatch(/^basic: brownout now/)
     expect(browning).toContain('brownout windows (UTC) 00:00-00:01')
-    expect(browning).toContain('sunset 2099-01-01T00:00:00Z')
+    // The scheduled deny is the end clients are told of, not the earlier announced date.
+    expect(browning).toContain('sunset 2099-06-01T00:00:00Z (the scheduled deny; announced 2099-01-01T00:00:00Z)')
     expect(browning).toContain('exception user alice until 2099-01-01T00:00:00Z')
     // The scheduled change comes after everything about the present.
     expect(lines.at(-1)).toBe('  scheduled: deny from 2099-06-01T00:00:00Z')

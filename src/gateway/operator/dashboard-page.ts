@@ -140,9 +140,10 @@ function policySection(d: DashboardData): string {
   const rows = legacyMethods.map((m) => {
     const p = d.policies[m]
     const e = p.effective
-    const now = e.refusing
+    const now = (e.refusing
       ? `${stateBadge(e.state)} <span class="refusing">refusing${e.brownout_until ? ` until ${whenText(e.brownout_until)}` : ''}</span>`
-      : `${stateBadge(e.state)}${e.next_window ? `<br><span class="muted">next brownout ${whenText(e.next_window.start)}</span>` : ''}`
+      : `${stateBadge(e.state)}${e.next_window ? `<br><span class="muted">next brownout ${whenText(e.next_window.start)}</span>` : ''}`)
+      + `<p class="outlook">${esc(e.summary)}</p>`
     const windows = p.windows.length === 0 ? '<span class="muted">–</span>' : p.windows.map((w) => `${esc(w.start)}–${esc(w.end)}`).join(', ')
     const active = p.exceptions.filter((x) => Date.parse(x.until) > d.now)
     const exceptions = active.length === 0
@@ -150,12 +151,13 @@ function policySection(d: DashboardData): string {
       : active.slice(0, 5).map((x) => `${x.user === undefined ? `client <code>${esc(x.client ?? '')}</code> alone <span class="muted">(matches nobody)</span>` : `user <code>${esc(x.user)}</code>${x.client !== undefined ? ` with client <code>${esc(x.client)}</code> <span class="muted">(self-declared)</span>` : ''}`} until ${whenText(x.until)}`).join('<br>') + (active.length > 5 ? `<br><span class="muted">and ${active.length - 5} more</span>` : '')
     const schedule = p.schedule.filter((s) => Date.parse(s.from) > d.now)
     // Settings that no longer act are not shown as active: windows outside brownout,
-    // exceptions outside brownout and deny, a sunset once denied.
+    // exceptions outside brownout and deny.
     const brownoutAhead = e.state === 'brownout' || schedule.some((s) => s.state === 'brownout')
     const refusingAhead = e.state === 'brownout' || e.state === 'deny' || schedule.some((s) => s.state === 'brownout' || s.state === 'deny')
     const windowsCell = brownoutAhead ? windows : p.windows.length === 0 ? windows : `<span class="muted">not in brownout (kept: ${windows})</span>`
     const exceptionsCell = refusingAhead ? exceptions : '<span class="muted">not refusing</span>'
-    const sunsetCell = e.state === 'deny' || e.state === 'allow' ? (p.sunset ? `<span class="muted">${whenText(p.sunset)}</span>` : whenText(null)) : whenText(p.sunset)
+    // The end every client is told (the Sunset header): once denied, when it ended.
+    const sunsetCell = e.ended_at !== null ? `ended ${whenText(e.ended_at)}` : whenText(e.ends_at)
     return `<tr data-method="${m}"><th scope="row" data-label="Method">${esc(methodLabels[m])}</th><td data-label="In effect now">${now}</td><td data-label="Set to">${stateBadge(p.state)} since ${whenText(p.since)}</td><td data-label="Deprecated since">${whenText(e.deprecated_since)}</td><td data-label="Sunset">${sunsetCell}</td><td data-label="Brownout windows">${windowsCell}</td><td data-label="Exceptions">${exceptionsCell}</td><td data-label="Scheduled">${schedule.length === 0 ? '<span class="muted">–</span>' : schedule.map((s) => `${stateBadge(s.state)} at ${whenText(s.from)}`).join('<br>')}</td></tr>`
   })
   rows.push(`<tr data-method="oauth"><th scope="row" data-label="Method">OAuth</th><td data-label="In effect now">${stateBadge('allow')}</td><td class="muted" colspan="6">always allowed</td></tr>`)

@@ -1,9 +1,10 @@
-// The account page's "tools still using WSSE or Basic" (issue: users learn which of their
+// The account page's "tools still using WSSE or Basic" (users learn which of their
 // clients must move, and when): each client the usage report saw for the user, with what
-// the live policy will do to it and when. Exceptions are told only to the user they name
-// (or whose client they name); the page shows nothing of other users.
-import { effectiveState, hasException, methodNames, nextChange, openWindow } from '../policy/evaluate.js'
-import { isoSeconds } from '../policy/time.js'
+// the live policy will do to it and when, in the words every other surface uses
+// (policy/outlook.ts). Exceptions are told only to the user they name; the page shows
+// nothing of other users.
+import { methodNames } from '../policy/evaluate.js'
+import { policyOutlook } from '../policy/outlook.js'
 import type { LegacyMethod, MethodPolicy } from '../policy/types.js'
 import type { UsageRow } from '../usage/store.js'
 
@@ -19,41 +20,11 @@ export interface LegacyClientView {
   refusedNow: boolean
 }
 
-const utc = (ms: number) => `${isoSeconds(ms).slice(0, 16).replace('T', ' ')} UTC`
-
 export function legacyClientView(row: UsageRow, policy: MethodPolicy, userId: string, now: number): LegacyClientView {
   const method = row.method as LegacyMethod
-  const state = effectiveState(policy, now)
-  const excepted = hasException(policy, { user: userId, client: () => row.client }, now)
-  const exceptionUntil = excepted
-    ? Math.min(...policy.exceptions.filter((e) => Date.parse(e.until) > now && e.user === userId && (e.client === undefined || e.client === row.client)).map((e) => Date.parse(e.until)))
-    : null
-  const windows = policy.windows.map((w) => `${w.start}–${w.end}`).join(', ')
-  const parts: string[] = []
-  let refusedNow = false
-  switch (state) {
-    case 'allow':
-      parts.push('Works for now.')
-      break
-    case 'deprecate':
-      parts.push('Works, but is deprecated.')
-      break
-    case 'brownout':
-      refusedNow = openWindow(policy, now) !== null && !excepted
-      parts.push(`Refused every day ${windows} UTC (brownouts), working otherwise.`)
-      break
-    case 'deny':
-      refusedNow = !excepted
-      parts.push('Refused: this method is switched off.')
-      break
-  }
-  if (exceptionUntil !== null) parts.push(`An exception keeps it working until ${utc(exceptionUntil)}.`)
-  const change = nextChange(policy, now)
-  if (change !== null) {
-    const what = change.state === 'deny' ? 'stops working' : change.state === 'brownout' ? `is refused every day ${windows || '(windows to be announced)'} UTC` : change.state === 'deprecate' ? 'is deprecated' : 'works again'
-    parts.push(`From ${utc(change.at)} it ${what}.`)
-  }
-  if (policy.sunset !== null && (change === null || change.state !== 'deny')) parts.push(`Planned end: ${utc(Date.parse(policy.sunset))}.`)
-  if (state === 'allow' && change === null && policy.sunset === null) parts.push('No end date is set yet; moving to OAuth now avoids a surprise.')
-  return { client: row.client === '' ? '(no name sent)' : row.client, method, methodName: methodNames[method], count: row.count, lastSeen: row.lastSeen, fate: parts.join(' '), refusedNow }
+  const outlook = policyOutlook(policy, now, { user: userId, client: () => row.client })
+  const fate = outlook.state === 'allow' && outlook.endsAt === null && outlook.next === null
+    ? `${outlook.summary} Moving to OAuth now avoids a surprise.`
+    : outlook.summary
+  return { client: row.client === '' ? '(no name sent)' : row.client, method, methodName: methodNames[method], count: row.count, lastSeen: row.lastSeen, fate, refusedNow: outlook.refusedNow }
 }

@@ -30,7 +30,7 @@ EXPOSE 8080 8081 9090 9091
 # under load instead of about 200 MB). No allocation-site pretenuring: otherwise V8 has
 # objects of sites whose first objects (made at start) all lived allocated old from then
 # on, and the core's per-request objects from such sites keep young ones alive until a
-# full collection (README, Performance, eighth pass). bench/topology.ts runs the apps the
+# full collection (docs/performance.md#memory-flags). bench/topology.ts runs the apps the
 # same way; test/bench/production-flags.test.ts checks that Node knows every flag.
 ENTRYPOINT ["node", "--max-semi-space-size=16", "--heap-growing-percent=50", "--no-allocation-site-pretenuring", "dist/src/main.js"]
 CMD ["gateway"]

@@ -1,7 +1,9 @@
-// The benchmark's reference point (SPEC §8): a reverse proxy built on the same forwarding
-// library as the gateway (@fastify/reply-from, with the undici pool settings of
-// src/gateway/proxy/forward.ts) and nothing else: no authentication, no header hygiene,
-// no identity. The gateway's cost is what it spends beyond this.
+// The benchmark's reference point (SPEC §8): the plain Fastify reverse proxy,
+// @fastify/reply-from with the undici pool settings of src/gateway/proxy/forward.ts, and
+// nothing else: no authentication, no header hygiene, no identity. The gateway does not
+// forward with reply-from: it has its own forwarder on undici's pool
+// (src/gateway/proxy/forward.ts; docs/performance.md#forwarding-on-undicis-pool). The
+// gateway's cost is what it spends beyond this fastest plain form.
 //
 // Run as its own process: BARE_PROXY_PORT, BARE_PROXY_UPSTREAM, BARE_PROXY_TIMEOUT_MS.
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -26,7 +28,8 @@ export async function buildBareProxy(options: BareProxyOptions): Promise<Fastify
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
   // Returns nothing, as the gateway's catch-all does: a synchronous handler that returns the
-  // reply reply-from gives back served 6–20% fewer requests here (README, fifth pass), and
+  // reply reply-from gives back served 6–20% fewer requests here
+  // (docs/performance.md#the-bare-proxys-handler-returns-nothing), and
   // the reference must be the fastest plain form, not a slower one.
   app.all('/*', (request, reply) => {
     void reply.from(request.url, {

@@ -25,7 +25,7 @@ import { aloneNames, coreNames, fixedRateNames, latencyNames, requestSource, sce
 import { seed } from './seed.js'
 import { checkPublicTimeline } from './timeline-check.js'
 import { seedTimeline } from './timeline-seed.js'
-import { passes, settingsFrom, usage, type Settings } from './settings.js'
+import { archivePath, passes, settingsFrom, usage, type Settings } from './settings.js'
 import { createBenchDatabase, defaultDatabaseUrl, defaultRedisUrl, startAlone, startTopology, type AloneTopology, type Topology } from './topology.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -340,9 +340,15 @@ async function main(): Promise<number> {
     mkdirSync(dirname(s.out), { recursive: true })
     // Each target's verdict beside its floor, as printed, for a reader of the file alone.
     const judged = targets(results)
-    writeFileSync(s.out, `${JSON.stringify({ ...results, targets: judged.map(({ name, value, bound, floor, spread, verdict }) => ({ name, value, spread, bound, floor, verdict })) }, null, 2)}\n`)
+    const written = `${JSON.stringify({ ...results, targets: judged.map(({ name, value, bound, floor, spread, verdict }) => ({ name, value, spread, bound, floor, verdict })) }, null, 2)}\n`
+    writeFileSync(s.out, written)
+    const archive = archivePath(s, root, new Date())
+    if (archive) {
+      mkdirSync(dirname(archive), { recursive: true })
+      writeFileSync(archive, written)
+    }
     console.log(`\n${formatReport(results, judged)}\n`)
-    console.log(`${targetsLine(judged)}; results written to ${s.out}`)
+    console.log(`${targetsLine(judged)}; results written to ${s.out}${archive ? ` and ${archive}` : ''}`)
 
     const failed = [...windows.entries()].filter(([, ws]) => ws.some((w) => w.status5xx > 0 || w.errors > 0)).map(([n]) => n)
     if (embedded && embedded.failed > 0) failed.push(`embedded (${embedded.failed} mixed requests not 2xx)`)

@@ -56,7 +56,7 @@ const parseOptions = Object.fromEntries(Object.entries(commandLine).map(([name, 
   [K in keyof CommandLine]: { type: CommandLine[K]['value'] extends '' ? 'boolean' : 'string' }
 }
 
-/** What `npm run bench -- --help` prints (the README's Performance section says what each group measures). */
+/** What `npm run bench -- --help` prints (docs/performance.md#the-groups-and-their-keys says what each group measures). */
 export const usage = ['usage: npm run bench -- [options]', ...Object.entries(commandLine).map(([name, o]) => `  ${`--${name} ${o.value}`.padEnd(19)}${o.help}`)].join('\n')
 
 /** The command line's settings; null when it asked for --help. Throws on an unknown or bad option. */
@@ -91,6 +91,18 @@ export function settingsFrom(argv: string[]): Settings | null {
     ...(values.profile ? { profileDir: resolve(values.profile) } : {}),
     ...(values.only ? { only: values.only.split(',').map((n) => n.trim()) } : {}),
   }
+}
+
+/**
+ * Where a full run keeps a copy of its results beside the others (`bench/results/`, named
+ * by the time it finished: `2026-11-26T21-18-52Z.json`), so that the figures a change
+ * quotes can be committed with it; null for a `--quick` or `--only` run, which measures
+ * too little to keep.
+ */
+export function archivePath(settings: Pick<Settings, 'mode' | 'only'>, root: string, finished: Date): string | null {
+  if (settings.mode !== 'full' || settings.only !== undefined) return null
+  const stamp = finished.toISOString().replace(/\.[0-9]{3}Z$/, 'Z').replaceAll(':', '-')
+  return resolve(root, 'bench', 'results', `${stamp}.json`)
 }
 
 /**

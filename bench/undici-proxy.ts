@@ -41,7 +41,7 @@ export function startUndiciProxy(port: number, upstream: string, host = '127.0.0
         }
         res.writeHead(data.statusCode, forwardable(data.headers))
         // pipe, not stream.pipeline: pipeline's end-of-stream watch on both sides cost this
-        // proxy about 50 of its 95 µs of CPU per request (README, ninth pass).
+        // proxy about 50 of its 95 µs of CPU per request, measured side by side.
         data.body.on('error', () => res.destroy())
         data.body.pipe(res)
       },

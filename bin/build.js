@@ -3,7 +3,7 @@
 // writes dist/.build-stamp: the list of TypeScript sources it compiled. `npm start` runs
 // this with --if-stale first: it compiles only when a source or a tsconfig is newer than
 // the stamp, or a source was added or removed, so a start with dist/ up to date costs no
-// compilation (README, Performance). Other files (bench/results.json) do not count.
+// compilation (docs/performance.md#the-embedded-start). Other files (bench/results.json) do not count.
 // With --check it builds nothing and says whether dist/ is up to date (exit status 0) or
 // not (1): the benchmark runs it first, since it measures the code in dist/.
 import { spawnSync } from 'node:child_process'
@@ -53,7 +53,7 @@ function stale(files) {
 
 /**
  * TypeBox in one file: the package is about 700 ES modules, and loading them cost about a
- * second of every start here (README, Performance). src/common/typebox.ts is the only
+ * second of every start here (docs/performance.md#the-embedded-start). src/common/typebox.ts is the only
  * module that imports the package; its compiled output is bundled with the package into
  * dist/vendor/typebox.js (esbuild's WebAssembly build: no native binary), then replaced
  * by a re-export of that file. The bundle is made again only when the package's version

@@ -1,4 +1,4 @@
-// Deadlines on the client side of a listening app (README "Deadlines"): a head or a body
+// Deadlines on the client side of a listening app (docs/security.md#what-the-gateway-guarantees): a head or a body
 // trickled a byte at a time, or a connection that sends nothing, must not hold a
 // connection forever. Node answers 408 and closes past them; checked every second.
 import type { ServerOptions } from 'node:http'

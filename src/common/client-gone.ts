@@ -1,6 +1,6 @@
 // A client that closed its connection will never read the answer; for a write that has
 // not started yet, starting it anyway only makes a change nobody asked to be told of
-// (README "Dependability": a write whose client is gone before it started is not started).
+// (docs/operations.md#a-client-that-has-gone: a write whose client is gone before it started is not started).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 export function clientGone(request: FastifyRequest, reply: FastifyReply): boolean {

@@ -76,7 +76,7 @@ export const ConfigSchema = Type.Object({
     hotKeywordsHours: Type.Integer({ minimum: 1 }),
   }),
   /**
-   * Deadlines of every call to PostgreSQL and Redis (README "Dependability"): a stopped or
+   * Deadlines of every call to PostgreSQL and Redis (docs/operations.md#deadlines): a stopped or
    * partitioned server is waited for this long at most, then the request gets 503.
    */
   dependencies: Type.Object({

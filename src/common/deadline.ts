@@ -1,4 +1,4 @@
-// Bounded waits (README "Dependability"): a dependency that accepts a connection and never
+// Bounded waits (docs/operations.md#deadlines): a dependency that accepts a connection and never
 // answers must cost a request a known time, not forever. The drivers bound each call
 // (connect, statement, command); this bounds a whole piece of work made of several calls.
 import { performance } from 'node:perf_hooks'
@@ -25,7 +25,7 @@ interface Pending {
  * is due and is set again for the next. Work that settles takes its entry out of the list
  * at once, so nothing outlives its request. A deadline costs a small object and two links
  * instead of a timer of its own and a race of promises: 0.47 against 1.05 µs per awaited
- * call (README, "Eleventh pass").
+ * call (docs/performance.md#one-timer-per-deadline-length).
  */
 class DeadlineQueue {
   #first: Pending | null = null

@@ -1,4 +1,4 @@
-// Outage lines an operator can read (README "Dependability"): while PostgreSQL, Redis or
+// Outage lines an operator can read (docs/operations.md#what-an-outage-looks-like): while PostgreSQL, Redis or
 // the core is away, every request that needed it fails the same way, and a line per
 // request (with a stack trace) would bury everything else. A watch logs one warn line when
 // the outage starts (the first failure after success) and one when it ends (the first

@@ -57,7 +57,7 @@ export function identityKey(secretKey: string): KeyObject {
 /**
  * The signature's v1 value: base64url HMAC-SHA256. The digest is asked for as text, not as a
  * Buffer then encoded, and the core compares the texts: signing took 2.7 against 3.6 µs,
- * verifying 3.7 against 4.0 (bench/micro/identity-signature.ts, README fifteenth pass).
+ * verifying 3.7 against 4.0 (bench/micro/identity-signature.ts, docs/performance.md#the-identity-digest-as-text).
  */
 function mac(key: KeyObject, t: number, req: SignedRequest, id: Identity | null): string {
   // One line per field (see the header), written out: this runs on every signed request.

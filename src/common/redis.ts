@@ -16,8 +16,8 @@ import { createRequire } from 'node:module'
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis'
 
 // ioredis is loaded when the first client is made, not with this module: embedded mode
-// never makes one, and loading it cost about a tenth of the embedded start (README,
-// Performance). It is CommonJS, so a synchronous require keeps createRedis synchronous.
+// never makes one, and loading it cost about a tenth of the embedded start
+// (docs/performance.md#the-embedded-start). It is CommonJS, so a synchronous require keeps createRedis synchronous.
 const loadIoredis = () => createRequire(import.meta.url)('ioredis') as typeof import('ioredis')
 
 export type RedisClient = Redis | Cluster

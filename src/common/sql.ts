@@ -84,7 +84,7 @@ interface PipelinedConnection {
  * a pending item, an idle timer and an error listener each time), one process wakes
  * PostgreSQL and is woken by it less often: several statements go out in one write and
  * their answers come back in one read. Measured against the pool on the same server
- * (README, "Seventeenth pass"): about a third less CPU per statement in this process and in
+ * (docs/performance.md#pipelined-sql-statements): about a third less CPU per statement in this process and in
  * the whole machine, and half as many statements again per second.
  *
  * A statement goes to the open connection with the fewest statements in flight; another
@@ -302,7 +302,7 @@ const shared = new Map<string, { db: Promise<PGlite>; users: number }>()
  * 380–500 MB. One process with one connection reads a small database: 8 MB of buffers
  * (1,024 pages, several times the hot set of a small instance; the operating system's
  * page cache holds the rest of the files) brings the idle process under 200 MB and
- * starting faster (README, Performance). Set on the command line, so an existing data
+ * starting faster (docs/performance.md#the-embedded-start). Set on the command line, so an existing data
  * directory needs no change.
  */
 const embeddedMemorySettings = ['-c', 'shared_buffers=8MB', '-c', 'max_connections=8']
@@ -381,7 +381,7 @@ export async function openDb(options: DbOptions): Promise<Db> {
   if (options.databaseUrl) {
     const t = options.timeouts ?? defaultDbTimeouts
     // pg is loaded here, not with this module: embedded mode never needs it, and loading
-    // it was part of the embedded start's cost (README, Performance).
+    // it was part of the embedded start's cost (docs/performance.md#the-embedded-start).
     const { Pool, Client } = createRequire(import.meta.url)('pg') as typeof import('pg')
     const connection = postgresConnectionConfig(options.databaseUrl, t)
     // maxConnections is shared: half (at least one) pipelined for single statements, the

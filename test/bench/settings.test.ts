@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { passes, settingsFrom } from '../../bench/settings.js'
+import { archivePath, passes, settingsFrom } from '../../bench/settings.js'
 
 const runJs = fileURLToPath(new URL('../../dist/bench/run.js', import.meta.url))
 
@@ -20,6 +20,14 @@ describe('benchmark settings', () => {
   it('runs 3 rounds of 10 s per scenario after a warm-up by default, in 2 s slices', () => {
     expect(settingsFrom([])).toMatchObject({ mode: 'full', rounds: 3, durationSeconds: 10, sliceSeconds: 2, connections: 32 })
     expect(settingsFrom([])!.warmupSeconds).toBeGreaterThan(0)
+  })
+
+  it('keeps a copy of a full run in bench/results/, named by the time it finished, and none of a partial one', () => {
+    const finished = new Date('2026-11-26T21:18:52.345Z')
+    expect(archivePath(settingsFrom([])!, '/repo', finished)).toBe('/repo/bench/results/2026-11-26T21-18-52Z.json')
+    expect(archivePath(settingsFrom(['--out', '/tmp/x.json'])!, '/repo', finished)).toBe('/repo/bench/results/2026-11-26T21-18-52Z.json')
+    expect(archivePath(settingsFrom(['--quick'])!, '/repo', finished)).toBeNull()
+    expect(archivePath(settingsFrom(['--only', 'alone'])!, '/repo', finished)).toBeNull()
   })
 
   it('runs one round of 2 s, in one slice, with --quick', () => {

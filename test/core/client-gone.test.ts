@@ -1,5 +1,5 @@
-// A write whose client is gone before the core started it is not started (README
-// "Dependability"): the gateway gave up (its deadline passed, its client left) while the
+// A write whose client is gone before the core started it is not started
+// (docs/operations.md#a-client-that-has-gone): the gateway gave up (its deadline passed, its client left) while the
 // core was still waiting for its store; when the store answers, nothing is written.
 import { randomBytes, randomUUID } from 'node:crypto'
 import { operationNameOf } from '../../src/common/route-table.js'

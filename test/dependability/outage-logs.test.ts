@@ -1,4 +1,4 @@
-// Logs an operator can read during an outage (README "Dependability"): one warn line when
+// Logs an operator can read during an outage (docs/operations.md#what-an-outage-looks-like): one warn line when
 // a PostgreSQL, Redis or core outage starts and one when it ends (with its duration), not
 // a line with a stack trace per request; an upload the client abandoned is info.
 import { createHash, randomBytes } from 'node:crypto'

@@ -1,4 +1,4 @@
-// Shutdown lines are JSON like every other line (README "Dependability"): an operator's
+// Shutdown lines are JSON like every other line (docs/operations.md#health-and-shutdown): an operator's
 // log pipeline parses each line, and a plain-text "stopped" line would be lost or garbled.
 // A stop is not held by connections that have asked nothing.
 import { spawn } from 'node:child_process'

@@ -1,4 +1,4 @@
-// The usage report tells the truth (README "Dependability"): refused and throttled
+// The usage report tells the truth (docs/operations.md#the-usage-reports-bounds): refused and throttled
 // attempts are counted beside the accepted ones, not as use; the chart and "who must
 // migrate" show accepted requests; one user's clients are bounded.
 import { afterAll, beforeAll, expect, it } from 'vitest'

@@ -1,6 +1,6 @@
 // docker-compose.yml, the Dockerfile and config/prometheus.yml cannot be run here (no
 // container engine), so they are checked against what they configure: every variable is
-// one kigo reads and the README documents, the compose environment passes the config
+// one kigo reads and docs/operations.md documents, the compose environment passes the config
 // schema, ports and health checks match the configured ports, commands name real modes,
 // Prometheus scrapes every kigo service, and every service restarts.
 import { readFileSync } from 'node:fs'
@@ -27,6 +27,8 @@ const compose = parse(read('docker-compose.yml'), { merge: true }) as { services
 const services = compose.services
 const kigoServices = Object.entries(services).filter(([, s]) => s.build === '.')
 const readme = read('README.md')
+/** The operator's reference: every variable and port a deployment sets. */
+const operations = read('docs', 'operations.md')
 const dockerfile = read('Dockerfile')
 
 /** The environment a kigo container gets, with compose's ${VAR:?…} filled in. */
@@ -50,12 +52,12 @@ describe('docker-compose.yml', () => {
     expect(dockerfile).toMatch(/^ENTRYPOINT \[.*"dist\/src\/main\.js"\]$/m)
   })
 
-  it('sets only variables kigo reads, each documented in the README', () => {
+  it('sets only variables kigo reads, each documented in docs/operations.md', () => {
     const known = new Set([...Object.values(envNames), 'KIGO_CONFIG', 'KIGO_ADMIN_URL'])
     for (const [name, s] of kigoServices) {
       for (const variable of Object.keys(s.environment ?? {})) {
         expect(known.has(variable), `${name}: ${variable}`).toBe(true)
-        expect(readme, variable).toContain(`\`${variable}\``)
+        expect(operations, variable).toContain(`\`${variable}\``)
       }
     }
   })
@@ -87,10 +89,10 @@ describe('docker-compose.yml', () => {
     }
   })
 
-  it('publishes distinct host ports, named in the README', () => {
+  it('publishes distinct host ports, named in docs/operations.md', () => {
     const hostPorts = Object.values(services).flatMap((s) => (s.ports ?? []).map((p) => portMapping(p).host))
     expect(new Set(hostPorts).size).toBe(hostPorts.length)
-    for (const port of hostPorts) expect(readme, String(port)).toMatch(new RegExp(`\\b${port}\\b`))
+    for (const port of hostPorts) expect(operations, String(port)).toMatch(new RegExp(`\\b${port}\\b`))
   })
 
   it('restarts every service', () => {

@@ -28,7 +28,7 @@ export function operationNamed(name: string): Operation {
  * their own where @fastify/multipart is. The plugin hooks every request of its scope twice
  * (an async onRequest that listens for the response's close, an async onResponse), both to
  * delete files saved to disk, which kigo never saves: on the core's reads, 6 to 22 µs of
- * CPU per request in bench/micro/core-overhead.ts (README, Performance, sixth pass). The app's own parser for multipart bodies,
+ * CPU per request in bench/micro/core-overhead.ts (docs/performance.md#multipart-only-where-bodies-are-read). The app's own parser for multipart bodies,
  * which leaves them unread, serves everywhere else.
  */
 const bodyRoutes = new WeakMap<FastifyInstance, RouteOptions[]>()

@@ -9,10 +9,11 @@
 // parses the path as a WHATWG URL (twice, with a cache keyed by JSON), copies the headers
 // three times and sets the answer's headers one call at a time; side by side in front of
 // the same upstream, Fastify with undici's pool called directly served 1.4 times the
-// requests of Fastify with reply-from, at 51 against 73 µs of CPU per request (README,
-// ninth pass). Answers go through undici's dispatch interface rather than its `request`,
-// whose body stream, and Fastify's two end-of-stream watches on it, cost more than the
-// rest of the answer's handling (README, tenth pass).
+// requests of Fastify with reply-from, at 51 against 73 µs of CPU per request
+// (docs/performance.md#forwarding-on-undicis-pool). Answers go through undici's dispatch
+// interface rather than its `request`, whose body stream, and Fastify's two end-of-stream
+// watches on it, cost more than the rest of the answer's handling
+// (docs/performance.md#small-answers-in-one-write).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { KeyObject } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
@@ -147,7 +148,8 @@ function bodyOf(request: FastifyRequest): Buffer | Readable | null {
 /**
  * Answers whose Content-Length is at most this are read whole and sent in one write; larger
  * ones, and those of unknown length, are streamed as they arrive. Reading a small answer
- * whole skips two streams and their end-of-stream watches per request (README, tenth pass).
+ * whole skips two streams and their end-of-stream watches per request
+ * (docs/performance.md#small-answers-in-one-write).
  */
 export const wholeAnswerLimit = 64 * 1024
 

@@ -28,7 +28,7 @@ export interface UsageRecorderOptions {
   retainRowsMs?: number
 }
 
-/** Which outcome column an authentication outcome adds to (SPEC §6.3, README). */
+/** Which outcome column an authentication outcome adds to (SPEC §6.3). */
 function outcomeColumn(outcome: Outcome): keyof UsageOutcomes | null {
   switch (outcome) {
     case 'ok':

@@ -8,7 +8,7 @@ import { formatTable, type Field } from './output.js'
 
 const legacyMethods = ['basic', 'wsse']
 const states = ['allow', 'deprecate', 'brownout', 'deny']
-const usageMethods = ['basic', 'wsse', 'oauth']
+const usageMethods = ['basic', 'wsse', 'oauth', 'legacy']
 
 interface Window { start: string; end: string }
 interface Exception { user?: string; client?: string; until: string }
@@ -164,7 +164,7 @@ export const migrationCommands: Command[] = [
     action: '',
     args: [],
     options: {
-      method: { value: 'basic|wsse|oauth' },
+      method: { value: 'basic|wsse|oauth|legacy' },
       user: { value: 'ID' },
       client: { value: 'TEXT' },
       since: { value: 'ISO' },
@@ -173,7 +173,10 @@ export const migrationCommands: Command[] = [
       order: { value: 'asc|desc' },
       limit: { value: 'N' },
     },
-    flags: { csv: 'print the report as CSV (GET /admin/usage.csv), one row per record, for a spreadsheet or mail merge' },
+    flags: {
+      csv: 'print the report as CSV (GET /admin/usage.csv), one row per record, for a spreadsheet or mail merge',
+      all: 'also rows of failed or throttled attempts only, and "(unknown users)" (by default: rows with requests accepted or refused by the policy)',
+    },
     summary: 'the legacy-usage report: requests per method, user and (self-declared) client, split by outcome (accepted, refused by policy, failed credentials, throttled), first and last seen, whether the client moved to OAuth, the user\'s contact (all gateways)',
     examples: ['kigo usage --method basic --moved no --sort count', 'kigo usage --client curl --since 2027-01-01T00:00:00Z --json', 'kigo usage --csv > outreach.csv'],
     async run(client: AdminClient, { values, flags }: Parsed) {
@@ -184,6 +187,7 @@ export const migrationCommands: Command[] = [
       const params = new URLSearchParams()
       for (const name of ['method', 'user', 'client', 'since', 'sort', 'order', 'limit']) if (values[name] !== undefined) params.set(name, values[name])
       if (values.moved !== undefined) params.set('moved', values.moved === 'yes' ? 'true' : 'false')
+      if (flags?.has('all')) params.set('all', 'true')
       const query = params.size > 0 ? `?${params.toString()}` : ''
       if (flags?.has('csv')) {
         const result = await client.request('GET', `/admin/usage.csv${query}`, undefined, true)
@@ -191,7 +195,8 @@ export const migrationCommands: Command[] = [
       }
       const result = await client.request('GET', `/admin/usage${query}`)
       const rows: Array<Record<string, Field>> = (result.json as { records: Array<Record<string, Field>> }).records.map((r) => ({ ...r, moved: r.moved === null ? '' : r.moved ? 'yes' : 'no' }))
-      return { result, text: () => formatTable(rows, ['method', 'user', 'client', 'count', 'accepted', 'refused_by_policy', 'failed_credentials', 'throttled', 'first_seen', 'last_seen', 'moved', 'email'], 'no usage recorded') }
+      // The report's columns, in the server's order: the dashboard's table and the CSV have the same.
+      return { result, text: () => formatTable(rows, rows.length > 0 ? Object.keys(rows[0]!) : ['method', 'user', 'client'], 'no usage recorded') }
     },
   },
   {

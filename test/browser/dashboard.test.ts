@@ -96,6 +96,29 @@ describe('dashboard sign-in over HTTP', () => {
   })
 })
 
+describe('the usage table and its CSV', () => {
+  it('agree: the link keeps the filters (Basic and WSSE by default), the CSV has the rows and the columns of the table', async () => {
+    const bearer = { authorization: `Bearer ${stack.config.adminToken}` }
+    for (const query of ['', '?method=wsse', '?client=oldapp&moved=no']) {
+      const html = await (await fetch(`${dashboard()}${query}`, { headers: bearer })).text()
+      const href = /<a href="([^"]+)" download>/.exec(html)![1]!.replace(/&amp;/g, '&')
+      expect(href).toMatch(/^\/admin\/usage\.csv\?method=(legacy|wsse)/)
+      const table = html.slice(html.indexOf('id="usage-table"'), html.indexOf('</table>', html.indexOf('id="usage-table"')))
+      const headings = [...table.matchAll(/<th>([^<]+)<\/th>/g)].map((m) => m[1])
+      const tableRows = [...table.matchAll(/<td data-label="User"><code>([^<]+)<\/code><\/td>[^]*?<td data-label="Client">([^<]+)<\/td>[^]*?<td class="num" data-label="Accepted">(\d+)<\/td>/g)].map((m) => `${m[1]} ${m[2]!.replace(/&lt;/g, '<').replace(/&gt;/g, '>')} ${m[3]}`)
+      expect(tableRows.length).toBeGreaterThan(0)
+      const csv = await (await fetch(`${stack.adminUrl}${href}`, { headers: bearer })).text()
+      const [header, ...lines] = csv.trimEnd().split('\r\n')
+      expect(header!.split(',')).toHaveLength(headings.length)
+      const columns = header!.split(',')
+      const at = (line: string, name: string) => line.split(',')[columns.indexOf(name)]
+      expect(lines.map((l) => `${at(l, 'user')} ${at(l, 'client')} ${at(l, 'accepted')}`), query).toEqual(tableRows)
+      // Nobody who already moved and no OAuth row is on the outreach list.
+      expect(lines.every((l) => at(l, 'method') !== 'oauth')).toBe(true)
+    }
+  })
+})
+
 describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
   const browser = suiteBrowser()
 
@@ -137,9 +160,9 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     const byUser = Object.fromEntries(rows.map((r) => [r[1], r]))
     // Alice uses OAuth, but from another client: this one has not moved.
     expect(byUser.alice?.slice(0, 8)).toEqual(['Basic', 'alice', 'alice@example.com', 'OldApp/1.0 <script>', '2', '0', '0', '0'])
-    expect(byUser.alice?.[10]).toBe('not moved')
+    expect(byUser.alice?.[11]).toBe('not moved')
     expect(byUser.bobby?.slice(0, 5)).toEqual(['WSSE', 'bobby', '–', 'feed robot', '1'])
-    expect(byUser.bobby?.[10]).toBe('not moved')
+    expect(byUser.bobby?.[11]).toBe('not moved')
 
     // Filters and sort through the page's own form (no script).
     await page.selectOption('form.filters select[name=method]', 'wsse')

@@ -6,7 +6,7 @@ import { legacyMethods, type LegacyMethod } from '../policy/types.js'
 import { chartMethods, chartRanges, methodColors, methodLabels, type Bucket, type ChartRange, renderChart, totals } from './dashboard-chart.js'
 import type { methodPolicyView } from './policy-api.js'
 import type { AuditEvent } from '../audit/store.js'
-import type { UsageQuery, UsageReportRow, UsageSortKey } from './usage-report.js'
+import { usageColumns, type UsageColumn, type UsageQuery, type UsageReportRow, type UsageSortKey } from './usage-report.js'
 
 const css = `
 *{box-sizing:border-box}
@@ -176,7 +176,7 @@ function filterForm(q: UsageQuery & { sort: UsageSortKey }): string {
   const option = (value: string, label: string, current: string | undefined) => `<option value="${esc(value)}"${value === (current ?? '') ? ' selected' : ''}>${esc(label)}</option>`
   const moved = q.moved === undefined ? '' : q.moved ? 'yes' : 'no'
   return `<form class="filters" method="get" action="/admin/#usage" role="search" aria-label="Filter the legacy usage">
-<label>Method<select name="method">${option('', 'Basic and WSSE', q.method)}${option('basic', 'Basic', q.method)}${option('wsse', 'WSSE', q.method)}</select></label>
+<label>Method<select name="method">${option('legacy', 'Basic and WSSE', q.method)}${option('basic', 'Basic', q.method)}${option('wsse', 'WSSE', q.method)}</select></label>
 <label>User<input name="user" value="${esc(q.user ?? '')}" size="12" autocomplete="off"></label>
 <label>Client contains<input name="client" value="${esc(q.client ?? '')}" size="14" autocomplete="off"></label>
 <label>Moved to OAuth<select name="moved">${option('', 'any', moved)}${option('no', 'not moved', moved)}${option('yes', 'moved', moved)}</select></label>
@@ -197,20 +197,33 @@ function csvLink(q: UsageQuery): string {
   return `/admin/usage.csv${params.size > 0 ? `?${params.toString()}` : ''}`
 }
 
+/** One cell per column of the report (usage-report.ts), so the table has the CSV's columns. */
+const usageCells: Record<UsageColumn, (r: UsageReportRow) => string> = {
+  method: (r) => esc(methodLabels[r.method as LegacyMethod] ?? r.method),
+  user: (r) => `<code>${esc(r.user)}</code>`,
+  email: (r) => (r.email === null ? '<span class="muted">–</span>' : `<a href="mailto:${esc(encodeURIComponent(r.email).replace(/%40/g, '@'))}">${esc(r.email)}</a>`),
+  client: (r) => (r.client === '' ? '<span class="muted">(none)</span>' : esc(r.client)),
+  accepted: (r) => String(r.accepted),
+  refused_by_policy: (r) => String(r.refusedByPolicy),
+  failed_credentials: (r) => String(r.failedCredentials),
+  throttled: (r) => String(r.throttled),
+  count: (r) => String(r.count),
+  first_seen: (r) => when(r.firstSeen, true),
+  last_seen: (r) => when(r.lastSeen, true),
+  moved: (r) => (r.moved ? '<span class="moved-yes">moved</span>' : '<span class="moved-no">not moved</span>'),
+  oauth_client: (r) => (r.oauthClient === null ? '<span class="muted">–</span>' : esc(r.oauthClient)),
+  oauth_last_seen: (r) => when(r.oauthLastSeen, true),
+}
+const numericColumns = new Set<UsageColumn>(['accepted', 'refused_by_policy', 'failed_credentials', 'throttled', 'count'])
+
 function usageSection(d: DashboardData): string {
-  const rows = d.legacy.map((r) => {
-    const moved = r.moved
-      ? `<span class="moved-yes">moved</span><br><span class="muted">OAuth ${when(r.oauthLastSeen, true)}</span>`
-      : `<span class="moved-no">not moved</span>${r.oauthLastSeen !== null ? `<br><span class="muted">OAuth ${when(r.oauthLastSeen, true)}</span>` : ''}`
-    const contact = r.email === null ? '<span class="muted">–</span>' : `<a href="mailto:${esc(encodeURIComponent(r.email).replace(/%40/g, '@'))}">${esc(r.email)}</a>`
-    return `<tr><td data-label="Method">${esc(methodLabels[r.method as LegacyMethod] ?? r.method)}</td><td data-label="User"><code>${esc(r.user)}</code></td><td data-label="Contact">${contact}</td><td data-label="Client">${r.client === '' ? '<span class="muted">(none)</span>' : esc(r.client)}</td><td class="num" data-label="Accepted">${r.accepted}</td><td class="num" data-label="Refused by policy">${r.refusedByPolicy}</td><td class="num" data-label="Failed credentials">${r.failedCredentials}</td><td class="num" data-label="Throttled">${r.throttled}</td><td data-label="First seen">${when(r.firstSeen, true)}</td><td data-label="Last seen">${when(r.lastSeen, true)}</td><td data-label="This client">${moved}</td></tr>`
-  })
+  const rows = d.legacy.map((r) => `<tr>${usageColumns.map((c) => `<td${numericColumns.has(c.name) ? ' class="num"' : ''} data-label="${esc(c.label)}">${usageCells[c.name](r)}</td>`).join('')}</tr>`)
   const more = d.legacyTotal > d.legacy.length ? `<p class="muted">Showing ${d.legacy.length} of ${d.legacyTotal}; the full report: <code>kigo usage</code>, <code>GET /admin/usage</code> or the CSV.</p>` : ''
   return `<section id="usage">
 <h2>Legacy usage: who still has to migrate</h2>
 ${filterForm(d.usageQuery)}
-<p><a href="${esc(csvLink(d.usageQuery))}" download>Download as CSV</a> <span class="muted">(same filters; contacts included)</span></p>
-${rows.length === 0 ? '<p class="muted">No Basic or WSSE requests recorded.</p>' : `<table id="usage-table" class="cards"><thead><tr><th>Method</th><th>User</th><th>Contact</th><th>Client</th><th>Accepted</th><th>Refused by policy</th><th>Failed credentials</th><th>Throttled</th><th>First seen</th><th>Last seen</th><th>This client</th></tr></thead>
+<p><a href="${esc(csvLink(d.usageQuery))}" download>Download as CSV</a> <span class="muted">(the rows and columns of this table; <code>kigo usage --csv</code> gives the same)</span></p>
+${rows.length === 0 ? '<p class="muted">No Basic or WSSE use recorded.</p>' : `<table id="usage-table" class="cards"><thead><tr>${usageColumns.map((c) => `<th>${esc(c.label)}</th>`).join('')}</tr></thead>
 <tbody>${rows.join('\n')}</tbody></table>`}
 ${more}
 <p class="muted">The client is what the request says it is (the <code>source</code> parameter or the User-Agent): self-declared, never proof. Clients beyond ${d.maxClientsPerUser ?? 20} per user are counted together as “(other clients)”.</p>

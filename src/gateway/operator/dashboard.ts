@@ -43,7 +43,8 @@ function usageQueryOf(q: Record<string, unknown>): UsageQuery & { sort: UsageSor
   const sort = text('sort')
   const order = text('order')
   return {
-    ...(method === 'basic' || method === 'wsse' ? { method } : {}),
+    // The table lists Basic and WSSE only: "legacy" unless one of them is chosen.
+    method: method === 'basic' || method === 'wsse' ? method : 'legacy',
     ...(/^[A-Za-z][A-Za-z0-9_-]{2,31}$/.test(user) ? { user } : {}),
     ...(client !== '' && client.length <= 256 ? { client } : {}),
     ...(moved === 'yes' || moved === 'no' ? { moved: moved === 'yes' } : {}),
@@ -122,9 +123,8 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       usageReport(options.usage, options.emails, usageQuery),
       options.audit ? options.audit.list({ limit: auditRows }) : Promise.resolve(undefined),
     ])
-    // Who must migrate: legacy rows with accepted requests (refused and failed ones are
-    // shown beside them); OAuth rows are what "moved" is measured against.
-    const legacy = report.filter((r) => r.method !== 'oauth' && r.accepted > 0)
+    // Who must migrate: the report's legacy rows, as the CSV link below the table has them.
+    const legacy = report
     const policies = options.policy.current()
     return html(reply, 200, dashboardPage({
       now: t,

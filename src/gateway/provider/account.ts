@@ -15,6 +15,7 @@ import { csrfMatches, type Session } from './session.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
 import { isLegacyMethod, type LegacyMethod } from '../policy/types.js'
 import { legacyClientView } from './legacy-usage.js'
+import { oauthUseByFamily } from '../usage/moved.js'
 
 /** Same size as the operator API's generated passwords. */
 const apiPasswordBytes = 18
@@ -79,8 +80,9 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
       store.getUserEmail(session.user.id),
     ])
     const now = ctx.now()
+    const oauthUse = oauthUseByFamily(usage)
     const legacy = migration
-      ? usage.filter((r) => isLegacyMethod(r.method)).map((r) => legacyClientView(r, migration.policy.current()[r.method as LegacyMethod], session.user.id, now))
+      ? usage.filter((r) => isLegacyMethod(r.method)).map((r) => legacyClientView(r, migration.policy.current()[r.method as LegacyMethod], session.user.id, now, oauthUse(r)))
       : null
     return sendPage(
       reply,

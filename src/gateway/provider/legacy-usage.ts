@@ -2,11 +2,13 @@
 // clients must move, and when): each client the usage report saw for the user, with what
 // the live policy will do to it and when, in the words every other surface uses
 // (policy/outlook.ts). Exceptions are told only to the user they name; the page shows
-// nothing of other users.
+// nothing of other users. A client whose family has since been seen with OAuth (a newer
+// version that moved, usage/moved.ts) is told as moved, not as one to update.
 import { methodNames } from '../policy/evaluate.js'
 import { policyOutlook } from '../policy/outlook.js'
 import type { LegacyMethod, MethodPolicy } from '../policy/types.js'
 import type { UsageRow } from '../usage/store.js'
+import { hasMoved, type OAuthUse } from '../usage/moved.js'
 
 export interface LegacyClientView {
   client: string
@@ -18,13 +20,22 @@ export interface LegacyClientView {
   fate: string
   /** Refused now (deny, or a brownout window open), unless an exception applies. */
   refusedNow: boolean
+  /** The version of this client that has since moved to OAuth; null when none did. */
+  movedAs: string | null
 }
 
-export function legacyClientView(row: UsageRow, policy: MethodPolicy, userId: string, now: number): LegacyClientView {
+const minute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`
+
+export function legacyClientView(row: UsageRow, policy: MethodPolicy, userId: string, now: number, oauth: OAuthUse | null = null): LegacyClientView {
   const method = row.method as LegacyMethod
+  const client = row.client === '' ? '(no name sent)' : row.client
+  if (hasMoved(row, oauth)) {
+    const fate = `Moved: ${oauth!.client === '' ? 'this client' : oauth!.client} signs in with OAuth (last ${minute(oauth!.lastSeen)}). Nothing to do, unless this older version still runs somewhere.`
+    return { client, method, methodName: methodNames[method], count: row.count, lastSeen: row.lastSeen, fate, refusedNow: false, movedAs: oauth!.client }
+  }
   const outlook = policyOutlook(policy, now, { user: userId, client: () => row.client })
   const fate = outlook.state === 'allow' && outlook.endsAt === null && outlook.next === null
     ? `${outlook.summary} Moving to OAuth now avoids a surprise.`
     : outlook.summary
-  return { client: row.client === '' ? '(no name sent)' : row.client, method, methodName: methodNames[method], count: row.count, lastSeen: row.lastSeen, fate, refusedNow: outlook.refusedNow }
+  return { client, method, methodName: methodNames[method], count: row.count, lastSeen: row.lastSeen, fate, refusedNow: outlook.refusedNow, movedAs: null }
 }

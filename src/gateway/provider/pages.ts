@@ -163,7 +163,7 @@ ${o.legacy.length === 0
           : html`<p class="muted">These clients sign in with your API password (WSSE or HTTP Basic), which is being retired. Each needs an update to OAuth from its developer, or a replacement.</p>
 <table>
 <thead><tr><th>Client</th><th>Method</th><th>Last seen</th><th>What will happen</th></tr></thead>
-<tbody>${o.legacy.map((l) => html`<tr class="${l.refusedNow ? 'refused' : ''}">
+<tbody>${o.legacy.map((l) => html`<tr class="${l.refusedNow ? 'refused' : l.movedAs !== null ? 'moved' : ''}">
 <td><strong>${l.client}</strong></td>
 <td class="nowrap">${l.methodName}</td>
 <td class="nowrap">${minuteText(l.lastSeen)}</td>

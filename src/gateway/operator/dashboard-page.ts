@@ -1,82 +1,21 @@
 // The dashboard's HTML (SPEC §6.4): plain server-rendered pages with inline CSS, no
 // script and nothing fetched at run time. Every value is escaped.
 import esc from 'escape-html'
-import { isoSeconds } from '../policy/time.js'
+import { siteHeader, sitePage, timeHtml } from '../../common/site-page.js'
 import { legacyMethods, type LegacyMethod } from '../policy/types.js'
 import { chartMethods, chartRanges, methodColors, methodLabels, type Bucket, type ChartRange, renderChart, totals } from './dashboard-chart.js'
 import type { methodPolicyView } from './policy-api.js'
 import type { AuditEvent } from '../audit/store.js'
 import { usageColumns, type UsageColumn, type UsageQuery, type UsageReportRow, type UsageSortKey } from './usage-report.js'
 
-const css = `
-*{box-sizing:border-box}
-body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#f6f7f9}
-header{background:#1f2a37;color:#fff;padding:12px 24px;display:flex;align-items:center;gap:16px}
-header h1{font-size:18px;margin:0;font-weight:600;flex:1}
-header .meta{color:#c9d1d9;font-size:12px}
-header button{background:transparent;color:#fff;border:1px solid #8b949e;border-radius:4px;padding:4px 10px;cursor:pointer}
-main{max-width:1120px;margin:0 auto;padding:16px 24px 48px}
-section{background:#fff;border:1px solid #d8dee4;border-radius:6px;padding:16px 20px;margin-top:16px;overflow-x:auto}
-h2{font-size:16px;margin:0 0 10px}
-table{border-collapse:collapse;width:100%}
-th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #eaeef2;vertical-align:top}
-thead th{font-size:12px;text-transform:uppercase;letter-spacing:.03em;color:#57606a}
-tbody th{font-weight:600}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
-.legend{display:flex;gap:18px;flex-wrap:wrap;margin:8px 0 0;padding:0;list-style:none}
-.legend li{display:flex;align-items:center;gap:6px}
-.swatch{width:12px;height:12px;border-radius:2px;display:inline-block}
-.ranges a{margin-right:10px}
-.ranges a.current{font-weight:600;color:#1f2328;text-decoration:none}
-.state{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
-.state-allow{background:#dafbe1;color:#1a7f37}.state-deprecate{background:#fff8c5;color:#7d4e00}
-.state-brownout{background:#ffe2cc;color:#953800}.state-deny{background:#ffebe9;color:#cf222e}
-.refusing{color:#cf222e;font-weight:600}
-.muted{color:#6e7781}
-time{white-space:nowrap}
-.next{margin:0 0 10px}
-code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:1px 4px;border-radius:3px}
-form.login{max-width:380px;margin:80px auto;background:#fff;border:1px solid #d8dee4;border-radius:6px;padding:24px}
-form.login label{display:block;margin:12px 0 4px;font-weight:600}
-form.login input{width:100%;padding:8px;border:1px solid #d0d7de;border-radius:4px;font:inherit}
-form.filters{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:flex-end;margin:0 0 12px}
-form.filters label{display:flex;flex-direction:column;font-size:12px;color:#57606a;gap:2px}
-form.filters input,form.filters select{font:inherit;padding:4px 6px;border:1px solid #d0d7de;border-radius:4px;min-width:0}
-form.filters button{padding:5px 12px;border:1px solid #1f883d;background:#1f883d;color:#fff;border-radius:4px;font-weight:600}
-.moved-yes{color:#1a7f37;font-weight:600}.moved-no{color:#953800}
-pre.change{margin:0;white-space:pre-wrap;word-break:break-word;font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
-/* A phone: the tables become one card per row (label beside value), nothing scrolls
-   sideways; the chart keeps its own width inside its section, labels readable. */
-@media (max-width: 700px){
-  header{padding:10px 12px;flex-wrap:wrap}
-  main{padding:8px 8px 32px}
-  section{padding:12px;overflow-x:visible}
-  table.cards,table.cards tbody,table.cards tr,table.cards td,table.cards th{display:block;width:100%}
-  table.cards thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
-  table.cards tr{border:1px solid #d8dee4;border-radius:6px;margin:0 0 10px;padding:6px 8px}
-  table.cards td,table.cards tbody th{border:0;padding:3px 0;display:flex;gap:10px;text-align:left;overflow-wrap:anywhere}
-  table.cards td[data-label]::before,table.cards tbody th[data-label]::before{content:attr(data-label);flex:0 0 38%;font-size:12px;color:#57606a;font-weight:600;text-transform:uppercase}
-  table.cards td.num{text-align:left}
-  #chart .chart-frame{overflow-x:auto}
-  #chart svg{min-width:640px}
-  form.filters label{flex:1 1 40%}
-}
-form.login button{margin-top:16px;padding:8px 16px;background:#1f883d;color:#fff;border:0;border-radius:4px;font-weight:600;cursor:pointer}
-.error{color:#cf222e}
-`
-
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title><style>${css}</style></head>
-<body>${body}</body></html>
-`
+function page(title: string, body: string, right = ''): string {
+  return sitePage({ title, header: siteHeader({ home: '/admin/', links: [], signIn: false, title: 'operator dashboard', right }), bodyClass: 'dash', mainClass: 'full', body })
 }
 
 export function loginPage(error?: string): string {
   return page('kigo operator dashboard: sign in', `
 <form class="login" method="post" action="/admin/login">
-  <h1 style="font-size:18px;margin:0">kigo operator dashboard</h1>
+  <h1>kigo operator dashboard</h1>
   <p class="muted">Sign in with the gateway's admin token (<code>KIGO_ADMIN_TOKEN</code>, or the <code>admin-token</code> file in the data directory).</p>
   ${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
   <label for="token">Admin token</label>
@@ -105,14 +44,8 @@ export interface DashboardData {
   maxClientsPerUser?: number
 }
 
-// In tables, shown to the minute on two lines (date, time) so the tables fit a page;
-// the datetime attribute keeps the second.
-const when = (ms: number | null | undefined, compact = false) => {
-  if (ms == null) return '<span class="muted">–</span>'
-  const iso = isoSeconds(ms)
-  const text = compact ? `${iso.slice(0, 10)}<br>${iso.slice(11, 16)} UTC` : iso.replace('T', ' ').replace('Z', ' UTC')
-  return `<time datetime="${iso}" title="${iso}">${text}</time>`
-}
+// Readable ("27 Nov 2026, 02:10 UTC"); the datetime attribute keeps the second.
+const when = (ms: number | null | undefined, _compact = false) => (ms == null ? '<span class="muted">–</span>' : timeHtml(ms))
 const whenText = (s: string | null) => when(s === null ? null : Date.parse(s), true)
 const stateBadge = (s: string) => `<span class="state state-${esc(s)}">${esc(s)}</span>`
 
@@ -244,11 +177,9 @@ ${rows.length === 0 ? '<p class="muted">No changes recorded through the operator
 export function dashboardPage(d: DashboardData): string {
   const signOut = d.signedInWithCookie ? `<form method="post" action="/admin/logout"><button type="submit">Sign out</button></form>` : ''
   return page('kigo operator dashboard', `
-<header><h1>kigo gateway: migration dashboard</h1><span class="meta">as of ${when(d.now)}</span>${signOut}</header>
-<main>
+<h1 style="margin:16px 0 0">kigo gateway: migration dashboard</h1>
 ${chartSection(d)}
 ${policySection(d)}
 ${usageSection(d)}
-${auditSection(d)}
-</main>`)
+${auditSection(d)}`, `<div class="who"><span class="meta">as of ${when(d.now)}</span>${signOut}</div>`)
 }

@@ -7,9 +7,10 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import { methodNames, nextWindow } from '../policy/evaluate.js'
 import { policyOutlook } from '../policy/outlook.js'
 import { clockMinutes, isoSeconds } from '../policy/time.js'
+import { timeHtml } from '../../common/site-page.js'
 import { legacyMethods, type LegacyMethod, type MethodPolicy, type PolicyState } from '../policy/types.js'
 import type { ProviderContext } from './context.js'
-import { html, page, pageHeaders, type SafeHtml } from './html.js'
+import { html, page, pageHeaders, SafeHtml } from './html.js'
 
 /** What each state means for a client still using the method. */
 export const stateMeaning: Record<PolicyState, string> = {
@@ -19,7 +20,7 @@ export const stateMeaning: Record<PolicyState, string> = {
   deny: 'refused (403 method_retired)',
 }
 
-const dateTime = (ms: number): SafeHtml => html`<time datetime="${isoSeconds(ms)}" data-local="datetime">${isoSeconds(ms).replace('T', ' ').replace('Z', ' UTC')}</time>`
+const dateTime = (ms: number): SafeHtml => new SafeHtml(timeHtml(ms, { attributes: 'data-local="datetime"' }))
 
 /** A daily window as today's UTC instants (the script shows them in local time). */
 function windowText(w: { start: string; end: string }, now: number): SafeHtml {

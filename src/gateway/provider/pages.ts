@@ -3,10 +3,11 @@
 import type { AuthorizedApplication, Consumer, User } from '../store/types.js'
 import type { Scope } from '../domain/identifiers.js'
 import { scopes as allScopes } from '../domain/identifiers.js'
-import { html, page, type SafeHtml } from './html.js'
+import { html, page, SafeHtml } from './html.js'
 import { scopeDescriptions } from './scopes.js'
 import type { LegacyClientView } from './legacy-usage.js'
 import { minLoginPasswordLength } from '../../common/password-rule.js'
+import { timeHtml } from '../../common/site-page.js'
 
 type Viewer = { user: User; csrfToken: string }
 
@@ -14,8 +15,8 @@ const csrfField = (token: string) => html`<input type="hidden" name="csrf_token"
 
 const scopeList = (scopes: Scope[]) => html`<ul class="scopes">${scopes.map((s) => html`<li>${scopeDescriptions[s]} <span class="muted">(${s})</span></li>`)}</ul>`
 
-const dateText = (d: Date) => d.toISOString().slice(0, 10)
-const minuteText = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`
+const dateText = (d: Date) => new SafeHtml(timeHtml(d, { dateOnly: true }))
+const minuteText = (ms: number) => new SafeHtml(timeHtml(ms))
 
 export function loginPage(o: { csrfToken: string; next: string; username?: string; error?: string; notice?: string; context?: string }): string {
   return page({
@@ -130,14 +131,14 @@ export function accountPage(
   const authorized =
     o.authorized.length === 0
       ? html`<p class="muted">No application has access to your account.</p>`
-      : html`<table>
+      : html`<table class="cards">
 <thead><tr><th>Application</th><th>Access</th><th>Since</th><th>Last used</th><th></th></tr></thead>
 <tbody>${o.authorized.map(
           (a) => html`<tr>
-<td>${a.consumer.name}</td>
-<td>${scopeList(a.scopes)}</td>
-<td class="nowrap">${dateText(a.authorizedAt)}</td>
-<td class="nowrap last-used">${a.lastUsedAt === null ? html`<span class="muted">not yet</span>` : minuteText(a.lastUsedAt)}</td>
+<td data-label="Application">${a.consumer.name}</td>
+<td data-label="Access">${scopeList(a.scopes)}</td>
+<td data-label="Since">${dateText(a.authorizedAt)}</td>
+<td class="last-used" data-label="Last used">${a.lastUsedAt === null ? html`<span class="muted">not yet</span>` : minuteText(a.lastUsedAt)}</td>
 <td><form method="post" action="/account/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="consumer_key" value="${a.consumer.key}"><button type="submit" class="danger">Revoke</button></form></td>
 </tr>`,
         )}</tbody>
@@ -146,10 +147,10 @@ export function accountPage(
   const registered =
     o.registered.length === 0
       ? html`<p class="muted">You have not registered an application.</p>`
-      : html`<table>
+      : html`<table class="cards">
 <thead><tr><th>Name</th><th>Consumer key</th><th>Scopes</th></tr></thead>
 <tbody>${o.registered.map(
-          (c) => html`<tr><td><a href="/account/apps/${c.key}">${c.name}</a></td><td><code>${c.key}</code></td><td>${c.scopes.join(', ')}</td></tr>`,
+          (c) => html`<tr><td data-label="Name"><a href="/account/apps/${c.key}">${c.name}</a></td><td data-label="Consumer key"><code>${c.key}</code></td><td data-label="Scopes">${c.scopes.join(', ')}</td></tr>`,
         )}</tbody>
 </table>`
 
@@ -161,13 +162,13 @@ export function accountPage(
 ${o.legacy.length === 0
           ? html`<p class="muted">None of your tools has used WSSE or HTTP Basic recently. Nothing to do.</p>`
           : html`<p class="muted">These clients sign in with your API password (WSSE or HTTP Basic), which is being retired. Each needs an update to OAuth from its developer, or a replacement.</p>
-<table>
+<table class="cards">
 <thead><tr><th>Client</th><th>Method</th><th>Last seen</th><th>What will happen</th></tr></thead>
 <tbody>${o.legacy.map((l) => html`<tr class="${l.refusedNow ? 'refused' : l.movedAs !== null ? 'moved' : ''}">
-<td><strong>${l.client}</strong></td>
-<td class="nowrap">${l.methodName}</td>
-<td class="nowrap">${minuteText(l.lastSeen)}</td>
-<td>${l.fate}</td>
+<td data-label="Client"><strong>${l.client}</strong></td>
+<td data-label="Method">${l.methodName}</td>
+<td data-label="Last seen">${minuteText(l.lastSeen)}</td>
+<td data-label="What will happen">${l.fate}</td>
 </tr>`)}</tbody>
 </table>
 <p><a href="/developers#tell-your-developer">What to tell the client's developer</a> · <a href="/migration">the migration schedule</a></p>`}

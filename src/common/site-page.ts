@@ -188,3 +188,9 @@ ${o.tail ?? ''}</body>
 </html>
 `
 }
+
+/** /favicon.ico: a 16×16 "k" in the header's colours (an ICO holding one PNG), served by both ports. */
+export const favicon = Buffer.from(
+  'AAABAAEAEBAAAAEAIAB1AAAAFgAAAIlQTkcNChoKAAAADUlIRFIAAAAQAAAAEAgCAAAAkJFoNgAAADxJREFUeNpj0LYKJQkxkK/hPxgMhAY0cQIaMAXxacBqBE4NuFyIrgEZkOZpYm0g3w/khBKBeKB94iMSAQAN2xkO8cwI3AAAAABJRU5ErkJggg==',
+  'base64',
+)

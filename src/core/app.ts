@@ -19,7 +19,7 @@ import type { CoreDeps } from './routes/deps.js'
 import { favoriteRoutes } from './routes/favorites.js'
 import { followRoutes } from './routes/follows.js'
 import { keywordRoutes } from './routes/keywords.js'
-import { pageRoutes } from './routes/pages.js'
+import { pageRoutes, sendNotFoundPage, wantsPage } from './routes/pages.js'
 import { timelineRoutes } from './routes/timelines.js'
 import { decodeForm, queryBytes } from './routes/form-decoding.js'
 import { healthRoutes } from './routes/health.js'
@@ -84,7 +84,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     globalAliases: config.globalHostAliases ?? [],
   }
   const deploymentOf = deploymentMatcher(hosts)
-  const unknownDeployment = `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')}`
+  const unknownDeployment = `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')} (to serve another host name, set KIGO_DOMESTIC_HOST and KIGO_GLOBAL_HOST, and KIGO_DOMESTIC_HOST_ALIASES or KIGO_GLOBAL_HOST_ALIASES for more names; see docs/operations.md)`
   const key = identityKey(config.secretKey)
   const seenRequestIds = new SeenRequestIds(config.core.identityMaxAgeSeconds * 2)
 
@@ -246,7 +246,9 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     if (apiErr.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'request failed')
     return sendError(request, reply, apiErr)
   })
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, errors.notFound()))
+  // A browser (Accept: text/html) outside /api gets the 404 page; API clients the error in their format.
+  app.setNotFoundHandler((request, reply) =>
+    wantsPage(request) && !request.url.startsWith('/api/') ? sendNotFoundPage(request, reply, deps) : sendError(request, reply, errors.notFound()))
 
   healthRoutes(app, options.store)
   statusRoutes(app, deps)

@@ -62,3 +62,27 @@ describe('no page shows template source', () => {
     expect(prose(text)).not.toContain('${')
   })
 })
+
+describe('what a browser asks for besides pages', () => {
+  it.each(['public', 'operator'])('/favicon.ico on the %s port: a small icon, cached', async (port) => {
+    const res = await fetch(`${port === 'public' ? stack.url : stack.adminUrl}/favicon.ico`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('image/x-icon')
+    expect(res.headers.get('cache-control')).toBe('public, max-age=86400')
+    const bytes = Buffer.from(await res.arrayBuffer())
+    expect(bytes.subarray(0, 4).equals(Buffer.from([0, 0, 1, 0]))).toBe(true)
+    expect(bytes.length).toBeLessThan(1024)
+  })
+
+  it.each(['/photos/alice/', '/photos/alice/999', '/photos/alice/999.png'])('a wrong photo address %s: the 404 page for a browser, JSON for an API client', async (path) => {
+    const page = await fetch(stack.url + path, { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } })
+    expect(page.status).toBe(404)
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/)
+    const html = await page.text()
+    expect(html).toContain('<header class="site">')
+    expect(html).toContain('href="/account"')
+    const api = await fetch(stack.url + path, { headers: { accept: 'application/json' } })
+    expect(api.status).toBe(404)
+    expect(api.headers.get('content-type')).toMatch(/^application\/json/)
+  })
+})

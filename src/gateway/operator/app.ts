@@ -3,6 +3,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { clientDeadlines, closeSilentConnections } from '../../common/client-deadlines.js'
 import { requestLogging } from '../../common/request-logger.js'
+import favicon from '../plugins/favicon.js'
 import health from '../plugins/health.js'
 import type { GatewayDeps } from '../plugins/deps.js'
 import type { IdentityAdministration } from '../store/types.js'
@@ -69,5 +70,6 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: { status: 404, code: 'not_found', message: `No operator resource at ${request.method} ${request.url.split('?')[0]}` } }))
   await app.register(health, { ready: deps.ready })
+  await app.register(favicon)
   return app
 }

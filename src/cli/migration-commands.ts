@@ -5,6 +5,7 @@
 import { usageError, type AdminClient, type ApiResult } from './admin-client.js'
 import type { Command, Parsed } from './command.js'
 import { formatTable, type Field } from './output.js'
+import { eventSummary, fieldChanges } from '../common/audit-diff.js'
 
 const legacyMethods = ['basic', 'wsse']
 const states = ['allow', 'deprecate', 'brownout', 'deny']
@@ -35,32 +36,17 @@ interface MethodView {
 type PolicyView = { guide_url: string; basic: MethodView; wsse: MethodView }
 interface AuditEventView { id: number; at: string; address: string; kind: string; action: string; target: string; before: unknown; after: unknown }
 
-/** `field: old -> new` for each top-level field that differs (JSON values, shortened). */
-export /** An exception as the operator reads it: a client name is self-declared, and alone it matches nobody. */
-function exceptionText(x: { user?: string; client?: string }): string {
+/** An exception as the operator reads it: a client name is self-declared, and alone it matches nobody. */
+export function exceptionText(x: { user?: string; client?: string }): string {
   if (x.user === undefined) return `client ${JSON.stringify(x.client)} alone (matches nobody: add the user)`
   return x.client === undefined ? `user ${x.user}` : `user ${x.user} with client ${JSON.stringify(x.client)} (self-declared)`
-}
-
-function changeSummary(before: unknown, after: unknown): string {
-  const short = (v: unknown) => {
-    const text = JSON.stringify(v) ?? 'null'
-    return text.length > 60 ? `${text.slice(0, 57)}...` : text
-  }
-  if (before === null && after === null) return '-'
-  if (before === null) return 'created'
-  if (after === null) return 'deleted'
-  if (typeof before !== 'object' || typeof after !== 'object') return `${short(before)} -> ${short(after)}`
-  const b = before as Record<string, unknown>
-  const a = after as Record<string, unknown>
-  const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].filter((k) => JSON.stringify(b[k]) !== JSON.stringify(a[k]))
-  return keys.length === 0 ? 'unchanged' : keys.map((k) => `${k}: ${short(b[k])} -> ${short(a[k])}`).join('; ')
 }
 
 function policyEventText(e: AuditEventView): string {
   const before = e.before as Partial<MethodView> | null
   const after = e.after as Partial<MethodView> | null
-  return `${e.at}  ${e.target}: ${before?.state ?? '-'} -> ${after?.state ?? '-'}  (from ${e.address})\n  ${changeSummary(before, after)}`
+  const changes = fieldChanges(before, after).map((c) => `  ${c.field}: ${c.before} -> ${c.after}`)
+  return `${e.at}  ${e.target}: ${before?.state ?? '-'} -> ${after?.state ?? '-'}  (from ${e.address})\n${changes.length === 0 ? '  unchanged' : changes.join('\n')}`
 }
 
 /** `09:00-12:00,21:00-24:00` as windows; `none` for none. */
@@ -270,7 +256,7 @@ export const migrationCommands: Command[] = [
       const params = new URLSearchParams()
       for (const name of ['kind', 'target', 'since', 'limit']) if (values[name] !== undefined) params.set(name, values[name])
       const result = await client.request('GET', `/admin/audit${params.size > 0 ? `?${params.toString()}` : ''}`)
-      const rows = (result.json as { events: AuditEventView[] }).events.map((e) => ({ ...e, change: changeSummary(e.before, e.after) }))
+      const rows = (result.json as { events: AuditEventView[] }).events.map((e) => ({ ...e, change: eventSummary(e.action, e.before, e.after) }))
       return { result, text: () => formatTable(rows, ['at', 'address', 'action', 'target', 'change'], 'no changes recorded') }
     },
   },

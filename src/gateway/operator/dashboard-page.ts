@@ -2,6 +2,7 @@
 // script and nothing fetched at run time. Every value is escaped.
 import esc from 'escape-html'
 import { siteHeader, sitePage, timeHtml } from '../../common/site-page.js'
+import { accountActor, eventVerb, fieldChanges } from '../../common/audit-diff.js'
 import { legacyMethods, type LegacyMethod } from '../policy/types.js'
 import { chartMethods, chartRanges, methodColors, methodLabels, type Bucket, type ChartRange, renderChart, totals } from './dashboard-chart.js'
 import type { methodPolicyView } from './policy-api.js'
@@ -163,16 +164,27 @@ ${more}
 </section>`
 }
 
+/** The fields that changed, old struck through and new beside it; a reset or a creation says so. */
+function changeCell(e: AuditEvent): string {
+  const verb = eventVerb(e.action, e.before, e.after)
+  const changes = verb === 'deleted' ? [] : fieldChanges(e.before, e.after)
+  const lines = changes.map((c) => `<li><strong>${esc(c.field)}</strong>: ${c.before === '(none)' ? '' : `<del>${esc(c.before)}</del> → `}<ins>${esc(c.after)}</ins></li>`)
+  return `${verb !== null ? `<p class="verb">${esc(verb)}</p>` : ''}${lines.length > 0 ? `<ul class="diff">${lines.join('')}</ul>` : verb === null ? '<span class="muted">unchanged</span>' : ''}`
+}
+
 function auditSection(d: DashboardData): string {
   if (!d.audit) return ''
-  const rows = d.audit.map((e) => `<tr><td data-label="When">${when(e.at.getTime(), true)}</td><td data-label="Change"><code>${esc(e.action)}</code></td><td data-label="Target"><code>${esc(e.target)}</code></td><td data-label="From">${esc(e.address)}</td><td data-label="Before"><pre class="change">${esc(JSON.stringify(e.before, null, 1) ?? 'null')}</pre></td><td data-label="After"><pre class="change">${esc(JSON.stringify(e.after, null, 1) ?? 'null')}</pre></td></tr>`)
+  const rows = d.audit.map((e) => `<tr><td data-label="When">${when(e.at.getTime(), true)}</td><td data-label="Change"><code>${esc(e.action)}</code></td><td data-label="Target"><code>${esc(e.target)}</code></td><td data-label="By">${esc(actorOf(e))}</td><td data-label="What changed">${changeCell(e)}</td></tr>`)
   return `<section id="audit">
 <h2>Recent changes (audit trail)</h2>
-${rows.length === 0 ? '<p class="muted">No changes recorded through the operator API.</p>' : `<table id="audit-table" class="cards"><thead><tr><th>When</th><th>Change</th><th>Target</th><th>From</th><th>Before</th><th>After</th></tr></thead>
+${rows.length === 0 ? '<p class="muted">No changes recorded.</p>' : `<table id="audit-table" class="cards"><thead><tr><th>When</th><th>Change</th><th>Target</th><th>By</th><th>What changed</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table>`}
 <p class="muted">The newest ${rows.length}; all of them: <code>kigo audit</code>, <code>kigo policy history</code> or <code>GET /admin/audit</code>.</p>
 </section>`
 }
+
+/** Who made the change: the operator, or (actions `account.*`) the user on their own account page. */
+const actorOf = (e: AuditEvent) => `${accountActor(e) ?? 'operator'} (from ${e.address})`
 
 export function dashboardPage(d: DashboardData): string {
   const signOut = d.signedInWithCookie ? `<form method="post" action="/admin/logout"><button type="submit">Sign out</button></form>` : ''

@@ -1,6 +1,10 @@
 // The account area (SPEC §5): sign-in (throttled per user and per address, SPEC §4.7),
 // sign-out, registering applications, revoking authorized applications, and the API
 // password used by Basic and WSSE clients. Every post checks the session's CSRF token.
+// What cannot be undone (resetting the API password, revoking an application, rotating or
+// deleting one's application) asks first: the button posts without `confirm=yes` and gets
+// a confirmation page, whose button posts again with it (no script). The user's own
+// changes go to the audit trail as `account.*` actions (docs/operations.md#audit-trail).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'
@@ -9,7 +13,7 @@ import { userIdPattern } from '../domain/identifiers.js'
 import type { ProviderContext } from './context.js'
 import { field, readForm } from './form.js'
 import { sendPage, seeOther } from './html.js'
-import { accountPage, applicationPage, loginPage, messagePage, type RegisterForm } from './pages.js'
+import { accountPage, applicationPage, confirmPage, loginPage, messagePage, type RegisterForm } from './pages.js'
 import { scopesFromCheckboxes } from './scopes.js'
 import { csrfMatches, type Session } from './session.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
@@ -33,6 +37,8 @@ const notices: Record<string, string> = {
   revoked: 'Access was revoked. The application can no longer use your account.',
   reset: 'Your API password was reset. Update the clients that use it.',
   registered: 'Your application is registered. Keep the consumer secret private.',
+  rotated: 'A new consumer secret was made. The old one no longer works: update the application.',
+  app_deleted: 'The application was deleted, with every access it had.',
   signed_out: 'You are signed out.',
   password_changed: 'Your password was changed. You were signed out everywhere else.',
   email: 'Your contact e-mail was saved.',
@@ -67,6 +73,22 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
       return null
     }
     return { session: session as Session & { user: User }, form: read.form }
+  }
+
+  /** Records the user's own change; a failed write is logged and the change stands (as for the operator's). */
+  const audited = async (request: FastifyRequest, event: { action: string; kind: 'user' | 'app' | 'token'; target: string; before: unknown; after: unknown }) => {
+    if (!ctx.audit) return
+    try {
+      await ctx.audit.record({ ...event, address: app.publicOrigin(request).ip })
+    } catch (err) {
+      request.log.warn({ err: { message: (err as Error).message }, action: event.action, target: event.target }, 'audit record failed')
+    }
+  }
+
+  /** Unless the form says confirm=yes: the confirmation page (its button posts the same form again, confirmed). */
+  const confirmFirst = (reply: FastifyReply, session: Session & { user: User }, form: URLSearchParams, o: { action: string; title: string; message: string; button: string; fields?: Record<string, string> }) => {
+    if (field(form, 'confirm') === 'yes') return null
+    return sendPage(reply, 200, confirmPage({ user: session.user, csrfToken: session.csrfToken, ...o }))
   }
 
   const renderAccount = async (reply: FastifyReply, status: number, session: Session & { user: User }, form: RegisterForm, notice?: string, passwordError?: string) => {
@@ -182,6 +204,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     if (input.scopes.length === 0) return invalid('Choose at least one scope.')
     try {
       const { consumer } = await store.createConsumer({ name: input.name, ownerId: session.user.id, scopes: input.scopes, callbackUrl: input.callback === '' ? null : input.callback })
+      await audited(request, { kind: 'app', action: 'account.app_create', target: consumer.key, before: null, after: { user: session.user.id, name: consumer.name, scopes: consumer.scopes, callback_url: consumer.callbackUrl } })
       return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=registered`)
     } catch (err) {
       if (err instanceof InvalidInput) return invalid(err.field === 'callbackUrl' ? `The callback ${err.message.replace(/^callback URL /, 'URL ')}.` : `The ${err.message}.`)
@@ -212,7 +235,11 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     if (!ok) return reply
     const key = field(ok.form, 'consumer_key')
     if (key === null || key === '') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Which application? The form named none.' }))
+    const name = (await store.listAuthorizedApplications(ok.session.user.id)).find((a) => a.consumer.key === key)?.consumer.name ?? key
+    const asked = confirmFirst(reply, ok.session, ok.form, { action: '/account/revoke', title: `Revoke ${name}?`, message: `${name} will no longer be able to use your account. To let it in again, you would have to authorize it again from the application.`, button: 'Revoke access', fields: { consumer_key: key } })
+    if (asked) return asked
     await store.revokeUserTokensForConsumer(ok.session.user.id, key)
+    await audited(request, { kind: 'token', action: 'account.revoke', target: key, before: { user: ok.session.user.id, application: name }, after: null })
     return seeOther(reply, '/account?notice=revoked')
   })
 
@@ -247,6 +274,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
       throw err
     }
     await store.endUserSessions(session.user.id, session.id)
+    await audited(request, { kind: 'user', action: 'account.change_password', target: session.user.id, before: null, after: null })
     return seeOther(reply, '/account?notice=password_changed#password')
   })
 
@@ -256,8 +284,10 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const ok = await signedInPost(request, reply)
     if (!ok) return reply
     const email = (field(ok.form, 'email') ?? '').trim()
+    const before = await store.getUserEmail(ok.session.user.id)
     try {
       await store.setUserEmail(ok.session.user.id, email === '' ? null : email)
+      await audited(request, { kind: 'user', action: 'account.set_email', target: ok.session.user.id, before: { email: before }, after: { email: email === '' ? null : email } })
     } catch (err) {
       if (err instanceof InvalidInput) return renderAccount(reply, 400, ok.session, { name: '', callback: '', scopes: ['read_public'] }, 'That is not an e-mail address such as alice@example.com; nothing was saved.')
       throw err
@@ -268,7 +298,47 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
   app.post('/account/api-password', async (request, reply) => {
     const ok = await signedInPost(request, reply)
     if (!ok) return reply
+    const asked = confirmFirst(reply, ok.session, ok.form, { action: '/account/api-password', title: 'Reset your API password?', message: 'The current API password stops working at once: every client that signs in with WSSE or HTTP Basic (see “Tools still using your API password”) fails until you give it the new one.', button: 'Reset API password' })
+    if (asked) return asked
     await store.setApiPassword(ok.session.user.id, randomToken(apiPasswordBytes))
+    await audited(request, { kind: 'user', action: 'account.reset_api_password', target: ok.session.user.id, before: null, after: null })
     return seeOther(reply, '/account?notice=reset#api-password')
+  })
+
+  /** The signed-in user's own application named in the path, or the 404 page already sent. */
+  const ownApplication = async (request: FastifyRequest, reply: FastifyReply, session: Session & { user: User }) => {
+    const key = (request.params as { key: string }).key
+    const found = await store.getConsumer(key)
+    if (found && found.consumer.ownerId === session.user.id) return found.consumer
+    await sendPage(reply, 404, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'No such application', message: 'You have no application with this key.', link: { href: '/account', text: 'Your account' } }))
+    return null
+  }
+
+  // The owner rotates the consumer secret (the old one stops working) or deletes the
+  // application (with every token it holds), as the operator can (kigo apps rotate|delete).
+  app.post('/account/apps/:key/rotate', async (request, reply) => {
+    const ok = await signedInPost(request, reply)
+    if (!ok) return reply
+    const consumer = await ownApplication(request, reply, ok.session)
+    if (!consumer) return reply
+    const path = `/account/apps/${encodeURIComponent(consumer.key)}/rotate`
+    const asked = confirmFirst(reply, ok.session, ok.form, { action: path, title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and the current one stops working at once: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret' })
+    if (asked) return asked
+    await store.rotateConsumerSecret(consumer.key)
+    await audited(request, { kind: 'app', action: 'account.app_rotate_secret', target: consumer.key, before: { user: ok.session.user.id }, after: { user: ok.session.user.id } })
+    return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=rotated`)
+  })
+
+  app.post('/account/apps/:key/delete', async (request, reply) => {
+    const ok = await signedInPost(request, reply)
+    if (!ok) return reply
+    const consumer = await ownApplication(request, reply, ok.session)
+    if (!consumer) return reply
+    const path = `/account/apps/${encodeURIComponent(consumer.key)}/delete`
+    const asked = confirmFirst(reply, ok.session, ok.form, { action: path, title: `Delete ${consumer.name}?`, message: 'The application is deleted with every access it holds: no user can use it any more, and its key and secret stop working. This cannot be undone.', button: 'Delete the application' })
+    if (asked) return asked
+    const deleted = await store.deleteConsumer(consumer.key)
+    await audited(request, { kind: 'app', action: 'account.app_delete', target: consumer.key, before: { user: ok.session.user.id, name: consumer.name, scopes: consumer.scopes, tokens: deleted?.tokens ?? 0 }, after: null })
+    return seeOther(reply, '/account?notice=app_deleted#applications')
   })
 }

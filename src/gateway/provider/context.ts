@@ -8,6 +8,7 @@ import type { Sessions } from './session.js'
 import type { PolicyService } from '../policy/service.js'
 import type { AppUseStore } from '../usage/app-use.js'
 import type { UsageStore } from '../usage/store.js'
+import type { AuditStore } from '../audit/store.js'
 
 /** The migration policy and usage, for the guide pages and the account page (SPEC §6). */
 export interface ProviderMigration {
@@ -23,7 +24,7 @@ export interface ProviderMigration {
  */
 export type ProviderStore = ProviderRepository &
   CredentialRepository &
-  Pick<IdentityAdministration, 'setApiPassword' | 'setLoginPassword' | 'endUserSessions' | 'getUserEmail' | 'setUserEmail' | 'createConsumer' | 'listConsumers'>
+  Pick<IdentityAdministration, 'setApiPassword' | 'setLoginPassword' | 'endUserSessions' | 'getUserEmail' | 'setUserEmail' | 'createConsumer' | 'listConsumers' | 'rotateConsumerSecret' | 'deleteConsumer'>
 
 export interface ProviderOptions {
   config: Config
@@ -41,6 +42,8 @@ export interface ProviderOptions {
   /** Lifetime of a signed-out visitor's session (login form), seconds (default 1 hour). */
   visitorSessionTtlSeconds?: number
   migration?: ProviderMigration
+  /** The audit trail: a user's own changes on the account pages are recorded (actions `account.*`). */
+  audit?: Pick<AuditStore, 'record'>
 }
 
 export const defaults = {
@@ -60,4 +63,5 @@ export interface ProviderContext {
   realm: string
   verifyOptions: OAuthVerifyOptions
   migration?: ProviderMigration
+  audit?: Pick<AuditStore, 'record'>
 }

@@ -55,6 +55,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
     ),
     realm: auth.realm,
     ...(options.migration ? { migration: options.migration } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
     verifyOptions: {
       windowSeconds: auth.timestampWindowSeconds,
       hmacSha256: auth.hmacSha256,

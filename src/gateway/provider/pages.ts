@@ -107,6 +107,26 @@ ${o.link ? html`<p><a href="${o.link.href}">${o.link.text}</a></p>` : ''}
   })
 }
 
+/** A step before what cannot be undone: the question, and a button that posts the same form with confirm=yes. */
+export function confirmPage(o: Viewer & { action: string; title: string; message: string; button: string; fields?: Record<string, string> }): string {
+  return page({
+    title: o.title,
+    narrow: true,
+    user: o.user,
+    csrfToken: o.csrfToken,
+    body: html`<div class="card" id="confirm">
+<h1>${o.title}</h1>
+<p>${o.message}</p>
+<form method="post" action="${o.action}">
+${csrfField(o.csrfToken)}
+${Object.entries(o.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
+<input type="hidden" name="confirm" value="yes">
+<div class="actions"><button type="submit" class="danger">${o.button}</button><a class="button secondary" href="/account">Cancel</a></div>
+</form>
+</div>`,
+  })
+}
+
 export interface RegisterForm {
   name: string
   callback: string
@@ -139,7 +159,7 @@ export function accountPage(
 <td data-label="Access">${scopeList(a.scopes)}</td>
 <td data-label="Since">${dateText(a.authorizedAt)}</td>
 <td class="last-used" data-label="Last used">${a.lastUsedAt === null ? html`<span class="muted">not yet</span>` : minuteText(a.lastUsedAt)}</td>
-<td><form method="post" action="/account/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="consumer_key" value="${a.consumer.key}"><button type="submit" class="danger">Revoke</button></form></td>
+<td><form method="post" action="/account/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="consumer_key" value="${a.consumer.key}"><button type="submit" class="danger">Revoke…</button></form></td>
 </tr>`,
         )}</tbody>
 </table>`
@@ -193,7 +213,7 @@ ${authorized}
 <details><summary>Show API password</summary><p><code class="secret" id="api_password">${o.apiPassword}</code></p></details>
 <form method="post" action="/account/api-password">
 ${csrfField(o.csrfToken)}
-<div class="actions"><button type="submit" class="secondary">Reset API password</button></div>
+<div class="actions"><button type="submit" class="secondary">Reset API password…</button></div>
 </form>
 <p class="muted">Resetting makes the old password stop working at once.</p>
 </section>
@@ -278,6 +298,14 @@ ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 <dt>Access token</dt><dd><code>POST ${o.baseUrl}/oauth/token</code></dd>
 </dl>
 <p class="muted">Keep the consumer secret private: anyone who has it can act as this application.</p>
+</div>
+<div class="card" id="manage">
+<h2>Secret and deletion</h2>
+<p class="muted">A new secret replaces the current one at once. Deleting removes the application and every access it holds.</p>
+<div class="actions">
+<form method="post" action="/account/apps/${c.key}/rotate">${csrfField(o.csrfToken)}<button type="submit" class="secondary">Make a new secret…</button></form>
+<form method="post" action="/account/apps/${c.key}/delete">${csrfField(o.csrfToken)}<button type="submit" class="danger">Delete the application…</button></form>
+</div>
 </div>`,
   })
 }

@@ -76,7 +76,7 @@ describe.skipIf(!haveChromium)('every page at 390 px', () => {
   it('sign-in, the guide, /migration, the account, an application, authorize: fit, and "kigo" leads to the timeline', async () => {
     const context = await browser().newContext({ viewport: { width: 390, height: 844 } })
     const page = await context.newPage()
-    for (const [name, path] of [['login', '/account/login'], ['developers', '/developers'], ['migration', '/migration'], ['authorize-unknown', '/oauth/authorize?oauth_token=unknown']] as const) {
+    for (const [name, path] of [['login', '/account/login'], ['forgot', '/account/forgot'], ['developers', '/developers'], ['migration', '/migration'], ['authorize-unknown', '/oauth/authorize?oauth_token=unknown']] as const) {
       await page.goto(`${stack.url}${path}`)
       await noSideScroll(page, name)
       expect(await page.locator('header.site a.brand').getAttribute('href'), path).toBe('/')

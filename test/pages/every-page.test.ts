@@ -33,7 +33,7 @@ afterAll(async () => {
   await stack?.close()
 })
 
-const publicPages = ['/', '/alice/', '/alice/1', '/keyword/haiku', '/no-such-user/', '/developers', '/migration', '/account/login', '/oauth/authorize?oauth_token=unknown']
+const publicPages = ['/', '/alice/', '/alice/1', '/keyword/haiku', '/no-such-user/', '/developers', '/migration', '/account/login', '/account/forgot', '/oauth/authorize?oauth_token=unknown']
 
 describe('no page shows template source', () => {
   it.each(publicPages)('public page %s', async (path) => {

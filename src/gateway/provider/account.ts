@@ -13,7 +13,7 @@ import { userIdPattern } from '../domain/identifiers.js'
 import type { ProviderContext } from './context.js'
 import { field, readForm } from './form.js'
 import { sendPage, seeOther } from './html.js'
-import { accountPage, applicationPage, confirmPage, loginPage, messagePage, type RegisterForm } from './pages.js'
+import { accountPage, applicationPage, confirmPage, forgotPasswordPage, loginPage, messagePage, type RegisterForm } from './pages.js'
 import { scopesFromCheckboxes } from './scopes.js'
 import { csrfMatches, type Session } from './session.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
@@ -169,6 +169,11 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     await store.deleteWebSession(visitor.id)
     await sessions.start(reply, user, secureOf(request))
     return seeOther(reply, next)
+  })
+
+  app.get('/account/forgot', async (request, reply) => {
+    request.routeName = 'account'
+    return sendPage(reply, 200, forgotPasswordPage())
   })
 
   app.post('/account/logout', async (request, reply) => {

@@ -36,6 +36,22 @@ ${csrfField(o.csrfToken)}
 <input type="password" id="password" name="password" autocomplete="current-password" required>
 <div class="actions"><button type="submit">Sign in</button></div>
 </form>
+<p class="muted"><a href="/account/forgot">Forgot your password?</a></p>
+</div>`,
+  })
+}
+
+/** Without a mail server to send a reset link, the operator resets the password. */
+export function forgotPasswordPage(): string {
+  return page({
+    title: 'Forgot your password?',
+    narrow: true,
+    body: html`<div class="card" id="forgot">
+<h1>Forgot your password?</h1>
+<p>Ask the operator of this kigo to reset it. They run:</p>
+<pre><code>kigo users reset-password YOUR_USER_ID</code></pre>
+<p>and give you the new password; sign in with it and change it under “Sign-in password” on your account page. Your API password (for WSSE and Basic clients) and the applications you authorized stay as they are.</p>
+<p><a href="/account/login">Back to sign-in</a></p>
 </div>`,
   })
 }

@@ -328,6 +328,16 @@ describe('throttling and secure cookies', () => {
   })
 })
 
+describe('a forgotten password', () => {
+  it('the sign-in page leads to what to do: ask the operator, who runs kigo users reset-password', async () => {
+    const login = await fetch(`${stack.url}/account/login`)
+    expect(await login.text()).toContain('<a href="/account/forgot">Forgot your password?</a>')
+    const forgot = await fetch(`${stack.url}/account/forgot`)
+    expect(forgot.status).toBe(200)
+    expect(await forgot.text()).toContain('kigo users reset-password YOUR_USER_ID')
+  })
+})
+
 describe('an application\'s owner, and the audit trail of the user\'s own changes', () => {
   it('rotates the secret and deletes the application after confirming; each change is in the audit trail with the user', async () => {
     const fay = await stack.addUser('fayowner', 'Fay')

@@ -205,9 +205,11 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
 
   const metrics = options.metrics
   if (metrics) {
-    // Label values are bounded: route patterns, methods, status classes.
+    // Label values are bounded: the route table's operation names (as the gateway labels
+    // them, so the two can be joined), other routes' patterns, methods, status classes.
     app.addHook('onResponse', (request, reply, done) => {
-      const operation = routeOf(request).url ?? 'unmatched'
+      const route = routeOf(request)
+      const operation = route.operation?.name ?? route.url ?? 'unmatched'
       const statusClass = `${Math.floor(reply.statusCode / 100)}xx`
       metrics.requests.series(operation, request.method, statusClass).inc()
       metrics.duration.series(operation).observe(reply.elapsedTime / 1000)

@@ -4,7 +4,7 @@
 // What cannot be undone (resetting the API password, revoking an application, rotating or
 // deleting one's application) asks first: the button posts without `confirm=yes` and gets
 // a confirmation page, whose button posts again with it (no script). The user's own
-// changes go to the audit trail as `account.*` actions (docs/operations.md#audit-trail).
+// changes go to the audit trail as `account.*` actions (docs/operations.md#the-audit-trail).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'

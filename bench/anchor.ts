@@ -13,7 +13,8 @@
 // parameters decoded strictly (a known one twice is 400) with `callback` and
 // `body_formats` (SPEC §2.5), and `Cache-Control: no-store`. For a signed identity,
 // also: the signed operation and the identity's right to run it (the core's
-// checkSignedOperation), the public profile copy kept up to date (the core's
+// checkSignedOperation), the signed request claimed once (the core's SeenRequestIds),
+// the public profile copy kept up to date (the core's
 // ProfileRefresher), and the viewer's query, whose answer says whether the viewer
 // starred the entry. No metrics, no logs, no request IDs, no store layer on the request's
 // own query: a failure answers 400, 401 or 404. The floor sends its statements through
@@ -39,7 +40,7 @@ import { parseBodyFormats, type BodyFormat } from '../src/core/render/body-forma
 import { renderEntry } from '../src/core/render/entry.js'
 import { deploymentMatcher, type Hosts } from '../src/core/entries/deployment.js'
 import { operationNamed } from '../src/core/routes/api-route.js'
-import { checkSignedOperation } from '../src/core/routes/identity-guard.js'
+import { checkSignedOperation, SeenRequestIds } from '../src/core/routes/identity-guard.js'
 import { readParams, type Params } from '../src/core/routes/params.js'
 import { ProfileRefresher } from '../src/core/routes/profiles.js'
 import { entryByIdSql, entryForViewerSql, SqlContentStore, toEntry, type EntryRecord } from '../src/core/store/sql-content-store.js'
@@ -114,6 +115,7 @@ function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['requi
   // The profile copy through the core's own store, on the floor's connections: at most one
   // round trip per user a minute, so not the request's path.
   const profiles = new ProfileRefresher(new SqlContentStore(db))
+  const seen = new SeenRequestIds()
   return async (request: FastifyRequest): Promise<Checked> => {
     const url = request.raw.url ?? '/'
     const check = verifyIdentity(key, request.headers, { method: 'GET', url, host: request.headers.host ?? '' }, required.identityMaxAgeSeconds)
@@ -124,6 +126,7 @@ function requiredChecks(hosts: Hosts, required: NonNullable<AnchorOptions['requi
     } catch (err) {
       return { refused: (err as ApiError).status === 403 ? 403 : 401 }
     }
+    if (check.signed && !seen.claim(check.requestId ?? '')) return { refused: 401 }
     const q = url.indexOf('?')
     if (!canonicalPath(q === -1 ? url : url.slice(0, q)).ok) return { refused: 400 }
     const format = formatOfPath(url)

@@ -2,6 +2,7 @@
 // built in full before the timed window (path, headers, body; signed ones with their own
 // nonce and timestamp), so that the load generator does the same work per request in
 // every scenario.
+import { randomBytes } from 'node:crypto'
 import { identityKey, signIdentity, type Identity } from '../src/common/identity.js'
 import { basicAuthorization, oauthAuthorization, percentEncode, wsseHeader, type OAuthCredentials } from './signing.js'
 
@@ -146,10 +147,13 @@ export function requestSource(kind: RequestKind, fixture: Fixture): () => Prepar
       if (!fixture.identity) throw new Error('identified requests need the identity secret in the fixture')
       const key = identityKey(fixture.identity.secretKey)
       const identity: Identity = { user: fixture.user.id, userName: fixture.identity.userName, authMethod: 'basic', consumer: '', scopes: [] }
+      // The core runs a signed request once only: request IDs unique across every source
+      // (each load worker makes its own), not only within one.
+      const source = randomBytes(6).toString('hex')
       return () => {
         const path = showPath()
         n++
-        const signed = signIdentity(key, { method: 'GET', url: path, host, requestId: `bench-${n}`, operation: 'statuses/show', bodySha256: '' }, identity)
+        const signed = signIdentity(key, { method: 'GET', url: path, host, requestId: `bench-${source}-${n}`, operation: 'statuses/show', bodySha256: '' }, identity)
         return { method: 'GET', path, headers: { host, ...signed } }
       }
     }

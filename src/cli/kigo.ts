@@ -9,6 +9,8 @@ import { AdminClient, CliError, adminToken, adminUrl, usageError, type ApiResult
 import { readArgs, suggestion } from './argv.js'
 import type { Command, Parsed } from './command.js'
 import { migrationCommands } from './migration-commands.js'
+import { accessCommands } from './access-commands.js'
+import { siteCommands } from './site-commands.js'
 import { formatRecord, formatTable, type Field } from './output.js'
 import { loginPasswordProblem } from '../common/password-rule.js'
 
@@ -216,6 +218,8 @@ const commands: Command[] = [
     },
   },
   ...migrationCommands,
+  ...accessCommands,
+  ...siteCommands,
 ]
 
 const groups = [...new Set(commands.map((c) => c.group))]
@@ -303,7 +307,9 @@ function helpFor(words: string[]): string {
   const single = list.find((c) => c.action === '')
   if (single) return commandHelp(single)
   if (action === undefined) return groupHelp(group)
-  const command = list.find((c) => c.action === action)
+  // A two-word subcommand (`kigo help admin sessions revoke`).
+  const command = list.find((c) => c.action === words.slice(1).join(' ')) ?? list.find((c) => c.action === action)
+    ?? list.find((c) => c.action.startsWith(`${action} `))
   if (!command) throw usageError(`help: unknown subcommand ${JSON.stringify(`${group} ${action}`)}${suggestion(action, list.map((c) => c.action))}`)
   return commandHelp(command)
 }
@@ -338,10 +344,15 @@ function route(argv: string[]): Routed {
   // A group that is one command (`kigo usage [--method …]`) takes its options directly.
   const single = list.find((c) => c.action === '')
   if (single) return { kind: 'run', command: single, rest: [...globals, ...argv.slice(i + 1)] }
+  // A two-word subcommand (`kigo admin sessions revoke`) before a one-word one.
+  const pair = argv[i + 2] === undefined ? undefined : list.find((c) => c.action === `${action} ${argv[i + 2]}`)
+  if (pair) return { kind: 'run', command: pair, rest: [...globals, ...argv.slice(i + 3)] }
   const command = list.find((c) => c.action === action)
   if (!command) {
     if (help || action === '--help' || action === '-h') return { kind: 'help', text: groupHelp(group) }
     if (action === undefined) throw usageError(`${group}: missing subcommand (${actions.join(', ')}); see kigo help ${group}`)
+    const firsts = actions.filter((x) => x.startsWith(`${action} `))
+    if (firsts.length > 0) throw usageError(`${group} ${action}: missing subcommand (${firsts.map((x) => x.slice(action.length + 1)).join(', ')}); see kigo help ${group}`)
     throw usageError(`${group}: unknown subcommand ${JSON.stringify(action)}${suggestion(action, actions)}; one of ${actions.join(', ')}`)
   }
   return { kind: 'run', command, rest: [...globals, ...argv.slice(i + 2)] }

@@ -7,9 +7,9 @@ import type { Command, Parsed } from './command.js'
 import { formatTable, type Field } from './output.js'
 import { eventSummary, fieldChanges } from '../common/audit-diff.js'
 
-const legacyMethods = ['basic', 'wsse']
+const legacyMethods = ['basic', 'wsse', 'login_api']
 const states = ['allow', 'deprecate', 'brownout', 'deny']
-const usageMethods = ['basic', 'wsse', 'oauth', 'legacy']
+const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'legacy']
 
 interface Window { start: string; end: string }
 interface Exception { user?: string; client?: string; until: string }
@@ -150,7 +150,7 @@ export const migrationCommands: Command[] = [
     action: '',
     args: [],
     options: {
-      method: { value: 'basic|wsse|oauth|legacy' },
+      method: { value: 'basic|wsse|login_api|oauth|legacy' },
       user: { value: 'ID' },
       client: { value: 'TEXT' },
       since: { value: 'ISO' },
@@ -211,7 +211,7 @@ export const migrationCommands: Command[] = [
       exceptions: { value: 'none' },
       schedule: { value: 'none' },
     },
-    summary: 'set basic or wsse to allow, deprecate, brownout or deny (now, or --from a date); windows are UTC; --except-user ID [--except-client NAME] --until DATE adds an exception for that user (and only that self-declared client)',
+    summary: 'set basic, wsse or login_api to allow, deprecate, brownout or deny (now, or --from a date); windows are UTC; --except-user ID [--except-client NAME] --until DATE adds an exception for that user (and only that self-declared client)',
     examples: [
       'kigo policy set wsse deprecate --sunset 2027-06-30T00:00:00Z',
       'kigo policy set basic brownout --windows 09:00-12:00,15:00-18:00 --except-user alice --until 2027-01-31T00:00:00Z',
@@ -220,7 +220,7 @@ export const migrationCommands: Command[] = [
     async run(client: AdminClient, { args, values }: Parsed) {
       const [method, state] = args as [string, string]
       if (method === 'oauth') throw usageError('policy set: OAuth is always allowed; the policy is for basic and wsse')
-      if (!legacyMethods.includes(method)) throw usageError(`policy set: <method> must be basic or wsse, not ${JSON.stringify(method)}`)
+      if (!legacyMethods.includes(method)) throw usageError(`policy set: <method> must be basic, wsse or login_api, not ${JSON.stringify(method)}`)
       if (!states.includes(state)) throw usageError(`policy set: <state> must be one of ${states.join(', ')}, not ${JSON.stringify(state)}`)
       const current = (await client.request('GET', '/admin/policy')).json as PolicyView
       const body = { [method]: changedPolicy(current[method as 'basic' | 'wsse'], state, values) }
@@ -232,11 +232,11 @@ export const migrationCommands: Command[] = [
     group: 'policy',
     action: 'history',
     args: [],
-    options: { method: { value: 'basic|wsse' }, limit: { value: 'N' } },
+    options: { method: { value: 'basic|wsse|login_api' }, limit: { value: 'N' } },
     summary: 'every change of the migration policy, newest first: when, from which address, the state before and after',
     examples: ['kigo policy history', 'kigo policy history --method basic --limit 5 --json'],
     async run(client: AdminClient, { values }: Parsed) {
-      if (values.method !== undefined && !legacyMethods.includes(values.method)) throw usageError('policy history: --method must be basic or wsse')
+      if (values.method !== undefined && !legacyMethods.includes(values.method)) throw usageError('policy history: --method must be basic, wsse or login_api')
       const params = new URLSearchParams({ kind: 'policy' })
       if (values.method !== undefined) params.set('target', values.method)
       if (values.limit !== undefined) params.set('limit', values.limit)

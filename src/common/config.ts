@@ -28,6 +28,11 @@ export const ConfigSchema = Type.Object({
   globalHostAliases: Type.Array(HostPort),
   secretKey: Type.String({ minLength: 1 }),
   adminToken: Type.String({ minLength: 16 }),
+  /**
+   * Bearer token the /metrics endpoints (operator port, core metrics port) require when
+   * set; unset, they are open (docs/operations.md#metrics-token).
+   */
+  metricsToken: Type.Optional(Type.String({ minLength: 16 })),
   gateway: Type.Object({
     host: Type.String({ minLength: 1 }),
     port: Port,
@@ -36,8 +41,18 @@ export const ConfigSchema = Type.Object({
     coreUrl: Type.String({ pattern: '^https?://' }),
     coreTimeoutMs: Type.Integer({ minimum: 1 }),
     stripCredentials: Type.Boolean(),
-    /** Largest body read whole to check oauth_body_hash (other bodies are streamed). */
-    hashedBodyLimitBytes: Type.Integer({ minimum: 1 }),
+    /**
+     * Largest application/x-www-form-urlencoded body the gateway reads (before verifying
+     * the credential: a form's parameters are signed, RFC 5849 §3.4.1.3.1); larger ones
+     * get 413. Every other body is streamed to the core, never read by the gateway
+     * (docs/security.md#bodies-and-uploads).
+     */
+    formBodyLimitBytes: Type.Integer({ minimum: 1024 }),
+    /**
+     * Form bytes all requests together may hold in the gateway's memory at once; past it
+     * a form is refused with 503 and Retry-After before it is read.
+     */
+    formBytesInFlight: Type.Integer({ minimum: 1024 }),
     /** Client-side deadlines (both listeners) and the connection caps (like nginx's defaults). */
     http: Type.Object({
       /** The whole request head must arrive within this. */
@@ -70,6 +85,19 @@ export const ConfigSchema = Type.Object({
       sourceChars: Type.Integer({ minimum: 1 }),
       fileBytes: Type.Integer({ minimum: 1 }),
       files: Type.Integer({ minimum: 1 }),
+      /** An image whose header declares a side longer than this (pixels) is not accepted (415 not_an_image). */
+      imageMaxSide: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    }),
+    /**
+     * Multipart uploads (docs/operations-memory.md): the bytes every upload in progress
+     * holds in memory together, and those of one user's uploads, are bounded; past either
+     * bound an upload is refused (503, or 429 for one user's share, with Retry-After). An
+     * upload whose body has not arrived within timeoutMs is cut with 408.
+     */
+    uploads: Type.Object({
+      bytesInFlight: Type.Integer({ minimum: 1024 }),
+      bytesInFlightPerUser: Type.Integer({ minimum: 1024 }),
+      timeoutMs: Type.Integer({ minimum: 100 }),
     }),
     // SPEC §2.8 sort=hot and §2.10 keywords/hot look back this far.
     hotEntriesHours: Type.Integer({ minimum: 1 }),
@@ -104,6 +132,10 @@ export const ConfigSchema = Type.Object({
     requestTokenTtlSeconds: Type.Integer({ minimum: 1 }),
     sessionTtlSeconds: Type.Integer({ minimum: 60 }),
   }),
+  /** The legacy login API (docs/login-api.md): how long a sign-in's cert may be exchanged. */
+  loginApi: Type.Object({
+    certTtlSeconds: Type.Integer({ minimum: 1, maximum: 86400 }),
+  }),
   auth: Type.Object({
     timestampWindowSeconds: Type.Integer({ minimum: 1 }),
     wsseWindowSeconds: Type.Integer({ minimum: 1 }),
@@ -120,6 +152,11 @@ export const ConfigSchema = Type.Object({
     replayFallback: Type.Object({ wsse: Fallback, oauth: Fallback }),
     /** Unexpired nonces one client (OAuth token, WSSE user) may hold in an in-process replay cache. */
     replayPerClientMax: Type.Integer({ minimum: 1 }),
+    /**
+     * Clients that may each hold replayPerClientMax nonces at once in an in-process replay
+     * cache: its bound is the product (docs/operations.md#replay-cache-bounds).
+     */
+    replayClients: Type.Integer({ minimum: 1, maximum: 100000 }),
     /** The rules of src/gateway/throttle/attempts.ts. */
     throttle: Type.Object({
       /** Consecutive failures of one user from one address… */
@@ -188,6 +225,7 @@ const envSettings: ReadonlyArray<{ name: string; path: string; kind: 'text' | 'p
   { name: 'KIGO_PUBLIC_SCHEME', path: '/publicScheme', kind: 'text' },
   { name: 'KIGO_SECRET_KEY', path: '/secretKey', kind: 'text' },
   { name: 'KIGO_ADMIN_TOKEN', path: '/adminToken', kind: 'text' },
+  { name: 'KIGO_METRICS_TOKEN', path: '/metricsToken', kind: 'text' },
   { name: 'LOG_LEVEL', path: '/logLevel', kind: 'text' },
   { name: 'KIGO_GATEWAY_BIND', path: '/gateway/host', kind: 'text' },
   { name: 'KIGO_ADMIN_BIND', path: '/gateway/adminHost', kind: 'text' },

@@ -21,6 +21,7 @@ export const errorCodes = [
   'invalid_title',
   'invalid_folder',
   'invalid_body_formats',
+  'conflicting_id',
   'duplicate_parameter',
   'parameter_too_large',
   'malformed_body',
@@ -32,6 +33,7 @@ export const errorCodes = [
   'file_too_large',
   'too_many_files',
   'too_many_parts',
+  'request_timeout',
   'file_required',
   'not_an_image',
   'status_required',
@@ -60,6 +62,7 @@ export const errorCodes = [
   'stale',
   'replay',
   'too_many_requests',
+  'account_locked',
   // OAuth problems (OAuth Problem Reporting), sent as the code and as oauth_problem
   'parameter_absent',
   'parameter_rejected',
@@ -90,6 +93,7 @@ export const errorCodes = [
   'replay_cache_unavailable',
   'upstream_unavailable',
   'service_unavailable',
+  'uploads_busy',
   'bad_gateway',
   'gateway_timeout',
   'internal_error',
@@ -118,6 +122,7 @@ export const errors = {
   notFound: (code: ErrorCode = 'not_found', message = 'No such resource') => new ApiError(404, code, message),
   methodNotAllowed: (allow: string[]) =>
     new ApiError(405, 'method_not_allowed', `Method not allowed; use ${allow.join(', ')}`, { allow: allow.join(', ') }),
+  requestTimeout: (message: string) => new ApiError(408, 'request_timeout', message),
   tooLarge: (code: ErrorCode, message: string) => new ApiError(413, code, message),
   unsupportedMedia: (code: ErrorCode, message: string) => new ApiError(415, code, message),
   tooManyRequests: (retryAfterSeconds: number, message = 'Too many failed attempts; try again later') =>

@@ -41,7 +41,11 @@ export interface SignedRequest {
   requestId: string
   /** The route-table operation the gateway authorized; '' for none (the catch-all). */
   operation: string
-  /** Base64url SHA-256 of the body the gateway read and verified; '' when it streamed it. */
+  /**
+   * The digest the body must have: base64url SHA-256 of a body the gateway read (a form),
+   * or the client's signed oauth_body_hash of a body it streams, in base64url, prefixed
+   * `sha1:` when that hash is SHA-1; '' when nothing vouches for the body.
+   */
   bodySha256: string
 }
 

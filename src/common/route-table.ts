@@ -16,7 +16,19 @@ export type Scope = (typeof scopes)[number]
 export interface Operation {
   /** Stable name: the metrics label, the key of `auth.routeMethods`, signed into the identity. */
   name: string
+  /** The method the operation is documented with. */
   method: 'GET' | 'POST'
+  /**
+   * A read that answers POST exactly as GET (docs/api-differences.md#post-reads): the same
+   * operation, the same authentication, parameters from the body too. Never set on a write.
+   */
+  readByPost?: true
+  /**
+   * For a form of "the authenticated user" (no `/{id}`): the operation it runs instead when a
+   * non-empty `id` parameter names the user (docs/api-differences.md#id-parameter), so
+   * `user_timeline.json?id=bob` is the anonymous-allowed read of bob's timeline.
+   */
+  byId?: string
   /** `/api/statuses/show/{eid}`; see the header for extensions. */
   path: string
   /** Anonymous requests pass (credentials that are present are still verified). */
@@ -31,13 +43,13 @@ const all: AuthMethod[] = ['oauth', 'basic', 'wsse']
 /** Writes: OAuth needs write_public (SPEC §4.1). */
 const write = { anonymous: false, methods: all, scopes: ['write_public'] as Scope[] }
 /** Reads: anonymous, or any credential (OAuth read_public or write_public). */
-const read = { anonymous: true, methods: all, scopes: ['read_public', 'write_public'] as Scope[] }
+const read = { anonymous: true, methods: all, scopes: ['read_public', 'write_public'] as Scope[], readByPost: true as const }
 /**
  * Reads of "the authenticated user" (the forms without `/{id}`, SPEC §2.8-2.10, §4.1):
  * credentials needed. OAuth `read_public`, or `write_public`, which every client that may
  * write as the user is also trusted to read with (as statuses/show allows).
  */
-const readSelf = { anonymous: false, methods: all, scopes: ['read_public', 'write_public'] as Scope[] }
+const readSelf = { anonymous: false, methods: all, scopes: ['read_public', 'write_public'] as Scope[], readByPost: true as const }
 
 export const operations: readonly Operation[] = [
   { name: 'statuses/update', method: 'POST', path: '/api/statuses/update', ...write },
@@ -49,18 +61,18 @@ export const operations: readonly Operation[] = [
   { name: 'statuses/public_timeline', method: 'GET', path: '/api/statuses/public_timeline', ...read },
   { name: 'statuses/keyword_timeline', method: 'GET', path: '/api/statuses/keyword_timeline', ...read },
   { name: 'statuses/keyword_timeline/{word}', method: 'GET', path: '/api/statuses/keyword_timeline/{word}', ...read },
-  { name: 'statuses/user_timeline', method: 'GET', path: '/api/statuses/user_timeline', ...readSelf },
+  { name: 'statuses/user_timeline', method: 'GET', path: '/api/statuses/user_timeline', ...readSelf, byId: 'statuses/user_timeline/{id}' },
   { name: 'statuses/user_timeline/{id}', method: 'GET', path: '/api/statuses/user_timeline/{id}', ...read },
-  { name: 'statuses/friends_timeline', method: 'GET', path: '/api/statuses/friends_timeline', ...readSelf },
+  { name: 'statuses/friends_timeline', method: 'GET', path: '/api/statuses/friends_timeline', ...readSelf, byId: 'statuses/friends_timeline/{id}' },
   { name: 'statuses/friends_timeline/{id}', method: 'GET', path: '/api/statuses/friends_timeline/{id}', ...read },
   { name: 'statuses/album', method: 'GET', path: '/api/statuses/album', ...read },
   { name: 'statuses/album/{word}', method: 'GET', path: '/api/statuses/album/{word}', ...read },
   // SPEC §2.9 users and follows.
-  { name: 'friendships/show', method: 'GET', path: '/api/friendships/show', ...readSelf },
+  { name: 'friendships/show', method: 'GET', path: '/api/friendships/show', ...readSelf, byId: 'friendships/show/{id}' },
   { name: 'friendships/show/{id}', method: 'GET', path: '/api/friendships/show/{id}', ...read },
-  { name: 'statuses/friends', method: 'GET', path: '/api/statuses/friends', ...readSelf },
+  { name: 'statuses/friends', method: 'GET', path: '/api/statuses/friends', ...readSelf, byId: 'statuses/friends/{id}' },
   { name: 'statuses/friends/{id}', method: 'GET', path: '/api/statuses/friends/{id}', ...read },
-  { name: 'statuses/followers', method: 'GET', path: '/api/statuses/followers', ...readSelf },
+  { name: 'statuses/followers', method: 'GET', path: '/api/statuses/followers', ...readSelf, byId: 'statuses/followers/{id}' },
   { name: 'statuses/followers/{id}', method: 'GET', path: '/api/statuses/followers/{id}', ...read },
   { name: 'friendships/create', method: 'POST', path: '/api/friendships/create/{id}', ...write },
   { name: 'friendships/destroy', method: 'POST', path: '/api/friendships/destroy/{id}', ...write },
@@ -69,7 +81,7 @@ export const operations: readonly Operation[] = [
   { name: 'keywords/show/{word}', method: 'GET', path: '/api/keywords/show/{word}', ...read },
   { name: 'keywords/hot', method: 'GET', path: '/api/keywords/hot', ...read },
   { name: 'keywords/list', method: 'GET', path: '/api/keywords/list', ...read },
-  { name: 'statuses/keywords', method: 'GET', path: '/api/statuses/keywords', ...readSelf },
+  { name: 'statuses/keywords', method: 'GET', path: '/api/statuses/keywords', ...readSelf, byId: 'statuses/keywords/{id}' },
   { name: 'statuses/keywords/{id}', method: 'GET', path: '/api/statuses/keywords/{id}', ...read },
   { name: 'keywords/create', method: 'POST', path: '/api/keywords/create', ...write },
   { name: 'keywords/create/{word}', method: 'POST', path: '/api/keywords/create/{word}', ...write },
@@ -127,8 +139,8 @@ export function operationMatcher(table: readonly Operation[]): OperationMatcher 
     let allow: string[] | null = null
     for (const { o, re } of compiled) {
       if (!re.test(path)) continue
-      if (o.method === m) return { operation: o, allow: allowOf(o.method) }
-      allow = [...(allow ?? []), ...allowOf(o.method)]
+      if (o.method === m || (m === 'POST' && o.readByPost === true)) return { operation: o, allow: allowOf(o) }
+      allow = [...(allow ?? []), ...allowOf(o)]
     }
     return allow && { operation: null, allow }
   }
@@ -145,8 +157,51 @@ function specificity(a: string, b: string): number {
   return 0
 }
 
-function allowOf(method: 'GET' | 'POST'): string[] {
-  return method === 'GET' ? ['GET', 'HEAD'] : ['POST']
+// ---- the `id` parameter (docs/api-differences.md#id-parameter)
+
+/**
+ * Whether form-encoded text (a query, or an urlencoded body) holds a non-empty `id`. Names
+ * are decoded (`%69d` is `id`; one that does not decode is not `id`); a value is judged
+ * as sent, since no encoding of a non-empty value decodes to nothing. One function for
+ * the gateway and the core, so that both choose the same operation.
+ */
+export function namesId(form: string): boolean {
+  for (let start = 0; start < form.length; ) {
+    let end = form.indexOf('&', start)
+    if (end === -1) end = form.length
+    let eq = form.indexOf('=', start)
+    if (eq === -1 || eq > end) eq = end
+    if (eq < end - 1 && isIdName(form.slice(start, eq))) return true
+    start = end + 1
+  }
+  return false
+}
+
+function isIdName(raw: string): boolean {
+  if (raw === 'id') return true
+  if (raw.length < 4 || !raw.includes('%')) return false
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' ')) === 'id'
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The operation a request runs once its parameters are known: a form of "the
+ * authenticated user" whose query or urlencoded body names a non-empty `id` (`namesId`)
+ * runs its `/{id}` form (`byId`), looked up in `table`; every other operation is itself.
+ */
+export function withIdParameter(table: readonly Operation[], o: Operation, namesAnId: () => boolean): Operation {
+  if (o.byId === undefined || !namesAnId()) return o
+  const byId = table.find((op) => op.name === o.byId)
+  if (!byId) throw new Error(`No operation ${o.byId} in the route table`)
+  return byId
+}
+
+/** The HTTP methods an operation answers (for 405 and `Allow`). */
+export function allowOf(o: Operation): string[] {
+  return o.method === 'GET' ? (o.readByPost ? ['GET', 'HEAD', 'POST'] : ['GET', 'HEAD']) : ['POST']
 }
 
 /** The Fastify URLs an operation is registered under in the core. */
@@ -160,6 +215,16 @@ export function fastifyUrls(o: Operation): string[] {
 
 const unreserved = /[A-Za-z0-9\-._~]/
 
+/**
+ * True when position `i` of `raw` lies in the one segment of a keyword page's path,
+ * `/keyword/{word}`: a keyword may hold a `/` (`a/b`), which its page's path can only
+ * carry encoded, and it is kept encoded (`%2F`) in the canonical path. Nowhere else, and
+ * never under /api/: every router still splits every other path on the same slashes.
+ */
+function inKeywordWord(raw: string, i: number): boolean {
+  return i >= 9 && raw.startsWith('/keyword/') && raw.indexOf('/', 9) === -1
+}
+
 export type CanonicalPath = { ok: true; path: string } | { ok: false; reason: string }
 
 /**
@@ -171,6 +236,7 @@ export type CanonicalPath = { ok: true; path: string } | { ok: false; reason: st
  * empty segment (`//`), and `.` or `..` segments (RFC 3986 §5.2.4), however spelled.
  */
 export function canonicalPath(raw: string): CanonicalPath {
+  // (One exception to the encoded `/`: see inKeywordWord.)
   if (!raw.startsWith('/')) return { ok: false, reason: 'The request target must be a path (origin-form)' }
   // Runs on every request at both apps: the path is copied only from its first `%` on.
   let out = ''
@@ -183,7 +249,9 @@ export function canonicalPath(raw: string): CanonicalPath {
     const hex = raw.slice(i + 1, i + 3)
     if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return { ok: false, reason: 'The path is not validly percent-encoded' }
     const decoded = String.fromCharCode(parseInt(hex, 16))
-    if ('/\\%?#;\0'.includes(decoded)) return { ok: false, reason: `The path must not contain an encoded "${decoded === '\0' ? 'NUL' : decoded}"` }
+    if ('/\\%?#;\0'.includes(decoded) && !(decoded === '/' && inKeywordWord(raw, i))) {
+      return { ok: false, reason: `The path must not contain an encoded "${decoded === '\0' ? 'NUL' : decoded}"` }
+    }
     out += raw.slice(copied, i) + (unreserved.test(decoded) ? decoded : `%${hex.toUpperCase()}`)
     i += 2
     copied = i + 1

@@ -7,14 +7,17 @@ import { ApiError, errors, failureResponse, type FailureWording } from '../commo
 import { closeSilentConnections } from '../common/client-deadlines.js'
 import { clientGone, isWrite } from '../common/client-gone.js'
 import { formatOfPath } from '../common/formats.js'
-import { identityKey, verifyIdentity } from '../common/identity.js'
+import { identityKey, verifyIdentity, type IdentityCheck } from '../common/identity.js'
 import { requestLogging } from '../common/request-logger.js'
+import { clientErrorHandler, frameworkErrors, repeatedHost, repeatedHostError } from '../common/request-edges.js'
 import { deploymentMatcher, expectedHosts, type Hosts } from './entries/deployment.js'
 import type { ContentStore } from './store/types.js'
 import type { CoreMetrics } from './metrics.js'
 import { checkSignedOperation, SeenRequestIds, tapBodyDigest, verifiedBody } from './routes/identity-guard.js'
-import { canonicalPath } from '../common/route-table.js'
-import { contextOf, routeOf, sendError } from './routes/context.js'
+import { canonicalPath, namesId, operations, withIdParameter, type Operation } from '../common/route-table.js'
+import { contextOf, routeOf, sendError, type RouteConfig } from './routes/context.js'
+import { guardUpload } from './routes/upload-guard.js'
+import { ByteBudget } from '../common/byte-budget.js'
 import type { CoreDeps } from './routes/deps.js'
 import { favoriteRoutes } from './routes/favorites.js'
 import { followRoutes } from './routes/follows.js'
@@ -39,6 +42,9 @@ export interface CoreAppOptions {
   metrics?: CoreMetrics
 }
 
+/** What a refused upload is told to wait before trying again (Retry-After, seconds). */
+const uploadRetryAfterSeconds = 5
+
 /** A request ID from the gateway is kept for log correlation when it looks like one. */
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
 
@@ -52,6 +58,8 @@ const coreWording: FailureWording = {
         return errors.unsupportedMedia('unsupported_media_type', 'Send parameters as application/x-www-form-urlencoded or multipart/form-data')
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return errors.tooLarge('body_too_large', 'The request body is too large')
+      // (A URIError's message repeats the text it could not decode: never sent back.)
+      case 'URIError':
       case 'FST_ERR_BAD_URL':
         return errors.badRequest('bad_encoding', 'Malformed percent-encoding in the path')
       case 'FST_ERR_MAX_PARAM_LENGTH':
@@ -86,7 +94,8 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   const deploymentOf = deploymentMatcher(hosts)
   const unknownDeployment = `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')} (to serve another host name, set KIGO_DOMESTIC_HOST and KIGO_GLOBAL_HOST, and KIGO_DOMESTIC_HOST_ALIASES or KIGO_GLOBAL_HOST_ALIASES for more names; see docs/operations.md)`
   const key = identityKey(config.secretKey)
-  const seenRequestIds = new SeenRequestIds(config.core.identityMaxAgeSeconds * 2)
+  const seenRequestIds = new SeenRequestIds()
+  const uploads = new ByteBudget(config.core.uploads.bytesInFlight, config.core.uploads.bytesInFlightPerUser)
 
   const app = Fastify({
     logger: options.logger ?? false,
@@ -96,9 +105,9 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
       const given = req.headers['x-kigo-request-id']
       return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID()
     },
-    frameworkErrors: (err, request, reply) => {
-      sendError(request, reply, failureResponse(err, coreWording))
-    },
+    // The router's own failures in the catalogue, never echoing the URL (request-edges.ts).
+    frameworkErrors: frameworkErrors(sendError),
+    clientErrorHandler,
   })
 
   // Every request object has this property from the start (one shape for all of them).
@@ -111,6 +120,14 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   // Bodies: urlencoded (decoded strictly, see form-decoding.ts) and multipart only.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
+    // The gateway reads every form whole and signs its digest: a signed form without one
+    // is not a body the gateway verified (docs/security.md#request-edges).
+    const ctx = contextOf(request)
+    if (ctx.identity && ctx.bodySha256 === undefined) {
+      request.log.warn('signed form without a body digest')
+      done(errors.unauthorized('invalid_identity', 'The identity of this request could not be verified'), undefined)
+      return
+    }
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase()
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
       done(errors.unsupportedMedia('unsupported_charset', 'Parameters must be UTF-8'), undefined)
@@ -131,6 +148,8 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   // for makes no promises, and the route's config is read once (Fastify builds a new
   // routeOptions object on every read).
   app.addHook('onRequest', (request, reply, done) => {
+    // RFC 9112 §3.2: one Host, or 400 (docs/security.md#request-edges).
+    if (repeatedHost(request.raw.rawHeaders)) throw repeatedHostError()
     const ctx = contextOf(request)
     const url = request.raw.url ?? '/'
     // API answers depend on the requester: never cached (errors included).
@@ -154,12 +173,6 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
       request.log.warn({ reason: check.reason }, 'identity refused')
       throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
     }
-    const flags = routeOf(request)
-    ctx.identity = checkSignedOperation(check.identity, check.operation, flags.operation, request.method, config.auth.routeMethods)
-    if (ctx.identity && check.requestId !== null && request.method !== 'GET' && request.method !== 'HEAD' && !seenRequestIds.claim(check.requestId)) {
-      request.log.warn('signed request replayed')
-      throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
-    }
     if (check.bodySha256 !== '') ctx.bodySha256 = check.bodySha256
     if (api) {
       // The gateway refuses what is not canonical; the core refuses it again.
@@ -168,24 +181,67 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
       if (formatOfPath(url) === null) throw errors.notFound()
       ctx.deployment = deploymentOf(request.headers.host)
       if (!ctx.deployment) throw errors.badRequest('unknown_deployment', unknownDeployment)
-      if (flags.auth === 'required' && !ctx.identity) {
-        throw errors.unauthorized('authentication_required', 'This operation requires authentication')
-      }
     }
+    const flags = routeOf(request)
+    // A form of "the authenticated user" may run its `/{id}` form when the parameters name an
+    // `id` (docs/api-differences.md#id-parameter): decided once the body is parsed.
+    if (flags.operation?.byId !== undefined) {
+      ctx.pendingIdentity = check
+      return done()
+    }
+    admit(request, flags, flags.operation, check)
     done()
   })
 
-  // A body the gateway read and verified is the body that runs (SPEC §4.6).
-  app.addHook('preParsing', (request, _reply, payload, done) => {
+  /** The identity of a request that runs `operation`, its replay check, and the need for one. */
+  const admit = (request: FastifyRequest, flags: RouteConfig, operation: Operation | undefined, check: IdentityCheck & { ok: true }): void => {
+    const ctx = contextOf(request)
+    ctx.operation = operation
+    ctx.identity = checkSignedOperation(check.identity, check.operation, operation, request.method, config.auth.routeMethods)
+    // Every signed request runs once, reads included: a captured one replayed is refused.
+    if (check.signed && !seenRequestIds.claim(check.requestId ?? '')) {
+      request.log.warn('signed request replayed')
+      throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
+    }
+    if (flags.api && operation !== undefined && !operation.anonymous && !ctx.identity) {
+      throw errors.unauthorized('authentication_required', 'This operation requires authentication')
+    }
+  }
+
+  // The deferred admission of a form of "the authenticated user": the operation its query
+  // and urlencoded body make it (the gateway signed the one it chose the same way).
+  app.addHook('preValidation', (request, _reply, done) => {
+    const ctx = contextOf(request)
+    const check = ctx.pendingIdentity
+    if (check === undefined) return done()
+    ctx.pendingIdentity = undefined
+    const flags = routeOf(request)
+    const url = request.raw.url ?? '/'
+    const body = request.body instanceof FormBody ? request.body : undefined
+    const operation = withIdParameter(operations, flags.operation!, () =>
+      namesId(queryBytes(url).toString('latin1')) || (body !== undefined && body.pairs.some(([n, v]) => n === 'id' && v !== '')))
+    admit(request, flags, operation, check)
+    done()
+  })
+
+  // A multipart upload to an operation that takes one is bounded in bytes held and in time
+  // (upload-guard.ts); a body whose digest the gateway signed is the body that runs
+  // (docs/security.md#bodies-and-uploads).
+  app.addHook('preParsing', (request, reply, payload, done) => {
     const ctx = contextOf(request)
     const expected = ctx.bodySha256
-    if (expected === undefined) return done(null, payload)
     // The multipart parser reads the request itself (and marks it only after this hook).
     if (/^\s*multipart\/form-data/i.test(request.headers['content-type'] ?? '')) {
-      ctx.bodyCheck = tapBodyDigest(payload, expected)
+      if (routeOf(request).operation?.method === 'POST') {
+        ctx.upload = guardUpload(request, reply, ctx.identity?.user ?? '', { budget: uploads, timeoutMs: config.core.uploads.timeoutMs, retryAfterSeconds: uploadRetryAfterSeconds })
+      }
+      if (expected !== undefined) ctx.bodyCheck = tapBodyDigest(payload, expected)
       return done(null, payload)
     }
-    verifiedBody(payload, expected, config.core.limits.fileBytes * (config.core.limits.files + 1)).then((body) => done(null, body), done)
+    if (expected === undefined) return done(null, payload)
+    // Only forms are parsed here (anything else is 415 unread): read within the parsers' own limit.
+    if (!/^\s*application\/x-www-form-urlencoded/i.test(request.headers['content-type'] ?? '')) return done(null, payload)
+    verifiedBody(payload, expected, app.initialConfig.bodyLimit ?? 1024 * 1024).then((body) => done(null, body), done)
   })
 
   // SPEC §4.6: the public profile copy follows the identity. A write whose client is gone

@@ -6,6 +6,7 @@ import { closeSilentConnections } from '../common/client-deadlines.js'
 import type { Config } from '../common/config.js'
 import { DependencyWatch } from '../common/dependency-watch.js'
 import { loggerOptions } from '../common/logger.js'
+import { metricsTokenHook } from '../common/metrics-token.js'
 import { buildCoreApp } from './app.js'
 import { createCoreMetrics } from './metrics.js'
 import { openContentStore } from './store/index.js'
@@ -33,7 +34,8 @@ export async function startCore(config: Config, opts: { logger?: boolean | objec
   // path a client asks for, and the core's internals are no client's business.
   const metricsApp = Fastify({ logger: false })
   closeSilentConnections(metricsApp)
-  metricsApp.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()))
+  const metricsToken = metricsTokenHook(config.metricsToken)
+  metricsApp.get('/metrics', { ...(metricsToken ? { onRequest: metricsToken } : {}) }, async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()))
   let app: FastifyInstance | undefined
   let metricsUrl: string
   try {

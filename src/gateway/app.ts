@@ -6,10 +6,11 @@ import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { GatewayDeps } from './plugins/deps.js'
 import { clientDeadlines, closeSilentConnections } from '../common/client-deadlines.js'
+import { clientErrorHandler, frameworkErrors } from '../common/request-edges.js'
 import { requestLogging } from '../common/request-logger.js'
 import authentication from './plugins/authentication.js'
 import bodyParsers from './plugins/body-parsers.js'
-import gatewayErrors from './plugins/errors.js'
+import gatewayErrors, { sendError } from './plugins/errors.js'
 import forwarding from './plugins/forwarding.js'
 import favicon from './plugins/favicon.js'
 import health from './plugins/health.js'
@@ -31,11 +32,13 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     requestIdHeader: false,
     return503OnClosing: true,
     ...clientDeadlines(config.gateway.http),
+    frameworkErrors: frameworkErrors(sendError),
+    clientErrorHandler,
   })
   app.server.maxConnections = config.gateway.http.maxConnections
   closeSilentConnections(app)
 
-  await app.register(bodyParsers)
+  await app.register(bodyParsers, { config })
   await app.register(gatewayErrors)
   await app.register(requestLog, { metrics: deps.metrics })
   await app.register(health, { ready: deps.ready })

@@ -17,14 +17,18 @@ import { oauthProvider, type ProviderOptions } from './provider/index.js'
 import { PolicyService } from './policy/service.js'
 import { PolicyStore } from './policy/store.js'
 import { effectiveState } from './policy/evaluate.js'
+import { legacyMethods } from './policy/types.js'
 import { createReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, openIdentityStore } from './store/index.js'
 import { reservedUserIds } from './store/validation.js'
 import { createFailureThrottle } from './throttle/create.js'
+import { UserLocks, UserLockStore } from './throttle/user-locks.js'
 import { UsageRecorder } from './usage/recorder.js'
 import { UsageStore } from './usage/store.js'
 import { AppUseRecorder, AppUseStore } from './usage/app-use.js'
 import { AuditStore } from './audit/store.js'
+import { OperatorSessionStore } from './operator/session-store.js'
+import { loginApi, LoginSiteStore } from './login-api/index.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -44,6 +48,8 @@ export interface GatewayStartOptions {
   now?: () => number
   /** OAuth provider lifetimes (request tokens, account sessions); SPEC §5 defaults otherwise. */
   provider?: Pick<ProviderOptions, 'requestTokenTtlSeconds' | 'sessionTtlSeconds' | 'visitorSessionTtlSeconds'>
+  /** How long a login API cert may be exchanged, seconds (config loginApi.certTtlSeconds otherwise). */
+  loginApiCertTtlSeconds?: number
 }
 
 /**
@@ -94,12 +100,6 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     },
     onFailOpen: (method) => metrics.replayFailOpen.inc({ method }),
   })
-  const throttle = createFailureThrottle(config.auth, redis, {
-    onError: (err) => {
-      metrics.throttleErrors.inc()
-      redisWatch.failed(err)
-    },
-  })
   // The Redis client queues nothing while disconnected; give it a moment to connect so the
   // first requests after start-up are not refused. A Redis that is down at start-up is
   // not fatal: nonce checks fail closed until it answers.
@@ -117,6 +117,21 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     onRefreshError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'migration policy refresh failed; keeping the last one read'),
   })
   await policy.start()
+  // Operator locks on users (throttle/user-locks.ts), polled like the policy.
+  const userLocks = new UserLocks(new UserLockStore(opsDb), {
+    refreshMs: config.migration.policyRefreshMs,
+    onRefreshError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'user locks refresh failed; keeping the last ones read'),
+  })
+  await userLocks.start()
+  const throttle = createFailureThrottle(config.auth, redis, {
+    onError: (err) => {
+      metrics.throttleErrors.inc()
+      redisWatch.failed(err)
+    },
+  }, {
+    locks: userLocks,
+    onRefusal: (realm, rule) => metrics.throttleRefusals.inc({ realm, rule }),
+  })
   // SPEC §2.11: IDs that are now reserved cannot be created; users who already have one
   // keep working, but their pages are unreachable, so the operator is told at start-up.
   const reserved = await opsDb.query<{ id: string }>('SELECT id FROM kigo_gateway.users WHERE lower(id) = ANY ($1::text[]) ORDER BY id', [[...reservedUserIds]])
@@ -125,7 +140,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   }
   watchPolicy(metrics, () => {
     const p = policy.current()
-    return (['basic', 'wsse'] as const).map((method) => ({ method, state: effectiveState(p[method], now()), sunset: p[method].sunset }))
+    return legacyMethods.map((method) => ({ method, state: effectiveState(p[method], now()), sunset: p[method].sunset }))
   })
   const usageStore = new UsageStore(opsDb, { maxClientsPerUser: config.migration.usageMaxClientsPerUser })
   const usage = new UsageRecorder(usageStore, {
@@ -167,7 +182,22 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   const app = await buildGatewayApp(deps)
   const audit = new AuditStore(opsDb)
   await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, audit, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
-  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit })
+  // The legacy login API (docs/login-api.md): its sites and certs in the shared store.
+  const sites = new LoginSiteStore(opsDb, config.secretKey)
+  await app.register(loginApi, {
+    config,
+    sites,
+    store,
+    policy,
+    usage,
+    metrics,
+    audit,
+    ...(options.provider?.sessionTtlSeconds ? { sessionTtlSeconds: options.provider.sessionTtlSeconds } : {}),
+    ...(options.provider?.visitorSessionTtlSeconds ? { visitorSessionTtlSeconds: options.provider.visitorSessionTtlSeconds } : {}),
+    ...(options.loginApiCertTtlSeconds ? { certTtlSeconds: options.loginApiCertTtlSeconds } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  })
+  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit, sites, operatorSessions: new OperatorSessionStore(opsDb), userLocks })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
   if (logger) {
@@ -188,6 +218,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
       await Promise.allSettled([app.close(), operator.close()])
       // The last usage counts are written before the pools close (SPEC §6.3, §7).
       policy.close()
+      userLocks.close()
       await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))
       await appUse.close().catch(() => undefined)
       await opsDb.close().catch(() => undefined)

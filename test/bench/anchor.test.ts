@@ -4,7 +4,7 @@
 // the same status as the core for each spelling below, and the same bytes when it answers
 // 200 (for a signed viewer, whether the viewer starred the entry); and it keeps the public
 // profile copy up to date as the core does.
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -89,7 +89,7 @@ describe.skipIf(database === null)("the core's anchors", () => {
       scopes,
     })
     const signed = (url: string, extra: Record<string, string> = {}, identity: Identity | null = null, operation = 'statuses/show') => ({
-      ...signIdentity(identityKey(secretKey), { method: 'GET', url, host, requestId: 'r-1', operation, bodySha256: '' }, identity),
+      ...signIdentity(identityKey(secretKey), { method: 'GET', url, host, requestId: randomUUID(), operation, bodySha256: '' }, identity),
       ...extra,
     })
     const show = `/api/statuses/show/${id}.json`
@@ -132,6 +132,12 @@ describe.skipIf(database === null)("the core's anchors", () => {
       if (fromCore.statusCode !== 200) continue
       expect(fromFloor.body, what).toBe(fromCore.body)
       for (const name of ['content-type', 'cache-control']) expect(fromFloor.headers[name], `${what} ${name}`).toBe(fromCore.headers[name])
+    }
+    // A signed request runs once on both: the same headers again are 401.
+    for (const app of [core.app, floor]) {
+      const once = signed(show, {}, as('fan'))
+      expect((await ask(app, show, once)).statusCode).toBe(200)
+      expect((await ask(app, show, once)).statusCode).toBe(401)
     }
     // The viewer's star is in what both answered (so the comparison above saw it).
     for (const app of [core.app, floor]) {

@@ -105,7 +105,7 @@ describe('kigo policy', () => {
 
   it('refuses wrong command lines with exit 2 and refused changes with exit 1', async () => {
     expectFailure(await kigo('policy', 'set', 'oauth', 'deny'), 2, /OAuth is always allowed/)
-    expectFailure(await kigo('policy', 'set', 'digest', 'deny'), 2, /basic or wsse/)
+    expectFailure(await kigo('policy', 'set', 'digest', 'deny'), 2, /basic, wsse or login_api/)
     expectFailure(await kigo('policy', 'set', 'basic', 'off'), 2, /allow, deprecate, brownout, deny/)
     expectFailure(await kigo('policy', 'set', 'basic', 'brownout', '--windows', '9-12'), 2, /--windows/)
     expectFailure(await kigo('policy', 'set', 'basic', 'deny', '--except-user', 'alice'), 2, /--until/)
@@ -160,7 +160,7 @@ describe('kigo policy show, history and refusals', () => {
     const text = await kigo('policy', 'history', '--limit', '1')
     expect(text.code).toBe(0)
     expect(text.stdout).toMatch(/^\S+Z {2}wsse: deprecate -> deprecate {2}\(from 127\.0\.0\.1\)\n {2}sunset: \S+ -> "2098-01-01T00:00:00Z"\n$/)
-    expectFailure(await kigo('policy', 'history', '--method', 'oauth'), 2, /basic or wsse/)
+    expectFailure(await kigo('policy', 'history', '--method', 'oauth'), 2, /basic, wsse or login_api/)
   })
 })
 
@@ -265,14 +265,14 @@ describe('kigo usage', () => {
   })
 
   it('refuses a bad filter', async () => {
-    expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, oauth, legacy/)
+    expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, login_api, oauth, legacy/)
     expectFailure(await kigo('usage', '--moved', 'maybe'), 2, /--moved must be yes or no/)
     expectFailure(await kigo('usage', '--sort', 'name'), 1, /"sort" must be one of.*HTTP 400/)
     expectFailure(await kigo('usage', '--order', 'up'), 1, /"order" must be asc or desc.*HTTP 400/)
     expectFailure(await kigo('usage', '--since', 'yesterday'), 1, /since.*HTTP 400/)
     const help = await kigo('usage', '--help')
     expect(help.code).toBe(0)
-    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|oauth\|legacy\] \[--user ID\] \[--client TEXT\] \[--since ISO\]/)
+    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|login_api\|oauth\|legacy\] \[--user ID\] \[--client TEXT\] \[--since ISO\]/)
     expect(help.stdout).toContain('--csv')
   })
 })

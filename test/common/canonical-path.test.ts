@@ -34,4 +34,13 @@ describe('canonicalPath', () => {
     for (const p of ['/a%', '/a%4', '/a%G1', '/a%%41']) expect(refused(p), p).toMatch(/percent-encoded/)
     for (const p of ['/a b', '/a\u00e9', '/a\u007f', '/a\t']) expect(refused(p), p).toMatch(/printable ASCII/)
   })
+
+  it("keeps an encoded slash in a keyword page's one segment only, and nowhere else", () => {
+    expect(canonicalPath('/keyword/a%2Fb')).toEqual({ ok: true, path: '/keyword/a%2Fb' })
+    expect(canonicalPath('/keyword/%61%2fb')).toEqual({ ok: true, path: '/keyword/a%2Fb' })
+    expect(canonicalPath('/keyword/%2F')).toEqual({ ok: true, path: '/keyword/%2F' })
+    for (const p of ['/keyword/a%2Fb/', '/keyword/a%2Fb/c', '/keyword%2Fa', '/keywords/a%2Fb', '/Keyword/a%2Fb', '/%6Beyword/a%2Fb', '/api/keywords/show/a%2Fb', '/api/statuses/keyword_timeline/a%2Fb.json', '/frank/a%2Fb', '/keyword/a%5Cb', '/keyword/a%3Fb']) {
+      expect(refused(p), p).toMatch(/encoded/)
+    }
+  })
 })

@@ -13,6 +13,11 @@ const key = randomBytes(32).toString('base64')
 const base = { KIGO_SECRET_KEY: key, KIGO_ADMIN_TOKEN: 'a'.repeat(24) }
 
 describe('loadConfig', () => {
+  it('reads the optional metrics token from KIGO_METRICS_TOKEN; unset by default', () => {
+    expect(loadConfig({ env: base }).metricsToken).toBeUndefined()
+    expect(loadConfig({ env: { ...base, KIGO_METRICS_TOKEN: 'm'.repeat(20) } }).metricsToken).toBe('m'.repeat(20))
+  })
+
   it('applies the defaults of SPEC §1.2', () => {
     const c = loadConfig({ env: base })
     expect(c.dataDir).toBe('./data')
@@ -77,6 +82,7 @@ describe('loadConfig', () => {
     [{ REDIS_URL: 'http://x' }, /^REDIS_URL: /],
     [{ KIGO_SECRET_KEY: 'c2hvcnQ=' }, /^KIGO_SECRET_KEY: must be 32 bytes/],
     [{ KIGO_ADMIN_TOKEN: 'short' }, /^KIGO_ADMIN_TOKEN: /],
+    [{ KIGO_METRICS_TOKEN: 'short' }, /^KIGO_METRICS_TOKEN: /],
     [{ KIGO_DOMESTIC_HOST: 'bad host/' }, /^KIGO_DOMESTIC_HOST: /],
   ]
   for (const [env, message] of bad) {

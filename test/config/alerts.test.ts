@@ -9,6 +9,7 @@ import { parse } from 'yaml'
 import { projectRoot } from '../../src/common/config.js'
 import { createCoreMetrics } from '../../src/core/metrics.js'
 import { createMetrics, watchPolicy } from '../../src/gateway/metrics/metrics.js'
+import { legacyMethods } from '../../src/gateway/policy/types.js'
 
 const file = join(projectRoot, 'config', 'alerts.yml')
 
@@ -34,9 +35,15 @@ describe('config/alerts.yml', () => {
 
   it('covers the replay cache (closed and open), legacy share after sunset, 5xx, the core, throttling', () => {
     const names = rules.map((r) => r.alert)
-    for (const expected of ['KigoReplayCacheFailingClosed', 'KigoReplayCacheFailingOpen', 'KigoLegacyShareAfterSunset', 'KigoHigh5xxRate', 'KigoCoreUnreachable', 'KigoThrottlingSpike']) {
+    for (const expected of ['KigoReplayCacheFailingClosed', 'KigoReplayCacheFailingOpen', 'KigoLegacyShareAfterSunset', 'KigoHigh5xxRate', 'KigoCoreUnreachable', 'KigoThrottlingSpike', 'KigoUserRefusedFromEveryAddress']) {
       expect(names).toContain(expected)
     }
+  })
+
+  it('watches every legacy method after its sunset, the login API included', () => {
+    const share = rules.find((r) => r.alert === 'KigoLegacyShareAfterSunset')!
+    const methods = /method=~"([^"]+)"/.exec(share.expr)![1]!.split('|').sort()
+    expect(methods).toEqual([...legacyMethods].sort())
   })
 
   it('gives every alert a summary and a severity', () => {

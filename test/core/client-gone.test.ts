@@ -1,7 +1,7 @@
 // A write whose client is gone before the core started it is not started
 // (docs/operations.md#a-client-that-has-gone): the gateway gave up (its deadline passed, its client left) while the
 // core was still waiting for its store; when the store answers, nothing is written.
-import { randomBytes, randomUUID } from 'node:crypto'
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { operationNameOf } from '../../src/common/route-table.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
@@ -64,13 +64,15 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-function signedHeaders(method: string, path: string, user: string): Record<string, string> {
+/** As the gateway signs a form it read whole: with its body's digest. */
+function signedHeaders(method: string, path: string, user: string, body: string): Record<string, string> {
   const host = config.domesticHost
-  return { host, ...signIdentity(identityKey(config.secretKey), { method, url: path, host, requestId: randomUUID(), operation: operationNameOf(method, path), bodySha256: '' }, { user, userName: `${user} name`, authMethod: 'basic', consumer: '', scopes: [] }) }
+  const bodySha256 = createHash('sha256').update(body).digest('base64url')
+  return { host, ...signIdentity(identityKey(config.secretKey), { method, url: path, host, requestId: randomUUID(), operation: operationNameOf(method, path), bodySha256 }, { user, userName: `${user} name`, authMethod: 'basic', consumer: '', scopes: [] }) }
 }
 
 function send(method: string, path: string, user: string, body = ''): { done: Promise<{ status: number; body: string }>; abort: () => void } {
-  const req = httpRequest(`${base}${path}`, { method, headers: { ...signedHeaders(method, path, user), 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) } })
+  const req = httpRequest(`${base}${path}`, { method, headers: { ...signedHeaders(method, path, user, body), 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) } })
   const done = new Promise<{ status: number; body: string }>((resolve, reject) => {
     req.on('response', (res) => {
       let text = ''

@@ -4,7 +4,7 @@
 // then show every entry it acknowledged.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { operationNameOf } from '../../src/common/route-table.js'
-import { randomBytes, randomUUID } from 'node:crypto'
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -55,12 +55,12 @@ function send(port: number, agent: Agent, method: string, path: string, headers:
 /** statuses/update as the gateway would forward it for an authenticated Basic user (SPEC §4.6). */
 function postStatus(port: number, agent: Agent, status: string): Promise<Response> {
   const path = '/api/statuses/update.json'
+  const body = new URLSearchParams({ status }).toString()
   const identity = signIdentity(
     key,
-    { method: 'POST', url: path, host: domesticHost, requestId: randomUUID(), operation: operationNameOf('POST', path), bodySha256: '' },
+    { method: 'POST', url: path, host: domesticHost, requestId: randomUUID(), operation: operationNameOf('POST', path), bodySha256: createHash('sha256').update(body).digest('base64url') },
     { user: author, userName: 'Durable Writer', authMethod: 'basic', consumer: '', scopes: [] },
   )
-  const body = new URLSearchParams({ status }).toString()
   return send(port, agent, 'POST', path, {
     ...identity,
     'content-type': 'application/x-www-form-urlencoded',

@@ -81,6 +81,8 @@ describe('a guesser spread over many addresses against one user', () => {
     for (let i = 0; i < 6; i++) expect((await post('dave', 'guess', `192.0.2.${10 + i}`)).status).toBe(401)
     expect((await post('dave', pw.dave!, '192.0.2.99')).status).toBe(429) // a new address
     expect((await post('dave', pw.dave!, home)).status).toBe(200) // his own
+    // Refused everywhere but at known addresses: reported for the alert (config/alerts.yml).
+    expect(await (await fetch(`${stack.adminUrl}/metrics`)).text()).toMatch(/kigo_throttle_refusals_total\{realm="api",rule="user"\} [1-9]/)
 
     const app = await stack.addOAuthClient('dave', ['write_public'])
     const url = `${stack.url}/api/statuses/update.json`

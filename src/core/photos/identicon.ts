@@ -7,6 +7,9 @@ const cells = 5
 const cellPx = 12
 const marginPx = 6
 export const identiconSize = cells * cellPx + 2 * marginPx
+/** The small rendition (`profile_s.png`): the same pattern and colour at a third of the size. */
+export const smallIdenticonScale = 3
+export const smallIdenticonSize = identiconSize / smallIdenticonScale
 
 function hslToRgb(h: number, s: number, l: number): [number, number, number] {
   const k = (n: number) => (n + h / 30) % 12
@@ -15,7 +18,10 @@ function hslToRgb(h: number, s: number, l: number): [number, number, number] {
   return [Math.round(f(0) * 255), Math.round(f(8) * 255), Math.round(f(4) * 255)]
 }
 
-export function identiconPng(userId: string): Buffer {
+/** The icon, `scale` times smaller (a divisor of every cell and margin: 1, 2, 3 or 6). */
+export function identiconPng(userId: string, scale = 1): Buffer {
+  const cell = cellPx / scale
+  const margin = marginPx / scale
   const hash = createHash('sha256').update(`kigo identicon\n${userId}`).digest()
   const colour = hslToRgb(((hash[0]! << 8) | hash[1]!) % 360, 0.55, 0.5)
   const background: [number, number, number] = [240, 240, 240]
@@ -25,9 +31,10 @@ export function identiconPng(userId: string): Buffer {
     const bit = col * cells + cy
     return ((hash[2 + (bit >> 3)]! >> (bit & 7)) & 1) === 1
   }
-  return encodePng(identiconSize, identiconSize, (x, y) => {
-    const cx = Math.floor((x - marginPx) / cellPx)
-    const cy = Math.floor((y - marginPx) / cellPx)
+  const size = identiconSize / scale
+  return encodePng(size, size, (x, y) => {
+    const cx = Math.floor((x - margin) / cell)
+    const cy = Math.floor((y - margin) / cell)
     if (cx < 0 || cy < 0 || cx >= cells || cy >= cells) return background
     return on(cx, cy) ? colour : background
   })

@@ -1,6 +1,9 @@
 // Entry, User and Photo objects in JSON and XML (SPEC §2.1, §2.6). The two shapes differ
 // only where the spec says so: JSON `in_reply_to_*` are strings or integer 0, XML has an
-// empty element for "none".
+// empty element for "none". A list inside an object is an array in both: in XML that is
+// one element named after the list per item, holding the item's fields, and no element
+// for an empty list, as the original service wrote it and its XML clients read it
+// (docs/api-differences.md#xml-lists).
 import type { XmlObject } from '../../common/formats.js'
 import { baseUrl, type Hosts } from '../entries/deployment.js'
 import { entryText } from '../entries/text.js'
@@ -51,6 +54,7 @@ export function renderEntry(
   const createdAt = formatTimestamp(entry.createdAt)
   const link = entryLink(ctx.hosts, entry)
   const text = entryText(entry)
+  const target = targetOf(entry.keyword)
   // Both shapes written out field by field, in the order the bytes show them: object
   // spreads here were the largest part of rendering an entry (every statuses/show).
   const json: Record<string, unknown> = {
@@ -62,6 +66,7 @@ export function renderEntry(
     keyword: entry.keyword,
     link,
     source: entry.source,
+    target,
     text,
     user,
   }
@@ -74,6 +79,7 @@ export function renderEntry(
     keyword: entry.keyword,
     link,
     source: entry.source,
+    target,
     text,
     user,
   }
@@ -90,19 +96,31 @@ export function renderEntry(
 }
 
 /**
- * The entries of a page (SPEC §2.8): each top-level Entry with `replies`, each reply a full
- * Entry without its own. JSON an array; XML the items of a `<statuses type="array">` root.
+ * `target`: the keyword an entry was posted to, as the original service gave it (`title`,
+ * `word`, and `url_name` for a user keyword `id:X`).
  */
+export function targetOf(keyword: string): Record<string, string> {
+  const user = keyword.startsWith('id:') && keyword.length > 3 ? keyword.slice(3) : null
+  return user === null ? { title: keyword, word: keyword } : { title: keyword, url_name: user, word: keyword }
+}
+
+/**
+ * A top-level Entry of `page` with its `replies` (SPEC §2.8): the entries that reply to it,
+ * oldest first, at most 100, each a full Entry without its own. An array in JSON (empty
+ * when none); in XML one `replies` element per reply, none when there are none.
+ */
+export function renderEntryWithReplies(page: EntryPage, e: EntryRow, bodyFormats: readonly BodyFormat[], ctx: RenderContext, favorited = page.starred.has(e.id)): Rendition {
+  const one = (r: EntryRow, starred: boolean) => renderEntry(r, starred, bodyFormats, ctx, page.followers.get(r.authorId) ?? 0)
+  const top = renderEntry(e, favorited, bodyFormats, ctx, page.followers.get(e.authorId) ?? e.authorFollowers ?? 0)
+  const replies = (page.replies.get(e.id) ?? []).map((r) => one(r, page.starred.has(r.id)))
+  top.json.replies = replies.map((r) => r.json)
+  top.xml.replies = replies.map((r) => r.xml)
+  return top
+}
+
+/** The entries of a page (SPEC §2.8), each with its replies. JSON an array; XML the items of a `<statuses type="array">` root. */
 export function renderEntryList(page: EntryPage, bodyFormats: readonly BodyFormat[], ctx: RenderContext): { json: unknown[]; xml: XmlObject } {
-  const one = (e: EntryRow) => renderEntry(e, page.starred.has(e.id), bodyFormats, ctx, page.followers.get(e.authorId) ?? 0)
-  const items = page.entries.map((e) => {
-    const top = one(e)
-    const replies = (page.replies.get(e.id) ?? []).map(one)
-    return {
-      json: { ...top.json, replies: replies.map((r) => r.json) },
-      xml: { ...top.xml, replies: replies.length ? { status: replies.map((r) => r.xml) } : null },
-    }
-  })
+  const items = page.entries.map((e) => renderEntryWithReplies(page, e, bodyFormats, ctx))
   return { json: items.map((i) => i.json), xml: listXml('status', items.map((i) => i.xml)) }
 }
 

@@ -15,7 +15,7 @@ export const UserJson = Type.Object({
   url: Type.String({ pattern: '^https?://[^/]+/[^/]+/$' }),
 }, { additionalProperties: false })
 
-export const EntryJson = Type.Object({
+const entryFields = {
   id: Digits,
   created_at: Timestamp,
   favorited: Type.Union([Type.Literal(0), Type.Literal(1)]),
@@ -24,12 +24,20 @@ export const EntryJson = Type.Object({
   keyword: Type.String(),
   link: Type.String({ pattern: '^https?://[^/]+/[^/]+/[0-9]+$' }),
   source: Type.String(),
+  /** The keyword posted to, as the original service gave it. */
+  target: Type.Object({ title: Type.String(), word: Type.String(), url_name: Type.Optional(Type.String()) }, { additionalProperties: false }),
   text: Type.String(),
   user: UserJson,
   haiku_text: Type.Optional(Type.String()),
   html: Type.Optional(Type.String()),
   html_touch: Type.Optional(Type.String()),
   html_mobile: Type.Optional(Type.String()),
+}
+
+/** An Entry; on a timeline or statuses/show with its `replies`, each an Entry without its own. */
+export const EntryJson = Type.Object({
+  ...entryFields,
+  replies: Type.Optional(Type.Array(Type.Object(entryFields, { additionalProperties: false }))),
 }, { additionalProperties: false })
 
 export const PhotoJson = Type.Object({

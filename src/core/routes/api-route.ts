@@ -3,7 +3,7 @@
 // `Allow` (RFC 9110 §15.5.6; SPEC §2), OPTIONS 204 with it.
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import multipart from '@fastify/multipart'
-import { fastifyUrls, operations, type Operation } from '../../common/route-table.js'
+import { allowOf, fastifyUrls, operations, type Operation } from '../../common/route-table.js'
 import { errors } from '../../common/errors.js'
 import { ApiError } from '../../common/errors.js'
 import { parseBodyFormats, type BodyFormat } from '../render/body-formats.js'
@@ -54,7 +54,7 @@ function routeTakingBody(app: FastifyInstance, route: RouteOptions): void {
  */
 export function apiRoute(app: FastifyInstance, spec: { operation: string; storesProfile?: boolean; handler: Handler }): void {
   const operation = operationNamed(spec.operation)
-  const allowed = operation.method === 'GET' ? ['GET', 'HEAD'] : ['POST']
+  const allowed = allowOf(operation)
   const auth: AuthNeed = operation.anonymous ? 'optional' : 'required'
   for (const url of fastifyUrls(operation)) {
     const route: RouteOptions = {
@@ -65,6 +65,9 @@ export function apiRoute(app: FastifyInstance, spec: { operation: string; stores
     }
     if (operation.method === 'GET') app.route(route)
     else routeTakingBody(app, route)
+    // A read answers POST as GET (docs/api-differences.md#post-reads): the same operation and
+    // handler, its parameters from the body too (urlencoded or multipart).
+    if (operation.readByPost) routeTakingBody(app, { ...route, method: 'POST' })
     app.route({
       method: methods.filter((m) => !allowed.includes(m)),
       url,
@@ -90,7 +93,7 @@ export async function readEntryRequest(request: FastifyRequest, opts: ReadOption
   const ctx = contextOf(request)
   // Written out, not spread: this runs on every request.
   const names = opts.names.length === 0 ? commonParams : [...commonParams, ...opts.names]
-  const params = await readParams(request, { names, maxFiles: opts.maxFiles, fileBytes: opts.fileBytes })
+  const params = await readParams(request, { names, maxFiles: opts.maxFiles, fileBytes: opts.fileBytes, ...(opts.imageMaxSide === undefined ? {} : { imageMaxSide: opts.imageMaxSide }) })
   // An empty callback is no callback.
   const callback = params.get('callback') || undefined
   ctx.callback = callback

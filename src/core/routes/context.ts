@@ -3,9 +3,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
 import { formatOfPath, render, renderError, type Format, type XmlObject } from '../../common/formats.js'
-import type { Identity } from '../../common/identity.js'
+import type { Identity, IdentityCheck } from '../../common/identity.js'
 import type { Deployment } from '../store/types.js'
 import type { Operation } from '../../common/route-table.js'
+import type { UploadGuard } from './upload-guard.js'
 
 export interface RequestContext {
   format: Format
@@ -18,6 +19,15 @@ export interface RequestContext {
   bodySha256?: string
   /** For a multipart body under a signed digest: whether the body read was the one signed. */
   bodyCheck?: Promise<boolean>
+  /**
+   * The operation the request runs: the routed one, or its `/{id}` form when the parameters
+   * name an `id` (docs/api-differences.md#id-parameter). Unset before admission.
+   */
+  operation?: Operation | undefined
+  /** A verified signature whose admission waits for the parsed body (app.ts). */
+  pendingIdentity?: IdentityCheck & { ok: true }
+  /** For a multipart upload: rejects with the answer when it is stopped (upload-guard.ts). */
+  upload?: UploadGuard
   /** The routed route's config (its flags and pattern), read once by the onRequest hook. */
   route?: RouteConfig
 }

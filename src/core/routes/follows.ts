@@ -7,7 +7,7 @@ import type { UserWithFollowers } from '../store/types.js'
 import { apiRoute, readEntryRequest } from './api-route.js'
 import { deploymentOf, requester, sendPayload } from './context.js'
 import { renderContext, type CoreDeps } from './deps.js'
-import { intParam, userIdOf } from './list-params.js'
+import { intParam, subjectOf } from './list-params.js'
 import { ProfileRefresher } from './profiles.js'
 
 /** SPEC §2.9: 100 users a page. */
@@ -23,18 +23,19 @@ export function followRoutes(app: FastifyInstance, deps: CoreDeps): void {
     return u
   }
 
-  const show = async (request: FastifyRequest, reply: FastifyReply, id: () => string) => {
-    await readEntryRequest(request, { names: [], maxFiles: 0, fileBytes })
-    const u = user(request, await found(id()))
+  // With or without `/{id}`: the `id` parameter may name the user too (subjectOf).
+  const show = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { params } = await readEntryRequest(request, { names: ['id'], maxFiles: 0, fileBytes })
+    const u = user(request, await found(subjectOf(request, params)))
     return sendPayload(request, reply, 'user', u, u)
   }
-  apiRoute(app, { operation: 'friendships/show', handler: (req, rep) => show(req, rep, () => requester(req).user) })
-  apiRoute(app, { operation: 'friendships/show/{id}', handler: (req, rep) => show(req, rep, () => userIdOf(req)) })
+  apiRoute(app, { operation: 'friendships/show', handler: show })
+  apiRoute(app, { operation: 'friendships/show/{id}', handler: show })
 
-  const list = (direction: 'friends' | 'followers') => async (request: FastifyRequest, reply: FastifyReply, id: () => string) => {
-    const { params } = await readEntryRequest(request, { names: ['page'], maxFiles: 0, fileBytes })
+  const list = (direction: 'friends' | 'followers') => async (request: FastifyRequest, reply: FastifyReply) => {
+    const { params } = await readEntryRequest(request, { names: ['page', 'id'], maxFiles: 0, fileBytes })
     const page = intParam(params, 'page', 1, 1, 100)
-    const userId = id()
+    const userId = subjectOf(request, params)
     const users = await deps.store.follows(userId, direction, usersPerPage, (page - 1) * usersPerPage)
     if (users.length === 0) await found(userId)
     const items = users.map((u) => user(request, u))
@@ -42,10 +43,10 @@ export function followRoutes(app: FastifyInstance, deps: CoreDeps): void {
   }
   const friends = list('friends')
   const followers = list('followers')
-  apiRoute(app, { operation: 'statuses/friends', handler: (req, rep) => friends(req, rep, () => requester(req).user) })
-  apiRoute(app, { operation: 'statuses/friends/{id}', handler: (req, rep) => friends(req, rep, () => userIdOf(req)) })
-  apiRoute(app, { operation: 'statuses/followers', handler: (req, rep) => followers(req, rep, () => requester(req).user) })
-  apiRoute(app, { operation: 'statuses/followers/{id}', handler: (req, rep) => followers(req, rep, () => userIdOf(req)) })
+  apiRoute(app, { operation: 'statuses/friends', handler: friends })
+  apiRoute(app, { operation: 'statuses/friends/{id}', handler: friends })
+  apiRoute(app, { operation: 'statuses/followers', handler: followers })
+  apiRoute(app, { operation: 'statuses/followers/{id}', handler: followers })
 
   // Both writes are idempotent: the state afterwards is what was asked, whatever it was before.
   apiRoute(app, {
@@ -53,8 +54,8 @@ export function followRoutes(app: FastifyInstance, deps: CoreDeps): void {
     storesProfile: true,
     handler: async (request, reply) => {
       const me = requester(request)
-      await readEntryRequest(request, { names: [], maxFiles: 0, fileBytes })
-      const id = userIdOf(request)
+      const { params } = await readEntryRequest(request, { names: ['id'], maxFiles: 0, fileBytes })
+      const id = subjectOf(request, params)
       if (id === me.user) throw errors.badRequest('cannot_follow_self', 'A user cannot follow themselves')
       const name = ProfileRefresher.displayName(me)
       if (!(await deps.store.follow({ id: me.user, name }, id))) throw errors.notFound('user_not_found', 'No such user')
@@ -67,8 +68,8 @@ export function followRoutes(app: FastifyInstance, deps: CoreDeps): void {
     operation: 'friendships/destroy',
     handler: async (request, reply) => {
       const me = requester(request)
-      await readEntryRequest(request, { names: [], maxFiles: 0, fileBytes })
-      const id = userIdOf(request)
+      const { params } = await readEntryRequest(request, { names: ['id'], maxFiles: 0, fileBytes })
+      const id = subjectOf(request, params)
       if (!(await deps.store.unfollow(me.user, id))) throw errors.notFound('user_not_found', 'No such user')
       const u = user(request, await found(id))
       return sendPayload(request, reply, 'user', u, u)

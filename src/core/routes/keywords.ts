@@ -11,7 +11,7 @@ import type { KeywordRow } from '../store/types.js'
 import { apiRoute, readEntryRequest } from './api-route.js'
 import { deploymentOf, requester, sendPayload } from './context.js'
 import type { CoreDeps } from './deps.js'
-import { intParam, userIdOf, wordOf } from './list-params.js'
+import { intParam, subjectOf, wordOf } from './list-params.js'
 import { ProfileRefresher } from './profiles.js'
 
 /** keywords/hot and keywords/list: at most 100 (SPEC §2.10). */
@@ -24,7 +24,8 @@ export function keywordObject(k: KeywordRow, base: string, withRelated: boolean)
   if (!withRelated) return { json: { ...common, ...urlName }, xml: { ...common, ...urlName } }
   return {
     json: { ...common, related_keywords: k.related, ...urlName },
-    xml: { ...common, related_keywords: k.related.length ? { '@_type': 'array', word: k.related } : { '@_type': 'array' }, ...urlName },
+    // One `related_keywords` element per word, none when there are none (docs/api-differences.md#xml-lists).
+    xml: { ...common, related_keywords: k.related, ...urlName },
   }
 }
 
@@ -79,15 +80,16 @@ export function keywordRoutes(app: FastifyInstance, deps: CoreDeps): void {
     },
   })
 
-  const followed = async (request: FastifyRequest, reply: FastifyReply, id: () => string) => {
-    const { params } = await readEntryRequest(request, { names: ['without_related_keywords'], maxFiles: 0, fileBytes })
-    const userId = id()
+  // With or without `/{id}`: the `id` parameter may name the user too (subjectOf).
+  const followed = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { params } = await readEntryRequest(request, { names: ['without_related_keywords', 'id'], maxFiles: 0, fileBytes })
+    const userId = subjectOf(request, params)
     const ks = await deps.store.followedKeywords(userId)
     if (ks.length === 0 && !(await deps.store.getUser(userId))) throw errors.notFound('user_not_found', 'No such user')
     return sendList(request, reply, ks, withRelated(params.get('without_related_keywords')))
   }
-  apiRoute(app, { operation: 'statuses/keywords', handler: (req, rep) => followed(req, rep, () => requester(req).user) })
-  apiRoute(app, { operation: 'statuses/keywords/{id}', handler: (req, rep) => followed(req, rep, () => userIdOf(req)) })
+  apiRoute(app, { operation: 'statuses/keywords', handler: followed })
+  apiRoute(app, { operation: 'statuses/keywords/{id}', handler: followed })
 
   // Following a keyword nobody has posted to is 404, like following an unknown user: the
   // keyword is created by its first entry (SPEC §2.2 rule 3), not by a follow.

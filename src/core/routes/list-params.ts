@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { parseId, userIdPattern } from '../entries/ids.js'
 import type { Params } from './params.js'
+import { contextOf, requester, routeOf } from './context.js'
 
 /** Whole number in [min, max], `fallback` when absent or empty; else 400 naming it. */
 export function intParam(params: Params, name: string, fallback: number, min: number, max: number): number {
@@ -67,9 +68,31 @@ export function segmentOf(request: FastifyRequest, name: string): string {
   return raw.replace(/\.(json|xml)$/, '')
 }
 
-/** The `{id}` of the path: a user ID that cannot exist is 404 (SPEC §2.9). */
-export function userIdOf(request: FastifyRequest): string {
-  const id = segmentOf(request, 'id')
+/**
+ * The user a read or write of "a user" is about (docs/api-differences.md#id-parameter): the
+ * path's `{id}`, else the `id` parameter, else (the forms without `/{id}`) the requester.
+ * A path `{id}` and an `id` that differ: 400 naming both. A user ID that cannot exist: 404.
+ */
+export function subjectOf(request: FastifyRequest, params: Params): string {
+  const given = params.get('id') || undefined
+  const inPath = (request.params as Record<string, string | undefined>).id !== undefined
+  let id: string
+  if (inPath) {
+    id = segmentOf(request, 'id')
+    if (given !== undefined && given !== id) {
+      throw errors.badRequest('conflicting_id', `The path names user ${JSON.stringify(id.slice(0, 40))} and id names ${JSON.stringify(given.slice(0, 40))}: give one of them, or the same user in both`)
+    }
+  } else if (given !== undefined) {
+    // The operation was chosen from the query and an urlencoded body (app.ts); an `id`
+    // found only now came in a multipart body, and would run another operation.
+    const ctx = contextOf(request)
+    if (ctx.operation === routeOf(request).operation) {
+      throw errors.badRequest('invalid_parameter', 'Send id in the query or an application/x-www-form-urlencoded body, not a multipart one')
+    }
+    id = given
+  } else {
+    return requester(request).user
+  }
   if (!userIdPattern.test(id)) throw errors.notFound('user_not_found', 'No such user')
   return id
 }

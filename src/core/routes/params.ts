@@ -4,7 +4,8 @@
 import { byteSize } from '../../common/formats.js'
 import type { FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
-import { sniffImage, type ImageType } from '../photos/sniff.js'
+import { defaultImageMaxSide, sniffImage, type ImageType } from '../photos/sniff.js'
+import { raceUpload, type UploadGuard } from './upload-guard.js'
 import { decodeForm, queryBytes } from './form-decoding.js'
 import { contextOf } from './context.js'
 
@@ -29,6 +30,8 @@ export interface ReadOptions {
   /** How many `file` parts are accepted; 0 refuses any. */
   maxFiles: number
   fileBytes: number
+  /** Longest side of an image accepted, in pixels (sniff.ts); its default otherwise. */
+  imageMaxSide?: number
 }
 
 /** A text field of a multipart body may be this large; longer ones get 413. */
@@ -62,10 +65,11 @@ export async function readParams(request: FastifyRequest, opts: ReadOptions): Pr
       take(name, value)
     }
   } else if (isMultipartBody(request)) {
-    await readMultipart(request, opts, take, files)
-    // A body the gateway read and signed (oauth_body_hash) is the body parsed here.
-    const check = contextOf(request).bodyCheck
-    if (check !== undefined && !(await check)) throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
+    const ctx = contextOf(request)
+    await readMultipart(request, opts, take, files, ctx.upload)
+    // A body the gateway signed a digest of (oauth_body_hash) is the body parsed here.
+    const check = ctx.bodyCheck
+    if (check !== undefined && !(await raceUpload(check, ctx.upload))) throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
   }
   return { get: (name) => values.get(name), files }
 }
@@ -75,12 +79,20 @@ async function readMultipart(
   opts: ReadOptions,
   take: (name: string, value: string) => void,
   files: UploadedFile[],
+  guard: UploadGuard | undefined,
 ): Promise<void> {
+  // An upload refused before it was read (its declared length) is not read at all.
+  const refused = guard?.refusal()
+  if (refused) throw refused
   try {
     const parts = request.parts({
       limits: { fileSize: opts.fileBytes, files: opts.maxFiles + 1, fields: multipartFields, fieldSize: multipartFieldBytes, headerPairs: 100 },
-    })
-    for await (const part of parts) {
+    })[Symbol.asyncIterator]()
+    // Each read races the upload guard: a stopped upload is answered at once.
+    for (;;) {
+      const next = await raceUpload(parts.next(), guard)
+      if (next.done === true) break
+      const part = next.value
       if (part.type === 'file') {
         if (part.fieldname !== 'file') {
           throw errors.badRequest('invalid_parameter', `${part.fieldname.slice(0, 40)} must not be a file`)
@@ -90,9 +102,11 @@ async function readMultipart(
             ? errors.badRequest('invalid_parameter', 'this operation takes no file')
             : errors.badRequest('too_many_files', `at most ${opts.maxFiles} file${opts.maxFiles === 1 ? '' : 's'} may be sent`)
         }
-        const bytes = await part.toBuffer()
-        const image = sniffImage(bytes)
-        if (!image) throw errors.unsupportedMedia('not_an_image', 'file must be a JPEG, PNG, GIF or WebP image')
+        const bytes = await raceUpload(part.toBuffer(), guard)
+        const image = sniffImage(bytes, opts.imageMaxSide)
+        if (!image) {
+          throw errors.unsupportedMedia('not_an_image', `file must be a JPEG, PNG, GIF or WebP image whose header decodes, at most ${opts.imageMaxSide ?? defaultImageMaxSide} pixels a side`)
+        }
         files.push({ bytes, image })
         continue
       }

@@ -31,7 +31,7 @@ export function photoRoutes(app: FastifyInstance, deps: CoreDeps): void {
     storesProfile: true,
     handler: async (request, reply) => {
       const user = requester(request)
-      const { params } = await readEntryRequest(request, { names: ['title', 'folder', 'source'], maxFiles: 1, fileBytes: limits.fileBytes })
+      const { params } = await readEntryRequest(request, { names: ['title', 'folder', 'source'], maxFiles: 1, fileBytes: limits.fileBytes, imageMaxSide: limits.imageMaxSide })
       const file = params.files[0]
       if (!file) throw errors.badRequest('file_required', 'file (one image, multipart/form-data) is required')
       const title = params.get('title')?.trim() ?? ''

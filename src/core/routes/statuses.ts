@@ -5,7 +5,7 @@ import { chooseKeyword } from '../entries/keyword.js'
 import { checkBody, checkKeyword, checkSource, chooseSource } from '../entries/limits.js'
 import { parseId } from '../entries/ids.js'
 import { mayDelete } from '../entries/rights.js'
-import { renderEntry } from '../render/entry.js'
+import { renderEntry, renderEntryWithReplies } from '../render/entry.js'
 import { photoImageUrl } from '../render/urls.js'
 import { ReplyTargetNotFound, type EntryRow } from '../store/types.js'
 import { apiRoute, entryIdOf, readEntryRequest } from './api-route.js'
@@ -48,12 +48,13 @@ export function statusRoutes(app: FastifyInstance, deps: CoreDeps): void {
         names: ['keyword', 'status', 'in_reply_to_status_id', 'source'],
         maxFiles: limits.files,
         fileBytes: limits.fileBytes,
+        imageMaxSide: limits.imageMaxSide,
       })
       // Rule 2: exactly one of a non-blank status and files.
       const status = params.get('status')
       const hasStatus = status !== undefined && status.trim() !== ''
       const files = params.files
-      if (hasStatus && files.length > 0) throw errors.badRequest('status_and_file', 'Send either status or file, not both')
+      if (hasStatus && files.length > 0) throw errors.badRequest('status_and_file', 'status and file cannot be sent together: post the photo with file alone, or the text with status alone')
       if (!hasStatus && files.length === 0) throw errors.badRequest('status_required', 'status (or file) is required')
       // Rule 3.
       const choice = chooseKeyword({ keyword: params.get('keyword'), status: hasStatus ? status : undefined, poster: poster.user })
@@ -89,9 +90,12 @@ export function statusRoutes(app: FastifyInstance, deps: CoreDeps): void {
       const { bodyFormats } = await readEntryRequest(request, { names: [], maxFiles: 0, fileBytes: limits.fileBytes })
       const id = entryIdOf(request)
       const viewer = contextOf(request).identity
-      const found = await deps.store.getEntryFor(id, viewer ? viewer.user : null)
+      // With its replies, as on the timelines (clients refresh a thread with it), asked for
+      // at the same time: one more round trip only when there are replies.
+      const [found, page] = await Promise.all([deps.store.getEntryFor(id, viewer ? viewer.user : null), deps.store.repliesOf(id, viewer ? viewer.user : null)])
       if (!found) throw errors.notFound('entry_not_found', 'No such entry')
-      return sendEntry(deps, request, reply, found.entry, found.favorited, bodyFormats)
+      const r = renderEntryWithReplies(page, found.entry, bodyFormats, renderContext(deps, request), found.favorited)
+      return sendPayload(request, reply, 'status', r.json, r.xml)
     },
   })
 

@@ -5,10 +5,11 @@ import { errors } from '../../common/errors.js'
 import { renderEntryList } from '../render/entry.js'
 import type { TimelineSource } from '../store/types.js'
 import { readEntryRequest } from './api-route.js'
+import type { Params } from './params.js'
 import { apiRoute } from './api-route.js'
-import { contextOf, deploymentOf, requester, sendPayload } from './context.js'
+import { contextOf, deploymentOf, sendPayload } from './context.js'
 import { renderContext, type CoreDeps } from './deps.js'
-import { intParam, listParamNames, maxIdParam, sinceParam, sortParam, userIdOf, wordOf } from './list-params.js'
+import { intParam, listParamNames, maxIdParam, sinceParam, sortParam, subjectOf, wordOf } from './list-params.js'
 
 export const timelineLimits = { count: { fallback: 20, max: 200 }, page: { max: 100 } } as const
 
@@ -18,10 +19,10 @@ export function timelineRoutes(app: FastifyInstance, deps: CoreDeps): void {
   const serve = async (
     request: FastifyRequest,
     reply: FastifyReply,
-    sourceOf: (get: (name: string) => string | undefined) => TimelineSource,
+    sourceOf: (params: Params) => TimelineSource,
   ) => {
-    const { params, bodyFormats } = await readEntryRequest(request, { names: [...listParamNames, 'word'], maxFiles: 0, fileBytes })
-    const source = sourceOf((n) => params.get(n))
+    const { params, bodyFormats } = await readEntryRequest(request, { names: [...listParamNames, 'word', 'id'], maxFiles: 0, fileBytes })
+    const source = sourceOf(params)
     const query = {
       source,
       count: intParam(params, 'count', timelineLimits.count.fallback, 1, timelineLimits.count.max),
@@ -49,19 +50,21 @@ export function timelineRoutes(app: FastifyInstance, deps: CoreDeps): void {
   for (const operation of ['statuses/keyword_timeline', 'statuses/keyword_timeline/{word}']) {
     apiRoute(app, {
       operation,
-      handler: (req, rep) => serve(req, rep, (get) => ({ kind: 'keyword', word: wordOf(req, { get, files: [] }) })),
+      handler: (req, rep) => serve(req, rep, (params) => ({ kind: 'keyword', word: wordOf(req, params) })),
     })
   }
-  apiRoute(app, { operation: 'statuses/user_timeline', handler: (req, rep) => serve(req, rep, () => ({ kind: 'user', userId: requester(req).user })) })
-  apiRoute(app, { operation: 'statuses/user_timeline/{id}', handler: (req, rep) => serve(req, rep, () => ({ kind: 'user', userId: userIdOf(req) })) })
-  apiRoute(app, { operation: 'statuses/friends_timeline', handler: (req, rep) => serve(req, rep, () => ({ kind: 'friends', userId: requester(req).user })) })
-  apiRoute(app, { operation: 'statuses/friends_timeline/{id}', handler: (req, rep) => serve(req, rep, () => ({ kind: 'friends', userId: userIdOf(req) })) })
+  // With or without `/{id}`: the `id` parameter may name the user too (subjectOf).
+  for (const kind of ['user', 'friends'] as const) {
+    for (const operation of [`statuses/${kind}_timeline`, `statuses/${kind}_timeline/{id}`]) {
+      apiRoute(app, { operation, handler: (req, rep) => serve(req, rep, (params) => ({ kind, userId: subjectOf(req, params) })) })
+    }
+  }
   apiRoute(app, {
     operation: 'statuses/album',
-    handler: (req, rep) => serve(req, rep, (get) => {
-      const w = (get('word') ?? '').trim()
+    handler: (req, rep) => serve(req, rep, (params) => {
+      const w = (params.get('word') ?? '').trim()
       return { kind: 'album', word: w === '' ? null : w }
     }),
   })
-  apiRoute(app, { operation: 'statuses/album/{word}', handler: (req, rep) => serve(req, rep, (get) => ({ kind: 'album', word: wordOf(req, { get, files: [] }) })) })
+  apiRoute(app, { operation: 'statuses/album/{word}', handler: (req, rep) => serve(req, rep, (params) => ({ kind: 'album', word: wordOf(req, params) })) })
 }

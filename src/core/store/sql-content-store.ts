@@ -358,25 +358,45 @@ export class SqlContentStore implements ContentStore {
     return this.pageOf(rows.map(toEntry), viewer)
   }
 
-  /** Three more queries whatever the page's size: replies, stars, followers. */
-  async pageOf(entries: EntryRow[], viewer: string | null): Promise<EntryPage> {
-    const page: EntryPage = { entries, replies: new Map(), starred: new Set(), stars: new Map(), followers: new Map() }
-    if (entries.length === 0) return page
+  /** Replies of the entries `ids`, oldest first, at most 100 each. */
+  private async repliesTo(ids: string[]): Promise<EntryRow[]> {
     const replyRows = await this.db.query<EntryRecord>(
       `SELECT * FROM (
          SELECT ${entryColumns}, row_number() OVER (PARTITION BY e.in_reply_to_status_id ORDER BY e.id) AS n
          FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author
          WHERE e.in_reply_to_status_id = ANY ($1::bigint[])) r
        WHERE n <= 100 ORDER BY id::bigint`,
-      [entries.map((e) => e.id)],
+      [ids],
     )
-    const replies = replyRows.map(toEntry)
+    return replyRows.map(toEntry)
+  }
+
+  /** Three more queries whatever the page's size: replies, stars, followers. */
+  async pageOf(entries: EntryRow[], viewer: string | null): Promise<EntryPage> {
+    const page: EntryPage = { entries, replies: new Map(), starred: new Set(), stars: new Map(), followers: new Map() }
+    if (entries.length === 0) return page
+    const replies = await this.repliesTo(entries.map((e) => e.id))
+    await this.fillPage(page, replies, viewer)
+    return page
+  }
+
+  /** One query when the entry has no replies (the usual statuses/show), three when it has. */
+  async repliesOf(id: string, viewer: string | null): Promise<EntryPage> {
+    const page: EntryPage = { entries: [], replies: new Map(), starred: new Set(), stars: new Map(), followers: new Map() }
+    if (!isRowId(id)) return page
+    const replies = await this.repliesTo([id])
+    if (replies.length > 0) await this.fillPage(page, replies, viewer)
+    return page
+  }
+
+  /** `replies` filed by the entry they reply to, and the stars and followers of the page's entries and replies. */
+  private async fillPage(page: EntryPage, replies: EntryRow[], viewer: string | null): Promise<void> {
     for (const r of replies) {
       const list = page.replies.get(r.inReplyToStatusId!) ?? []
       list.push(r)
       page.replies.set(r.inReplyToStatusId!, list)
     }
-    const all = [...entries, ...replies]
+    const all = [...page.entries, ...replies]
     const [stars, followers] = await Promise.all([
       this.db.query<{ id: string; n: number; mine: boolean }>(
         `SELECT entry_id::text AS id, count(*)::int AS n, coalesce(bool_or(user_id = $2), false) AS mine
@@ -393,7 +413,6 @@ export class SqlContentStore implements ContentStore {
       if (s.mine === true) page.starred.add(s.id)
     }
     for (const f of followers) page.followers.set(f.id, Number(f.n))
-    return page
   }
 
   // ---- users and follows (SPEC §2.9)

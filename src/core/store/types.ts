@@ -140,6 +140,8 @@ export interface ContentStore {
   timeline(query: TimelineQuery, viewer: string | null): Promise<EntryPage>
   /** Replies, stars and followers of given entries (an entry page, statuses/show). */
   pageOf(entries: EntryRow[], viewer: string | null): Promise<EntryPage>
+  /** The replies of one entry (statuses/show) with their stars and followers; `entries` is empty. */
+  repliesOf(id: string, viewer: string | null): Promise<EntryPage>
 
   getUserWithFollowers(id: string): Promise<UserWithFollowers | null>
   /** Idempotent; false when `followee` is unknown. The follower's profile copy is stored. */

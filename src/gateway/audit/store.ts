@@ -1,5 +1,5 @@
 // The audit trail (migration 30): every change an operator makes through the operator
-// API (policy, users, applications, tokens), with when, what, the state before and after,
+// API (policy, users, applications, tokens, dashboard sessions), with when, what, the state before and after,
 // and the client address. Shared by all gateways through the gateway's store.
 //
 // Design choices:
@@ -10,7 +10,7 @@
 //   shown once). An operator who needs a gap-free trail reads the log lines as well.
 import type { Db } from '../../common/sql.js'
 
-export const auditKinds = ['policy', 'user', 'app', 'token'] as const
+export const auditKinds = ['policy', 'user', 'app', 'token', 'session', 'site'] as const
 export type AuditKind = (typeof auditKinds)[number]
 
 export interface AuditInput {

@@ -10,6 +10,7 @@ import { percentEncode } from './oauth/percent-encode.js'
 import { peekBasicCredential, readBasic, verifyBasicCredential } from './basic.js'
 import { readWsse, verifyUsernameToken } from './wsse.js'
 import { verifyOAuth } from './oauth/verify.js'
+import { collectOAuthParameters, oauthSchemeEnd, singleHeader } from './oauth/parameters.js'
 import type { SignatureAdviceOptions } from './oauth/advice.js'
 import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from '../domain/auth.js'
 import type { LegacyPolicyCheck } from '../policy/service.js'
@@ -31,11 +32,11 @@ export interface Authenticator {
 }
 
 export type AuthDecision =
-  | { ok: true; method: AuthMethod | 'none'; identity: Identity | null; outcome: 'ok'; headers?: Record<string, string> }
+  | { ok: true; method: AuthMethod | 'none'; identity: Identity | null; outcome: 'ok' | 'ignored_credentials'; headers?: Record<string, string> }
   | { ok: false; method: AuthMethod | 'none'; error: ApiError; outcome: Outcome; user?: string }
 
 /** A Basic or WSSE verifier's result, or the throttle's refusal before it ran. */
-type LegacyResult = AuthResult | { kind: 'throttled'; wait: number; user?: string }
+type LegacyResult = AuthResult | { kind: 'throttled'; wait: number; user?: string } | { kind: 'locked'; user: string }
 
 export interface AuthenticatorDeps {
   auth: Config['auth']
@@ -66,6 +67,19 @@ export function challenges(realm: string, methods: AuthMethod[], oauthProblem?: 
 /** What a failed signature may say (advice.ts): the base string header is on in embedded mode by default. */
 export function signatureAdviceOptions(auth: Config['auth'], hosts: readonly string[]): SignatureAdviceOptions {
   return { hosts, exposeBaseString: auth.signatureBaseStringHeader ?? false }
+}
+
+/** True when the request's OAuth parameters are all in its Authorization header and name no (or an empty) oauth_token. */
+function namesNoToken(req: AuthRequest): boolean {
+  const authorization = singleHeader(req.headers, 'authorization')
+  if (typeof authorization !== 'string' || oauthSchemeEnd(authorization) === -1) return false
+  // The usual signed request names its token plainly: verified without a second parse.
+  // (A header that only seems to is verified too, which is what it would be anyway.)
+  if (/oauth_token="[^"]/.test(authorization)) return false
+  const collected = collectOAuthParameters(req)
+  if (!collected.ok) return false
+  const { source, protocol } = collected.params
+  return (source === 'header' || source === null) && (protocol.get('oauth_token') ?? '') === ''
 }
 
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
@@ -108,6 +122,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     if (!throttle.peek) return undefined
     const { user, peek } = readLegacy(method, req)
     if (!peek) return undefined
+    if (user !== undefined && throttle.locked?.({ realm: 'api', user, ip: clientIp }) === true) return { kind: 'locked', user }
     const wait = throttle.peek({ realm: 'api', user, ip: clientIp })
     if (wait === undefined) return undefined
     if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
@@ -123,6 +138,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const verifyLegacy = async (method: 'basic' | 'wsse', req: AuthRequest, clientIp: string): Promise<LegacyResult> => {
     const { user, verify } = readLegacy(method, req)
     const attempt = { realm: 'api' as const, user, ip: clientIp }
+    // An operator's lock refuses before anything is verified or counted.
+    if (user !== undefined && throttle.locked?.(attempt) === true) return { kind: 'locked', user }
     // The local verdict when there is one: no wait for four rules' promises.
     const wait = throttle.peek?.(attempt) ?? (await throttle.check(attempt))
     if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
@@ -138,19 +155,30 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   /** The credential method to verify, or the decision when there is nothing to verify. */
   const triage = (req: AuthRequest, route: RoutePolicy): AuthDecision | AuthMethod => {
     const kinds = detectCredentials(req)
-    if (kinds.length > 1) {
-      return fail('none', 'malformed', new ApiError(400, 'multiple_credentials', `Send one kind of credentials, not ${kinds.join(' and ')}`))
+    // A scheme no verifier knows (Bearer, Digest, Negotiate…) is a credential too: beside
+    // another kind it is a second credential, never ignored (docs/security.md#request-edges).
+    const unknown = unknownAuthorizationScheme(req)
+    if (kinds.length > 1 || (kinds.length === 1 && unknown !== null)) {
+      const named = unknown === null ? kinds.join(' and ') : `${kinds[0]!} and an Authorization header of another scheme`
+      return fail('none', 'malformed', new ApiError(400, 'multiple_credentials', `Send one kind of credentials, not ${named}`))
     }
     const method = kinds[0]
     if (method === undefined) {
-      // Present credentials are always verified (SPEC §4.1): a scheme no verifier knows
-      // (Bearer, Digest…) is refused rather than ignored.
-      const unknown = unknownAuthorizationScheme(req)
+      // Present credentials are always verified: a scheme no verifier knows is refused
+      // rather than ignored, on every route, anonymous ones included.
       if (unknown !== null) {
         return fail('none', 'malformed', new ApiError(401, 'unsupported_credentials', `The ${unknown} authorization scheme is not accepted; use ${route.methods.join(', ')}`, { 'www-authenticate': challenges(realm, route.methods) }))
       }
       if (route.anonymous) return { ok: true, method: 'none', identity: null, outcome: 'ok' }
       return fail('none', 'bad_credentials', new ApiError(401, 'authentication_required', 'This operation requires authentication', { 'www-authenticate': challenges(realm, route.methods) }))
+    }
+    // An OAuth header that names no token is no user's credential (one client library signs
+    // even public reads, with an empty consumer): on a route open to anonymous requests it
+    // is answered as anonymous (docs/api-differences.md#ignored-credentials). Only a header
+    // that is the one place of the protocol parameters, parsed as verification parses it;
+    // anything else is verified as always.
+    if (method === 'oauth' && route.anonymous && namesNoToken(req)) {
+      return { ok: true, method: 'none', identity: null, outcome: 'ignored_credentials' }
     }
     if (!route.methods.includes(method)) {
       return fail(method, 'bad_credentials', new ApiError(401, 'method_not_accepted', `This operation does not accept ${method} credentials; use ${route.methods.join(', ')}`, { 'www-authenticate': challenges(realm, route.methods) }))
@@ -160,6 +188,9 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 
   /** The decision a verifier's result makes: scopes (SPEC §4.1) and the migration policy (SPEC §6.1) applied. */
   const conclude = (method: AuthMethod, result: AuthResult | LegacyResult, req: AuthRequest, route: RoutePolicy): AuthDecision => {
+    if (result.kind === 'locked') {
+      return fail(method, 'throttled', new ApiError(403, 'account_locked', "This user's passwords are locked by the operator; OAuth access tokens keep working"), result.user)
+    }
     if (result.kind === 'throttled') {
       return fail(method, 'throttled', new ApiError(429, 'too_many_requests', 'Too many failed attempts; try again later', { 'retry-after': String(result.wait) }), result.user)
     }

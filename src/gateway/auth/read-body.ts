@@ -15,5 +15,7 @@ export function readStreamedBody(body: unknown, limit: number): Promise<Buffer |
     })
     stream.on('end', () => resolve(Buffer.concat(chunks)))
     stream.on('error', () => resolve(null))
+    // A client gone mid-body: settled all the same (a second resolve is ignored).
+    stream.on('close', () => resolve(null))
   })
 }

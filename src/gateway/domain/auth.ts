@@ -30,6 +30,8 @@ export type Outcome =
   | 'throttled'
   | 'malformed'
   | 'unavailable'
+  /** An OAuth header naming no token on a route open to anonymous reads, answered as anonymous. */
+  | 'ignored_credentials'
 
 export type AuthResult =
   | { kind: 'ok'; principal: Principal }
@@ -91,18 +93,20 @@ export interface AuthRequest {
   contentType: string | undefined
   /**
    * The raw body when it is application/x-www-form-urlencoded (its parameters are signed,
-   * RFC 5849 §3.4.1.3.1) or when oauth_body_hash must be checked; undefined otherwise.
+   * RFC 5849 §3.4.1.3.1); undefined otherwise (other bodies are streamed, never read).
    */
   body: Buffer | undefined
   /**
-   * Reads a body the gateway streams (not a form) whole, for oauth_body_hash: called only
-   * once the consumer and token are known. Null when it is larger than the configured limit.
+   * Present when the body is streamed to the core: hands over the oauth_body_hash of a
+   * request whose signature verified, to be checked as the body streams
+   * (proxy/body-hash-gate.ts). Absent: the hash is checked against `body` (none: empty).
    */
-  readBody?: () => Promise<Buffer | null>
+  deferBodyHash?: (algorithm: 'sha1' | 'sha256', expected: string) => void
   now: number
   /**
    * Reads a streamed (JSON or multipart) body, up to `limit` bytes (null beyond), only to
-   * explain a failed signature; the request is refused afterwards.
+   * explain a failed signature; the request is refused afterwards. Used only for a body
+   * whose declared length is at most that limit (verify.ts, signatureFailure).
    */
   readBodyForAdvice?: (limit: number) => Promise<Buffer | null>
 }

@@ -2,7 +2,7 @@
 // table (src/common/route-table.ts) that the core registers its routes from. The gateway
 // matches the canonical path only: see canonicalPath there.
 import type { AuthMethod } from '../../common/identity.js'
-import { operationMatcher, withRouteMethods, type Operation, type Scope } from '../../common/route-table.js'
+import { operationMatcher, withIdParameter, withRouteMethods, type Operation, type Scope } from '../../common/route-table.js'
 
 export interface RoutePolicy {
   /** Bounded name, used as the metrics label and the key for configuration. */
@@ -30,21 +30,27 @@ export type Resolution =
   | { kind: 'method_not_allowed'; allow: string[] }
   | { kind: 'other'; route: RoutePolicy }
 
-export type RouteResolver = (method: string, canonicalPath: string) => Resolution
+/**
+ * The operation of `method` on `canonicalPath`. `namesAnId` tells, when asked, whether the
+ * query or urlencoded body names a non-empty `id` (route-table.ts `namesId`): a form of
+ * "the authenticated user" then runs its `/{id}` form, as the core decides too.
+ */
+export type RouteResolver = (method: string, canonicalPath: string, namesAnId?: () => boolean) => Resolution
 
 export function routeResolver(overrides: Record<string, AuthMethod[]> = {}): RouteResolver {
-  const match = operationMatcher(withRouteMethods(overrides))
+  const table = withRouteMethods(overrides)
+  const match = operationMatcher(table)
   const policies = new Map<Operation, RoutePolicy>()
   const policyOf = (o: Operation): RoutePolicy => {
     let p = policies.get(o)
     if (!p) policies.set(o, (p = { name: o.name, anonymous: o.anonymous, methods: o.methods, scopes: o.scopes, operation: o }))
     return p
   }
-  return (method, path) => {
+  return (method, path, namesAnId = () => false) => {
     const m = match(method, path)
     if (m === null) return { kind: 'other', route: fallback }
     if (m.operation === null) return { kind: 'method_not_allowed', allow: m.allow }
-    return { kind: 'operation', route: policyOf(m.operation) }
+    return { kind: 'operation', route: policyOf(withIdParameter(table, m.operation, namesAnId)) }
   }
 }
 

@@ -12,6 +12,8 @@ export interface GatewayMetrics {
   replayErrors: Counter<'method'>
   replayFailOpen: Counter<'method'>
   throttleErrors: Counter
+  /** Attempts refused before verifying, by realm (api, web) and rule (pair, address, user, locked). */
+  throttleRefusals: Counter<'realm' | 'rule'>
 }
 
 export function createMetrics(options: { processMetrics?: boolean } = {}): GatewayMetrics {
@@ -55,6 +57,12 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Gatew
     throttleErrors: new Counter({
       name: 'kigo_throttle_errors_total',
       help: 'Failed-attempt counts that fell back to this process because the shared store was unavailable',
+      registers,
+    }),
+    throttleRefusals: new Counter({
+      name: 'kigo_throttle_refusals_total',
+      help: 'Password attempts refused before verifying, by realm and by the rule that refused them (user: the user is refused from every unknown address; locked: an operator lock)',
+      labelNames: ['realm', 'rule'],
       registers,
     }),
   }

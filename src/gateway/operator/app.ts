@@ -2,6 +2,8 @@
 // the operator API behind the admin bearer token, Prometheus metrics, health.
 import Fastify, { type FastifyInstance } from 'fastify'
 import { clientDeadlines, closeSilentConnections } from '../../common/client-deadlines.js'
+import { metricsTokenHook } from '../../common/metrics-token.js'
+import { clientErrorHandler, frameworkErrors } from '../../common/request-edges.js'
 import { requestLogging } from '../../common/request-logger.js'
 import favicon from '../plugins/favicon.js'
 import health from '../plugins/health.js'
@@ -11,11 +13,17 @@ import { adminAuth } from './admin-auth.js'
 import { adminApi } from './admin-api.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditApi } from './audit-api.js'
+import { sitesAdminApi } from '../login-api/admin-api.js'
+import type { LoginSiteStore } from '../login-api/store.js'
 import type { PolicyService } from '../policy/service.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
 import { dashboard } from './dashboard.js'
 import { policyApi } from './policy-api.js'
+import { adminTokenBinding, type OperatorSessionStore } from './session-store.js'
+import { sessionsApi } from './sessions-api.js'
+import { locksApi } from './locks-api.js'
+import type { UserLocks } from '../throttle/user-locks.js'
 import { usageApi } from './usage-api.js'
 
 export interface OperatorDeps extends GatewayDeps {
@@ -24,13 +32,27 @@ export interface OperatorDeps extends GatewayDeps {
   migration?: { policy: PolicyService; usageStore: UsageStore; recorder: UsageRecorder }
   /** The audit trail of operator changes. */
   audit?: AuditStore
+  /** Dashboard sign-ins, shared by the gateways (docs/security.md#operator-sessions). */
+  operatorSessions?: OperatorSessionStore
+  /** Operator locks on users (docs/operations.md#user-locks). */
+  userLocks?: UserLocks
+  /** The login API's sites (docs/login-api.md). */
+  sites?: LoginSiteStore
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
   // The public port's client deadlines here too: a client that sends a head slowly, or
   // never reads an answer, must not hold the operator port (or its close) forever. Its
   // own connection cap: a flood here cannot take the descriptors the public port needs.
-  const app = Fastify({ ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }), ...requestLogging(), return503OnClosing: true, ...clientDeadlines(deps.config.gateway.http) })
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    ...requestLogging(),
+    return503OnClosing: true,
+    ...clientDeadlines(deps.config.gateway.http),
+    // The framework's own failures in the operator API's JSON, never Fastify's bodies.
+    frameworkErrors: frameworkErrors((_request, reply, err) => reply.code(err.status).send({ error: { status: err.status, code: err.code, message: err.message } })),
+    clientErrorHandler,
+  })
   app.server.maxConnections = deps.config.gateway.http.operatorMaxConnections
   closeSilentConnections(app)
   const migration = deps.migration
@@ -43,6 +65,9 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     const audit = deps.audit
     await api.register(adminApi, { store: deps.store, ...(audit ? { audit } : {}) })
     if (audit) await api.register(auditApi, { audit })
+    if (deps.userLocks) await api.register(locksApi, { locks: deps.userLocks, now, ...(audit ? { audit } : {}) })
+    if (deps.operatorSessions) await api.register(sessionsApi, { sessions: deps.operatorSessions, now, ...(audit ? { audit } : {}) })
+    if (deps.sites) await api.register(sitesAdminApi, { sites: deps.sites, ...(audit ? { audit } : {}) })
     if (migration) {
       await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })
       await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder, emails })
@@ -51,9 +76,10 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     api.all('/admin/*', async (request, reply) =>
       reply.code(404).send({ error: { status: 404, code: 'not_found', message: `No operator resource at ${request.method} ${request.url.split('?')[0]}` } }))
   })
-  if (migration) {
+  if (migration && deps.operatorSessions) {
     await app.register(dashboard, {
       adminToken: deps.config.adminToken,
+      sessions: { store: deps.operatorSessions, binding: adminTokenBinding(deps.config.secretKey, deps.config.adminToken) },
       policy: migration.policy,
       usage: migration.usageStore,
       recorder: migration.recorder,
@@ -63,7 +89,8 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     })
   }
 
-  app.get('/metrics', async (_request, reply) => {
+  const metricsToken = metricsTokenHook(deps.config.metricsToken)
+  app.get('/metrics', { ...(metricsToken ? { onRequest: metricsToken } : {}) }, async (_request, reply) => {
     const body = await deps.metrics.registry.metrics()
     return reply.type(deps.metrics.registry.contentType).send(body)
   })

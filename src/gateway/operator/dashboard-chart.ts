@@ -4,11 +4,11 @@
 import esc from 'escape-html'
 import type { MinuteRow } from '../usage/store.js'
 
-export const chartMethods = ['oauth', 'basic', 'wsse', 'none'] as const
+export const chartMethods = ['oauth', 'basic', 'wsse', 'login_api', 'none'] as const
 export type ChartMethod = (typeof chartMethods)[number]
 
-export const methodLabels: Record<ChartMethod, string> = { oauth: 'OAuth', basic: 'Basic', wsse: 'WSSE', none: 'anonymous' }
-export const methodColors: Record<ChartMethod, string> = { oauth: '#2e7d32', basic: '#ef6c00', wsse: '#c62828', none: '#9e9e9e' }
+export const methodLabels: Record<ChartMethod, string> = { oauth: 'OAuth', basic: 'Basic', wsse: 'WSSE', login_api: 'Login API', none: 'anonymous' }
+export const methodColors: Record<ChartMethod, string> = { oauth: '#2e7d32', basic: '#ef6c00', wsse: '#c62828', login_api: '#6a1b9a', none: '#9e9e9e' }
 
 export interface ChartRange {
   name: string
@@ -42,7 +42,7 @@ export function bucketize(rows: MinuteRow[], range: ChartRange, now: number): Bu
   const { from } = rangeWindow(range, now)
   const buckets: Bucket[] = Array.from({ length: range.buckets }, (_, i) => ({
     start: from + i * range.bucketMs,
-    counts: { oauth: 0, basic: 0, wsse: 0, none: 0 },
+    counts: { oauth: 0, basic: 0, wsse: 0, login_api: 0, none: 0 },
     total: 0,
   }))
   for (const r of rows) {
@@ -57,7 +57,7 @@ export function bucketize(rows: MinuteRow[], range: ChartRange, now: number): Bu
 }
 
 export function totals(buckets: Bucket[]): Record<ChartMethod, number> & { all: number } {
-  const t = { oauth: 0, basic: 0, wsse: 0, none: 0, all: 0 }
+  const t = { oauth: 0, basic: 0, wsse: 0, login_api: 0, none: 0, all: 0 }
   for (const b of buckets) {
     for (const m of chartMethods) t[m] += b.counts[m]
     t.all += b.total

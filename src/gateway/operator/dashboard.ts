@@ -1,6 +1,7 @@
 // GET /admin/ (SPEC §6.4): the operator dashboard. It accepts the admin bearer token like
-// the JSON API, or the session cookie its sign-in form sets (browsers cannot send a
-// bearer header by themselves). It is registered beside, not under, the bearer-only hook
+// the JSON API, or the session cookie its sign-in form sets (browsers cannot send a bearer
+// header by themselves), whose record is in the gateway's store
+// (docs/security.md#operator-sessions). It is registered beside, not under, the bearer-only hook
 // of admin-auth.ts, so that the sign-in form itself can be reached.
 import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -13,13 +14,16 @@ import type { UsageStore } from '../usage/store.js'
 import { hasAdminBearer } from './admin-auth.js'
 import { bucketize, chartRanges, defaultRange, rangeWindow } from './dashboard-chart.js'
 import { dashboardPage, loginPage } from './dashboard-page.js'
-import { issueSession, sessionClearCookie, sessionCookie, sessionSetCookie, validSession } from './dashboard-session.js'
+import { sessionClearCookie, sessionCookie, sessionSeconds, sessionSetCookie } from './dashboard-session.js'
+import type { OperatorSessionStore } from './session-store.js'
 import { methodPolicyView } from './policy-api.js'
 import type { AuditStore } from '../audit/store.js'
 import { usageReport, usageSortKeys, type UsageQuery, type UsageSortKey } from './usage-report.js'
 
 export interface DashboardOptions {
   adminToken: string
+  /** Where sign-ins are kept (shared by the gateways), and this admin token's binding (session-store.ts). */
+  sessions: { store: Pick<OperatorSessionStore, 'create' | 'valid' | 'end'>; binding: string }
   policy: PolicyService
   usage: UsageStore
   recorder?: Pick<UsageRecorder, 'flush'>
@@ -43,8 +47,8 @@ function usageQueryOf(q: Record<string, unknown>): UsageQuery & { sort: UsageSor
   const sort = text('sort')
   const order = text('order')
   return {
-    // The table lists Basic and WSSE only: "legacy" unless one of them is chosen.
-    method: method === 'basic' || method === 'wsse' ? method : 'legacy',
+    // The table lists the legacy methods only: "legacy" (every method but OAuth) unless one is chosen.
+    method: method === 'basic' || method === 'wsse' || method === 'login_api' ? method : 'legacy',
     ...(/^[A-Za-z][A-Za-z0-9_-]{2,31}$/.test(user) ? { user } : {}),
     ...(client !== '' && client.length <= 256 ? { client } : {}),
     ...(moved === 'yes' || moved === 'no' ? { moved: moved === 'yes' } : {}),
@@ -102,13 +106,14 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
     return html(reply.header('retry-after', '5'), 503, '<!doctype html><title>kigo dashboard</title><p>The dashboard cannot read the gateway store right now; try again shortly.</p>')
   })
 
-  const session = (request: FastifyRequest) => validSession(adminToken, request.cookies[sessionCookie], now())
+  const { sessions } = options
+  const session = (request: FastifyRequest) => sessions.store.valid(request.cookies[sessionCookie], sessions.binding, now())
 
   app.get('/admin', async (_request, reply) => reply.redirect('/admin/', 308))
 
   app.get('/admin/', async (request, reply) => {
     const bearer = hasAdminBearer(request, adminToken)
-    const cookie = !bearer && session(request)
+    const cookie = !bearer && (await session(request))
     if (!bearer && !cookie) return html(reply, 401, loginPage())
 
     const q = request.query as Record<string, unknown>
@@ -149,11 +154,14 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       request.log.warn('dashboard sign-in with a wrong admin token')
       return html(reply, 401, loginPage('That admin token is not valid.'))
     }
-    return reply.code(303).headers({ 'cache-control': 'no-store', 'set-cookie': sessionSetCookie(issueSession(adminToken, now())) }).redirect('/admin/', 303)
+    const value = await sessions.store.create(sessions.binding, now(), sessionSeconds)
+    return reply.code(303).headers({ 'cache-control': 'no-store', 'set-cookie': sessionSetCookie(value) }).redirect('/admin/', 303)
   })
 
   app.post('/admin/logout', async (request, reply) => {
     if (!sameOrigin(request)) return html(reply, 403, loginPage('This request came from another site.'))
+    // The record goes, not only the cookie: a copy of the cookie is worth nothing after this.
+    await sessions.store.end(request.cookies[sessionCookie])
     return reply.headers({ 'cache-control': 'no-store', 'set-cookie': sessionClearCookie }).redirect('/admin/', 303)
   })
 }

@@ -92,8 +92,8 @@ export async function policyApi(app: FastifyInstance, options: PolicyApiOptions)
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw new ApiError(400, 'invalid_parameter', 'Invalid request body: must be a JSON object such as {"basic":{"state":"deprecate"}}')
     }
-    if ('oauth' in body) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: OAuth is always allowed; only "basic" and "wsse" have a policy')
-    if (!legacyMethods.some((m) => m in body)) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: name at least one of "basic" and "wsse"')
+    if ('oauth' in body) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: OAuth is always allowed; only "basic", "wsse" and "login_api" have a policy')
+    if (!legacyMethods.some((m) => m in body)) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: name at least one of "basic", "wsse" and "login_api"')
     if (!checkUpdate.Check(body)) {
       throw new ApiError(400, 'invalid_parameter', describeSchemaError(checkUpdate.Errors(body), 'body', PolicyUpdateSchema))
     }

@@ -2,7 +2,6 @@
 // decision within the dependencies' deadline, its metrics and usage counts, and the
 // decision recorded on the request for its log line.
 import { createHash } from 'node:crypto'
-import { Readable } from 'node:stream'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../common/config.js'
@@ -11,6 +10,7 @@ import { withDeadline } from '../../common/deadline.js'
 import { createAuthenticator, type AuthDecision } from '../auth/authenticate.js'
 import { readStreamedBody } from '../auth/read-body.js'
 import type { AuthRequest, CredentialLookup } from '../domain/auth.js'
+import type { BodyHash } from '../proxy/body-hash-gate.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 import type { LegacyPolicyCheck } from '../policy/service.js'
 import type { ReplayCache } from '../replay/types.js'
@@ -22,8 +22,8 @@ import type { PublicOrigin } from './origin.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** A streamed body read whole to check oauth_body_hash (its digest is signed for the core); null otherwise. */
-    verifiedBody: Buffer | null
+    /** The oauth_body_hash a streamed body must match (checked as it streams to the core); null otherwise. */
+    bodyHash: BodyHash | null
   }
   interface FastifyInstance {
     /** Authenticates a request by a route's rules (SPEC §4.1) and records the decision. */
@@ -44,8 +44,13 @@ export interface AuthenticationOptions {
   usage?: Pick<UsageRecorder, 'observe'>
 }
 
-/** The request as the verifiers see it: public host and scheme, the raw form body. */
-export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now: number, hashedBodyLimit = 0): AuthRequest {
+/**
+ * The request as the verifiers see it: public host and scheme, the raw form body. With
+ * `streamedBodyHash`, a streamed body's oauth_body_hash is handed over once the signature
+ * verified, and checked as the body streams to the core (proxy/body-hash-gate.ts).
+ */
+export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now: number, streamedBodyHash = false): AuthRequest {
+  const streamed = streamedBodyHash && request.method !== 'GET' && request.method !== 'HEAD' && isStream(request.body)
   return {
     method: request.method,
     url: request.url,
@@ -54,48 +59,41 @@ export function toAuthRequest(request: FastifyRequest, origin: PublicOrigin, now
     headers: request.headers,
     contentType: request.headers['content-type'],
     body: Buffer.isBuffer(request.body) ? request.body : undefined,
-    ...(hashedBodyLimit > 0 ? { readBody: () => readWhole(request, hashedBodyLimit) } : {}),
+    ...(streamed ? { deferBodyHash: (algorithm: BodyHash['algorithm'], expected: string) => void (request.bodyHash = { algorithm, expected }) } : {}),
     now,
-    readBodyForAdvice: (limit) => readStreamedBody(request.body, limit),
+    readBodyForAdvice: (limit) => readForAdvice(request, limit),
   }
 }
 
-/** SHA-256 (base64url) of the body the gateway read whole (a form, or one under oauth_body_hash); '' when streamed. */
-export function bodyDigest(request: FastifyRequest): string {
-  const read = Buffer.isBuffer(request.body) ? request.body : request.verifiedBody
-  return read === null ? '' : createHash('sha256').update(read).digest('base64url')
+/**
+ * A failed signature's body, read to explain the failure (verify.ts asks only for one
+ * declared within `limit`): its bytes are taken from the gateway's body budget while
+ * read, and nothing is read when the budget cannot hold them.
+ */
+function readForAdvice(request: FastifyRequest, limit: number): Promise<Buffer | null> {
+  const budget = (request.server as Partial<Pick<FastifyInstance, 'bodyBudget'>>).bodyBudget
+  const declared = Math.min(Number(request.headers['content-length']) || limit, limit)
+  if (budget === undefined) return readStreamedBody(request.body, limit)
+  if (budget.take('', declared) !== null) return Promise.resolve(null)
+  return readStreamedBody(request.body, limit).finally(() => budget.release('', declared))
+}
+
+function isStream(body: unknown): body is NodeJS.ReadableStream {
+  return typeof body === 'object' && body !== null && typeof (body as NodeJS.ReadableStream).pipe === 'function'
 }
 
 /**
- * Reads a streamed body whole (at most `limit` bytes; null past it, the rest left for
- * Node to discard), and hands it on as a stream of the same bytes, so that the core
- * receives exactly what the gateway verified.
+ * The digest the core is told the body has (docs/security.md#bodies-and-uploads):
+ * base64url SHA-256 of a form the
+ * gateway read, or the client's oauth_body_hash of a streamed body (base64url, prefixed
+ * `sha1:` for SHA-1); '' when nothing vouches for the body.
  */
-function readWhole(request: FastifyRequest, limit: number): Promise<Buffer | null> {
-  const body = request.body as NodeJS.ReadableStream | Buffer | undefined | null
-  if (body === undefined || body === null) return Promise.resolve(Buffer.alloc(0))
-  if (Buffer.isBuffer(body)) return Promise.resolve(body)
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size <= limit) return void chunks.push(chunk)
-      body.removeListener('data', onData)
-      body.removeListener('end', onEnd)
-      body.pause()
-      resolve(null)
-    }
-    const onEnd = () => {
-      const whole = Buffer.concat(chunks)
-      request.verifiedBody = whole
-      request.body = Readable.from([whole])
-      resolve(whole)
-    }
-    body.on('data', onData)
-    body.once('end', onEnd)
-    body.once('error', reject)
-  })
+export function bodyDigest(request: FastifyRequest): string {
+  if (Buffer.isBuffer(request.body)) return createHash('sha256').update(request.body).digest('base64url')
+  const hash = request.bodyHash
+  if (hash === null) return ''
+  const value = Buffer.from(hash.expected, 'base64').toString('base64url')
+  return hash.algorithm === 'sha1' ? `sha1:${value}` : value
 }
 
 /** The credential header sent more than once (`Authorization` or `X-WSSE`), else null. */
@@ -115,7 +113,7 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
   const now = deps.now ?? Date.now
   const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle, ...(deps.policy ? { policy: deps.policy } : {}), publicHosts: [config.domesticHost, config.globalHost] })
 
-  app.decorateRequest('verifiedBody', null)
+  app.decorateRequest('bodyHash', null)
 
   /**
    * Authenticates `request` by `route`'s rules and records the decision on it (for the
@@ -142,7 +140,7 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
   app.decorate('gatewayAuth', (request: FastifyRequest, route: RoutePolicy): AuthDecision | Promise<AuthDecision> => {
     request.routeName = route.name
     const origin = app.publicOrigin(request)
-    const authReq = toAuthRequest(request, origin, now(), config.gateway.hashedBodyLimitBytes)
+    const authReq = toAuthRequest(request, origin, now(), true)
     const started = process.hrtime.bigint()
     // Node keeps the first of two Authorization headers and joins two X-WSSE: the
     // verifier and the core could each see another credential. Counted on the raw headers.

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { formatOfPath, renderError } from '../../common/formats.js'
+import { closeAfterAnswer } from '../../common/linger.js'
 
 /** Sends an ApiError in the request's format (SPEC §2.7). */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
@@ -12,6 +13,9 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: Api
   const out = renderError(format, err, callback)
   for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v)
   for (const [k, v] of Object.entries(out.headers)) void reply.header(k, v)
+  // Answered before its body was read (refused unverified, or too large): the connection
+  // closes after the answer (a lingering close), so the rest of the body is never read.
+  closeAfterAnswer(request.raw, reply.raw)
   return reply.code(err.status).type(out.contentType).send(out.body)
 }
 
@@ -33,6 +37,8 @@ const gatewayWording: FailureWording = {
 }
 
 async function gatewayErrors(app: FastifyInstance): Promise<void> {
+  // A method no route has (TRACE, PROPFIND…): kigo's 404, not Fastify's default body.
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, errors.notFound()))
   app.setErrorHandler((err: Error, request, reply) => {
     const apiError = failureResponse(err, gatewayWording)
     if (apiError.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'gateway error')

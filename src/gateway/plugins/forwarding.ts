@@ -8,17 +8,26 @@ import { clientGone, isWrite } from '../../common/client-gone.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
 import { errors } from '../../common/errors.js'
 import { identityKey } from '../../common/identity.js'
-import { canonicalPath } from '../../common/route-table.js'
+import { canonicalPath, namesId } from '../../common/route-table.js'
 import { registerForwarding, type ForwardContext } from '../proxy/forward.js'
 import { routeResolver, type RoutePolicy } from '../domain/routes.js'
 import type { AuthDecision } from '../auth/authenticate.js'
 import { bodyDigest } from './authentication.js'
+import { gateBodyHash } from '../proxy/body-hash-gate.js'
+import { challenges } from '../auth/authenticate.js'
+import { Readable } from 'node:stream'
 import { sendError } from './errors.js'
 
 export interface ForwardingOptions {
   config: Config
   /** Logs the start and end of a core outage (forwards refused or timed out). */
   coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
+}
+
+/** The query of a request target whose `?` is at `q`, up to a `#`, as the core reads it (form-decoding.ts queryBytes). */
+function queryOf(url: string, q: number): string {
+  const hash = url.indexOf('#', q)
+  return url.slice(q + 1, hash === -1 ? undefined : hash)
 }
 
 async function forwarding(app: FastifyInstance, { config, coreWatch }: ForwardingOptions): Promise<void> {
@@ -48,6 +57,12 @@ async function forwarding(app: FastifyInstance, { config, coreWatch }: Forwardin
 
   const send = (request: FastifyRequest, reply: FastifyReply, route: RoutePolicy, identity: ForwardContext['identity'], stripCredentials: boolean): void => {
     const origin = app.publicOrigin(request)
+    // A streamed body under oauth_body_hash goes to the core through the hash check.
+    if (request.bodyHash !== null && request.body instanceof Readable) {
+      request.body = gateBodyHash(request.body, request.bodyHash, () => errors.unauthorized('signature_invalid', 'oauth_body_hash does not match the body', {
+        'www-authenticate': challenges(config.auth.realm, ['oauth'], { oauth_problem: 'signature_invalid' }),
+      }))
+    }
     request.upstreamStartedAt = process.hrtime.bigint()
     forward(request, reply, {
       identity,
@@ -68,7 +83,10 @@ async function forwarding(app: FastifyInstance, { config, coreWatch }: Forwardin
     // parsers could read differently is refused before anything else is done with it.
     const canonical = canonicalPath(q === -1 ? request.url : request.url.slice(0, q))
     if (!canonical.ok) return void sendError(request, reply, errors.badRequest('bad_path', canonical.reason))
-    const resolution = resolveRoute(request.method, canonical.path)
+    // `?id=` (or `id` in an urlencoded body) turns a form of "the authenticated user" into
+    // the `/{id}` read (docs/api-differences.md#id-parameter); the core reads it the same way.
+    const namesAnId = () => (q !== -1 && namesId(queryOf(request.url, q))) || (Buffer.isBuffer(request.body) && namesId(request.body.toString('latin1')))
+    const resolution = resolveRoute(request.method, canonical.path, namesAnId)
     if (resolution.kind === 'method_not_allowed') {
       if (request.method === 'OPTIONS') return void reply.code(204).header('allow', [...resolution.allow, 'OPTIONS'].join(', ')).send()
       return void sendError(request, reply, errors.methodNotAllowed(resolution.allow))

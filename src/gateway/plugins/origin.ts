@@ -4,6 +4,8 @@ import fp from 'fastify-plugin'
 import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../common/config.js'
+import { repeatedHost, repeatedHostError } from '../../common/request-edges.js'
+import { sendError } from './errors.js'
 
 export interface PublicOrigin {
   host: string
@@ -52,8 +54,14 @@ async function origin(app: FastifyInstance, { config }: OriginOptions): Promise<
     return { scheme: config.publicScheme, host: (request.headers.host ?? '').toLowerCase(), ip: socketIp }
   }
 
+  // RFC 9112 §3.2: a request with two Host fields is a 400. Node keeps the first; a proxy
+  // in front keeping the last would have meant another host (docs/security.md#request-edges).
+  app.addHook('onRequest', (request, reply, done) => {
+    if (repeatedHost(request.raw.rawHeaders)) return void sendError(request, reply, repeatedHostError())
+    done()
+  })
   app.decorateRequest('origin', null)
   app.decorate('publicOrigin', (request: FastifyRequest): PublicOrigin => (request.origin ??= read(request)))
 }
 
-export default fp(origin, { name: 'kigo-origin', fastify: '5.x' })
+export default fp(origin, { name: 'kigo-origin', fastify: '5.x', dependencies: ['kigo-gateway-errors'] })

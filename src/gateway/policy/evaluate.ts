@@ -166,7 +166,7 @@ export function exceptionEnd(policy: MethodPolicy, subject: PolicySubject, now: 
 /** RFC 9110 §5.6.7 IMF-fixdate, the format RFC 8594 requires for Sunset. */
 export const httpDate = (ms: number): string => new Date(ms).toUTCString()
 
-export const methodNames: Record<LegacyMethod, string> = { basic: 'HTTP Basic authentication', wsse: 'WSSE authentication' }
+export const methodNames: Record<LegacyMethod, string> = { basic: 'HTTP Basic authentication', wsse: 'WSSE authentication', login_api: 'The login API' }
 
 /**
  * Deprecation (RFC 9745), Sunset (RFC 8594: the method's end, see `endOf`; none once it is

@@ -3,7 +3,7 @@
 // both the operator API's input schema and the stored shape (after normalizePolicy).
 import { Type, type Static } from '../../common/typebox.js'
 
-export const legacyMethods = ['basic', 'wsse'] as const
+export const legacyMethods = ['basic', 'wsse', 'login_api'] as const
 export type LegacyMethod = (typeof legacyMethods)[number]
 
 export const policyStates = ['allow', 'deprecate', 'brownout', 'deny'] as const
@@ -55,6 +55,7 @@ export const MethodPolicySchema = Type.Object({
 export const PolicyUpdateSchema = Type.Object({
   basic: Type.Optional(MethodPolicySchema),
   wsse: Type.Optional(MethodPolicySchema),
+  login_api: Type.Optional(MethodPolicySchema),
 }, { additionalProperties: false })
 
 export type MethodPolicyInput = Static<typeof MethodPolicySchema>
@@ -82,5 +83,5 @@ export function defaultMethodPolicy(): MethodPolicy {
 }
 
 export function defaultPolicies(): Policies {
-  return { basic: defaultMethodPolicy(), wsse: defaultMethodPolicy() }
+  return { basic: defaultMethodPolicy(), wsse: defaultMethodPolicy(), login_api: defaultMethodPolicy() }
 }

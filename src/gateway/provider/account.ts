@@ -20,17 +20,12 @@ import { loginPasswordProblem } from '../../common/password-rule.js'
 import { isLegacyMethod, type LegacyMethod } from '../policy/types.js'
 import { legacyClientView } from './legacy-usage.js'
 import { oauthUseByFamily } from '../usage/moved.js'
+import { safeNext } from '../account-area/next.js'
 
 /** Same size as the operator API's generated passwords. */
 const apiPasswordBytes = 18
 
-/** Where a login may send the user on: a local page of the account area or the authorize step. */
-export function safeNext(value: string | null | undefined): string | null {
-  if (typeof value !== 'string' || value.length > 4096) return null
-  if (!/^\/(account|oauth\/authorize)(?=[/?]|$)/.test(value)) return null
-  if (/[\\\s\u0000-\u001f\u007f]/.test(value) || value.includes('/..') || value.startsWith('//')) return null
-  return value
-}
+export { safeNext }
 
 // Notices the account page shows after a redirect; the query names one, never its text.
 const notices: Record<string, string> = {
@@ -153,6 +148,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     // The rules of throttle/attempts.ts, counted apart from API failures (realm "web");
     // checked before the password is, so a locked-out account reveals nothing about it.
     const attempt = { realm: 'web' as const, user: userIdPattern.test(username) ? username : undefined, ip: app.publicOrigin(request).ip }
+    if (throttle.locked?.(attempt) === true) return again(403, 'This account is locked by the operator. Ask them to unlock it.')
     const wait = await throttle.check(attempt)
     if (wait > 0) {
       void reply.header('retry-after', String(wait))
@@ -259,6 +255,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const again = field(form, 'confirm_password') ?? ''
     const refuse = (status: number, error: string) => renderAccount(reply, status, session, { name: '', callback: '', scopes: ['read_public'] }, undefined, error)
     const keys = { realm: 'web' as const, user: session.user.id, ip: app.publicOrigin(request).ip }
+    if (throttle.locked?.(keys) === true) return refuse(403, 'This account is locked by the operator. Ask them to unlock it.')
     const wait = await throttle.check(keys)
     if (wait > 0) {
       void reply.header('retry-after', String(wait))

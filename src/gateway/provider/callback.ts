@@ -1,6 +1,15 @@
-// oauth_callback (RFC 5849 §2.1, SPEC §5): `oob` or an absolute http/https URL; when the
-// application registered a callback, a URL must share its scheme, host and port, so that
-// a stolen consumer key cannot send verifiers elsewhere.
+// oauth_callback (RFC 5849 §2.1, docs/security.md#oauth-callbacks): `oob` or an absolute
+// http/https URL; when the application registered a callback, a URL must share its
+// origin (scheme, host and port), so that a stolen consumer key cannot send verifiers
+// elsewhere.
+//
+// The callback is read by the WHATWG URL parser (the one browsers follow the redirect
+// with), and what kigo stores and redirects to is that parser's serialisation, so the
+// origin compared is the origin the browser goes to. Spellings that parsers disagree on
+// are refused rather than normalised: a backslash (WHATWG reads it as `/` in http URLs,
+// RFC 3986 parsers as data, so `https://good.example\@evil.example/` names two different
+// hosts), user-info (`user@host`), and control or white-space characters, raw or
+// percent-encoded in the authority (WHATWG drops a raw tab or newline silently).
 import { percentEncode } from '../auth/oauth/percent-encode.js'
 import { checkCallbackUrl, InvalidInput } from '../store/validation.js'
 
@@ -8,18 +17,49 @@ export const outOfBand = 'oob'
 
 export type CallbackCheck = { ok: true; callback: string } | { ok: false; message: string }
 
+/** The authority of a URL as written: between `//` and the next `/`, `?` or `#` (backslash too). */
+function writtenAuthority(value: string): string {
+  const start = value.indexOf('//')
+  if (start === -1) return ''
+  const rest = value.slice(start + 2)
+  const end = rest.search(/[/?#\\]/)
+  return end === -1 ? rest : rest.slice(0, end)
+}
+
+/** Why `value` is refused before it is parsed, or null. */
+function ambiguity(value: string): string | null {
+  if (value.includes('\\')) return 'it must not contain a backslash'
+  if (/[\u0000-\u0020\u007f-\u009f]/.test(value)) return 'it must not contain spaces, tabs, line breaks or other control characters'
+  const authority = writtenAuthority(value)
+  if (/%5c/i.test(authority)) return 'it must not contain a backslash'
+  if (authority.includes('@') || /%40/i.test(authority)) return 'it must not carry user information (user@host)'
+  if (/%(?:[01][0-9a-f]|20|7f)/i.test(authority)) return 'its host must not contain encoded control characters'
+  return null
+}
+
 export function checkOAuthCallback(value: string, registered: string | null): CallbackCheck {
   if (value === outOfBand) return { ok: true, callback: value }
+  const why = ambiguity(value)
+  if (why !== null) return { ok: false, message: `oauth_callback is refused: ${why}` }
   try {
     checkCallbackUrl(value)
   } catch (err) {
     if (err instanceof InvalidInput) return { ok: false, message: `oauth_callback must be "oob" or an absolute http or https URL (${err.message})` }
     throw err
   }
-  if (registered !== null && new URL(value).origin !== new URL(registered).origin) {
-    return { ok: false, message: `oauth_callback must be "oob" or share the scheme, host and port of the registered callback (${new URL(registered).origin})` }
+  const url = new URL(value)
+  if (registered !== null) {
+    let origin: string
+    try {
+      origin = new URL(registered).origin
+    } catch {
+      return { ok: false, message: 'the application\'s registered callback cannot be read; ask its owner to register it again' }
+    }
+    if (url.origin !== origin) {
+      return { ok: false, message: `oauth_callback must be "oob" or share the scheme, host and port of the registered callback (${origin})` }
+    }
   }
-  return { ok: true, callback: value }
+  return { ok: true, callback: url.href }
 }
 
 /** The origin a redirect to `callback` goes to (for the page's form-action), or none for oob. */

@@ -55,12 +55,15 @@ export const guideScopes: Array<{ scope: string; what: string; operations: strin
   { scope: 'read_private', what: 'reserved: no operation needs it yet', operations: [] },
 ]
 
+/** The sample of moving a login-API site to OAuth and applications/my (test/guide/login-api-site.test.ts runs it). */
+export const loginApiSample = 'login-api-site.mjs'
+
 /** The URL the sample files are written for; the page shows the deployment's instead. */
 export const sampleBaseUrl = 'http://localhost:8080'
 
 export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContext): void {
   // Read once: the files do not change while the gateway runs.
-  const texts = new Map(guideSamples.map((s) => [s.file, readFileSync(join(projectRoot, 'examples', 'guide', s.file), 'utf8')]))
+  const texts = new Map([...guideSamples.map((s) => s.file), loginApiSample].map((file) => [file, readFileSync(join(projectRoot, 'examples', 'guide', file), 'utf8')]))
 
   app.get('/developers', async (request, reply) => {
     request.routeName = 'developers'
@@ -70,7 +73,7 @@ export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContex
     const hosts = [...new Set([ctx.config.domesticHost, ctx.config.globalHost])]
     const show = (file: string) => texts.get(file)!.replaceAll(sampleBaseUrl, base)
     const body = html`<h1>Developer guide: kigo over OAuth 1.0a</h1>
-<nav class="toc card"><a href="#hosts">Hosts</a><a href="#register">Register</a><a href="#flow">Three-legged flow</a><a href="#signing">Signing</a><a href="#mistakes">When a signature fails</a>${guideSamples.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}<a href="#tell-your-developer">For users</a><a href="/migration">Migration schedule</a></nav>
+<nav class="toc card"><a href="#hosts">Hosts</a><a href="#register">Register</a><a href="#flow">Three-legged flow</a><a href="#signing">Signing</a><a href="#mistakes">When a signature fails</a>${guideSamples.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}<a href="#login-api">Sites on the login API</a><a href="#tell-your-developer">For users</a><a href="/migration">Migration schedule</a></nav>
 
 <section class="card" id="hosts">
 <h2>Hosts and endpoints</h2>
@@ -133,6 +136,32 @@ TOKEN=… TOKEN_SECRET=… ${s.run} read ENTRY_ID</code></pre>
 <p><a class="download" href="/developers/samples/${s.file}" download="${s.file}">Download ${s.file}</a> <span class="muted">(written for ${base})</span></p>
 <pre class="source" data-file="${s.file}"><code>${show(s.file)}</code></pre>
 </section>`)}
+
+<section class="card" id="login-api">
+<h2>Moving a site off the login API</h2>
+<p>A site that signs its visitors in with the login API (<code>${base}/auth?api_key=…&amp;api_sig=…</code>, then <code>${base}/api/auth.json</code> with the <code>cert</code>) moves to one of its two successors. Both tell the site who signed in; neither needs the MD5 <code>api_sig</code>.</p>
+<h3 id="login-api-oauth">OAuth 1.0a and <code>applications/my</code></h3>
+<ol>
+<li><p>Register the site as an application (<a href="#register">above</a>) with the scope <code>read_public</code> and its callback URL.</p></li>
+<li><p>Where the site redirected to <code>/auth</code>, it gets a request token and redirects to <code>${base}/oauth/authorize?oauth_token=…</code>. Extra parameters it passed through <code>/auth</code> go into its own callback URL (or its session).</p></li>
+<li><p>Where its callback exchanged <code>cert</code>, it exchanges <code>oauth_token</code> and <code>oauth_verifier</code> for an access token and reads <code>GET ${base}/applications/my.json</code>, signed.</p></li>
+</ol>
+<table>
+<thead><tr><th>/api/auth.json</th><th>/applications/my.json</th></tr></thead>
+<tbody>
+<tr><td><code>user.name</code></td><td><code>url_name</code></td></tr>
+<tr><td><code>user.image_url</code></td><td><code>profile_image_url</code></td></tr>
+<tr><td><code>user.thumbnail_url</code></td><td><code>profile_image_url</code> with <code>profile_s.png</code> in place of <code>profile.png</code></td></tr>
+</tbody>
+</table>
+<pre><code>export KIGO=${base} CONSUMER_KEY=your-key CONSUMER_SECRET=your-secret CALLBACK=https://your.site/login/callback
+node ${loginApiSample} start      # prints the request token, its secret and the page to send the visitor to
+REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=… node ${loginApiSample} finish   # in the callback</code></pre>
+<pre class="source" data-file="${loginApiSample}"><code>${show(loginApiSample)}</code></pre>
+<!-- login-api-oidc: the OpenID Connect route of this section -->
+<h3 id="login-api-oidc">OpenID Connect</h3>
+<p class="muted">The OpenID Connect route (discovery, the code flow with PKCE, the <code>name</code> and <code>picture</code> claims) is described here when this deployment's OpenID Connect provider is available.</p>
+</section>
 
 <section class="card" id="tell-your-developer">
 <h2>For users: what to tell your client's developer</h2>

@@ -31,6 +31,9 @@ function windowText(w: { start: string; end: string }, now: number): SafeHtml {
   return html`<li><time datetime="${isoSeconds(start)}" data-local="time">${w.start}</time>–<time datetime="${isoSeconds(end)}" data-local="time">${w.end}</time> UTC every day</li>`
 }
 
+/** How each method shows on the wire. */
+const methodWire: Record<LegacyMethod, string> = { basic: 'Authorization: Basic', wsse: 'X-WSSE', login_api: 'GET /auth and /api/auth.json' }
+
 /** One method's policy as a client developer needs it, at `now`. */
 export function methodSection(method: LegacyMethod, p: MethodPolicy, now: number): SafeHtml {
   const outlook = policyOutlook(p, now)
@@ -42,7 +45,7 @@ export function methodSection(method: LegacyMethod, p: MethodPolicy, now: number
     ? html`ended ${dateTime(outlook.endedAt)}`
     : outlook.endsAt !== null ? dateTime(outlook.endsAt) : html`<span class="muted">no date set</span>`
   return html`<section class="card policy" id="policy-${method}" data-state="${state}">
-<h2>${methodNames[method]} (${method === 'basic' ? 'Authorization: Basic' : 'X-WSSE'})</h2>
+<h2>${methodNames[method]} (${methodWire[method]})</h2>
 <p class="outlook">${outlook.summary}</p>
 <dl>
 <dt>Now</dt><dd><strong class="state">${state}</strong>: ${stateMeaning[state]}${open ? html` — <strong>a brownout is on until ${dateTime(open.end)}</strong>` : ''}</dd>
@@ -118,6 +121,15 @@ HMAC-SHA256) instead of sending <code>Authorization: Basic</code> or
 is deprecated, and a <code>Sunset</code> header once the date it stops working is set. During
 brownouts those requests are refused with <code>403 method_retired_temporarily</code> for a
 while: that is the moment to check that your client is ready.</p>
+<div class="card" id="login-api">
+<h2>Sites signing people in with the login API</h2>
+<p>The login API (<code>${base}/auth</code> and <code>${base}/api/auth.json</code>) is
+retired the same way. A site moves to OAuth and reads who signed in from
+<code>${base}/applications/my</code>, or to OpenID Connect: the
+<a href="/developers#login-api">developer guide</a> shows both. Once the login API is
+deprecated, its exchange answers carry <code>Deprecation</code> and <code>Sunset</code> and the
+sign-in page says so; during brownouts and after deny the sign-in and the exchange are refused.</p>
+</div>
 <p>Users: your <a href="/account#legacy">account page</a> lists which of your tools still
 use WSSE or Basic, and what will happen to each.</p>
 </div>`

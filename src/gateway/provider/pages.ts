@@ -194,10 +194,10 @@ export function accountPage(
     o.legacy === undefined || o.legacy === null
       ? ''
       : html`<section class="card" id="legacy">
-<h2>Tools still using your API password</h2>
+<h2>Tools and sites still using retired sign-ins</h2>
 ${o.legacy.length === 0
-          ? html`<p class="muted">None of your tools has used WSSE or HTTP Basic recently. Nothing to do.</p>`
-          : html`<p class="muted">These clients sign in with your API password (WSSE or HTTP Basic), which is being retired. Each needs an update to OAuth from its developer, or a replacement.</p>
+          ? html`<p class="muted">None of your tools has used WSSE or HTTP Basic, and no site has signed you in with the login API, recently. Nothing to do.</p>`
+          : html`<p class="muted">These clients sign in with your API password (WSSE or HTTP Basic), or sign you in to their site with the login API; these are being retired. Each needs an update to OAuth (or OpenID Connect, for a site) from its developer, or a replacement.</p>
 <table class="cards">
 <thead><tr><th>Client</th><th>Method</th><th>Last seen</th><th>What will happen</th></tr></thead>
 <tbody>${o.legacy.map((l) => html`<tr class="${l.refusedNow ? 'refused' : l.movedAs !== null ? 'moved' : ''}">
@@ -265,6 +265,11 @@ ${csrfField(o.csrfToken)}
 <section class="card" id="applications">
 <h2>Your applications</h2>
 ${registered}
+</section>
+
+<section class="card" id="login-sites">
+<h2>Login sites</h2>
+<p class="muted">Sites that still sign people in with the retired login API: <a href="/account/sites">register or manage yours</a>.</p>
 </section>
 
 <section class="card" id="register">

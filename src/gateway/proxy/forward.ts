@@ -20,8 +20,9 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { Readable } from 'node:stream'
 import { Agent, type Dispatcher } from 'undici'
 import { clientGone } from '../../common/client-gone.js'
+import { closeAfterAnswer } from '../../common/linger.js'
 import { type Identity, signIdentity } from '../../common/identity.js'
-import { errors, type ApiError } from '../../common/errors.js'
+import { ApiError, errors } from '../../common/errors.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
 
 export interface ForwardOptions {
@@ -51,7 +52,21 @@ export interface ForwardContext {
 // server has already met a 100-continue expectation (the client got its 100 before the
 // handler ran) and refused any other with 417, and undici will not send the header:
 // forwarded, it made every such request a 502.
-const notForwarded = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'expect'])
+// Forwarded (RFC 7239) is dropped too: the gateway states the origin it believed in
+// X-Forwarded-*, and a client's own Forwarded header would contradict it to the core.
+const notForwarded = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'expect', 'forwarded'])
+
+/**
+ * True for a name that reads as X-Kigo-… once underscores count as hyphens, as CGI-style
+ * servers and some proxies read them (`x_kigo_user`, `X-Kigo_User`): kigo's own headers
+ * are the gateway's to write, never a client's to pass through. Names arrive lower-cased.
+ */
+export function isKigoHeader(name: string): boolean {
+  if (name.length < 7 || name.charCodeAt(0) !== 120 /* x */) return false
+  const first = name.charCodeAt(1)
+  const second = name.charCodeAt(6)
+  return (first === 45 || first === 95) && (second === 45 || second === 95) && name.startsWith('kigo', 2)
+}
 
 /** The header names a Connection header lists (RFC 9110 §7.6.1), lower-cased; null when there are none. */
 function connectionOptions(connection: string | undefined): Set<string> | null {
@@ -65,15 +80,20 @@ function connectionOptions(connection: string | undefined): Set<string> | null {
   return names.size === 0 ? null : names
 }
 
-/** The headers the core receives for `request`. */
-export function forwardedHeaders(request: FastifyRequest, ctx: ForwardContext, opts: ForwardOptions): IncomingHttpHeaders {
+/**
+ * The headers the core receives for `request`. `attempt` counts the gateway's own resends
+ * (a read whose connection failed before any answer): each is signed afresh under its own
+ * request ID (`<id>.<attempt>`), since the core runs a signed request once only and may
+ * have received the first.
+ */
+export function forwardedHeaders(request: FastifyRequest, ctx: ForwardContext, opts: ForwardOptions, attempt = 0): IncomingHttpHeaders {
   const incoming = request.headers
   const out: IncomingHttpHeaders = {}
   const strip = opts.stripCredentials || ctx.stripCredentials === true
   const listed = connectionOptions(incoming.connection)
   // Runs on every request: a plain loop over the names and a Set, no [name, value] pairs.
   for (const name in incoming) {
-    if (notForwarded.has(name) || name.startsWith('x-kigo-') || (listed !== null && listed.has(name))) continue
+    if (notForwarded.has(name) || isKigoHeader(name) || (listed !== null && listed.has(name))) continue
     const value = incoming[name]
     if (strip && (name === 'authorization' || name === 'x-wsse')) continue
     if (name === 'cookie') {
@@ -89,7 +109,7 @@ export function forwardedHeaders(request: FastifyRequest, ctx: ForwardContext, o
   out['x-forwarded-for'] = prior && ctx.clientIp !== request.socket.remoteAddress ? `${prior}, ${request.socket.remoteAddress}` : ctx.clientIp
   out['x-forwarded-proto'] = ctx.scheme
   out['x-forwarded-host'] = ctx.host
-  const requestId = String(request.id)
+  const requestId = attempt === 0 ? String(request.id) : `${String(request.id)}.${attempt}`
   if (ctx.identity) {
     Object.assign(out, signIdentity(opts.identityKey, { method: request.method, url: request.url, host: ctx.host, requestId, operation: ctx.operation, bodySha256: ctx.bodySha256 }, ctx.identity))
   } else {
@@ -201,7 +221,10 @@ class CoreAnswer implements Dispatcher.DispatchHandler {
     this.headers = answerHeaders(headers)
     // An HTTP/1.1 connection cannot be reused until its request body has been read: when
     // the core answered before that (a refusal), the connection closes after the answer.
-    if (!request.raw.complete) this.headers.connection = 'close'
+    if (!request.raw.complete) {
+      this.headers.connection = 'close'
+      closeAfterAnswer(request.raw, reply.raw)
+    }
     const length = headers['content-length']
     if (hasNoBody(request.method, statusCode) || (typeof length === 'string' && Number(length) <= wholeAnswerLimit)) {
       this.chunks = []
@@ -279,6 +302,11 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
   })
 
   const failed = (request: FastifyRequest, reply: FastifyReply, err: Error & { code?: string }): void => {
+    // The gateway's own refusal of a body it was streaming (body-hash-gate.ts): the client's answer.
+    if (err instanceof ApiError) {
+      if (!reply.sent) void reply.send(err)
+      return
+    }
     const apiError = upstreamError(err)
     if (clientGone(request, reply)) {
       // The client went away mid-request (an aborted upload): theirs to retry, not ours.
@@ -303,7 +331,10 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
         answered: () => opts.watch?.succeeded(),
         failed: (err) => {
           const code = err.code ?? ''
-          if (!retried && options.body === null && idempotent.has(request.method) && retriedErrors.has(code) && !reply.sent) return send(true)
+          if (!retried && options.body === null && idempotent.has(request.method) && retriedErrors.has(code) && !reply.sent) {
+            options.headers = forwardedHeaders(request, context, opts, 1)
+            return send(true)
+          }
           failed(request, reply, err)
         },
       }))

@@ -22,7 +22,7 @@ export interface ReplayCacheHooks {
 
 export function createReplayCaches(auth: Config['auth'], redis: RedisClient | undefined, hooks: ReplayCacheHooks = {}): ReplayCaches {
   const make = (method: 'wsse' | 'oauth'): ReplayCache => {
-    const memory = () => new MemoryReplayCache({ perClientMax: auth.replayPerClientMax })
+    const memory = () => new MemoryReplayCache({ perClientMax: auth.replayPerClientMax, clients: auth.replayClients })
     if (!redis) return memory()
     const primary = new RedisReplayCache(redis, { prefix: `kigo:replay:${method}:` })
     return new ResilientReplayCache(primary, {

@@ -5,6 +5,7 @@
 // Append new migrations (request tokens, sessions, policy, usage, …) to the array with
 // the next version number; never edit one that has shipped.
 import type { Migration } from '../../common/sql.js'
+import { loginApiMigrations } from '../login-api/migrations.js'
 
 export const gatewaySchema = 'kigo_gateway'
 
@@ -155,7 +156,7 @@ ALTER TABLE kigo_gateway.auth_requests_per_minute ADD COLUMN accepted bigint NOT
 UPDATE kigo_gateway.auth_requests_per_minute SET accepted = count;
 `,
   },
-  // ---- operators' records (audit trail, user contact): versions 30 and 31; the developer and user migration aids 32 ----
+  // ---- operators' records (audit trail, user contact): versions 30 and 31; the developer and user migration aids 32; operator sessions 33, user locks 34 ----
   {
     version: 30,
     name: 'audit trail of operator changes',
@@ -199,4 +200,39 @@ CREATE TABLE kigo_gateway.app_last_used (
 );
 `,
   },
+  {
+    version: 33,
+    name: 'operator dashboard sessions',
+    sql: `
+-- Signed-in dashboard browsers (src/gateway/operator/session-store.ts). The cookie holds a
+-- random token; only its SHA-256 is kept here. binding is an HMAC of the admin token in
+-- force when the session began, keyed from KIGO_SECRET_KEY: a gateway whose admin token
+-- differs accepts none of them. Rows end at sign-out, at kigo admin sessions revoke, or
+-- at expiry.
+CREATE TABLE kigo_gateway.operator_sessions (
+  id_hash text PRIMARY KEY,
+  binding text NOT NULL,
+  created_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+
+CREATE INDEX operator_sessions_expiry ON kigo_gateway.operator_sessions (expires_at);
+`,
+  },
+  {
+    version: 34,
+    name: 'operator locks on users',
+    sql: `
+-- A user an operator locked out (kigo users lock, src/gateway/throttle/user-locks.ts): their
+-- passwords (Basic, WSSE, account sign-in) are refused from every address until the row
+-- is deleted (kigo users unlock). Every gateway polls this table.
+CREATE TABLE kigo_gateway.user_locks (
+  user_id text PRIMARY KEY REFERENCES kigo_gateway.users (id),
+  locked_at timestamptz NOT NULL,
+  reason text NOT NULL
+);
+`,
+  },
+  // ---- the login API (docs/login-api.md): versions 40 to 49, in its own folder ----
+  ...loginApiMigrations,
 ]

@@ -42,7 +42,7 @@ export function checkUserId(id: unknown): string {
  * pattern.
  */
 export const reservedUserIds: readonly string[] = [
-  'api', 'oauth', 'account', 'admin', 'keyword', 'users', 'photos', 'applications', 'migration', 'healthz', 'readyz',
+  'api', 'oauth', 'account', 'admin', 'keyword', 'users', 'photos', 'applications', 'migration', 'healthz', 'readyz', 'auth',
 ]
 
 export function isReservedUserId(id: string): boolean {
@@ -122,6 +122,8 @@ export function checkCallbackUrl(value: unknown): string | null {
   const notAbsolute = () => new InvalidInput(field, 'callback URL must be an absolute http or https URL')
   // The URL parser would percent-encode or drop these; a callback is registered as written.
   if (controlCharacter.test(value) || /\s/.test(value)) throw notAbsolute()
+  // WHATWG reads a backslash as `/`, other URL parsers as data: two hosts in one string.
+  if (value.includes('\\')) throw new InvalidInput(field, 'callback URL must not contain a backslash')
   let url: URL
   try {
     url = new URL(value)

@@ -9,8 +9,15 @@
 //            `addressWindowSeconds`, a much larger budget): stops one address guessing
 //            across many users.
 // - user:    failures naming one user, from anywhere (`userMaxFailures` within
-//            `userWindowSeconds`): stops a guesser spread over many addresses. A success
-//            forgets them.
+//            `userWindowSeconds`, a much larger total than the pair's: by default 1,000 an
+//            hour, so that guessers at a dozen addresses do not lock the real user out of a
+//            new one): stops a guesser spread over very many addresses. Each refusal it
+//            makes is counted (kigo_throttle_refusals_total{rule="user"}) and alerted on,
+//            since it refuses the user everywhere but at known addresses. A success forgets
+//            them.
+// - locked:  an operator's explicit decision (`kigo users lock`, audited; user-locks.ts)
+//            refuses the user's passwords from every address, known ones too, until
+//            `kigo users unlock`. Nothing but an operator locks a user out everywhere.
 // - known:   a user's success from an address marks the pair as known for
 //            `knownAddressDays`; the address and user rules do not apply to a known pair,
 //            so neither an attacker sharing the address (NAT, an untrusted proxy) nor one
@@ -36,6 +43,8 @@ export interface Attempt {
 }
 
 export interface AttemptThrottle {
+  /** Whether an operator has locked the attempt's user (checked before check, never counted as a failure). */
+  locked?(attempt: Attempt): boolean
   /** Seconds the attempt must wait; 0 when it may be verified. */
   check(attempt: Attempt): Promise<number>
   /** check's answer when it is known without waiting (see FailureThrottle.peek); undefined otherwise. */
@@ -71,11 +80,22 @@ export function addressNetwork(ip: string): string {
   return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
 }
 
-/** The wait the rules give an attempt that names a user (see the header). */
-function verdict(pair: number, known: number, address: number, user: number): number {
-  if (pair > 0) return pair
-  if (known > 0) return 0
-  return Math.max(address, user)
+/** Which rule refused an attempt (kigo_throttle_refusals_total's `rule`). */
+export type RefusingRule = 'pair' | 'address' | 'user' | 'locked'
+
+/** The wait the rules give an attempt that names a user (see the header), and the rule that set it. */
+function verdict(pair: number, known: number, address: number, user: number): [number, RefusingRule | null] {
+  if (pair > 0) return [pair, 'pair']
+  if (known > 0) return [0, null]
+  if (address === 0 && user === 0) return [0, null]
+  return address >= user ? [address, 'address'] : [user, 'user']
+}
+
+export interface RuleAttemptThrottleOptions {
+  /** Each refusal, by realm and rule (kigo_throttle_refusals_total). */
+  onRefusal?: (realm: ThrottleRealm, rule: RefusingRule) => void
+  /** Operator locks (user-locks.ts); none: no user is locked. */
+  locks?: { locked(userId: string): boolean }
 }
 
 /** The keys an attempt is counted under by each rule; only the address's when it names no user. */
@@ -113,8 +133,21 @@ export class RuleAttemptThrottle implements AttemptThrottle {
   constructor(
     private readonly rules: AttemptRules,
     private readonly now: () => number = Date.now,
+    private readonly options: RuleAttemptThrottleOptions = {},
   ) {
     this.#peekable = Object.values(rules).every((r: FailureThrottle) => typeof r.peek === 'function')
+  }
+
+  locked(a: Attempt): boolean {
+    if (a.user === undefined || this.options.locks?.locked(a.user) !== true) return false
+    this.options.onRefusal?.(a.realm, 'locked')
+    return true
+  }
+
+  /** The verdict's wait, its refusal counted. */
+  #refused(realm: ThrottleRealm, [wait, rule]: [number, RefusingRule | null]): number {
+    if (rule !== null && wait > 0) this.options.onRefusal?.(realm, rule)
+    return wait
   }
 
   /**
@@ -149,14 +182,14 @@ export class RuleAttemptThrottle implements AttemptThrottle {
 
   async check(a: Attempt): Promise<number> {
     const k = this.#keys(a)
-    if (k.pair === undefined) return this.rules.address.check([k.address])
+    if (k.pair === undefined) return this.#refused(a.realm, [await this.rules.address.check([k.address]), 'address'])
     const [pair, known, address, user] = await Promise.all([
       this.rules.pair.check([k.pair]),
       this.rules.known.check([k.known!]),
       this.rules.address.check([k.address]),
       this.rules.user.check([k.user!]),
     ])
-    return verdict(pair, known, address, user)
+    return this.#refused(a.realm, verdict(pair, known, address, user))
   }
 
   /** check's answer when every rule knows it without waiting; undefined otherwise. */
@@ -164,13 +197,16 @@ export class RuleAttemptThrottle implements AttemptThrottle {
     if (!this.#peekable) return undefined
     const { pair, known, address, user } = this.rules
     const k = this.#keys(a)
-    if (k.pair === undefined) return address.peek!([k.address])
+    if (k.pair === undefined) {
+      const wait = address.peek!([k.address])
+      return wait === undefined ? undefined : this.#refused(a.realm, [wait, 'address'])
+    }
     const p = pair.peek!([k.pair])
     const kn = known.peek!([k.known!])
     const ad = address.peek!([k.address])
     const us = user.peek!([k.user!])
     if (p === undefined || kn === undefined || ad === undefined || us === undefined) return undefined
-    return verdict(p, kn, ad, us)
+    return this.#refused(a.realm, verdict(p, kn, ad, us))
   }
 
   async failed(a: Attempt): Promise<void> {

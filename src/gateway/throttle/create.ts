@@ -7,13 +7,14 @@ import { CachedFailureThrottle } from './cached.js'
 import { MemoryFailureThrottle } from './memory.js'
 import { RedisFailureThrottle } from './redis.js'
 import { ResilientFailureThrottle, type ResilientFailureThrottleOptions } from './resilient.js'
-import { RuleAttemptThrottle, type AttemptThrottle } from './attempts.js'
+import { RuleAttemptThrottle, type AttemptThrottle, type RuleAttemptThrottleOptions } from './attempts.js'
 import type { FailureThrottle, ThrottleSettings } from './types.js'
 
 export function createFailureThrottle(
   auth: Config['auth'],
   redis: RedisClient | undefined,
   hooks: ResilientFailureThrottleOptions = {},
+  rules: RuleAttemptThrottleOptions = {},
 ): AttemptThrottle {
   const t = auth.throttle
   const rule = (settings: ThrottleSettings): FailureThrottle => {
@@ -25,5 +26,5 @@ export function createFailureThrottle(
     address: rule({ maxFailures: t.addressMaxFailures, windowSeconds: t.addressWindowSeconds }),
     user: rule({ maxFailures: t.userMaxFailures, windowSeconds: t.userWindowSeconds }),
     known: rule({ maxFailures: 1, windowSeconds: t.knownAddressDays * 86_400 }),
-  })
+  }, Date.now, rules)
 }

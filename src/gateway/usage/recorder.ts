@@ -9,7 +9,8 @@ import type { MinuteRow, UsageOutcomes, UsageRow, UsageStore } from './store.js'
 /** The part of an authentication decision the recorder looks at. */
 export interface ObservedDecision {
   ok: boolean
-  method: AuthMethod | 'none'
+  /** The request's credential method, or the login API (which counts its own sign-ins and exchanges). */
+  method: AuthMethod | 'login_api' | 'none'
   outcome: Outcome
   identity?: { user: string } | null
   user?: string

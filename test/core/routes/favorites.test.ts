@@ -70,7 +70,7 @@ describeEachBackend('favorites routes', routeBackends, (storage) => {
     const res = await fav('create', entry.id)
     expect(res.statusCode).toBe(401)
     expect(res.json().error.code).toBe('authentication_required')
-    const bad = await h.call({ method: 'POST', url: `/api/favorites/create/${entry.id}.json?body_formats=bad`, as: 'frank' })
+    const bad = await h.call({ method: 'POST', url: `/api/favorites/create/${entry.id}.json?callback=x%20y`, as: 'frank' })
     expect(bad.statusCode).toBe(400)
     expect(await h.store.hasStar(entry.id, 'frank')).toBe(false)
   })

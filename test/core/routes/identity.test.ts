@@ -143,4 +143,19 @@ describeEachBackend('identity headers', routeBackends, (storage) => {
     expect(swapped.statusCode).toBe(401)
     expect(swapped.json().error.code).toBe('invalid_identity')
   })
+
+  test("a streamed multipart body under a client's SHA-1 oauth_body_hash (sha1: digest): the matching one is posted, another is 401", async () => {
+    const { createHash } = await import('node:crypto')
+    const { multipart } = await import('../helpers/harness.js')
+    const url = '/api/statuses/update.json'
+    const signedFor = (bytes: Buffer) =>
+      signIdentity(h.key, { method: 'POST', url, host: h.domestic, requestId: randomUUID(), operation: 'statuses/update', bodySha256: `sha1:${createHash('sha1').update(bytes).digest('base64url')}` }, { user: 'mallory', userName: 'M', authMethod: 'oauth', consumer: 'ck', scopes: ['write_public'] })
+    const good = multipart([['status', 'sha-1 hashed multipart']])
+    const ok = await h.app.inject({ method: 'POST', url, headers: { host: h.domestic, ...good.headers, ...signedFor(good.payload) }, payload: good.payload })
+    expect(ok.statusCode).toBe(200)
+    const other = multipart([['status', 'swapped under sha-1']])
+    const swapped = await h.app.inject({ method: 'POST', url, headers: { host: h.domestic, ...other.headers, ...signedFor(good.payload) }, payload: other.payload })
+    expect(swapped.statusCode).toBe(401)
+    expect(swapped.json().error.code).toBe('invalid_identity')
+  })
 })

@@ -4,6 +4,7 @@ import Value from 'typebox/value'
 import { PhotoJson } from '../../../src/core/render/schemas.js'
 import { images, multipart, parseXml, routeBackends, startHarness, type Harness, type Part } from '../helpers/harness.js'
 import { describeEachBackend } from '../../helpers/backends.js'
+import { jpegHeader, pngHeader } from '../../helpers/image-headers.js'
 
 let h: Harness
 
@@ -51,6 +52,10 @@ describeEachBackend('photos routes', routeBackends, (storage) => {
         [[['title', 'no file']], 400, 'file_required'],
         [[['file', { bytes: images.png }], ['file', { bytes: images.png }]], 400, 'too_many_files'],
         [[['file', { bytes: Buffer.from('GIF8') }]], 415, 'not_an_image'],
+        // A signature whose header does not follow, and a decompression bomb's declared size.
+        [[['file', { bytes: pngHeader(1, 1).subarray(0, 8) }]], 415, 'not_an_image'],
+        [[['file', { bytes: pngHeader(100_000, 100_000) }]], 415, 'not_an_image'],
+        [[['file', { bytes: jpegHeader(20_000, 10) }]], 415, 'not_an_image'],
         [[['file', { bytes: images.png }]], 401, 'authentication_required', ''],
         [[['file', { bytes: images.png }], ['title', 'a\u0007b']], 400, 'invalid_title'],
         [[['file', { bytes: images.png }], ['folder', 'f'.repeat(256)]], 400, 'folder_too_long'],

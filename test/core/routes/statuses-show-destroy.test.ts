@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { form, multipart, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
 import { describeEachBackend } from '../../helpers/backends.js'
+import { elements, fields, parseDocument } from '../../helpers/xml-client.js'
 
 let h: Harness
 
@@ -27,10 +28,24 @@ describeEachBackend('statuses/show and destroy', routeBackends, (storage) => {
       const e = await post('alice', { status: 'tea=green' })
       const json = await show(e.id)
       expect(json.statusCode).toBe(200)
-      expect(json.json()).toEqual(e)
+      expect(json.json()).toEqual({ ...e, replies: [] })
       const xml = await show(e.id, 'xml')
       expect(xml.headers['content-type']).toBe('application/xml; charset=utf-8')
       expect(parseXml(xml.body).status).toMatchObject({ id: e.id, favorited: '0', keyword: 'tea', text: 'tea=green', user: { id: 'alice' } })
+    })
+
+    test('with its replies, oldest first, each with the viewer\'s star; the entry\'s own fields as without them', async () => {
+      const e = await post('alice', { status: 'thread=root' })
+      const r1 = await post('bob', { status: 'first', in_reply_to_status_id: e.id })
+      const r2 = await post('alice', { status: 'second', in_reply_to_status_id: e.id })
+      expect((await h.call({ method: 'POST', url: `/api/favorites/create/${r2.id}.json`, as: 'bob' })).statusCode).toBe(200)
+      const asBob = (await h.call({ url: `/api/statuses/show/${e.id}.json`, as: 'bob' })).json()
+      expect(asBob.replies.map((r: { id: string }) => r.id)).toEqual([r1.id, r2.id])
+      expect(asBob.replies.map((r: { favorited: number }) => r.favorited)).toEqual([0, 1])
+      expect(asBob).toMatchObject({ id: e.id, favorited: 0, text: 'thread=root' })
+      const xml = parseDocument((await show(e.id, 'xml')).body)
+      expect(elements(xml, 'replies').map((r) => fields(r).text)).toEqual(['first', 'second'])
+      expect((await show(r1.id)).json().replies).toEqual([])
     })
 
     test('no extension is JSON; leading zeros name the same entry', async () => {
@@ -55,7 +70,11 @@ describeEachBackend('statuses/show and destroy', routeBackends, (storage) => {
       const res = (await h.call({ url: `/api/statuses/show/${e.id}.json?body_formats=html_touch` })).json()
       expect(res.html_touch).toBe('see <a href="http://kigo.example:8080/keyword/%E5%AD%A3%E8%AA%9E">季語</a>')
       expect(res.html).toBeUndefined()
-      expect((await h.call({ url: `/api/statuses/show/${e.id}.json?body_formats=xhtml` })).statusCode).toBe(400)
+      // Unknown values are ignored; known ones beside them still add their fields.
+      const lenient = await h.call({ url: `/api/statuses/show/${e.id}.json?body_formats=xhtml,api` })
+      expect(lenient.statusCode).toBe(200)
+      expect(lenient.json()).not.toHaveProperty('html')
+      expect((await h.call({ url: `/api/statuses/show/${e.id}.json?body_formats=api,haiku` })).json().haiku_text).toBe('see [keyword:季語]')
     })
 
     test('HEAD answers like GET without a body', async () => {
@@ -126,7 +145,6 @@ describeEachBackend('statuses/show and destroy', routeBackends, (storage) => {
       const e = await post('alice', { status: 'stays' })
       expect((await destroy(e.id)).statusCode).toBe(401)
       expect((await destroy('999999999', 'alice')).statusCode).toBe(404)
-      expect((await destroy(e.id, 'alice', { body_formats: 'nope' })).statusCode).toBe(400)
       expect((await destroy(e.id, 'alice', { callback: 'x y' })).statusCode).toBe(400)
       const dup = await h.call({ method: 'POST', url: `/api/statuses/destroy/${e.id}.json?author_url_name=alice`, as: 'alice', ...form({ author_url_name: 'alice' }) })
       expect(dup.statusCode).toBe(400)
@@ -141,9 +159,9 @@ describeEachBackend('statuses/show and destroy', routeBackends, (storage) => {
       expect(getDestroy.statusCode).toBe(405)
       expect(getDestroy.headers.allow).toBe('POST')
       expect(parseXml(getDestroy.body).error).toMatchObject({ status: '405', code: 'method_not_allowed' })
-      const postShow = await h.call({ method: 'POST', url: `/api/statuses/show/${e.id}.json` })
-      expect(postShow.statusCode).toBe(405)
-      expect(postShow.headers.allow).toBe('GET, HEAD')
+      const putShow = await h.call({ method: 'PUT', url: `/api/statuses/show/${e.id}.json` })
+      expect(putShow.statusCode).toBe(405)
+      expect(putShow.headers.allow).toBe('GET, HEAD, POST')
       for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
         const res = await h.call({ method, url: '/api/statuses/update.json', as: 'alice' })
         expect(res.statusCode, method).toBe(405)
@@ -156,9 +174,10 @@ describeEachBackend('statuses/show and destroy', routeBackends, (storage) => {
       // Multipart bodies are parsed only in the scope of the operations that take a body.
       const e = await post('alice', { status: 'x' })
       const body = multipart([['status', 'from a multipart body']])
+      // A read by POST reads its parameters from it, and ignores the ones it does not take.
       const postShow = await h.call({ method: 'POST', url: `/api/statuses/show/${e.id}.json`, as: 'alice', ...body })
-      expect(postShow.statusCode).toBe(405)
-      expect(postShow.headers.allow).toBe('GET, HEAD')
+      expect(postShow.statusCode).toBe(200)
+      expect(postShow.json()).toMatchObject({ id: e.id, text: 'x' })
       const putUpdate = await h.call({ method: 'PUT', url: '/api/statuses/update.json', as: 'alice', ...body })
       expect(putUpdate.statusCode).toBe(405)
       expect(putUpdate.json()).toMatchObject({ error: { code: 'method_not_allowed' } })
@@ -167,7 +186,7 @@ describeEachBackend('statuses/show and destroy', routeBackends, (storage) => {
       const written = await h.call({ method: 'POST', url: '/api/statuses/update.json', as: 'alice', ...body })
       expect(written.statusCode).toBe(200)
       expect(written.json()).toMatchObject({ text: 'from a multipart body' })
-      expect((await show(e.id)).json()).toEqual(e)
+      expect((await show(e.id)).json()).toEqual({ ...e, replies: [] })
     })
 
     test('OPTIONS lists the methods', async () => {

@@ -1,8 +1,9 @@
 // Timelines through HTTP (SPEC §2.8): every source, the list formats, replies, paging,
 // since, sort=hot, and the forms without `/{id}` that need credentials.
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { form, images, multipart, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
+import { form, images, multipart, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
 import { describeEachBackend } from '../../helpers/backends.js'
+import { element, elements, fields, parseDocument } from '../../helpers/xml-client.js'
 
 let h: Harness
 type Entry = { id: string; text: string; keyword: string; favorited: number; replies?: Entry[]; user: { id: string; followers_count: number } }
@@ -48,15 +49,20 @@ describeEachBackend('timelines routes', routeBackends, (storage) => {
     expect(ids(global)).toEqual([elsewhere.id])
   })
 
-  test('XML: <statuses type="array"> with <status> items and <replies>; an empty list is an empty root', async () => {
+  test('XML: <statuses type="array"> with <status> items, one <replies> per reply holding its fields, none for no reply; an empty list is an empty root', async () => {
     const res = await get('/api/statuses/public_timeline.xml')
     expect(res.headers['content-type']).toBe('application/xml; charset=utf-8')
     expect(res.body).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?><statuses type="array"><status>/)
-    const doc = parseXml(res.body) as { statuses: { '@_type': string; status: Array<{ id: string; replies: '' | { status: unknown[] } }> } }
-    expect(doc.statuses['@_type']).toBe('array')
-    expect(doc.statuses.status.map((s) => s.id)).toEqual([reply1.id, second.id, first.id])
-    expect(doc.statuses.status[1]!.replies).toBe('')
-    expect((doc.statuses.status[2]!.replies as { status: unknown[] }).status).toHaveLength(2)
+    // Read as the original's XML clients read it: each <replies> element is one reply.
+    const root = parseDocument(res.body)
+    const statuses = elements(root, 'status')
+    expect(statuses.map((s) => fields(s).id)).toEqual([reply1.id, second.id, first.id])
+    expect(elements(statuses[1]!, 'replies')).toEqual([])
+    const replies = elements(statuses[2]!, 'replies')
+    expect(replies.map((r) => fields(r).in_reply_to_status_id)).toEqual([first.id, first.id])
+    expect(replies.map((r) => fields(r).id)).toEqual([...replies.map((r) => fields(r).id)].sort((a, b) => Number(a) - Number(b)))
+    expect(fields(element(replies[0]!, 'user')).id).toEqual(expect.any(String))
+    expect(fields(element(statuses[0]!, 'target'))).toMatchObject({ title: expect.any(String), word: expect.any(String) })
     const empty = await get('/api/statuses/keyword_timeline.xml?word=haiku&since=2099-01-01T00:00:00Z')
     expect(empty.body).toBe('<?xml version="1.0" encoding="UTF-8"?><statuses type="array"></statuses>')
   })
@@ -83,7 +89,7 @@ describeEachBackend('timelines routes', routeBackends, (storage) => {
   test.each([
     ['count=0', 'count'], ['count=201', 'count'], ['count=abc', 'count'], ['page=0', 'page'], ['page=101', 'page'],
     ['since=yesterday', 'since'], ['since=2026-02-31T00:00:00Z', 'since'], ['since=2026-11-21T09:30:00%2B09:00', 'since'],
-    ['sort=best', 'sort'], ['max_id=x', 'max_id'], ['body_formats=pdf', 'body_formats'],
+    ['sort=best', 'sort'], ['max_id=x', 'max_id'],
   ])('%s: 400 naming the parameter', async (query, name) => {
     const res = await get(`/api/statuses/public_timeline.xml?${query}`)
     expect(res.statusCode).toBe(400)
@@ -171,9 +177,9 @@ describeEachBackend('timelines routes', routeBackends, (storage) => {
   })
 
   test('a wrong method is 405 with Allow; an unknown extension 404', async () => {
-    const res = await h.call({ method: 'POST', url: '/api/statuses/public_timeline.json' })
+    const res = await h.call({ method: 'PUT', url: '/api/statuses/public_timeline.json' })
     expect(res.statusCode).toBe(405)
-    expect(res.headers.allow).toBe('GET, HEAD')
+    expect(res.headers.allow).toBe('GET, HEAD, POST')
     expect((await get('/api/statuses/public_timeline.html')).statusCode).toBe(404)
   })
 })

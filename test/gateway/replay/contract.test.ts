@@ -57,6 +57,13 @@ describeBackends('replay cache contract', backends, (backend) => {
     expect(results.filter(Boolean)).toHaveLength(1)
   })
 
+  it("serves 21 clients' claims, each client's nonces held apart, and refuses every one again", async () => {
+    const cache = await make()
+    const keys = Array.from({ length: 21 }, (_, c) => Array.from({ length: 20 }, () => [unique(), `client-${c}`] as const)).flat()
+    for (const [key, client] of keys) expect(await cache.claim(key, 60, client)).toBe(true)
+    for (const [key, client] of keys) expect(await cache.claim(key, 60, client)).toBe(false)
+  })
+
   it('accepts long keys and odd characters', async () => {
     const cache = await make()
     const key = `${'ü'.repeat(5000)}:\r\n\0:${unique()}`

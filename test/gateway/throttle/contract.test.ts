@@ -121,6 +121,69 @@ describe.skipIf(!redisUrl)('two gateways on one Redis', () => {
   })
 })
 
+describeBackends('the attempt rules over each backend (docs/security.md#throttling)', backends, (backend) => {
+  const defaults = loadConfig({ env: {}, secrets: () => ({ secretKey: Buffer.alloc(32, 1).toString('base64'), adminToken: 'an-admin-token-long-enough' }) }).auth.throttle
+  const rules = (t: typeof defaults, locks?: { locked(userId: string): boolean }) => {
+    const refusals: string[] = []
+    const throttle = new RuleAttemptThrottle({
+      pair: backend().make({ maxFailures: t.maxFailures, windowSeconds: t.windowSeconds }),
+      address: backend().make({ maxFailures: t.addressMaxFailures, windowSeconds: t.addressWindowSeconds }),
+      user: backend().make({ maxFailures: t.userMaxFailures, windowSeconds: t.userWindowSeconds }),
+      known: backend().make({ maxFailures: 1, windowSeconds: t.knownAddressDays * 86_400 }),
+    }, Date.now, { onRefusal: (realm, rule) => refusals.push(`${realm}:${rule}`), ...(locks ? { locks } : {}) })
+    return { throttle, refusals }
+  }
+  const at = (u: string, address: string) => ({ realm: 'api' as const, user: u, ip: address })
+  const addressOf = () => `198.51.100.${Math.floor(Math.random() * 250)}-${randomBytes(3).toString('hex')}`
+
+  it('with the default settings, 10 failures from each of 12 addresses leave a new address open, each of the 12 closed', async () => {
+    const { throttle, refusals } = rules(defaults)
+    const u = user()
+    const guessers = Array.from({ length: 12 }, addressOf)
+    for (const address of guessers) for (let i = 0; i < 10; i++) await throttle.failed(at(u, address))
+    expect(await throttle.check(at(u, addressOf()))).toBe(0)
+    expect(await throttle.check(at(u, guessers[5]!))).toBeGreaterThan(0)
+    expect(refusals).toEqual(['api:pair'])
+  })
+
+  it('an address over its budget waits for users it has not seen succeed, and is reported', async () => {
+    const { throttle, refusals } = rules({ ...defaults, addressMaxFailures: 20 })
+    const sprayer = addressOf()
+    const known = user()
+    await throttle.succeeded(at(known, sprayer))
+    for (let i = 0; i < 20; i++) await throttle.failed(at(user(), sprayer))
+    expect(await throttle.check(at(user(), sprayer))).toBeGreaterThan(0)
+    expect(await throttle.check(at(known, sprayer))).toBe(0)
+    expect(refusals).toEqual(['api:address'])
+  })
+
+  it('past the much higher per-user total, new addresses wait, known ones do not, and each refusal is reported', async () => {
+    const { throttle, refusals } = rules({ ...defaults, userMaxFailures: 30 })
+    const u = user()
+    const home = addressOf()
+    await throttle.succeeded(at(u, home))
+    for (let a = 0; a < 6; a++) {
+      const address = addressOf()
+      for (let i = 0; i < 5; i++) await throttle.failed(at(u, address))
+    }
+    expect(await throttle.check(at(u, addressOf()))).toBeGreaterThan(0)
+    expect(await throttle.check(at(u, home))).toBe(0)
+    expect(refusals).toEqual(['api:user'])
+  })
+
+  it("an operator's lock refuses the user at every address, known ones too, and no one else", async () => {
+    const u = user()
+    const { throttle, refusals } = rules(defaults, { locked: (id) => id === u })
+    const home = addressOf()
+    await throttle.succeeded(at(u, home))
+    expect(throttle.locked(at(u, home))).toBe(true)
+    expect(throttle.locked({ realm: 'web', user: u, ip: addressOf() })).toBe(true)
+    expect(throttle.locked(at(user(), home))).toBe(false)
+    expect(throttle.locked({ realm: 'api', ip: home })).toBe(false)
+    expect(refusals).toEqual(['api:locked', 'web:locked'])
+  })
+})
+
 describe('the attempt rules, peeked', () => {
   const settings = loadConfig({ env: {}, secrets: () => ({ secretKey: Buffer.alloc(32, 1).toString('base64'), adminToken: 'an-admin-token-long-enough' }) }).auth
   const attempt = (u: string, address: string) => ({ realm: 'api' as const, user: u, ip: address })

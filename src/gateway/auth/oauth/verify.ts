@@ -165,13 +165,24 @@ function oneZeroAdvice(absent: readonly string[]): string | null {
 export async function signatureFailure(req: AuthRequest, params: OAuthParameters, consumerSecret: string, tokenSecret: string, opts: OAuthVerifyOptions): Promise<AuthFailure> {
   const kind = unsignedBodyKind(req.contentType)
   let fields: Array<[string, string]> = []
-  if (kind !== null && (req.body !== undefined || req.readBodyForAdvice)) {
+  // The body of a request whose signature failed is read only to explain the failure, and
+  // only when it is small: a declared length within adviceBodyLimit, and no
+  // oauth_body_hash (whose sender knows the body is not signed). Anything else is refused
+  // unread (docs/security.md#bodies-and-uploads).
+  if (kind !== null && (req.body !== undefined || (req.readBodyForAdvice && !params.protocol.has('oauth_body_hash') && declaredLength(req) <= adviceBodyLimit))) {
     const body = req.body ?? (await req.readBodyForAdvice!(adviceBodyLimit).catch(() => null))
     if (body) fields = bodyFields(kind, req.contentType!, body)
   }
   const a = adviseOnSignature(req, params, consumerSecret, tokenSecret, opts.advice ?? { hosts: [], exposeBaseString: false }, fields)
   const failed = oauthFailure(401, 'signature_invalid', `Invalid oauth_signature. ${a.advice}`, 'bad_signature', { oauth_problem_advice: a.advice })
   return a.baseString === undefined ? failed : { ...failed, headers: { [baseStringHeader]: a.baseString } }
+}
+
+/** The request's Content-Length; Infinity when it has none (a chunked body) or it is not a number. */
+function declaredLength(req: AuthRequest): number {
+  const raw = req.headers['content-length']
+  const text = Array.isArray(raw) ? raw[0] : raw
+  return text !== undefined && text !== '' && isDigits(text) ? Number(text) : Infinity
 }
 
 function isDigits(s: string): boolean {
@@ -205,9 +216,19 @@ export function verifyOAuthSignature(req: AuthRequest, params: OAuthParameters, 
 export function bodyHashMatches(req: AuthRequest, params: OAuthParameters): boolean {
   const sent = params.protocol.get('oauth_body_hash')
   if (sent === undefined) return true
-  const algorithm = params.protocol.get('oauth_signature_method') === 'HMAC-SHA256' ? 'sha256' : 'sha1'
-  const actual = createHash(algorithm).update(req.body ?? Buffer.alloc(0)).digest('base64')
+  const actual = createHash(bodyHashAlgorithm(params)).update(req.body ?? Buffer.alloc(0)).digest('base64')
   return safeEqual(sent, actual)
+}
+
+/** The hash oauth_body_hash uses: SHA-256 under HMAC-SHA256, else SHA-1 (draft §3.2). */
+function bodyHashAlgorithm(params: OAuthParameters): 'sha1' | 'sha256' {
+  return params.protocol.get('oauth_signature_method') === 'HMAC-SHA256' ? 'sha256' : 'sha1'
+}
+
+/** True when `sent` is the canonical base64 of a digest of `algorithm`'s length. */
+function isBase64Digest(sent: string, algorithm: 'sha1' | 'sha256'): boolean {
+  const bytes = Buffer.from(sent, 'base64')
+  return bytes.length === (algorithm === 'sha1' ? 20 : 32) && bytes.toString('base64') === sent
 }
 
 /** The replay-cache key: (consumer key, token, timestamp, nonce), nonce decoded (SPEC §4.4). */
@@ -243,21 +264,23 @@ export async function verifyOAuth(
     consumer?.secret ?? dummyConsumerSecret,
     tokenMatches ? token.secret : dummyTokenSecret,
   )
-  // A body covered by oauth_body_hash is read only for a known consumer and token: an
-  // anonymous sender cannot make the gateway hold bodies in memory.
-  if (tokenMatches && r.params.protocol.has('oauth_body_hash') && req.body === undefined && req.readBody) {
-    const body = await req.readBody()
-    if (body === null) return oauthFailure(413, 'parameter_rejected', 'The body covered by oauth_body_hash is larger than the gateway reads', 'malformed')
-    req.body = body
-  }
-  const bodyOk = bodyHashMatches(req, r.params)
-
   if (consumer === null) return oauthFailure(401, 'consumer_key_unknown', 'Unknown oauth_consumer_key', 'unknown_client')
   if (!tokenMatches) return oauthFailure(401, 'token_rejected', 'Unknown oauth_token', 'bad_credentials')
   const attemptedUser = token.userId
   if (!signatureOk) return { ...(await signatureFailure(req, r.params, consumer.secret, token.secret, opts)), attemptedUser }
-  if (!bodyOk) {
-    return { ...oauthFailure(401, 'signature_invalid', 'oauth_body_hash does not match the body', 'bad_signature'), attemptedUser }
+  // The signature covers oauth_body_hash: only now, the credential proven, is the body's
+  // hash looked at. A streamed body is never read here: its hash is checked as it streams
+  // to the core, which never acts on a body that does not match (proxy/body-hash-gate.ts).
+  const sentBodyHash = r.params.protocol.get('oauth_body_hash')
+  if (sentBodyHash !== undefined) {
+    const algorithm = bodyHashAlgorithm(r.params)
+    const bodyHashFailure = (message: string) => ({ ...oauthFailure(401, 'signature_invalid', message, 'bad_signature'), attemptedUser })
+    if (req.body === undefined && req.deferBodyHash) {
+      if (!isBase64Digest(sentBodyHash, algorithm)) return bodyHashFailure(`oauth_body_hash must be the base64 ${algorithm === 'sha1' ? 'SHA-1' : 'SHA-256'} of the body`)
+      req.deferBodyHash(algorithm, sentBodyHash)
+    } else if (!bodyHashMatches(req, r.params)) {
+      return bodyHashFailure('oauth_body_hash does not match the body')
+    }
   }
   if (token.revoked) return { ...oauthFailure(401, 'token_revoked', 'The access token was revoked', 'bad_credentials'), attemptedUser }
 

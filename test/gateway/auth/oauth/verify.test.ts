@@ -220,6 +220,23 @@ describe('oauth_body_hash', () => {
     expect(await verify(jsonRequest(hashed('sha1', json), '{"status":"evil"}'))).toMatchObject({ status: 401, code: 'signature_invalid' })
   })
 
+  it('a streamed body: its hash is handed over only once the signature verified, never for a bad signature', async () => {
+    const handed: Array<[string, string]> = []
+    const streamed = (hash: string, signatureMethod: SignOptions['signatureMethod'] = 'HMAC-SHA1', tamper = false) => {
+      const params = signParameters({ ...base, body: undefined, signatureMethod, extra: { oauth_body_hash: hash } })
+      if (tamper) params.oauth_signature = 'garbage'
+      return { ...authRequest({ method: 'POST', host: 'api.example.com', url: base.url!, contentType: 'application/json', now, headers: { authorization: authorizationHeader(params) } }), deferBodyHash: (a: string, e: string) => void handed.push([a, e]) }
+    }
+    expect(await verify(streamed(hashed('sha1', json), 'HMAC-SHA1', true))).toMatchObject({ status: 401, code: 'signature_invalid' })
+    expect(handed).toEqual([])
+    expect((await verify(streamed(hashed('sha1', json)))).kind).toBe('ok')
+    expect((await verify(streamed(hashed('sha256', json), 'HMAC-SHA256'))).kind).toBe('ok')
+    expect(handed).toEqual([['sha1', hashed('sha1', json)], ['sha256', hashed('sha256', json)]])
+    // Not a digest of the right length: refused without handing anything over.
+    expect(await verify(streamed(hashed('sha256', json)))).toMatchObject({ status: 401, code: 'signature_invalid' })
+    expect(handed).toHaveLength(2)
+  })
+
   it('refuses oauth_body_hash with a form body (400)', async () => {
     const params = signParameters({ ...base, extra: { oauth_body_hash: hashed('sha1', base.body!) } })
     const req = authRequest({ method: 'POST', host: 'api.example.com', url: base.url!, contentType: form, body: base.body!, now, headers: { authorization: authorizationHeader(params) } })

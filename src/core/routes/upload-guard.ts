@@ -1,0 +1,97 @@
+// Multipart uploads in the core are held in memory while they arrive (an entry's files are
+// checked whole before anything is stored): what they may hold is bounded
+// (docs/operations-memory.md). Each upload's bytes are counted as they come off the
+// connection, before the multipart parser sees them, against a budget shared by every
+// upload of the process and a share per user. Past either, or past the upload deadline,
+// the upload stops being read at once and is answered in format (503 or 429 with
+// Retry-After, or 408), and its connection closes; its bytes are given back when its
+// answer is done.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ByteBudget } from '../../common/byte-budget.js'
+import { ApiError, errors } from '../../common/errors.js'
+import { closeAfterAnswer } from '../../common/linger.js'
+
+export interface UploadLimits {
+  budget: ByteBudget
+  timeoutMs: number
+  /** Seconds a refused upload is told to wait (Retry-After). */
+  retryAfterSeconds: number
+}
+
+export interface UploadGuard {
+  /** Rejects with the ApiError to answer once the upload is stopped; never settles otherwise. */
+  stop: Promise<never>
+  /** That error once stopped, else null. */
+  refusal(): ApiError | null
+}
+
+/** Starts guarding `request`'s multipart body; the reader races its own reads against `stop`. */
+export function guardUpload(request: FastifyRequest, reply: FastifyReply, holder: string, limits: UploadLimits): UploadGuard {
+  const raw = request.raw
+  const { budget } = limits
+  let taken = 0
+  let stopped: ApiError | null = null
+  let timer: NodeJS.Timeout | undefined
+  let reject!: (err: ApiError) => void
+  const stop = new Promise<never>((_resolve, r) => (reject = r))
+  // Nobody may be waiting yet (a profile refresh before the handler): never unhandled.
+  stop.catch(() => undefined)
+
+  const busy = () => errors.unavailable('uploads_busy', 'Too many uploads are in progress; try again shortly', limits.retryAfterSeconds)
+
+  const refuse = (err: ApiError): void => {
+    if (stopped) return
+    stopped = err
+    clearTimeout(timer)
+    // Nothing more is read: the parser gets no more bytes, and the connection closes once
+    // the answer is sent, so the rest of the body is never read either.
+    raw.unpipe()
+    raw.pause()
+    raw.removeListener('data', count)
+    closeAfterAnswer(raw, reply.raw)
+    reject(err)
+  }
+
+  const count = (chunk: Buffer): void => {
+    const refusal = budget.take(holder, chunk.length)
+    if (refusal === null) {
+      taken += chunk.length
+      return
+    }
+    refuse(
+      refusal === 'holder'
+        ? new ApiError(429, 'too_many_requests', 'Your uploads in progress hold as much as one account may; try again when they are done', { 'retry-after': String(limits.retryAfterSeconds) })
+        : busy(),
+    )
+  }
+
+  // A declared length past what could ever be taken is refused before a byte is read.
+  const declared = Number(request.headers['content-length'])
+  if (Number.isFinite(declared) && declared > budget.perHolder) {
+    refuse(errors.tooLarge('body_too_large', `The request body is larger than an upload may be (${budget.perHolder} bytes)`))
+  } else if (Number.isFinite(declared) && declared > budget.total - budget.inUse) {
+    // It could not be held whole now: refused at once rather than part way.
+    refuse(busy())
+  }
+
+  if (!stopped) {
+    timer = setTimeout(() => refuse(errors.requestTimeout(`The upload did not arrive within ${Math.round(limits.timeoutMs / 1000)} s; send it again on a faster connection`)), limits.timeoutMs)
+    timer.unref()
+    raw.on('data', count)
+    // The listener would start the flow before the parser is attached: held until it is.
+    raw.pause()
+    raw.once('end', () => clearTimeout(timer))
+  }
+  // The bytes stay in use until the answer is done (the handler holds the files until then).
+  reply.raw.once('close', () => {
+    clearTimeout(timer)
+    budget.release(holder, taken)
+    taken = 0
+  })
+  return { stop, refusal: () => stopped }
+}
+
+/** `work`, or the guard's refusal if it comes first. */
+export function raceUpload<T>(work: Promise<T>, guard: UploadGuard | undefined): Promise<T> {
+  return guard === undefined ? work : Promise.race([work, guard.stop])
+}

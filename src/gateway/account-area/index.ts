@@ -1,0 +1,107 @@
+// The account area's login, session and pages as the features built on it see them (the
+// OAuth provider's authorize step, the login API's sign-in, an OpenID provider): one
+// login form and one session cookie for all of them, the same CSRF and cookie rules, and
+// the same page layout. A feature registers its routes in its own plugin and is given an
+// `AccountArea`; it never reads the session cookie or renders the login form itself.
+import fastifyCookie from '@fastify/cookie'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { ProviderRepository, User } from '../store/types.js'
+import { field, readForm } from '../provider/form.js'
+import { html, sendPage, type SafeHtml } from '../provider/html.js'
+import { loginPage, messagePage } from '../provider/pages.js'
+import { csrfMatches, Sessions, type Session } from '../provider/session.js'
+import { safeNext } from './next.js'
+
+export { html, page, pageHeaders, sendPage, seeOther, SafeHtml, type PageOptions } from '../provider/html.js'
+export { messagePage } from '../provider/pages.js'
+export { field, readForm } from '../provider/form.js'
+export { returnPaths, safeNext } from './next.js'
+export type { Session } from '../provider/session.js'
+export type { User } from '../store/types.js'
+
+/** A session whose visitor is signed in. */
+export type SignedInSession = Session & { user: User }
+
+export interface AccountAreaOptions {
+  store: ProviderRepository
+  now: () => number
+  /** Lifetime of a signed-in session, seconds. */
+  sessionTtlSeconds: number
+  /** Lifetime of a signed-out visitor's session (it protects the login form), seconds. */
+  visitorSessionTtlSeconds: number
+}
+
+export interface AccountArea {
+  /** The request's session, or null when it has none (nothing is set on the reply). */
+  session(request: FastifyRequest): Promise<Session | null>
+  /** The signed-in user of a request, or null. */
+  signedInUser(request: FastifyRequest): Promise<User | null>
+  /**
+   * The signed-in session, or null after answering with the account login form (200),
+   * whose post signs the visitor in and sends them back to `next` (a local path allowed
+   * by `safeNext`; add a feature's path to `returnPaths` in next.ts). `context` says,
+   * above the form, why the visitor is asked to sign in.
+   */
+  requireSignIn(request: FastifyRequest, reply: FastifyReply, o: { next: string; context?: string }): Promise<SignedInSession | null>
+  /** Where to send a browser (303) to sign in and come back to `next`. */
+  loginUrl(next: string): string
+  /** The hidden CSRF field of a form posted by `session`. */
+  csrfField(session: Session): SafeHtml
+  /**
+   * A form post by a signed-in visitor carrying their session's CSRF token, or null
+   * after answering: 400/415 for an unreadable form, 403 "Form expired" for a missing or
+   * wrong token, 403 "Not signed in" for a signed-out session.
+   */
+  signedInPost(request: FastifyRequest, reply: FastifyReply): Promise<{ session: SignedInSession; form: URLSearchParams } | null>
+  /** Whether the request reached the deployment over https (the cookie's Secure flag). */
+  secure(request: FastifyRequest): boolean
+}
+
+/**
+ * Registers the cookie parser on `app` (a feature's own, encapsulated plugin) and returns
+ * the account area as that plugin sees it. The session lives in the identity store, so
+ * every gateway shares it.
+ */
+export async function accountArea(app: FastifyInstance, o: AccountAreaOptions): Promise<AccountArea> {
+  if (!app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
+  const sessions = new Sessions(o.store, { ttlSeconds: o.sessionTtlSeconds, visitorTtlSeconds: o.visitorSessionTtlSeconds }, o.now)
+  return accountAreaOver(app, sessions)
+}
+
+/** The account area over an existing `Sessions` (the OAuth provider's own). */
+export function accountAreaOver(app: FastifyInstance, sessions: Sessions): AccountArea {
+  const secure = (request: FastifyRequest) => app.publicOrigin(request).scheme === 'https'
+  return {
+    session: (request) => sessions.current(request),
+    async signedInUser(request) {
+      return (await sessions.current(request))?.user ?? null
+    },
+    async requireSignIn(request, reply, { next, context }) {
+      const session = await sessions.currentOrVisitor(request, reply, secure(request))
+      if (session.user) return session as SignedInSession
+      const back = safeNext(next) ?? '/account'
+      await sendPage(reply, 200, loginPage({ csrfToken: session.csrfToken, next: back, ...(context ? { context } : {}) }))
+      return null
+    },
+    loginUrl: (next) => `/account/login?next=${encodeURIComponent(safeNext(next) ?? '/account')}`,
+    csrfField: (session) => html`<input type="hidden" name="csrf_token" value="${session.csrfToken}">`,
+    async signedInPost(request, reply) {
+      const read = readForm(request)
+      if (!read.ok) {
+        await sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
+        return null
+      }
+      const session = await sessions.current(request)
+      if (!csrfMatches(session, field(read.form, 'csrf_token'))) {
+        await sendPage(reply, 403, messagePage({ title: 'Form expired', message: 'This form is out of date or did not come from kigo. Go back, reload the page and try again.' }))
+        return null
+      }
+      if (!session!.user) {
+        await sendPage(reply, 403, messagePage({ title: 'Not signed in', message: 'Sign in before you answer this request.', link: { href: '/account/login', text: 'Sign in' } }))
+        return null
+      }
+      return { session: session as SignedInSession, form: read.form }
+    },
+    secure,
+  }
+}

@@ -1,0 +1,92 @@
+// Login sites on the operator API (docs/login-api.md#operators): register, list, show,
+// rotate the secret, delete. Registered inside the operator API's token-protected scope;
+// every change is audited like the other operator changes.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, errors, failureResponse } from '../../common/errors.js'
+import type { AuditInput, AuditStore } from '../audit/store.js'
+import { NotFound } from '../store/types.js'
+import { InvalidInput } from '../store/validation.js'
+import { siteView } from './site-pages.js'
+import type { LoginSiteStore } from './store.js'
+
+export interface SitesAdminOptions {
+  sites: LoginSiteStore
+  audit?: Pick<AuditStore, 'record'>
+}
+
+const notFound = (key: string) => new ApiError(404, 'not_found', `No login site with api_key ${JSON.stringify(key)}`)
+const invalid = (message: string) => new ApiError(400, 'invalid_parameter', `Invalid request body: ${message}`)
+
+export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOptions): Promise<void> {
+  const { sites } = options
+  const audited = async (request: FastifyRequest, event: Omit<AuditInput, 'address' | 'kind'>) => {
+    if (!options.audit) return
+    try {
+      await options.audit.record({ ...event, kind: 'site', address: request.ip })
+    } catch (err) {
+      request.log.warn({ err: { message: (err as Error).message }, action: event.action, target: event.target }, 'audit record failed')
+    }
+  }
+  app.setErrorHandler((err, request, reply: FastifyReply) => {
+    const e = err instanceof NotFound ? new ApiError(404, 'not_found', err.message)
+      : err instanceof InvalidInput ? invalid(err.message)
+      : failureResponse(err, {
+          request: (f) => new ApiError(f.status, f.status === 415 ? 'unsupported_media_type' : 'invalid_json', f.status === 415 ? 'Send the body as application/json' : `The body is not valid JSON: ${f.message}`),
+          unavailable: () => errors.unavailable('store_unavailable', 'The identity store is unavailable; try again shortly'),
+          internalMessage: 'Internal error',
+        })
+    if (e.status >= 500) request.log.error({ err: { message: (err as Error).message } }, 'operator API request failed')
+    return reply.code(e.status).headers(e.headers).send({ error: { status: e.status, code: e.code, message: e.message } })
+  })
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('cache-control', 'no-store')
+  })
+
+  app.post('/admin/sites', { bodyLimit: 64 * 1024 }, async (request, reply) => {
+    const body = request.body
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('expected a JSON object with name, owner and callback')
+    const { name, owner, callback, ...rest } = body as Record<string, unknown>
+    const extra = Object.keys(rest)
+    if (extra.length > 0) throw invalid(`unknown field ${JSON.stringify(extra[0])}; a site has name, owner and callback`)
+    if (typeof name !== 'string') throw invalid('name must be a string')
+    if (typeof owner !== 'string') throw invalid('owner must be a user ID')
+    if (typeof callback !== 'string') throw invalid('callback must be the http or https URL the sign-in returns to')
+    let created
+    try {
+      created = await sites.create({ name, ownerId: owner, callbackUrl: callback })
+    } catch (err) {
+      if (err instanceof NotFound) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(owner)}`)
+      throw err
+    }
+    await audited(request, { action: 'site.create', target: created.site.apiKey, before: null, after: siteView(created.site) })
+    return reply.code(201).send({ ...siteView(created.site), secret: created.secret })
+  })
+
+  app.get('/admin/sites', async (request) => {
+    const owner = (request.query as Record<string, unknown>).owner
+    if (owner !== undefined && typeof owner !== 'string') throw new ApiError(400, 'invalid_parameter', 'owner must be given once')
+    return { sites: (await sites.list(owner)).map(siteView) }
+  })
+
+  const keyOf = (request: FastifyRequest) => (request.params as { key: string }).key
+
+  app.get('/admin/sites/:key', async (request) => {
+    const found = await sites.get(keyOf(request))
+    if (!found) throw notFound(keyOf(request))
+    return siteView(found.site)
+  })
+
+  app.post('/admin/sites/:key/rotate-secret', { bodyLimit: 64 * 1024 }, async (request) => {
+    const rotated = await sites.rotateSecret(keyOf(request))
+    if (!rotated) throw notFound(keyOf(request))
+    await audited(request, { action: 'site.rotate_secret', target: rotated.site.apiKey, before: null, after: null })
+    return { api_key: rotated.site.apiKey, secret: rotated.secret }
+  })
+
+  app.delete('/admin/sites/:key', async (request) => {
+    const deleted = await sites.delete(keyOf(request))
+    if (!deleted) throw notFound(keyOf(request))
+    await audited(request, { action: 'site.delete', target: deleted.apiKey, before: siteView(deleted), after: null })
+    return { deleted: true, api_key: deleted.apiKey, name: deleted.name }
+  })
+}

@@ -1,0 +1,128 @@
+// A user's own login sites on the account pages (docs/login-api.md#registering-a-site):
+// list, register (the secret shown once, on the answer to the post), rotate the secret,
+// delete. Every post is CSRF-checked by the account area; every change is audited.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { field, html, page, sendPage, seeOther, type AccountArea, type SafeHtml, type SignedInSession } from '../account-area/index.js'
+import type { AuditInput, AuditStore } from '../audit/store.js'
+import { InvalidInput } from '../store/validation.js'
+import type { LoginSite, LoginSiteStore } from './store.js'
+
+const dateText = (d: Date) => d.toISOString().slice(0, 10)
+
+export const siteView = (s: LoginSite) => ({ api_key: s.apiKey, name: s.name, owner: s.ownerId, callback: s.callbackUrl, created_at: s.createdAt.toISOString() })
+
+function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSite[]; form?: { name: string; callback: string; error?: string }; created?: { site: LoginSite; secret: string; rotated?: boolean }; notice?: string }): string {
+  const f = o.form ?? { name: '', callback: '' }
+  return page({
+    title: 'Your login sites',
+    user: o.session.user,
+    csrfToken: o.session.csrfToken,
+    body: html`<p><a href="/account">← Your account</a></p>
+<h1>Your login sites</h1>
+${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
+${o.created ? html`<div class="card" id="created">
+<h2>${o.created.rotated ? 'New secret for' : 'Registered'} ${o.created.site.name}</h2>
+<div class="warn">Copy the secret now: kigo shows it only this once.</div>
+<dl>
+<dt>api_key</dt><dd><code id="api_key">${o.created.site.apiKey}</code></dd>
+<dt>secret</dt><dd><code class="secret" id="secret">${o.created.secret}</code></dd>
+</dl>
+</div>` : ''}
+<section class="card" id="sites">
+<p class="muted">The login API is being retired: new sites should sign people in with OAuth or OpenID Connect (<a href="/developers#login-api">how</a>). It is kept for the sites that still use it.</p>
+${o.sites.length === 0 ? html`<p class="muted">You have no login site.</p>` : html`<table>
+<thead><tr><th>Name</th><th>api_key</th><th>Callback</th><th>Registered</th><th></th></tr></thead>
+<tbody>${o.sites.map((s) => html`<tr>
+<td>${s.name}</td><td><code>${s.apiKey}</code></td><td>${s.callbackUrl}</td><td class="nowrap">${dateText(s.createdAt)}</td>
+<td><form method="post" action="/account/sites/${s.apiKey}/rotate-secret">${o.csrf}<button type="submit" class="secondary">New secret</button></form>
+<form method="post" action="/account/sites/${s.apiKey}/delete">${o.csrf}<button type="submit" class="danger">Delete</button></form></td>
+</tr>`)}</tbody></table>`}
+</section>
+<section class="card" id="register-site">
+<h2>Register a login site</h2>
+${f.error ? html`<div class="error" role="alert">${f.error}</div>` : ''}
+<form method="post" action="/account/sites">
+${o.csrf}
+<label for="site_name">Name</label>
+<input type="text" id="site_name" name="name" value="${f.name}" maxlength="100" required>
+<label for="site_callback">Callback URL</label>
+<input type="url" id="site_callback" name="callback" value="${f.callback}" placeholder="https://example.com/login/callback" required>
+<div class="actions"><button type="submit">Register</button></div>
+</form>
+</section>`,
+  })
+}
+
+export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; sites: LoginSiteStore; audit?: Pick<AuditStore, 'record'> }): void {
+  const { area, sites } = o
+  const audited = async (request: FastifyRequest, event: Omit<AuditInput, 'address' | 'kind'>) => {
+    if (!o.audit) return
+    try {
+      await o.audit.record({ ...event, kind: 'site', address: app.publicOrigin(request).ip })
+    } catch (err) {
+      request.log.warn({ err: { message: (err as Error).message }, action: event.action }, 'audit record failed')
+    }
+  }
+  const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof sitesPage>[0], 'session' | 'csrf' | 'sites'> = {}) =>
+    sendPage(reply, status, sitesPage({ session, csrf: area.csrfField(session), sites: await sites.list(session.user.id), ...extra }))
+
+  app.get('/account/sites', async (request, reply) => {
+    request.routeName = 'account'
+    const session = await area.requireSignIn(request, reply, { next: '/account/sites' })
+    if (!session) return reply
+    const n = (request.query as Record<string, unknown>).notice
+    return render(reply, 200, session, n === 'deleted' ? { notice: 'The site was deleted: its api_key no longer works.' } : {})
+  })
+
+  app.post('/account/sites', async (request, reply) => {
+    request.routeName = 'account'
+    const posted = await area.signedInPost(request, reply)
+    if (!posted) return reply
+    const { session, form } = posted
+    const input = { name: (field(form, 'name') ?? '').trim(), callback: (field(form, 'callback') ?? '').trim() }
+    if (input.name === '') return render(reply, 400, session, { form: { ...input, error: 'Give the site a name.' } })
+    if (input.callback === '') return render(reply, 400, session, { form: { ...input, error: 'Give the callback URL the sign-in returns to.' } })
+    try {
+      const created = await sites.create({ name: input.name, ownerId: session.user.id, callbackUrl: input.callback })
+      await audited(request, { action: 'site.create', target: created.site.apiKey, before: null, after: { ...siteView(created.site), by: session.user.id } })
+      return render(reply, 201, session, { created })
+    } catch (err) {
+      if (err instanceof InvalidInput) return render(reply, 400, session, { form: { ...input, error: `The ${err.message}; nothing was registered.` } })
+      throw err
+    }
+  })
+
+  /** The signed-in user's own site named in the path, or null after answering 404. */
+  const own = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession): Promise<LoginSite | null> => {
+    const key = (request.params as { key: string }).key
+    const found = await sites.get(key)
+    if (!found || found.site.ownerId !== session.user.id) {
+      await render(reply, 404, session, { notice: 'You have no login site with this api_key.' })
+      return null
+    }
+    return found.site
+  }
+
+  app.post('/account/sites/:key/rotate-secret', async (request, reply) => {
+    request.routeName = 'account'
+    const posted = await area.signedInPost(request, reply)
+    if (!posted) return reply
+    const site = await own(request, reply, posted.session)
+    if (!site) return reply
+    const rotated = await sites.rotateSecret(site.apiKey)
+    if (!rotated) return render(reply, 404, posted.session, { notice: 'You have no login site with this api_key.' })
+    await audited(request, { action: 'site.rotate_secret', target: site.apiKey, before: null, after: { by: posted.session.user.id } })
+    return render(reply, 200, posted.session, { created: { ...rotated, rotated: true } })
+  })
+
+  app.post('/account/sites/:key/delete', async (request, reply) => {
+    request.routeName = 'account'
+    const posted = await area.signedInPost(request, reply)
+    if (!posted) return reply
+    const site = await own(request, reply, posted.session)
+    if (!site) return reply
+    const deleted = await sites.delete(site.apiKey)
+    if (deleted) await audited(request, { action: 'site.delete', target: site.apiKey, before: siteView(deleted), after: { by: posted.session.user.id } })
+    return seeOther(reply, '/account/sites?notice=deleted')
+  })
+}

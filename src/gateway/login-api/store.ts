@@ -1,0 +1,137 @@
+// Login sites and their certs (docs/login-api.md), in the gateway's store so that every
+// gateway shares them: a sign-in started on one gateway is exchanged on any other.
+// The secret is sealed like a consumer secret; a cert is kept only as its SHA-256.
+import { createHash } from 'node:crypto'
+import type { Db } from '../../common/sql.js'
+import { randomToken } from '../../common/secrets.js'
+import { SecretBox } from '../store/crypto.js'
+import { NotFound } from '../store/types.js'
+import { checkCallbackUrl, checkName, InvalidInput, isPlausibleKey } from '../store/validation.js'
+import { userIdPattern } from '../domain/identifiers.js'
+
+export interface LoginSite {
+  apiKey: string
+  name: string
+  ownerId: string
+  callbackUrl: string
+  createdAt: Date
+}
+
+/** Why a cert was not redeemed. */
+export type CertProblem = 'unknown' | 'used' | 'expired' | 'foreign'
+
+const keyBytes = 18
+const secretBytes = 24
+/** 32 random bytes: far beyond the 128 bits asked of a cert. */
+const certBytes = 32
+
+const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex')
+const secretAad = (apiKey: string) => `login_sites.secret:${apiKey}`
+
+interface SiteRow {
+  api_key: string
+  secret: string
+  name: string
+  owner_id: string
+  callback_url: string
+  created_at: Date | string
+}
+
+const columns = 'api_key, secret, name, owner_id, callback_url, created_at'
+const toSite = (r: SiteRow): LoginSite => ({ apiKey: r.api_key, name: r.name, ownerId: r.owner_id, callbackUrl: r.callback_url, createdAt: new Date(r.created_at) })
+
+export class LoginSiteStore {
+  private readonly box: SecretBox
+
+  constructor(private readonly db: Db, secretKey: string) {
+    this.box = new SecretBox(secretKey)
+  }
+
+  /** A new site; throws InvalidInput for a bad name or callback, NotFound for an unknown owner. */
+  async create(input: { name: string; ownerId: string; callbackUrl: string }): Promise<{ site: LoginSite; secret: string }> {
+    const name = checkName(input.name)
+    const callbackUrl = checkCallbackUrl(input.callbackUrl)
+    if (callbackUrl === null) throw new InvalidInput('callbackUrl', 'callback URL is required')
+    if (!userIdPattern.test(input.ownerId)) throw new NotFound(`no user ${JSON.stringify(input.ownerId)}`)
+    const apiKey = randomToken(keyBytes)
+    const secret = randomToken(secretBytes)
+    const rows = await this.db.query<SiteRow>(
+      `INSERT INTO kigo_gateway.login_sites (api_key, secret, name, owner_id, callback_url)
+       SELECT $1, $2, $3, u.id, $5 FROM kigo_gateway.users u WHERE u.id = $4
+       RETURNING ${columns}`,
+      [apiKey, this.box.seal(secret, secretAad(apiKey)), name, input.ownerId, callbackUrl],
+    )
+    if (rows.length === 0) throw new NotFound(`no user ${input.ownerId}`)
+    return { site: toSite(rows[0]!), secret }
+  }
+
+  /** The site and its secret, or null (anything that cannot be a key is not looked up). */
+  async get(apiKey: string): Promise<{ site: LoginSite; secret: string } | null> {
+    if (!isPlausibleKey(apiKey)) return null
+    const rows = await this.db.query<SiteRow>(`SELECT ${columns} FROM kigo_gateway.login_sites WHERE api_key = $1`, [apiKey])
+    const row = rows[0]
+    return row ? { site: toSite(row), secret: this.box.open(row.secret, secretAad(row.api_key)) } : null
+  }
+
+  async list(ownerId?: string): Promise<LoginSite[]> {
+    const rows = ownerId === undefined
+      ? await this.db.query<SiteRow>(`SELECT ${columns} FROM kigo_gateway.login_sites ORDER BY created_at, api_key`)
+      : await this.db.query<SiteRow>(`SELECT ${columns} FROM kigo_gateway.login_sites WHERE owner_id = $1 ORDER BY created_at, api_key`, [ownerId])
+    return rows.map(toSite)
+  }
+
+  /** A new secret (the old one stops working at once); null for an unknown key. */
+  async rotateSecret(apiKey: string): Promise<{ site: LoginSite; secret: string } | null> {
+    if (!isPlausibleKey(apiKey)) return null
+    const secret = randomToken(secretBytes)
+    const rows = await this.db.query<SiteRow>(
+      `UPDATE kigo_gateway.login_sites SET secret = $2 WHERE api_key = $1 RETURNING ${columns}`,
+      [apiKey, this.box.seal(secret, secretAad(apiKey))],
+    )
+    return rows[0] ? { site: toSite(rows[0]), secret } : null
+  }
+
+  /** Deletes the site and its outstanding certs; null for an unknown key. */
+  async delete(apiKey: string): Promise<LoginSite | null> {
+    if (!isPlausibleKey(apiKey)) return null
+    const rows = await this.db.query<SiteRow>(`DELETE FROM kigo_gateway.login_sites WHERE api_key = $1 RETURNING ${columns}`, [apiKey])
+    return rows[0] ? toSite(rows[0]) : null
+  }
+
+  /** Issues a cert for `userId` at `apiKey`'s site, valid `ttlSeconds`; expired rows of a day ago are swept. */
+  async issueCert(apiKey: string, userId: string, now: number, ttlSeconds: number): Promise<string> {
+    const cert = randomToken(certBytes)
+    await this.db.query(
+      `INSERT INTO kigo_gateway.login_certs (cert_hash, api_key, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+      [sha256(cert), apiKey, userId, new Date(now), new Date(now + ttlSeconds * 1000)],
+    )
+    await this.db.query(`DELETE FROM kigo_gateway.login_certs WHERE expires_at < $1`, [new Date(now - 86_400_000)])
+    return cert
+  }
+
+  /**
+   * Redeems `cert` for the site `apiKey`: the user it was issued for, once. A cert of
+   * another site is left as it is (its own site can still redeem it).
+   */
+  async redeemCert(apiKey: string, cert: string, now: number): Promise<{ userId: string } | { problem: CertProblem }> {
+    if (!isPlausibleKey(cert)) return { problem: 'unknown' }
+    const hash = sha256(cert)
+    const at = new Date(now)
+    const rows = await this.db.query<{ user_id: string }>(
+      `UPDATE kigo_gateway.login_certs SET used_at = $3
+       WHERE cert_hash = $1 AND api_key = $2 AND used_at IS NULL AND expires_at > $3
+       RETURNING user_id`,
+      [hash, apiKey, at],
+    )
+    if (rows[0]) return { userId: rows[0].user_id }
+    const found = await this.db.query<{ api_key: string; used_at: Date | null; expires_at: Date | string }>(
+      `SELECT api_key, used_at, expires_at FROM kigo_gateway.login_certs WHERE cert_hash = $1`,
+      [hash],
+    )
+    const row = found[0]
+    if (!row) return { problem: 'unknown' }
+    if (row.api_key !== apiKey) return { problem: 'foreign' }
+    if (row.used_at !== null) return { problem: 'used' }
+    return { problem: 'expired' }
+  }
+}

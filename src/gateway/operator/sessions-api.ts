@@ -1,0 +1,26 @@
+// POST /admin/sessions/revoke (`kigo admin sessions revoke`): ends every operator dashboard
+// session at once, at every gateway sharing the store (docs/security.md#operator-sessions).
+// Recorded in the audit trail with the number ended; the bearer token itself is not a
+// session and keeps working.
+import type { FastifyInstance } from 'fastify'
+import type { AuditStore } from '../audit/store.js'
+import { sendOperatorError } from './policy-api.js'
+import type { OperatorSessionStore } from './session-store.js'
+
+export interface SessionsApiOptions {
+  sessions: Pick<OperatorSessionStore, 'revokeAll'>
+  audit?: Pick<AuditStore, 'record'>
+  now: () => number
+}
+
+export async function sessionsApi(app: FastifyInstance, options: SessionsApiOptions): Promise<void> {
+  app.setErrorHandler((err, request, reply) => sendOperatorError(request, reply, err))
+
+  app.post('/admin/sessions/revoke', async (request, reply) => {
+    const revoked = await options.sessions.revokeAll(options.now())
+    request.log.warn({ revoked }, 'every operator dashboard session revoked')
+    await options.audit?.record({ kind: 'session', action: 'sessions.revoke', target: 'dashboard', before: { active: revoked }, after: { active: 0 }, address: request.ip })
+      .catch((err: Error) => request.log.error({ err: { message: err.message } }, 'audit record failed'))
+    return reply.header('cache-control', 'no-store').send({ revoked })
+  })
+}

@@ -40,6 +40,8 @@ beforeAll(async () => {
   })
   expect(policy.status).toBe(200)
   expect((await stack.admin('PUT', '/admin/users/alice/email', { email: 'alice.with.a.rather.long.address@example.com' })).status).toBe(200)
+  // Reading the report writes the gateway's pending usage counts, so the account page lists the tool.
+  expect((await stack.admin('GET', '/admin/usage')).status).toBe(200)
 }, 60_000)
 
 afterAll(async () => {

@@ -17,12 +17,14 @@ export interface GuideSample {
   library: string
   file: string
   run: string
+  /** Has the `status` step: a text status, its form body signed. */
+  status?: boolean
 }
 
 export const guideSamples: GuideSample[] = [
-  { id: 'curl', title: 'curl', library: 'curl and openssl (the signature computed in the shell)', file: 'curl.sh', run: 'bash curl.sh' },
-  { id: 'python', title: 'Python', library: 'requests-oauthlib (pip install requests-oauthlib, or Debian’s python3-requests-oauthlib)', file: 'python.py', run: 'python3 python.py' },
-  { id: 'node', title: 'Node', library: 'oauth-1.0a (npm install oauth-1.0a), Node 20 or later', file: 'node.mjs', run: 'node node.mjs' },
+  { id: 'curl', title: 'curl', library: 'curl and openssl (the signature computed in the shell)', file: 'curl.sh', run: 'bash curl.sh', status: true },
+  { id: 'python', title: 'Python', library: 'requests-oauthlib (pip install requests-oauthlib, or Debian’s python3-requests-oauthlib)', file: 'python.py', run: 'python3 python.py', status: true },
+  { id: 'node', title: 'Node', library: 'oauth-1.0a (npm install oauth-1.0a), Node 20 or later', file: 'node.mjs', run: 'node node.mjs', status: true },
   { id: 'perl', title: 'Perl', library: 'Net::OAuth and LWP (cpan Net::OAuth, or Debian’s libnet-oauth-perl)', file: 'perl.pl', run: 'perl perl.pl' },
   { id: 'ruby', title: 'Ruby', library: 'the oauth gem (gem install oauth, or Debian’s ruby-oauth)', file: 'ruby.rb', run: 'ruby ruby.rb' },
 ]
@@ -131,7 +133,8 @@ ${guideSamples.map((s) => html`<section class="card sample" id="${s.id}">
 <pre><code>export KIGO=${base} CONSUMER_KEY=your-key CONSUMER_SECRET=your-secret
 ${s.run} initiate                      # prints oauth_token, oauth_token_secret and the page for the user
 REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=CODE ${s.run} token
-TOKEN=… TOKEN_SECRET=… ${s.run} post photos dot.png
+${s.status ? html`TOKEN=… TOKEN_SECRET=… ${s.run} status haiku 'an old silent pond'   # a text status: the form body is signed
+` : ''}TOKEN=… TOKEN_SECRET=… ${s.run} post photos dot.png
 TOKEN=… TOKEN_SECRET=… ${s.run} read ENTRY_ID</code></pre>
 <p><a class="download" href="/developers/samples/${s.file}" download="${s.file}">Download ${s.file}</a> <span class="muted">(written for ${base})</span></p>
 <pre class="source" data-file="${s.file}"><code>${show(s.file)}</code></pre>

@@ -78,7 +78,7 @@ describe.skipIf(!haveChromium)('every page at 390 px', () => {
   it('sign-in, the guide, /migration, the account, an application, authorize: fit, and "kigo" leads to the timeline', async () => {
     const context = await browser().newContext({ viewport: { width: 390, height: 844 } })
     const page = await context.newPage()
-    for (const [name, path] of [['login', '/account/login'], ['forgot', '/account/forgot'], ['developers', '/developers'], ['migration', '/migration'], ['authorize-unknown', '/oauth/authorize?oauth_token=unknown']] as const) {
+    for (const [name, path] of [['login', '/account/login'], ['forgot', '/account/forgot'], ['developers', '/developers'], ['migration', '/migration'], ['authorize-unknown', '/oauth/authorize?oauth_token=unknown'], ['login-api-auth', '/auth']] as const) {
       await page.goto(`${stack.url}${path}`)
       await noSideScroll(page, name)
       expect(await page.locator('header.site a.brand').getAttribute('href'), path).toBe('/')
@@ -94,7 +94,7 @@ describe.skipIf(!haveChromium)('every page at 390 px', () => {
     expect(signOut!.x + signOut!.width).toBeLessThanOrEqual(390)
     expect(await page.locator('header.site a.brand').getAttribute('href')).toBe('/')
     expect(await page.locator('#legacy').textContent()).toContain('HaikuDroid/3.2')
-    for (const [name, path] of [['application', `/account/apps/${consumerKey}`], ['developers-signed-in', '/developers'], ['migration-signed-in', '/migration']] as const) {
+    for (const [name, path] of [['application', `/account/apps/${consumerKey}`], ['sites', '/account/sites'], ['developers-signed-in', '/developers'], ['migration-signed-in', '/migration']] as const) {
       await page.goto(`${stack.url}${path}`)
       await noSideScroll(page, name)
     }

@@ -41,6 +41,7 @@ const actionWords: Record<string, string> = {
   'account.reset_api_password': 'API password reset (the old one stops working)',
   'account.app_rotate_secret': 'consumer secret rotated (the old one stops working)',
   'account.revoke': 'access revoked',
+  'account.reset_password_by_mail': 'sign-in password reset through the mailed link',
 }
 
 /**

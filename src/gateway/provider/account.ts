@@ -13,7 +13,7 @@ import { userIdPattern } from '../domain/identifiers.js'
 import type { ProviderContext } from './context.js'
 import { field, readForm } from './form.js'
 import { sendPage, seeOther } from './html.js'
-import { accountPage, applicationPage, confirmPage, forgotPasswordPage, loginPage, messagePage, type RegisterForm } from './pages.js'
+import { accountPage, applicationPage, confirmPage, forgotByMailPage, forgotPasswordPage, loginPage, messagePage, resetPasswordPage, type RegisterForm } from './pages.js'
 import { scopesFromCheckboxes } from './scopes.js'
 import { csrfMatches, type Session } from './session.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
@@ -37,6 +37,7 @@ const notices: Record<string, string> = {
   signed_out: 'You are signed out.',
   password_changed: 'Your password was changed. You were signed out everywhere else.',
   email: 'Your contact e-mail was saved.',
+  password_reset: 'Your password was set. Sign in with the new one; you were signed out everywhere.',
 }
 
 export function registerAccount(app: FastifyInstance, ctx: ProviderContext): void {
@@ -167,9 +168,86 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     return seeOther(reply, next)
   })
 
+  // "Forgot your password?": a single-use link by mail when SMTP is configured
+  // (password-reset.ts), else the operator's command. The answer never says whether the
+  // account exists or has an e-mail; asking is throttled per address like sign-in.
+  const reset = ctx.passwordReset
   app.get('/account/forgot', async (request, reply) => {
     request.routeName = 'account'
-    return sendPage(reply, 200, forgotPasswordPage())
+    if (!reset) return sendPage(reply, 200, forgotPasswordPage())
+    const session = await sessions.currentOrVisitor(request, reply, secureOf(request))
+    return sendPage(reply, 200, forgotByMailPage({ csrfToken: session.csrfToken }))
+  })
+
+  app.post('/account/forgot', async (request, reply) => {
+    request.routeName = 'account'
+    if (!reset) return sendPage(reply, 200, forgotPasswordPage())
+    const read = readForm(request)
+    if (!read.ok) return sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
+    const session = await sessions.current(request)
+    if (!csrfMatches(session, field(read.form, 'csrf_token'))) return formExpired(reply)
+    const keys = { realm: 'web' as const, ip: app.publicOrigin(request).ip }
+    const wait = await throttle.check(keys)
+    if (wait > 0) {
+      void reply.header('retry-after', String(wait))
+      return sendPage(reply, 429, forgotByMailPage({ csrfToken: session!.csrfToken, error: `Too many attempts. Try again in ${Math.ceil(wait / 60)} minutes.` }))
+    }
+    // Each request counts against the address, as a failed sign-in does: no mail flood.
+    await throttle.failed(keys)
+    const username = (field(read.form, 'username') ?? '').trim()
+    const email = userIdPattern.test(username) ? await store.getUserEmail(username).catch(() => null) : null
+    if (email) {
+      const origin = app.publicOrigin(request)
+      const token = await reset.store.create(username, reset.ttlSeconds, ctx.now())
+      const link = `${origin.scheme}://${origin.host}/account/reset?token=${encodeURIComponent(token)}`
+      try {
+        await reset.mailer.send({
+          to: email,
+          subject: 'Set a new kigo password',
+          text: `Someone (you, we hope) asked to set a new password for the kigo account ${username}.\n\nOpen this link within ${Math.round(reset.ttlSeconds / 60)} minutes to choose one; it works once:\n\n${link}\n\nIf you did not ask, ignore this mail: your password stays as it is.\n`,
+        })
+      } catch (err) {
+        request.log.error({ err: { message: (err as Error).message } }, 'password reset mail not sent')
+        return sendPage(reply, 503, forgotByMailPage({ csrfToken: session!.csrfToken, error: 'The mail could not be sent right now. Try again later, or ask the operator.' }))
+      }
+    }
+    return sendPage(reply, 200, forgotByMailPage({ csrfToken: session!.csrfToken, sent: { minutes: Math.round(reset.ttlSeconds / 60) } }))
+  })
+
+  const badLink = (reply: FastifyReply) =>
+    sendPage(reply, 400, messagePage({ title: 'This link does not work', message: 'It was used already, it expired, or it is not whole. Ask for a new one.', link: { href: '/account/forgot', text: 'Forgot your password?' } }))
+
+  app.get('/account/reset', async (request, reply) => {
+    request.routeName = 'account'
+    const token = (request.query as Record<string, unknown>).token
+    if (!reset || typeof token !== 'string' || token.length > 200 || (await reset.store.peek(token, ctx.now())) === null) return badLink(reply)
+    const session = await sessions.currentOrVisitor(request, reply, secureOf(request))
+    return sendPage(reply, 200, resetPasswordPage({ csrfToken: session.csrfToken, token }))
+  })
+
+  app.post('/account/reset', async (request, reply) => {
+    request.routeName = 'account'
+    if (!reset) return badLink(reply)
+    const read = readForm(request)
+    if (!read.ok) return sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
+    const session = await sessions.current(request)
+    if (!csrfMatches(session, field(read.form, 'csrf_token'))) return formExpired(reply)
+    const token = field(read.form, 'token') ?? ''
+    const next = field(read.form, 'new_password') ?? ''
+    const again = field(read.form, 'confirm_password') ?? ''
+    const userId = token.length > 200 ? null : await reset.store.peek(token, ctx.now())
+    if (userId === null) return badLink(reply)
+    const refuse = (error: string) => sendPage(reply, 400, resetPasswordPage({ csrfToken: session!.csrfToken, token, error }))
+    if (next === '') return refuse('Enter a new password.')
+    if (next !== again) return refuse('The new password and its confirmation differ.')
+    const weak = loginPasswordProblem(next, userId)
+    if (weak !== null) return refuse(`${weak[0]!.toUpperCase()}${weak.slice(1)}.`)
+    // Checked first, used last: a refused password does not spend the link.
+    if ((await reset.store.consume(token, ctx.now())) !== userId) return badLink(reply)
+    await store.setLoginPassword(userId, next)
+    await store.endUserSessions(userId)
+    await audited(request, { kind: 'user', action: 'account.reset_password_by_mail', target: userId, before: null, after: null })
+    return seeOther(reply, '/account/login?notice=password_reset')
   })
 
   app.post('/account/logout', async (request, reply) => {

@@ -9,6 +9,7 @@ import type { PolicyService } from '../policy/service.js'
 import type { AppUseStore } from '../usage/app-use.js'
 import type { UsageStore } from '../usage/store.js'
 import type { AuditStore } from '../audit/store.js'
+import type { Mailer, PasswordResetStore } from './password-reset.js'
 
 /** The migration policy and usage, for the guide pages and the account page (SPEC §6). */
 export interface ProviderMigration {
@@ -44,6 +45,14 @@ export interface ProviderOptions {
   migration?: ProviderMigration
   /** The audit trail: a user's own changes on the account pages are recorded (actions `account.*`). */
   audit?: Pick<AuditStore, 'record'>
+  /** "Forgot your password?" by mail, when an SMTP server is configured. */
+  passwordReset?: PasswordReset
+}
+
+export interface PasswordReset {
+  store: PasswordResetStore
+  mailer: Mailer
+  ttlSeconds: number
 }
 
 export const defaults = {
@@ -64,4 +73,5 @@ export interface ProviderContext {
   verifyOptions: OAuthVerifyOptions
   migration?: ProviderMigration
   audit?: Pick<AuditStore, 'record'>
+  passwordReset?: PasswordReset
 }

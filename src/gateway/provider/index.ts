@@ -56,6 +56,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
     realm: auth.realm,
     ...(options.migration ? { migration: options.migration } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
+    ...(options.passwordReset ? { passwordReset: options.passwordReset } : {}),
     verifyOptions: {
       windowSeconds: auth.timestampWindowSeconds,
       hmacSha256: auth.hmacSha256,

@@ -41,6 +41,49 @@ ${csrfField(o.csrfToken)}
   })
 }
 
+/** With a mail server: the user ID, and a link is mailed to the account's contact e-mail. */
+export function forgotByMailPage(o: { csrfToken: string; sent?: { minutes: number }; error?: string }): string {
+  return page({
+    title: 'Forgot your password?',
+    narrow: true,
+    body: html`<div class="card" id="forgot">
+<h1>Forgot your password?</h1>
+${o.error ? html`<div class="error" role="alert">${o.error}</div>` : ''}
+${o.sent
+      ? html`<div class="notice" role="status">If that account has a contact e-mail, a link to set a new password is on its way. It works once, within ${o.sent.minutes} minutes.</div>`
+      : html`<p>Enter your user ID: a link to set a new password is mailed to your account's contact e-mail. Without one, ask the operator (<code>kigo users reset-password YOUR_USER_ID</code>).</p>
+<form method="post" action="/account/forgot">
+${csrfField(o.csrfToken)}
+<label for="username">User ID</label>
+<input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
+<div class="actions"><button type="submit">Mail me a link</button></div>
+</form>`}
+<p><a href="/account/login">Back to sign-in</a></p>
+</div>`,
+  })
+}
+
+/** The mailed link's page: a new password, twice. */
+export function resetPasswordPage(o: { csrfToken: string; token: string; error?: string }): string {
+  return page({
+    title: 'Set a new password',
+    narrow: true,
+    body: html`<div class="card" id="reset">
+<h1>Set a new password</h1>
+${o.error ? html`<div class="error" role="alert">${o.error}</div>` : ''}
+<form method="post" action="/account/reset">
+${csrfField(o.csrfToken)}
+<input type="hidden" name="token" value="${o.token}">
+<label for="new_password">New password <span class="muted">(at least ${minLoginPasswordLength} characters, not containing your user ID)</span></label>
+<input type="password" id="new_password" name="new_password" autocomplete="new-password" minlength="${minLoginPasswordLength}" required>
+<label for="confirm_password">New password again</label>
+<input type="password" id="confirm_password" name="confirm_password" autocomplete="new-password" minlength="${minLoginPasswordLength}" required>
+<div class="actions"><button type="submit">Set the password</button></div>
+</form>
+</div>`,
+  })
+}
+
 /** Without a mail server to send a reset link, the operator resets the password. */
 export function forgotPasswordPage(): string {
   return page({

@@ -391,3 +391,20 @@ describe('an application\'s owner, and the audit trail of the user\'s own change
     expect(audit).toContain('consumer secret rotated')
   })
 })
+
+describe('the user\'s own changes in the audit trail', () => {
+  it('password change and API password reset are recorded with the user, without secrets', async () => {
+    const gus = await stack.addUser('gusaudit', 'Gus')
+    const web = await signedIn(gus)
+    let account = await web.get('/account')
+    const changed = await web.post('/account/password', { csrf_token: csrfOf(account.text), current_password: gus.password, new_password: 'gus has a long password', confirm_password: 'gus has a long password' })
+    expect(changed.status).toBe(303)
+    account = await web.get('/account')
+    expect((await web.post('/account/api-password', { csrf_token: csrfOf(account.text), confirm: 'yes' })).status).toBe(303)
+    const events = (await stack.admin<{ events: Array<{ action: string; target: string; before: unknown; after: unknown }> }>('GET', '/admin/audit?target=gusaudit')).body.events
+    expect(events.map((e) => e.action)).toEqual(['account.reset_api_password', 'account.change_password', 'user.create'])
+    expect(JSON.stringify(events)).not.toContain('gus has a long password')
+    const text = await (await fetch(`${stack.adminUrl}/admin/`, { headers: { authorization: `Bearer ${stack.config.adminToken}` } })).text()
+    expect(text).toContain('sign-in password changed')
+  })
+})

@@ -55,14 +55,15 @@ export function accountActor(e: { action: string; target: string; before: unknow
   return `user ${named ?? e.target}`
 }
 
-/** The event in one line: its verb, then `field: old -> new` for each changed field. */
+/** The event in one line: its verb, then `field: old -> new` for each changed field (a creation: the new fields). */
 export function eventSummary(action: string, before: unknown, after: unknown): string {
   const words = actionWords[action]
   const changes = fieldChanges(before, after).map((c) => `${c.field}: ${c.before} -> ${c.after}`)
   if (words !== undefined) return [words, ...changes].join('; ')
   if (before === null && after === null) return action
-  const verb = before === null ? 'created' : after === null ? 'deleted' : null
-  if (verb !== null) return [verb, ...changes].join('; ')
+  // A deletion is its verb alone (what was deleted stays in --json's `before`).
+  if (after === null) return 'deleted'
+  if (before === null) return ['created', ...changes].join('; ')
   return changes.length === 0 ? 'unchanged' : changes.join('; ')
 }
 

@@ -10,6 +10,7 @@ import { readArgs, suggestion } from './argv.js'
 import type { Command, Parsed } from './command.js'
 import { migrationCommands } from './migration-commands.js'
 import { accessCommands } from './access-commands.js'
+import { oidcCommands } from './oidc-commands.js'
 import { siteCommands } from './site-commands.js'
 import { formatRecord, formatTable, type Field } from './output.js'
 import { loginPasswordProblem } from '../common/password-rule.js'
@@ -219,6 +220,7 @@ const commands: Command[] = [
   },
   ...migrationCommands,
   ...accessCommands,
+  ...oidcCommands,
   ...siteCommands,
 ]
 

@@ -76,7 +76,7 @@ a{color:#2b5cab}
 .muted{color:#59636e;font-size:.9rem}
 label{display:block;font-weight:600;margin:.8rem 0 .3rem}
 label.check{font-weight:400;margin:.3rem 0;display:flex;gap:.5rem;align-items:baseline}
-input[type=text],input[type=password],input[type=url],input[type=email]{width:100%;padding:.5rem .6rem;border:1px solid #b9c0ca;border-radius:5px;font:inherit;background:#fff}
+input[type=text],input[type=password],input[type=url],input[type=email],textarea{width:100%;padding:.5rem .6rem;border:1px solid #b9c0ca;border-radius:5px;font:inherit;background:#fff}
 button{font:inherit;padding:.5rem 1.1rem;border-radius:5px;border:1px solid #2b3a55;background:#2b3a55;color:#fff;cursor:pointer}
 button.secondary,a.button.secondary{background:#fff;color:#2b3a55}
 button.danger{background:#fff;color:#b42318;border-color:#b42318}

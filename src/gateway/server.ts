@@ -29,7 +29,10 @@ import { AppUseRecorder, AppUseStore } from './usage/app-use.js'
 import { AuditStore } from './audit/store.js'
 import { PasswordResetStore, smtpMailer } from './provider/password-reset.js'
 import { OperatorSessionStore } from './operator/session-store.js'
+import { defaults as providerDefaults } from './provider/context.js'
 import { loginApi, LoginSiteStore } from './login-api/index.js'
+import { accountSitesSection, oidcProvider, OidcProviders, OidcStore } from './oidc/index.js'
+import { oidcClientPages } from './oidc/client-pages.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -179,12 +182,18 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     return { store: storeOk, ...(redisOk === undefined ? {} : { redis: redisOk }), core: coreOk }
   }
 
+  // ---- the OpenID Connect provider (docs/oidc.md): its state and keys in the shared store.
+  const oidcStore = new OidcStore(opsDb, config.secretKey, now)
+  const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now, usage, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
+  await oidcProviders.load()
+
   const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage: observer, coreWatch, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
+  const accountSections = [(user: { id: string; name: string }, csrfToken: string) => accountSitesSection(oidcStore, user, csrfToken)]
   const audit = new AuditStore(opsDb)
   // "Forgot your password?" mails a link when an SMTP server is configured.
   const passwordReset = config.mail.smtpUrl === null ? undefined : { store: new PasswordResetStore(opsDb), mailer: smtpMailer(config.mail.smtpUrl, config.mail.from), ttlSeconds: config.mail.resetTtlSeconds }
-  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, audit, ...(passwordReset ? { passwordReset } : {}), ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
+  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, accountSections, audit, ...(passwordReset ? { passwordReset } : {}), ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
   // The legacy login API (docs/login-api.md): its sites and certs in the shared store.
   const sites = new LoginSiteStore(opsDb, config.secretKey)
   await app.register(loginApi, {
@@ -200,7 +209,27 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     ...(options.loginApiCertTtlSeconds ? { certTtlSeconds: options.loginApiCertTtlSeconds } : {}),
     ...(options.now ? { now: options.now } : {}),
   })
-  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit, sites, operatorSessions: new OperatorSessionStore(opsDb), userLocks })
+  // The OpenID Connect provider (docs/oidc.md) on the same account area.
+  await app.register(oidcProvider, {
+    config,
+    store: oidcStore,
+    users: store,
+    providers: oidcProviders,
+    metrics,
+    now,
+    sessionTtlSeconds: options.provider?.sessionTtlSeconds ?? config.provider.sessionTtlSeconds ?? providerDefaults.sessionTtlSeconds,
+    visitorSessionTtlSeconds: options.provider?.visitorSessionTtlSeconds ?? providerDefaults.visitorSessionTtlSeconds,
+  })
+  // The account pages where users register their own relying parties (docs/oidc.md#registering-a-site).
+  await app.register(oidcClientPages, {
+    store: oidcStore,
+    users: store,
+    audit,
+    now,
+    sessionTtlSeconds: options.provider?.sessionTtlSeconds ?? config.provider.sessionTtlSeconds ?? providerDefaults.sessionTtlSeconds,
+    visitorSessionTtlSeconds: options.provider?.visitorSessionTtlSeconds ?? providerDefaults.visitorSessionTtlSeconds,
+  })
+  const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit, sites, oidc: { store: oidcStore, providers: oidcProviders }, operatorSessions: new OperatorSessionStore(opsDb), userLocks })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
   const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
   if (logger) {

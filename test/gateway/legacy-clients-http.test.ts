@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { request } from 'undici'
 import { operations } from '../../src/common/route-table.js'
+import { pngHeader } from '../helpers/image-headers.js'
 import { oauth1aClient } from '../helpers/oauth1a.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { element, elements, fields, parseDocument } from '../helpers/xml-client.js'
@@ -294,7 +295,7 @@ describe('an OAuth header that names no token', () => {
 
 test('status with file: the 400 says how to send them', async () => {
   const boundary = 'kigo-boundary'
-  const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(32)])
+  const png = pngHeader(1, 1)
   const body = Buffer.concat([
     Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="status"\r\n\r\nhello\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
     png,

@@ -4,7 +4,7 @@
 // signed-in visitor adds its path to `returnPaths`.
 
 /** Local paths (and everything under them) a sign-in may return to. */
-export const returnPaths: readonly string[] = ['/account', '/oauth/authorize', '/auth']
+export const returnPaths: readonly string[] = ['/account', '/oauth/authorize', '/auth', '/oidc/interaction']
 
 const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 const returnPattern = new RegExp(`^(${returnPaths.map(escaped).join('|')})(?=[/?]|$)`)

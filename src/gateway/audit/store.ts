@@ -10,7 +10,7 @@
 //   shown once). An operator who needs a gap-free trail reads the log lines as well.
 import type { Db } from '../../common/sql.js'
 
-export const auditKinds = ['policy', 'user', 'app', 'token', 'session', 'site'] as const
+export const auditKinds = ['policy', 'user', 'app', 'token', 'session', 'site', 'oidc'] as const
 export type AuditKind = (typeof auditKinds)[number]
 
 export interface AuditInput {

@@ -1,4 +1,4 @@
-// A user's own login sites on the account pages (docs/login-api.md#registering-a-site):
+// A user's own login sites on the account pages (docs/login-api.md#users):
 // list, register (the secret shown once, on the answer to the post), rotate the secret,
 // delete. Every post is CSRF-checked by the account area; every change is audited.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'

@@ -25,6 +25,9 @@ import { sessionsApi } from './sessions-api.js'
 import { locksApi } from './locks-api.js'
 import type { UserLocks } from '../throttle/user-locks.js'
 import { usageApi } from './usage-api.js'
+import { oidcAdminApi } from '../oidc/admin-api.js'
+import type { OidcProviders } from '../oidc/index.js'
+import type { OidcStore } from '../oidc/store.js'
 
 export interface OperatorDeps extends GatewayDeps {
   store: IdentityAdministration
@@ -36,6 +39,8 @@ export interface OperatorDeps extends GatewayDeps {
   operatorSessions?: OperatorSessionStore
   /** Operator locks on users (docs/operations.md#user-locks). */
   userLocks?: UserLocks
+  /** The OpenID Connect provider's relying parties and keys (docs/oidc.md). */
+  oidc?: { store: OidcStore; providers: Pick<OidcProviders, 'rotateKey'> }
   /** The login API's sites (docs/login-api.md). */
   sites?: LoginSiteStore
 }
@@ -67,6 +72,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     if (audit) await api.register(auditApi, { audit })
     if (deps.userLocks) await api.register(locksApi, { locks: deps.userLocks, now, ...(audit ? { audit } : {}) })
     if (deps.operatorSessions) await api.register(sessionsApi, { sessions: deps.operatorSessions, now, ...(audit ? { audit } : {}) })
+    if (deps.oidc) await api.register(oidcAdminApi, { store: deps.oidc.store, providers: deps.oidc.providers, users: deps.store, ...(audit ? { audit } : {}) })
     if (deps.sites) await api.register(sitesAdminApi, { sites: deps.sites, ...(audit ? { audit } : {}) })
     if (migration) {
       await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })

@@ -74,18 +74,19 @@ export async function usageReport(
   const stored = query.method === undefined || query.method === 'legacy' ? {} : { method: query.method }
   const [rows, oauth, contacts] = await Promise.all([
     store.list({ ...base, ...stored }),
-    // OAuth use of the same clients, whenever it was (a since filter must not hide a move).
-    store.list({ method: 'oauth', ...(query.user !== undefined ? { user: query.user } : {}), limit: maxRows }),
+    // OAuth use of the same clients, whenever it was (a since filter must not hide a move);
+    // OpenID Connect sign-ins count as a move too (where a login-API site goes, docs/oidc.md).
+    Promise.all(['oauth', 'oidc'].map((method) => store.list({ method, ...(query.user !== undefined ? { user: query.user } : {}), limit: maxRows }))).then((lists) => lists.flat()),
     emails ? emails() : Promise.resolve(new Map<string, string | null>()),
   ])
   const oauthUse = oauthUseByFamily(oauth)
   const needle = query.client?.toLowerCase()
   let report: UsageReportRow[] = rows
-    .filter((r) => query.method !== 'legacy' || r.method !== 'oauth')
+    .filter((r) => query.method !== 'legacy' || (r.method !== 'oauth' && r.method !== 'oidc'))
     .filter((r) => query.all === true || r.accepted > 0 || r.refusedByPolicy > 0)
     .filter((r) => needle === undefined || r.client.toLowerCase().includes(needle))
     .map((r) => {
-      const legacy = r.method !== 'oauth'
+      const legacy = r.method !== 'oauth' && r.method !== 'oidc'
       const use = legacy ? oauthUse(r) : null
       return { ...r, moved: legacy ? hasMoved(r, use) : null, oauthLastSeen: use?.lastSeen ?? null, oauthClient: use?.client ?? null, email: contacts.get(r.user) ?? null }
     })

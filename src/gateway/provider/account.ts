@@ -38,6 +38,7 @@ const notices: Record<string, string> = {
   password_changed: 'Your password was changed. You were signed out everywhere else.',
   email: 'Your contact e-mail was saved.',
   password_reset: 'Your password was set. Sign in with the new one; you were signed out everywhere.',
+  oidc_revoked: 'The site’s access was revoked. Signing in there again asks you first.',
 }
 
 export function registerAccount(app: FastifyInstance, ctx: ProviderContext): void {
@@ -89,13 +90,14 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
 
   const renderAccount = async (reply: FastifyReply, status: number, session: Session & { user: User }, form: RegisterForm, notice?: string, passwordError?: string) => {
     const migration = ctx.migration
-    const [api, authorized, registered, usage, lastUsed, email] = await Promise.all([
+    const [api, authorized, registered, usage, lastUsed, email, sections] = await Promise.all([
       store.getApiPassword(session.user.id),
       store.listAuthorizedApplications(session.user.id),
       store.listConsumers(session.user.id),
       migration ? migration.usage.list({ user: session.user.id, limit: 200 }) : Promise.resolve([]),
       migration ? migration.appUse.forUser(session.user.id) : Promise.resolve(new Map<string, number>()),
       store.getUserEmail(session.user.id),
+      Promise.all(ctx.accountSections.map((section) => section(session.user, session.csrfToken))),
     ])
     const now = ctx.now()
     const oauthUse = oauthUseByFamily(usage)
@@ -114,6 +116,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
         form,
         legacy,
         email,
+        sections,
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
       }),

@@ -26,16 +26,23 @@ function writtenAuthority(value: string): string {
   return end === -1 ? rest : rest.slice(0, end)
 }
 
-/** Why `value` is refused before it is parsed, or null. */
-function ambiguity(value: string): string | null {
-  if (value.includes('\\')) return 'it must not contain a backslash'
-  if (/[\u0000-\u0020\u007f-\u009f]/.test(value)) return 'it must not contain spaces, tabs, line breaks or other control characters'
+export type UrlAmbiguity = { reason: 'backslash' | 'control' | 'user_info' | 'encoded_control'; message: string }
+
+/**
+ * Why `value` is refused before it is parsed, or null: the spellings URL parsers disagree
+ * on (also the rules of OpenID Connect redirect URIs, docs/oidc.md#registering-a-site).
+ */
+export function urlAmbiguity(value: string): UrlAmbiguity | null {
+  if (value.includes('\\')) return { reason: 'backslash', message: 'it must not contain a backslash' }
+  if (/[\u0000-\u0020\u007f-\u009f]/.test(value)) return { reason: 'control', message: 'it must not contain spaces, tabs, line breaks or other control characters' }
   const authority = writtenAuthority(value)
-  if (/%5c/i.test(authority)) return 'it must not contain a backslash'
-  if (authority.includes('@') || /%40/i.test(authority)) return 'it must not carry user information (user@host)'
-  if (/%(?:[01][0-9a-f]|20|7f)/i.test(authority)) return 'its host must not contain encoded control characters'
+  if (/%5c/i.test(authority)) return { reason: 'backslash', message: 'it must not contain a backslash' }
+  if (authority.includes('@') || /%40/i.test(authority)) return { reason: 'user_info', message: 'it must not carry user information (user@host)' }
+  if (/%(?:[01][0-9a-f]|20|7f)/i.test(authority)) return { reason: 'encoded_control', message: 'its host must not contain encoded control characters' }
   return null
 }
+
+const ambiguity = (value: string): string | null => urlAmbiguity(value)?.message ?? null
 
 export function checkOAuthCallback(value: string, registered: string | null): CallbackCheck {
   if (value === outOfBand) return { ok: true, callback: value }

@@ -5,6 +5,7 @@ import type { ReplayCache } from '../replay/types.js'
 import type { CredentialRepository, IdentityAdministration, ProviderRepository } from '../store/types.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
 import type { Sessions } from './session.js'
+import type { SafeHtml } from './html.js'
 import type { PolicyService } from '../policy/service.js'
 import type { AppUseStore } from '../usage/app-use.js'
 import type { UsageStore } from '../usage/store.js'
@@ -47,6 +48,8 @@ export interface ProviderOptions {
   audit?: Pick<AuditStore, 'record'>
   /** "Forgot your password?" by mail, when an SMTP server is configured. */
   passwordReset?: PasswordReset
+  /** Sections other parts of the account area add to the account page (below the applications). */
+  accountSections?: AccountSection[]
 }
 
 export interface PasswordReset {
@@ -54,6 +57,9 @@ export interface PasswordReset {
   mailer: Mailer
   ttlSeconds: number
 }
+
+/** A section of the account page, rendered for the signed-in user. */
+export type AccountSection = (user: { id: string; name: string }, csrfToken: string) => Promise<SafeHtml>
 
 export const defaults = {
   requestTokenTtlSeconds: 600,
@@ -74,4 +80,5 @@ export interface ProviderContext {
   migration?: ProviderMigration
   audit?: Pick<AuditStore, 'record'>
   passwordReset?: PasswordReset
+  accountSections: AccountSection[]
 }

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import { projectRoot } from '../../common/config.js'
 import type { ProviderContext } from './context.js'
 import { html, page, sendPage } from './html.js'
+import { oidcGuideSection } from '../oidc/guide.js'
 
 export interface GuideSample {
   id: string
@@ -75,7 +76,7 @@ export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContex
     const hosts = [...new Set([ctx.config.domesticHost, ctx.config.globalHost])]
     const show = (file: string) => texts.get(file)!.replaceAll(sampleBaseUrl, base)
     const body = html`<h1>Developer guide: kigo over OAuth 1.0a</h1>
-<nav class="toc card"><a href="#hosts">Hosts</a><a href="#register">Register</a><a href="#flow">Three-legged flow</a><a href="#signing">Signing</a><a href="#mistakes">When a signature fails</a>${guideSamples.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}<a href="#login-api">Sites on the login API</a><a href="#tell-your-developer">For users</a><a href="/migration">Migration schedule</a></nav>
+<nav class="toc card"><a href="#hosts">Hosts</a><a href="#register">Register</a><a href="#flow">Three-legged flow</a><a href="#signing">Signing</a><a href="#mistakes">When a signature fails</a>${guideSamples.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}<a href="#login-api">Sites on the login API</a><a href="#oidc">Sign-in for sites (OpenID Connect)</a><a href="#tell-your-developer">For users</a><a href="/migration">Migration schedule</a></nav>
 
 <section class="card" id="hosts">
 <h2>Hosts and endpoints</h2>
@@ -140,6 +141,8 @@ TOKEN=… TOKEN_SECRET=… ${s.run} read ENTRY_ID</code></pre>
 <pre class="source" data-file="${s.file}"><code>${show(s.file)}</code></pre>
 </section>`)}
 
+${oidcGuideSection(base, sampleBaseUrl)}
+
 <section class="card" id="login-api">
 <h2>Moving a site off the login API</h2>
 <p>A site that signs its visitors in with the login API (<code>${base}/auth?api_key=…&amp;api_sig=…</code>, then <code>${base}/api/auth.json</code> with the <code>cert</code>) moves to one of its two successors. Both tell the site who signed in; neither needs the MD5 <code>api_sig</code>.</p>
@@ -163,7 +166,20 @@ REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=… node ${loginApiSample} finish 
 <pre class="source" data-file="${loginApiSample}"><code>${show(loginApiSample)}</code></pre>
 <!-- login-api-oidc: the OpenID Connect route of this section -->
 <h3 id="login-api-oidc">OpenID Connect</h3>
-<p class="muted">The OpenID Connect route (discovery, the code flow with PKCE, the <code>name</code> and <code>picture</code> claims) is described here when this deployment's OpenID Connect provider is available.</p>
+<ol>
+<li><p>Register the site as an OpenID Connect client with its exact callback URL: <code>npx kigo oidc-clients add "My site" --owner YOU --redirect-uri https://your.site/login/callback</code> prints its <code>client_id</code> and <code>client_secret</code>.</p></li>
+<li><p>Where the site redirected to <code>/auth</code>, it redirects to the authorization endpoint with PKCE (<code>code_challenge</code>, <code>S256</code>), <code>scope=openid profile</code> and a <code>state</code>; extra parameters it passed through <code>/auth</code> go into its own session, keyed by that state.</p></li>
+<li><p>Where its callback exchanged <code>cert</code>, it exchanges the <code>code</code> with its verifier at the token endpoint and reads the ID token and userinfo.</p></li>
+</ol>
+<table>
+<thead><tr><th>/api/auth.json</th><th>OpenID Connect claim</th></tr></thead>
+<tbody>
+<tr><td><code>user.name</code></td><td><code>sub</code> (and <code>preferred_username</code>); the display name is <code>name</code></td></tr>
+<tr><td><code>user.image_url</code></td><td><code>picture</code></td></tr>
+<tr><td><code>user.thumbnail_url</code></td><td><code>picture</code> with <code>profile_s.png</code> in place of <code>profile.png</code></td></tr>
+</tbody>
+</table>
+<p>The whole site, with a library that does discovery, PKCE and the ID token's signature for you: <a href="#oidc">Signing people in to your site with OpenID Connect</a>.</p>
 </section>
 
 <section class="card" id="tell-your-developer">

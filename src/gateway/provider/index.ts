@@ -57,6 +57,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
     ...(options.migration ? { migration: options.migration } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
     ...(options.passwordReset ? { passwordReset: options.passwordReset } : {}),
+    accountSections: options.accountSections ?? [],
     verifyOptions: {
       windowSeconds: auth.timestampWindowSeconds,
       hmacSha256: auth.hmacSha256,

@@ -205,6 +205,8 @@ export function accountPage(
     passwordError?: string
     /** The contact e-mail the operator sees beside the user's legacy usage. */
     email?: string | null
+    /** Sections added by other parts of the account area (context.ts, AccountSection). */
+    sections?: SafeHtml[]
   },
 ): string {
   const authorized =
@@ -305,6 +307,7 @@ ${csrfField(o.csrfToken)}
 </form>
 </section>
 
+${o.sections ?? []}
 <section class="card" id="applications">
 <h2>Your applications</h2>
 ${registered}
@@ -313,6 +316,11 @@ ${registered}
 <section class="card" id="login-sites">
 <h2>Login sites</h2>
 <p class="muted">Sites that still sign people in with the retired login API: <a href="/account/sites">register or manage yours</a>.</p>
+</section>
+
+<section class="card" id="oidc-clients">
+<h2>OpenID Connect clients</h2>
+<p class="muted">Sites and apps that sign people in with kigo through OpenID Connect: <a href="/account/oidc-clients">register or manage yours</a>.</p>
 </section>
 
 <section class="card" id="register">

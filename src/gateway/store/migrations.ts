@@ -6,6 +6,7 @@
 // the next version number; never edit one that has shipped.
 import type { Migration } from '../../common/sql.js'
 import { loginApiMigrations } from '../login-api/migrations.js'
+import { oidcMigrations } from '../oidc/migrations.js'
 
 export const gatewaySchema = 'kigo_gateway'
 
@@ -250,4 +251,6 @@ CREATE INDEX password_resets_expires ON kigo_gateway.password_resets (expires_at
   },
   // ---- the login API (docs/login-api.md): versions 40 to 49, in its own folder ----
   ...loginApiMigrations,
+  // ---- the OpenID Connect provider (src/gateway/oidc/migrations.ts): versions 50 to 59 ----
+  ...oidcMigrations,
 ]

@@ -13,11 +13,11 @@ export interface OAuthUse {
 
 const key = (user: string, client: string) => `${user}\u0000${clientFamily(client)}`
 
-/** From OAuth rows, a lookup: the same user's newest OAuth use of a legacy row's client family. */
+/** From OAuth (and OpenID Connect) rows, a lookup: the same user's newest OAuth use of a legacy row's client family. */
 export function oauthUseByFamily(oauthRows: Array<Pick<UsageRow, 'method' | 'user' | 'client' | 'lastSeen'>>): (row: Pick<UsageRow, 'user' | 'client'>) => OAuthUse | null {
   const seen = new Map<string, OAuthUse>()
   for (const r of oauthRows) {
-    if (r.method !== 'oauth') continue
+    if (r.method !== 'oauth' && r.method !== 'oidc') continue
     const k = key(r.user, r.client)
     const cur = seen.get(k)
     if (!cur || r.lastSeen > cur.lastSeen) seen.set(k, { client: r.client, lastSeen: r.lastSeen })

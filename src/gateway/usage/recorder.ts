@@ -9,8 +9,8 @@ import type { MinuteRow, UsageOutcomes, UsageRow, UsageStore } from './store.js'
 /** The part of an authentication decision the recorder looks at. */
 export interface ObservedDecision {
   ok: boolean
-  /** The request's credential method, or the login API (which counts its own sign-ins and exchanges). */
-  method: AuthMethod | 'login_api' | 'none'
+  /** The request's credential method, or the login API and OpenID Connect (which count their own sign-ins and exchanges). */
+  method: AuthMethod | 'login_api' | 'oidc' | 'none'
   outcome: Outcome
   identity?: { user: string } | null
   user?: string

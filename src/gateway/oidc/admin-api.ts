@@ -1,0 +1,122 @@
+// The operator API for OpenID Connect (docs/oidc.md#by-the-operator), on the operator port
+// behind the admin token: relying parties (`kigo oidc-clients …`) and the signing key
+// (`kigo oidc rotate-key`). Every change is audited; a client secret appears only in the
+// answer that creates it.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ApiError, failureResponse } from '../../common/errors.js'
+import type { AuditInput, AuditStore } from '../audit/store.js'
+import { userIdPattern } from '../domain/identifiers.js'
+import { InvalidInput } from '../store/validation.js'
+import { NotFound } from '../store/types.js'
+import type { OidcClient, OidcStore } from './store.js'
+import type { OidcProviders } from './index.js'
+import { retiredKeySeconds } from './provider.js'
+
+export interface OidcAdminOptions {
+  store: OidcStore
+  providers: Pick<OidcProviders, 'rotateKey'>
+  users: { getUser(id: string): Promise<unknown> }
+  audit?: Pick<AuditStore, 'record'>
+}
+
+export const clientView = (c: OidcClient) => ({
+  client_id: c.clientId,
+  name: c.name,
+  owner: c.ownerId,
+  type: c.public ? 'public' : 'confidential',
+  redirect_uris: c.redirectUris,
+  post_logout_redirect_uris: c.postLogoutRedirectUris,
+  created_at: c.createdAt.toISOString(),
+})
+
+const bad = (code: string, message: string) => new ApiError(400, code as never, message)
+const clientNotFound = (id: string) => new ApiError(404, 'client_not_found' as never, `No OpenID Connect client with client_id ${JSON.stringify(id)}`)
+
+function stringList(body: Record<string, unknown>, name: string, required: boolean): string[] {
+  const v = body[name]
+  if (v === undefined && !required) return []
+  if (!Array.isArray(v) || v.some((u) => typeof u !== 'string')) throw bad('invalid_body', `Invalid request body: ${name} must be an array of URLs`)
+  return v as string[]
+}
+
+export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptions): Promise<void> {
+  const { store } = options
+
+  const audited = async (request: FastifyRequest, event: Omit<AuditInput, 'address' | 'kind'>) => {
+    if (!options.audit) return
+    try {
+      await options.audit.record({ ...event, kind: 'oidc', address: request.ip })
+    } catch (err) {
+      request.log.warn({ err: { message: (err as Error).message }, action: event.action, target: event.target }, 'audit record failed')
+    }
+  }
+
+  app.setErrorHandler((err, request, reply) => {
+    const e = err instanceof ApiError ? err : failureResponse(err, { internalMessage: 'Internal error', unavailable: () => new ApiError(503, 'store_unavailable', 'The store cannot answer right now; try again shortly') })
+    if (e.status >= 500) request.log.error({ err: { message: (err as Error).message } }, 'operator API request failed')
+    return reply.code(e.status).headers(e.headers).send({ error: { status: e.status, code: e.code, message: e.message } })
+  })
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('cache-control', 'no-store')
+  })
+
+  app.post('/admin/oidc-clients', { bodyLimit: 64 * 1024 }, async (request, reply) => {
+    const body = request.body
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('invalid_body', 'Invalid request body: send a JSON object')
+    const b = body as Record<string, unknown>
+    const unknown = Object.keys(b).filter((k) => !['name', 'owner', 'redirect_uris', 'post_logout_redirect_uris', 'public'].includes(k))
+    if (unknown.length > 0) throw bad('invalid_body', `Invalid request body: unknown field ${unknown[0]}`)
+    if (typeof b.name !== 'string') throw bad('invalid_body', 'Invalid request body: name is required')
+    if (typeof b.owner !== 'string' || !userIdPattern.test(b.owner)) throw bad('invalid_body', 'Invalid request body: owner must be a user ID')
+    if (b.public !== undefined && typeof b.public !== 'boolean') throw bad('invalid_body', 'Invalid request body: public must be true or false')
+    const redirectUris = stringList(b, 'redirect_uris', true)
+    const postLogout = stringList(b, 'post_logout_redirect_uris', false)
+    if (!(await options.users.getUser(b.owner))) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)
+    let created: Awaited<ReturnType<OidcStore['createClient']>>
+    try {
+      created = await store.createClient({ name: b.name, ownerId: b.owner, redirectUris, postLogoutRedirectUris: postLogout, public: b.public === true })
+    } catch (err) {
+      if (err instanceof InvalidInput) throw bad(err.field === 'name' ? 'invalid_body' : 'invalid_redirect_uri', `Invalid request body: ${err.message}`)
+      if (err instanceof NotFound) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)
+      throw err
+    }
+    await audited(request, { action: 'oidc_client.create', target: created.client.clientId, before: null, after: clientView(created.client) })
+    return reply.code(201).send({ ...clientView(created.client), ...(created.secret === null ? {} : { client_secret: created.secret }) })
+  })
+
+  app.get('/admin/oidc-clients', async (request) => {
+    const owner = (request.query as Record<string, unknown>).owner
+    if (owner !== undefined && (typeof owner !== 'string' || !userIdPattern.test(owner))) throw bad('invalid_query', 'owner must be a user ID')
+    return { clients: (await store.listClients(owner)).map(clientView) }
+  })
+
+  app.get('/admin/oidc-clients/:id', async (request) => {
+    const id = (request.params as { id: string }).id
+    const found = await store.getClient(id)
+    if (!found) throw clientNotFound(id)
+    return clientView(found.client)
+  })
+
+  app.post('/admin/oidc-clients/:id/rotate-secret', async (request) => {
+    const id = (request.params as { id: string }).id
+    const rotated = await store.rotateClientSecret(id)
+    if (rotated === null) throw clientNotFound(id)
+    if (rotated === 'public') throw new ApiError(409, 'public_client' as never, 'This is a public client: it has no secret to rotate')
+    await audited(request, { action: 'oidc_client.rotate_secret', target: id, before: null, after: null })
+    return { client_id: id, client_secret: rotated.secret }
+  })
+
+  app.delete('/admin/oidc-clients/:id', async (request) => {
+    const id = (request.params as { id: string }).id
+    const deleted = await store.deleteClient(id)
+    if (!deleted) throw clientNotFound(id)
+    await audited(request, { action: 'oidc_client.delete', target: id, before: { ...clientView(deleted.client), grants: deleted.grants }, after: null })
+    return { deleted: true, client_id: id, name: deleted.client.name, grants_revoked: deleted.grants }
+  })
+
+  app.post('/admin/oidc/rotate-key', async (request) => {
+    const rotated = await options.providers.rotateKey()
+    await audited(request, { action: 'oidc_key.rotate', target: rotated.kid, before: { kids: rotated.retired }, after: { kid: rotated.kid } })
+    return { kid: rotated.kid, retired: rotated.retired, retired_published_for_seconds: retiredKeySeconds, dropped: rotated.dropped }
+  })
+}

@@ -1,0 +1,258 @@
+// A user's own OpenID Connect relying parties on the account pages
+// (docs/oidc.md#registering-a-site): list, register (confidential or public; the client
+// secret shown once, on the answer to the post), rotate the secret, delete. Rotating and
+// deleting ask first, on a page of their own (no script). Every post is CSRF-checked by
+// the account area; every change is audited (kind `oidc`, `by` the user); a user sees and
+// changes only the clients they own.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, failureResponse } from '../../common/errors.js'
+import { accountArea, field, html, messagePage, page, sendPage, seeOther, type AccountArea, type SafeHtml, type SignedInSession } from '../account-area/index.js'
+import type { AuditInput, AuditStore } from '../audit/store.js'
+import { InvalidInput } from '../store/validation.js'
+import { clientView } from './admin-api.js'
+import { checkRedirectUri, type OidcClient, type OidcStore } from './store.js'
+
+const base = '/account/oidc-clients'
+const dateText = (d: Date) => d.toISOString().slice(0, 10)
+const notOwned = 'You have no OpenID Connect client with this client_id.'
+
+interface FormInput {
+  name: string
+  redirectUris: string
+  postLogoutRedirectUris: string
+  type: string
+  error?: string
+}
+
+interface Created {
+  client: OidcClient
+  secret: string | null
+  rotated?: boolean
+}
+
+/** The URIs of a text area, one a line (blank lines ignored). */
+const lines = (value: string) => value.split(/\r\n|\r|\n/).map((l) => l.trim()).filter((l) => l !== '')
+
+function clientsPage(o: { session: SignedInSession; csrf: SafeHtml; clients: OidcClient[]; form?: FormInput; created?: Created; notice?: string }): string {
+  const f = o.form ?? { name: '', redirectUris: '', postLogoutRedirectUris: '', type: 'confidential' }
+  const c = o.created
+  return page({
+    title: 'Your OpenID Connect clients',
+    user: o.session.user,
+    csrfToken: o.session.csrfToken,
+    body: html`<p><a href="/account">← Your account</a></p>
+<h1>Your OpenID Connect clients</h1>
+${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
+${c ? html`<div class="card" id="created">
+<h2>${c.rotated ? 'New secret for' : 'Registered'} ${c.client.name}</h2>
+${c.secret === null ? html`<p class="muted">A public client has no secret: it proves itself with PKCE alone.</p>` : html`<div class="warn">Copy the client secret now: kigo shows it only this once.</div>`}
+<dl>
+<dt>client_id</dt><dd><code id="client_id">${c.client.clientId}</code></dd>
+${c.secret === null ? '' : html`<dt>client_secret</dt><dd><code class="secret" id="client_secret">${c.secret}</code></dd>`}
+<dt>Type</dt><dd>${c.client.public ? 'public' : 'confidential'}</dd>
+<dt>Redirect URIs</dt><dd>${c.client.redirectUris.map((u) => html`<code>${u}</code> `)}</dd>
+</dl>
+</div>` : ''}
+<section class="card" id="clients">
+<p class="muted">Sites and apps that sign people in with kigo through OpenID Connect (<a href="/developers#oidc">how</a>). The issuer is this site; discovery is at <code>/.well-known/openid-configuration</code>.</p>
+${o.clients.length === 0 ? html`<p class="muted">You have no OpenID Connect client.</p>` : html`<table>
+<thead><tr><th>Name</th><th>client_id</th><th>Type</th><th>Redirect URIs</th><th>Registered</th><th></th></tr></thead>
+<tbody>${o.clients.map((k) => html`<tr>
+<td>${k.name}</td><td><code>${k.clientId}</code></td><td>${k.public ? 'public' : 'confidential'}</td>
+<td>${k.redirectUris.map((u) => html`<code>${u}</code> `)}</td><td class="nowrap">${dateText(k.createdAt)}</td>
+<td class="nowrap">${k.public ? '' : html`<a href="${base}/${k.clientId}/rotate-secret">New secret…</a><br>`}<a href="${base}/${k.clientId}/delete">Delete…</a></td>
+</tr>`)}</tbody></table>`}
+</section>
+<section class="card" id="register-client">
+<h2>Register an OpenID Connect client</h2>
+${f.error ? html`<div class="error" role="alert">${f.error}</div>` : ''}
+<form method="post" action="${base}">
+${o.csrf}
+<label for="client_name">Name <span class="muted">(shown to people when they sign in)</span></label>
+<input type="text" id="client_name" name="name" value="${f.name}" maxlength="100" required>
+<label for="client_redirect_uris">Redirect URIs <span class="muted">(one a line; http or https, no fragment; compared exactly)</span></label>
+<textarea id="client_redirect_uris" name="redirect_uris" rows="3" placeholder="https://example.com/oidc/callback" required>${f.redirectUris}</textarea>
+<label for="client_post_logout">Post-logout redirect URIs <span class="muted">(optional, one a line)</span></label>
+<textarea id="client_post_logout" name="post_logout_redirect_uris" rows="2" placeholder="https://example.com/">${f.postLogoutRedirectUris}</textarea>
+<label>Type</label>
+<label class="check"><input type="radio" name="type" value="confidential"${f.type === 'public' ? '' : ' checked'}> Confidential: a server that keeps a client secret</label>
+<label class="check"><input type="radio" name="type" value="public"${f.type === 'public' ? ' checked' : ''}> Public: an app in a browser or on a device, no secret (PKCE only)</label>
+<div class="actions"><button type="submit">Register</button></div>
+</form>
+</section>`,
+  })
+}
+
+const confirmations = {
+  'rotate-secret': {
+    title: 'New client secret?',
+    text: 'kigo makes a new client secret and shows it once. The current secret stops working at once: the site cannot sign anyone in until it uses the new one.',
+    button: 'Make a new secret',
+  },
+  delete: {
+    title: 'Delete this client?',
+    text: 'The client_id stops working at once: nobody can sign in to the site with kigo any more, and every sign-in people gave it is revoked. This cannot be undone.',
+    button: 'Delete the client',
+  },
+} as const
+
+function confirmPage(o: { session: SignedInSession; csrf: SafeHtml; client: OidcClient; action: keyof typeof confirmations }): string {
+  const c = confirmations[o.action]
+  return page({
+    title: c.title,
+    user: o.session.user,
+    csrfToken: o.session.csrfToken,
+    narrow: true,
+    body: html`<div class="card" id="confirm">
+<h1>${c.title}</h1>
+<dl>
+<dt>Name</dt><dd>${o.client.name}</dd>
+<dt>client_id</dt><dd><code>${o.client.clientId}</code></dd>
+</dl>
+<p>${c.text}</p>
+<form method="post" action="${base}/${o.client.clientId}/${o.action}">
+${o.csrf}
+<input type="hidden" name="confirm" value="yes">
+<div class="actions"><button type="submit" class="danger">${c.button}</button><a href="${base}">Cancel</a></div>
+</form>
+</div>`,
+  })
+}
+
+export interface OidcClientPagesOptions {
+  store: OidcStore
+  /** The identity store: the account area's sessions. */
+  users: Parameters<typeof accountArea>[1]['store']
+  sessionTtlSeconds: number
+  visitorSessionTtlSeconds: number
+  now?: () => number
+  audit?: Pick<AuditStore, 'record'>
+}
+
+/** The pages as a plugin of their own (they are account pages, not provider requests). */
+export async function oidcClientPages(app: FastifyInstance, o: OidcClientPagesOptions): Promise<void> {
+  const area = await accountArea(app, { store: o.users, now: o.now ?? Date.now, sessionTtlSeconds: o.sessionTtlSeconds, visitorSessionTtlSeconds: o.visitorSessionTtlSeconds })
+  app.setErrorHandler((err: Error, request, reply) => {
+    const e = failureResponse(err, { internalMessage: 'Internal error', unavailable: () => new ApiError(503, 'store_unavailable', 'The store cannot answer right now; try again shortly') })
+    if (e.status >= 500) request.log.error({ err: { message: err.message, name: err.name } }, 'account page request failed')
+    return sendPage(reply, e.status, messagePage({ title: e.status >= 500 ? 'Try again shortly' : 'Bad request', message: e.status >= 500 ? 'kigo cannot answer right now. Try again in a moment.' : e.message }))
+  })
+  registerClientPages(app, { area, store: o.store, ...(o.audit ? { audit: o.audit } : {}) })
+}
+
+export function registerClientPages(app: FastifyInstance, o: { area: AccountArea; store: OidcStore; audit?: Pick<AuditStore, 'record'> }): void {
+  const { area, store } = o
+  const audited = async (request: FastifyRequest, event: Omit<AuditInput, 'address' | 'kind'>) => {
+    if (!o.audit) return
+    try {
+      await o.audit.record({ ...event, kind: 'oidc', address: app.publicOrigin(request).ip })
+    } catch (err) {
+      request.log.warn({ err: { message: (err as Error).message }, action: event.action }, 'audit record failed')
+    }
+  }
+  const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof clientsPage>[0], 'session' | 'csrf' | 'clients'> = {}) =>
+    sendPage(reply, status, clientsPage({ session, csrf: area.csrfField(session), clients: await store.listClients(session.user.id), ...extra }))
+
+  /** The signed-in user's own client named in the path, or null after answering 404. */
+  const own = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession): Promise<OidcClient | null> => {
+    const id = (request.params as { id: string }).id
+    const found = await store.getClient(id)
+    if (!found || found.client.ownerId !== session.user.id) {
+      await render(reply, 404, session, { notice: notOwned })
+      return null
+    }
+    return found.client
+  }
+
+  app.get(base, async (request, reply) => {
+    request.routeName = 'account'
+    const session = await area.requireSignIn(request, reply, { next: base })
+    if (!session) return reply
+    const n = (request.query as Record<string, unknown>).notice
+    return render(reply, 200, session, n === 'deleted' ? { notice: 'The client was deleted: its client_id no longer works.' } : {})
+  })
+
+  app.post(base, async (request, reply) => {
+    request.routeName = 'account'
+    const posted = await area.signedInPost(request, reply)
+    if (!posted) return reply
+    const { session, form } = posted
+    const input: FormInput = {
+      name: (field(form, 'name') ?? '').trim(),
+      redirectUris: field(form, 'redirect_uris') ?? '',
+      postLogoutRedirectUris: field(form, 'post_logout_redirect_uris') ?? '',
+      type: field(form, 'type') ?? '',
+    }
+    const refuse = (error: string) => render(reply, 400, session, { form: { ...input, error } })
+    if (input.name === '') return refuse('Give the client a name.')
+    if (input.type !== 'confidential' && input.type !== 'public') return refuse('Choose whether the client is confidential (it keeps a secret) or public.')
+    const redirectUris = lines(input.redirectUris)
+    const postLogout = lines(input.postLogoutRedirectUris)
+    if (redirectUris.length === 0) return refuse('Give at least one redirect URI the sign-in returns to.')
+    // Each URI checked here too, so that the message names the one refused.
+    for (const [list, label] of [[redirectUris, 'redirect URI'], [postLogout, 'post-logout redirect URI']] as const) {
+      for (const uri of list) {
+        try {
+          checkRedirectUri(uri, label)
+        } catch (err) {
+          if (err instanceof InvalidInput) return refuse(`The ${err.message}: ${JSON.stringify(uri.length > 200 ? `${uri.slice(0, 200)}…` : uri)}. Nothing was registered.`)
+          throw err
+        }
+      }
+    }
+    let created: Created
+    try {
+      created = await store.createClient({ name: input.name, ownerId: session.user.id, redirectUris, postLogoutRedirectUris: postLogout, public: input.type === 'public' })
+    } catch (err) {
+      if (err instanceof InvalidInput) return refuse(`The ${err.message}; nothing was registered.`)
+      throw err
+    }
+    await audited(request, { action: 'oidc_client.create', target: created.client.clientId, before: null, after: { ...clientView(created.client), by: session.user.id } })
+    return render(reply, 201, session, { created })
+  })
+
+  for (const action of ['rotate-secret', 'delete'] as const) {
+    app.get(`${base}/:id/${action}`, async (request, reply) => {
+      request.routeName = 'account'
+      const id = (request.params as { id: string }).id
+      const session = await area.requireSignIn(request, reply, { next: /^[A-Za-z0-9_-]{1,128}$/.test(id) ? `${base}/${id}/${action}` : base })
+      if (!session) return reply
+      const client = await own(request, reply, session)
+      if (!client) return reply
+      if (action === 'rotate-secret' && client.public) return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
+      return sendPage(reply, 200, confirmPage({ session, csrf: area.csrfField(session), client, action }))
+    })
+  }
+
+  /** The post of a confirmation page; without its `confirm=yes` the page is shown again and nothing changes. */
+  const confirmed = (form: URLSearchParams) => field(form, 'confirm') === 'yes'
+
+  app.post(`${base}/:id/rotate-secret`, async (request, reply) => {
+    request.routeName = 'account'
+    const posted = await area.signedInPost(request, reply)
+    if (!posted) return reply
+    const { session } = posted
+    const client = await own(request, reply, session)
+    if (!client) return reply
+    if (client.public) return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
+    if (!confirmed(posted.form)) return sendPage(reply, 200, confirmPage({ session, csrf: area.csrfField(session), client, action: 'rotate-secret' }))
+    const rotated = await store.rotateClientSecret(client.clientId)
+    if (rotated === null) return render(reply, 404, session, { notice: notOwned })
+    if (rotated === 'public') return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
+    await audited(request, { action: 'oidc_client.rotate_secret', target: client.clientId, before: null, after: { by: session.user.id } })
+    return render(reply, 200, session, { created: { ...rotated, rotated: true } })
+  })
+
+  app.post(`${base}/:id/delete`, async (request, reply) => {
+    request.routeName = 'account'
+    const posted = await area.signedInPost(request, reply)
+    if (!posted) return reply
+    const { session } = posted
+    const client = await own(request, reply, session)
+    if (!client) return reply
+    if (!confirmed(posted.form)) return sendPage(reply, 200, confirmPage({ session, csrf: area.csrfField(session), client, action: 'delete' }))
+    const deleted = await store.deleteClient(client.clientId)
+    if (deleted) await audited(request, { action: 'oidc_client.delete', target: client.clientId, before: { ...clientView(deleted.client), grants: deleted.grants }, after: { by: session.user.id } })
+    return seeOther(reply, `${base}?notice=deleted`)
+  })
+}

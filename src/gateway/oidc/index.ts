@@ -1,0 +1,284 @@
+// The OpenID Connect provider on the gateway's public port (docs/oidc.md): discovery at
+// /.well-known/openid-configuration and the library's endpoints under /oidc, handed the
+// raw request; the sign-in and consent steps (interactions) on the account area's pages
+// and session; the account page's list of sites signed in to.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type Provider from 'oidc-provider'
+import type { Config } from '../../common/config.js'
+import { ApiError, errors } from '../../common/errors.js'
+import type { GatewayMetrics } from '../metrics/metrics.js'
+import { sendError } from '../plugins/errors.js'
+import { accountArea, field, messagePage, sendPage, seeOther, type SafeHtml, type User } from '../account-area/index.js'
+import type { Outcome } from '../domain/auth.js'
+import { maxClientLength } from '../policy/types.js'
+import type { UsageRecorder } from '../usage/recorder.js'
+import { loadOidcLibrary } from './library.js'
+import { buildProvider, oidcPrefix, retiredKeySeconds, type OidcProviderDeps } from './provider.js'
+import type { OidcStore } from './store.js'
+import { oidcConsentPage, signedInSitesSection } from './pages.js'
+
+export { OidcStore } from './store.js'
+
+export interface OidcOptions {
+  config: Pick<Config, 'domesticHost' | 'globalHost' | 'publicScheme' | 'secretKey'>
+  store: OidcStore
+  /** The identity store: users, and the account area's sessions (one login, one session). */
+  users: OidcProviderDeps['users'] & { deleteWebSession(id: string): Promise<void> } & Parameters<typeof accountArea>[1]['store']
+  sessionTtlSeconds: number
+  visitorSessionTtlSeconds: number
+  metrics?: Pick<GatewayMetrics, 'authRequests'>
+  now?: () => number
+  /** The usage report: each code or refresh token exchanged, by user and site name (method "oidc"). */
+  usage?: Pick<UsageRecorder, 'observe'>
+  /** The deployments' providers, loaded (the operator API rotates keys through them too). */
+  providers: OidcProviders
+  /** How often each gateway looks for a rotated signing key, ms (default 30 s). */
+  keyPollMs?: number
+  /** How often expired provider state is swept, ms (default 10 minutes). */
+  sweepMs?: number
+}
+
+/**
+ * The providers of the two deployments (one issuer each), rebuilt when the signing keys
+ * change: by a rotation on this gateway at once, on the others at their next poll.
+ */
+export class OidcProviders {
+  private byHost = new Map<string, { provider: Provider; handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> }>()
+  private version = ''
+  private loading: Promise<void> | null = null
+
+  constructor(private readonly options: Pick<OidcOptions, 'config' | 'store' | 'users' | 'now' | 'usage'> & { log?: (message: string) => void }) {}
+
+  private get hosts(): string[] {
+    const c = this.options.config
+    return [...new Set([c.domesticHost.toLowerCase(), c.globalHost.toLowerCase()])]
+  }
+
+  async load(): Promise<void> {
+    const { store } = this.options
+    const library = await loadOidcLibrary(this.options.log)
+    const keys = await store.keys(retiredKeySeconds)
+    const version = await store.keysVersion()
+    const deps: OidcProviderDeps = { store, users: this.options.users, secretKey: this.options.config.secretKey, now: this.options.now ?? Date.now }
+    const next = new Map<string, { provider: Provider; handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> }>()
+    for (const host of this.hosts) {
+      const provider = buildProvider(library, `${this.options.config.publicScheme}://${host}`, keys, deps)
+      // One session: signing out through the provider (RP-initiated logout) ends the
+      // account session too.
+      provider.on('end_session.success', (ctx: { cookies: { get(n: string, o: { signed: boolean }): string | undefined }; res: ServerResponse }) => {
+        const id = ctx.cookies.get('kigo_session', { signed: false })
+        if (id) void this.options.users.deleteWebSession(id).catch(() => undefined)
+      })
+      // The usage report counts each successful exchange for its user under the site's
+      // name: a login-API site registered under the same name shows as moved.
+      provider.on('grant.success', (ctx: { oidc: { client?: { clientId: string; clientName?: string }; entities?: Record<string, { accountId?: string } | undefined> } }) => {
+        const entities = ctx.oidc.entities ?? {}
+        const user = entities.AuthorizationCode?.accountId ?? entities.RefreshToken?.accountId
+        const client = ctx.oidc.client
+        if (!this.options.usage || !user || !client) return
+        this.options.usage.observe({ ok: true, method: 'oidc', outcome: 'ok', identity: { user } }, () => (client.clientName ?? client.clientId).slice(0, maxClientLength), (this.options.now ?? Date.now)())
+      })
+      next.set(host, { provider, handle: provider.callback() })
+    }
+    this.byHost = next
+    this.version = version
+  }
+
+  /** Rebuilds the providers when the keys changed since the last load. */
+  async refresh(): Promise<void> {
+    if (this.loading) return this.loading
+    this.loading = (async () => {
+      try {
+        if ((await this.options.store.keysVersion()) !== this.version) await this.load()
+      } finally {
+        this.loading = null
+      }
+    })()
+    return this.loading
+  }
+
+  async rotateKey(): Promise<{ kid: string; retired: string[]; dropped: number }> {
+    const rotated = await this.options.store.rotateKey(retiredKeySeconds)
+    await this.load()
+    return rotated
+  }
+
+  for(host: string) {
+    return this.byHost.get(host)
+  }
+}
+
+const outcomeOf = (status: number, route: string): Outcome => {
+  if (status < 400) return 'ok'
+  if (status >= 500) return 'unavailable'
+  if (status === 401 || (status === 400 && route === 'oidc_token')) return 'bad_credentials'
+  if (status === 403) return 'scope_denied'
+  if (status === 429) return 'throttled'
+  return 'malformed'
+}
+
+/** The largest form body the library reads (its own limit, lib/shared/selective_body.js). */
+const libraryFormLimit = 56 * 1024
+
+const routeNameOf = (path: string): string => {
+  if (path === '/.well-known/openid-configuration') return 'oidc_discovery'
+  const rest = path.slice(oidcPrefix.length + 1).split('/')[0] ?? ''
+  const names: Record<string, string> = { auth: 'oidc_authorize', token: 'oidc_token', userinfo: 'oidc_userinfo', jwks: 'oidc_jwks', session: 'oidc_logout', interaction: 'oidc_interaction' }
+  return names[rest] ?? 'oidc_other'
+}
+
+export async function oidcProvider(app: FastifyInstance, options: OidcOptions): Promise<void> {
+  const { store } = options
+  const account = await accountArea(app, { store: options.users, now: options.now ?? Date.now, sessionTtlSeconds: options.sessionTtlSeconds, visitorSessionTtlSeconds: options.visitorSessionTtlSeconds })
+  const providers = options.providers
+
+  const poll = setInterval(() => void providers.refresh().catch((err: Error) => app.log.warn({ err: { message: err.message } }, 'OpenID Connect key refresh failed; keeping the keys loaded')), options.keyPollMs ?? 30_000)
+  poll.unref()
+  const sweep = setInterval(() => void store.sweep().catch(() => undefined), options.sweepMs ?? 10 * 60_000)
+  sweep.unref()
+  app.addHook('onClose', async () => {
+    clearInterval(poll)
+    clearInterval(sweep)
+  })
+
+  const deploymentOf = (request: FastifyRequest) => {
+    const host = app.publicOrigin(request).host
+    const found = providers.for(host)
+    if (!found) throw errors.badRequest('unknown_deployment', `The request host is not a deployment of this service; use ${options.config.domesticHost} or ${options.config.globalHost}`)
+    return found
+  }
+
+  // Every provider request counted as method "oidc" (never a legacy method).
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeName ?? routeNameOf(request.url.split('?')[0]!)
+    options.metrics?.authRequests.series('oidc', outcomeOf(reply.statusCode, route), route).inc()
+    done()
+  })
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
+    if ((err as { name?: string }).name === 'SessionNotFound') {
+      return sendPage(reply, 400, messagePage({ title: 'Sign-in request expired', message: 'This sign-in request has expired, or was started in another browser. Go back to the site and sign in again.' }))
+    }
+    // Our own refusals (an unknown deployment host) as they are; anything else is a
+    // dependency's failure (the store): 503, its detail in the log only.
+    const known = err instanceof ApiError ? err : (err.statusCode ?? 500) < 500 ? errors.badRequest('bad_request', err.message) : null
+    if (!known) request.log.error({ err: { message: err.message, name: err.name } }, 'OpenID Connect request failed')
+    const apiError = known ?? errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly')
+    if (request.url.startsWith(`${oidcPrefix}/interaction`) || request.url.startsWith('/account')) {
+      return sendPage(reply, apiError.status, messagePage({ title: apiError.status >= 500 ? 'Try again shortly' : 'Bad request', message: apiError.status >= 500 ? 'kigo cannot answer right now. Try again in a moment.' : apiError.message }))
+    }
+    return sendError(request, reply, apiError)
+  })
+
+
+  // ---- the library's endpoints, given the untouched request ------------------------------------
+
+  await app.register(async (passthrough) => {
+    // The body is the library's to read (its own parsers), except a form: the gateway's
+    // body budget reads forms as they arrive (plugins/body-parsers.ts), so a form is read
+    // here, within the library's own limit, and handed to it whole.
+    passthrough.removeAllContentTypeParsers()
+    passthrough.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: libraryFormLimit }, (_req, body, done) => done(null, body))
+    passthrough.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined))
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      request.routeName = routeNameOf(request.url.split('?')[0]!)
+      const { handle } = deploymentOf(request)
+      const origin = app.publicOrigin(request)
+      // The public origin as the gateway decided it (trusted proxies only), in the one
+      // form the library reads; whatever the client sent in these headers is replaced.
+      const headers = request.raw.headers
+      headers['x-forwarded-proto'] = options.config.publicScheme
+      headers['x-forwarded-host'] = origin.host
+      headers['x-forwarded-for'] = origin.ip
+      // The library takes an already read body from `req.body` once the stream has ended.
+      if (Buffer.isBuffer(request.body)) (request.raw as IncomingMessage & { body?: Buffer }).body = request.body
+      reply.hijack()
+      await handle(request.raw, reply.raw)
+    }
+    const methods = ['GET', 'HEAD', 'POST', 'OPTIONS'] as const
+    passthrough.route({ method: [...methods], url: '/.well-known/openid-configuration', handler })
+    passthrough.route({ method: [...methods], url: `${oidcPrefix}/*`, handler })
+  })
+
+  // ---- sign-in and consent (the library's interactions) --------------------------------------
+
+  const interactionPath = (uid: string) => `${oidcPrefix}/interaction/${uid}`
+  const validUid = (uid: string) => /^[A-Za-z0-9_-]{1,64}$/.test(uid)
+
+  app.get(`${oidcPrefix}/interaction/:uid`, async (request, reply) => {
+    request.routeName = 'oidc_interaction'
+    const { provider } = deploymentOf(request)
+    const uid = (request.params as { uid: string }).uid
+    if (!validUid(uid)) return sendPage(reply, 400, messagePage({ title: 'Bad request', message: 'This is not a sign-in request kigo made.' }))
+    const details = await provider.interactionDetails(request.raw, reply.raw)
+    if (details.uid !== uid) return sendPage(reply, 400, messagePage({ title: 'Sign-in request expired', message: 'This sign-in request was replaced by a newer one in this browser. Go back to the site and sign in again.' }))
+    const session = await account.session(request)
+    if (!session?.user) return seeOther(reply, account.loginUrl(interactionPath(uid)))
+    const client = await provider.Client.find(String(details.params.client_id ?? ''))
+    if (!client) return sendPage(reply, 400, messagePage({ title: 'Unknown site', message: 'The site that sent you here is no longer registered with kigo.' }))
+    const redirectOrigins = (client.redirectUris ?? []).map((u) => new URL(u).origin)
+    if (details.prompt.name === 'login') {
+      const to = await provider.interactionResult(request.raw, reply.raw, { login: { accountId: session.user.id } }, { mergeWithLastSubmission: false })
+      return seeOther(reply, to, redirectOrigins)
+    }
+    if (details.prompt.name !== 'consent') return sendPage(reply, 400, messagePage({ title: 'Bad request', message: 'kigo cannot complete this sign-in request.' }))
+    const scopes = String(details.params.scope ?? '').split(' ').filter((s) => s !== '')
+    return sendPage(
+      reply,
+      200,
+      oidcConsentPage({ user: session.user, csrfToken: session.csrfToken, uid, clientName: client.clientName ?? client.clientId, redirectsTo: new URL(String(details.params.redirect_uri)).host, scopes }),
+      redirectOrigins,
+    )
+  })
+
+  app.post(`${oidcPrefix}/interaction/:uid/confirm`, async (request, reply) => {
+    request.routeName = 'oidc_interaction'
+    const { provider } = deploymentOf(request)
+    const posted = await account.signedInPost(request, reply)
+    if (!posted) return reply
+    const read = posted
+    const user = posted.session.user
+    const uid = (request.params as { uid: string }).uid
+    const details = await provider.interactionDetails(request.raw, reply.raw)
+    if (details.uid !== uid || details.prompt.name !== 'consent' || details.session?.accountId !== user.id) {
+      return sendPage(reply, 400, messagePage({ title: 'Sign-in request expired', message: 'This sign-in request does not match your session. Go back to the site and sign in again.' }))
+    }
+    const decision = field(read.form, 'decision')
+    if (decision !== 'allow' && decision !== 'deny') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Choose Allow or Deny.' }))
+    const clientId = String(details.params.client_id)
+    const client = await provider.Client.find(clientId)
+    const redirectOrigins = (client?.redirectUris ?? []).map((u) => new URL(u).origin)
+    let result: Record<string, unknown>
+    if (decision === 'deny') {
+      result = { error: 'access_denied', error_description: 'The user denied the request' }
+    } else {
+      const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId: user.id, clientId })
+      const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> }
+      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
+      if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims)
+      for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(resource, scopes.join(' '))
+      result = { consent: { grantId: await grant.save() } }
+    }
+    const to = await provider.interactionResult(request.raw, reply.raw, result, { mergeWithLastSubmission: true })
+    return seeOther(reply, to, redirectOrigins)
+  })
+
+  // ---- the account page's sites -----------------------------------------------------------------
+
+  app.post('/account/oidc-sites/revoke', async (request, reply) => {
+    request.routeName = 'account'
+    deploymentOf(request)
+    const read = await account.signedInPost(request, reply)
+    if (!read) return reply
+    const clientId = field(read.form, 'client_id')
+    if (clientId === null || clientId === '') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Which site? The form named none.' }))
+    await store.revokeSite(read.session.user.id, clientId)
+    return seeOther(reply, '/account?notice=oidc_revoked#oidc-sites')
+  })
+}
+
+/** The account page's section for `user` (listed sites, each with a revoke button). */
+export async function accountSitesSection(store: OidcStore, user: Pick<User, 'id'>, csrfToken: string): Promise<SafeHtml> {
+  return signedInSitesSection({ csrfToken, sites: await store.signedInSites(user.id) })
+}

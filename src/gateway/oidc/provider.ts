@@ -1,0 +1,235 @@
+// The OpenID Connect provider (docs/oidc.md): the `oidc-provider` library, configured for
+// the authorization code flow with PKCE (S256) only, the `openid`, `profile` and
+// `offline_access` scopes, userinfo, revocation and RP-initiated logout. Its state lives in
+// the gateway's SQL store (adapter below), its signing keys too (store.ts), and sign-in and
+// consent are the account area's own pages (interactions.ts).
+import type Provider from 'oidc-provider'
+import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider'
+import type { OidcLibrary } from './library.js'
+import { deriveKey } from '../../common/secrets.js'
+import { sessionCookie } from '../provider/session.js'
+import { html, page, SafeHtml } from '../provider/html.js'
+import type { OidcStore, SigningKey } from './store.js'
+import type { User } from '../store/types.js'
+
+/** Lifetimes, seconds (docs/oidc.md#lifetimes). */
+export const oidcTtl = {
+  AccessToken: 60 * 60,
+  AuthorizationCode: 60,
+  IdToken: 60 * 60,
+  RefreshToken: 30 * 24 * 60 * 60,
+  Interaction: 60 * 60,
+  Session: 12 * 60 * 60,
+  Grant: 365 * 24 * 60 * 60,
+} as const
+
+/** How long a retired signing key stays published: longer than anything it signed lives. */
+export const retiredKeySeconds = Math.max(oidcTtl.IdToken, oidcTtl.AccessToken) + 24 * 60 * 60
+
+/** Where the provider's own endpoints are; discovery stays at the well-known path. */
+export const oidcPrefix = '/oidc'
+
+export const routes = {
+  authorization: `${oidcPrefix}/auth`,
+  token: `${oidcPrefix}/token`,
+  userinfo: `${oidcPrefix}/userinfo`,
+  jwks: `${oidcPrefix}/jwks`,
+  end_session: `${oidcPrefix}/session/end`,
+  revocation: `${oidcPrefix}/token/revocation`,
+  introspection: `${oidcPrefix}/token/introspection`,
+  code_verification: `${oidcPrefix}/device`,
+  device_authorization: `${oidcPrefix}/device/auth`,
+  pushed_authorization_request: `${oidcPrefix}/request`,
+  backchannel_authentication: `${oidcPrefix}/backchannel`,
+  registration: `${oidcPrefix}/reg`,
+  challenge: `${oidcPrefix}/challenge`,
+} as const
+
+export interface OidcProviderDeps {
+  store: OidcStore
+  /** The account area's user lookup and session lookup (one login, one session). */
+  users: { getUser(id: string): Promise<User | null>; getWebSession(id: string, now: Date): Promise<{ user: User | null } | null> }
+  secretKey: string
+  now: () => number
+}
+
+/** The library's storage interface over the gateway's store; relying parties come from oidc_clients. */
+function adapterFor(store: OidcStore) {
+  return class SqlAdapter implements Adapter {
+    constructor(private readonly model: string) {}
+
+    async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      await store.upsertState(this.model, id, payload, expiresIn)
+    }
+
+    async find(id: string): Promise<AdapterPayload | undefined> {
+      if (this.model === 'Client') {
+        const found = await store.getClient(id)
+        if (!found) return undefined
+        const c = found.client
+        return {
+          client_id: c.clientId,
+          client_name: c.name,
+          ...(found.secret === null ? { token_endpoint_auth_method: 'none' } : { client_secret: found.secret, token_endpoint_auth_method: 'client_secret_basic' }),
+          redirect_uris: c.redirectUris,
+          post_logout_redirect_uris: c.postLogoutRedirectUris,
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+        }
+      }
+      return (await store.findState(this.model, id))
+    }
+
+    async findByUserCode(): Promise<AdapterPayload | undefined> {
+      return undefined // no device flow
+    }
+
+    async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      return (await store.findStateByUid(this.model, uid))
+    }
+
+    async consume(id: string): Promise<void> {
+      await store.consumeState(this.model, id)
+    }
+
+    async destroy(id: string): Promise<void> {
+      await store.destroyState(this.model, id)
+    }
+
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await store.revokeGrant(grantId)
+    }
+  }
+}
+
+const pageHeaders = {
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+}
+
+function sendKoaPage(ctx: KoaContextWithOIDC, document: string, formActionOrigins: string[] = []): void {
+  for (const [k, v] of Object.entries(pageHeaders)) ctx.set(k, v)
+  if (formActionOrigins.length > 0) ctx.set('content-security-policy', pageHeaders['content-security-policy'].replace("form-action 'self'", `form-action 'self' ${formActionOrigins.join(' ')}`))
+  ctx.type = 'text/html; charset=utf-8'
+  ctx.body = document
+}
+
+const originOf = (uri: string): string | null => {
+  try {
+    return new URL(uri).origin
+  } catch {
+    return null
+  }
+}
+
+/** One provider for one issuer (a deployment's public base URL). */
+export function buildProvider(library: OidcLibrary, issuer: string, keys: SigningKey[], deps: OidcProviderDeps): Provider {
+  const { interactionPolicy } = library
+  const { store, users } = deps
+
+  // The account area's session decides who is signed in: a provider session for someone
+  // else (or for a user who has signed out of kigo) asks for the login step again, which
+  // the interaction answers from the account session or by sending the user to sign in.
+  const basePolicy = interactionPolicy.base()
+  const login = basePolicy.get('login')!
+  login.checks.add(
+    new interactionPolicy.Check('kigo_session', 'The account session does not match', async (ctx) => {
+      const id = ctx.cookies.get(sessionCookie, { signed: false })
+      const session = id ? await users.getWebSession(id, new Date(deps.now())) : null
+      const accountId = ctx.oidc.session?.accountId
+      return session?.user && session.user.id === accountId ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT
+    }),
+  )
+
+  const configuration: Configuration = {
+    adapter: adapterFor(store),
+    findAccount: async (_ctx, sub) => {
+      const user = await users.getUser(sub)
+      if (!user) return undefined
+      return {
+        accountId: user.id,
+        claims: async () => ({
+          sub: user.id,
+          preferred_username: user.id,
+          name: user.name,
+          picture: `${issuer}/users/${encodeURIComponent(user.id)}/profile.png`,
+          profile: `${issuer}/${encodeURIComponent(user.id)}/`,
+        }),
+      }
+    },
+    claims: { openid: ['sub'], profile: ['preferred_username', 'name', 'picture', 'profile'] },
+    scopes: ['openid', 'profile', 'offline_access'],
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    allowOmittingSingleRegisteredRedirectUri: false,
+    clientDefaults: { grant_types: ['authorization_code'], response_types: ['code'], id_token_signed_response_alg: 'RS256', token_endpoint_auth_method: 'client_secret_basic' },
+    features: {
+      devInteractions: { enabled: false },
+      userinfo: { enabled: true },
+      revocation: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: async (ctx: KoaContextWithOIDC, form: string) => {
+          const client = ctx.oidc.client
+          sendKoaPage(
+            ctx,
+            page({
+              title: 'Sign out',
+              narrow: true,
+              body: html`<div class="card">
+<h1>Sign out of kigo?</h1>
+<p>${client ? html`${client.clientName ?? client.clientId} asks to sign you out.` : 'A site asks to sign you out.'} Signing out ends your kigo session in this browser.</p>
+${new SafeHtml(form)}
+<div class="actions">
+<button autofocus type="submit" form="op.logoutForm" value="yes" name="logout">Sign out</button>
+<button type="submit" form="op.logoutForm" class="secondary">Stay signed in</button>
+</div>
+</div>`,
+            }),
+            (client?.postLogoutRedirectUris ?? []).map(originOf).filter((o: string | null): o is string => o !== null),
+          )
+        },
+        postLogoutSuccessSource: async (ctx: KoaContextWithOIDC) => {
+          sendKoaPage(ctx, page({ title: 'Signed out', narrow: true, body: html`<div class="card"><h1>You are signed out</h1><p>You can close this page, or <a href="/account/login">sign in again</a>.</p></div>` }))
+        },
+      },
+    },
+    jwks: { keys: keys.map((k) => k.jwk) },
+    cookies: {
+      keys: [deriveKey(deps.secretKey, 'oidc cookies').toString('base64url')],
+      long: { sameSite: 'lax' },
+      short: { sameSite: 'lax' },
+    },
+    interactions: {
+      policy: basePolicy,
+      url: (_ctx, interaction) => `${oidcPrefix}/interaction/${interaction.uid}`,
+    },
+    routes,
+    ttl: { ...oidcTtl },
+    renderError: async (ctx, out) => {
+      ctx.status = ctx.status >= 400 ? ctx.status : 400
+      sendKoaPage(
+        ctx,
+        page({
+          title: 'Sign-in request refused',
+          narrow: true,
+          body: html`<div class="card">
+<h1>This sign-in request cannot be completed</h1>
+<p class="error" role="alert">${out.error_description ?? out.error}</p>
+<p class="muted">Error: <code>${out.error}</code>. The site that sent you here must fix its request; nothing was changed on your account.</p>
+</div>`,
+        }),
+      )
+    },
+    // Refresh tokens only when the site asks for offline_access (and the user consents).
+    issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
+  }
+  const provider = new library.Provider(issuer, configuration)
+  // The public origin is decided by the gateway's own rules (trusted proxies) and handed
+  // to the library as X-Forwarded-* of the request it is given (mount.ts).
+  provider.proxy = true
+  return provider
+}

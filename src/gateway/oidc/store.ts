@@ -1,0 +1,317 @@
+// The OpenID Connect provider's data in the gateway's SQL store (docs/oidc.md#storage):
+// relying parties, signing keys, and the provider library's state (grants, codes, tokens,
+// sessions, interactions), shared by every gateway of a deployment.
+import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto'
+import type { Db } from '../../common/sql.js'
+import { randomToken } from '../../common/secrets.js'
+import { urlAmbiguity, type UrlAmbiguity } from '../provider/callback.js'
+import { SecretBox } from '../store/crypto.js'
+import { InvalidInput } from '../store/validation.js'
+import { NotFound } from '../store/types.js'
+
+export interface OidcClient {
+  clientId: string
+  name: string
+  ownerId: string
+  /** Public clients have no secret and prove themselves with PKCE alone. */
+  public: boolean
+  redirectUris: string[]
+  postLogoutRedirectUris: string[]
+  createdAt: Date
+}
+
+export interface SigningKey {
+  kid: string
+  /** The private JWK (RS256). */
+  jwk: Record<string, unknown>
+  createdAt: Date
+  retiredAt: Date | null
+}
+
+export interface SignedInSite {
+  client: OidcClient
+  grantedAt: Date
+  scopes: string[]
+}
+
+const limits = { name: 100, uris: 10, uriLength: 2000 }
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url')
+
+const ambiguousText: Record<UrlAmbiguity['reason'], string> = {
+  backslash: 'must not contain a backslash',
+  control: 'must not contain spaces, tabs, line breaks or other control characters',
+  encoded_control: 'must not have percent-encoded control characters in its host',
+  user_info: 'must not carry credentials (user@host)',
+}
+
+/**
+ * A redirect URI as registered: absolute, http(s), no fragment, no credentials, compared
+ * exactly. Spellings URL parsers read differently are refused as the OAuth callbacks
+ * refuse them (provider/callback.ts): a backslash, user-info (raw or percent-encoded),
+ * control or white-space characters (raw, or percent-encoded in the host).
+ */
+export function checkRedirectUri(value: unknown, field = 'redirect_uri'): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > limits.uriLength) {
+    throw new InvalidInput(field, `${field} must be an absolute http or https URL of at most ${limits.uriLength} characters`)
+  }
+  const ambiguous = urlAmbiguity(value)
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    // `https://a%40b/` is no URL at all for WHATWG, but it was meant as user-info.
+    throw new InvalidInput(field, `${field} ${ambiguous?.reason === 'user_info' ? ambiguousText.user_info : 'must be an absolute http or https URL'}`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidInput(field, `${field} must use http or https`)
+  if (ambiguous !== null && ambiguous.reason !== 'user_info') throw new InvalidInput(field, `${field} ${ambiguousText[ambiguous.reason]}`)
+  if (ambiguous !== null || url.username !== '' || url.password !== '') throw new InvalidInput(field, `${field} ${ambiguousText.user_info}`)
+  if (url.hash !== '' || value.includes('#')) throw new InvalidInput(field, `${field} must not have a fragment`)
+  return value
+}
+
+interface ClientRow {
+  client_id: string
+  secret: string | null
+  name: string
+  owner_id: string
+  redirect_uris: string[]
+  post_logout_redirect_uris: string[]
+  created_at: Date | string
+}
+
+const toClient = (r: ClientRow): OidcClient => ({
+  clientId: r.client_id,
+  name: r.name,
+  ownerId: r.owner_id,
+  public: r.secret === null,
+  redirectUris: r.redirect_uris,
+  postLogoutRedirectUris: r.post_logout_redirect_uris,
+  createdAt: new Date(r.created_at),
+})
+
+export class OidcStore {
+  private readonly box: SecretBox
+
+  constructor(
+    readonly db: Db,
+    secretKey: string,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.box = new SecretBox(secretKey)
+  }
+
+  private sealSecret(clientId: string, secret: string): string {
+    return this.box.seal(secret, `oidc_clients.secret:${clientId}`)
+  }
+
+  // ---- relying parties -------------------------------------------------------------------
+
+  async createClient(input: { name: string; ownerId: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean }): Promise<{ client: OidcClient; secret: string | null }> {
+    const name = input.name.trim()
+    if (name === '' || name.length > limits.name || /[\u0000-\u001f\u007f]/.test(name)) throw new InvalidInput('name', `name must be 1 to ${limits.name} characters without control characters`)
+    if (input.redirectUris.length === 0 || input.redirectUris.length > limits.uris) throw new InvalidInput('redirect_uris', `give 1 to ${limits.uris} redirect URIs`)
+    const redirectUris = [...new Set(input.redirectUris.map((u) => checkRedirectUri(u)))]
+    const postLogout = [...new Set((input.postLogoutRedirectUris ?? []).map((u) => checkRedirectUri(u, 'post_logout_redirect_uri')))]
+    const clientId = randomToken(18)
+    const secret = input.public ? null : randomToken(32)
+    try {
+      const rows = await this.db.query<ClientRow>(
+        `INSERT INTO kigo_gateway.oidc_clients (client_id, secret, name, owner_id, redirect_uris, post_logout_redirect_uris)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+        [clientId, secret === null ? null : this.sealSecret(clientId, secret), name, input.ownerId, redirectUris, postLogout],
+      )
+      return { client: toClient(rows[0]!), secret }
+    } catch (err) {
+      if ((err as { code?: string }).code === '23503') throw new NotFound(`no user ${input.ownerId}`)
+      throw err
+    }
+  }
+
+  async getClient(clientId: string): Promise<{ client: OidcClient; secret: string | null } | null> {
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(clientId)) return null
+    const rows = await this.db.query<ClientRow>('SELECT * FROM kigo_gateway.oidc_clients WHERE client_id = $1', [clientId])
+    const r = rows[0]
+    if (!r) return null
+    return { client: toClient(r), secret: r.secret === null ? null : this.box.open(r.secret, `oidc_clients.secret:${clientId}`) }
+  }
+
+  async listClients(ownerId?: string): Promise<OidcClient[]> {
+    const rows = ownerId === undefined
+      ? await this.db.query<ClientRow>('SELECT * FROM kigo_gateway.oidc_clients ORDER BY created_at, client_id')
+      : await this.db.query<ClientRow>('SELECT * FROM kigo_gateway.oidc_clients WHERE owner_id = $1 ORDER BY created_at, client_id', [ownerId])
+    return rows.map(toClient)
+  }
+
+  /** A new secret for a confidential client (null: no such client; a public one has none to rotate). */
+  async rotateClientSecret(clientId: string): Promise<{ client: OidcClient; secret: string } | 'public' | null> {
+    const found = await this.getClient(clientId)
+    if (!found) return null
+    if (found.client.public) return 'public'
+    const secret = randomToken(32)
+    await this.db.query('UPDATE kigo_gateway.oidc_clients SET secret = $2 WHERE client_id = $1', [clientId, this.sealSecret(clientId, secret)])
+    return { client: found.client, secret }
+  }
+
+  /** Deletes the client and everything the provider holds for it (grants, codes, tokens). */
+  async deleteClient(clientId: string): Promise<{ client: OidcClient; grants: number } | null> {
+    return this.db.transaction(async (tx) => {
+      const rows = await tx.query<ClientRow>('DELETE FROM kigo_gateway.oidc_clients WHERE client_id = $1 RETURNING *', [clientId])
+      if (rows.length === 0) return null
+      const grants = await tx.query<{ grant_id: string }>("SELECT grant_id FROM kigo_gateway.oidc_state WHERE model = 'Grant' AND client_id = $1", [clientId])
+      await tx.query('DELETE FROM kigo_gateway.oidc_state WHERE client_id = $1 OR grant_id = ANY ($2::text[])', [clientId, grants.map((g) => g.grant_id)])
+      return { client: toClient(rows[0]!), grants: grants.length }
+    })
+  }
+
+  // ---- sites a user signed in to -----------------------------------------------------------
+
+  /** The relying parties `userId` has granted access to, newest first. */
+  async signedInSites(userId: string): Promise<SignedInSite[]> {
+    const rows = await this.db.query<ClientRow & { payload: { iat?: number; openid?: { scope?: string } } }>(
+      `SELECT c.*, s.payload FROM kigo_gateway.oidc_state s JOIN kigo_gateway.oidc_clients c ON c.client_id = s.client_id
+       WHERE s.model = 'Grant' AND s.account_id = $1 AND (s.expires_at IS NULL OR s.expires_at > $2)
+       ORDER BY (s.payload->>'iat')::bigint DESC`,
+      [userId, new Date(this.now())],
+    )
+    const seen = new Map<string, SignedInSite>()
+    for (const r of rows) {
+      const site = seen.get(r.client_id)
+      const scopes = (r.payload.openid?.scope ?? '').split(' ').filter((s) => s !== '')
+      if (site) {
+        site.scopes = [...new Set([...site.scopes, ...scopes])]
+        continue
+      }
+      seen.set(r.client_id, { client: toClient(r), grantedAt: new Date((r.payload.iat ?? 0) * 1000), scopes })
+    }
+    return [...seen.values()]
+  }
+
+  /** Revokes every grant of `userId` to `clientId` with its codes and tokens; how many grants. */
+  async revokeSite(userId: string, clientId: string): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const grants = await tx.query<{ grant_id: string }>("SELECT grant_id FROM kigo_gateway.oidc_state WHERE model = 'Grant' AND account_id = $1 AND client_id = $2", [userId, clientId])
+      if (grants.length === 0) return 0
+      await tx.query('DELETE FROM kigo_gateway.oidc_state WHERE grant_id = ANY ($1::text[])', [grants.map((g) => g.grant_id)])
+      return grants.length
+    })
+  }
+
+  // ---- signing keys ----------------------------------------------------------------------------
+
+  private sealKey(kid: string, jwk: Record<string, unknown>): string {
+    return this.box.seal(JSON.stringify(jwk), `oidc_keys.jwk:${kid}`)
+  }
+
+  private static newKey(): { kid: string; jwk: Record<string, unknown> } {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    const kid = randomUUID()
+    return { kid, jwk: { ...privateKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' } }
+  }
+
+  /**
+   * The keys to publish, the signing key first. The first gateway to start generates the
+   * first key; the others find it (one key even when several start at once).
+   */
+  async keys(keepRetiredSeconds: number): Promise<SigningKey[]> {
+    const read = async () => {
+      const rows = await this.db.query<{ kid: string; jwk: string; created_at: Date | string; retired_at: Date | string | null }>(
+        `SELECT kid, jwk, created_at, retired_at FROM kigo_gateway.oidc_keys
+         WHERE retired_at IS NULL OR retired_at > $1 ORDER BY retired_at IS NULL DESC, created_at DESC, kid`,
+        [new Date(this.now() - keepRetiredSeconds * 1000)],
+      )
+      return rows.map((r) => ({
+        kid: r.kid,
+        jwk: JSON.parse(this.box.open(r.jwk, `oidc_keys.jwk:${r.kid}`)) as Record<string, unknown>,
+        createdAt: new Date(r.created_at),
+        retiredAt: r.retired_at === null ? null : new Date(r.retired_at),
+      }))
+    }
+    const found = await read()
+    if (found.some((k) => k.retiredAt === null)) return found
+    await this.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['kigo-oidc-keys'])
+      const current = await tx.query("SELECT 1 FROM kigo_gateway.oidc_keys WHERE retired_at IS NULL")
+      if (current.length > 0) return
+      const { kid, jwk } = OidcStore.newKey()
+      await tx.query('INSERT INTO kigo_gateway.oidc_keys (kid, jwk, created_at) VALUES ($1, $2, $3)', [kid, this.sealKey(kid, jwk), new Date(this.now())])
+    })
+    return read()
+  }
+
+  /** A new signing key; the current one is retired (still published for `keepRetiredSeconds`). */
+  async rotateKey(keepRetiredSeconds: number): Promise<{ kid: string; retired: string[]; dropped: number }> {
+    const { kid, jwk } = OidcStore.newKey()
+    const at = new Date(this.now())
+    return this.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['kigo-oidc-keys'])
+      const retired = await tx.query<{ kid: string }>('UPDATE kigo_gateway.oidc_keys SET retired_at = $1 WHERE retired_at IS NULL RETURNING kid', [at])
+      await tx.query('INSERT INTO kigo_gateway.oidc_keys (kid, jwk, created_at) VALUES ($1, $2, $3)', [kid, this.sealKey(kid, jwk), at])
+      // Keys retired long enough ago that nothing they signed is still valid.
+      const dropped = await tx.query('DELETE FROM kigo_gateway.oidc_keys WHERE retired_at IS NOT NULL AND retired_at <= $1 RETURNING kid', [new Date(at.getTime() - keepRetiredSeconds * 1000)])
+      return { kid, retired: retired.map((r) => r.kid), dropped: dropped.length }
+    })
+  }
+
+  /** A value that changes whenever the set of keys does (polled by every gateway). */
+  async keysVersion(): Promise<string> {
+    const rows = await this.db.query<{ v: string | null }>("SELECT string_agg(kid || ':' || coalesce(retired_at::text, ''), ',' ORDER BY kid) AS v FROM kigo_gateway.oidc_keys")
+    return rows[0]?.v ?? ''
+  }
+
+  // ---- the provider library's state (its adapter interface) ------------------------------------
+
+  async upsertState(model: string, id: string, payload: Record<string, unknown>, expiresInSeconds: number | undefined): Promise<void> {
+    const expiresAt = expiresInSeconds ? new Date(this.now() + expiresInSeconds * 1000) : null
+    const uid = typeof payload.uid === 'string' ? sha256(payload.uid) : null
+    const str = (v: unknown) => (typeof v === 'string' ? v : null)
+    await this.db.query(
+      `INSERT INTO kigo_gateway.oidc_state (model, id_hash, payload, grant_id, uid_hash, account_id, client_id, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (model, id_hash) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id, uid_hash = EXCLUDED.uid_hash,
+         account_id = EXCLUDED.account_id, client_id = EXCLUDED.client_id, expires_at = EXCLUDED.expires_at`,
+      // A grant's own id is its grant_id: revoking it removes it with its codes and tokens.
+      [model, sha256(id), JSON.stringify(payload), model === 'Grant' ? id : str(payload.grantId), uid, str(payload.accountId), str(payload.clientId), expiresAt],
+    )
+  }
+
+  private async findBy(column: 'id_hash' | 'uid_hash', model: string, value: string): Promise<Record<string, unknown> | undefined> {
+    const rows = await this.db.query<{ payload: Record<string, unknown> | string; consumed_at: Date | string | null }>(
+      `SELECT payload, consumed_at FROM kigo_gateway.oidc_state WHERE model = $1 AND ${column} = $2 AND (expires_at IS NULL OR expires_at > $3)`,
+      [model, sha256(value), new Date(this.now())],
+    )
+    const r = rows[0]
+    if (!r) return undefined
+    const payload = typeof r.payload === 'string' ? (JSON.parse(r.payload) as Record<string, unknown>) : r.payload
+    return r.consumed_at === null ? payload : { ...payload, consumed: Math.floor(new Date(r.consumed_at).getTime() / 1000) }
+  }
+
+  findState(model: string, id: string) {
+    return this.findBy('id_hash', model, id)
+  }
+
+  findStateByUid(model: string, uid: string) {
+    return this.findBy('uid_hash', model, uid)
+  }
+
+  async consumeState(model: string, id: string): Promise<void> {
+    await this.db.query('UPDATE kigo_gateway.oidc_state SET consumed_at = $3 WHERE model = $1 AND id_hash = $2', [model, sha256(id), new Date(this.now())])
+  }
+
+  async destroyState(model: string, id: string): Promise<void> {
+    await this.db.query('DELETE FROM kigo_gateway.oidc_state WHERE model = $1 AND id_hash = $2', [model, sha256(id)])
+  }
+
+  async revokeGrant(grantId: string): Promise<void> {
+    await this.db.query('DELETE FROM kigo_gateway.oidc_state WHERE grant_id = $1', [grantId])
+  }
+
+  /** Deletes expired state, at most `limit` rows (run now and then by each gateway). */
+  async sweep(limit = 1000): Promise<number> {
+    const rows = await this.db.query(
+      `DELETE FROM kigo_gateway.oidc_state WHERE ctid IN (SELECT ctid FROM kigo_gateway.oidc_state WHERE expires_at <= $1 LIMIT ${Math.max(1, Math.floor(limit))}) RETURNING 1`,
+      [new Date(this.now())],
+    )
+    return rows.length
+  }
+}

@@ -4,6 +4,7 @@
 #   … REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=… bash curl.sh token
 #   … TOKEN=… TOKEN_SECRET=… bash curl.sh read ENTRY_ID
 #   … TOKEN=… TOKEN_SECRET=… bash curl.sh post KEYWORD photo.png
+#   … TOKEN=… TOKEN_SECRET=… bash curl.sh status KEYWORD 'TEXT'
 set -euo pipefail
 KIGO=${KIGO:-http://localhost:8080}
 
@@ -55,6 +56,14 @@ token)
 read)
   url="$KIGO/api/statuses/show/$2.json"
   curl -sf -H "$(oauth_header GET "$url" "$TOKEN" "$TOKEN_SECRET")" "$url"
+  echo
+  ;;
+status)
+  # A text status, the case most clients have: the fields of a form body are signed
+  # with the oauth_ parameters (RFC 5849 §3.4.1.3), and sent as the same form.
+  url="$KIGO/api/statuses/update.json"
+  curl -sf -H "$(oauth_header POST "$url" "$TOKEN" "$TOKEN_SECRET" "keyword=$2" "status=$3")" \
+    --data-urlencode "keyword=$2" --data-urlencode "status=$3" "$url"
   echo
   ;;
 post)

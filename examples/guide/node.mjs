@@ -3,6 +3,7 @@
 //   … REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=… node node.mjs token
 //   … TOKEN=… TOKEN_SECRET=… node node.mjs read ENTRY_ID
 //   … TOKEN=… TOKEN_SECRET=… node node.mjs post KEYWORD photo.png
+//   … TOKEN=… TOKEN_SECRET=… node node.mjs status KEYWORD 'TEXT'
 import { createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { basename } from 'node:path'
@@ -45,6 +46,9 @@ if (step === 'initiate') {
   const token = { key: process.env.TOKEN, secret: process.env.TOKEN_SECRET }
   if (step === 'read') {
     console.log(await send('GET', `${kigo}/api/statuses/show/${args[0]}.json`, { token }))
+  } else if (step === 'status') {
+    // A text status, the case most clients have: the form body's fields are signed too.
+    console.log(await send('POST', `${kigo}/api/statuses/update.json`, { token, form: { keyword: args[0], status: args[1] } }))
   } else {
     // A multipart body (with the photo) is not signed: only the oauth_ parameters are.
     const body = new FormData()

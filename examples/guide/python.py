@@ -4,6 +4,7 @@
 #   … REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=… python3 python.py token
 #   … TOKEN=… TOKEN_SECRET=… python3 python.py read ENTRY_ID
 #   … TOKEN=… TOKEN_SECRET=… python3 python.py post KEYWORD photo.png
+#   … TOKEN=… TOKEN_SECRET=… python3 python.py status KEYWORD 'TEXT'
 import os
 import sys
 from urllib.parse import parse_qsl
@@ -37,6 +38,10 @@ else:
     auth = OAuth1(key, secret, os.environ['TOKEN'], os.environ['TOKEN_SECRET'])
     if step == 'read':
         r = requests.get(f'{kigo}/api/statuses/show/{sys.argv[2]}.json', auth=auth)
+    elif step == 'status':
+        # A text status, the case most clients have: the form body's fields are signed too.
+        r = requests.post(f'{kigo}/api/statuses/update.json', auth=auth,
+                          data={'keyword': sys.argv[2], 'status': sys.argv[3]})
     else:
         # A form body would be signed; a multipart body (with the photo) is not.
         with open(sys.argv[3], 'rb') as photo:

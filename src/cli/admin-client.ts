@@ -24,8 +24,16 @@ export class CliError extends Error {
 export const usageError = (message: string) => new CliError(message, 2)
 export const runError = (message: string) => new CliError(message, 1)
 
-/** KIGO_ADMIN_URL (SPEC §1.3), checked to be an http(s) URL. */
+/**
+ * KIGO_ADMIN_URL (SPEC §1.3), checked to be an http(s) URL; unset, the operator port the
+ * gateway itself listens on (KIGO_ADMIN_PORT, default 9090) on 127.0.0.1.
+ */
 export function adminUrl(env: Env): URL {
+  const port = env.KIGO_ADMIN_PORT?.trim()
+  if (!env.KIGO_ADMIN_URL && port) {
+    if (!/^[0-9]{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) throw runError(`KIGO_ADMIN_PORT must be a port number (1-65535), got ${JSON.stringify(port)}`)
+    return new URL(`http://127.0.0.1:${Number(port)}`)
+  }
   const raw = env.KIGO_ADMIN_URL || defaultAdminUrl
   let url: URL
   try {

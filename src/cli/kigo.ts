@@ -234,7 +234,8 @@ function synopsis(c: Command): string {
 }
 
 const environmentHelp = `Environment:
-  KIGO_ADMIN_URL    the gateway's operator API (default http://127.0.0.1:9090)
+  KIGO_ADMIN_URL    the gateway's operator API (default http://127.0.0.1:$KIGO_ADMIN_PORT, or port 9090)
+  KIGO_ADMIN_PORT   the gateway's operator port, as the gateway reads it (used when KIGO_ADMIN_URL is unset)
   KIGO_ADMIN_TOKEN  its bearer token; otherwise read from KIGO_DATA_DIR/admin-token
   KIGO_DATA_DIR     the gateway's data directory (default ./data)
 `

@@ -5,10 +5,11 @@
 import { usageError, type AdminClient, type ApiResult } from './admin-client.js'
 import type { Command, Parsed } from './command.js'
 import { formatTable, type Field } from './output.js'
+import { eventSummary, fieldChanges } from '../common/audit-diff.js'
 
 const legacyMethods = ['basic', 'wsse', 'login_api']
 const states = ['allow', 'deprecate', 'brownout', 'deny']
-const usageMethods = ['basic', 'wsse', 'login_api', 'oauth']
+const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'legacy']
 
 interface Window { start: string; end: string }
 interface Exception { user?: string; client?: string; until: string }
@@ -22,6 +23,9 @@ interface MethodView {
   exceptions: Exception[]
   effective: {
     state: string
+    summary: string
+    ended_at: string | null
+    ends_at: string | null
     refusing: boolean
     deprecated_since: string | null
     brownout_until: string | null
@@ -32,32 +36,17 @@ interface MethodView {
 type PolicyView = { guide_url: string; basic: MethodView; wsse: MethodView; login_api: MethodView }
 interface AuditEventView { id: number; at: string; address: string; kind: string; action: string; target: string; before: unknown; after: unknown }
 
-/** `field: old -> new` for each top-level field that differs (JSON values, shortened). */
-export /** An exception as the operator reads it: a client name is self-declared, and alone it matches nobody. */
-function exceptionText(x: { user?: string; client?: string }): string {
+/** An exception as the operator reads it: a client name is self-declared, and alone it matches nobody. */
+export function exceptionText(x: { user?: string; client?: string }): string {
   if (x.user === undefined) return `client ${JSON.stringify(x.client)} alone (matches nobody: add the user)`
   return x.client === undefined ? `user ${x.user}` : `user ${x.user} with client ${JSON.stringify(x.client)} (self-declared)`
-}
-
-function changeSummary(before: unknown, after: unknown): string {
-  const short = (v: unknown) => {
-    const text = JSON.stringify(v) ?? 'null'
-    return text.length > 60 ? `${text.slice(0, 57)}...` : text
-  }
-  if (before === null && after === null) return '-'
-  if (before === null) return 'created'
-  if (after === null) return 'deleted'
-  if (typeof before !== 'object' || typeof after !== 'object') return `${short(before)} -> ${short(after)}`
-  const b = before as Record<string, unknown>
-  const a = after as Record<string, unknown>
-  const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].filter((k) => JSON.stringify(b[k]) !== JSON.stringify(a[k]))
-  return keys.length === 0 ? 'unchanged' : keys.map((k) => `${k}: ${short(b[k])} -> ${short(a[k])}`).join('; ')
 }
 
 function policyEventText(e: AuditEventView): string {
   const before = e.before as Partial<MethodView> | null
   const after = e.after as Partial<MethodView> | null
-  return `${e.at}  ${e.target}: ${before?.state ?? '-'} -> ${after?.state ?? '-'}  (from ${e.address})\n  ${changeSummary(before, after)}`
+  const changes = fieldChanges(before, after).map((c) => `  ${c.field}: ${c.before} -> ${c.after}`)
+  return `${e.at}  ${e.target}: ${before?.state ?? '-'} -> ${after?.state ?? '-'}  (from ${e.address})\n${changes.length === 0 ? '  unchanged' : changes.join('\n')}`
 }
 
 /** `09:00-12:00,21:00-24:00` as windows; `none` for none. */
@@ -75,13 +64,14 @@ const windowsText = (windows: Window[]) => windows.map((w) => `${w.start}-${w.en
 /**
  * One method's policy, leading with what is in effect now, then what is scheduled.
  * Settings are shown only where they act: brownout windows while in brownout (or beside
- * a scheduled brownout), the sunset while the method is deprecated or browned out,
+ * a scheduled brownout), the end (a scheduled deny, else the announced sunset; once
+ * denied, when it ended),
  * exceptions while it refuses requests (brownout, deny) and only those not yet expired.
  */
 export function methodText(name: string, p: MethodView, now = Date.now()): string {
   const e = p.effective
   const refusingNote = e.state === 'deny' ? ' (refusing every request)' : e.refusing ? ` (refusing now, window open until ${e.brownout_until})` : ''
-  const lines = [`${name}: ${e.state} now${refusingNote}`]
+  const lines = [`${name}: ${e.state} now${refusingNote}`, `  clients are told: ${e.summary}`]
   const since = e.state === p.state ? p.since : p.schedule.filter((s) => s.state === e.state && Date.parse(s.from) <= now).at(-1)?.from
   if (since && Date.parse(since) > 0) lines.push(`  in effect since ${since}`)
   if (e.deprecated_since && e.state !== 'allow') lines.push(`  deprecated since ${e.deprecated_since}`)
@@ -89,7 +79,8 @@ export function methodText(name: string, p: MethodView, now = Date.now()): strin
     lines.push(`  brownout windows (UTC) ${windowsText(p.windows)}`)
     if (e.next_window) lines.push(`  next window ${e.next_window.start} to ${e.next_window.end}`)
   }
-  if (p.sunset && (e.state === 'deprecate' || e.state === 'brownout')) lines.push(`  sunset ${p.sunset}`)
+  if (e.ended_at) lines.push(`  ended ${e.ended_at}`)
+  else if (e.ends_at) lines.push(`  sunset ${e.ends_at}${p.sunset !== null && p.sunset !== e.ends_at ? ` (the scheduled deny; announced ${p.sunset})` : p.sunset === null ? ' (the scheduled deny)' : ''}`)
   const live = p.exceptions.filter((x) => Date.parse(x.until) > now)
   if (e.state === 'brownout' || e.state === 'deny') {
     for (const x of live) lines.push(`  exception ${exceptionText(x)} until ${x.until}`)
@@ -159,7 +150,7 @@ export const migrationCommands: Command[] = [
     action: '',
     args: [],
     options: {
-      method: { value: 'basic|wsse|login_api|oauth' },
+      method: { value: 'basic|wsse|login_api|oauth|legacy' },
       user: { value: 'ID' },
       client: { value: 'TEXT' },
       since: { value: 'ISO' },
@@ -168,7 +159,10 @@ export const migrationCommands: Command[] = [
       order: { value: 'asc|desc' },
       limit: { value: 'N' },
     },
-    flags: { csv: 'print the report as CSV (GET /admin/usage.csv), one row per record, for a spreadsheet or mail merge' },
+    flags: {
+      csv: 'print the report as CSV (GET /admin/usage.csv), one row per record, for a spreadsheet or mail merge',
+      all: 'also rows of failed or throttled attempts only, and "(unknown users)" (by default: rows with requests accepted or refused by the policy)',
+    },
     summary: 'the legacy-usage report: requests per method, user and (self-declared) client, split by outcome (accepted, refused by policy, failed credentials, throttled), first and last seen, whether the client moved to OAuth, the user\'s contact (all gateways)',
     examples: ['kigo usage --method basic --moved no --sort count', 'kigo usage --client curl --since 2027-01-01T00:00:00Z --json', 'kigo usage --csv > outreach.csv'],
     async run(client: AdminClient, { values, flags }: Parsed) {
@@ -179,6 +173,7 @@ export const migrationCommands: Command[] = [
       const params = new URLSearchParams()
       for (const name of ['method', 'user', 'client', 'since', 'sort', 'order', 'limit']) if (values[name] !== undefined) params.set(name, values[name])
       if (values.moved !== undefined) params.set('moved', values.moved === 'yes' ? 'true' : 'false')
+      if (flags?.has('all')) params.set('all', 'true')
       const query = params.size > 0 ? `?${params.toString()}` : ''
       if (flags?.has('csv')) {
         const result = await client.request('GET', `/admin/usage.csv${query}`, undefined, true)
@@ -186,7 +181,8 @@ export const migrationCommands: Command[] = [
       }
       const result = await client.request('GET', `/admin/usage${query}`)
       const rows: Array<Record<string, Field>> = (result.json as { records: Array<Record<string, Field>> }).records.map((r) => ({ ...r, moved: r.moved === null ? '' : r.moved ? 'yes' : 'no' }))
-      return { result, text: () => formatTable(rows, ['method', 'user', 'client', 'count', 'accepted', 'refused_by_policy', 'failed_credentials', 'throttled', 'first_seen', 'last_seen', 'moved', 'email'], 'no usage recorded') }
+      // The report's columns, in the server's order: the dashboard's table and the CSV have the same.
+      return { result, text: () => formatTable(rows, rows.length > 0 ? Object.keys(rows[0]!) : ['method', 'user', 'client'], 'no usage recorded') }
     },
   },
   {
@@ -260,7 +256,7 @@ export const migrationCommands: Command[] = [
       const params = new URLSearchParams()
       for (const name of ['kind', 'target', 'since', 'limit']) if (values[name] !== undefined) params.set(name, values[name])
       const result = await client.request('GET', `/admin/audit${params.size > 0 ? `?${params.toString()}` : ''}`)
-      const rows = (result.json as { events: AuditEventView[] }).events.map((e) => ({ ...e, change: changeSummary(e.before, e.after) }))
+      const rows = (result.json as { events: AuditEventView[] }).events.map((e) => ({ ...e, change: eventSummary(e.action, e.before, e.after) }))
       return { result, text: () => formatTable(rows, ['at', 'address', 'action', 'target', 'change'], 'no changes recorded') }
     },
   },

@@ -132,6 +132,18 @@ export const ConfigSchema = Type.Object({
     requestTokenTtlSeconds: Type.Integer({ minimum: 1 }),
     sessionTtlSeconds: Type.Integer({ minimum: 60 }),
   }),
+  /**
+   * Mail for "forgot your password?" (docs/gateway.md#the-oauth-provider-and-the-account-pages):
+   * without an SMTP server the sign-in page sends users to the operator instead.
+   */
+  mail: Type.Object({
+    /** smtp://user:pass@host:port or smtps://…; null: no mail is sent. */
+    smtpUrl: Type.Union([Type.String({ pattern: '^smtps?://' }), Type.Null()]),
+    /** The From of the reset mail. */
+    from: Type.String({ minLength: 3 }),
+    /** How long a reset link works (once). */
+    resetTtlSeconds: Type.Integer({ minimum: 60, maximum: 86400 }),
+  }),
   /** The legacy login API (docs/login-api.md): how long a sign-in's cert may be exchanged. */
   loginApi: Type.Object({
     certTtlSeconds: Type.Integer({ minimum: 1, maximum: 86400 }),
@@ -232,6 +244,8 @@ const envSettings: ReadonlyArray<{ name: string; path: string; kind: 'text' | 'p
   { name: 'KIGO_CORE_BIND', path: '/core/host', kind: 'text' },
   { name: 'KIGO_CORE_METRICS_BIND', path: '/core/metricsHost', kind: 'text' },
   { name: 'KIGO_MIGRATION_GUIDE_URL', path: '/migration/guideUrl', kind: 'text' },
+  { name: 'KIGO_SMTP_URL', path: '/mail/smtpUrl', kind: 'text' },
+  { name: 'KIGO_MAIL_FROM', path: '/mail/from', kind: 'text' },
   { name: 'KIGO_GATEWAY_PORT', path: '/gateway/port', kind: 'port' },
   { name: 'KIGO_CORE_PORT', path: '/core/port', kind: 'port' },
   { name: 'KIGO_CORE_METRICS_PORT', path: '/core/metricsPort', kind: 'port' },

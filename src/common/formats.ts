@@ -94,3 +94,12 @@ export function renderError(format: Format, err: { status: number; code: string;
   const error = { status: err.status, code: err.code, message: err.message }
   return render(format, 'error', { error }, error, callback)
 }
+
+/** A size as people read it: "10 MiB", "512 KiB", "1.5 MiB", or "300 bytes" below 1 KiB. */
+export function byteSize(bytes: number): string {
+  const units: Array<[string, number]> = [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]]
+  for (const [unit, size] of units) {
+    if (bytes >= size) return `${Number((bytes / size).toFixed(1))} ${unit}`
+  }
+  return `${bytes} byte${bytes === 1 ? '' : 's'}`
+}

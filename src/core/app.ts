@@ -22,7 +22,7 @@ import type { CoreDeps } from './routes/deps.js'
 import { favoriteRoutes } from './routes/favorites.js'
 import { followRoutes } from './routes/follows.js'
 import { keywordRoutes } from './routes/keywords.js'
-import { pageRoutes } from './routes/pages.js'
+import { pageRoutes, sendNotFoundPage, wantsPage } from './routes/pages.js'
 import { timelineRoutes } from './routes/timelines.js'
 import { decodeForm, queryBytes } from './routes/form-decoding.js'
 import { healthRoutes } from './routes/health.js'
@@ -92,7 +92,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     globalAliases: config.globalHostAliases ?? [],
   }
   const deploymentOf = deploymentMatcher(hosts)
-  const unknownDeployment = `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')}`
+  const unknownDeployment = `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')} (to serve another host name, set KIGO_DOMESTIC_HOST and KIGO_GLOBAL_HOST, and KIGO_DOMESTIC_HOST_ALIASES or KIGO_GLOBAL_HOST_ALIASES for more names; see docs/operations.md)`
   const key = identityKey(config.secretKey)
   const seenRequestIds = new SeenRequestIds()
   const uploads = new ByteBudget(config.core.uploads.bytesInFlight, config.core.uploads.bytesInFlightPerUser)
@@ -261,9 +261,11 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
 
   const metrics = options.metrics
   if (metrics) {
-    // Label values are bounded: route patterns, methods, status classes.
+    // Label values are bounded: the route table's operation names (as the gateway labels
+    // them, so the two can be joined), other routes' patterns, methods, status classes.
     app.addHook('onResponse', (request, reply, done) => {
-      const operation = routeOf(request).url ?? 'unmatched'
+      const route = routeOf(request)
+      const operation = route.operation?.name ?? route.url ?? 'unmatched'
       const statusClass = `${Math.floor(reply.statusCode / 100)}xx`
       metrics.requests.series(operation, request.method, statusClass).inc()
       metrics.duration.series(operation).observe(reply.elapsedTime / 1000)
@@ -302,7 +304,9 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     if (apiErr.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'request failed')
     return sendError(request, reply, apiErr)
   })
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, errors.notFound()))
+  // A browser (Accept: text/html) outside /api gets the 404 page; API clients the error in their format.
+  app.setNotFoundHandler((request, reply) =>
+    wantsPage(request) && !request.url.startsWith('/api/') ? sendNotFoundPage(request, reply, deps) : sendError(request, reply, errors.notFound()))
 
   healthRoutes(app, options.store)
   statusRoutes(app, deps)

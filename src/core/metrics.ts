@@ -1,7 +1,7 @@
 // The core's own Prometheus metrics (served on a loopback port by server.ts, beside the
 // public port, so they never reach the gateway's clients): requests and latency per
 // operation, content-store failures, pool use, process metrics. Labels stay bounded: the
-// operation is the route's pattern, never a raw path.
+// operation is the route table's name (statuses/show), or a page's route pattern, never a raw path.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { LabelledCounter, LabelledHistogram } from '../common/labelled-metrics.js'
 
@@ -43,13 +43,13 @@ export function createCoreMetrics(options: { processMetrics?: boolean; poolStats
     registry,
     requests: new LabelledCounter({
       name: 'kigo_core_requests_total',
-      help: 'Requests answered by the core, by operation (route pattern), method and status class',
+      help: 'Requests answered by the core, by operation (the route table name, as the gateway has it; a page: its route pattern), method and status class',
       labelNames: ['operation', 'method', 'status_class'],
       registers,
     }),
     duration: new LabelledHistogram({
       name: 'kigo_core_request_duration_seconds',
-      help: 'Time the core took to answer, by operation (route pattern)',
+      help: 'Time the core took to answer, by operation (the route table name; a page: its route pattern)',
       labelNames: ['operation'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,

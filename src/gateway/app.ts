@@ -12,6 +12,7 @@ import authentication from './plugins/authentication.js'
 import bodyParsers from './plugins/body-parsers.js'
 import gatewayErrors, { sendError } from './plugins/errors.js'
 import forwarding from './plugins/forwarding.js'
+import favicon from './plugins/favicon.js'
 import health from './plugins/health.js'
 import origin from './plugins/origin.js'
 import requestLog from './plugins/request-log.js'
@@ -41,6 +42,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   await app.register(gatewayErrors)
   await app.register(requestLog, { metrics: deps.metrics })
   await app.register(health, { ready: deps.ready })
+  await app.register(favicon)
   await app.register(origin, { config })
   await app.register(authentication, deps)
   await app.register(forwarding, { config, ...(deps.coreWatch ? { coreWatch: deps.coreWatch } : {}) })

@@ -27,6 +27,7 @@ import { UsageRecorder } from './usage/recorder.js'
 import { UsageStore } from './usage/store.js'
 import { AppUseRecorder, AppUseStore } from './usage/app-use.js'
 import { AuditStore } from './audit/store.js'
+import { PasswordResetStore, smtpMailer } from './provider/password-reset.js'
 import { OperatorSessionStore } from './operator/session-store.js'
 import { defaults as providerDefaults } from './provider/context.js'
 import { loginApi, LoginSiteStore } from './login-api/index.js'
@@ -189,9 +190,11 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   const deps = { config, lookup, replay, throttle, metrics, ready, logger, policy, usage: observer, coreWatch, ...(options.now ? { now: options.now } : {}) }
   const app = await buildGatewayApp(deps)
   const accountSections = [(user: { id: string; name: string }, csrfToken: string) => accountSitesSection(oidcStore, user, csrfToken)]
-  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, accountSections, ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
-  // The legacy login API (docs/login-api.md): its sites and certs in the shared store.
   const audit = new AuditStore(opsDb)
+  // "Forgot your password?" mails a link when an SMTP server is configured.
+  const passwordReset = config.mail.smtpUrl === null ? undefined : { store: new PasswordResetStore(opsDb), mailer: smtpMailer(config.mail.smtpUrl, config.mail.from), ttlSeconds: config.mail.resetTtlSeconds }
+  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, accountSections, audit, ...(passwordReset ? { passwordReset } : {}), ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
+  // The legacy login API (docs/login-api.md): its sites and certs in the shared store.
   const sites = new LoginSiteStore(opsDb, config.secretKey)
   await app.register(loginApi, {
     config,

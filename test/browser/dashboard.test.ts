@@ -96,6 +96,29 @@ describe('dashboard sign-in over HTTP', () => {
   })
 })
 
+describe('the usage table and its CSV', () => {
+  it('agree: the link keeps the filters (Basic and WSSE by default), the CSV has the rows and the columns of the table', async () => {
+    const bearer = { authorization: `Bearer ${stack.config.adminToken}` }
+    for (const query of ['', '?method=wsse', '?client=oldapp&moved=no']) {
+      const html = await (await fetch(`${dashboard()}${query}`, { headers: bearer })).text()
+      const href = /<a href="([^"]+)" download>/.exec(html)![1]!.replace(/&amp;/g, '&')
+      expect(href).toMatch(/^\/admin\/usage\.csv\?method=(legacy|wsse)/)
+      const table = html.slice(html.indexOf('id="usage-table"'), html.indexOf('</table>', html.indexOf('id="usage-table"')))
+      const headings = [...table.matchAll(/<th>([^<]+)<\/th>/g)].map((m) => m[1])
+      const tableRows = [...table.matchAll(/<td data-label="User"><code>([^<]+)<\/code><\/td>[^]*?<td data-label="Client">([^<]+)<\/td>[^]*?<td class="num" data-label="Accepted">(\d+)<\/td>/g)].map((m) => `${m[1]} ${m[2]!.replace(/&lt;/g, '<').replace(/&gt;/g, '>')} ${m[3]}`)
+      expect(tableRows.length).toBeGreaterThan(0)
+      const csv = await (await fetch(`${stack.adminUrl}${href}`, { headers: bearer })).text()
+      const [header, ...lines] = csv.trimEnd().split('\r\n')
+      expect(header!.split(',')).toHaveLength(headings.length)
+      const columns = header!.split(',')
+      const at = (line: string, name: string) => line.split(',')[columns.indexOf(name)]
+      expect(lines.map((l) => `${at(l, 'user')} ${at(l, 'client')} ${at(l, 'accepted')}`), query).toEqual(tableRows)
+      // Nobody who already moved and no OAuth row is on the outreach list.
+      expect(lines.every((l) => at(l, 'method') !== 'oauth')).toBe(true)
+    }
+  })
+})
+
 describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
   const browser = suiteBrowser()
 
@@ -137,9 +160,9 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     const byUser = Object.fromEntries(rows.map((r) => [r[1], r]))
     // Alice uses OAuth, but from another client: this one has not moved.
     expect(byUser.alice?.slice(0, 8)).toEqual(['Basic', 'alice', 'alice@example.com', 'OldApp/1.0 <script>', '2', '0', '0', '0'])
-    expect(byUser.alice?.[10]).toBe('not moved')
+    expect(byUser.alice?.[11]).toBe('not moved')
     expect(byUser.bobby?.slice(0, 5)).toEqual(['WSSE', 'bobby', '–', 'feed robot', '1'])
-    expect(byUser.bobby?.[10]).toBe('not moved')
+    expect(byUser.bobby?.[11]).toBe('not moved')
 
     // Filters and sort through the page's own form (no script).
     await page.selectOption('form.filters select[name=method]', 'wsse')
@@ -159,8 +182,8 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     const policyText = await page.locator('#policy').innerText()
     expect(policyText).toMatch(/Basic\s+deprecate/)
     expect(policyText).toContain('09:00–12:00, 21:00–24:00')
-    expect(policyText).toContain('user bobby until 2099-01-01')
-    expect(await page.locator('#next-change').innerText()).toBe('Next scheduled change: Basic becomes deny at 2099-12-31 00:00:00 UTC')
+    expect(policyText).toMatch(/user bobby until\s+1 Jan 2099, 00:00 UTC/)
+    expect(await page.locator('#next-change').innerText()).toBe('Next scheduled change: Basic becomes deny at 31 Dec 2099, 00:00 UTC')
 
     expect(external).toEqual([])
     await page.screenshot({ path: join(screenshotDir(), 'dashboard.png'), fullPage: true })
@@ -183,7 +206,9 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     }
     // Each usage row is a card whose cells carry their column's name.
     expect(await page.locator('#usage-table tbody tr').first().locator('td').first().evaluate((td) => getComputedStyle(td, '::before').content)).toBe('"Method"')
-    // Chart labels are drawn at 11 user units: on screen they stay at least 9 CSS pixels tall.
+    // The chart is scaled to the screen, whole (not cut off at the recent end), its labels at least 9 CSS pixels tall.
+    const chartBox = await page.locator('svg#method-chart').boundingBox()
+    expect(chartBox!.x + chartBox!.width).toBeLessThanOrEqual(390)
     const labelHeight = await page.locator('svg#method-chart text').first().evaluate((t) => t.getBoundingClientRect().height)
     expect(labelHeight).toBeGreaterThanOrEqual(9)
     await page.screenshot({ path: join(screenshotDir(), 'dashboard-phone.png'), fullPage: true })

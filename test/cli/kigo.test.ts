@@ -56,6 +56,22 @@ async function kigo(args: string[], environment: Record<string, string | undefin
   return { code, stdout, stderr }
 }
 
+describe('where the operator API is', () => {
+  it('follows KIGO_ADMIN_PORT as the gateway does, when KIGO_ADMIN_URL is unset', async () => {
+    const port = new URL(env.KIGO_ADMIN_URL!).port
+    const r = await kigo(['users', 'list', '--json'], { KIGO_ADMIN_PORT: port, KIGO_ADMIN_TOKEN: adminToken })
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    // KIGO_ADMIN_URL, when set, wins.
+    const elsewhere = await kigo(['users', 'list'], { KIGO_ADMIN_URL: 'http://127.0.0.1:1', KIGO_ADMIN_PORT: port, KIGO_ADMIN_TOKEN: adminToken })
+    expect(elsewhere.code).toBe(1)
+    expect(elsewhere.stderr).toMatch(/cannot reach the operator API at http:\/\/127\.0\.0\.1:1/)
+    const bad = await kigo(['users', 'list'], { KIGO_ADMIN_PORT: 'ninety', KIGO_ADMIN_TOKEN: adminToken })
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toBe('kigo: KIGO_ADMIN_PORT must be a port number (1-65535), got "ninety"\n')
+  })
+})
+
 /** Runs a command that must succeed with --json and returns the parsed output. */
 async function kigoJson(args: string[]) {
   const r = await kigo([...args, '--json'])

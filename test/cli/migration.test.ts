@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/kigo.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { basicHeader, form, oauthHeader, wsseHeader } from '../gateway/policy/signers.js'
+import { WebClient } from '../gateway/provider/helpers.js'
 
 let stack: Stack
 let env: Record<string, string>
@@ -41,6 +42,17 @@ function expectFailure(r: { code: number; stdout: string; stderr: string }, code
   expect(r.stderr).toMatch(pattern)
 }
 
+/** The fields of one RFC 4180 line. */
+function csvFields(line: string): string[] {
+  return [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(?:,|$)/g)].slice(0, -1).map((m) => (m[1]!.startsWith('"') ? m[1]!.slice(1, -1).replace(/""/g, '"') : m[1]!))
+}
+
+async function accountPageOf(user: string, password: string): Promise<string> {
+  const web = new WebClient(stack.url)
+  expect((await web.signIn('/account/login', user, password)).status).toBe(303)
+  return (await web.get('/account')).text
+}
+
 const viaBasic = (userAgent: string) => fetch(`${stack.url}/api/statuses/update.json`, {
   method: 'POST',
   headers: { ...form, ...basicHeader('alice', apiPassword), 'user-agent': userAgent },
@@ -55,8 +67,8 @@ describe('kigo policy', () => {
     expect(json.login_api.state).toBe('allow')
     const text = await kigo('policy', 'show')
     expect(text.code).toBe(0)
-    expect(text.stdout).toMatch(/^basic: allow now\n {2}no change scheduled$/m)
-    expect(text.stdout).toMatch(/^login_api: allow now\n {2}no change scheduled$/m)
+    expect(text.stdout).toMatch(/^basic: allow now\n {2}clients are told: Works\. No end date is set yet\.\n {2}no change scheduled$/m)
+    expect(text.stdout).toMatch(/^login_api: allow now\n {2}clients are told: Works\. No end date is set yet\.\n {2}no change scheduled$/m)
     expect(text.stdout).toMatch(/^oauth: allow \(always\)$/m)
     expect(text.stdout).toMatch(/^migration guide: https?:\/\//m)
   })
@@ -82,7 +94,7 @@ describe('kigo policy', () => {
     expect(scheduled.wsse.effective.next_change).toEqual({ state: 'deny', at: '2099-06-01T00:00:00Z' })
     const text = await kigo('policy', 'set', 'wsse', 'deprecate', '--exceptions', 'none', '--windows', 'none', '--schedule', 'none')
     expect(text.code).toBe(0)
-    expect(text.stdout).toMatch(/^wsse: deprecate now\n {2}in effect since \S+Z\n/)
+    expect(text.stdout).toMatch(/^wsse: deprecate now\n {2}clients are told: Works, but is deprecated\. No end date is set yet\.\n {2}in effect since \S+Z\n/)
     // Windows and exceptions no longer apply: not shown.
     expect(text.stdout).not.toMatch(/window|exception/)
     const after = await kigoJson('policy', 'show')
@@ -117,7 +129,8 @@ describe('kigo policy show, history and refusals', () => {
     const lines = browning.split('\n')
     expect(lines[0]).toMatch(/^basic: brownout now/)
     expect(browning).toContain('brownout windows (UTC) 00:00-00:01')
-    expect(browning).toContain('sunset 2099-01-01T00:00:00Z')
+    // The scheduled deny is the end clients are told of, not the earlier announced date.
+    expect(browning).toContain('sunset 2099-06-01T00:00:00Z (the scheduled deny; announced 2099-01-01T00:00:00Z)')
     expect(browning).toContain('exception user alice until 2099-01-01T00:00:00Z')
     // The scheduled change comes after everything about the present.
     expect(lines.at(-1)).toBe('  scheduled: deny from 2099-06-01T00:00:00Z')
@@ -168,8 +181,8 @@ describe('kigo usage', () => {
     const table = await kigo('usage', '--method', 'basic')
     expect(table.code).toBe(0)
     const lines = table.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(/^METHOD\s+USER\s+CLIENT\s+COUNT\s+ACCEPTED\s+REFUSED_BY_POLICY\s+FAILED_CREDENTIALS\s+THROTTLED\s+FIRST_SEEN\s+LAST_SEEN\s+MOVED\s+EMAIL$/)
-    expect(lines.slice(1).map((l) => l.split(/\s{2,}/).slice(0, 4).join(' ')).sort()).toEqual(['basic alice cli-test/1 2', 'basic alice other-client/2 1'])
+    expect(lines[0]).toMatch(/^METHOD\s+USER\s+EMAIL\s+CLIENT\s+ACCEPTED\s+REFUSED_BY_POLICY\s+FAILED_CREDENTIALS\s+THROTTLED\s+COUNT\s+FIRST_SEEN\s+LAST_SEEN\s+MOVED\s+OAUTH_CLIENT\s+OAUTH_LAST_SEEN$/)
+    expect(lines.slice(1).map((l) => l.split(/\s{2,}/).slice(0, 5).join(' ')).sort()).toEqual(['basic alice - cli-test/1 2', 'basic alice - other-client/2 1'])
   })
 
   it('filters, sorts, marks clients that moved to OAuth, names the contact, and exports CSV', async () => {
@@ -197,10 +210,10 @@ describe('kigo usage', () => {
     const csv = await kigo('usage', '--method', 'basic', '--sort', 'client', '--order', 'asc', '--csv')
     expect(csv.code).toBe(0)
     const lines = csv.stdout.split('\r\n')
-    expect(lines[0]).toBe('method,user,email,client,count,first_seen,last_seen,moved,oauth_last_seen')
+    expect(lines[0]).toBe('method,user,email,client,accepted,refused_by_policy,failed_credentials,throttled,count,first_seen,last_seen,moved,oauth_client,oauth_last_seen')
     // A formula-looking client is neutralised and quoted (RFC 4180).
-    expect(lines[1]).toMatch(/^basic,alice,alice@example\.com,"'=HYPERLINK\(""x""\),""quoted""",1,\S+Z,\S+Z,false,$/)
-    expect(lines[2]).toMatch(/^basic,alice,alice@example\.com,cli-test\/1,2,\S+Z,\S+Z,true,\S+Z$/)
+    expect(lines[1]).toMatch(/^basic,alice,alice@example\.com,"'=HYPERLINK\(""x""\),""quoted""",1,0,0,0,1,\S+Z,\S+Z,false,,$/)
+    expect(lines[2]).toMatch(/^basic,alice,alice@example\.com,cli-test\/1,2,0,0,0,2,\S+Z,\S+Z,true,cli-test\/1,\S+Z$/)
     expect(lines.at(-1)).toBe('')
 
     const res = await fetch(`${stack.adminUrl}/admin/usage.csv?method=wsse`, { headers: { authorization: `Bearer ${stack.config.adminToken}` } })
@@ -213,15 +226,55 @@ describe('kigo usage', () => {
     expect((await fetch(`${stack.adminUrl}/admin/usage.csv`)).status).toBe(401)
   })
 
+  it('a client that moves to OAuth in a new version has moved (by family), and the account page says so', async () => {
+    const bob = await stack.addUser('bobhaiku', 'Bob')
+    const client = await stack.addOAuthClient('bobhaiku', ['write_public'])
+    const url = `${stack.url}/api/statuses/update.json`
+    const basic = await fetch(url, { method: 'POST', headers: { ...form, ...basicHeader('bobhaiku', bob.api_password), 'user-agent': 'HaikuDroid/3.2 (Android 12)' }, body: 'status=old' })
+    expect(basic.status).toBe(200)
+    await new Promise((r) => setTimeout(r, 1100)) // a later second than the Basic request
+    const oauth = await fetch(url, { method: 'POST', headers: { ...form, ...oauthHeader(client, { url, method: 'POST', data: { status: 'new' } }, Date.now()), 'user-agent': 'HaikuDroid/4.0 (Android 14)' }, body: 'status=new' })
+    expect(oauth.status).toBe(200)
+    const [row] = (await kigoJson('usage', '--user', 'bobhaiku', '--method', 'basic')).records
+    expect(row).toMatchObject({ client: 'HaikuDroid/3.2 (Android 12)', moved: true, oauth_client: 'HaikuDroid/4.0 (Android 14)' })
+    expect((await kigoJson('usage', '--user', 'bobhaiku', '--moved', 'no', '--method', 'legacy')).records).toEqual([])
+
+    // The account page: 3.2 is told as moved (to 4.0), not as a client to update.
+    const html = await accountPageOf('bobhaiku', bob.password)
+    const legacy = html.slice(html.indexOf('id="legacy"'), html.indexOf('</section>', html.indexOf('id="legacy"')))
+    expect(legacy).toContain('HaikuDroid/3.2 (Android 12)')
+    expect(legacy).toMatch(/Moved: HaikuDroid\/4\.0 \(Android 14\) signs in with OAuth/)
+    expect(legacy).not.toMatch(/Works\. No end date/)
+  })
+
+  it('lists use only by default: no "(unknown users)" row or failed-only rows unless --all, in the CSV as in the table', async () => {
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${stack.url}/api/statuses/update.json`, { method: 'POST', headers: { ...form, ...basicHeader(`ghost${i}zz`, 'wrong'), 'user-agent': 'Spray/1' }, body: 'status=x' })
+      expect(res.status).toBe(401)
+    }
+    const csv = await kigo('usage', '--csv', '--method', 'basic')
+    expect(csv.code).toBe(0)
+    expect(csv.stdout).not.toContain('(unknown users)')
+    const rows = csv.stdout.trimEnd().split('\r\n').slice(1).map(csvFields)
+    expect(rows.length).toBeGreaterThan(0)
+    // Every row listed had use: accepted or refused by the policy.
+    expect(rows.every((r) => Number(r[4]) + Number(r[5]) > 0)).toBe(true)
+    const everything = await kigo('usage', '--csv', '--method', 'basic', '--all')
+    expect(everything.stdout).toMatch(/^basic,\(unknown users\),,,0,0,2,0,2,/m)
+    // The JSON API is the same query: the same rows, in the same order, as the CSV.
+    const json = await kigoJson('usage', '--method', 'basic')
+    expect(json.records.map((r: { user: string; client: string }) => `${r.user} ${r.client}`)).toEqual(rows.map((r) => `${r[1]} ${r[3]!.replace(/^'=/, '=')}`))
+  })
+
   it('refuses a bad filter', async () => {
-    expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, login_api, oauth/)
+    expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, login_api, oauth, legacy/)
     expectFailure(await kigo('usage', '--moved', 'maybe'), 2, /--moved must be yes or no/)
     expectFailure(await kigo('usage', '--sort', 'name'), 1, /"sort" must be one of.*HTTP 400/)
     expectFailure(await kigo('usage', '--order', 'up'), 1, /"order" must be asc or desc.*HTTP 400/)
     expectFailure(await kigo('usage', '--since', 'yesterday'), 1, /since.*HTTP 400/)
     const help = await kigo('usage', '--help')
     expect(help.code).toBe(0)
-    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|login_api\|oauth\] \[--user ID\] \[--client TEXT\] \[--since ISO\]/)
+    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|login_api\|oauth\|legacy\] \[--user ID\] \[--client TEXT\] \[--since ISO\]/)
     expect(help.stdout).toContain('--csv')
   })
 })

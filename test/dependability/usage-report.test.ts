@@ -29,7 +29,7 @@ it('counts each outcome per row; a guessed user\'s failures are not use, and "wh
   for (let i = 0; i < 2; i++) expect((await post('alice', pw.alice!)).status).toBe(200)
   for (let i = 0; i < 3; i++) expect((await post('bob', 'wrong')).status).toBe(401)
   for (let i = 0; i < 20; i++) expect((await post('bob', 'wrong')).status).toBe(429)
-  const res = await stack.admin<{ records: Row[] }>('GET', '/admin/usage?method=basic')
+  const res = await stack.admin<{ records: Row[] }>('GET', '/admin/usage?method=basic&all=true')
   expect(res.status).toBe(200)
   const byUser = Object.fromEntries(res.body.records.map((r) => [r.user, r]))
   expect(byUser.alice).toMatchObject({ client: 'TestClient/1', count: 2, accepted: 2, refused_by_policy: 0, failed_credentials: 0, throttled: 0 })
@@ -50,7 +50,7 @@ it('a refusal by the policy is counted as such, and failures naming no user go t
   await new Promise((r) => setTimeout(r, 5500)) // the policy reaches the gateway within its refresh
   expect((await post('carol', pw.carol!)).status).toBe(403)
   for (let i = 0; i < 2; i++) expect((await post(`ghost${i}x`, 'wrong', `Spray/${i}`)).status).toBe(401)
-  const rows = (await stack.admin<{ records: Row[] }>('GET', '/admin/usage?method=basic')).body.records
+  const rows = (await stack.admin<{ records: Row[] }>('GET', '/admin/usage?method=basic&all=true')).body.records
   expect(rows.find((r) => r.user === 'carol')).toMatchObject({ count: 1, accepted: 0, refused_by_policy: 1 })
   expect(rows.filter((r) => r.user.startsWith('ghost'))).toEqual([])
   expect(rows.find((r) => r.user === '(unknown users)')).toMatchObject({ failed_credentials: 2 })

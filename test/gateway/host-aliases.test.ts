@@ -43,6 +43,6 @@ describe('deployment host names', () => {
     const { error } = JSON.parse(r.body)
     expect(error.code).toBe('unknown_deployment')
     const port = new URL(stack.url).port
-    expect(error.message).toBe(`The request host is not a deployment of this service; use one of localhost:${port}, localhost:18082, 127.0.0.1:${port}, 127.0.0.1:18082`)
+    expect(error.message).toBe(`The request host is not a deployment of this service; use one of localhost:${port}, localhost:18082, 127.0.0.1:${port}, 127.0.0.1:18082 (to serve another host name, set KIGO_DOMESTIC_HOST and KIGO_GLOBAL_HOST, and KIGO_DOMESTIC_HOST_ALIASES or KIGO_GLOBAL_HOST_ALIASES for more names; see docs/operations.md)`)
   })
 })

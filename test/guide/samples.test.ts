@@ -26,6 +26,9 @@ export const languages = [
   { name: 'ruby', command: ['/usr/bin/ruby', join(samples, 'ruby.rb')], check: ['/usr/bin/ruby', '-roauth', '-e', '1'], package: 'ruby-oauth' },
 ] as const
 
+/** The samples with a `status` step (a text status, its form body signed). */
+const textStatusSamples = new Set(['curl', 'python', 'node'])
+
 function available(l: (typeof languages)[number]): boolean {
   const r = spawnSync(l.check[0], l.check.slice(1), { stdio: 'ignore' })
   if (r.status === 0) return true
@@ -99,6 +102,14 @@ describe('the developer guide samples', () => {
       const read = JSON.parse(await sample(['read', String(posted.id)], token))
       expect(read.id).toBe(posted.id)
       expect(read.keyword).toBe(`photos-${l.name}`)
+
+      // A text status: the signed form body (spaces, reserved and non-ASCII characters).
+      if (textStatusSamples.has(l.name)) {
+        const text = `an old pond & a frog's leap: 100% ~ 古池や (${l.name})`
+        const status = JSON.parse(await sample(['status', `text-${l.name}`, text], token))
+        expect(status.keyword).toBe(`text-${l.name}`)
+        expect(status.text).toBe(`text-${l.name}=${text}`)
+      }
     }, 60_000)
   }
 })

@@ -5,48 +5,32 @@ import type { Hosts } from '../entries/deployment.js'
 import { baseUrl } from '../entries/deployment.js'
 import type { Deployment, EntryPage, EntryRow } from '../store/types.js'
 import e from 'escape-html'
-import { formatTimestamp } from './entry.js'
 import { renderNotation } from './notation.js'
 import { entryLink, isPhotoUrl, keywordPageUrl, profileImageUrl, userPageUrl } from './urls.js'
+import { siteHeader, sitePage, timeHtml } from '../../common/site-page.js'
 
 /** The same rules as the account pages: nothing but inline style and our own images. */
 export const pageCsp = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
-
-const style = `
-body{font-family:system-ui,sans-serif;margin:0 auto;max-width:40rem;padding:0 .75rem;line-height:1.5;color:#222;overflow-wrap:anywhere}
-header{display:flex;gap:1rem;align-items:baseline;border-bottom:1px solid #ddd;padding:.5rem 0}
-header a{font-weight:bold;text-decoration:none}
-article{border-bottom:1px solid #eee;padding:.75rem 0;display:flex;gap:.6rem}
-article img.icon{width:40px;height:40px;flex:none;border-radius:4px}
-.meta{font-size:.85rem;color:#666}
-.body img{max-width:100%;height:auto}
-.replies{margin-left:1.5rem}
-nav.pages{display:flex;justify-content:space-between;padding:1rem 0}
-`
 
 export interface PageContext {
   hosts: Hosts
   deployment: Deployment
 }
 
+/** A public page: the header every kigo page has (the timeline, the developer guide, sign-in), then `content`. */
 export function layout(ctx: PageContext, title: string, content: string): string {
   const home = baseUrl(ctx.hosts, ctx.deployment)
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${e(title)} - kigo</title><style>${style}</style></head>
-<body><header><a href="${e(home)}/">kigo</a><span>${e(title)}</span></header>
-<main>${content}</main></body></html>`
+  return sitePage({ title, header: siteHeader({ home: `${home}/` }), bodyClass: 'public', body: content })
 }
 
 export function entryHtml(entry: EntryRow, page: EntryPage, ctx: PageContext, withReplies: boolean): string {
   const notation = { baseUrl: baseUrl(ctx.hosts, entry.deployment), isPhotoUrl: (u: string) => isPhotoUrl(ctx.hosts, u) }
   const stars = page.stars.get(entry.id) ?? 0
   const replies = withReplies ? page.replies.get(entry.id) ?? [] : []
-  const time = formatTimestamp(entry.createdAt)
   return `<article class="entry"><img class="icon" src="${e(profileImageUrl(ctx.hosts, ctx.deployment, entry.authorId))}" alt="" width="40" height="40">
 <div><div class="meta"><a class="author" href="${e(userPageUrl(ctx.hosts, entry.deployment, entry.authorId))}">${e(entry.authorName)}</a>
  · <a class="keyword" href="${e(keywordPageUrl(notation.baseUrl, entry.keyword))}">${e(entry.keyword)}</a>
- · <a class="permalink" href="${e(entryLink(ctx.hosts, entry))}"><time datetime="${time}">${time}</time></a>
+ · <a class="permalink" href="${e(entryLink(ctx.hosts, entry))}">${timeHtml(entry.createdAt)}</a>
  · <span class="stars">${stars} ${stars === 1 ? 'star' : 'stars'}</span></div>
 <div class="body">${renderNotation(entry.body, 'html', notation)}</div>
 ${replies.length ? `<div class="replies">${replies.map((r) => entryHtml(r, page, ctx, false)).join('\n')}</div>` : ''}</div></article>`

@@ -12,6 +12,19 @@ import { encodeSegment } from '../render/urls.js'
 
 const perPage = 20
 
+/** Whether a browser asks (a navigation sends Accept: text/html; an API client or an <img> does not). */
+export function wantsPage(request: FastifyRequest): boolean {
+  const accept = request.headers.accept
+  return typeof accept === 'string' && /(^|,)\s*text\/html\s*(;|,|$)/i.test(accept)
+}
+
+/** The public 404 page, with the shared header (sign-in, the developer guide, the timeline). */
+export function sendNotFoundPage(request: FastifyRequest, reply: FastifyReply, deps: Pick<CoreDeps, 'hosts'>): FastifyReply {
+  const deploymentOf = deploymentMatcher(deps.hosts)
+  const ctx: PageContext = { hosts: deps.hosts, deployment: deploymentOf(request.headers.host) ?? 'domestic' }
+  return send(reply, 404, layout(ctx, 'Not found', '<h1>Not found</h1><p>There is no such page. <a href="/">See the newest entries</a>.</p>'))
+}
+
 function send(reply: FastifyReply, status: number, html: string): FastifyReply {
   return reply
     .code(status)
@@ -26,8 +39,7 @@ function send(reply: FastifyReply, status: number, html: string): FastifyReply {
 export function pageRoutes(app: FastifyInstance, deps: CoreDeps): void {
   const deploymentOf = deploymentMatcher(deps.hosts)
   const ctxOf = (request: FastifyRequest): PageContext => ({ hosts: deps.hosts, deployment: deploymentOf(request.headers.host) ?? 'domestic' })
-  const notFound = (request: FastifyRequest, reply: FastifyReply) =>
-    send(reply, 404, layout(ctxOf(request), 'Not found', '<h1>Not found</h1><p>There is no such page. <a href="/">See the newest entries</a>.</p>'))
+  const notFound = (request: FastifyRequest, reply: FastifyReply) => sendNotFoundPage(request, reply, deps)
 
   /** `?page=` and `?max_id=`: anything out of range is read as absent (a page for people). */
   const paging = (request: FastifyRequest) => {

@@ -1,6 +1,7 @@
 // Parameters of the public API (SPEC §2): from the query string, an urlencoded body or a
 // multipart body, merged. A known parameter given twice, in one place or in two, is 400:
 // which of two values a client meant cannot be guessed.
+import { byteSize } from '../../common/formats.js'
 import type { FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
 import { defaultImageMaxSide, sniffImage, type ImageType } from '../photos/sniff.js'
@@ -122,7 +123,7 @@ async function readMultipart(
     if (err instanceof ApiError) throw err
     const status = (err as { statusCode?: number }).statusCode
     const code = (err as { code?: string }).code
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw errors.tooLarge('file_too_large', `each file must be at most ${opts.fileBytes} bytes`)
+    if (code === 'FST_REQ_FILE_TOO_LARGE') throw errors.tooLarge('file_too_large', `each file must be at most ${byteSize(opts.fileBytes)}`)
     if (code === 'FST_FILES_LIMIT') throw errors.badRequest('too_many_files', `at most ${opts.maxFiles} files may be sent`)
     if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw errors.tooLarge('too_many_parts', 'the multipart body has too many parts')
     if (status !== undefined && status >= 400 && status < 500 && status !== 406) throw new ApiError(status, 'bad_request', (err as Error).message)

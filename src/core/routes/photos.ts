@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { checkPhotoText, checkSource, chooseSource } from '../entries/limits.js'
 import { parseId, userIdPattern } from '../entries/ids.js'
+import { deploymentMatcher } from '../entries/deployment.js'
 import escapeHtml from 'escape-html'
 import { renderPhoto } from '../render/entry.js'
 import { photoImageUrl } from '../render/urls.js'
@@ -11,6 +12,8 @@ import { apiRoute, readEntryRequest } from './api-route.js'
 import { deploymentOf, requester, sendPayload } from './context.js'
 import { renderContext, type CoreDeps } from './deps.js'
 import { ProfileRefresher } from './profiles.js'
+import { sendNotFoundPage, wantsPage } from './pages.js'
+import { layout, pageCsp } from '../render/pages.js'
 
 /** RFC 9110 §13.1.2: If-None-Match uses the weak comparison; `*` matches any. */
 export function noneMatch(header: string | undefined, etag: string): boolean {
@@ -56,16 +59,20 @@ export function photoRoutes(app: FastifyInstance, deps: CoreDeps): void {
     const { user, file } = request.params as { user: string; file: string }
     const m = /^([0-9]+)(?:\.([a-z]+))?$/.exec(file)
     const id = m ? parseId(m[1]!) : null
-    if (!m || id === null || !userIdPattern.test(user)) throw errors.notFound('photo_not_found', 'No such photo')
+    // A browser opening a wrong photo address gets the 404 page; API clients and <img> the JSON error.
+    const missing = () => (wantsPage(request) ? sendNotFoundPage(request, reply, deps) : Promise.reject(errors.notFound('photo_not_found', 'No such photo')))
+    if (!m || id === null || !userIdPattern.test(user)) return missing()
     const photo = await deps.store.getPhoto(user, id)
-    if (!photo || (m[2] !== undefined && m[2] !== photo.ext)) throw errors.notFound('photo_not_found', 'No such photo')
+    if (!photo || (m[2] !== undefined && m[2] !== photo.ext)) return missing()
     if (m[2] === undefined) {
       const src = escapeHtml(photoImageUrl(deps.hosts, photo))
-      const title = escapeHtml(photo.title || `Photo ${photo.id}`)
+      const title = photo.title || `Photo ${photo.id}`
+      const ctx = { hosts: deps.hosts, deployment: deploymentMatcher(deps.hosts)(request.headers.host) ?? photo.deployment }
       return reply
-        .header('content-security-policy', "default-src 'none'; img-src 'self'")
+        .header('content-security-policy', pageCsp)
+        .header('x-content-type-options', 'nosniff')
         .type('text/html; charset=utf-8')
-        .send(`<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${title}</title></head><body><img src="${src}" alt="${title}"></body></html>\n`)
+        .send(layout(ctx, title, `<h1>${escapeHtml(title)}</h1><p class="body"><img src="${src}" alt="${escapeHtml(title)}"></p>`))
     }
     const etag = `"${photo.sha256}"`
     reply.header('etag', etag).header('cache-control', 'public, max-age=31536000, immutable')

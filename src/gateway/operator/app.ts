@@ -5,6 +5,7 @@ import { clientDeadlines, closeSilentConnections } from '../../common/client-dea
 import { metricsTokenHook } from '../../common/metrics-token.js'
 import { clientErrorHandler, frameworkErrors } from '../../common/request-edges.js'
 import { requestLogging } from '../../common/request-logger.js'
+import favicon from '../plugins/favicon.js'
 import health from '../plugins/health.js'
 import type { GatewayDeps } from '../plugins/deps.js'
 import type { IdentityAdministration } from '../store/types.js'
@@ -102,5 +103,6 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: { status: 404, code: 'not_found', message: `No operator resource at ${request.method} ${request.url.split('?')[0]}` } }))
   await app.register(health, { ready: deps.ready })
+  await app.register(favicon)
   return app
 }

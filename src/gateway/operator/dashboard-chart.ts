@@ -76,7 +76,7 @@ const pct = (n: number, total: number) => (total === 0 ? 0 : (100 * n) / total)
 export function renderChart(buckets: Bucket[], range: ChartRange): string {
   const width = 760
   const height = 250
-  const left = 44
+  const left = 56
   const top = 10
   const plotW = width - left - 10
   const plotH = 200
@@ -103,6 +103,7 @@ export function renderChart(buckets: Bucket[], range: ChartRange): string {
       parts.push(`<rect class="bar" data-method="${m}" data-count="${n}" x="${x.toFixed(2)}" y="${y.toFixed(2)}" width="${barW.toFixed(2)}" height="${h.toFixed(2)}" fill="${methodColors[m]}"><title>${esc(title)}</title></rect>`)
     }
   })
+  // Six labels at most; on a phone the page's stylesheet draws them larger (the SVG is scaled down to fit).
   const labelEvery = Math.ceil(buckets.length / 6)
   buckets.forEach((b, i) => {
     if (i % labelEvery !== 0) return

@@ -47,7 +47,8 @@ function usageQueryOf(q: Record<string, unknown>): UsageQuery & { sort: UsageSor
   const sort = text('sort')
   const order = text('order')
   return {
-    ...(method === 'basic' || method === 'wsse' || method === 'login_api' ? { method } : {}),
+    // The table lists the legacy methods only: "legacy" (every method but OAuth) unless one is chosen.
+    method: method === 'basic' || method === 'wsse' || method === 'login_api' ? method : 'legacy',
     ...(/^[A-Za-z][A-Za-z0-9_-]{2,31}$/.test(user) ? { user } : {}),
     ...(client !== '' && client.length <= 256 ? { client } : {}),
     ...(moved === 'yes' || moved === 'no' ? { moved: moved === 'yes' } : {}),
@@ -127,9 +128,8 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       usageReport(options.usage, options.emails, usageQuery),
       options.audit ? options.audit.list({ limit: auditRows }) : Promise.resolve(undefined),
     ])
-    // Who must migrate: legacy rows with accepted requests (refused and failed ones are
-    // shown beside them); OAuth rows are what "moved" is measured against.
-    const legacy = report.filter((r) => r.method !== 'oauth' && r.accepted > 0)
+    // Who must migrate: the report's legacy rows, as the CSV link below the table has them.
+    const legacy = report
     const policies = options.policy.current()
     return html(reply, 200, dashboardPage({
       now: t,

@@ -4,7 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Compile } from '../../common/typebox.js'
 import { ApiError, errors, failureResponse, type FailureWording } from '../../common/errors.js'
-import { deprecatedSince, effectiveState, nextChange, nextWindow, openWindow } from '../policy/evaluate.js'
+import { nextWindow } from '../policy/evaluate.js'
+import { policyOutlook } from '../policy/outlook.js'
 import { InvalidPolicy } from '../policy/normalize.js'
 import { isoSeconds } from '../policy/time.js'
 import type { PolicyService } from '../policy/service.js'
@@ -44,15 +45,20 @@ const operatorWording: FailureWording = {
 
 /** A method's policy, stored fields first, then what is in effect at `now`. */
 export function methodPolicyView(p: MethodPolicy, now: number) {
-  const state = effectiveState(p, now)
-  const since = deprecatedSince(p, now)
-  const window = state === 'brownout' ? openWindow(p, now) : null
-  const change = nextChange(p, now)
+  const outlook = policyOutlook(p, now)
+  const { state, window, next: change } = outlook
+  const since = outlook.deprecatedSince
   const upcoming = state === 'brownout' && window === null ? nextWindow(p, now) : null
   return {
     ...p,
     effective: {
       state,
+      /** What clients of this method are told, word for word (policy/outlook.ts). */
+      summary: outlook.summary,
+      /** When the method stopped working (the deny in effect began). */
+      ended_at: outlook.endedAt === null ? null : isoSeconds(outlook.endedAt),
+      /** When it stops working: the first scheduled deny, else the announced sunset; the Sunset header. */
+      ends_at: outlook.endsAt === null ? null : isoSeconds(outlook.endsAt),
       /** True while verified requests of this method are refused (deny, or an open brownout window). */
       refusing: state === 'deny' || window !== null,
       deprecated_since: since === null ? null : isoSeconds(since),

@@ -1,14 +1,15 @@
 // GET /admin/usage (SPEC §6.3): who still uses which method from which client, with
-// counts and first/last seen, across every gateway of the deployment. Filters: method,
-// user, client (substring), since (records last seen at or after it), moved (true or
-// false), limit; sort (last_seen, first_seen, count, user, client, method) and order
-// (asc, desc). Each record adds whether its client moved to OAuth (usage-report.ts) and
-// the user's contact e-mail. GET /admin/usage.csv: the same report as CSV (RFC 4180).
+// counts and first/last seen, across every gateway of the deployment. Filters: method
+// (basic, wsse, oauth, or legacy for the first two), user, client (substring), since
+// (records last seen at or after it), moved (true or false), all (true: also rows of
+// failed or throttled attempts only), limit; sort (last_seen, first_seen, count, user,
+// client, method) and order (asc, desc). Each record adds whether its client family moved
+// to OAuth (usage-report.ts) and the user's contact e-mail. GET /admin/usage.csv: the
+// same report, the same columns, as CSV (RFC 4180).
 import type { FastifyInstance } from 'fastify'
-import { isoSeconds } from '../policy/time.js'
 import type { UsageRecorder } from '../usage/recorder.js'
-import type { UsageRow, UsageStore } from '../usage/store.js'
-import { csvColumns, csvField, usageReport, usageSortKeys, type UsageQuery, type UsageReportRow, type UsageSortKey } from './usage-report.js'
+import type { UsageStore } from '../usage/store.js'
+import { usageCsv, usageReport, usageReportFields, usageSortKeys, type UsageQuery, type UsageReportRow, type UsageSortKey } from './usage-report.js'
 import { sendOperatorError } from './policy-api.js'
 import { queryFilters } from './query-filters.js'
 
@@ -20,28 +21,12 @@ export interface UsageApiOptions {
   emails?: () => Promise<Map<string, string | null>>
 }
 
-const usageMethods = ['basic', 'wsse', 'login_api', 'oauth']
-const allowedParams = ['method', 'user', 'client', 'since', 'moved', 'sort', 'order', 'limit']
+const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'legacy']
+const allowedParams = ['method', 'user', 'client', 'since', 'moved', 'sort', 'order', 'limit', 'all']
 
-export function usageRecordView(r: UsageRow) {
-  // count: every attempt of the row; the four outcomes split it (added fields: the shape
-  // stays what clients of this API already read).
-  return {
-    method: r.method,
-    user: r.user,
-    client: r.client,
-    count: r.count,
-    first_seen: isoSeconds(r.firstSeen),
-    last_seen: isoSeconds(r.lastSeen),
-    accepted: r.accepted,
-    refused_by_policy: r.refusedByPolicy,
-    failed_credentials: r.failedCredentials,
-    throttled: r.throttled,
-  }
-}
-
+/** A record of GET /admin/usage: the report's columns (usage-report.ts), as the CSV has them. */
 export function usageReportView(r: UsageReportRow) {
-  return { ...usageRecordView(r), moved: r.moved, oauth_last_seen: r.oauthLastSeen === null ? null : isoSeconds(r.oauthLastSeen), email: r.email }
+  return usageReportFields(r)
 }
 
 
@@ -59,6 +44,7 @@ export async function usageApi(app: FastifyInstance, options: UsageApiOptions): 
     const moved = filters.oneOf('moved', ['true', 'false'], 'true or false')
     const sort = filters.oneOf<UsageSortKey>('sort', usageSortKeys)
     const order = filters.oneOf('order', ['asc', 'desc'], 'asc or desc')
+    const all = filters.oneOf('all', ['true', 'false'], 'true or false')
     return {
       ...(method !== undefined ? { method } : {}),
       ...(user !== undefined ? { user } : {}),
@@ -67,6 +53,7 @@ export async function usageApi(app: FastifyInstance, options: UsageApiOptions): 
       ...(moved !== undefined ? { moved: moved === 'true' } : {}),
       ...(sort !== undefined ? { sort } : {}),
       ...(order !== undefined ? { order } : {}),
+      ...(all === 'true' ? { all: true } : {}),
       limit,
     }
   }
@@ -84,12 +71,10 @@ export async function usageApi(app: FastifyInstance, options: UsageApiOptions): 
 
   app.get('/admin/usage.csv', async (request, reply) => {
     const rows = await report(readQuery(request.query as Record<string, unknown>))
-    const lines = [csvColumns.join(',')]
-    for (const r of rows.map(usageReportView)) lines.push(csvColumns.map((c) => csvField(r[c])).join(','))
     return reply
       .header('cache-control', 'no-store')
       .header('content-disposition', 'attachment; filename="kigo-usage.csv"')
       .type('text/csv; charset=utf-8')
-      .send(lines.join('\r\n') + '\r\n')
+      .send(usageCsv(rows))
   })
 }

@@ -4,16 +4,23 @@
 // OAuth since (moved), with the user's contact e-mail. Built over UsageStore.list, so a
 // change of the stored rows' shape stays in the store.
 //
-// Choices: "moved" means OAuth requests from the same user and the same client name were
-// last seen after this row's last Basic or WSSE request (the client's newest requests are
-// OAuth); OAuth rows themselves have no "moved". The client filter is a case-insensitive
-// substring (client names are User-Agent strings that carry versions).
+// Choices: "moved" means OAuth requests from the same user and the same client family
+// (HaikuDroid/3.2 and HaikuDroid/4.0 are one family, usage/moved.ts) were last seen after
+// this row's last Basic or WSSE request; OAuth rows themselves have no "moved". The client
+// filter is a case-insensitive substring (client names are User-Agent strings that carry
+// versions). The report lists use by default: rows with requests accepted or refused by
+// the policy (a real user's real credentials); `all` adds rows of failed or throttled
+// attempts only, and the "(unknown users)" row, which name nobody to write to. Every
+// surface shows the same columns (usageColumns), in the same order.
+import { isoSeconds } from '../policy/time.js'
+import { hasMoved, oauthUseByFamily } from '../usage/moved.js'
 import type { UsageRow, UsageStore } from '../usage/store.js'
 
 export const usageSortKeys = ['last_seen', 'first_seen', 'count', 'user', 'client', 'method'] as const
 export type UsageSortKey = (typeof usageSortKeys)[number]
 
 export interface UsageQuery {
+  /** basic, wsse or oauth; `legacy` is basic and wsse. */
   method?: string
   user?: string
   client?: string
@@ -23,6 +30,8 @@ export interface UsageQuery {
   sort?: UsageSortKey
   order?: 'asc' | 'desc'
   limit?: number
+  /** Also rows with no request accepted or refused by the policy (failed or throttled attempts only). */
+  all?: boolean
 }
 
 export interface UsageReportRow extends UsageRow {
@@ -30,14 +39,14 @@ export interface UsageReportRow extends UsageRow {
   moved: boolean | null
   /** When that client was last seen with OAuth; null when never. */
   oauthLastSeen: number | null
+  /** The OAuth client of the same family last seen (the version that moved); null when none. */
+  oauthClient: string | null
   /** The user's contact e-mail, when the operator or the user set one. */
   email: string | null
 }
 
 /** Rows read from the store per report: the report is for people, not bulk export of millions. */
 const maxRows = 100_000
-
-const key = (user: string, client: string) => `${user}\u0000${client}`
 
 function compare(sort: UsageSortKey, a: UsageReportRow, b: UsageReportRow): number {
   switch (sort) {
@@ -62,22 +71,24 @@ export async function usageReport(
   query: UsageQuery,
 ): Promise<UsageReportRow[]> {
   const base = { ...(query.user !== undefined ? { user: query.user } : {}), ...(query.since !== undefined ? { since: query.since } : {}), limit: maxRows }
+  const stored = query.method === undefined || query.method === 'legacy' ? {} : { method: query.method }
   const [rows, oauth, contacts] = await Promise.all([
-    store.list({ ...base, ...(query.method !== undefined ? { method: query.method } : {}) }),
+    store.list({ ...base, ...stored }),
     // OAuth use of the same clients, whenever it was (a since filter must not hide a move);
     // OpenID Connect sign-ins count as a move too (where a login-API site goes, docs/oidc.md).
     Promise.all(['oauth', 'oidc'].map((method) => store.list({ method, ...(query.user !== undefined ? { user: query.user } : {}), limit: maxRows }))).then((lists) => lists.flat()),
     emails ? emails() : Promise.resolve(new Map<string, string | null>()),
   ])
-  const oauthSeen = new Map<string, number>()
-  for (const r of oauth) oauthSeen.set(key(r.user, r.client), Math.max(oauthSeen.get(key(r.user, r.client)) ?? 0, r.lastSeen))
+  const oauthUse = oauthUseByFamily(oauth)
   const needle = query.client?.toLowerCase()
   let report: UsageReportRow[] = rows
+    .filter((r) => query.method !== 'legacy' || (r.method !== 'oauth' && r.method !== 'oidc'))
+    .filter((r) => query.all === true || r.accepted > 0 || r.refusedByPolicy > 0)
     .filter((r) => needle === undefined || r.client.toLowerCase().includes(needle))
     .map((r) => {
-      const seen = oauthSeen.get(key(r.user, r.client)) ?? null
       const legacy = r.method !== 'oauth' && r.method !== 'oidc'
-      return { ...r, moved: legacy ? seen !== null && seen > r.lastSeen : null, oauthLastSeen: legacy ? seen : null, email: contacts.get(r.user) ?? null }
+      const use = legacy ? oauthUse(r) : null
+      return { ...r, moved: legacy ? hasMoved(r, use) : null, oauthLastSeen: use?.lastSeen ?? null, oauthClient: use?.client ?? null, email: contacts.get(r.user) ?? null }
     })
   if (query.moved !== undefined) report = report.filter((r) => r.moved === query.moved)
   const sort = query.sort ?? 'last_seen'
@@ -95,4 +106,56 @@ export function csvField(value: string | number | boolean | null): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
 }
 
-export const csvColumns = ['method', 'user', 'email', 'client', 'count', 'first_seen', 'last_seen', 'moved', 'oauth_last_seen'] as const
+/**
+ * The report's columns, in order, for every surface: the dashboard's table (its headings
+ * are the labels), the CSV (its header is the names), GET /admin/usage (the names are the
+ * fields) and `kigo usage`.
+ */
+export const usageColumns = [
+  { name: 'method', label: 'Method' },
+  { name: 'user', label: 'User' },
+  { name: 'email', label: 'Contact' },
+  { name: 'client', label: 'Client' },
+  { name: 'accepted', label: 'Accepted' },
+  { name: 'refused_by_policy', label: 'Refused by policy' },
+  { name: 'failed_credentials', label: 'Failed credentials' },
+  { name: 'throttled', label: 'Throttled' },
+  { name: 'count', label: 'All attempts' },
+  { name: 'first_seen', label: 'First seen' },
+  { name: 'last_seen', label: 'Last seen' },
+  { name: 'moved', label: 'Moved to OAuth' },
+  { name: 'oauth_client', label: 'OAuth client' },
+  { name: 'oauth_last_seen', label: 'OAuth last seen' },
+] as const
+
+export type UsageColumn = (typeof usageColumns)[number]['name']
+
+/** One report row as the named fields of usageColumns (GET /admin/usage's record, a CSV line). */
+export function usageReportFields(r: UsageReportRow): Record<UsageColumn, string | number | boolean | null> {
+  return {
+    method: r.method,
+    user: r.user,
+    email: r.email,
+    client: r.client,
+    accepted: r.accepted,
+    refused_by_policy: r.refusedByPolicy,
+    failed_credentials: r.failedCredentials,
+    throttled: r.throttled,
+    count: r.count,
+    first_seen: isoSeconds(r.firstSeen),
+    last_seen: isoSeconds(r.lastSeen),
+    moved: r.moved,
+    oauth_client: r.oauthClient,
+    oauth_last_seen: r.oauthLastSeen === null ? null : isoSeconds(r.oauthLastSeen),
+  }
+}
+
+/** The report as CSV (RFC 4180): a header of the column names, one line per row. */
+export function usageCsv(rows: UsageReportRow[]): string {
+  const lines = [usageColumns.map((c) => c.name).join(',')]
+  for (const r of rows) {
+    const f = usageReportFields(r)
+    lines.push(usageColumns.map((c) => csvField(f[c.name])).join(','))
+  }
+  return lines.join('\r\n') + '\r\n'
+}

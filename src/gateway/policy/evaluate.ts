@@ -129,18 +129,38 @@ export function nextWindow(policy: MethodPolicy, now: number): { start: number; 
 }
 
 /**
- * An unexpired exception for the (verified) user, for any of their clients or for the one
- * named (SPEC §6.1). A client name is self-declared, so it only narrows a user's exception:
- * an exception naming a client and no user (stored before this rule) matches nobody.
+ * The method's end, the one date every surface calls its sunset: when the deny in effect
+ * took effect (`endedAt`), or else when it is to stop working (`endsAt`): the first
+ * scheduled deny, else the announced sunset (RFC 8594 allows one that has passed). A
+ * deny in effect has no future end.
  */
-export function hasException(policy: MethodPolicy, subject: PolicySubject, now: number): boolean {
-  let client: string | undefined
-  for (const e of policy.exceptions) {
-    if (Date.parse(e.until) <= now) continue
-    if (e.user === undefined || e.user !== subject.user) continue
-    if (e.client === undefined || e.client === (client ??= subject.client())) return true
+export function endOf(policy: MethodPolicy, now: number): { endedAt: number | null; endsAt: number | null } {
+  let endedAt: number | null = null
+  let endsAt: number | null = null
+  for (const c of timeline(policy)) {
+    if (c.at <= now) endedAt = c.state === 'deny' ? (endedAt ?? c.at) : null
+    else if (c.state === 'deny' && endsAt === null) endsAt = c.at
   }
-  return false
+  if (endedAt !== null) return { endedAt, endsAt: null }
+  return { endedAt: null, endsAt: endsAt ?? (policy.sunset === null ? null : Date.parse(policy.sunset)) }
+}
+
+/**
+ * The end of the latest unexpired exception for the (verified) user, for any of their
+ * clients or for the one named (SPEC §6.1); null when none applies. A client name is
+ * self-declared, so it only narrows a user's exception: an exception naming a client and
+ * no user (stored before this rule) matches nobody.
+ */
+export function exceptionEnd(policy: MethodPolicy, subject: PolicySubject, now: number): number | null {
+  let client: string | undefined
+  let until: number | null = null
+  for (const e of policy.exceptions) {
+    const t = Date.parse(e.until)
+    if (t <= now || e.user === undefined || e.user !== subject.user) continue
+    if (e.client !== undefined && e.client !== (client ??= subject.client())) continue
+    until = until === null ? t : Math.max(until, t)
+  }
+  return until
 }
 
 /** RFC 9110 §5.6.7 IMF-fixdate, the format RFC 8594 requires for Sunset. */
@@ -148,12 +168,16 @@ export const httpDate = (ms: number): string => new Date(ms).toUTCString()
 
 export const methodNames: Record<LegacyMethod, string> = { basic: 'HTTP Basic authentication', wsse: 'WSSE authentication', login_api: 'The login API' }
 
-/** Deprecation (RFC 9745), Sunset (RFC 8594) and the guide as rel="deprecation" (RFC 9745 §3). */
+/**
+ * Deprecation (RFC 9745), Sunset (RFC 8594: the method's end, see `endOf`; none once it is
+ * denied) and the guide as rel="deprecation" (RFC 9745 §3).
+ */
 function deprecationHeaders(policy: MethodPolicy, now: number, guideUrl: string): Record<string, string> {
   const headers: Record<string, string> = {}
   const since = deprecatedSince(policy, now)
   if (since !== null) headers.deprecation = `@${Math.floor(since / 1000)}`
-  if (policy.sunset !== null) headers.sunset = httpDate(Date.parse(policy.sunset))
+  const { endsAt } = endOf(policy, now)
+  if (endsAt !== null) headers.sunset = httpDate(endsAt)
   headers.link = `<${guideUrl}>; rel="deprecation"; type="text/html"`
   return headers
 }
@@ -190,7 +214,14 @@ export function evaluatePolicy(method: LegacyMethod, policy: MethodPolicy, subje
   if (state === 'deprecate') return { allowed: true, state, headers, exception: false }
   const window = state === 'brownout' ? openWindow(policy, now) : null
   if (state === 'brownout' && window === null) return { allowed: true, state, headers, exception: false }
-  if (hasException(policy, subject, now)) return { allowed: true, state, headers, exception: true }
+  const excepted = exceptionEnd(policy, subject, now)
+  if (excepted !== null) {
+    // This client's sunset: under deny, its exception's end; otherwise the method's end,
+    // or the exception's when that comes later (policy/outlook.ts says the same).
+    const { endsAt } = endOf(policy, now)
+    const end = state === 'deny' ? excepted : endsAt === null ? null : Math.max(excepted, endsAt)
+    return { allowed: true, state, headers: end === null ? headers : { ...headers, sunset: httpDate(end) }, exception: true }
+  }
   const name = methodNames[method]
   if (window !== null) {
     return {

@@ -1,6 +1,10 @@
 // The account area (SPEC §5): sign-in (throttled per user and per address, SPEC §4.7),
 // sign-out, registering applications, revoking authorized applications, and the API
 // password used by Basic and WSSE clients. Every post checks the session's CSRF token.
+// What cannot be undone (resetting the API password, revoking an application, rotating or
+// deleting one's application) asks first: the button posts without `confirm=yes` and gets
+// a confirmation page, whose button posts again with it (no script). The user's own
+// changes go to the audit trail as `account.*` actions (docs/operations.md#the-audit-trail).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'
@@ -9,12 +13,13 @@ import { userIdPattern } from '../domain/identifiers.js'
 import type { ProviderContext } from './context.js'
 import { field, readForm } from './form.js'
 import { sendPage, seeOther } from './html.js'
-import { accountPage, applicationPage, loginPage, messagePage, type RegisterForm } from './pages.js'
+import { accountPage, applicationPage, confirmPage, forgotByMailPage, forgotPasswordPage, loginPage, messagePage, resetPasswordPage, type RegisterForm } from './pages.js'
 import { scopesFromCheckboxes } from './scopes.js'
 import { csrfMatches, type Session } from './session.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
 import { isLegacyMethod, type LegacyMethod } from '../policy/types.js'
 import { legacyClientView } from './legacy-usage.js'
+import { oauthUseByFamily } from '../usage/moved.js'
 import { safeNext } from '../account-area/next.js'
 
 /** Same size as the operator API's generated passwords. */
@@ -27,9 +32,12 @@ const notices: Record<string, string> = {
   revoked: 'Access was revoked. The application can no longer use your account.',
   reset: 'Your API password was reset. Update the clients that use it.',
   registered: 'Your application is registered. Keep the consumer secret private.',
+  rotated: 'A new consumer secret was made. The old one no longer works: update the application.',
+  app_deleted: 'The application was deleted, with every access it had.',
   signed_out: 'You are signed out.',
   password_changed: 'Your password was changed. You were signed out everywhere else.',
   email: 'Your contact e-mail was saved.',
+  password_reset: 'Your password was set. Sign in with the new one; you were signed out everywhere.',
   oidc_revoked: 'The site’s access was revoked. Signing in there again asks you first.',
 }
 
@@ -64,6 +72,22 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     return { session: session as Session & { user: User }, form: read.form }
   }
 
+  /** Records the user's own change; a failed write is logged and the change stands (as for the operator's). */
+  const audited = async (request: FastifyRequest, event: { action: string; kind: 'user' | 'app' | 'token'; target: string; before: unknown; after: unknown }) => {
+    if (!ctx.audit) return
+    try {
+      await ctx.audit.record({ ...event, address: app.publicOrigin(request).ip })
+    } catch (err) {
+      request.log.warn({ err: { message: (err as Error).message }, action: event.action, target: event.target }, 'audit record failed')
+    }
+  }
+
+  /** Unless the form says confirm=yes: the confirmation page (its button posts the same form again, confirmed). */
+  const confirmFirst = (reply: FastifyReply, session: Session & { user: User }, form: URLSearchParams, o: { action: string; title: string; message: string; button: string; fields?: Record<string, string> }) => {
+    if (field(form, 'confirm') === 'yes') return null
+    return sendPage(reply, 200, confirmPage({ user: session.user, csrfToken: session.csrfToken, ...o }))
+  }
+
   const renderAccount = async (reply: FastifyReply, status: number, session: Session & { user: User }, form: RegisterForm, notice?: string, passwordError?: string) => {
     const migration = ctx.migration
     const [api, authorized, registered, usage, lastUsed, email, sections] = await Promise.all([
@@ -76,8 +100,9 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
       Promise.all(ctx.accountSections.map((section) => section(session.user, session.csrfToken))),
     ])
     const now = ctx.now()
+    const oauthUse = oauthUseByFamily(usage)
     const legacy = migration
-      ? usage.filter((r) => isLegacyMethod(r.method)).map((r) => legacyClientView(r, migration.policy.current()[r.method as LegacyMethod], session.user.id, now))
+      ? usage.filter((r) => isLegacyMethod(r.method)).map((r) => legacyClientView(r, migration.policy.current()[r.method as LegacyMethod], session.user.id, now, oauthUse(r)))
       : null
     return sendPage(
       reply,
@@ -146,6 +171,88 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     return seeOther(reply, next)
   })
 
+  // "Forgot your password?": a single-use link by mail when SMTP is configured
+  // (password-reset.ts), else the operator's command. The answer never says whether the
+  // account exists or has an e-mail; asking is throttled per address like sign-in.
+  const reset = ctx.passwordReset
+  app.get('/account/forgot', async (request, reply) => {
+    request.routeName = 'account'
+    if (!reset) return sendPage(reply, 200, forgotPasswordPage())
+    const session = await sessions.currentOrVisitor(request, reply, secureOf(request))
+    return sendPage(reply, 200, forgotByMailPage({ csrfToken: session.csrfToken }))
+  })
+
+  app.post('/account/forgot', async (request, reply) => {
+    request.routeName = 'account'
+    if (!reset) return sendPage(reply, 200, forgotPasswordPage())
+    const read = readForm(request)
+    if (!read.ok) return sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
+    const session = await sessions.current(request)
+    if (!csrfMatches(session, field(read.form, 'csrf_token'))) return formExpired(reply)
+    const keys = { realm: 'web' as const, ip: app.publicOrigin(request).ip }
+    const wait = await throttle.check(keys)
+    if (wait > 0) {
+      void reply.header('retry-after', String(wait))
+      return sendPage(reply, 429, forgotByMailPage({ csrfToken: session!.csrfToken, error: `Too many attempts. Try again in ${Math.ceil(wait / 60)} minutes.` }))
+    }
+    // Each request counts against the address, as a failed sign-in does: no mail flood.
+    await throttle.failed(keys)
+    const username = (field(read.form, 'username') ?? '').trim()
+    const email = userIdPattern.test(username) ? await store.getUserEmail(username).catch(() => null) : null
+    if (email) {
+      const origin = app.publicOrigin(request)
+      const token = await reset.store.create(username, reset.ttlSeconds, ctx.now())
+      const link = `${origin.scheme}://${origin.host}/account/reset?token=${encodeURIComponent(token)}`
+      try {
+        await reset.mailer.send({
+          to: email,
+          subject: 'Set a new kigo password',
+          text: `Someone (you, we hope) asked to set a new password for the kigo account ${username}.\n\nOpen this link within ${Math.round(reset.ttlSeconds / 60)} minutes to choose one; it works once:\n\n${link}\n\nIf you did not ask, ignore this mail: your password stays as it is.\n`,
+        })
+      } catch (err) {
+        request.log.error({ err: { message: (err as Error).message } }, 'password reset mail not sent')
+        return sendPage(reply, 503, forgotByMailPage({ csrfToken: session!.csrfToken, error: 'The mail could not be sent right now. Try again later, or ask the operator.' }))
+      }
+    }
+    return sendPage(reply, 200, forgotByMailPage({ csrfToken: session!.csrfToken, sent: { minutes: Math.round(reset.ttlSeconds / 60) } }))
+  })
+
+  const badLink = (reply: FastifyReply) =>
+    sendPage(reply, 400, messagePage({ title: 'This link does not work', message: 'It was used already, it expired, or it is not whole. Ask for a new one.', link: { href: '/account/forgot', text: 'Forgot your password?' } }))
+
+  app.get('/account/reset', async (request, reply) => {
+    request.routeName = 'account'
+    const token = (request.query as Record<string, unknown>).token
+    if (!reset || typeof token !== 'string' || token.length > 200 || (await reset.store.peek(token, ctx.now())) === null) return badLink(reply)
+    const session = await sessions.currentOrVisitor(request, reply, secureOf(request))
+    return sendPage(reply, 200, resetPasswordPage({ csrfToken: session.csrfToken, token }))
+  })
+
+  app.post('/account/reset', async (request, reply) => {
+    request.routeName = 'account'
+    if (!reset) return badLink(reply)
+    const read = readForm(request)
+    if (!read.ok) return sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
+    const session = await sessions.current(request)
+    if (!csrfMatches(session, field(read.form, 'csrf_token'))) return formExpired(reply)
+    const token = field(read.form, 'token') ?? ''
+    const next = field(read.form, 'new_password') ?? ''
+    const again = field(read.form, 'confirm_password') ?? ''
+    const userId = token.length > 200 ? null : await reset.store.peek(token, ctx.now())
+    if (userId === null) return badLink(reply)
+    const refuse = (error: string) => sendPage(reply, 400, resetPasswordPage({ csrfToken: session!.csrfToken, token, error }))
+    if (next === '') return refuse('Enter a new password.')
+    if (next !== again) return refuse('The new password and its confirmation differ.')
+    const weak = loginPasswordProblem(next, userId)
+    if (weak !== null) return refuse(`${weak[0]!.toUpperCase()}${weak.slice(1)}.`)
+    // Checked first, used last: a refused password does not spend the link.
+    if ((await reset.store.consume(token, ctx.now())) !== userId) return badLink(reply)
+    await store.setLoginPassword(userId, next)
+    await store.endUserSessions(userId)
+    await audited(request, { kind: 'user', action: 'account.reset_password_by_mail', target: userId, before: null, after: null })
+    return seeOther(reply, '/account/login?notice=password_reset')
+  })
+
   app.post('/account/logout', async (request, reply) => {
     request.routeName = 'account'
     const read = readForm(request)
@@ -179,6 +286,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     if (input.scopes.length === 0) return invalid('Choose at least one scope.')
     try {
       const { consumer } = await store.createConsumer({ name: input.name, ownerId: session.user.id, scopes: input.scopes, callbackUrl: input.callback === '' ? null : input.callback })
+      await audited(request, { kind: 'app', action: 'account.app_create', target: consumer.key, before: null, after: { user: session.user.id, name: consumer.name, scopes: consumer.scopes, callback_url: consumer.callbackUrl } })
       return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=registered`)
     } catch (err) {
       if (err instanceof InvalidInput) return invalid(err.field === 'callbackUrl' ? `The callback ${err.message.replace(/^callback URL /, 'URL ')}.` : `The ${err.message}.`)
@@ -209,7 +317,11 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     if (!ok) return reply
     const key = field(ok.form, 'consumer_key')
     if (key === null || key === '') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Which application? The form named none.' }))
+    const name = (await store.listAuthorizedApplications(ok.session.user.id)).find((a) => a.consumer.key === key)?.consumer.name ?? key
+    const asked = confirmFirst(reply, ok.session, ok.form, { action: '/account/revoke', title: `Revoke ${name}?`, message: `${name} will no longer be able to use your account. To let it in again, you would have to authorize it again from the application.`, button: 'Revoke access', fields: { consumer_key: key } })
+    if (asked) return asked
     await store.revokeUserTokensForConsumer(ok.session.user.id, key)
+    await audited(request, { kind: 'token', action: 'account.revoke', target: key, before: { user: ok.session.user.id, application: name }, after: null })
     return seeOther(reply, '/account?notice=revoked')
   })
 
@@ -245,6 +357,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
       throw err
     }
     await store.endUserSessions(session.user.id, session.id)
+    await audited(request, { kind: 'user', action: 'account.change_password', target: session.user.id, before: null, after: null })
     return seeOther(reply, '/account?notice=password_changed#password')
   })
 
@@ -254,8 +367,10 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const ok = await signedInPost(request, reply)
     if (!ok) return reply
     const email = (field(ok.form, 'email') ?? '').trim()
+    const before = await store.getUserEmail(ok.session.user.id)
     try {
       await store.setUserEmail(ok.session.user.id, email === '' ? null : email)
+      await audited(request, { kind: 'user', action: 'account.set_email', target: ok.session.user.id, before: { email: before }, after: { email: email === '' ? null : email } })
     } catch (err) {
       if (err instanceof InvalidInput) return renderAccount(reply, 400, ok.session, { name: '', callback: '', scopes: ['read_public'] }, 'That is not an e-mail address such as alice@example.com; nothing was saved.')
       throw err
@@ -266,7 +381,47 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
   app.post('/account/api-password', async (request, reply) => {
     const ok = await signedInPost(request, reply)
     if (!ok) return reply
+    const asked = confirmFirst(reply, ok.session, ok.form, { action: '/account/api-password', title: 'Reset your API password?', message: 'The current API password stops working at once: every client that signs in with WSSE or HTTP Basic (see “Tools still using your API password”) fails until you give it the new one.', button: 'Reset API password' })
+    if (asked) return asked
     await store.setApiPassword(ok.session.user.id, randomToken(apiPasswordBytes))
+    await audited(request, { kind: 'user', action: 'account.reset_api_password', target: ok.session.user.id, before: null, after: null })
     return seeOther(reply, '/account?notice=reset#api-password')
+  })
+
+  /** The signed-in user's own application named in the path, or the 404 page already sent. */
+  const ownApplication = async (request: FastifyRequest, reply: FastifyReply, session: Session & { user: User }) => {
+    const key = (request.params as { key: string }).key
+    const found = await store.getConsumer(key)
+    if (found && found.consumer.ownerId === session.user.id) return found.consumer
+    await sendPage(reply, 404, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'No such application', message: 'You have no application with this key.', link: { href: '/account', text: 'Your account' } }))
+    return null
+  }
+
+  // The owner rotates the consumer secret (the old one stops working) or deletes the
+  // application (with every token it holds), as the operator can (kigo apps rotate|delete).
+  app.post('/account/apps/:key/rotate', async (request, reply) => {
+    const ok = await signedInPost(request, reply)
+    if (!ok) return reply
+    const consumer = await ownApplication(request, reply, ok.session)
+    if (!consumer) return reply
+    const path = `/account/apps/${encodeURIComponent(consumer.key)}/rotate`
+    const asked = confirmFirst(reply, ok.session, ok.form, { action: path, title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and the current one stops working at once: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret' })
+    if (asked) return asked
+    await store.rotateConsumerSecret(consumer.key)
+    await audited(request, { kind: 'app', action: 'account.app_rotate_secret', target: consumer.key, before: { user: ok.session.user.id }, after: { user: ok.session.user.id } })
+    return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=rotated`)
+  })
+
+  app.post('/account/apps/:key/delete', async (request, reply) => {
+    const ok = await signedInPost(request, reply)
+    if (!ok) return reply
+    const consumer = await ownApplication(request, reply, ok.session)
+    if (!consumer) return reply
+    const path = `/account/apps/${encodeURIComponent(consumer.key)}/delete`
+    const asked = confirmFirst(reply, ok.session, ok.form, { action: path, title: `Delete ${consumer.name}?`, message: 'The application is deleted with every access it holds: no user can use it any more, and its key and secret stop working. This cannot be undone.', button: 'Delete the application' })
+    if (asked) return asked
+    const deleted = await store.deleteConsumer(consumer.key)
+    await audited(request, { kind: 'app', action: 'account.app_delete', target: consumer.key, before: { user: ok.session.user.id, name: consumer.name, scopes: consumer.scopes, tokens: deleted?.tokens ?? 0 }, after: null })
+    return seeOther(reply, '/account?notice=app_deleted#applications')
   })
 }

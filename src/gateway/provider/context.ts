@@ -9,6 +9,8 @@ import type { SafeHtml } from './html.js'
 import type { PolicyService } from '../policy/service.js'
 import type { AppUseStore } from '../usage/app-use.js'
 import type { UsageStore } from '../usage/store.js'
+import type { AuditStore } from '../audit/store.js'
+import type { Mailer, PasswordResetStore } from './password-reset.js'
 
 /** The migration policy and usage, for the guide pages and the account page (SPEC §6). */
 export interface ProviderMigration {
@@ -24,7 +26,7 @@ export interface ProviderMigration {
  */
 export type ProviderStore = ProviderRepository &
   CredentialRepository &
-  Pick<IdentityAdministration, 'setApiPassword' | 'setLoginPassword' | 'endUserSessions' | 'getUserEmail' | 'setUserEmail' | 'createConsumer' | 'listConsumers'>
+  Pick<IdentityAdministration, 'setApiPassword' | 'setLoginPassword' | 'endUserSessions' | 'getUserEmail' | 'setUserEmail' | 'createConsumer' | 'listConsumers' | 'rotateConsumerSecret' | 'deleteConsumer'>
 
 export interface ProviderOptions {
   config: Config
@@ -42,8 +44,18 @@ export interface ProviderOptions {
   /** Lifetime of a signed-out visitor's session (login form), seconds (default 1 hour). */
   visitorSessionTtlSeconds?: number
   migration?: ProviderMigration
+  /** The audit trail: a user's own changes on the account pages are recorded (actions `account.*`). */
+  audit?: Pick<AuditStore, 'record'>
+  /** "Forgot your password?" by mail, when an SMTP server is configured. */
+  passwordReset?: PasswordReset
   /** Sections other parts of the account area add to the account page (below the applications). */
   accountSections?: AccountSection[]
+}
+
+export interface PasswordReset {
+  store: PasswordResetStore
+  mailer: Mailer
+  ttlSeconds: number
 }
 
 /** A section of the account page, rendered for the signed-in user. */
@@ -66,5 +78,7 @@ export interface ProviderContext {
   realm: string
   verifyOptions: OAuthVerifyOptions
   migration?: ProviderMigration
+  audit?: Pick<AuditStore, 'record'>
+  passwordReset?: PasswordReset
   accountSections: AccountSection[]
 }

@@ -18,14 +18,44 @@ export interface GuideSample {
   library: string
   file: string
   run: string
+  /** Has the `status` step: a text status, its form body signed. */
+  status?: boolean
 }
 
 export const guideSamples: GuideSample[] = [
-  { id: 'curl', title: 'curl', library: 'curl and openssl (the signature computed in the shell)', file: 'curl.sh', run: 'bash curl.sh' },
-  { id: 'python', title: 'Python', library: 'requests-oauthlib (pip install requests-oauthlib, or Debian’s python3-requests-oauthlib)', file: 'python.py', run: 'python3 python.py' },
-  { id: 'node', title: 'Node', library: 'oauth-1.0a (npm install oauth-1.0a), Node 20 or later', file: 'node.mjs', run: 'node node.mjs' },
+  { id: 'curl', title: 'curl', library: 'curl and openssl (the signature computed in the shell)', file: 'curl.sh', run: 'bash curl.sh', status: true },
+  { id: 'python', title: 'Python', library: 'requests-oauthlib (pip install requests-oauthlib, or Debian’s python3-requests-oauthlib)', file: 'python.py', run: 'python3 python.py', status: true },
+  { id: 'node', title: 'Node', library: 'oauth-1.0a (npm install oauth-1.0a), Node 20 or later', file: 'node.mjs', run: 'node node.mjs', status: true },
   { id: 'perl', title: 'Perl', library: 'Net::OAuth and LWP (cpan Net::OAuth, or Debian’s libnet-oauth-perl)', file: 'perl.pl', run: 'perl perl.pl' },
   { id: 'ruby', title: 'Ruby', library: 'the oauth gem (gem install oauth, or Debian’s ruby-oauth)', file: 'ruby.rb', run: 'ruby ruby.rb' },
+]
+
+/**
+ * The scope table of the guide: which operations each scope opens (an OAuth token needs
+ * one of an operation's scopes). Written out for readers; test/guide/scopes.test.ts holds
+ * it to the route table (src/common/route-table.ts), so the two cannot drift.
+ */
+export const guideScopes: Array<{ scope: string; what: string; operations: string[] }> = [
+  {
+    scope: 'read_public',
+    what: 'read with credentials: entries, timelines, friends and followers, keywords (write_public reads too)',
+    operations: [
+      'statuses/show', 'statuses/public_timeline', 'statuses/keyword_timeline', 'statuses/keyword_timeline/{word}', 'statuses/user_timeline', 'statuses/user_timeline/{id}',
+      'statuses/friends_timeline', 'statuses/friends_timeline/{id}', 'statuses/album', 'statuses/album/{word}', 'friendships/show', 'friendships/show/{id}',
+      'statuses/friends', 'statuses/friends/{id}', 'statuses/followers', 'statuses/followers/{id}', 'keywords/show', 'keywords/show/{word}', 'keywords/hot',
+      'keywords/list', 'statuses/keywords', 'statuses/keywords/{id}',
+    ],
+  },
+  {
+    scope: 'write_public',
+    what: 'post entries, with or without photos (statuses/update with file parts needs write_public only), delete them, star, follow, keywords',
+    operations: [
+      'statuses/update', 'statuses/destroy', 'favorites/create', 'favorites/destroy', 'friendships/create', 'friendships/destroy', 'keywords/create',
+      'keywords/create/{word}', 'keywords/destroy', 'keywords/destroy/{word}', 'keywords/relation/create', 'keywords/relation/destroy',
+    ],
+  },
+  { scope: 'write_private', what: 'upload a photo alone to the photo service (photos/create), without posting an entry', operations: ['photos/create'] },
+  { scope: 'read_private', what: 'reserved: no operation needs it yet', operations: [] },
 ]
 
 /** The sample of moving a login-API site to OAuth and applications/my (test/guide/login-api-site.test.ts runs it). */
@@ -62,7 +92,10 @@ export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContex
 
 <section class="card" id="register">
 <h2>1. Register your application</h2>
-<p>Sign in on <a href="/account">your account page</a>, fill in <em>Register an application</em> with a name, a callback URL (or none, to use <code>oob</code>), and the scopes your client needs: <code>write_public</code> to post, star and delete, <code>write_private</code> to post photos, <code>read_public</code> to read with credentials. The application's page shows its <strong>consumer key</strong> and <strong>consumer secret</strong>. An operator can do the same with <code>npx kigo apps add NAME --owner YOU --scopes read_public,write_public</code>.</p>
+<p>Sign in on <a href="/account">your account page</a>, fill in <em>Register an application</em> with a name, a callback URL (or none, to use <code>oob</code>), and the scopes your client needs (below). The application's page shows its <strong>consumer key</strong> and <strong>consumer secret</strong>. An operator can do the same with <code>npx kigo apps add NAME --owner YOU --scopes read_public,write_public</code>.</p>
+<table id="scope-table" class="cards"><thead><tr><th>Scope</th><th>Lets the client</th><th>Operations</th></tr></thead>
+<tbody>${guideScopes.map((g) => html`<tr data-scope="${g.scope}"><td data-label="Scope"><code>${g.scope}</code></td><td data-label="Lets the client">${g.what}</td><td data-label="Operations">${g.operations.length === 0 ? html`<span class="muted">none</span>` : g.operations.map((o, i) => html`${i > 0 ? ', ' : ''}<code class="op">${o}</code>`)}</td></tr>`)}</tbody></table>
+<p class="muted">Posting an entry with photos through <code>statuses/update</code> needs <code>write_public</code> only; <code>write_private</code> is for <code>photos/create</code>.</p>
 </section>
 
 <section class="card" id="flow">
@@ -101,8 +134,10 @@ ${guideSamples.map((s) => html`<section class="card sample" id="${s.id}">
 <pre><code>export KIGO=${base} CONSUMER_KEY=your-key CONSUMER_SECRET=your-secret
 ${s.run} initiate                      # prints oauth_token, oauth_token_secret and the page for the user
 REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=CODE ${s.run} token
-TOKEN=… TOKEN_SECRET=… ${s.run} post photos dot.png
+${s.status ? html`TOKEN=… TOKEN_SECRET=… ${s.run} status haiku 'an old silent pond'   # a text status: the form body is signed
+` : ''}TOKEN=… TOKEN_SECRET=… ${s.run} post photos dot.png
 TOKEN=… TOKEN_SECRET=… ${s.run} read ENTRY_ID</code></pre>
+<p><a class="download" href="/developers/samples/${s.file}" download="${s.file}">Download ${s.file}</a> <span class="muted">(written for ${base})</span></p>
 <pre class="source" data-file="${s.file}"><code>${show(s.file)}</code></pre>
 </section>`)}
 
@@ -152,5 +187,20 @@ REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=… node ${loginApiSample} finish 
 <p>If your account page lists a tool that still uses your API password (WSSE or HTTP Basic), send its developer this page's address, <code>${base}/developers</code>, and the <a href="/migration">migration schedule</a>: the tool keeps every URL and parameter and changes only how it signs in (OAuth 1.0a, this guide). Until then, the dates on the schedule say when it will stop working.</p>
 </section>`
     return sendPage(reply, 200, page({ title: 'Developer guide', body, wide: true }))
+  })
+
+  // Each sample as a file, written for the address it is downloaded from (as the page shows it).
+  app.get('/developers/samples/:file', async (request, reply) => {
+    request.routeName = 'developers'
+    const file = (request.params as { file: string }).file
+    const text = guideSamples.some((s) => s.file === file) ? texts.get(file) : undefined
+    if (text === undefined) return sendPage(reply, 404, page({ title: 'No such sample', body: html`<div class="card"><h1>No such sample</h1><p><a href="/developers">The developer guide</a> lists them.</p></div>` }))
+    const origin = app.publicOrigin(request)
+    return reply
+      .header('content-disposition', `attachment; filename="${file}"`)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'no-cache')
+      .type('text/plain; charset=utf-8')
+      .send(text.replaceAll(sampleBaseUrl, `${origin.scheme}://${origin.host}`))
   })
 }

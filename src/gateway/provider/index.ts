@@ -55,6 +55,8 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
     ),
     realm: auth.realm,
     ...(options.migration ? { migration: options.migration } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
+    ...(options.passwordReset ? { passwordReset: options.passwordReset } : {}),
     accountSections: options.accountSections ?? [],
     verifyOptions: {
       windowSeconds: auth.timestampWindowSeconds,
@@ -79,7 +81,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
   const deployments = new Set([options.config.domesticHost.toLowerCase(), options.config.globalHost.toLowerCase()])
   app.addHook('onRequest', async (request) => {
     if (!deployments.has(app.publicOrigin(request).host)) {
-      throw errors.badRequest('unknown_deployment', `The request host is not a deployment of this service; use ${[...deployments].join(' or ')}`)
+      throw errors.badRequest('unknown_deployment', `The request host is not a deployment of this service; use ${[...deployments].join(' or ')} (to serve another host name, set KIGO_DOMESTIC_HOST and KIGO_GLOBAL_HOST, and KIGO_DOMESTIC_HOST_ALIASES or KIGO_GLOBAL_HOST_ALIASES for more names; see docs/operations.md)`)
     }
   })
 

@@ -1,11 +1,14 @@
-// The account page's "tools still using WSSE or Basic" (issue: users learn which of their
+// The account page's "tools still using WSSE or Basic" (users learn which of their
 // clients must move, and when): each client the usage report saw for the user, with what
-// the live policy will do to it and when. Exceptions are told only to the user they name
-// (or whose client they name); the page shows nothing of other users.
-import { effectiveState, hasException, methodNames, nextChange, openWindow } from '../policy/evaluate.js'
-import { isoSeconds } from '../policy/time.js'
+// the live policy will do to it and when, in the words every other surface uses
+// (policy/outlook.ts). Exceptions are told only to the user they name; the page shows
+// nothing of other users. A client whose family has since been seen with OAuth (a newer
+// version that moved, usage/moved.ts) is told as moved, not as one to update.
+import { methodNames } from '../policy/evaluate.js'
+import { policyOutlook } from '../policy/outlook.js'
 import type { LegacyMethod, MethodPolicy } from '../policy/types.js'
 import type { UsageRow } from '../usage/store.js'
+import { hasMoved, type OAuthUse } from '../usage/moved.js'
 
 export interface LegacyClientView {
   client: string
@@ -17,43 +20,22 @@ export interface LegacyClientView {
   fate: string
   /** Refused now (deny, or a brownout window open), unless an exception applies. */
   refusedNow: boolean
+  /** The version of this client that has since moved to OAuth; null when none did. */
+  movedAs: string | null
 }
 
-const utc = (ms: number) => `${isoSeconds(ms).slice(0, 16).replace('T', ' ')} UTC`
+const minute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`
 
-export function legacyClientView(row: UsageRow, policy: MethodPolicy, userId: string, now: number): LegacyClientView {
+export function legacyClientView(row: UsageRow, policy: MethodPolicy, userId: string, now: number, oauth: OAuthUse | null = null): LegacyClientView {
   const method = row.method as LegacyMethod
-  const state = effectiveState(policy, now)
-  const excepted = hasException(policy, { user: userId, client: () => row.client }, now)
-  const exceptionUntil = excepted
-    ? Math.min(...policy.exceptions.filter((e) => Date.parse(e.until) > now && e.user === userId && (e.client === undefined || e.client === row.client)).map((e) => Date.parse(e.until)))
-    : null
-  const windows = policy.windows.map((w) => `${w.start}–${w.end}`).join(', ')
-  const parts: string[] = []
-  let refusedNow = false
-  switch (state) {
-    case 'allow':
-      parts.push('Works for now.')
-      break
-    case 'deprecate':
-      parts.push('Works, but is deprecated.')
-      break
-    case 'brownout':
-      refusedNow = openWindow(policy, now) !== null && !excepted
-      parts.push(`Refused every day ${windows} UTC (brownouts), working otherwise.`)
-      break
-    case 'deny':
-      refusedNow = !excepted
-      parts.push('Refused: this method is switched off.')
-      break
+  const client = row.client === '' ? '(no name sent)' : row.client
+  if (hasMoved(row, oauth)) {
+    const fate = `Moved: ${oauth!.client === '' ? 'this client' : oauth!.client} signs in with OAuth (last ${minute(oauth!.lastSeen)}). Nothing to do, unless this older version still runs somewhere.`
+    return { client, method, methodName: methodNames[method], count: row.count, lastSeen: row.lastSeen, fate, refusedNow: false, movedAs: oauth!.client }
   }
-  if (exceptionUntil !== null) parts.push(`An exception keeps it working until ${utc(exceptionUntil)}.`)
-  const change = nextChange(policy, now)
-  if (change !== null) {
-    const what = change.state === 'deny' ? 'stops working' : change.state === 'brownout' ? `is refused every day ${windows || '(windows to be announced)'} UTC` : change.state === 'deprecate' ? 'is deprecated' : 'works again'
-    parts.push(`From ${utc(change.at)} it ${what}.`)
-  }
-  if (policy.sunset !== null && (change === null || change.state !== 'deny')) parts.push(`Planned end: ${utc(Date.parse(policy.sunset))}.`)
-  if (state === 'allow' && change === null && policy.sunset === null) parts.push('No end date is set yet; moving to OAuth now avoids a surprise.')
-  return { client: row.client === '' ? '(no name sent)' : row.client, method, methodName: methodNames[method], count: row.count, lastSeen: row.lastSeen, fate: parts.join(' '), refusedNow }
+  const outlook = policyOutlook(policy, now, { user: userId, client: () => row.client })
+  const fate = outlook.state === 'allow' && outlook.endsAt === null && outlook.next === null
+    ? `${outlook.summary} Moving to OAuth now avoids a surprise.`
+    : outlook.summary
+  return { client, method, methodName: methodNames[method], count: row.count, lastSeen: row.lastSeen, fate, refusedNow: outlook.refusedNow, movedAs: null }
 }

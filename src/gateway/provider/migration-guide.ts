@@ -4,11 +4,13 @@
 // brownout windows, in UTC and (by a small script) in the reader's own time zone.
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import { deprecatedSince, effectiveState, nextWindow, openWindow, methodNames } from '../policy/evaluate.js'
+import { methodNames, nextWindow } from '../policy/evaluate.js'
+import { policyOutlook } from '../policy/outlook.js'
 import { clockMinutes, isoSeconds } from '../policy/time.js'
+import { timeHtml } from '../../common/site-page.js'
 import { legacyMethods, type LegacyMethod, type MethodPolicy, type PolicyState } from '../policy/types.js'
 import type { ProviderContext } from './context.js'
-import { html, page, pageHeaders, type SafeHtml } from './html.js'
+import { html, page, pageHeaders, SafeHtml } from './html.js'
 
 /** What each state means for a client still using the method. */
 export const stateMeaning: Record<PolicyState, string> = {
@@ -18,7 +20,7 @@ export const stateMeaning: Record<PolicyState, string> = {
   deny: 'refused (403 method_retired)',
 }
 
-const dateTime = (ms: number): SafeHtml => html`<time datetime="${isoSeconds(ms)}" data-local="datetime">${isoSeconds(ms).replace('T', ' ').replace('Z', ' UTC')}</time>`
+const dateTime = (ms: number): SafeHtml => new SafeHtml(timeHtml(ms, { attributes: 'data-local="datetime"' }))
 
 /** A daily window as today's UTC instants (the script shows them in local time). */
 function windowText(w: { start: string; end: string }, now: number): SafeHtml {
@@ -34,17 +36,21 @@ const methodWire: Record<LegacyMethod, string> = { basic: 'Authorization: Basic'
 
 /** One method's policy as a client developer needs it, at `now`. */
 export function methodSection(method: LegacyMethod, p: MethodPolicy, now: number): SafeHtml {
-  const state = effectiveState(p, now)
-  const since = deprecatedSince(p, now)
-  const open = state === 'brownout' ? openWindow(p, now) : null
+  const outlook = policyOutlook(p, now)
+  const { state, window: open } = outlook
+  const since = outlook.deprecatedSince
   const next = state === 'brownout' && open === null ? nextWindow(p, now) : null
   const upcoming = p.schedule.filter((e) => Date.parse(e.from) > now)
+  const end = outlook.endedAt !== null
+    ? html`ended ${dateTime(outlook.endedAt)}`
+    : outlook.endsAt !== null ? dateTime(outlook.endsAt) : html`<span class="muted">no date set</span>`
   return html`<section class="card policy" id="policy-${method}" data-state="${state}">
 <h2>${methodNames[method]} (${methodWire[method]})</h2>
+<p class="outlook">${outlook.summary}</p>
 <dl>
 <dt>Now</dt><dd><strong class="state">${state}</strong>: ${stateMeaning[state]}${open ? html` — <strong>a brownout is on until ${dateTime(open.end)}</strong>` : ''}</dd>
 ${since !== null ? html`<dt>Deprecated since</dt><dd>${dateTime(since)}</dd>` : ''}
-<dt>Sunset</dt><dd>${p.sunset ? dateTime(Date.parse(p.sunset)) : html`<span class="muted">no date set</span>`}</dd>
+<dt>Sunset</dt><dd>${end}</dd>
 <dt>Scheduled</dt><dd>${upcoming.length === 0 ? html`<span class="muted">no change scheduled</span>` : html`<ul class="plain">${upcoming.map((e) => html`<li><strong>${e.state}</strong> from ${dateTime(Date.parse(e.from))}: ${stateMeaning[e.state]}</li>`)}</ul>`}</dd>
 ${p.windows.length > 0 ? html`<dt>Brownout windows</dt><dd><ul class="plain">${p.windows.map((w) => windowText(w, now))}</ul>${state === 'brownout' ? '' : html`<span class="muted">(applied while the state is brownout)</span>`}${next ? html`<p class="muted">Next: ${dateTime(next.start)}</p>` : ''}</dd>` : ''}
 </dl>

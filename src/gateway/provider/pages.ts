@@ -3,10 +3,11 @@
 import type { AuthorizedApplication, Consumer, User } from '../store/types.js'
 import type { Scope } from '../domain/identifiers.js'
 import { scopes as allScopes } from '../domain/identifiers.js'
-import { html, page, type SafeHtml } from './html.js'
+import { html, page, SafeHtml } from './html.js'
 import { scopeDescriptions } from './scopes.js'
 import type { LegacyClientView } from './legacy-usage.js'
 import { minLoginPasswordLength } from '../../common/password-rule.js'
+import { timeHtml } from '../../common/site-page.js'
 
 type Viewer = { user: User; csrfToken: string }
 
@@ -14,8 +15,8 @@ const csrfField = (token: string) => html`<input type="hidden" name="csrf_token"
 
 const scopeList = (scopes: Scope[]) => html`<ul class="scopes">${scopes.map((s) => html`<li>${scopeDescriptions[s]} <span class="muted">(${s})</span></li>`)}</ul>`
 
-const dateText = (d: Date) => d.toISOString().slice(0, 10)
-const minuteText = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`
+const dateText = (d: Date) => new SafeHtml(timeHtml(d, { dateOnly: true }))
+const minuteText = (ms: number) => new SafeHtml(timeHtml(ms))
 
 export function loginPage(o: { csrfToken: string; next: string; username?: string; error?: string; notice?: string; context?: string }): string {
   return page({
@@ -35,6 +36,65 @@ ${csrfField(o.csrfToken)}
 <input type="password" id="password" name="password" autocomplete="current-password" required>
 <div class="actions"><button type="submit">Sign in</button></div>
 </form>
+<p class="muted"><a href="/account/forgot">Forgot your password?</a></p>
+</div>`,
+  })
+}
+
+/** With a mail server: the user ID, and a link is mailed to the account's contact e-mail. */
+export function forgotByMailPage(o: { csrfToken: string; sent?: { minutes: number }; error?: string }): string {
+  return page({
+    title: 'Forgot your password?',
+    narrow: true,
+    body: html`<div class="card" id="forgot">
+<h1>Forgot your password?</h1>
+${o.error ? html`<div class="error" role="alert">${o.error}</div>` : ''}
+${o.sent
+      ? html`<div class="notice" role="status">If that account has a contact e-mail, a link to set a new password is on its way. It works once, within ${o.sent.minutes} minutes.</div>`
+      : html`<p>Enter your user ID: a link to set a new password is mailed to your account's contact e-mail. Without one, ask the operator (<code>kigo users reset-password YOUR_USER_ID</code>).</p>
+<form method="post" action="/account/forgot">
+${csrfField(o.csrfToken)}
+<label for="username">User ID</label>
+<input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
+<div class="actions"><button type="submit">Mail me a link</button></div>
+</form>`}
+<p><a href="/account/login">Back to sign-in</a></p>
+</div>`,
+  })
+}
+
+/** The mailed link's page: a new password, twice. */
+export function resetPasswordPage(o: { csrfToken: string; token: string; error?: string }): string {
+  return page({
+    title: 'Set a new password',
+    narrow: true,
+    body: html`<div class="card" id="reset">
+<h1>Set a new password</h1>
+${o.error ? html`<div class="error" role="alert">${o.error}</div>` : ''}
+<form method="post" action="/account/reset">
+${csrfField(o.csrfToken)}
+<input type="hidden" name="token" value="${o.token}">
+<label for="new_password">New password <span class="muted">(at least ${minLoginPasswordLength} characters, not containing your user ID)</span></label>
+<input type="password" id="new_password" name="new_password" autocomplete="new-password" minlength="${minLoginPasswordLength}" required>
+<label for="confirm_password">New password again</label>
+<input type="password" id="confirm_password" name="confirm_password" autocomplete="new-password" minlength="${minLoginPasswordLength}" required>
+<div class="actions"><button type="submit">Set the password</button></div>
+</form>
+</div>`,
+  })
+}
+
+/** Without a mail server to send a reset link, the operator resets the password. */
+export function forgotPasswordPage(): string {
+  return page({
+    title: 'Forgot your password?',
+    narrow: true,
+    body: html`<div class="card" id="forgot">
+<h1>Forgot your password?</h1>
+<p>Ask the operator of this kigo to reset it. They run:</p>
+<pre><code>kigo users reset-password YOUR_USER_ID</code></pre>
+<p>and give you the new password; sign in with it and change it under “Sign-in password” on your account page. Your API password (for WSSE and Basic clients) and the applications you authorized stay as they are.</p>
+<p><a href="/account/login">Back to sign-in</a></p>
 </div>`,
   })
 }
@@ -106,6 +166,26 @@ ${o.link ? html`<p><a href="${o.link.href}">${o.link.text}</a></p>` : ''}
   })
 }
 
+/** A step before what cannot be undone: the question, and a button that posts the same form with confirm=yes. */
+export function confirmPage(o: Viewer & { action: string; title: string; message: string; button: string; fields?: Record<string, string> }): string {
+  return page({
+    title: o.title,
+    narrow: true,
+    user: o.user,
+    csrfToken: o.csrfToken,
+    body: html`<div class="card" id="confirm">
+<h1>${o.title}</h1>
+<p>${o.message}</p>
+<form method="post" action="${o.action}">
+${csrfField(o.csrfToken)}
+${Object.entries(o.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
+<input type="hidden" name="confirm" value="yes">
+<div class="actions"><button type="submit" class="danger">${o.button}</button><a class="button secondary" href="/account">Cancel</a></div>
+</form>
+</div>`,
+  })
+}
+
 export interface RegisterForm {
   name: string
   callback: string
@@ -132,15 +212,15 @@ export function accountPage(
   const authorized =
     o.authorized.length === 0
       ? html`<p class="muted">No application has access to your account.</p>`
-      : html`<table>
+      : html`<table class="cards">
 <thead><tr><th>Application</th><th>Access</th><th>Since</th><th>Last used</th><th></th></tr></thead>
 <tbody>${o.authorized.map(
           (a) => html`<tr>
-<td>${a.consumer.name}</td>
-<td>${scopeList(a.scopes)}</td>
-<td class="nowrap">${dateText(a.authorizedAt)}</td>
-<td class="nowrap last-used">${a.lastUsedAt === null ? html`<span class="muted">not yet</span>` : minuteText(a.lastUsedAt)}</td>
-<td><form method="post" action="/account/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="consumer_key" value="${a.consumer.key}"><button type="submit" class="danger">Revoke</button></form></td>
+<td data-label="Application">${a.consumer.name}</td>
+<td data-label="Access">${scopeList(a.scopes)}</td>
+<td data-label="Since">${dateText(a.authorizedAt)}</td>
+<td class="last-used" data-label="Last used">${a.lastUsedAt === null ? html`<span class="muted">not yet</span>` : minuteText(a.lastUsedAt)}</td>
+<td><form method="post" action="/account/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="consumer_key" value="${a.consumer.key}"><button type="submit" class="danger">Revoke…</button></form></td>
 </tr>`,
         )}</tbody>
 </table>`
@@ -148,10 +228,10 @@ export function accountPage(
   const registered =
     o.registered.length === 0
       ? html`<p class="muted">You have not registered an application.</p>`
-      : html`<table>
+      : html`<table class="cards">
 <thead><tr><th>Name</th><th>Consumer key</th><th>Scopes</th></tr></thead>
 <tbody>${o.registered.map(
-          (c) => html`<tr><td><a href="/account/apps/${c.key}">${c.name}</a></td><td><code>${c.key}</code></td><td>${c.scopes.join(', ')}</td></tr>`,
+          (c) => html`<tr><td data-label="Name"><a href="/account/apps/${c.key}">${c.name}</a></td><td data-label="Consumer key"><code>${c.key}</code></td><td data-label="Scopes">${c.scopes.join(', ')}</td></tr>`,
         )}</tbody>
 </table>`
 
@@ -163,13 +243,13 @@ export function accountPage(
 ${o.legacy.length === 0
           ? html`<p class="muted">None of your tools has used WSSE or HTTP Basic, and no site has signed you in with the login API, recently. Nothing to do.</p>`
           : html`<p class="muted">These clients sign in with your API password (WSSE or HTTP Basic), or sign you in to their site with the login API; these are being retired. Each needs an update to OAuth (or OpenID Connect, for a site) from its developer, or a replacement.</p>
-<table>
+<table class="cards">
 <thead><tr><th>Client</th><th>Method</th><th>Last seen</th><th>What will happen</th></tr></thead>
-<tbody>${o.legacy.map((l) => html`<tr class="${l.refusedNow ? 'refused' : ''}">
-<td><strong>${l.client}</strong></td>
-<td class="nowrap">${l.methodName}</td>
-<td class="nowrap">${minuteText(l.lastSeen)}</td>
-<td>${l.fate}</td>
+<tbody>${o.legacy.map((l) => html`<tr class="${l.refusedNow ? 'refused' : l.movedAs !== null ? 'moved' : ''}">
+<td data-label="Client"><strong>${l.client}</strong></td>
+<td data-label="Method">${l.methodName}</td>
+<td data-label="Last seen">${minuteText(l.lastSeen)}</td>
+<td data-label="What will happen">${l.fate}</td>
 </tr>`)}</tbody>
 </table>
 <p><a href="/developers#tell-your-developer">What to tell the client's developer</a> · <a href="/migration">the migration schedule</a></p>`}
@@ -194,7 +274,7 @@ ${authorized}
 <details><summary>Show API password</summary><p><code class="secret" id="api_password">${o.apiPassword}</code></p></details>
 <form method="post" action="/account/api-password">
 ${csrfField(o.csrfToken)}
-<div class="actions"><button type="submit" class="secondary">Reset API password</button></div>
+<div class="actions"><button type="submit" class="secondary">Reset API password…</button></div>
 </form>
 <p class="muted">Resetting makes the old password stop working at once.</p>
 </section>
@@ -290,6 +370,14 @@ ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 <dt>Access token</dt><dd><code>POST ${o.baseUrl}/oauth/token</code></dd>
 </dl>
 <p class="muted">Keep the consumer secret private: anyone who has it can act as this application.</p>
+</div>
+<div class="card" id="manage">
+<h2>Secret and deletion</h2>
+<p class="muted">A new secret replaces the current one at once. Deleting removes the application and every access it holds.</p>
+<div class="actions">
+<form method="post" action="/account/apps/${c.key}/rotate">${csrfField(o.csrfToken)}<button type="submit" class="secondary">Make a new secret…</button></form>
+<form method="post" action="/account/apps/${c.key}/delete">${csrfField(o.csrfToken)}<button type="submit" class="danger">Delete the application…</button></form>
+</div>
 </div>`,
   })
 }

@@ -234,6 +234,21 @@ CREATE TABLE kigo_gateway.user_locks (
 );
 `,
   },
+  {
+    version: 35,
+    name: 'password reset links',
+    sql: `
+-- "Forgot your password?" by mail (src/gateway/provider/password-reset.ts): single-use,
+-- expiring links, kept as SHA-256 digests only.
+CREATE TABLE kigo_gateway.password_resets (
+  token_hash text PRIMARY KEY,
+  user_id text NOT NULL REFERENCES kigo_gateway.users (id) ON DELETE CASCADE,
+  expires_at timestamptz NOT NULL,
+  used_at timestamptz
+);
+CREATE INDEX password_resets_expires ON kigo_gateway.password_resets (expires_at);
+`,
+  },
   // ---- the login API (docs/login-api.md): versions 40 to 49, in its own folder ----
   ...loginApiMigrations,
   // ---- the OpenID Connect provider (src/gateway/oidc/migrations.ts): versions 50 to 59 ----

@@ -53,3 +53,16 @@ export function clientName(req: Pick<AuthRequest, 'url' | 'headers' | 'contentTy
   const ua = req.headers['user-agent']
   return cleaned(typeof ua === 'string' ? ua : Array.isArray(ua) ? ua[0] ?? '' : '')
 }
+
+/**
+ * The family of a client name, so that a new version of the same client is recognised:
+ * the product token without its version ("HaikuDroid/4.0 (Android 14)" → "haikudroid"), or
+ * a `source` name without a trailing version ("feed robot 2.1" → "feed robot"). Case is
+ * ignored; a name without a version is its own family.
+ */
+export function clientFamily(name: string): string {
+  const text = name.trim()
+  const product = /^(.+?)\/\s*v?\d/i.exec(text)
+  const base = product ? product[1]! : text.replace(/[\s/_-]*v?\d+(?:\.\d+)*(?:[-.+]?[a-z0-9]+)*$/i, '')
+  return (base.trim() === '' ? text : base.trim()).toLowerCase()
+}

@@ -210,6 +210,12 @@ describeEachBackend('statuses/update', routeBackends, (storage) => {
       }
     })
 
+    test('a photo over the limit: 413 saying the limit as people read it (10 MiB), not in bytes', async () => {
+      const res = await upload([['file', { bytes: Buffer.concat([images.png, Buffer.alloc(10 * 1024 * 1024)]) }], ['keyword', fresh()]])
+      expectError(res, 413, 'file_too_large')
+      expect(res.json().error.message).toBe('each file must be at most 10 MiB')
+    })
+
     test('file given in the query string or urlencoded body is 400', async () => {
       expectError(await update({ file: 'x' }), 400, 'invalid_parameter')
       expectError(await h.call({ method: 'POST', url: '/api/statuses/update.json?file=x', as: 'alice' }), 400, 'invalid_parameter')

@@ -66,7 +66,7 @@ describe('evaluatePolicy per state', () => {
     expect(nextWindow(p, at('2027-01-06T01:00:00Z'))).toEqual({ start: at('2027-01-06T22:00:00Z'), end: at('2027-01-07T01:00:00Z') })
   })
 
-  it('deny: 403 method_retired with the guide in the message and the Link header', () => {
+  it('deny: 403 method_retired with the guide in the message and the Link header, and no Sunset (it has ended)', () => {
     const v = evaluatePolicy('wsse', policy({ state: 'deny', sunset: '2027-01-01T00:00:00Z' }), alice, at('2027-02-01T00:00:00Z'), guide)
     expect(v.allowed).toBe(false)
     if (v.allowed) return
@@ -74,7 +74,7 @@ describe('evaluatePolicy per state', () => {
     expect(v.message).toMatch(/WSSE.*retired/)
     expect(v.message).toContain(guide)
     expect(v.headers.link).toContain(`<${guide}>`)
-    expect(v.headers.sunset).toBe('Fri, 01 Jan 2027 00:00:00 GMT')
+    expect(v.headers.sunset).toBeUndefined()
   })
 })
 
@@ -153,7 +153,8 @@ describe('a schedule through time', () => {
         expect(v.headers).toEqual({})
       } else {
         expect(v.headers.deprecation).toBe(sec(deprecation))
-        expect(v.headers.sunset).toBe('Thu, 01 Apr 2027 00:00:00 GMT')
+        // The end until the deny takes effect; none after it.
+        expect(v.headers.sunset).toBe(state === 'deny' ? undefined : 'Thu, 01 Apr 2027 00:00:00 GMT')
       }
     })
   }
@@ -231,7 +232,8 @@ describe('evaluatePolicy over time with one policy object', () => {
       expect(v.allowed).toBe(now < after)
       expect(v.state).toBe(now < after ? 'deprecate' : 'deny')
       expect(v.headers.deprecation).toBe(sec('2027-01-01T10:00:00Z'))
-      expect(v.headers.sunset).toBe('Wed, 01 Sep 2027 00:00:00 GMT')
+      // The scheduled deny is the end, before the announced date; once denied, no end.
+      expect(v.headers.sunset).toBe(now < after ? 'Tue, 01 Jun 2027 00:00:00 GMT' : undefined)
     }
     // The guide's address is part of what is kept.
     expect(evaluatePolicy('basic', p, alice, before, 'https://other.example/guide').headers.link).toBe('<https://other.example/guide>; rel="deprecation"; type="text/html"')

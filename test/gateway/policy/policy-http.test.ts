@@ -191,7 +191,8 @@ describe('policy over HTTP', () => {
     const deprecated = await viaBasic()
     expect(deprecated.status).toBe(200)
     expect(deprecated.headers.get('deprecation')).toBe(`@${Date.parse('2027-02-01T01:00:00Z') / 1000}`)
-    expect(deprecated.headers.get('sunset')).toBeNull()
+    // The scheduled deny is the sunset, though none was announced.
+    expect(deprecated.headers.get('sunset')).toBe('Mon, 01 Feb 2027 02:00:00 GMT')
     clock = Date.parse('2027-02-01T02:00:00Z')
     expect((await viaBasic()).status).toBe(403)
     expect((await viaWsse()).status).toBe(200)

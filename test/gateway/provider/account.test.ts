@@ -220,7 +220,13 @@ describe('authorized applications', () => {
     expect(noCsrf.status).toBe(403)
     expect((await sign()).status).toBe(200)
 
-    const revoked = await web.post('/account/revoke', { csrf_token: csrfOf(account.text), consumer_key: client.consumerKey })
+    // The button asks first: a confirmation page, nothing revoked yet.
+    const asked = await web.post('/account/revoke', { csrf_token: csrfOf(account.text), consumer_key: client.consumerKey })
+    expect(asked.status).toBe(200)
+    expect(asked.text).toContain('Revoke app for alice?')
+    expect(asked.text).toContain('<input type="hidden" name="confirm" value="yes">')
+    expect((await sign()).status).toBe(200)
+    const revoked = await web.post('/account/revoke', { csrf_token: csrfOf(asked.text), consumer_key: client.consumerKey, confirm: 'yes' })
     expect(revoked.status).toBe(303)
     const after = await web.get(revoked.headers.get('location')!)
     expect(after.text).toContain('Access was revoked.')
@@ -234,7 +240,7 @@ describe('authorized applications', () => {
   it('does not let one user revoke another user’s tokens', async () => {
     const client = await stack.addOAuthClient('bob', ['read_public', 'write_public'])
     const web = await signedIn()
-    const res = await web.post('/account/revoke', { csrf_token: csrfOf((await web.get('/account')).text), consumer_key: client.consumerKey })
+    const res = await web.post('/account/revoke', { csrf_token: csrfOf((await web.get('/account')).text), consumer_key: client.consumerKey, confirm: 'yes' })
     expect(res.status).toBe(303)
     const still = await oauthFetch({ url: `${stack.url}/api/statuses/update.json`, consumer: { key: client.consumerKey, secret: client.consumerSecret }, token: { token: client.token, secret: client.tokenSecret }, form: { status: 'kigo=bob' } })
     expect(still.status).toBe(200)
@@ -252,7 +258,11 @@ describe('API password', () => {
     expect((await web.post('/account/api-password', {})).status).toBe(403)
     expect(await postEntry(basic('carol', carol.api_password))).toBe(200)
 
-    const reset = await web.post('/account/api-password', { csrf_token: csrfOf(account.text) })
+    const asked = await web.post('/account/api-password', { csrf_token: csrfOf(account.text) })
+    expect(asked.status).toBe(200)
+    expect(asked.text).toContain('Reset your API password?')
+    expect(await postEntry(basic('carol', carol.api_password))).toBe(200)
+    const reset = await web.post('/account/api-password', { csrf_token: csrfOf(asked.text), confirm: 'yes' })
     expect(reset.status).toBe(303)
     const after = await web.get(reset.headers.get('location')!)
     const fresh = /<code class="secret" id="api_password">([^<]+)<\/code>/.exec(after.text)![1]!
@@ -315,5 +325,86 @@ describe('throttling and secure cookies', () => {
     expect(right.status).toBe(429)
     expect(Number(right.headers.get('retry-after'))).toBeGreaterThan(0)
     expect(right.text).toContain('Too many failed sign-in attempts')
+  })
+})
+
+describe('a forgotten password', () => {
+  it('the sign-in page leads to what to do: ask the operator, who runs kigo users reset-password', async () => {
+    const login = await fetch(`${stack.url}/account/login`)
+    expect(await login.text()).toContain('<a href="/account/forgot">Forgot your password?</a>')
+    const forgot = await fetch(`${stack.url}/account/forgot`)
+    expect(forgot.status).toBe(200)
+    expect(await forgot.text()).toContain('kigo users reset-password YOUR_USER_ID')
+  })
+})
+
+describe('an application\'s owner, and the audit trail of the user\'s own changes', () => {
+  it('rotates the secret and deletes the application after confirming; each change is in the audit trail with the user', async () => {
+    const fay = await stack.addUser('fayowner', 'Fay')
+    const client = await stack.addOAuthClient('fayowner', ['read_public', 'write_public'])
+    const consumer = { key: client.consumerKey, secret: client.consumerSecret }
+    const token = { token: client.token, secret: client.tokenSecret }
+    const sign = (c = consumer) => oauthFetch({ url: `${stack.url}/api/statuses/update.json`, consumer: c, token, form: { status: 'kigo=owner' } })
+    expect((await sign()).status).toBe(200)
+    const web = await signedIn(fay)
+    const appPage = await web.get(`/account/apps/${consumer.key}`)
+    expect(appPage.text).toContain(`action="/account/apps/${consumer.key}/rotate"`)
+
+    const asked = await web.post(`/account/apps/${consumer.key}/rotate`, { csrf_token: csrfOf(appPage.text) })
+    expect(asked.status).toBe(200)
+    expect((await sign()).status).toBe(200)
+    const rotated = await web.post(`/account/apps/${consumer.key}/rotate`, { csrf_token: csrfOf(asked.text), confirm: 'yes' })
+    expect(rotated.status).toBe(303)
+    const after = await web.get(rotated.headers.get('location')!)
+    const secret = /<code class="secret" id="consumer_secret">([^<]+)<\/code>/.exec(after.text)![1]!
+    expect(secret).not.toBe(consumer.secret)
+    expect((await sign()).status).toBe(401)
+    expect((await sign({ key: consumer.key, secret })).status).toBe(200)
+
+    // Another user cannot touch it.
+    const other = await signedIn()
+    const refused = await other.post(`/account/apps/${consumer.key}/delete`, { csrf_token: csrfOf((await other.get('/account')).text), confirm: 'yes' })
+    expect(refused.status).toBe(404)
+
+    const deleted = await web.post(`/account/apps/${consumer.key}/delete`, { csrf_token: csrfOf(after.text), confirm: 'yes' })
+    expect(deleted.status).toBe(303)
+    expect((await sign({ key: consumer.key, secret })).status).toBe(401)
+    expect((await web.get(`/account/apps/${consumer.key}`)).status).toBe(404)
+
+    const account = await web.get('/account')
+    const saved = await web.post('/account/email', { csrf_token: csrfOf(account.text), email: 'fay@example.com' })
+    expect(saved.status).toBe(303)
+
+    const events = (await stack.admin<{ events: Array<{ action: string; target: string; before: unknown; after: unknown }> }>('GET', '/admin/audit?limit=20')).body.events
+    const mine = events.filter((e) => e.action.startsWith('account.') && (e.target === consumer.key || e.target === 'fayowner'))
+    expect(mine.map((e) => e.action)).toEqual(['account.set_email', 'account.app_delete', 'account.app_rotate_secret'])
+    expect(mine[0]).toMatchObject({ target: 'fayowner', before: { email: null }, after: { email: 'fay@example.com' } })
+    expect(mine[1]!.before).toMatchObject({ user: 'fayowner', name: 'app for fayowner' })
+    // Secrets never enter it.
+    expect(JSON.stringify(events)).not.toContain(secret)
+
+    // The dashboard shows who did it and what changed, not JSON.
+    const dash = await (await fetch(`${stack.adminUrl}/admin/`, { headers: { authorization: `Bearer ${stack.config.adminToken}` } })).text()
+    const audit = dash.slice(dash.indexOf('id="audit-table"'))
+    expect(audit).toContain('user fayowner (from')
+    expect(audit).toContain('<li><strong>email</strong>: <del>null</del> → <ins>&quot;fay@example.com&quot;</ins></li>')
+    expect(audit).toContain('consumer secret rotated')
+  })
+})
+
+describe('the user\'s own changes in the audit trail', () => {
+  it('password change and API password reset are recorded with the user, without secrets', async () => {
+    const gus = await stack.addUser('gusaudit', 'Gus')
+    const web = await signedIn(gus)
+    let account = await web.get('/account')
+    const changed = await web.post('/account/password', { csrf_token: csrfOf(account.text), current_password: gus.password, new_password: 'gus has a long password', confirm_password: 'gus has a long password' })
+    expect(changed.status).toBe(303)
+    account = await web.get('/account')
+    expect((await web.post('/account/api-password', { csrf_token: csrfOf(account.text), confirm: 'yes' })).status).toBe(303)
+    const events = (await stack.admin<{ events: Array<{ action: string; target: string; before: unknown; after: unknown }> }>('GET', '/admin/audit?target=gusaudit')).body.events
+    expect(events.map((e) => e.action)).toEqual(['account.reset_api_password', 'account.change_password', 'user.create'])
+    expect(JSON.stringify(events)).not.toContain('gus has a long password')
+    const text = await (await fetch(`${stack.adminUrl}/admin/`, { headers: { authorization: `Bearer ${stack.config.adminToken}` } })).text()
+    expect(text).toContain('sign-in password changed')
   })
 })

@@ -29,6 +29,27 @@ describe('/developers', () => {
     for (const anchor of ['register', 'flow', 'signing', 'mistakes', 'tell-your-developer']) expect(text).toContain(`id="${anchor}"`)
   })
 
+  it('offers each sample as a download, the file the page shows, written for the address it came from', async () => {
+    const page = await (await fetch(`${stack.url}/developers`)).text()
+    for (const file of ['curl.sh', 'python.py', 'node.mjs', 'perl.pl', 'ruby.rb']) {
+      expect(page).toContain(`<a class="download" href="/developers/samples/${file}" download="${file}">`)
+      const res = await fetch(`${stack.url}/developers/samples/${file}`)
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${file}"`)
+      const source = readFileSync(join(process.cwd(), 'examples', 'guide', file), 'utf8').replaceAll('http://localhost:8080', stack.url)
+      expect(await res.text()).toBe(source)
+    }
+    for (const bad of ['nothing.sh', '..%2Fpackage.json', 'curl.sh%00']) expect((await fetch(`${stack.url}/developers/samples/${bad}`)).status).toBe(404)
+  })
+
+  it('shows the scope table: statuses/update with photos needs write_public, write_private is for photos/create', async () => {
+    const page = await (await fetch(`${stack.url}/developers`)).text()
+    const row = (scope: string) => page.slice(page.indexOf(`<tr data-scope="${scope}">`), page.indexOf('</tr>', page.indexOf(`<tr data-scope="${scope}">`)))
+    expect(row('write_public')).toContain('<code class="op">statuses/update</code>')
+    expect(row('write_private')).toContain('<code class="op">photos/create</code>')
+    expect(row('write_private')).not.toContain('statuses/update')
+  })
+
   it('uses the host the reader addressed', async () => {
     const text = await (await fetch(`${stack.globalUrl}/developers`)).text()
     expect(text).toContain(`export KIGO=${stack.globalUrl} `)
@@ -48,7 +69,10 @@ describe('/migration with a live policy', () => {
     const basic = /<section class="card policy" id="policy-basic" data-state="brownout">[\s\S]*?<\/section>/.exec(text)?.[0]
     expect(basic).toBeDefined()
     expect(basic).toContain('<strong class="state">brownout</strong>')
-    expect(basic).toContain('<time datetime="2031-06-30T00:00:00Z" data-local="datetime">2031-06-30 00:00:00 UTC</time>')
+    // The scheduled deny is the sunset (the announced 30 June is not when it stops working).
+    expect(basic).toMatch(/<dt>Sunset<\/dt><dd><time datetime="2031-07-01T00:00:00Z" title="2031-07-01T00:00:00Z" data-local="datetime">1 Jul 2031, 00:00 UTC<\/time>/)
+    // (The real clock decides whether a window is open now.)
+    expect(basic).toMatch(/<p class="outlook">(Works, except every day 09:00–12:00 UTC \(brownouts\)|Refused now, until 12:00 UTC \(a brownout\); refused every day 09:00–12:00 UTC, working otherwise)\. It stops working on 2031-07-01 00:00 UTC\.<\/p>/)
     expect(basic).toMatch(/<strong>deny<\/strong> from <time datetime="2031-07-01T00:00:00Z"/)
     expect(basic).toMatch(/data-local="time">09:00<\/time>–<time [^>]*data-local="time">12:00<\/time> UTC every day/)
     expect(text).toMatch(/id="policy-wsse" data-state="deprecate"/)

@@ -9,10 +9,10 @@
 // With `required`, the floor under the core's figures (as required-work-proxy.ts is the
 // gateway's): the same handler plus only the checks the core cannot skip for a
 // statuses/show, written the shortest way in the one handler with the core's own
-// functions: the identity headers (none, or a signature that verifies: SPEC §4.6), the
+// functions: the identity headers (none, or a signature that verifies: docs/gateway.md#forwarding), the
 // canonical path, the format of the extension, the Host's deployment, the query's
 // parameters decoded strictly (a known one twice is 400) with `callback` and
-// `body_formats` (SPEC §2.5), and `Cache-Control: no-store`. For a signed identity,
+// `body_formats` (docs/api.md#callback-and-body_formats), and `Cache-Control: no-store`. For a signed identity,
 // also: the signed operation and the identity's right to run it (the core's
 // checkSignedOperation), the signed request claimed once (the core's SeenRequestIds),
 // the public profile copy kept up to date (the core's

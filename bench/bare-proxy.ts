@@ -1,4 +1,4 @@
-// The benchmark's reference point (SPEC §8): the plain Fastify reverse proxy,
+// The benchmark's reference point (docs/performance.md#how-it-measures): the plain Fastify reverse proxy,
 // @fastify/reply-from with the undici pool settings of src/gateway/proxy/forward.ts, and
 // nothing else: no authentication, no header hygiene, no identity. The gateway does not
 // forward with reply-from: it has its own forwarder on undici's pool

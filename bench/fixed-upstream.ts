@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http'
 import { pathToFileURL } from 'node:url'
 
-/** An Entry (SPEC §2.1) as the core renders it for statuses/show, about 700 bytes. */
+/** An Entry (docs/api.md#objects) as the core renders it for statuses/show, about 700 bytes. */
 export const fixedEntry = Buffer.from(
   JSON.stringify({
     id: '9083712345678901234',

@@ -1,4 +1,4 @@
-// Fixed-rate load for the latency budget (SPEC §8: the p99 the gateway adds at half of
+// Fixed-rate load for the latency budget (docs/performance.md#how-it-measures: the p99 the gateway adds at half of
 // the bare proxy's saturation throughput). autocannon's rate limit (overallRate) lets
 // every connection send its whole per-second quota back to back at the start of each
 // second and then idle, so "half the saturation rate" is really saturation for half of

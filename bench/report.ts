@@ -1,5 +1,5 @@
 // Turns the measured windows into the benchmark's result file and its printed table:
-// medians over rounds, the ratios of SPEC §8, and each target marked met or not.
+// medians over rounds, the ratios of docs/performance.md#how-it-measures, and each target marked met or not.
 export interface WindowMeasurement {
   rps: number
   p50Ms: number
@@ -276,7 +276,7 @@ export function ratios(windows: Record<string, WindowMeasurement[]>): Ratios {
   }
 }
 
-/** Issue 18's targets, then SPEC §8's for the whole system, each with its measured value. */
+/** Issue 18's targets, then docs/performance.md#how-it-measures's for the whole system, each with its measured value. */
 /** " at N rps" for a fixed-rate figure; nothing when the rate was not measured (a partial run). */
 function atRate(rps: number): string {
   return rps > 0 ? ` at ${Math.round(rps)} rps` : ''

@@ -6,7 +6,7 @@
 // cache, no throttling, no policy, no usage, no metrics, no logs), claim the WSSE or OAuth
 // nonce in Redis (SET NX with an expiry, ioredis with auto-pipelining as in the gateway),
 // sign the identity the core checks (src/common/identity.ts), and forward with what
-// SPEC §4.6 asks of every forward: the client's own X-Kigo-* headers removed,
+// docs/gateway.md#forwarding asks of every forward: the client's own X-Kigo-* headers removed,
 // X-Kigo-Request-Id and X-Forwarded-For/Proto/Host set (an anonymous request's whole
 // required work). A request whose credential does not hold gets 401.
 // The gateway's rate over this one says how much of the distance to the bare proxy is

@@ -1,4 +1,4 @@
-// `npm run bench` (SPEC §8, issue 18): first the embedded footprint (`npm start` on an
+// `npm run bench` (docs/performance.md#how-it-measures, issue 18): first the embedded footprint (`npm start` on an
 // existing data directory), then the production topology on 127.0.0.1, seeded, and
 // four groups, each measured side by side (interleaved slices, repeated, medians): the
 // gateway alone in front of a fixed upstream against bare proxies and nginx; the latency

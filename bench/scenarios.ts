@@ -1,4 +1,4 @@
-// The benchmark's scenarios (SPEC §8) and the requests each one sends. Every request is
+// The benchmark's scenarios (docs/performance.md#how-it-measures) and the requests each one sends. Every request is
 // built in full before the timed window (path, headers, body; signed ones with their own
 // nonce and timestamp), so that the load generator does the same work per request in
 // every scenario.
@@ -23,7 +23,7 @@ export const scenarioNames = [
 
 export type ScenarioName = (typeof scenarioNames)[number]
 
-/** The two fixed-rate runs (SPEC §8 latency budget) and what they measure. */
+/** The two fixed-rate runs (docs/performance.md#how-it-measures latency budget) and what they measure. */
 export const fixedRateNames = ['core_direct_fixed_rate', 'gateway_oauth_fixed_rate'] as const
 export type FixedRateName = (typeof fixedRateNames)[number]
 
@@ -112,8 +112,8 @@ export interface Fixture {
   tokens: OAuthCredentials[]
   entryIds: string[]
   /**
-   * For requests sent to the core directly as the gateway would forward them (SPEC
-   * §4.6): the deployment's KIGO_SECRET_KEY and the user's display name.
+   * For requests sent to the core directly as the gateway would forward them (
+   * docs/gateway.md#forwarding): the deployment's KIGO_SECRET_KEY and the user's display name.
    */
   identity?: { secretKey: string; userName: string }
 }
@@ -214,7 +214,7 @@ export function requestSource(kind: RequestKind, fixture: Fixture): () => Prepar
   }
 }
 
-/** The timeline scenarios' page: the public timeline's first 20 entries (SPEC §2.8). */
+/** The timeline scenarios' page: the public timeline's first 20 entries (docs/api.md#timelines). */
 export const publicTimelinePath = '/api/statuses/public_timeline.json'
 export const publicTimelineCount = 20
 

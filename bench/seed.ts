@@ -1,6 +1,6 @@
 // Seeds the running topology through its public surfaces only: a user, an application
-// and access tokens through the operator API (SPEC §6.4), then entries posted through
-// the gateway with Basic (SPEC §2.2), concurrently.
+// and access tokens through the operator API (docs/gateway.md#the-operator-api-and-dashboard), then entries posted through
+// the gateway with Basic (docs/api.md#statusesupdate), concurrently.
 import { request } from 'undici'
 import { basicAuthorization, type OAuthCredentials } from './signing.js'
 import type { Fixture } from './scenarios.js'

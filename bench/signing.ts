@@ -1,7 +1,7 @@
 // Client-side credentials for the benchmark's authenticated scenarios, built with
 // node:crypto only so that the load generator's cost per request is small and the
 // same for every method: OAuth 1.0a HMAC-SHA1 (RFC 5849 §3.4), WSSE UsernameToken
-// (SPEC §4.3) and HTTP Basic (RFC 7617).
+// (docs/gateway.md#wsse-usernametoken) and HTTP Basic (RFC 7617).
 import { createHash, createHmac, randomBytes } from 'node:crypto'
 
 export interface OAuthCredentials {
@@ -62,7 +62,7 @@ export interface WsseOptions {
 }
 
 /**
- * The X-WSSE header value (SPEC §4.3): PasswordDigest = Base64(SHA-1(nonce ‖ Created ‖
+ * The X-WSSE header value (docs/gateway.md#wsse-usernametoken): PasswordDigest = Base64(SHA-1(nonce ‖ Created ‖
  * password)), the nonce sent as Base64 of the raw bytes that were hashed (the
  * XML::Atom convention).
  */

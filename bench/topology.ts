@@ -1,4 +1,4 @@
-// The production topology the benchmark measures (SPEC §1.1, §8): a fresh PostgreSQL
+// The production topology the benchmark measures (docs/operations.md#modes, docs/performance.md#how-it-measures): a fresh PostgreSQL
 // database, the core and the gateway as separate processes, and the bare reference
 // proxy in front of the same core, and the core's anchor; then the gateway alone in
 // front of a fixed upstream (issue 18).

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The kigo operator command (SPEC §1.3). The code is src/cli/kigo.ts, compiled by `npm run build`.
+// The kigo operator command (docs/operations.md#operator-command-line). The code is src/cli/kigo.ts, compiled by `npm run build`.
 let cli
 try {
   cli = await import('../dist/src/cli/kigo.js')

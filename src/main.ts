@@ -1,4 +1,4 @@
-// The one entry point that listens: `embedded` (both apps in one process, SPEC §1.1),
+// The one entry point that listens: `embedded` (both apps in one process, docs/operations.md#modes),
 // `core` or `gateway` (production mode, one app per process).
 import pino from 'pino'
 import { ConfigError, loadConfig, type Config } from './common/config.js'
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
-    // SPEC §7: stop accepting, finish in-flight requests, close pools.
+    // docs/operations.md#dependability: stop accepting, finish in-flight requests, close pools.
     log.info({ signal }, 'stopping: finishing requests in flight')
     const timer = setTimeout(() => {
       log.warn({ signal }, 'stopped before requests in flight finished (30 s)')

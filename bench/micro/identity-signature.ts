@@ -1,4 +1,4 @@
-// Microbenchmark: the signed identity (SPEC §4.6) at both ends of an identified request:
+// Microbenchmark: the signed identity (docs/gateway.md#forwarding) at both ends of an identified request:
 // the gateway's signIdentity and the core's verifyIdentity, for a Basic identity on a
 // statuses/show request. `node dist/bench/micro/identity-signature.js [BASE]`: BASE, the
 // dist/ directory of another build (such as the commit before a change), is timed in turn

@@ -1,4 +1,4 @@
-// Microbenchmark: what the throttle costs a verified Basic or WSSE request (SPEC §4.7):
+// Microbenchmark: what the throttle costs a verified Basic or WSSE request (docs/operations.md#throttling):
 // the verdict read from the local view (peek) and the success (succeeded, written at most
 // once a minute), as the gateway stacks the rules over Redis (create.ts) with every key
 // already seen clear. 50 clients take turns, each address a new string per request, as a

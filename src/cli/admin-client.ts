@@ -1,4 +1,4 @@
-// A small client of the gateway's operator API (SPEC §6.4) for the kigo command: where
+// A small client of the gateway's operator API (docs/gateway.md#the-operator-api-and-dashboard) for the kigo command: where
 // it is, which bearer token to send, and every failure turned into one line.
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
@@ -25,7 +25,7 @@ export const usageError = (message: string) => new CliError(message, 2)
 export const runError = (message: string) => new CliError(message, 1)
 
 /**
- * KIGO_ADMIN_URL (SPEC §1.3), checked to be an http(s) URL; unset, the operator port the
+ * KIGO_ADMIN_URL (docs/operations.md#operator-command-line), checked to be an http(s) URL; unset, the operator port the
  * gateway itself listens on (KIGO_ADMIN_PORT, default 9090) on 127.0.0.1.
  */
 export function adminUrl(env: Env): URL {
@@ -45,7 +45,7 @@ export function adminUrl(env: Env): URL {
   return url
 }
 
-/** KIGO_ADMIN_TOKEN, else the `admin-token` file the gateway generated in KIGO_DATA_DIR (SPEC §1.2). */
+/** KIGO_ADMIN_TOKEN, else the `admin-token` file the gateway generated in KIGO_DATA_DIR (docs/operations.md#configuration). */
 export function adminToken(env: Env): string {
   const token = readAdminToken(env)
   // Only visible ASCII can travel in an Authorization header (RFC 9110 §5.5).

@@ -1,5 +1,5 @@
-// `kigo`: the operator command line (SPEC §1.3), a thin client of the operator API of a
-// running gateway (SPEC §6.4). `--json` prints the API's JSON body unchanged; otherwise
+// `kigo`: the operator command line (docs/operations.md#operator-command-line), a thin client of the operator API of a
+// running gateway (docs/gateway.md#the-operator-api-and-dashboard). `--json` prints the API's JSON body unchanged; otherwise
 // a readable record or table. Errors: one line `kigo: <reason>` on stderr, exit 1 for a
 // failed request, 2 for a wrong command line.
 import { readFileSync } from 'node:fs'

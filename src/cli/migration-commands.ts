@@ -1,5 +1,5 @@
-// `kigo usage` and `kigo policy show|set` (SPEC §1.3): the legacy-usage report of SPEC
-// §6.3 and the migration policy of SPEC §6.1, over GET /admin/usage and GET/PUT
+// `kigo usage` and `kigo policy show|set` (docs/operations.md#operator-command-line): the legacy-usage report of
+// docs/gateway.md#the-usage-report and the migration policy of docs/gateway.md#the-migration-policy, over GET /admin/usage and GET/PUT
 // /admin/policy. `policy set` reads the method's policy, changes what the options say and
 // writes it back; the gateway keeps `since` when the state does not change.
 import { usageError, type AdminClient, type ApiResult } from './admin-client.js'

@@ -1,4 +1,4 @@
-// A minimal circuit breaker (SPEC §7): after a backend failure, callers skip the backend
+// A minimal circuit breaker (docs/operations.md#dependability): after a backend failure, callers skip the backend
 // for a short window instead of hammering a dead Redis; the first call after the window
 // tries it again, so recovery needs no restart.
 

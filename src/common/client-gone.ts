@@ -9,7 +9,7 @@ export function clientGone(request: FastifyRequest, reply: FastifyReply): boolea
 
 const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS'])
 
-/** A request that may change something (SPEC §2: every write is a POST). */
+/** A request that may change something (docs/api.md: every write is a POST). */
 export function isWrite(method: string): boolean {
   return !safeMethods.has(method)
 }

@@ -1,5 +1,5 @@
 // Configuration: config/default.json, then an optional file named by KIGO_CONFIG,
-// then the environment variables of SPEC §1.2. Validated once at start-up; a bad value
+// then the environment variables of docs/operations.md#configuration. Validated once at start-up; a bad value
 // is reported as one line naming the setting (ConfigError) and the process exits.
 import { readFileSync, existsSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
@@ -75,7 +75,7 @@ export const ConfigSchema = Type.Object({
   core: Type.Object({
     host: Type.String({ minLength: 1 }),
     port: Port,
-    /** The core's own /metrics (SPEC §6.2 for the core), on loopback by default. */
+    /** The core's own /metrics (docs/gateway.md#metrics for the core), on loopback by default. */
     metricsHost: Type.String({ minLength: 1 }),
     metricsPort: Port,
     identityMaxAgeSeconds: Type.Integer({ minimum: 1 }),
@@ -99,7 +99,7 @@ export const ConfigSchema = Type.Object({
       bytesInFlightPerUser: Type.Integer({ minimum: 1024 }),
       timeoutMs: Type.Integer({ minimum: 100 }),
     }),
-    // SPEC §2.8 sort=hot and §2.10 keywords/hot look back this far.
+    // docs/api.md#timelines sort=hot and docs/api.md#keywords keywords/hot look back this far.
     hotEntriesHours: Type.Integer({ minimum: 1 }),
     hotKeywordsHours: Type.Integer({ minimum: 1 }),
   }),
@@ -117,7 +117,7 @@ export const ConfigSchema = Type.Object({
     /** All of a request's dependency work before it is forwarded or answered (authentication at the gateway, the store calls at the core). */
     requestDeadlineMs: Type.Integer({ minimum: 50, maximum: 600000 }),
   }),
-  // Migration controls and usage report (SPEC §6.1, §6.3).
+  // Migration controls and usage report (docs/gateway.md#the-migration-policy, docs/gateway.md#the-usage-report).
   migration: Type.Object({
     guideUrl: Type.String({ pattern: '^https?://[^\\s<>"]+$' }),
     policyRefreshMs: Type.Integer({ minimum: 100, maximum: 15000 }),
@@ -127,7 +127,7 @@ export const ConfigSchema = Type.Object({
     /** Distinct clients kept per (method, user); the rest are added to one "(other clients)" row. */
     usageMaxClientsPerUser: Type.Integer({ minimum: 1, maximum: 1000 }),
   }),
-  /** OAuth provider and account area lifetimes (SPEC §5). */
+  /** OAuth provider and account area lifetimes (docs/gateway.md#the-oauth-provider-and-the-account-pages). */
   provider: Type.Object({
     requestTokenTtlSeconds: Type.Integer({ minimum: 1 }),
     sessionTtlSeconds: Type.Integer({ minimum: 60 }),
@@ -159,7 +159,7 @@ export const ConfigSchema = Type.Object({
      */
     signatureBaseStringHeader: Type.Optional(Type.Boolean()),
     realm: Type.String({ minLength: 1 }),
-    /** Per-route override of the accepted methods (SPEC §4.1), keyed by route name. */
+    /** Per-route override of the accepted methods (docs/gateway.md#which-credentials-each-operation-accepts), keyed by route name. */
     routeMethods: Type.Record(Type.String(), Type.Array(Type.Union([Type.Literal('oauth'), Type.Literal('basic'), Type.Literal('wsse')]))),
     replayFallback: Type.Object({ wsse: Fallback, oauth: Fallback }),
     /** Unexpired nonces one client (OAuth token, WSSE user) may hold in an in-process replay cache. */
@@ -223,7 +223,7 @@ function intFrom(name: string, value: string): number {
 }
 
 /**
- * The settings the environment can give (SPEC §1.2): each variable, the setting it sets
+ * The settings the environment can give (docs/operations.md#configuration): each variable, the setting it sets
  * (a JSON pointer into the configuration) and how its text is read. The one table both
  * the loader and the error messages (which name the variable) use.
  */

@@ -96,5 +96,5 @@ export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Pro
   })
 }
 
-/** Readiness answers within 2 s whatever hangs (SPEC §7): each check gets this long. */
+/** Readiness answers within 2 s whatever hangs (docs/operations.md#dependability): each check gets this long. */
 export const readinessCheckMs = 1500

@@ -1,4 +1,4 @@
-// The error catalogue (SPEC §2.7): one stable code per failure, its HTTP status, and
+// The error catalogue (docs/api.md#errors): one stable code per failure, its HTTP status, and
 // optional headers (challenges, Retry-After). Routes throw ApiError; one handler per app
 // renders it in the request's format. Which failure is the client's (4xx), a dependency's
 // (503) or kigo's own (500) is decided once, by classifyFailure below.
@@ -151,7 +151,7 @@ export interface RequestFailure {
  * - `answered`: a route's own refusal, already in the catalogue;
  * - `request`: the request is at fault (a 4xx raised by Fastify or the URL decoder);
  * - `unavailable`: a dependency is away or did not answer in time (PostgreSQL, Redis,
- *   a deadline): 503 with Retry-After, so that clients retry (SPEC §7);
+ *   a deadline): 503 with Retry-After, so that clients retry (docs/operations.md#dependability);
  * - `fault`: anything else is kigo's own failure: 500, its detail only in the log.
  */
 export type Failure =

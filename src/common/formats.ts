@@ -1,4 +1,4 @@
-// Response formats of the public API (SPEC §2.1, §2.5, §2.7): JSON, XML and JSONP.
+// Response formats of the public API (docs/api.md#objects, docs/api.md#callback-and-body_formats, docs/api.md#errors): JSON, XML and JSONP.
 import { XMLBuilder } from 'fast-xml-parser'
 
 export type Format = 'json' | 'xml'
@@ -19,7 +19,7 @@ export function formatOfPath(path: string): Format | null {
 
 const callbackPattern = /^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$/
 
-/** SPEC §2.5: a JSONP callback name is a dotted JavaScript identifier of at most 128 characters. */
+/** docs/api.md#callback-and-body_formats: a JSONP callback name is a dotted JavaScript identifier of at most 128 characters. */
 export function isValidCallback(name: string): boolean {
   return name.length <= 128 && callbackPattern.test(name)
 }
@@ -72,7 +72,7 @@ export interface Rendered {
 
 /**
  * Renders a payload. `json` is the JSON value; `xml` its XML shape (they differ for a few
- * fields, SPEC §2.1). A valid `callback` wraps JSON as JSONP; it is ignored for XML.
+ * fields, docs/api.md#objects). A valid `callback` wraps JSON as JSONP; it is ignored for XML.
  */
 export function render(format: Format, root: string, json: unknown, xml: XmlObject, callback?: string): Rendered {
   if (format === 'xml') return { contentType: contentTypes.xml, body: xmlDocument(root, xml), headers: {} }
@@ -89,7 +89,7 @@ export function render(format: Format, root: string, json: unknown, xml: XmlObje
   return { contentType: contentTypes.json, body: text, headers: {} }
 }
 
-/** SPEC §2.7 error body in the given format (JSONP-wrapped when a valid callback was asked for). */
+/** docs/api.md#errors error body in the given format (JSONP-wrapped when a valid callback was asked for). */
 export function renderError(format: Format, err: { status: number; code: string; message: string }, callback?: string): Rendered {
   const error = { status: err.status, code: err.code, message: err.message }
   return render(format, 'error', { error }, error, callback)

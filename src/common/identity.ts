@@ -1,4 +1,4 @@
-// The signed identity the gateway adds to every forwarded request (SPEC §4.6). The core
+// The signed identity the gateway adds to every forwarded request (docs/gateway.md#forwarding). The core
 // believes X-Kigo-User only when X-Kigo-Identity-Signature verifies and is fresh.
 //
 // Signature header: `t=<unix seconds>, v1=<base64url HMAC-SHA256>`, over one line per

@@ -1,4 +1,4 @@
-// The shared Redis client (SPEC §1.1, §7): replay cache and throttling in production.
+// The shared Redis client (docs/operations.md#modes, docs/operations.md#dependability): replay cache and throttling in production.
 //
 // URL convention (REDIS_URL):
 //   redis://[user:password@]host:port[/db]                 one server

@@ -1,4 +1,4 @@
-// The one route table of the public API (SPEC §2, §4.1), imported by both apps: the
+// The one route table of the public API (docs/api.md, docs/gateway.md#which-credentials-each-operation-accepts), imported by both apps: the
 // gateway matches it to decide which operation a request is and what it needs; the core
 // registers its routes from it, and checks that the operation it routed is the one the
 // gateway signed. One table, so the two can never disagree about what a path means.
@@ -6,10 +6,10 @@
 // Paths are written with `{name}` for a path parameter (one whole segment). An
 // operation's last segment takes an optional format extension: `.json` or `.xml` after a
 // fixed segment (nothing else matches), any `.ext` after a parameter (the core answers an
-// unknown extension with 404, as SPEC §2 asks).
+// unknown extension with 404, as docs/api.md asks).
 import type { AuthMethod } from './identity.js'
 
-/** OAuth scopes (SPEC §5). */
+/** OAuth scopes (docs/gateway.md#the-oauth-provider-and-the-account-pages). */
 export const scopes = ['read_public', 'write_public', 'read_private', 'write_private'] as const
 export type Scope = (typeof scopes)[number]
 
@@ -40,12 +40,12 @@ export interface Operation {
 }
 
 const all: AuthMethod[] = ['oauth', 'basic', 'wsse']
-/** Writes: OAuth needs write_public (SPEC §4.1). */
+/** Writes: OAuth needs write_public (docs/gateway.md#which-credentials-each-operation-accepts). */
 const write = { anonymous: false, methods: all, scopes: ['write_public'] as Scope[] }
 /** Reads: anonymous, or any credential (OAuth read_public or write_public). */
 const read = { anonymous: true, methods: all, scopes: ['read_public', 'write_public'] as Scope[], readByPost: true as const }
 /**
- * Reads of "the authenticated user" (the forms without `/{id}`, SPEC §2.8-2.10, §4.1):
+ * Reads of "the authenticated user" (the forms without `/{id}`, docs/api.md#timelines, docs/api.md#users-and-follows, docs/api.md#keywords, docs/gateway.md#which-credentials-each-operation-accepts):
  * credentials needed. OAuth `read_public`, or `write_public`, which every client that may
  * write as the user is also trusted to read with (as statuses/show allows).
  */
@@ -57,7 +57,7 @@ export const operations: readonly Operation[] = [
   { name: 'statuses/destroy', method: 'POST', path: '/api/statuses/destroy/{eid}', ...write },
   { name: 'favorites/create', method: 'POST', path: '/api/favorites/create/{eid}', ...write },
   { name: 'favorites/destroy', method: 'POST', path: '/api/favorites/destroy/{eid}', ...write },
-  // SPEC §2.8 timelines. A form with `{word}` or `{id}` is its own row: one path per row.
+  // docs/api.md#timelines timelines. A form with `{word}` or `{id}` is its own row: one path per row.
   { name: 'statuses/public_timeline', method: 'GET', path: '/api/statuses/public_timeline', ...read },
   { name: 'statuses/keyword_timeline', method: 'GET', path: '/api/statuses/keyword_timeline', ...read },
   { name: 'statuses/keyword_timeline/{word}', method: 'GET', path: '/api/statuses/keyword_timeline/{word}', ...read },
@@ -67,7 +67,7 @@ export const operations: readonly Operation[] = [
   { name: 'statuses/friends_timeline/{id}', method: 'GET', path: '/api/statuses/friends_timeline/{id}', ...read },
   { name: 'statuses/album', method: 'GET', path: '/api/statuses/album', ...read },
   { name: 'statuses/album/{word}', method: 'GET', path: '/api/statuses/album/{word}', ...read },
-  // SPEC §2.9 users and follows.
+  // docs/api.md#users-and-follows users and follows.
   { name: 'friendships/show', method: 'GET', path: '/api/friendships/show', ...readSelf, byId: 'friendships/show/{id}' },
   { name: 'friendships/show/{id}', method: 'GET', path: '/api/friendships/show/{id}', ...read },
   { name: 'statuses/friends', method: 'GET', path: '/api/statuses/friends', ...readSelf, byId: 'statuses/friends/{id}' },
@@ -76,7 +76,7 @@ export const operations: readonly Operation[] = [
   { name: 'statuses/followers/{id}', method: 'GET', path: '/api/statuses/followers/{id}', ...read },
   { name: 'friendships/create', method: 'POST', path: '/api/friendships/create/{id}', ...write },
   { name: 'friendships/destroy', method: 'POST', path: '/api/friendships/destroy/{id}', ...write },
-  // SPEC §2.10 keywords.
+  // docs/api.md#keywords keywords.
   { name: 'keywords/show', method: 'GET', path: '/api/keywords/show', ...read },
   { name: 'keywords/show/{word}', method: 'GET', path: '/api/keywords/show/{word}', ...read },
   { name: 'keywords/hot', method: 'GET', path: '/api/keywords/hot', ...read },

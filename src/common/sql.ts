@@ -1,5 +1,5 @@
 // One SQL surface over two engines, so the embedded and the production stores are one
-// code base (SPEC §1.1): PGlite in the data directory, or PostgreSQL from DATABASE_URL.
+// code base (docs/operations.md#modes): PGlite in the data directory, or PostgreSQL from DATABASE_URL.
 // Each app keeps its tables in its own schema and writes schema-qualified names.
 import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
@@ -408,7 +408,7 @@ export interface Migration {
 /**
  * Applies the numbered migrations not yet applied to `schema`, in order, in one
  * transaction under an advisory lock, so several processes starting at once apply each
- * migration exactly once (SPEC §3). Its statements run under the migration deadline, not
+ * migration exactly once (docs/operations.md#stored-data). Its statements run under the migration deadline, not
  * the requests' one.
  */
 export async function migrate(db: Db, schema: string, migrations: Migration[]): Promise<number[]> {

@@ -1,4 +1,4 @@
-// The core application (SPEC §2): the public API behind the gateway, the photo service
+// The core application (docs/api.md): the public API behind the gateway, the photo service
 // and the profile icons. Built here, listened on by server.ts only.
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
@@ -48,7 +48,7 @@ const uploadRetryAfterSeconds = 5
 /** A request ID from the gateway is kept for log correlation when it looks like one. */
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
 
-/** What Fastify and its plugins throw, in the error catalogue (SPEC §2.7). */
+/** What Fastify and its plugins throw, in the error catalogue (docs/api.md#errors). */
 const coreWording: FailureWording = {
   request: (f) => {
     switch (f.reason) {
@@ -156,7 +156,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     const api = url.startsWith('/api/')
     if (api) reply.header('cache-control', 'no-store')
     // The callback is known before the parameters are read, so that early errors are
-    // wrapped too (SPEC §2.5); a query that cannot be decoded is reported later. A query
+    // wrapped too (docs/api.md#callback-and-body_formats); a query that cannot be decoded is reported later. A query
     // with neither `callback` nor a percent-escape cannot name one: it is not decoded here.
     const query = url.indexOf('?')
     if (query !== -1 && (url.includes('callback', query) || url.includes('%', query))) {
@@ -167,7 +167,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
         // reported by the route
       }
     }
-    // SPEC §4.6: identity headers are believed only with a fresh, valid signature.
+    // docs/gateway.md#forwarding: identity headers are believed only with a fresh, valid signature.
     const check = verifyIdentity(key, request.headers, { method: request.method, url, host: request.headers.host ?? '' }, config.core.identityMaxAgeSeconds)
     if (!check.ok) {
       request.log.warn({ reason: check.reason }, 'identity refused')
@@ -244,7 +244,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     verifiedBody(payload, expected, app.initialConfig.bodyLimit ?? 1024 * 1024).then((body) => done(null, body), done)
   })
 
-  // SPEC §4.6: the public profile copy follows the identity. A write whose client is gone
+  // docs/gateway.md#forwarding: the public profile copy follows the identity. A write whose client is gone
   // is not started, checked again after the refresh, which may have waited for the store.
   app.addHook('preHandler', (request, reply, done) => {
     if (stopIfClientGone(request, reply)) return done()
@@ -273,7 +273,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     })
   }
 
-  // One line per request (SPEC §6.2 asks the same of the gateway).
+  // One line per request (docs/gateway.md#metrics asks the same of the gateway).
   const logger = app.log as { isLevelEnabled?: (level: string) => boolean }
   const logRequests = typeof logger.isLevelEnabled === 'function' && logger.isLevelEnabled('info')
   if (logRequests) app.addHook('onResponse', async (request, reply) => {

@@ -1,5 +1,5 @@
-// The one place the core listens (SPEC §1): opens the content store, builds the app,
-// listens, and closes gracefully (SPEC §7: stop accepting, finish in-flight requests,
+// The one place the core listens (docs/gateway.md#topology): opens the content store, builds the app,
+// listens, and closes gracefully (docs/operations.md#dependability: stop accepting, finish in-flight requests,
 // then close the store).
 import Fastify, { type FastifyInstance } from 'fastify'
 import { closeSilentConnections } from '../common/client-deadlines.js'

@@ -1,4 +1,4 @@
-// The gateway's public application (SPEC §4): every request is authenticated by the
+// The gateway's public application (docs/gateway.md#authentication): every request is authenticated by the
 // route's rules, then forwarded unchanged to the core with a signed identity. Built
 // without listening; server.ts listens. Each concern is a named plugin (src/gateway/plugins/)
 // that declares what it needs; the order below is the order of their hooks.

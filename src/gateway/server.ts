@@ -50,7 +50,7 @@ export interface GatewayStartOptions {
   /** Where the log lines go instead of stdout (tests read them). */
   logStream?: DestinationStream
   now?: () => number
-  /** OAuth provider lifetimes (request tokens, account sessions); SPEC §5 defaults otherwise. */
+  /** OAuth provider lifetimes (request tokens, account sessions); docs/gateway.md#the-oauth-provider-and-the-account-pages defaults otherwise. */
   provider?: Pick<ProviderOptions, 'requestTokenTtlSeconds' | 'sessionTtlSeconds' | 'visitorSessionTtlSeconds'>
   /** How long a login API cert may be exchanged, seconds (config loginApi.certTtlSeconds otherwise). */
   loginApiCertTtlSeconds?: number
@@ -110,7 +110,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   if (redis && !(await redisReady(redis, 3000)) && logger) logger.warn('Redis is not answering yet; nonce checks fail closed until it does')
   const lookup = new CachedCredentialLookup(store)
 
-  // ---- migration controls and usage (SPEC §6.1, §6.3): shared through the gateway's store.
+  // ---- migration controls and usage (docs/gateway.md#the-migration-policy, docs/gateway.md#the-usage-report): shared through the gateway's store.
   const now = options.now ?? Date.now
   const opsDb = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 4, timeouts: config.dependencies, watch: pgWatch })
   const policy = new PolicyService(new PolicyStore(opsDb), {
@@ -136,11 +136,11 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     locks: userLocks,
     onRefusal: (realm, rule) => metrics.throttleRefusals.inc({ realm, rule }),
   })
-  // SPEC §2.11: IDs that are now reserved cannot be created; users who already have one
+  // docs/api.md#pages: IDs that are now reserved cannot be created; users who already have one
   // keep working, but their pages are unreachable, so the operator is told at start-up.
   const reserved = await opsDb.query<{ id: string }>('SELECT id FROM kigo_gateway.users WHERE lower(id) = ANY ($1::text[]) ORDER BY id', [[...reservedUserIds]])
   if (reserved.length > 0 && logger) {
-    logger.warn({ users: reserved.map((r) => r.id) }, 'users with reserved IDs exist (SPEC §2.11): their public pages cannot be reached; rename or retire them')
+    logger.warn({ users: reserved.map((r) => r.id) }, 'users with reserved IDs exist (docs/api.md#pages): their public pages cannot be reached; rename or retire them')
   }
   watchPolicy(metrics, () => {
     const p = policy.current()
@@ -248,7 +248,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     adminUrl,
     async close() {
       await Promise.allSettled([app.close(), operator.close()])
-      // The last usage counts are written before the pools close (SPEC §6.3, §7).
+      // The last usage counts are written before the pools close (docs/gateway.md#the-usage-report, docs/operations.md#dependability).
       policy.close()
       userLocks.close()
       await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))

@@ -1,4 +1,4 @@
-// What the benchmark reports: medians over rounds, counts summed, the ratios of SPEC §8,
+// What the benchmark reports: medians over rounds, counts summed, the ratios of docs/performance.md#how-it-measures,
 // and each target marked met or not in the printed table.
 import { describe, expect, it } from 'vitest'
 import { aloneNames, coreNames, latencyNames, scenarioNames } from '../../bench/scenarios.js'

@@ -1,4 +1,4 @@
-// What `npm run bench` measures by default (SPEC §8): 10 s per scenario after a warm-up,
+// What `npm run bench` measures by default (docs/performance.md#how-it-measures): 10 s per scenario after a warm-up,
 // at least 3 rounds, the scenarios interleaved; `--quick` is one short round.
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'

@@ -1,4 +1,4 @@
-// The operator dashboard (SPEC §6.4) at GET /admin/ on the operator port: its sign-in
+// The operator dashboard (docs/gateway.md#the-operator-api-and-dashboard) at GET /admin/ on the operator port: its sign-in
 // (bearer token, or a form that sets an HttpOnly SameSite=Strict session cookie), then in
 // Debian's Chromium: the chart of requests per auth method, the legacy-usage table, the
 // policy and the next scheduled change. A screenshot goes to test-artifacts/screenshots/.

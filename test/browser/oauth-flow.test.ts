@@ -1,4 +1,4 @@
-// The whole OAuth 1.0a flow as its users live it (SPEC §5): a person registers an
+// The whole OAuth 1.0a flow as its users live it (docs/gateway.md#the-oauth-provider-and-the-account-pages): a person registers an
 // application on the account pages and authorizes it in a real browser (Debian's
 // Chromium through playwright-core), while an independent client library (npm `oauth`)
 // obtains the request token, exchanges the verifier, posts an entry and reads

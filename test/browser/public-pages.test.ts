@@ -1,4 +1,4 @@
-// The public pages (SPEC §2.11) in Debian's Chromium at 390 px, through gateway and core:
+// The public pages (docs/api.md#pages) in Debian's Chromium at 390 px, through gateway and core:
 // `/`, an entry's link, its author, its keyword, and the next page, with JavaScript off.
 // Screenshots go to test-artifacts/screenshots/.
 import { join } from 'node:path'

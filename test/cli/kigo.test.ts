@@ -1,4 +1,4 @@
-// The kigo command (SPEC §1.3) run in-process against a real operator API listening on
+// The kigo command (docs/operations.md#operator-command-line) run in-process against a real operator API listening on
 // a port, over a real embedded identity store.
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'

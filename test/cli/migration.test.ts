@@ -1,4 +1,4 @@
-// `kigo usage` and `kigo policy show|set` (SPEC §1.3) run in-process against a whole kigo:
+// `kigo usage` and `kigo policy show|set` (docs/operations.md#operator-command-line) run in-process against a whole kigo:
 // the policy they set is the one the gateway applies, the usage they print is what the
 // gateway recorded; wrong command lines exit 2, refused requests exit 1, one line each.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

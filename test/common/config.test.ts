@@ -1,4 +1,4 @@
-// Configuration (SPEC §1.2): defaults, environment overrides, and one clear line naming
+// Configuration (docs/operations.md#configuration): defaults, environment overrides, and one clear line naming
 // a bad setting, both from loadConfig and from the process that refuses to start.
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -18,7 +18,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ env: { ...base, KIGO_METRICS_TOKEN: 'm'.repeat(20) } }).metricsToken).toBe('m'.repeat(20))
   })
 
-  it('applies the defaults of SPEC §1.2', () => {
+  it('applies the defaults of docs/operations.md#configuration', () => {
     const c = loadConfig({ env: base })
     expect(c.dataDir).toBe('./data')
     expect(c.gateway.port).toBe(8080)

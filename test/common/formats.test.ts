@@ -1,4 +1,4 @@
-// Response formats (SPEC §2.1, §2.5, §2.7).
+// Response formats (docs/api.md#objects, docs/api.md#callback-and-body_formats, docs/api.md#errors).
 import { describe, expect, it } from 'vitest'
 import { XMLParser } from 'fast-xml-parser'
 import { formatOfPath, isValidCallback, render, renderError, xmlDocument, xmlSafe } from '../../src/common/formats.js'
@@ -38,7 +38,7 @@ describe('formats', () => {
     expect(parsed.status.user.id).toBe('x')
   })
 
-  it('renders errors in the SPEC §2.7 shape in both formats', () => {
+  it('renders errors in the docs/api.md#errors shape in both formats', () => {
     const err = { status: 404, code: 'entry_not_found', message: 'No such entry' }
     expect(JSON.parse(renderError('json', err).body)).toEqual({ error: err })
     const xml = new XMLParser().parse(renderError('xml', err).body)

@@ -1,4 +1,4 @@
-// The signed identity between gateway and core (SPEC §4.6): what the core believes.
+// The signed identity between gateway and core (docs/gateway.md#forwarding): what the core believes.
 import { createHmac, randomBytes } from 'node:crypto'
 import { operationNameOf } from '../../src/common/route-table.js'
 import { describe, expect, it } from 'vitest'

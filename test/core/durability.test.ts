@@ -1,4 +1,4 @@
-// SPEC §3: an entry acknowledged with a 2xx survives the process being killed (`kill -9`)
+// docs/operations.md#stored-data: an entry acknowledged with a 2xx survives the process being killed (`kill -9`)
 // at any moment, in both modes. The built core runs as a child process, is killed with
 // SIGKILL while writes are being acknowledged, is restarted on the same store, and must
 // then show every entry it acknowledged.
@@ -52,7 +52,7 @@ function send(port: number, agent: Agent, method: string, path: string, headers:
   })
 }
 
-/** statuses/update as the gateway would forward it for an authenticated Basic user (SPEC §4.6). */
+/** statuses/update as the gateway would forward it for an authenticated Basic user (docs/gateway.md#forwarding). */
 function postStatus(port: number, agent: Agent, status: string): Promise<Response> {
   const path = '/api/statuses/update.json'
   const body = new URLSearchParams({ status }).toString()

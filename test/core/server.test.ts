@@ -1,4 +1,4 @@
-// startCore: a real listener on a free port, real HTTP, graceful close (SPEC §7).
+// startCore: a real listener on a free port, real HTTP, graceful close (docs/operations.md#dependability).
 import { randomBytes, randomUUID } from 'node:crypto'
 import { operationNameOf } from '../../src/common/route-table.js'
 import { mkdtempSync, rmSync } from 'node:fs'

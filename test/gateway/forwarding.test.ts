@@ -1,4 +1,4 @@
-// Forwarding (SPEC §4.6) against a real upstream on port 0 that reports what it received:
+// Forwarding (docs/gateway.md#forwarding) against a real upstream on port 0 that reports what it received:
 // request line, query and body unchanged, headers cleaned, identity signed, bodies
 // streamed, and the core's absence answered in format within the timeout.
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http'

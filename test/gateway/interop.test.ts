@@ -1,5 +1,5 @@
 // Independent client libraries sign real requests to a running gateway in front of a
-// running core (SPEC §4.4 "Interoperate…"), and legacy clients keep working unchanged.
+// running core (docs/gateway.md#oauth-10a "Interoperate…"), and legacy clients keep working unchanged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { oauth1aClient } from '../helpers/oauth1a.js'
 import { OAuth } from 'oauth'

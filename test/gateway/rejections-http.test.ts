@@ -1,5 +1,5 @@
 // Bad credentials of every kind, through a running gateway: each gets its documented 4xx
-// in the request's format, never a 5xx, and changes no data (SPEC §4.3, §4.4, §7).
+// in the request's format, never a 5xx, and changes no data (docs/gateway.md#wsse-usernametoken, docs/gateway.md#oauth-10a, docs/operations.md#dependability).
 import { createHash, randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { request } from 'undici'

@@ -1,5 +1,5 @@
 // Production topology in one process: two gateways sharing one PostgreSQL and one Redis
-// (SPEC §1.1, §7). A nonce used at one gateway is refused at the other; when Redis goes
+// (docs/operations.md#modes, docs/operations.md#dependability). A nonce used at one gateway is refused at the other; when Redis goes
 // away nonce-checked requests fail closed (503, counted) while Basic keeps working, and
 // the gateways recover by themselves when Redis returns.
 import { randomBytes } from 'node:crypto'

@@ -1,4 +1,4 @@
-// Throttling of failed Basic, WSSE and sign-in attempts (SPEC §4.7, rules in
+// Throttling of failed Basic, WSSE and sign-in attempts (docs/operations.md#throttling, rules in
 // src/gateway/throttle/attempts.ts) as clients see it: the guesser is stopped, and nobody
 // who did nothing wrong is refused because of someone else's failures.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

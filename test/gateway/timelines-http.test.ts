@@ -1,5 +1,5 @@
-// The reads and writes of SPEC §2.8-2.11 through a running gateway and core: the one route
-// table decides what each path needs (SPEC §4.1), the forms without `/{id}` need
+// The reads and writes of docs/api.md#timelines, docs/api.md#users-and-follows, docs/api.md#keywords, docs/api.md#pages through a running gateway and core: the one route
+// table decides what each path needs (docs/gateway.md#which-credentials-each-operation-accepts), the forms without `/{id}` need
 // credentials, OAuth reads need read_public (or write_public), writes write_public.
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { request } from 'undici'

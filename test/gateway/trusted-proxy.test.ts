@@ -1,4 +1,4 @@
-// OAuth base strings use the public scheme and host (SPEC §4.4): behind a trusted proxy
+// OAuth base strings use the public scheme and host (docs/gateway.md#oauth-10a): behind a trusted proxy
 // those come from X-Forwarded-Proto/Host; from anyone else those headers are ignored.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { oauth1aClient } from '../helpers/oauth1a.js'

@@ -1,4 +1,4 @@
-// Which deployment a request belongs to (SPEC §2.2 rule 1): its Host must be exactly the
+// Which deployment a request belongs to (docs/api.md#statusesupdate rule 1): its Host must be exactly the
 // domestic or the global host, compared case-insensitively (RFC 9110 §4.2.3: the host is
 // case-insensitive), with the scheme's default port treated as absent.
 import type { Deployment } from '../store/types.js'
@@ -19,7 +19,7 @@ function normalize(host: string, scheme: 'http' | 'https'): string {
 }
 
 /**
- * The deployment a Host header names (SPEC §2.2 rule 1: exactly one of the configured
+ * The deployment a Host header names (docs/api.md#statusesupdate rule 1: exactly one of the configured
  * names or aliases, case-insensitively, the scheme's default port optional), or null.
  * The configured names are normalized once, when the matcher is made.
  */

@@ -1,4 +1,4 @@
-// Entry and photo IDs are PostgreSQL bigints written as digit strings (SPEC §2.1).
+// Entry and photo IDs are PostgreSQL bigints written as digit strings (docs/api.md#objects).
 const maxBigint = 9223372036854775807n
 
 /**
@@ -14,5 +14,5 @@ export function parseId(text: string): string | null {
   return n.toString()
 }
 
-/** SPEC §1.3: user IDs. */
+/** docs/operations.md#operator-command-line: user IDs. */
 export const userIdPattern = /^[A-Za-z][A-Za-z0-9_-]{2,31}$/

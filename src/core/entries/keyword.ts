@@ -1,4 +1,4 @@
-// How an entry's keyword is chosen (SPEC §2.2 rule 3). Pure: no HTTP, no storage.
+// How an entry's keyword is chosen (docs/api.md#statusesupdate rule 3). Pure: no HTTP, no storage.
 
 /** The keyword every user owns: entries posted to it are that user's own diary. */
 export function userKeyword(userId: string): string {
@@ -12,7 +12,7 @@ export interface KeywordChoice {
 }
 
 /**
- * SPEC §2.2 rule 3: the explicit `keyword` (trimmed) when non-empty; otherwise, when
+ * docs/api.md#statusesupdate rule 3: the explicit `keyword` (trimmed) when non-empty; otherwise, when
  * `status` contains `=`, the part before the first `=` (trimmed, non-empty), removed with
  * the `=` from the body; otherwise the poster's user keyword.
  */

@@ -1,4 +1,4 @@
-// Parameter limits of statuses/update (SPEC §2.2 rule 7), configurable through
+// Parameter limits of statuses/update (docs/api.md#statusesupdate rule 7), configurable through
 // config.core.limits. Characters are Unicode code points, not UTF-16 units.
 import { errors } from '../../common/errors.js'
 
@@ -43,13 +43,13 @@ export function checkBody(body: string, limits: TextLimits): void {
   }
 }
 
-/** Source names the client; blank means the default `API` (SPEC §2.2 rule 4). */
+/** Source names the client; blank means the default `API` (docs/api.md#statusesupdate rule 4). */
 export function chooseSource(source: string | undefined): string {
   const s = source?.trim() ?? ''
   return s === '' ? 'API' : s
 }
 
-/** A photo's title and folder (SPEC §2.6): bounded, free of control characters. */
+/** A photo's title and folder (docs/api.md#photos): bounded, free of control characters. */
 export const photoTextChars = 255
 
 export function checkPhotoText(name: 'title' | 'folder', value: string): void {

@@ -1,4 +1,4 @@
-// Who may delete an entry (SPEC §2.3): its author, and the owner of the user keyword it
+// Who may delete an entry (docs/api.md#statusesshow-and-statusesdestroy): its author, and the owner of the user keyword it
 // was posted to (so an entry written on `id:X` can be removed by X).
 import { userKeyword } from './keyword.js'
 

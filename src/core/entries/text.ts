@@ -1,4 +1,4 @@
-// The `text` field of an Entry (SPEC §2.1): the body alone on the author's own user
+// The `text` field of an Entry (docs/api.md#objects): the body alone on the author's own user
 // keyword, `{keyword}={body}` everywhere else.
 import { userKeyword } from './keyword.js'
 

@@ -1,4 +1,4 @@
-// The default profile icon (SPEC §2.1): a 5x5 mirrored pattern and a colour, both taken
+// The default profile icon (docs/api.md#objects): a 5x5 mirrored pattern and a colour, both taken
 // from SHA-256 of the user ID, so every user has a distinct and stable icon.
 import { createHash } from 'node:crypto'
 import { encodePng } from './png.js'

@@ -1,5 +1,5 @@
 // Image types judged by their bytes, never by a client's name or Content-Type
-// (SPEC §2.2 rule 6). A signature (WHATWG MIME Sniffing Standard §6.1) is not enough: an
+// (docs/api.md#statusesupdate rule 6). A signature (WHATWG MIME Sniffing Standard §6.1) is not enough: an
 // upload is an image only when its header decodes, with dimensions of at least one pixel
 // and at most `maxSide` a side (docs/security.md#bodies-and-uploads): eight bytes of a
 // PNG signature followed by nothing, or a decompression bomb that declares 100,000 ×

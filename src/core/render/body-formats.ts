@@ -1,4 +1,4 @@
-// `body_formats` (SPEC §2.5): a comma-separated list naming extra fields of an Entry.
+// `body_formats` (docs/api.md#callback-and-body_formats): a comma-separated list naming extra fields of an Entry.
 // Unknown values are ignored, as the original service did: its clients send values such
 // as `api` (docs/api-differences.md#body-formats).
 

@@ -1,4 +1,4 @@
-// Entry, User and Photo objects in JSON and XML (SPEC §2.1, §2.6). The two shapes differ
+// Entry, User and Photo objects in JSON and XML (docs/api.md#objects, docs/api.md#photos). The two shapes differ
 // only where the spec says so: JSON `in_reply_to_*` are strings or integer 0, XML has an
 // empty element for "none". A list inside an object is an array in both: in XML that is
 // one element named after the list per item, holding the item's fields, and no element
@@ -105,7 +105,7 @@ export function targetOf(keyword: string): Record<string, string> {
 }
 
 /**
- * A top-level Entry of `page` with its `replies` (SPEC §2.8): the entries that reply to it,
+ * A top-level Entry of `page` with its `replies` (docs/api.md#timelines): the entries that reply to it,
  * oldest first, at most 100, each a full Entry without its own. An array in JSON (empty
  * when none); in XML one `replies` element per reply, none when there are none.
  */
@@ -118,13 +118,13 @@ export function renderEntryWithReplies(page: EntryPage, e: EntryRow, bodyFormats
   return top
 }
 
-/** The entries of a page (SPEC §2.8), each with its replies. JSON an array; XML the items of a `<statuses type="array">` root. */
+/** The entries of a page (docs/api.md#timelines), each with its replies. JSON an array; XML the items of a `<statuses type="array">` root. */
 export function renderEntryList(page: EntryPage, bodyFormats: readonly BodyFormat[], ctx: RenderContext): { json: unknown[]; xml: XmlObject } {
   const items = page.entries.map((e) => renderEntryWithReplies(page, e, bodyFormats, ctx))
   return { json: items.map((i) => i.json), xml: listXml('status', items.map((i) => i.xml)) }
 }
 
-/** `<{plural} type="array">` content: one `item` element per value (SPEC §2.8). */
+/** `<{plural} type="array">` content: one `item` element per value (docs/api.md#timelines). */
 export function listXml(item: string, values: XmlObject[]): XmlObject {
   return values.length ? { '@_type': 'array', [item]: values } : { '@_type': 'array' }
 }

@@ -1,4 +1,4 @@
-// The entry notation rendered as HTML (SPEC §2.5). The body is split into tokens (URLs,
+// The entry notation rendered as HTML (docs/api.md#callback-and-body_formats). The body is split into tokens (URLs,
 // keyword links, user links, newlines) and every piece of text is HTML-escaped on output,
 // which is the same as escaping everything first: nothing in a body can produce markup of
 // its own. Only http and https URLs ever become links.

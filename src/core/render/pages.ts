@@ -1,6 +1,6 @@
-// The public pages' HTML (SPEC §2.11): server-rendered, no script, readable at 390 px.
+// The public pages' HTML (docs/api.md#pages): server-rendered, no script, readable at 390 px.
 // Every value is escaped here; entry bodies come from the notation renderer, which
-// escapes first (SPEC §2.5).
+// escapes first (docs/api.md#callback-and-body_formats).
 import type { Hosts } from '../entries/deployment.js'
 import { baseUrl } from '../entries/deployment.js'
 import type { Deployment, EntryPage, EntryRow } from '../store/types.js'

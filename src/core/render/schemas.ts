@@ -1,4 +1,4 @@
-// The JSON shapes of SPEC §2.1 and §2.6 as TypeBox schemas: the contract the renderers
+// The JSON shapes of docs/api.md#objects and docs/api.md#photos as TypeBox schemas: the contract the renderers
 // keep, checked by the tests.
 import { Type, type Static } from '../../common/typebox.js'
 

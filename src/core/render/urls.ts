@@ -1,4 +1,4 @@
-// The public URLs that appear in Entries, Users and Photos (SPEC §2.1, §2.6).
+// The public URLs that appear in Entries, Users and Photos (docs/api.md#objects, docs/api.md#photos).
 import { baseUrl, type Hosts } from '../entries/deployment.js'
 import type { Deployment } from '../store/types.js'
 
@@ -29,7 +29,7 @@ export function photoPageUrl(hosts: Hosts, photo: { deployment: Deployment; user
   return `${baseUrl(hosts, photo.deployment)}/photos/${seg(photo.userId)}/${photo.id}`
 }
 
-/** The URL that returns the photo's bytes (SPEC §2.2 rule 6: appended to the body). */
+/** The URL that returns the photo's bytes (docs/api.md#statusesupdate rule 6: appended to the body). */
 export function photoImageUrl(hosts: Hosts, photo: { deployment: Deployment; userId: string; id: string; ext: string }): string {
   return `${photoPageUrl(hosts, photo)}.${photo.ext}`
 }

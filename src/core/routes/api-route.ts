@@ -1,6 +1,6 @@
 // Registration of the public API's routes from the shared route table (src/common/
 // route-table.ts): each path answers its own method, and every other method gets 405 with
-// `Allow` (RFC 9110 §15.5.6; SPEC §2), OPTIONS 204 with it.
+// `Allow` (RFC 9110 §15.5.6; docs/api.md), OPTIONS 204 with it.
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import multipart from '@fastify/multipart'
 import { allowOf, fastifyUrls, operations, type Operation } from '../../common/route-table.js'
@@ -88,7 +88,7 @@ export interface EntryRequest {
   bodyFormats: BodyFormat[]
 }
 
-/** Reads the parameters, then the two every operation takes: `callback` and `body_formats` (SPEC §2.5). */
+/** Reads the parameters, then the two every operation takes: `callback` and `body_formats` (docs/api.md#callback-and-body_formats). */
 export async function readEntryRequest(request: FastifyRequest, opts: ReadOptions): Promise<EntryRequest> {
   const ctx = contextOf(request)
   // Written out, not spread: this runs on every request.
@@ -103,7 +103,7 @@ export async function readEntryRequest(request: FastifyRequest, opts: ReadOption
   return { params, bodyFormats: parseBodyFormats(params.get('body_formats')) }
 }
 
-/** The entry ID of `/…/{eid}.{format}`; an ID that cannot exist is 404 (SPEC §2.3). */
+/** The entry ID of `/…/{eid}.{format}`; an ID that cannot exist is 404 (docs/api.md#statusesshow-and-statusesdestroy). */
 export function entryIdOf(request: FastifyRequest): string {
   const target = (request.params as { eid?: string }).eid ?? ''
   const id = parseId(target.replace(/\.(json|xml)$/, ''))

@@ -1,5 +1,5 @@
 // What the core knows about a request once its hooks have run, and how a payload or an
-// error goes out in the request's format (SPEC §2.5, §2.7).
+// error goes out in the request's format (docs/api.md#callback-and-body_formats, docs/api.md#errors).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
 import { formatOfPath, render, renderError, type Format, type XmlObject } from '../../common/formats.js'

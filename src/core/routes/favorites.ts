@@ -1,4 +1,4 @@
-// favorites/create and favorites/destroy (SPEC §2.4): idempotent, so retries are safe.
+// favorites/create and favorites/destroy (docs/api.md#favoritescreate-and-favoritesdestroy): idempotent, so retries are safe.
 import type { FastifyInstance } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { apiRoute, entryIdOf, readEntryRequest } from './api-route.js'

@@ -1,4 +1,4 @@
-// Users and follows (SPEC §2.9): friendships/show, statuses/friends, statuses/followers,
+// Users and follows (docs/api.md#users-and-follows): friendships/show, statuses/friends, statuses/followers,
 // friendships/create and friendships/destroy.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
@@ -10,7 +10,7 @@ import { renderContext, type CoreDeps } from './deps.js'
 import { intParam, subjectOf } from './list-params.js'
 import { ProfileRefresher } from './profiles.js'
 
-/** SPEC §2.9: 100 users a page. */
+/** docs/api.md#users-and-follows: 100 users a page. */
 export const usersPerPage = 100
 
 export function followRoutes(app: FastifyInstance, deps: CoreDeps): void {

@@ -1,6 +1,6 @@
 // Strict decoding of `application/x-www-form-urlencoded` data, for query strings and
 // bodies alike (WHATWG URL Standard §5.1, with every error an error): a `%` not followed
-// by two hex digits, or bytes that are not UTF-8 (SPEC §2: strings are UTF-8), get 400
+// by two hex digits, or bytes that are not UTF-8 (docs/api.md: strings are UTF-8), get 400
 // instead of being guessed at.
 import { errors } from '../../common/errors.js'
 

@@ -1,4 +1,4 @@
-// SPEC §7: /healthz says the process answers; /readyz that the store does too.
+// docs/operations.md#dependability: /healthz says the process answers; /readyz that the store does too.
 import type { FastifyInstance } from 'fastify'
 import { readinessCheckMs, withDeadline } from '../../common/deadline.js'
 import { errors } from '../../common/errors.js'

@@ -1,4 +1,4 @@
-// The core's second look at what the gateway authorized (SPEC §4.6, defence in depth):
+// The core's second look at what the gateway authorized (docs/gateway.md#forwarding, defence in depth):
 // the core never decides on its own which operation a request is allowed to run; it
 // checks that the operation it routed is the one the gateway signed, that the signed
 // identity may run it (credential kind and OAuth scope, from the same route table), that

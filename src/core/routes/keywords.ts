@@ -1,4 +1,4 @@
-// Keywords (SPEC §2.10): the Keyword object, show, hot, list, the keywords a user
+// Keywords (docs/api.md#keywords): the Keyword object, show, hot, list, the keywords a user
 // follows, follow and unfollow, relations.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
@@ -14,7 +14,7 @@ import type { CoreDeps } from './deps.js'
 import { intParam, subjectOf, wordOf } from './list-params.js'
 import { ProfileRefresher } from './profiles.js'
 
-/** keywords/hot and keywords/list: at most 100 (SPEC §2.10). */
+/** keywords/hot and keywords/list: at most 100 (docs/api.md#keywords). */
 export const keywordsPerPage = 100
 
 export function keywordObject(k: KeywordRow, base: string, withRelated: boolean): { json: Record<string, unknown>; xml: XmlObject } {
@@ -92,7 +92,7 @@ export function keywordRoutes(app: FastifyInstance, deps: CoreDeps): void {
   apiRoute(app, { operation: 'statuses/keywords/{id}', handler: followed })
 
   // Following a keyword nobody has posted to is 404, like following an unknown user: the
-  // keyword is created by its first entry (SPEC §2.2 rule 3), not by a follow.
+  // keyword is created by its first entry (docs/api.md#statusesupdate rule 3), not by a follow.
   for (const [operation, follow] of [
     ['keywords/create', true], ['keywords/create/{word}', true], ['keywords/destroy', false], ['keywords/destroy/{word}', false],
   ] as const) {

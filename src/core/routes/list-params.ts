@@ -1,4 +1,4 @@
-// Parameters of the list operations (SPEC §2.8): `count`, `page`, `since`, `sort`, and
+// Parameters of the list operations (docs/api.md#timelines): `count`, `page`, `since`, `sort`, and
 // the path segments `{id}` and `{word}` whose last segment carries the format extension.
 import type { FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'

@@ -1,4 +1,4 @@
-// The public pages (SPEC §2.11): `/`, `/{id}/`, `/{id}/{eid}`, `/keyword/{word}`, the
+// The public pages (docs/api.md#pages): `/`, `/{id}/`, `/{id}/{eid}`, `/keyword/{word}`, the
 // pages behind every `link` and `url` the API returns. 20 entries a page, `?page=` from 1
 // to 100, `max_id` to keep later pages still while entries are added.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'

@@ -1,4 +1,4 @@
-// Parameters of the public API (SPEC §2): from the query string, an urlencoded body or a
+// Parameters of the public API (docs/api.md): from the query string, an urlencoded body or a
 // multipart body, merged. A known parameter given twice, in one place or in two, is 400:
 // which of two values a client meant cannot be guessed.
 import { byteSize } from '../../common/formats.js'

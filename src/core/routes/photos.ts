@@ -1,4 +1,4 @@
-// The photo service (SPEC §2.6): posting one image, and serving the bytes with a strong
+// The photo service (docs/api.md#photos): posting one image, and serving the bytes with a strong
 // ETag and immutable caching (a photo's bytes never change under its URL).
 import type { FastifyInstance } from 'fastify'
 import { errors } from '../../common/errors.js'

@@ -1,4 +1,4 @@
-// The core's public copy of a user's display name follows the signed identity (SPEC §4.6).
+// The core's public copy of a user's display name follows the signed identity (docs/gateway.md#forwarding).
 // A short-lived memory of what was last seen saves a store round trip per request; the
 // store's own copy is refreshed whenever the name differs from it.
 import type { Identity } from '../../common/identity.js'

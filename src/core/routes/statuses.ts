@@ -1,4 +1,4 @@
-// statuses/update, statuses/show, statuses/destroy (SPEC §2.2, §2.3).
+// statuses/update, statuses/show, statuses/destroy (docs/api.md#statusesupdate, docs/api.md#statusesshow-and-statusesdestroy).
 import type { FastifyInstance } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { chooseKeyword } from '../entries/keyword.js'
@@ -112,7 +112,7 @@ export function statusRoutes(app: FastifyInstance, deps: CoreDeps): void {
       if (!mayDelete(entry, user.user)) throw errors.forbidden('not_allowed', 'Only the author or the owner of the keyword may delete this entry')
       const deleted = await deps.store.deleteEntry(id)
       if (!deleted) throw errors.notFound('entry_not_found', 'No such entry')
-      // Its stars went with it (SPEC §2.3).
+      // Its stars went with it (docs/api.md#statusesshow-and-statusesdestroy).
       return sendEntry(deps, request, reply, deleted, false, bodyFormats)
     },
   })

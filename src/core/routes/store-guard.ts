@@ -1,4 +1,4 @@
-// A failing store is a failing dependency (SPEC §2.7, §7): 503 with Retry-After, the
+// A failing store is a failing dependency (docs/api.md#errors, docs/operations.md#dependability): 503 with Retry-After, the
 // cause logged but never shown. Domain outcomes (ReplyTargetNotFound) pass through.
 import type { FastifyBaseLogger } from 'fastify'
 import { classifyFailure, errors } from '../../common/errors.js'

@@ -1,4 +1,4 @@
-// Timelines (SPEC §2.8): public, keyword, user, friends (the antenna) and album. Each is
+// Timelines (docs/api.md#timelines): public, keyword, user, friends (the antenna) and album. Each is
 // one store query for the page and three for its replies, stars and followers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'

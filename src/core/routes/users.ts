@@ -1,4 +1,4 @@
-// The generated profile icon every user has (SPEC §2.1 `profile_image_url`), and its
+// The generated profile icon every user has (docs/api.md#objects `profile_image_url`), and its
 // small rendition `profile_s.png` (the login API's thumbnail_url, docs/login-api.md).
 import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'

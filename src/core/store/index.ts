@@ -1,4 +1,4 @@
-// Opens the core's content store (SPEC §1.1, §3): PostgreSQL when a database URL is
+// Opens the core's content store (docs/operations.md#modes, docs/operations.md#stored-data): PostgreSQL when a database URL is
 // given, otherwise the embedded database in the data directory; pending migrations run
 // first, safely when several core processes start at once.
 import { migrate, openDb, type DbOptions, type DbTimeouts } from '../../common/sql.js'

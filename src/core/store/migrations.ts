@@ -1,4 +1,4 @@
-// The core's schema `kigo_core` as numbered migrations (SPEC §3), applied at start-up
+// The core's schema `kigo_core` as numbered migrations (docs/operations.md#stored-data), applied at start-up
 // by `migrate` of src/common/sql.ts. The same SQL runs on PGlite and on PostgreSQL.
 // Statements end with `;` at a line end: that is where `migrate` splits them.
 import type { Migration } from '../../common/sql.js'
@@ -22,11 +22,11 @@ CREATE TABLE kigo_core.keywords (
 );
 
 -- A sequence gives IDs that are unique and increasing across every core process
--- sharing one database (SPEC §2.1); NO CYCLE keeps them from ever repeating.
+-- sharing one database (docs/api.md#objects); NO CYCLE keeps them from ever repeating.
 CREATE SEQUENCE kigo_core.entry_ids AS bigint NO CYCLE;
 
 -- in_reply_to_status_id has no foreign key: a reply keeps naming its target after the
--- target is deleted (SPEC §2.3).
+-- target is deleted (docs/api.md#statusesshow-and-statusesdestroy).
 CREATE TABLE kigo_core.entries (
   id bigint PRIMARY KEY DEFAULT nextval('kigo_core.entry_ids'),
   author text NOT NULL REFERENCES kigo_core.users (id),
@@ -58,7 +58,7 @@ CREATE INDEX stars_user ON kigo_core.stars (user_id);
 
 CREATE SEQUENCE kigo_core.photo_ids AS bigint NO CYCLE;
 
--- Photo bytes live beside the entries so that every core process serves them (SPEC §2.6).
+-- Photo bytes live beside the entries so that every core process serves them (docs/api.md#photos).
 CREATE TABLE kigo_core.photos (
   id bigint PRIMARY KEY DEFAULT nextval('kigo_core.photo_ids'),
   user_id text NOT NULL REFERENCES kigo_core.users (id),
@@ -81,7 +81,7 @@ CREATE INDEX photos_user_id ON kigo_core.photos (user_id, id DESC);
     version: 2,
     name: 'follows, keyword follows and relations, album and timeline indexes',
     sql: `
--- SPEC §2.9: who follows whom. Both ends have a profile copy (the follower's is stored
+-- docs/api.md#users-and-follows: who follows whom. Both ends have a profile copy (the follower's is stored
 -- by the follow itself).
 CREATE TABLE kigo_core.user_follows (
   follower text NOT NULL REFERENCES kigo_core.users (id),
@@ -93,7 +93,7 @@ CREATE TABLE kigo_core.user_follows (
 
 CREATE INDEX user_follows_followee ON kigo_core.user_follows (followee, follower);
 
--- SPEC §2.10: keywords a user follows (part of the antenna, §2.8).
+-- docs/api.md#keywords: keywords a user follows (part of the antenna, §2.8).
 CREATE TABLE kigo_core.keyword_follows (
   user_id text NOT NULL REFERENCES kigo_core.users (id),
   word text NOT NULL REFERENCES kigo_core.keywords (word),
@@ -112,7 +112,7 @@ CREATE TABLE kigo_core.keyword_relations (
   CHECK (word1 <> word2)
 );
 
--- The album (SPEC §2.8) lists entries that carry photos.
+-- The album (docs/api.md#timelines) lists entries that carry photos.
 ALTER TABLE kigo_core.entries ADD COLUMN has_photos boolean NOT NULL DEFAULT false;
 
 UPDATE kigo_core.entries SET has_photos = true WHERE body ~ '/photos/[^/ ]+/[0-9]+[.](jpg|png|gif|webp)';

@@ -1,4 +1,4 @@
-// The content repository over src/common/sql.ts (SPEC §2, §3). One class serves both
+// The content repository over src/common/sql.ts (docs/api.md, docs/operations.md#stored-data). One class serves both
 // engines: `Db` hides whether PGlite or PostgreSQL answers, and both speak the same SQL.
 // IDs are selected as text because the two drivers return int8 differently.
 import { createHash } from 'node:crypto'
@@ -323,7 +323,7 @@ export class SqlContentStore implements ContentStore {
     return row ? { ...toPhoto(row), bytes: toBuffer(row.bytes) } : null
   }
 
-  // ---- timelines (SPEC §2.8)
+  // ---- timelines (docs/api.md#timelines)
 
   /**
    * One statement per page, on an index chosen by the source: entries_public (a partial
@@ -415,7 +415,7 @@ export class SqlContentStore implements ContentStore {
     for (const f of followers) page.followers.set(f.id, Number(f.n))
   }
 
-  // ---- users and follows (SPEC §2.9)
+  // ---- users and follows (docs/api.md#users-and-follows)
 
   async getUserWithFollowers(id: string): Promise<UserWithFollowers | null> {
     const rows = await this.db.query<{ id: string; name: string; followers_count: number }>(
@@ -455,7 +455,7 @@ export class SqlContentStore implements ContentStore {
     return rows.map(toUser)
   }
 
-  // ---- keywords (SPEC §2.10)
+  // ---- keywords (docs/api.md#keywords)
 
   async getKeyword(word: string): Promise<KeywordRow | null> {
     const rows = await this.db.query<KeywordRecord>(`SELECT ${keywordColumns} FROM kigo_core.keywords k WHERE k.word = $1`, [word])

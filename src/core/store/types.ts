@@ -1,4 +1,4 @@
-// The core's content repository (SPEC §2, §3). Routes and domain code use this
+// The core's content repository (docs/api.md, docs/operations.md#stored-data). Routes and domain code use this
 // interface only; two implementations share one SQL schema (`kigo_core`): embedded
 // (PGlite) and PostgreSQL, both through src/common/sql.ts.
 
@@ -22,7 +22,7 @@ export interface EntryRow {
   inReplyToStatusId: string | null
   inReplyToUserId: string | null
   createdAt: Date
-  /** The author's followers when the entry was read (SPEC §2.9 `followers_count`). */
+  /** The author's followers when the entry was read (docs/api.md#users-and-follows `followers_count`). */
   authorFollowers?: number
 }
 
@@ -60,7 +60,7 @@ export interface PhotoRow {
   createdAt: Date
 }
 
-/** Which entries a timeline lists (SPEC §2.8). */
+/** Which entries a timeline lists (docs/api.md#timelines). */
 export type TimelineSource =
   | { kind: 'public'; deployment: Deployment }
   | { kind: 'keyword'; word: string }

@@ -1,7 +1,7 @@
 // The one place where authentication results become responses (STYLE: Kong's model).
 // Each verifier parses, loads the secret through the cache, verifies and returns an
-// AuthResult; this module picks the verifier, applies throttling (SPEC §4.7) and scopes
-// (SPEC §4.1), and builds the challenges of SPEC §4.5.
+// AuthResult; this module picks the verifier, applies throttling (docs/operations.md#throttling) and scopes
+// (docs/gateway.md#which-credentials-each-operation-accepts), and builds the challenges of docs/gateway.md#challenges.
 import type { Config } from '../../common/config.js'
 import { ApiError } from '../../common/errors.js'
 import type { AuthMethod, Identity } from '../../common/identity.js'
@@ -43,7 +43,7 @@ export interface AuthenticatorDeps {
   lookup: CredentialLookup
   replay: { oauth: ReplayCache; wsse: ReplayCache }
   throttle: AttemptThrottle
-  /** The migration policy (SPEC §6.1), asked after a Basic or WSSE credential verified. */
+  /** The migration policy (docs/gateway.md#the-migration-policy), asked after a Basic or WSSE credential verified. */
   policy?: LegacyPolicyCheck
   /** The deployments' public hosts, tried when explaining a failed OAuth signature. */
   publicHosts?: readonly string[]
@@ -53,7 +53,7 @@ function quote(value: string): string {
   return `"${value.replace(/["\\]/g, '\\$&')}"`
 }
 
-/** One WWW-Authenticate challenge per method the route accepts (SPEC §4.5). */
+/** One WWW-Authenticate challenge per method the route accepts (docs/gateway.md#challenges). */
 export function challenges(realm: string, methods: AuthMethod[], oauthProblem?: Record<string, string>): string[] {
   return methods.map((m) => {
     if (m === 'basic') return `Basic realm=${quote(realm)}, charset="UTF-8"`
@@ -131,7 +131,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   }
 
   /**
-   * Basic and WSSE, the guessable secrets, are throttled (SPEC §4.7): the credential is read
+   * Basic and WSSE, the guessable secrets, are throttled (docs/operations.md#throttling): the credential is read
    * once, and the user it claims is checked before verifying, so a locked-out user cannot
    * learn the right password.
    */
@@ -186,7 +186,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     return method
   }
 
-  /** The decision a verifier's result makes: scopes (SPEC §4.1) and the migration policy (SPEC §6.1) applied. */
+  /** The decision a verifier's result makes: scopes (docs/gateway.md#which-credentials-each-operation-accepts) and the migration policy (docs/gateway.md#the-migration-policy) applied. */
   const conclude = (method: AuthMethod, result: AuthResult | LegacyResult, req: AuthRequest, route: RoutePolicy): AuthDecision => {
     if (result.kind === 'locked') {
       return fail(method, 'throttled', new ApiError(403, 'account_locked', "This user's passwords are locked by the operator; OAuth access tokens keep working"), result.user)
@@ -210,7 +210,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         'www-authenticate': challenges(realm, ['oauth'], { oauth_problem: 'additional_authorization_required' }),
       }), p.userId)
     }
-    // ---- migration policy (SPEC §6.1): verified legacy requests only; OAuth is always allowed.
+    // ---- migration policy (docs/gateway.md#the-migration-policy): verified legacy requests only; OAuth is always allowed.
     let headers: Record<string, string> | undefined
     if (method !== 'oauth' && deps.policy) {
       const verdict = deps.policy.check(method, p.userId, req)

@@ -1,4 +1,4 @@
-// HTTP Basic (RFC 7617, SPEC §4.2): `Authorization: Basic base64(user-id ":" api-password)`,
+// HTTP Basic (RFC 7617, docs/gateway.md#http-basic): `Authorization: Basic base64(user-id ":" api-password)`,
 // UTF-8. The password is the user's API password, never the login password.
 //
 // A malformed credential (bad Base64, not UTF-8, no colon) is a 401 with the challenge,

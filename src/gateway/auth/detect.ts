@@ -1,4 +1,4 @@
-// Which credential kinds a request carries (SPEC §4.1): the caller answers 400 when there
+// Which credential kinds a request carries (docs/gateway.md#which-credentials-each-operation-accepts): the caller answers 400 when there
 // are two different kinds, runs the one verifier otherwise, and treats the request as
 // anonymous when there is none. Cheap: no parameter is decoded unless it might be one.
 import type { AuthMethod } from '../../common/identity.js'

@@ -1,4 +1,4 @@
-// WSSE UsernameToken (SPEC §4.3; Atom Authentication, xml.com 2003):
+// WSSE UsernameToken (docs/gateway.md#wsse-usernametoken; Atom Authentication, xml.com 2003):
 //   X-WSSE: UsernameToken Username="…", PasswordDigest="…", Nonce="…", Created="…"
 //   PasswordDigest = Base64(SHA-1(nonce bytes ‖ Created ‖ API password))
 // Clients disagree on the nonce bytes: XML::Atom-style clients send Base64 of raw bytes
@@ -12,7 +12,7 @@ import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from 
 import type { AuthRequest, AuthResult, CredentialLookup } from '../domain/auth.js'
 
 export interface WsseVerifyOptions {
-  /** Accepted distance of Created from the gateway's clock, seconds (SPEC: 300). */
+  /** Accepted distance of Created from the gateway's clock, seconds (default: 300). */
   windowSeconds: number
 }
 

@@ -1,4 +1,4 @@
-// Building AuthResults, and the nonce claim shared by WSSE and OAuth (SPEC §4.3, §4.4, §7).
+// Building AuthResults, and the nonce claim shared by WSSE and OAuth (docs/gateway.md#wsse-usernametoken, docs/gateway.md#oauth-10a, docs/operations.md#dependability).
 import type { ErrorCode } from '../../common/errors.js'
 import type { AuthMethod } from '../../common/identity.js'
 import { ReplayCacheUnavailable, ReplayClientQuotaExceeded, type ReplayCache } from '../replay/types.js'
@@ -22,7 +22,7 @@ export const defaultRetryAfterSeconds = 5
 
 /**
  * Claims a nonce once its request has verified. Returns null when the nonce was fresh,
- * `replayed` when it was used before, and a 503 when the cache is unavailable (SPEC §7:
+ * `replayed` when it was used before, and a 503 when the cache is unavailable (docs/operations.md#dependability:
  * fail closed; a caller that wants the in-process fallback passes that cache instead).
  */
 export async function claimNonce(

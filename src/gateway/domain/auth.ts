@@ -17,7 +17,7 @@ export interface Principal {
   wsseNonceStyle?: 'base64' | 'literal'
 }
 
-/** Closed set of outcomes (SPEC §6.2 metric label). */
+/** Closed set of outcomes (docs/gateway.md#metrics metric label). */
 export type Outcome =
   | 'ok'
   | 'bad_credentials'
@@ -39,7 +39,7 @@ export type AuthResult =
       kind: 'fail'
       method: AuthMethod
       status: 400 | 401 | 403 | 413 | 429 | 503
-      /** Error code for the body (SPEC §2.7); for OAuth, the oauth_problem. */
+      /** Error code for the body (docs/api.md#errors); for OAuth, the oauth_problem. */
       code: ErrorCode
       message: string
       outcome: Outcome

@@ -1,4 +1,4 @@
-// Which operation a request is, and what it needs (SPEC §4.1), from the shared route
+// Which operation a request is, and what it needs (docs/gateway.md#which-credentials-each-operation-accepts), from the shared route
 // table (src/common/route-table.ts) that the core registers its routes from. The gateway
 // matches the canonical path only: see canonicalPath there.
 import type { AuthMethod } from '../../common/identity.js'

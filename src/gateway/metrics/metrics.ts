@@ -1,4 +1,4 @@
-// Prometheus metrics of SPEC §6.2. One registry per gateway instance (tests build several
+// Prometheus metrics of docs/gateway.md#metrics. One registry per gateway instance (tests build several
 // in one process). Labels are bounded: auth method, a closed outcome set, route names.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { LabelledCounter, LabelledHistogram } from '../../common/labelled-metrics.js'

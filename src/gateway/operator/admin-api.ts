@@ -1,4 +1,4 @@
-// The operator API for users, applications and access tokens (SPEC §6.4, §1.3), on the
+// The operator API for users, applications and access tokens (docs/gateway.md#the-operator-api-and-dashboard, docs/operations.md#operator-command-line), on the
 // operator port behind admin-auth. JSON in, JSON out; every error is
 // {"error":{"status","code","message"}}. Plain secrets (passwords, consumer and token
 // secrets) appear only in the response that creates them.
@@ -215,7 +215,7 @@ function toApiError(err: unknown): ApiError {
 
 // ---- views -----------------------------------------------------------------------------
 
-/** UTC to the second, as elsewhere in kigo (SPEC §2.1). */
+/** UTC to the second, as elsewhere in kigo (docs/api.md#objects). */
 const isoSeconds = (d: Date) => d.toISOString().replace(/\.[0-9]{3}Z$/, 'Z')
 
 const userView = (u: User) => ({ id: u.id, name: u.name, created_at: isoSeconds(u.createdAt) })

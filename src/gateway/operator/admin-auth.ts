@@ -1,4 +1,4 @@
-// Bearer authentication for the operator surface (SPEC §6.4): every request under
+// Bearer authentication for the operator surface (docs/gateway.md#the-operator-api-and-dashboard): every request under
 // `/admin` must carry `Authorization: Bearer <KIGO_ADMIN_TOKEN>` (RFC 6750 §2.1).
 // The check is a plain function so that other admin entry points (a dashboard login,
 // for example) can reuse it.

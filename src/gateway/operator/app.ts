@@ -1,4 +1,4 @@
-// The operator application (SPEC §6.4) on the admin port, bound to 127.0.0.1 by default:
+// The operator application (docs/gateway.md#the-operator-api-and-dashboard) on the admin port, bound to 127.0.0.1 by default:
 // the operator API behind the admin bearer token, Prometheus metrics, health.
 import Fastify, { type FastifyInstance } from 'fastify'
 import { clientDeadlines, closeSilentConnections } from '../../common/client-deadlines.js'
@@ -31,7 +31,7 @@ import type { OidcStore } from '../oidc/store.js'
 
 export interface OperatorDeps extends GatewayDeps {
   store: IdentityAdministration
-  /** Migration policy, usage report and dashboard (SPEC §6.1, §6.3, §6.4). */
+  /** Migration policy, usage report and dashboard (docs/gateway.md#the-migration-policy, docs/gateway.md#the-usage-report, docs/gateway.md#the-operator-api-and-dashboard). */
   migration?: { policy: PolicyService; usageStore: UsageStore; recorder: UsageRecorder }
   /** The audit trail of operator changes. */
   audit?: AuditStore
@@ -64,7 +64,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
   const now = deps.now ?? Date.now
   const emails = async () => new Map((await deps.store.listUsers()).map((u) => [u.id, u.email] as const))
   // The JSON API behind the bearer token, in a scope of its own so that the dashboard
-  // beside it can serve its sign-in form (SPEC §6.4).
+  // beside it can serve its sign-in form (docs/gateway.md#the-operator-api-and-dashboard).
   await app.register(async (api) => {
     await api.register(adminAuth, { adminToken: deps.config.adminToken })
     const audit = deps.audit

@@ -1,4 +1,4 @@
-// The dashboard chart (SPEC §6.4): the share of requests per auth method over time, as a
+// The dashboard chart (docs/gateway.md#the-operator-api-and-dashboard): the share of requests per auth method over time, as a
 // server-rendered SVG of 100 % stacked columns. Built from the per-minute counts every
 // gateway writes to the store; no script, no external asset.
 import esc from 'escape-html'

@@ -1,4 +1,4 @@
-// The dashboard's HTML (SPEC §6.4): plain server-rendered pages with inline CSS, no
+// The dashboard's HTML (docs/gateway.md#the-operator-api-and-dashboard): plain server-rendered pages with inline CSS, no
 // script and nothing fetched at run time. Every value is escaped.
 import esc from 'escape-html'
 import { siteHeader, sitePage, timeHtml } from '../../common/site-page.js'

@@ -1,4 +1,4 @@
-// GET /admin/ (SPEC §6.4): the operator dashboard. It accepts the admin bearer token like
+// GET /admin/ (docs/gateway.md#the-operator-api-and-dashboard): the operator dashboard. It accepts the admin bearer token like
 // the JSON API, or the session cookie its sign-in form sets (browsers cannot send a bearer
 // header by themselves), whose record is in the gateway's store
 // (docs/security.md#operator-sessions). It is registered beside, not under, the bearer-only hook
@@ -98,7 +98,7 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
   })
 
   // A request that cannot be read gets the sign-in form again; anything else here is the
-  // gateway store failing to answer (SPEC §7).
+  // gateway store failing to answer (docs/operations.md#dependability).
   app.setErrorHandler((err: Error, request, reply) => {
     const failure = classifyFailure(err)
     if (failure.kind === 'request') return html(reply, failure.status, loginPage('The request could not be read.'))

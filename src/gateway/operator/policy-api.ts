@@ -1,4 +1,4 @@
-// GET/PUT /admin/policy (SPEC §6.1, §6.4): the migration policy of the legacy methods,
+// GET/PUT /admin/policy (docs/gateway.md#the-migration-policy, docs/gateway.md#the-operator-api-and-dashboard): the migration policy of the legacy methods,
 // as stored and as in effect now. PUT replaces the policy of each method it names;
 // every gateway applies it within one poll of the store (5 s by default).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -25,7 +25,7 @@ const checkUpdate = Compile(PolicyUpdateSchema)
 /**
  * The operator API's error answer ({"error":{status,code,message}}) for the policy and
  * usage routes: Fastify's own 4xx (bad JSON, wrong media type) keep their status; a store
- * that cannot be reached is 503 (SPEC §7); anything else is a 500 without detail.
+ * that cannot be reached is 503 (docs/operations.md#dependability); anything else is a 500 without detail.
  */
 export function sendOperatorError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
   const e = failureResponse(err, operatorWording)

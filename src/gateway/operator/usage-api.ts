@@ -1,4 +1,4 @@
-// GET /admin/usage (SPEC §6.3): who still uses which method from which client, with
+// GET /admin/usage (docs/gateway.md#the-usage-report): who still uses which method from which client, with
 // counts and first/last seen, across every gateway of the deployment. Filters: method
 // (basic, wsse, oauth, or legacy for the first two), user, client (substring), since
 // (records last seen at or after it), moved (true or false), all (true: also rows of

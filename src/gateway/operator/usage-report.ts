@@ -1,4 +1,4 @@
-// The legacy-usage report as an outreach list (SPEC §6.3), shared by GET /admin/usage,
+// The legacy-usage report as an outreach list (docs/gateway.md#the-usage-report), shared by GET /admin/usage,
 // GET /admin/usage.csv, `kigo usage` and the dashboard: the store's rows, filtered,
 // sorted, and for each legacy row whether that user's same client has been seen with
 // OAuth since (moved), with the user's contact e-mail. Built over UsageStore.list, so a

@@ -1,4 +1,4 @@
-// Authentication by a route's rules (SPEC §4.1): the request in the verifiers' terms, the
+// Authentication by a route's rules (docs/gateway.md#which-credentials-each-operation-accepts): the request in the verifiers' terms, the
 // decision within the dependencies' deadline, its metrics and usage counts, and the
 // decision recorded on the request for its log line.
 import { createHash } from 'node:crypto'
@@ -26,7 +26,7 @@ declare module 'fastify' {
     bodyHash: BodyHash | null
   }
   interface FastifyInstance {
-    /** Authenticates a request by a route's rules (SPEC §4.1) and records the decision. */
+    /** Authenticates a request by a route's rules (docs/gateway.md#which-credentials-each-operation-accepts) and records the decision. */
     gatewayAuth(request: FastifyRequest, route: RoutePolicy): AuthDecision | Promise<AuthDecision>
   }
 }
@@ -38,9 +38,9 @@ export interface AuthenticationOptions {
   throttle: AttemptThrottle
   metrics: GatewayMetrics
   now?: () => number
-  /** Migration policy for verified legacy requests (SPEC §6.1). */
+  /** Migration policy for verified legacy requests (docs/gateway.md#the-migration-policy). */
   policy?: LegacyPolicyCheck
-  /** Usage report and per-minute counts (SPEC §6.3, §6.4). */
+  /** Usage report and per-minute counts (docs/gateway.md#the-usage-report, docs/gateway.md#the-operator-api-and-dashboard). */
   usage?: Pick<UsageRecorder, 'observe'>
 }
 
@@ -123,7 +123,7 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
   /** Records `decision` on the request, in the metrics and in the usage counts, and returns it. */
   const record = (request: FastifyRequest, authReq: AuthRequest, started: bigint, decision: AuthDecision): AuthDecision => {
     metrics.authDuration.series(decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
-    // Usage (SPEC §6.3): counted in memory here, written to the store in batches elsewhere.
+    // Usage (docs/gateway.md#the-usage-report): counted in memory here, written to the store in batches elsewhere.
     deps.usage?.observe(decision, () => clientName(authReq), authReq.now)
     request.auth = decision
     return decision
@@ -156,7 +156,7 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
       (decision) => record(request, authReq, started, decision),
       (err: Error) => {
         // The identity store (or another dependency of verification) failed or did not answer
-        // in time: SPEC §7 says 503, counted (outcome "unavailable"), and recovery without
+        // in time: docs/operations.md#dependability says 503, counted (outcome "unavailable"), and recovery without
         // restart (nothing here is cached on failure). The outage itself is logged once, where
         // it starts and ends (dependency-watch.ts); each request's line says "unavailable".
         request.log.debug({ err: { message: err.message, name: err.name } }, 'authentication dependency failed')

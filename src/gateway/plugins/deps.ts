@@ -22,9 +22,9 @@ export interface GatewayDeps {
   /** A pino instance (Fastify 5 takes it as loggerInstance), or false for none. */
   logger?: FastifyBaseLogger | false
   now?: () => number
-  /** Migration policy for verified legacy requests (SPEC §6.1). */
+  /** Migration policy for verified legacy requests (docs/gateway.md#the-migration-policy). */
   policy?: LegacyPolicyCheck
-  /** Usage report and per-minute counts (SPEC §6.3, §6.4). */
+  /** Usage report and per-minute counts (docs/gateway.md#the-usage-report, docs/gateway.md#the-operator-api-and-dashboard). */
   usage?: Pick<UsageRecorder, 'observe'>
   /** Logs the start and end of a core outage (forwards refused or timed out). */
   coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>

@@ -1,12 +1,12 @@
 // The public gateway's one error handler: whatever a route throws is answered from the
-// error catalogue (SPEC §2.7) in the request's format; a 5xx's detail stays in the log.
+// error catalogue (docs/api.md#errors) in the request's format; a 5xx's detail stays in the log.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { formatOfPath, renderError } from '../../common/formats.js'
 import { closeAfterAnswer } from '../../common/linger.js'
 
-/** Sends an ApiError in the request's format (SPEC §2.7). */
+/** Sends an ApiError in the request's format (docs/api.md#errors). */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
   const format = formatOfPath(request.url) ?? 'json'
   const callback = format === 'json' ? callbackOf(request) : undefined

@@ -1,4 +1,4 @@
-// The catch-all route (SPEC §4): every request is checked against the route table,
+// The catch-all route (docs/gateway.md#authentication): every request is checked against the route table,
 // authenticated by its route's rules, and forwarded unchanged to the core with a signed
 // identity. Routes registered later with more specific paths (the provider) take theirs over.
 import fp from 'fastify-plugin'
@@ -43,7 +43,7 @@ async function forwarding(app: FastifyInstance, { config, coreWatch }: Forwardin
   /** Forwards a request whose route allows it, with the identity its decision carries. */
   const forwardDecided = (request: FastifyRequest, reply: FastifyReply, route: RoutePolicy, decision: AuthDecision): void => {
     if (!decision.ok) return void sendError(request, reply, decision.error)
-    // Deprecation, Sunset and Link of the migration policy (SPEC §6.1) on an accepted
+    // Deprecation, Sunset and Link of the migration policy (docs/gateway.md#the-migration-policy) on an accepted
     // legacy request; the core sends none of these, so the forwarded response keeps them.
     if (decision.headers) void reply.headers(decision.headers)
     // Verification may have waited for a slow dependency; a client that gave up meanwhile

@@ -1,4 +1,4 @@
-// Liveness and readiness (SPEC §7): /healthz answers while the process runs; /readyz
+// Liveness and readiness (docs/operations.md#dependability): /healthz answers while the process runs; /readyz
 // asks the app's own dependencies and answers 503 while one of them does not.
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'

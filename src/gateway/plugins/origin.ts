@@ -1,4 +1,4 @@
-// Where a request came from (SPEC §4.5): the public host, scheme and client address, with
+// Where a request came from (docs/gateway.md#challenges): the public host, scheme and client address, with
 // X-Forwarded-* believed only from a trusted proxy.
 import fp from 'fastify-plugin'
 import proxyAddr from '@fastify/proxy-addr'

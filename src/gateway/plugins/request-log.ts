@@ -1,4 +1,4 @@
-// One line and the metrics per request (SPEC §6.2): the authentication decision, the route
+// One line and the metrics per request (docs/gateway.md#metrics): the authentication decision, the route
 // and the time spent upstream, recorded on the request by the plugins that decide them.
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
@@ -39,7 +39,7 @@ async function requestLog(app: FastifyInstance, { metrics }: RequestLogOptions):
     if (request.upstreamStartedAt !== null) {
       metrics.upstreamDuration.series(route, statusClass(reply.statusCode)).observe(Number(process.hrtime.bigint() - request.upstreamStartedAt) / 1e9)
     }
-    // One line per request (SPEC §6.2); never a credential. The request ID (reqId) comes
+    // One line per request (docs/gateway.md#metrics); never a credential. The request ID (reqId) comes
     // from the request's logger.
     // Health checks (every few seconds from each orchestrator and balancer) at debug.
     if (logRequests) {

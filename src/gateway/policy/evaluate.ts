@@ -1,4 +1,4 @@
-// Pure evaluation of a method's migration policy at an instant (SPEC §6.1): which state
+// Pure evaluation of a method's migration policy at an instant (docs/gateway.md#the-migration-policy): which state
 // is in effect, whether a brownout window is open, since when the method is deprecated,
 // and what a verified request of that method gets: the deprecation headers, or a 403.
 import { clockMinutes, isoSeconds } from './time.js'
@@ -6,7 +6,7 @@ import type { LegacyMethod, MethodPolicy, PolicyState } from './types.js'
 
 export interface PolicySubject {
   user: string
-  /** The client name (SPEC §6.3); asked for only when a client exception could match. */
+  /** The client name (docs/gateway.md#the-usage-report); asked for only when a client exception could match. */
   client: () => string
 }
 
@@ -147,7 +147,7 @@ export function endOf(policy: MethodPolicy, now: number): { endedAt: number | nu
 
 /**
  * The end of the latest unexpired exception for the (verified) user, for any of their
- * clients or for the one named (SPEC §6.1); null when none applies. A client name is
+ * clients or for the one named (docs/gateway.md#the-migration-policy); null when none applies. A client name is
  * self-declared, so it only narrows a user's exception: an exception naming a client and
  * no user (stored before this rule) matches nobody.
  */

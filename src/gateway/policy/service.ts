@@ -1,6 +1,6 @@
 // The policy a gateway applies: read from the shared store at start-up and polled every
 // few seconds (default 5 s), so that a change made at any gateway reaches all of them well
-// within 15 s (SPEC §6.1). Requests are evaluated against the copy in memory; a store
+// within 15 s (docs/gateway.md#the-migration-policy). Requests are evaluated against the copy in memory; a store
 // outage keeps the last policy read.
 import type { AuthRequest } from '../domain/auth.js'
 import { clientName } from '../usage/client-name.js'

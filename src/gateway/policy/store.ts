@@ -1,5 +1,5 @@
 // The migration policy in the gateway's store (table kigo_gateway.auth_policy, migration
-// 10), so that every gateway of a deployment applies the same one (SPEC §6.1).
+// 10), so that every gateway of a deployment applies the same one (docs/gateway.md#the-migration-policy).
 import type { Db } from '../../common/sql.js'
 import { Compile } from '../../common/typebox.js'
 import { MethodPolicySchema, defaultMethodPolicy, isLegacyMethod, type LegacyMethod, type MethodPolicy } from './types.js'

@@ -1,4 +1,4 @@
-// The migration policy of SPEC §6.1: one state per legacy method, optionally scheduled by
+// The migration policy of docs/gateway.md#the-migration-policy: one state per legacy method, optionally scheduled by
 // date, with brownout windows, exceptions and a sunset date. One TypeBox definition is
 // both the operator API's input schema and the stored shape (after normalizePolicy).
 import { Type, type Static } from '../../common/typebox.js'
@@ -11,7 +11,7 @@ export type PolicyState = (typeof policyStates)[number]
 
 export const isLegacyMethod = (m: string): m is LegacyMethod => (legacyMethods as readonly string[]).includes(m)
 
-/** Longest client name kept (the same bound as an entry's `source`, SPEC §2.2 rule 7). */
+/** Longest client name kept (the same bound as an entry's `source`, docs/api.md#statusesupdate rule 7). */
 export const maxClientLength = 64
 
 // An instant: ISO 8601 date-time with `Z` or an offset; the date alone means midnight UTC.

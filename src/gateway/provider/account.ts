@@ -1,4 +1,4 @@
-// The account area (SPEC §5): sign-in (throttled per user and per address, SPEC §4.7),
+// The account area (docs/gateway.md#the-oauth-provider-and-the-account-pages): sign-in (throttled per user and per address, docs/operations.md#throttling),
 // sign-out, registering applications, revoking authorized applications, and the API
 // password used by Basic and WSSE clients. Every post checks the session's CSRF token.
 // What cannot be undone (resetting the API password, revoking an application, rotating or
@@ -361,7 +361,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     return seeOther(reply, '/account?notice=password_changed#password')
   })
 
-  // The operator's contact for this user about migrating off Basic and WSSE (SPEC §6.3):
+  // The operator's contact for this user about migrating off Basic and WSSE (docs/gateway.md#the-usage-report):
   // the user may set or clear it here, as the operator may through the operator API.
   app.post('/account/email', async (request, reply) => {
     const ok = await signedInPost(request, reply)

@@ -1,4 +1,4 @@
-// The authorization step (RFC 5849 §2.2, SPEC §5): `GET /oauth/authorize?oauth_token=…`
+// The authorization step (RFC 5849 §2.2, docs/gateway.md#the-oauth-provider-and-the-account-pages): `GET /oauth/authorize?oauth_token=…`
 // shows the login form, then the consent page; its Allow / Deny post records the
 // decision and sends the user back to the client's callback (or shows the verifier for
 // `oob`).

@@ -1,4 +1,4 @@
-// What every part of the provider is given, with the defaults SPEC §5 names.
+// What every part of the provider is given, with the defaults docs/gateway.md#the-oauth-provider-and-the-account-pages names.
 import type { Config } from '../../common/config.js'
 import type { OAuthVerifyOptions } from '../auth/oauth/verify.js'
 import type { ReplayCache } from '../replay/types.js'
@@ -12,7 +12,7 @@ import type { UsageStore } from '../usage/store.js'
 import type { AuditStore } from '../audit/store.js'
 import type { Mailer, PasswordResetStore } from './password-reset.js'
 
-/** The migration policy and usage, for the guide pages and the account page (SPEC §6). */
+/** The migration policy and usage, for the guide pages and the account page (docs/gateway.md#migration-controls). */
 export interface ProviderMigration {
   policy: PolicyService
   usage: Pick<UsageStore, 'list'>
@@ -22,7 +22,7 @@ export interface ProviderMigration {
 /**
  * The provider's view of the identity store: its own repository, the credential lookups
  * (the consumer at initiate and token, the account sign-in), and the administration a
- * signed-in user may do on their own account (passwords, e-mail, applications; SPEC §5).
+ * signed-in user may do on their own account (passwords, e-mail, applications; docs/gateway.md#the-oauth-provider-and-the-account-pages).
  */
 export type ProviderStore = ProviderRepository &
   CredentialRepository &
@@ -33,11 +33,11 @@ export interface ProviderOptions {
   store: ProviderStore
   /** The OAuth replay cache the resource verifier uses (nonces are claimed in it alike). */
   replay: ReplayCache
-  /** Failed-login throttling, shared with Basic and WSSE (SPEC §4.7). */
+  /** Failed-login throttling, shared with Basic and WSSE (docs/operations.md#throttling). */
   throttle: AttemptThrottle
   /** Clock in milliseconds (default Date.now). */
   now?: () => number
-  /** Lifetime of a request token, seconds (SPEC §5: 10 minutes). */
+  /** Lifetime of a request token, seconds (docs/gateway.md#the-oauth-provider-and-the-account-pages: 10 minutes). */
   requestTokenTtlSeconds?: number
   /** Lifetime of a signed-in account session, seconds (default 12 hours). */
   sessionTtlSeconds?: number

@@ -1,4 +1,4 @@
-// Server-side HTML for the authorize and account pages (SPEC §5): a tagged template
+// Server-side HTML for the authorize and account pages (docs/gateway.md#the-oauth-provider-and-the-account-pages): a tagged template
 // that escapes every interpolated value unless it is already markup, the page layout of
 // every kigo page (the shared header and stylesheet, src/common/site-page.ts), and the
 // security headers every page carries.

@@ -1,4 +1,4 @@
-// The OAuth 1.0a provider and the account area (SPEC §5) as one plugin of the gateway's
+// The OAuth 1.0a provider and the account area (docs/gateway.md#the-oauth-provider-and-the-account-pages) as one plugin of the gateway's
 // public app: registered beside the catch-all forwarding route, whose more specific
 // paths it takes over. Its own error handler answers pages in HTML and the token
 // endpoints and the user-information API in their formats.
@@ -22,7 +22,7 @@ export type { ProviderOptions } from './context.js'
 
 /**
  * Everything here that can fail beyond the request is the identity store or the replay
- * cache: answer 503 so clients retry (SPEC §7).
+ * cache: answer 503 so clients retry (docs/operations.md#dependability).
  */
 const providerWording: FailureWording = {
   request: (f) => (f.status === 413 ? errors.tooLarge('body_too_large', 'The request body is too large') : undefined),
@@ -76,7 +76,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
     return sendPage(reply, apiError.status, messagePage({ title, message: apiError.status >= 500 ? 'kigo cannot answer right now. Try again in a moment.' : apiError.message }))
   })
 
-  // The provider answers for the two deployments only (SPEC §2.2 rule 1 holds here too):
+  // The provider answers for the two deployments only (docs/api.md#statusesupdate rule 1 holds here too):
   // a request token, a session or a base string made for another Host is refused.
   const deployments = new Set([options.config.domesticHost.toLowerCase(), options.config.globalHost.toLowerCase()])
   app.addHook('onRequest', async (request) => {

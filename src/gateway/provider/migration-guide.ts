@@ -1,5 +1,5 @@
 // The migration guide the policy's `Link: <…>; rel="deprecation"` points at by default
-// (SPEC §6.1): what a client developer needs to move from WSSE or Basic to OAuth 1.0a,
+// (docs/gateway.md#the-migration-policy): what a client developer needs to move from WSSE or Basic to OAuth 1.0a,
 // with the live policy — each legacy method's state, sunset, scheduled changes and
 // brownout windows, in UTC and (by a small script) in the reader's own time zone.
 import { randomBytes } from 'node:crypto'

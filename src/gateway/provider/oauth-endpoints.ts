@@ -1,4 +1,4 @@
-// The token endpoints of the OAuth 1.0a provider (RFC 5849 §2.1, §2.3; SPEC §5):
+// The token endpoints of the OAuth 1.0a provider (RFC 5849 §2.1, §2.3; docs/gateway.md#the-oauth-provider-and-the-account-pages):
 // `POST /oauth/initiate` issues a request token to a consumer, `POST /oauth/token`
 // exchanges an approved request token and its verifier for an access token. Both verify
 // like the resource verifier (verify.ts): collect and check the protocol parameters,
@@ -24,7 +24,7 @@ export const initiateParameters = [...common, 'oauth_callback'] as const
 /** §2.3: signed with the request token; the verifier proves the user's approval. */
 export const tokenParameters = [...common, 'oauth_token', 'oauth_verifier'] as const
 
-// Stand-ins for unknown secrets, so that the signature is computed either way (SPEC §4.4).
+// Stand-ins for unknown secrets, so that the signature is computed either way (docs/gateway.md#oauth-10a).
 const dummyConsumerSecret = randomToken(30)
 const dummyTokenSecret = randomToken(30)
 
@@ -43,7 +43,7 @@ function signedParameter(r: CheckedOAuthRequest, name: string): { value: string 
 export function registerOAuthEndpoints(app: FastifyInstance, ctx: ProviderContext): void {
   const { store, realm } = ctx
 
-  /** Claims the nonce of a verified request (SPEC §4.4: only after the signature verified). */
+  /** Claims the nonce of a verified request (docs/gateway.md#oauth-10a: only after the signature verified). */
   const claim = async (r: CheckedOAuthRequest): Promise<void> => {
     const window = ctx.verifyOptions.windowSeconds
     const failed = await claimNonce(ctx.replay, oauthNonceKey(r), 2 * window + 1, 'oauth', defaultRetryAfterSeconds, () =>

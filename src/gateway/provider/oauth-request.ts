@@ -1,4 +1,4 @@
-// What the provider endpoints share with the resource verifier (SPEC §4.4): the request
+// What the provider endpoints share with the resource verifier (docs/gateway.md#oauth-10a): the request
 // as a verifier sees it, and failures reported per the OAuth Problem Reporting extension
 // exactly as the gateway reports them for API requests (authenticate.ts): the problem
 // as the error code, and a `WWW-Authenticate: OAuth realm, oauth_problem` challenge.

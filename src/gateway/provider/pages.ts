@@ -1,4 +1,4 @@
-// The pages of the authorize flow and the account area (SPEC §5), as plain server-side
+// The pages of the authorize flow and the account area (docs/gateway.md#the-oauth-provider-and-the-account-pages), as plain server-side
 // HTML: every form posts with a CSRF token, nothing needs JavaScript.
 import type { AuthorizedApplication, Consumer, User } from '../store/types.js'
 import type { Scope } from '../domain/identifiers.js'

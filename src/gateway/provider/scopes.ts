@@ -1,4 +1,4 @@
-// Scopes as the provider reads them from clients (SPEC §5: `scope`, comma-separated) and
+// Scopes as the provider reads them from clients (docs/gateway.md#the-oauth-provider-and-the-account-pages: `scope`, comma-separated) and
 // as the consent and account pages describe them to people.
 import { scopes as allScopes, type Scope } from '../domain/identifiers.js'
 
@@ -14,7 +14,7 @@ export type ParsedScopes = { ok: true; scopes: Scope[] } | { ok: false; message:
 
 /**
  * A `scope` value: comma-separated names (white space around them ignored), each one of
- * SPEC §5's four, at least one. Returned in canonical order without duplicates.
+ * docs/gateway.md#the-oauth-provider-and-the-account-pages's four, at least one. Returned in canonical order without duplicates.
  */
 export function parseScopeParameter(value: string): ParsedScopes {
   const names = value.split(',').map((s) => s.trim()).filter((s) => s !== '')

@@ -1,4 +1,4 @@
-// Account-area sessions (SPEC §5): the cookie holds only a random id (the store keeps its
+// Account-area sessions (docs/gateway.md#the-oauth-provider-and-the-account-pages): the cookie holds only a random id (the store keeps its
 // hash and an expiry); every form carries the session's synchronizer CSRF token. A
 // visitor who is not signed in gets a short signed-out session, so that the login form
 // is CSRF-protected too; signing in replaces it with a new id (no session fixation).

@@ -1,6 +1,6 @@
-// The user-information API (SPEC §5, §4.1): `GET /applications/my.{format}`, OAuth only,
+// The user-information API (docs/gateway.md#the-oauth-provider-and-the-account-pages, docs/gateway.md#which-credentials-each-operation-accepts): `GET /applications/my.{format}`, OAuth only,
 // any scope; it replaces the retired login API. The gateway answers it from its own
-// identity store; errors are in the path's format (SPEC §2.7).
+// identity store; errors are in the path's format (docs/api.md#errors).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { formatOfPath, isValidCallback, render } from '../../common/formats.js'
@@ -24,7 +24,7 @@ export function registerUserInfo(app: FastifyInstance, ctx: ProviderContext): vo
     if (!decision.ok) return sendError(request, reply, decision.error)
     const identity = decision.identity!
     const origin = request.origin ?? app.publicOrigin(request)
-    // Links name one of the two deployments (SPEC §2); an unknown Host falls back to the domestic one.
+    // Links name one of the two deployments (docs/api.md); an unknown Host falls back to the domestic one.
     const host = deployments.includes(origin.host) ? origin.host : deployments[0]!
     const body = {
       url_name: identity.user,

@@ -1,4 +1,4 @@
-// Forwarding to the core (SPEC §4.6) on undici's connection pool: the request line, query
+// Forwarding to the core (docs/gateway.md#forwarding) on undici's connection pool: the request line, query
 // and body go through unchanged (the path and query are the bytes of the request line;
 // bodies other than forms are streamed, never buffered whole), hop-by-hop headers and
 // those the Connection header names are dropped (RFC 9110 §7.6.1), credentials and every

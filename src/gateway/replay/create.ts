@@ -1,6 +1,6 @@
-// Wiring for the gateway: one replay cache per nonce-checking method (SPEC §4.3 WSSE,
-// §4.4 OAuth). Embedded mode (no REDIS_URL) keeps them in memory; production shares them
-// through Redis, with the per-method fallback policy of SPEC §7.
+// Wiring for the gateway: one replay cache per nonce-checking method (docs/gateway.md#wsse-usernametoken WSSE,
+// docs/gateway.md#oauth-10a OAuth). Embedded mode (no REDIS_URL) keeps them in memory; production shares them
+// through Redis, with the per-method fallback policy of docs/operations.md#dependability.
 import type { Config } from '../../common/config.js'
 import type { RedisClient } from '../../common/redis.js'
 import { MemoryReplayCache } from './memory.js'

@@ -1,4 +1,4 @@
-// The in-process replay cache (SPEC §1.1 embedded mode; also the fail-open fallback of
+// The in-process replay cache (docs/operations.md#modes embedded mode; also the fail-open fallback of
 // §7; docs/security.md#replay-cache-bounds). Node runs one claim at a time, so
 // check-and-set on a Map is atomic in the process.
 //

@@ -1,4 +1,4 @@
-// The shared replay cache (SPEC §1.1 production, §4.3, §4.4): one `SET key 1 NX EX ttl`
+// The shared replay cache (docs/operations.md#modes production, docs/gateway.md#wsse-usernametoken, docs/gateway.md#oauth-10a): one `SET key 1 NX EX ttl`
 // per claim (the claims of one event-loop turn sent as one script, see claim), so two
 // gateways on one Redis reject a nonce used at the other. Any error or timeout becomes
 // ReplayCacheUnavailable; the client (src/common/redis.ts) fails fast while Redis is

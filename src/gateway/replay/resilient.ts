@@ -1,4 +1,4 @@
-// The replay cache as the gateway uses it, one per method (SPEC §7, config
+// The replay cache as the gateway uses it, one per method (docs/operations.md#dependability, config
 // `auth.replayFallback.<method>`): while the primary (Redis) cannot answer,
 //   - `fail-closed` (the default) rethrows ReplayCacheUnavailable: the caller answers 503
 //     with Retry-After;

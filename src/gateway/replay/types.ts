@@ -1,4 +1,4 @@
-// The replay cache (SPEC §4.3, §4.4, §7): remembers (scope, nonce) claims for a window.
+// The replay cache (docs/gateway.md#wsse-usernametoken, docs/gateway.md#oauth-10a, docs/operations.md#dependability): remembers (scope, nonce) claims for a window.
 
 export interface ReplayCache {
   /**

@@ -18,7 +18,7 @@
 //   that load's (possibly stale) answer out of the cache, and still gives it to the
 //   callers waiting on it; lru-cache's fetchMethod would reject them instead (a delete
 //   aborts the fetch), hence the few lines of `inflight` below.
-// - Store errors are not cached: they propagate (the gateway answers 503, SPEC §7).
+// - Store errors are not cached: they propagate (the gateway answers 503, docs/operations.md#dependability).
 import { LRUCache } from 'lru-cache'
 import type { ApiPasswordEntry, ConsumerEntry, CredentialLookup, TokenEntry } from '../domain/auth.js'
 import type { IdentityChange, IdentityChangeSource } from './sql-identity-store.js'
@@ -40,7 +40,7 @@ export function storeCredentialLookup(store: CredentialRepository): CredentialLo
     async accessToken(token) {
       const found = await store.getAccessToken(token)
       if (!found) return null
-      // The user name goes into the forwarded identity (SPEC §4.6).
+      // The user name goes into the forwarded identity (docs/gateway.md#forwarding).
       const user = await store.getUser(found.token.userId)
       if (!user) return null
       return {

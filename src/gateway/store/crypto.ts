@@ -1,4 +1,4 @@
-// Secrets at rest (SPEC §5). API passwords, consumer secrets and token secrets must come
+// Secrets at rest (docs/gateway.md#the-oauth-provider-and-the-account-pages). API passwords, consumer secrets and token secrets must come
 // back in plain text (WSSE digests and OAuth HMAC keys are computed from them), so they
 // are encrypted, not hashed: AES-256-GCM under a key derived from KIGO_SECRET_KEY. Login
 // passwords are only ever compared, so they are hashed with scrypt (RFC 7914).
@@ -71,7 +71,7 @@ export interface ScryptParams {
 /**
  * N = 2^15, r = 8, p = 1: 32 MiB and some tens of milliseconds per hash. That keeps a
  * login well under 100 ms while the same work is spent on every failed attempt (which
- * SPEC §4.7 throttles). The parameters are stored with each hash, so raising them later
+ * docs/operations.md#throttling throttles). The parameters are stored with each hash, so raising them later
  * changes new hashes only and old ones still verify.
  */
 export const defaultScryptParams: ScryptParams = { logN: 15, r: 8, p: 1 }

@@ -1,5 +1,5 @@
 // Opening the gateway's identity store: the embedded database in the data directory, or
-// PostgreSQL when DATABASE_URL is set (SPEC §1.1), migrated at start-up (SPEC §3).
+// PostgreSQL when DATABASE_URL is set (docs/operations.md#modes), migrated at start-up (docs/operations.md#stored-data).
 import { migrate, openDb, type DbOptions, type DbTimeouts } from '../../common/sql.js'
 import { gatewaySchema, migrations } from './migrations.js'
 import { SqlIdentityStore } from './sql-identity-store.js'

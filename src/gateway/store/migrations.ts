@@ -1,4 +1,4 @@
-// The gateway's schema `kigo_gateway` as numbered migrations (SPEC §3), applied at
+// The gateway's schema `kigo_gateway` as numbered migrations (docs/operations.md#stored-data), applied at
 // start-up by `migrate` of src/common/sql.ts. The same SQL runs on PGlite and on
 // PostgreSQL. Statements end with `;` at a line end: that is where `migrate` splits them.
 //
@@ -42,7 +42,7 @@ CREATE TABLE kigo_gateway.consumers (
 CREATE INDEX consumers_owner ON kigo_gateway.consumers (owner_id, created_at);
 
 -- A revoked token stays (revoked_at set) so that its use is answered token_revoked
--- rather than token_rejected (SPEC §4.4) and the account pages can show its history.
+-- rather than token_rejected (docs/gateway.md#oauth-10a) and the account pages can show its history.
 CREATE TABLE kigo_gateway.access_tokens (
   token text PRIMARY KEY,
   secret text NOT NULL,
@@ -99,7 +99,7 @@ CREATE INDEX web_sessions_expiry ON kigo_gateway.web_sessions (expires_at);
 CREATE INDEX web_sessions_user ON kigo_gateway.web_sessions (user_id);
 `,
   },
-  // ---- migration controls and usage (SPEC §6.1, §6.3): versions 10 to 19 ----
+  // ---- migration controls and usage (docs/gateway.md#the-migration-policy, docs/gateway.md#the-usage-report): versions 10 to 19 ----
   {
     version: 10,
     name: 'migration policy per legacy method',

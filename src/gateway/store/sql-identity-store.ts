@@ -1,4 +1,4 @@
-// The identity store over the SQL layer (SPEC §1, §5): one class for the embedded and
+// The identity store over the SQL layer (docs/gateway.md#topology, docs/gateway.md#the-oauth-provider-and-the-account-pages): one class for the embedded and
 // the PostgreSQL engine, every name schema-qualified. Secrets are sealed or hashed before
 // they reach SQL (crypto.ts) and generated here with randomToken.
 import type { Db, Queryable } from '../../common/sql.js'
@@ -341,7 +341,7 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
         ? (await tx.query(`SELECT id FROM kigo_gateway.users WHERE id = $1`, [input.userId]))[0]
         : undefined
       if (!user) throw new NotFound(`no user ${JSON.stringify(input.userId)}`)
-      // A token never carries more than its application registered (SPEC §5, initiate).
+      // A token never carries more than its application registered (docs/gateway.md#the-oauth-provider-and-the-account-pages, initiate).
       const beyond = scopesBeyondRegistration(scopes, consumer.scopes)
       if (beyond !== null) throw new InvalidInput('scopes', `the application is ${beyond}`)
       const rows = await tx.query<TokenRow>(
@@ -395,7 +395,7 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     return rows.map(toToken)
   }
 
-  // ---- request tokens (RFC 5849 §2, SPEC §5) -----------------------------------------
+  // ---- request tokens (RFC 5849 §2, docs/gateway.md#the-oauth-provider-and-the-account-pages) -----------------------------------------
 
   async createRequestToken(input: {
     consumerKey: string

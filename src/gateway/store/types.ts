@@ -1,4 +1,4 @@
-// The gateway's identity store (SPEC §1, §5): users, OAuth consumers, tokens. One SQL
+// The gateway's identity store (docs/gateway.md#topology, docs/gateway.md#the-oauth-provider-and-the-account-pages): users, OAuth consumers, tokens. One SQL
 // schema (`kigo_gateway`) over the embedded or the PostgreSQL engine (src/common/sql.ts).
 // Secrets never leave this module in a stored form: login passwords are scrypt hashes;
 // API passwords, consumer secrets and token secrets are AES-256-GCM ciphertexts under a
@@ -12,7 +12,7 @@ export interface User {
   createdAt: Date
 }
 
-/** A user with the operator's contact address for them (SPEC §6.3: the report as an outreach list). */
+/** A user with the operator's contact address for them (docs/gateway.md#the-usage-report: the report as an outreach list). */
 export interface UserContact extends User {
   email: string | null
 }
@@ -51,7 +51,7 @@ export interface CredentialRepository {
   getAccessToken(token: string): Promise<{ token: AccessToken; secret: string } | null>
 }
 
-/** What the OAuth provider keeps (SPEC §5): request tokens, account sessions, and the user's authorizations. */
+/** What the OAuth provider keeps (docs/gateway.md#the-oauth-provider-and-the-account-pages): request tokens, account sessions, and the user's authorizations. */
 export interface ProviderRepository {
   /** Generates the request token and its secret. Throws NotFound for an unknown consumer, InvalidInput for scopes beyond it. */
   createRequestToken(input: { consumerKey: string; callback: string; scopes: Scope[]; expiresAt: Date; now: Date }): Promise<{ requestToken: RequestToken; secret: string }>

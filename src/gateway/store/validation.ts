@@ -1,5 +1,5 @@
 // Input checks of the identity store: bad values are refused with InvalidInput (which
-// the callers turn into a 400) rather than stored. Limits where SPEC is silent are
+// the callers turn into a 400) rather than stored. Limits that no protocol fixes are
 // chosen here and named.
 import { scopes as allScopes, userIdPattern, type Scope } from '../domain/identifiers.js'
 
@@ -36,7 +36,7 @@ export function checkUserId(id: unknown): string {
 }
 
 /**
- * Names the public pages or the gateway use as a first path segment (SPEC §2.11): a user
+ * Names the public pages or the gateway use as a first path segment (docs/api.md#pages): a user
  * with one of these IDs would have a page nobody can reach. Compared case-insensitively,
  * as user IDs are unique regardless of case. IDs with a dot are already refused by the
  * pattern.
@@ -49,7 +49,7 @@ export function isReservedUserId(id: string): boolean {
   return reservedUserIds.includes(id.toLowerCase())
 }
 
-/** A user ID for a new user: well-formed and not reserved (SPEC §2.11). */
+/** A user ID for a new user: well-formed and not reserved (docs/api.md#pages). */
 export function checkNewUserId(id: unknown): string {
   const checked = checkUserId(id)
   if (isReservedUserId(checked)) {
@@ -84,7 +84,7 @@ export function checkPassword(password: unknown, field = 'password'): string {
   return password
 }
 
-/** At least one scope, each from SPEC §5's list; returned without duplicates in canonical order. */
+/** At least one scope, each from docs/gateway.md#the-oauth-provider-and-the-account-pages's list; returned without duplicates in canonical order. */
 export function checkScopes(value: unknown, field = 'scopes'): Scope[] {
   if (!Array.isArray(value) || value.length === 0) {
     throw new InvalidInput(field, `${field} must list at least one of ${allScopes.join(', ')}`)
@@ -100,7 +100,7 @@ export function checkScopes(value: unknown, field = 'scopes'): Scope[] {
 /**
  * Why `requested` goes beyond the scopes an application registered ("not registered for
  * write_public (registered: read_public)"), or null when it does not. A request token or
- * an access token never carries more than its application registered (SPEC §5); the
+ * an access token never carries more than its application registered (docs/gateway.md#the-oauth-provider-and-the-account-pages); the
  * provider, the operator API and the store all hold tokens to this one rule.
  */
 export function scopesBeyondRegistration(requested: readonly Scope[], registered: readonly Scope[]): string | null {

@@ -1,4 +1,4 @@
-// The throttling rules (SPEC §4.7, docs/operations.md#throttling), modelled on rate-limiter-
+// The throttling rules (docs/operations.md#throttling, docs/operations.md#throttling), modelled on rate-limiter-
 // flexible's login recipe: failures are counted so that an attacker cannot lock out
 // someone who did nothing wrong.
 //

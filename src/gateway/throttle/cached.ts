@@ -1,4 +1,4 @@
-// A short-lived local view of the shared throttle (SPEC §4.7), so that a client whose
+// A short-lived local view of the shared throttle (docs/operations.md#throttling), so that a client whose
 // credentials keep verifying costs no Redis round trip per request: a key seen clear
 // stays clear here for `clearMs` (1 s by default), a blocked key stays blocked until its
 // window ends. Every failure recorded through this gateway drops its keys from the view

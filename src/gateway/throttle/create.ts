@@ -1,4 +1,4 @@
-// Wiring for the gateway (SPEC §4.7): the rules of attempts.ts, each counted in memory in
+// Wiring for the gateway (docs/operations.md#throttling): the rules of attempts.ts, each counted in memory in
 // embedded mode, shared through Redis (failing open to in-process counting while Redis is
 // away, counted) in production.
 import type { Config } from '../../common/config.js'

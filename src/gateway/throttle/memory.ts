@@ -1,4 +1,4 @@
-// In-process failure counting (SPEC §1.1 embedded mode; the fallback while Redis is away).
+// In-process failure counting (docs/operations.md#modes embedded mode; the fallback while Redis is away).
 // A fixed window per key, started by its first failure, as the Redis implementation does.
 // Memory is capped: when full, expired windows are dropped, then the oldest window; an
 // attacker cycling through addresses must not be able to exhaust memory, and losing the

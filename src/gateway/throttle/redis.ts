@@ -1,4 +1,4 @@
-// Failure counting shared by all gateways through Redis (SPEC §4.7 "shared through Redis
+// Failure counting shared by all gateways through Redis (docs/operations.md#throttling "shared through Redis
 // in production"). Each key is a counter whose window starts at its first failure: INCR
 // and PEXPIRE run in one Lua script, so a counter can never be left without an expiry.
 // One script call per key (not one multi-key call), so that it also works on a Cluster,

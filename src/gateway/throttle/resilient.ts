@@ -1,4 +1,4 @@
-// Throttling while Redis is away (SPEC §7 asks that an outage not take the gateway down):
+// Throttling while Redis is away (docs/operations.md#dependability asks that an outage not take the gateway down):
 // an unavailable Redis must not lock everyone out, so throttling fails open, counted, and
 // falls back to counting in this process, which still stops a fast guesser hitting this
 // gateway. Counts made during the outage keep applying after recovery until their window

@@ -1,4 +1,4 @@
-// Failed-attempt counting (SPEC §4.7): one counter per key; once a key has `maxFailures`
+// Failed-attempt counting (docs/operations.md#throttling): one counter per key; once a key has `maxFailures`
 // failures inside its window, it is blocked until the window ends. Which keys an attempt
 // counts against, and which of them can refuse it, is attempts.ts.
 

@@ -1,4 +1,4 @@
-// The client a request says it is (SPEC §6.3): the `source` parameter (query, or an
+// The client a request says it is (docs/gateway.md#the-usage-report): the `source` parameter (query, or an
 // application/x-www-form-urlencoded body), else the User-Agent. Bounded and cleaned so
 // that it can be stored, shown and matched against policy exceptions. A multipart
 // body's `source` is not read: those bodies are streamed, never parsed, at the gateway.

@@ -1,4 +1,4 @@
-// Usage collection off the request path (SPEC §6.3): a request only bumps counters in
+// Usage collection off the request path (docs/gateway.md#the-usage-report): a request only bumps counters in
 // memory; a timer (default every 5 s) adds them to the shared store in one batch, so the
 // report is current within 15 s. A failed flush keeps the counts for the next one; on
 // shutdown the last counts are flushed.
@@ -29,7 +29,7 @@ export interface UsageRecorderOptions {
   retainRowsMs?: number
 }
 
-/** Which outcome column an authentication outcome adds to (SPEC §6.3). */
+/** Which outcome column an authentication outcome adds to (docs/gateway.md#the-usage-report). */
 function outcomeColumn(outcome: Outcome): keyof UsageOutcomes | null {
   switch (outcome) {
     case 'ok':

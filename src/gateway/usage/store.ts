@@ -1,5 +1,5 @@
-// The legacy-usage report (SPEC §6.3) and the per-minute request counts behind the
-// dashboard chart (SPEC §6.4), in the gateway's store (migration 11) so that every gateway
+// The legacy-usage report (docs/gateway.md#the-usage-report) and the per-minute request counts behind the
+// dashboard chart (docs/gateway.md#the-operator-api-and-dashboard), in the gateway's store (migration 11) so that every gateway
 // adds to the same rows. Writes are batched upserts that add counts; rows are written in
 // key order so that two gateways flushing at once never deadlock.
 import type { Db } from '../../common/sql.js'

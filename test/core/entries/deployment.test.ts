@@ -4,7 +4,7 @@ import { parseId } from '../../../src/core/entries/ids.js'
 
 const hosts = { domesticHost: 'Kigo.example:8080', globalHost: 'global.example', publicScheme: 'http' as const }
 
-test('the host must be exactly one of the deployments, case-insensitively (SPEC §2.2 rule 1)', () => {
+test('the host must be exactly one of the deployments, case-insensitively (docs/api.md#statusesupdate rule 1)', () => {
   const deploymentOf = deploymentMatcher(hosts)
   expect(deploymentOf('kigo.EXAMPLE:8080')).toBe('domestic')
   expect(deploymentOf('global.example')).toBe('global')

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest'
 import { chooseKeyword, userKeyword } from '../../../src/core/entries/keyword.js'
 import { entryText } from '../../../src/core/entries/text.js'
 
-describe('chooseKeyword (SPEC §2.2 rule 3)', () => {
+describe('chooseKeyword (docs/api.md#statusesupdate rule 3)', () => {
   test('an explicit keyword wins, trimmed, and the status stays whole', () => {
     expect(chooseKeyword({ keyword: '  coffee ', status: 'tea=green', poster: 'alice' })).toEqual({ keyword: 'coffee', body: 'tea=green' })
   })
@@ -29,7 +29,7 @@ describe('chooseKeyword (SPEC §2.2 rule 3)', () => {
   })
 })
 
-describe('entryText (SPEC §2.1)', () => {
+describe('entryText (docs/api.md#objects)', () => {
   test("the body alone on the author's own user keyword", () => {
     expect(entryText({ keyword: 'id:alice', body: 'hi', authorId: 'alice' })).toBe('hi')
   })

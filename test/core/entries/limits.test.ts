@@ -14,7 +14,7 @@ function failure(fn: () => void): { status: number; code: string } | null {
   }
 }
 
-describe('limits (SPEC §2.2 rule 7)', () => {
+describe('limits (docs/api.md#statusesupdate rule 7)', () => {
   test('characters are code points: an astral character counts once', () => {
     expect(countChars('😀😀a')).toBe(3)
     expect(failure(() => checkBody('😀'.repeat(10), limits))).toBeNull()

@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest'
 import { mayDelete } from '../../../src/core/entries/rights.js'
 
-test('the author may delete (SPEC §2.3)', () => {
+test('the author may delete (docs/api.md#statusesshow-and-statusesdestroy)', () => {
   expect(mayDelete({ authorId: 'alice', keyword: 'tea' }, 'alice')).toBe(true)
 })
 

@@ -1,6 +1,6 @@
 // A core app over a real store (by default the embedded database in a temp directory; the
 // route tests run once per storage backend of helpers/backends.ts, each harness on a fresh
-// database), and requests signed the way the gateway signs them (SPEC §4.6).
+// database), and requests signed the way the gateway signs them (docs/gateway.md#forwarding).
 import { gifHeader, jpegHeader, pngHeader, webpHeader } from '../../helpers/image-headers.js'
 import { createHash, randomBytes, randomUUID, type KeyObject } from 'node:crypto'
 import { operationNameOf } from '../../../src/common/route-table.js'

@@ -3,7 +3,7 @@ import { decodeImageHeader, sniffImage } from '../../../src/core/photos/sniff.js
 import { images } from '../helpers/harness.js'
 import { gifHeader, jpegHeader, pngHeader, webpHeader } from '../../helpers/image-headers.js'
 
-test('images are judged by their bytes (SPEC §2.2 rule 6)', () => {
+test('images are judged by their bytes (docs/api.md#statusesupdate rule 6)', () => {
   expect(sniffImage(images.jpg)).toEqual({ contentType: 'image/jpeg', ext: 'jpg' })
   expect(sniffImage(images.png)).toEqual({ contentType: 'image/png', ext: 'png' })
   expect(sniffImage(images.gif)).toEqual({ contentType: 'image/gif', ext: 'gif' })

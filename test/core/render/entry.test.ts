@@ -21,7 +21,7 @@ const row: EntryRow = {
   createdAt: new Date('2026-11-21T09:30:00.789Z'),
 }
 
-test('JSON: SPEC §2.1 shape, 0 for no reply, links on the entry\'s deployment, icon on the request\'s', () => {
+test('JSON: docs/api.md#objects shape, 0 for no reply, links on the entry\'s deployment, icon on the request\'s', () => {
   const { json } = renderEntry(row, true, ['haiku', 'html'], { hosts, requestDeployment: 'domestic' })
   expect(Value.Check(EntryJson, json)).toBe(true)
   expect(json).toMatchObject({

@@ -6,7 +6,7 @@ const hosts = { domesticHost: 'kigo.example', globalHost: 'global.example', publ
 const ctx = { baseUrl: 'https://kigo.example', isPhotoUrl: (u: string) => isPhotoUrl(hosts, u) }
 const html = (body: string) => renderNotation(body, 'html', ctx)
 
-describe('HTML notation (SPEC §2.5)', () => {
+describe('HTML notation (docs/api.md#callback-and-body_formats)', () => {
   test('everything is escaped and newlines become <br>', () => {
     expect(html(`a < b & "c" 'd'\r\nline2\nline3`)).toBe('a &lt; b &amp; &quot;c&quot; &#39;d&#39;<br>line2<br>line3')
   })

@@ -1,4 +1,4 @@
-// Paths, extensions, health, and failures of the store (SPEC §2, §2.7, §7).
+// Paths, extensions, health, and failures of the store (docs/api.md, docs/api.md#errors, docs/operations.md#dependability).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { form, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
 import { describeEachBackend } from '../../helpers/backends.js'

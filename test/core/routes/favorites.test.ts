@@ -1,4 +1,4 @@
-// favorites/create and favorites/destroy through HTTP (SPEC §2.4).
+// favorites/create and favorites/destroy through HTTP (docs/api.md#favoritescreate-and-favoritesdestroy).
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { form, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
 import { describeEachBackend } from '../../helpers/backends.js'

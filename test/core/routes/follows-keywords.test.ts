@@ -1,4 +1,4 @@
-// Users, follows and keywords through HTTP (SPEC §2.9, §2.10).
+// Users, follows and keywords through HTTP (docs/api.md#users-and-follows, docs/api.md#keywords).
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { form, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
 import { describeEachBackend } from '../../helpers/backends.js'

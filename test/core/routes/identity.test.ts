@@ -1,4 +1,4 @@
-// The core believes only signed, fresh identities (SPEC §4.6).
+// The core believes only signed, fresh identities (docs/gateway.md#forwarding).
 import { randomUUID } from 'node:crypto'
 import { operationNameOf } from '../../../src/common/route-table.js'
 import { afterAll, beforeAll, expect, test } from 'vitest'

@@ -1,4 +1,4 @@
-// The public pages (SPEC §2.11) through the core: every link the API returns opens HTML.
+// The public pages (docs/api.md#pages) through the core: every link the API returns opens HTML.
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { form, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
 import { describeEachBackend } from '../../helpers/backends.js'

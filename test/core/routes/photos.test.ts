@@ -1,4 +1,4 @@
-// The photo service (SPEC §2.6) and the generated profile icons (SPEC §2.1).
+// The photo service (docs/api.md#photos) and the generated profile icons (docs/api.md#objects).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import Value from 'typebox/value'
 import { PhotoJson } from '../../../src/core/render/schemas.js'

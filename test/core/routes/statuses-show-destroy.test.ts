@@ -1,4 +1,4 @@
-// statuses/show and statuses/destroy through HTTP (SPEC §2.3).
+// statuses/show and statuses/destroy through HTTP (docs/api.md#statusesshow-and-statusesdestroy).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { form, multipart, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
 import { describeEachBackend } from '../../helpers/backends.js'

@@ -1,4 +1,4 @@
-// statuses/update through HTTP (SPEC §2.2): every rule, in JSON and XML, and every kind of
+// statuses/update through HTTP (docs/api.md#statusesupdate): every rule, in JSON and XML, and every kind of
 // bad input getting its 4xx and changing nothing.
 import { pngHeader } from '../../helpers/image-headers.js'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -369,7 +369,7 @@ describeEachBackend('statuses/update', routeBackends, (storage) => {
     })
   })
 
-  describe('callback and body_formats (SPEC §2.5)', () => {
+  describe('callback and body_formats (docs/api.md#callback-and-body_formats)', () => {
     test('JSONP wraps success and errors, keeping the status', async () => {
       const ok = await update({ status: 'jsonp', callback: 'my.cb_1' })
       expect(ok.statusCode).toBe(200)

@@ -1,4 +1,4 @@
-// Timelines through HTTP (SPEC §2.8): every source, the list formats, replies, paging,
+// Timelines through HTTP (docs/api.md#timelines): every source, the list formats, replies, paging,
 // since, sort=hot, and the forms without `/{id}` that need credentials.
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { form, images, multipart, routeBackends, startHarness, type Harness } from '../helpers/harness.js'

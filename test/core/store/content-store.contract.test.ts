@@ -1,4 +1,4 @@
-// The content store's contract (SPEC §2, §3), run once per backend: the embedded
+// The content store's contract (docs/api.md, docs/operations.md#stored-data), run once per backend: the embedded
 // database in a fresh data directory, and PostgreSQL in a fresh database.
 import { createHash, randomBytes } from 'node:crypto'
 import pg from 'pg'
@@ -345,7 +345,7 @@ describeBackends('content store', backends, (backend) => {
   })
 })
 
-// Several core processes share one PostgreSQL (SPEC §1.1, §3). Each store below has its
+// Several core processes share one PostgreSQL (docs/operations.md#modes, docs/operations.md#stored-data). Each store below has its
 // own connection pool, as a separate process would.
 const postgres = backends.find((b) => b.name === 'postgres')!
 

@@ -1,4 +1,4 @@
-// The timeline queries (SPEC §2.8) on both backends: what they return, that a page costs
+// The timeline queries (docs/api.md#timelines) on both backends: what they return, that a page costs
 // a constant number of queries whatever its size, and that on a store of 100,000 entries
 // every page is an index scan (no sequential scan of entries).
 import { afterAll, beforeAll, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-// The authenticator's throttling of Basic and WSSE (SPEC §4.7), with the throttle recorded:
+// The authenticator's throttling of Basic and WSSE (docs/operations.md#throttling), with the throttle recorded:
 // the user a credential claims is checked before it is verified, and a failed attempt
 // counts against that user and the client address, even when it failed before the lookup.
 import { describe, expect, it } from 'vitest'

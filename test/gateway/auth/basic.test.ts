@@ -1,4 +1,4 @@
-// HTTP Basic (RFC 7617, SPEC §4.2).
+// HTTP Basic (RFC 7617, docs/gateway.md#http-basic).
 import { describe, expect, it } from 'vitest'
 import { readBasic, verifyBasicCredential } from '../../../src/gateway/auth/basic.js'
 import type { AuthRequest, AuthResult, CredentialLookup } from '../../../src/gateway/domain/auth.js'

@@ -1,4 +1,4 @@
-// Which credential kinds a request carries (SPEC §4.1).
+// Which credential kinds a request carries (docs/gateway.md#which-credentials-each-operation-accepts).
 import { describe, expect, it } from 'vitest'
 import { detectCredentials, unknownAuthorizationScheme } from '../../../src/gateway/auth/detect.js'
 import { authRequest, form } from './fixtures.js'

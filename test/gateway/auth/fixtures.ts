@@ -86,7 +86,7 @@ export function authRequest(r: Partial<Omit<AuthRequest, 'body'>> & { body?: Buf
 
 export const form = 'application/x-www-form-urlencoded'
 
-/** Twitter's "Creating a signature" example request (VECTORS.md), without its credentials. */
+/** Twitter's "Creating a signature" example request, without its credentials. */
 export const twitterExampleRequest = {
   method: 'POST',
   scheme: 'https',

@@ -1,4 +1,5 @@
-// WSSE UsernameToken (SPEC §4.3): the published vectors W1–W4 (VECTORS.md §2) in both
+// WSSE UsernameToken (docs/gateway.md#wsse-usernametoken): the published vectors W1–W4 (Pilgrim's
+// xml.com "Atom Authentication", Movable Type's, XML::Atom::Client's) in both
 // nonce conventions, every rejection, and the npm `wsse` client.
 import { describe, expect, it } from 'vitest'
 import wsse, { UsernameToken } from 'wsse'
@@ -173,7 +174,7 @@ describe('interop: npm wsse', () => {
 })
 
 /**
- * The formats as regular expressions, the way they read in SPEC §4.3: the reference the
+ * The formats as regular expressions, the way they read in docs/gateway.md#wsse-usernametoken: the reference the
  * character-by-character parsers of wsse.ts are held to, on generated text.
  */
 const reference = {

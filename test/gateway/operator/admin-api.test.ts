@@ -1,4 +1,4 @@
-// The operator API for users, applications and tokens (SPEC §6.4) over a real embedded
+// The operator API for users, applications and tokens (docs/gateway.md#the-operator-api-and-dashboard) over a real embedded
 // identity store, behind the admin bearer check.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -113,7 +113,7 @@ describe('admin bearer token', () => {
 })
 
 describe('POST /admin/users', () => {
-  it('refuses the names the public pages use (SPEC §2.11), in any case, with a message naming them', async () => {
+  it('refuses the names the public pages use (docs/api.md#pages), in any case, with a message naming them', async () => {
     for (const id of ['api', 'oauth', 'account', 'admin', 'Keyword', 'users', 'PHOTOS', 'applications', 'migration', 'healthz', 'readyz']) {
       const res = await call('POST', '/admin/users', { id })
       expectError(res, 400, res.body.error.code)
@@ -449,7 +449,7 @@ describe('bad input never gets a 5xx', () => {
 })
 
 describe('store unavailable', () => {
-  it('answers 503 with Retry-After and no internal detail (SPEC §7)', async () => {
+  it('answers 503 with Retry-After and no internal detail (docs/operations.md#dependability)', async () => {
     const otherDir = mkdtempSync(join(tmpdir(), 'kigo-admin-api-down-'))
     const down = await openIdentityStore({ dataDir: otherDir, secretKey: randomBytes(32).toString('base64') })
     const downApp = Fastify()

@@ -1,4 +1,4 @@
-// Structured logs (SPEC §6.2): the gateway writes one JSON line per public request with
+// Structured logs (docs/gateway.md#metrics): the gateway writes one JSON line per public request with
 // request ID, route, auth method, user, consumer, outcome, status and duration, and never
 // a credential. The whole log stream of a gateway at level trace is captured while Basic,
 // WSSE, OAuth, operator and dashboard requests, good and bad, carry known secrets; none of
@@ -148,7 +148,7 @@ describe('gateway logs', () => {
     expect(() => records()).not.toThrow()
   })
 
-  it('writes one line per public request with the fields of SPEC §6.2', () => {
+  it('writes one line per public request with the fields of docs/gateway.md#metrics', () => {
     // Each key once: log pipelines may reject or mangle a line with a repeated key.
     for (const line of lines.join('').split('\n').filter((l) => l.includes('"msg":"request"'))) {
       expect(line.match(/"reqId":/g)).toHaveLength(1)

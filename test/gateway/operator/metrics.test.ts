@@ -1,4 +1,4 @@
-// Prometheus metrics (SPEC §6.2) after a known mix of requests through a whole kigo:
+// Prometheus metrics (docs/gateway.md#metrics) after a known mix of requests through a whole kigo:
 // 3 OAuth, 2 Basic, 1 WSSE and 1 WSSE replay, one anonymous read, one bad Basic password.
 // Every counter and histogram count is read back from GET /metrics on the operator port.
 import { readFileSync } from 'node:fs'

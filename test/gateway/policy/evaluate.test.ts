@@ -1,4 +1,4 @@
-// The migration policy as a pure function of the policy and the clock (SPEC §6.1):
+// The migration policy as a pure function of the policy and the clock (docs/gateway.md#the-migration-policy):
 // which headers a verified legacy request gets, when it is refused, how a schedule plays
 // out through time, brownout windows (also across midnight), exceptions that expire.
 import { describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-// The migration policy through a whole kigo on an injected clock (SPEC §6.1): changed
+// The migration policy through a whole kigo on an injected clock (docs/gateway.md#the-migration-policy): changed
 // with PUT /admin/policy, applied to verified Basic and WSSE requests (headers exactly
 // when they should be, refusals in the request's format), never to OAuth, never to
 // anonymous requests or to requests whose credentials failed.

@@ -1,6 +1,6 @@
 // Credentials for the three methods at a given clock (the gateway under test runs on an
 // injected clock, so WSSE `Created` and OAuth timestamps follow it). OAuth is signed by
-// the independent oauth-1.0a library; WSSE digests are computed here per SPEC §4.3.
+// the independent oauth-1.0a library; WSSE digests are computed here per docs/gateway.md#wsse-usernametoken.
 import { createHash, randomBytes } from 'node:crypto'
 import { oauth1aClient } from '../../helpers/oauth1a.js'
 

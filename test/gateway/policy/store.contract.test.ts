@@ -1,4 +1,4 @@
-// The migration policy as stored for every gateway of a deployment (SPEC §6.1), on each
+// The migration policy as stored for every gateway of a deployment (docs/gateway.md#the-migration-policy), on each
 // storage backend of helpers/backends.ts: what is saved loads back the same, saving some
 // methods leaves the others, and a row the gateway cannot read is left out.
 import { expect, it } from 'vitest'

@@ -1,5 +1,5 @@
-// The account area over HTTP (SPEC §5): sessions and their cookies, CSRF on every form,
-// sign-in throttling (SPEC §4.7), registering applications, revoking authorized ones,
+// The account area over HTTP (docs/gateway.md#the-oauth-provider-and-the-account-pages): sessions and their cookies, CSRF on every form,
+// sign-in throttling (docs/operations.md#throttling), registering applications, revoking authorized ones,
 // and the API password.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../../helpers/stack.js'

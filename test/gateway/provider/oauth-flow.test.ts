@@ -1,4 +1,4 @@
-// The OAuth 1.0a provider over HTTP (RFC 5849 §2, SPEC §5): initiate, authorize, token,
+// The OAuth 1.0a provider over HTTP (RFC 5849 §2, docs/gateway.md#the-oauth-provider-and-the-account-pages): initiate, authorize, token,
 // and every rule and error of each, against a running kigo whose clock the test moves.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../../helpers/stack.js'

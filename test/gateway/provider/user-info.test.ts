@@ -1,4 +1,4 @@
-// The user-information API (SPEC §5, §4.1): GET /applications/my.{format}, OAuth only,
+// The user-information API (docs/gateway.md#the-oauth-provider-and-the-account-pages, docs/gateway.md#which-credentials-each-operation-accepts): GET /applications/my.{format}, OAuth only,
 // any scope, errors in the path's format.
 import { XMLParser } from 'fast-xml-parser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-// The replay cache contract (SPEC §4.3, §4.4), run against every backend of
+// The replay cache contract (docs/gateway.md#wsse-usernametoken, docs/gateway.md#oauth-10a), run against every backend of
 // helpers/backends.ts: memory, a real Redis, and Redis behind the resilient decorator
 // (Redis ones skipped with a reason outside CI when Redis is absent).
 import { randomBytes } from 'node:crypto'

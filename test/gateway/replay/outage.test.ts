@@ -1,4 +1,4 @@
-// Redis going away mid-test (SPEC §7): a private redis-server is killed and restarted on
+// Redis going away mid-test (docs/operations.md#dependability): a private redis-server is killed and restarted on
 // the same port. Fail-closed refuses quickly (no hang) and counts; the memory policy keeps
 // answering and counts fail-open; both recover by themselves, without being recreated.
 import { randomBytes } from 'node:crypto'

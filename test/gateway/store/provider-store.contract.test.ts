@@ -1,4 +1,4 @@
-// The identity store's contract for the OAuth provider and the account area (SPEC §5):
+// The identity store's contract for the OAuth provider and the account area (docs/gateway.md#the-oauth-provider-and-the-account-pages):
 // request tokens, verifiers, web sessions, authorized applications. Run once per
 // backend: the embedded database, and PostgreSQL (skipped with a reason when absent
 // outside CI).

@@ -1,4 +1,4 @@
-// The failure-throttle contract (SPEC §4.7), run against every backend of helpers/backends.ts
+// The failure-throttle contract (docs/operations.md#throttling), run against every backend of helpers/backends.ts
 // (memory, a real Redis, and the decorators the gateway stacks over Redis): past
 // `maxFailures` failures in the window a key must wait; reset clears; the window ends.
 import { randomBytes } from 'node:crypto'

@@ -1,4 +1,4 @@
-// Throttling while Redis goes away (SPEC §4.7, §7): an outage must not lock everyone out;
+// Throttling while Redis goes away (docs/operations.md#throttling, docs/operations.md#dependability): an outage must not lock everyone out;
 // counting falls back to this process (counted as fail-open) and returns to Redis by itself.
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

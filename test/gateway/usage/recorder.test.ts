@@ -1,4 +1,4 @@
-// Usage collection (SPEC §6.3) on each storage backend (embedded and PostgreSQL): counts
+// Usage collection (docs/gateway.md#the-usage-report) on each storage backend (embedded and PostgreSQL): counts
 // held in memory and added to the stored ones by each flush; counts that could not be
 // written are kept for the next flush; the client name comes from `source`, else the
 // User-Agent, bounded.

@@ -1,4 +1,4 @@
-// Two gateways of one deployment on one PostgreSQL database (SPEC §1.1, §6.1, §6.3): the
+// Two gateways of one deployment on one PostgreSQL database (docs/operations.md#modes, docs/gateway.md#the-migration-policy, docs/gateway.md#the-usage-report): the
 // usage report adds up what both saw, within 15 s and with default settings; a policy set
 // at one gateway is applied by the other within 15 s; a gateway that shuts down writes
 // its last counts first.

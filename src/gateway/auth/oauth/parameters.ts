@@ -1,7 +1,7 @@
 // Collects the parameters of an OAuth 1.0a request (RFC 5849 §3.4.1.3.1, §3.5): the
 // protocol parameters (names beginning with "oauth_") from exactly one place — the
 // `Authorization: OAuth` header, an application/x-www-form-urlencoded body, or the query
-// — and every parameter that enters the signature base string. SPEC §4.4: protocol
+// — and every parameter that enters the signature base string. docs/gateway.md#oauth-10a: protocol
 // parameters from more than one place, or a protocol parameter repeated, are 400.
 import { isUtf8 } from 'node:buffer'
 import type { AuthRequest } from '../../domain/auth.js'

@@ -1,4 +1,4 @@
-// Signature methods (RFC 5849 §3.4.2–3.4.4; HMAC-SHA256 as widely deployed, SPEC §4.4):
+// Signature methods (RFC 5849 §3.4.2–3.4.4; HMAC-SHA256 as widely deployed, docs/gateway.md#oauth-10a):
 // HMAC-SHA1 always, HMAC-SHA256 when configured (on by default), PLAINTEXT only when
 // configured and only over HTTPS (§3.4.4 sends the secrets in the clear).
 import { createHmac } from 'node:crypto'

@@ -1,4 +1,4 @@
-// OAuth 1.0a request verification (RFC 5849 §3.2, SPEC §4.4), problems reported per the
+// OAuth 1.0a request verification (RFC 5849 §3.2, docs/gateway.md#oauth-10a), problems reported per the
 // OAuth Problem Reporting extension. The pipeline: collect parameters → check them →
 // load consumer and token → verify the signature (and oauth_body_hash) → claim the nonce.
 import { createHash } from 'node:crypto'
@@ -14,7 +14,7 @@ import { percentEncode } from './percent-encode.js'
 import { acceptedSignatureMethod, computeSignature, type SignatureMethod, type SignatureMethodOptions } from './signature.js'
 
 export interface OAuthVerifyOptions extends SignatureMethodOptions {
-  /** Accepted distance of oauth_timestamp from the gateway's clock, seconds (SPEC: 300). */
+  /** Accepted distance of oauth_timestamp from the gateway's clock, seconds (default: 300). */
   windowSeconds: number
   /** How a signature_invalid explains itself (advice.ts); the defaults: no extra hosts, no base string. */
   advice?: SignatureAdviceOptions
@@ -231,13 +231,13 @@ function isBase64Digest(sent: string, algorithm: 'sha1' | 'sha256'): boolean {
   return bytes.length === (algorithm === 'sha1' ? 20 : 32) && bytes.toString('base64') === sent
 }
 
-/** The replay-cache key: (consumer key, token, timestamp, nonce), nonce decoded (SPEC §4.4). */
+/** The replay-cache key: (consumer key, token, timestamp, nonce), nonce decoded (docs/gateway.md#oauth-10a). */
 export function oauthNonceKey(r: CheckedOAuthRequest): string {
   return `oauth:${percentEncode(r.consumerKey)}:${percentEncode(r.token)}:${r.timestamp}:${percentEncode(r.nonce)}`
 }
 
 // Stand-ins for an unknown consumer or token, so that the signature is still computed
-// and compared: the answer costs the same work either way (SPEC §4.4).
+// and compared: the answer costs the same work either way (docs/gateway.md#oauth-10a).
 const dummyConsumerSecret = randomToken(30)
 const dummyTokenSecret = randomToken(30)
 
@@ -285,7 +285,7 @@ export async function verifyOAuth(
   if (token.revoked) return { ...oauthFailure(401, 'token_revoked', 'The access token was revoked', 'bad_credentials'), attemptedUser }
 
   // A timestamp up to `window` ahead stays acceptable until `window` after it: the claim
-  // must outlive both halves (SPEC §4.4).
+  // must outlive both halves (docs/gateway.md#oauth-10a).
   const replayed = await claimNonce(replay, oauthNonceKey(r), 2 * opts.windowSeconds + 1, 'oauth', defaultRetryAfterSeconds, () => ({
     ...oauthFailure(401, 'nonce_used', 'oauth_nonce was already used', 'replay'),
     attemptedUser,

@@ -1,6 +1,6 @@
 // Signature base string vectors: RFC 5849 §3.4.1 and §3.4.1.2, the oauth.net wiki
 // TestCases (§9.1.1, §9.1.2), Twitter's "Creating a signature" and the golden
-// 127.0.0.1:8765 vector (VECTORS.md §1.1, §1.3, §1.4, §1.5, §1.6).
+// 127.0.0.1:8765 vector that five independent client libraries sign alike.
 import { describe, expect, it } from 'vitest'
 import { baseStringUri, signatureBaseString } from '../../../../src/gateway/auth/oauth/base-string.js'
 import { collectOAuthParameters } from '../../../../src/gateway/auth/oauth/parameters.js'

@@ -1,4 +1,4 @@
-// oauth.net wiki TestCases, "Parameter Encoding" (OAuth Core 1.0 §5.1; VECTORS.md §1.4).
+// oauth.net wiki TestCases, "Parameter Encoding" (OAuth Core 1.0 §5.1).
 import { describe, expect, it } from 'vitest'
 import { percentDecode, percentEncode } from '../../../../src/gateway/auth/oauth/percent-encode.js'
 

@@ -1,4 +1,5 @@
-// Signature vectors (VECTORS.md §1.1–§1.7): each request goes through the whole verifier
+// Signature vectors (RFC 5849 §1.2 and §3.4.1.1 with its errata value, the oauth.net wiki
+// TestCases, Twitter's "Creating a signature", a golden and a non-ASCII vector): each request goes through the whole verifier
 // with its published secrets; a signature the vectors say is wrong must be refused.
 import { describe, expect, it } from 'vitest'
 import { baseStringUri, signatureBaseString } from '../../../../src/gateway/auth/oauth/base-string.js'

@@ -1,4 +1,4 @@
-// verifyOAuth: every rejection of SPEC §4.4, with requests signed by npm oauth-sign.
+// verifyOAuth: every rejection of docs/gateway.md#oauth-10a, with requests signed by npm oauth-sign.
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { verifyOAuth, type OAuthVerifyOptions } from '../../../../src/gateway/auth/oauth/verify.js'

@@ -3,6 +3,7 @@
 // lead to sign-in and to the developer guide, the "kigo" brand leads to the timeline, and
 // instants read as people read them inside <time datetime>. Screenshots go to
 // test-artifacts/screenshots/phone-*.png.
+import { createHash, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
@@ -94,10 +95,21 @@ describe.skipIf(!haveChromium)('every page at 390 px', () => {
     expect(signOut!.x + signOut!.width).toBeLessThanOrEqual(390)
     expect(await page.locator('header.site a.brand').getAttribute('href')).toBe('/')
     expect(await page.locator('#legacy').textContent()).toContain('HaikuDroid/3.2')
-    for (const [name, path] of [['application', `/account/apps/${consumerKey}`], ['sites', '/account/sites'], ['developers-signed-in', '/developers'], ['migration-signed-in', '/migration']] as const) {
+    for (const [name, path] of [['application', `/account/apps/${consumerKey}`], ['sites', '/account/sites'], ['oidc-clients', '/account/oidc-clients'], ['developers-signed-in', '/developers'], ['migration-signed-in', '/migration']] as const) {
       await page.goto(`${stack.url}${path}`)
       await noSideScroll(page, name)
     }
+    // OpenID Connect's consent page, as a site's visitor reaches it.
+    const rp = await stack.admin<{ client_id: string }>('POST', '/admin/oidc-clients', { name: 'A site with a rather long name for a small screen', owner: 'alice', redirect_uris: ['https://tea.example/callback'], public: true })
+    expect(rp.status).toBe(201)
+    const verifier = randomBytes(32).toString('base64url')
+    const challenge = createHash('sha256').update(verifier).digest('base64url')
+    const authorize = new URL(`${stack.url}/oidc/auth`)
+    for (const [k, v] of Object.entries({ client_id: rp.body.client_id, redirect_uri: 'https://tea.example/callback', response_type: 'code', scope: 'openid profile', state: 'phone', code_challenge: challenge, code_challenge_method: 'S256' })) authorize.searchParams.set(k, v)
+    await page.goto(authorize.href)
+    await page.waitForURL(/\/oidc\/interaction\//)
+    expect(await page.content()).toContain('A site with a rather long name')
+    await noSideScroll(page, 'oidc-consent')
     await context.close()
   })
 

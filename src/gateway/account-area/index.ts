@@ -12,7 +12,7 @@ import { loginPage, messagePage } from '../provider/pages.js'
 import { csrfMatches, Sessions, type Session } from '../provider/session.js'
 import { safeNext } from './next.js'
 
-export { html, page, pageHeaders, sendPage, seeOther, SafeHtml, type PageOptions } from '../provider/html.js'
+export { allowOrDenyButtons, html, page, pageHeaders, sendPage, seeOther, SafeHtml, type PageOptions } from '../provider/html.js'
 export { messagePage } from '../provider/pages.js'
 export { field, readForm } from '../provider/form.js'
 export { returnPaths, safeNext } from './next.js'

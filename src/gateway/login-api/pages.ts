@@ -1,6 +1,6 @@
 // The login API's pages (docs/login-api.md#sign-in): the consent page naming the site,
 // the page after Deny, and the refusals, in the account area's layout.
-import { html, messagePage, page, type Session, type User } from '../account-area/index.js'
+import { allowOrDenyButtons, html, messagePage, page, type Session, type User } from '../account-area/index.js'
 import type { SafeHtml } from '../account-area/index.js'
 
 export function siteConsentPage(o: { user: User; session: Session; csrf: SafeHtml; siteName: string; siteHost: string; query: string; notice?: string | null }): string {
@@ -16,10 +16,7 @@ ${o.notice ? html`<div class="warn" role="status" id="deprecation">${o.notice}</
 <form method="post" action="/auth">
 ${o.csrf}
 <input type="hidden" name="request" value="${o.query}">
-<div class="actions">
-<button type="submit" name="decision" value="allow">Allow</button>
-<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
-</div>
+${allowOrDenyButtons}
 </form>
 </div>`,
   })

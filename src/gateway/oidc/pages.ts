@@ -1,6 +1,6 @@
 // The OpenID Connect pages in the account area's layout (src/gateway/provider/html.ts):
 // the consent page, and the account page's list of sites the user signed in to.
-import { html, page, type SafeHtml } from '../provider/html.js'
+import { allowOrDenyButtons, html, page, type SafeHtml } from '../provider/html.js'
 import type { User } from '../store/types.js'
 import type { SignedInSite } from './store.js'
 
@@ -25,10 +25,7 @@ export function oidcConsentPage(o: { user: User; csrfToken: string; uid: string;
 <p class="muted">You are signed in as ${o.user.name} (${o.user.id}). After you choose, you will be sent back to ${o.redirectsTo}. You can revoke the site's access at any time on your account page.</p>
 <form method="post" action="/oidc/interaction/${o.uid}/confirm">
 ${csrfField(o.csrfToken)}
-<div class="actions">
-<button type="submit" name="decision" value="allow">Allow</button>
-<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
-</div>
+${allowOrDenyButtons}
 </form>
 </div>`,
   })

@@ -30,6 +30,12 @@ export function html(strings: TemplateStringsArray, ...values: Interpolation[]):
   return new SafeHtml(out)
 }
 
+/** The two buttons of every consent page (OAuth, the login API, OpenID Connect): one field, `decision`. */
+export const allowOrDenyButtons: SafeHtml = html`<div class="actions">
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</div>`
+
 export interface PageOptions {
   title: string
   body: SafeHtml

@@ -3,7 +3,7 @@
 import type { AuthorizedApplication, Consumer, User } from '../store/types.js'
 import type { Scope } from '../domain/identifiers.js'
 import { scopes as allScopes } from '../domain/identifiers.js'
-import { html, page, SafeHtml } from './html.js'
+import { allowOrDenyButtons, html, page, SafeHtml } from './html.js'
 import { scopeDescriptions } from './scopes.js'
 import type { LegacyClientView } from './legacy-usage.js'
 import { minLoginPasswordLength } from '../../common/password-rule.js'
@@ -115,10 +115,7 @@ ${scopeList(o.scopes)}
 <form method="post" action="/oauth/authorize">
 ${csrfField(o.csrfToken)}
 <input type="hidden" name="oauth_token" value="${o.token}">
-<div class="actions">
-<button type="submit" name="decision" value="allow">Allow</button>
-<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
-</div>
+${allowOrDenyButtons}
 </form>
 </div>`,
   })

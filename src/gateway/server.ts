@@ -194,6 +194,12 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   // "Forgot your password?" mails a link when an SMTP server is configured.
   const passwordReset = config.mail.smtpUrl === null ? undefined : { store: new PasswordResetStore(opsDb), mailer: smtpMailer(config.mail.smtpUrl, config.mail.from), ttlSeconds: config.mail.resetTtlSeconds }
   await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, accountSections, audit, ...(passwordReset ? { passwordReset } : {}), ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
+  // One account area, one session lifetime: the login API's and OpenID Connect's pages
+  // read and refresh the sessions the provider's pages made, under the same rules.
+  const accountSessions = {
+    sessionTtlSeconds: options.provider?.sessionTtlSeconds ?? config.provider.sessionTtlSeconds ?? providerDefaults.sessionTtlSeconds,
+    visitorSessionTtlSeconds: options.provider?.visitorSessionTtlSeconds ?? providerDefaults.visitorSessionTtlSeconds,
+  }
   // The legacy login API (docs/login-api.md): its sites and certs in the shared store.
   const sites = new LoginSiteStore(opsDb, config.secretKey)
   await app.register(loginApi, {
@@ -204,8 +210,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     usage,
     metrics,
     audit,
-    ...(options.provider?.sessionTtlSeconds ? { sessionTtlSeconds: options.provider.sessionTtlSeconds } : {}),
-    ...(options.provider?.visitorSessionTtlSeconds ? { visitorSessionTtlSeconds: options.provider.visitorSessionTtlSeconds } : {}),
+    ...accountSessions,
     ...(options.loginApiCertTtlSeconds ? { certTtlSeconds: options.loginApiCertTtlSeconds } : {}),
     ...(options.now ? { now: options.now } : {}),
   })
@@ -217,8 +222,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     providers: oidcProviders,
     metrics,
     now,
-    sessionTtlSeconds: options.provider?.sessionTtlSeconds ?? config.provider.sessionTtlSeconds ?? providerDefaults.sessionTtlSeconds,
-    visitorSessionTtlSeconds: options.provider?.visitorSessionTtlSeconds ?? providerDefaults.visitorSessionTtlSeconds,
+    ...accountSessions,
   })
   // The account pages where users register their own relying parties (docs/oidc.md#registering-a-site).
   await app.register(oidcClientPages, {
@@ -226,8 +230,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     users: store,
     audit,
     now,
-    sessionTtlSeconds: options.provider?.sessionTtlSeconds ?? config.provider.sessionTtlSeconds ?? providerDefaults.sessionTtlSeconds,
-    visitorSessionTtlSeconds: options.provider?.visitorSessionTtlSeconds ?? providerDefaults.visitorSessionTtlSeconds,
+    ...accountSessions,
   })
   const operator = await buildOperatorApp({ ...deps, store, migration: { policy, usageStore, recorder: usage }, audit, sites, oidc: { store: oidcStore, providers: oidcProviders }, operatorSessions: new OperatorSessionStore(opsDb), userLocks })
   const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })

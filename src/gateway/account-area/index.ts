@@ -65,11 +65,6 @@ export interface AccountArea {
 export async function accountArea(app: FastifyInstance, o: AccountAreaOptions): Promise<AccountArea> {
   if (!app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
   const sessions = new Sessions(o.store, { ttlSeconds: o.sessionTtlSeconds, visitorTtlSeconds: o.visitorSessionTtlSeconds }, o.now)
-  return accountAreaOver(app, sessions)
-}
-
-/** The account area over an existing `Sessions` (the OAuth provider's own). */
-export function accountAreaOver(app: FastifyInstance, sessions: Sessions): AccountArea {
   const secure = (request: FastifyRequest) => app.publicOrigin(request).scheme === 'https'
   return {
     session: (request) => sessions.current(request),

@@ -17,6 +17,7 @@ import { loadOidcLibrary } from './library.js'
 import { buildProvider, oidcPrefix, retiredKeySeconds, type OidcProviderDeps } from './provider.js'
 import type { OidcStore } from './store.js'
 import { oidcConsentPage, signedInSitesSection } from './pages.js'
+import { sessionCookie } from '../provider/session.js'
 
 export { OidcStore } from './store.js'
 
@@ -67,7 +68,7 @@ export class OidcProviders {
       // One session: signing out through the provider (RP-initiated logout) ends the
       // account session too.
       provider.on('end_session.success', (ctx: { cookies: { get(n: string, o: { signed: boolean }): string | undefined }; res: ServerResponse }) => {
-        const id = ctx.cookies.get('kigo_session', { signed: false })
+        const id = ctx.cookies.get(sessionCookie, { signed: false })
         if (id) void this.options.users.deleteWebSession(id).catch(() => undefined)
       })
       // The usage report counts each successful exchange for its user under the site's
@@ -237,14 +238,13 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     const { provider } = deploymentOf(request)
     const posted = await account.signedInPost(request, reply)
     if (!posted) return reply
-    const read = posted
     const user = posted.session.user
     const uid = (request.params as { uid: string }).uid
     const details = await provider.interactionDetails(request.raw, reply.raw)
     if (details.uid !== uid || details.prompt.name !== 'consent' || details.session?.accountId !== user.id) {
       return sendPage(reply, 400, messagePage({ title: 'Sign-in request expired', message: 'This sign-in request does not match your session. Go back to the site and sign in again.' }))
     }
-    const decision = field(read.form, 'decision')
+    const decision = field(posted.form, 'decision')
     if (decision !== 'allow' && decision !== 'deny') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Choose Allow or Deny.' }))
     const clientId = String(details.params.client_id)
     const client = await provider.Client.find(clientId)

@@ -128,8 +128,6 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       usageReport(options.usage, options.emails, usageQuery),
       options.audit ? options.audit.list({ limit: auditRows }) : Promise.resolve(undefined),
     ])
-    // Who must migrate: the report's legacy rows, as the CSV link below the table has them.
-    const legacy = report
     const policies = options.policy.current()
     return html(reply, 200, dashboardPage({
       now: t,
@@ -137,8 +135,9 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       buckets: bucketize(minutes, range, t),
       policies: Object.fromEntries(legacyMethods.map((m) => [m, methodPolicyView(policies[m], t)])) as Parameters<typeof dashboardPage>[0]['policies'],
       guideUrl: options.policy.guideUrl,
-      legacy: legacy.slice(0, tableRows),
-      legacyTotal: legacy.length,
+      // Who must migrate: the report's legacy rows, as the CSV link below the table has them.
+      legacy: report.slice(0, tableRows),
+      legacyTotal: report.length,
       usageQuery,
       ...(audit ? { audit } : {}),
       signedInWithCookie: cookie,

@@ -25,7 +25,6 @@ import { safeNext } from '../account-area/next.js'
 /** Same size as the operator API's generated passwords. */
 const apiPasswordBytes = 18
 
-export { safeNext }
 
 // Notices the account page shows after a redirect; the query names one, never its text.
 const notices: Record<string, string> = {

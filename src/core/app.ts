@@ -123,7 +123,9 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     // The gateway reads every form whole and signs its digest: a signed form without one
     // is not a body the gateway verified (docs/security.md#request-edges).
     const ctx = contextOf(request)
-    if (ctx.identity && ctx.bodySha256 === undefined) {
+    // A form of "the authenticated user" is admitted once its body is read (preValidation):
+    // its verified identity waits in pendingIdentity until then, and counts here too.
+    if ((ctx.identity ?? ctx.pendingIdentity?.identity) && ctx.bodySha256 === undefined) {
       request.log.warn('signed form without a body digest')
       done(errors.unauthorized('invalid_identity', 'The identity of this request could not be verified'), undefined)
       return
@@ -199,7 +201,8 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     ctx.operation = operation
     ctx.identity = checkSignedOperation(check.identity, check.operation, operation, request.method, config.auth.routeMethods)
     // Every signed request runs once, reads included: a captured one replayed is refused.
-    if (check.signed && !seenRequestIds.claim(check.requestId ?? '')) {
+    // A signed request without a request ID cannot be told from a replay: refused.
+    if (check.signed && (check.requestId === null || !seenRequestIds.claim(check.requestId))) {
       request.log.warn('signed request replayed')
       throw errors.unauthorized('invalid_identity', 'The identity of this request could not be verified')
     }

@@ -340,6 +340,21 @@ describe('signed identities at the core', () => {
     const bound = await send(createHash('sha256').update(body).digest('base64url'))
     expect(bound.status).toBe(200)
   })
+
+  it("a signed form without a body digest is refused on a form of \"the authenticated user\" too, whose admission waits for the body", async () => {
+    const path = '/api/statuses/user_timeline.json'
+    const host = gatewayHost()
+    const identity = { user: 'frank', userName: 'Frank', authMethod: 'basic' as const, consumer: '', scopes: [] }
+    const body = Buffer.from('id=frank')
+    const res = await toCore('POST', path, {
+      host,
+      'content-type': 'application/x-www-form-urlencoded',
+      'content-length': String(body.length),
+      ...signIdentity(identityKey(stack.config.secretKey), { method: 'POST', url: path, host, requestId: randomBytes(8).toString('hex'), operation: 'statuses/user_timeline/{id}', bodySha256: '' }, identity),
+    }, body)
+    expect(res.status).toBe(401)
+    expect(JSON.parse(res.body.toString()).error.code).toBe('invalid_identity')
+  })
 })
 
 describe('the metrics token', () => {

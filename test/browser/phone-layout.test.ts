@@ -129,6 +129,7 @@ describe.skipIf(!haveChromium)('every page at 390 px', () => {
     // The policy cards: no word broken mid-word (each word of a cell's text fits its line).
     const broken = await page.$$eval('#policy td, #policy tbody th', (cells) => cells.filter((c) => (c as HTMLElement).scrollWidth > (c as HTMLElement).clientWidth + 1).length)
     expect(broken).toBe(0)
+    expect(await page.locator('#policy td .outlook').count()).toBeGreaterThan(0)
     const words = await page.$$eval('#policy td .outlook', (ps) => ps.map((p) => {
       const range = document.createRange()
       const node = p.firstChild!

@@ -51,6 +51,8 @@ describe('no page shows template source', () => {
 
   it('the application page', async () => {
     const res = await web.get(`/account/apps/${consumerKey}`)
+    expect(res.status).toBe(200)
+    expect(res.text).toContain(consumerKey)
     expect(prose(res.text)).not.toContain('${')
   })
 

@@ -103,9 +103,11 @@ describe.runIf(available('hatenahaiku4j', runtimes))('HatenaHaiku4J against kigo
   // parent's keyword, cutting that keyword and "=" off the reply's text. So the original
   // kept a reply on the keyword of the entry it answers; kigo keeps the keyword sent, and
   // the client reads "A reply from HatenaHaiku4J" as "enaHaiku4J".
-  it.fails("a reply's text as the client reads it from <replies> (fails: kigo keeps a reply on the keyword sent, not its parent's)", () => {
+  // Asserted as it is (a documented difference, docs/api-differences.md#other-differences),
+  // so that any other break of this step fails.
+  it("a reply's text as the client reads it from <replies>: cut short, since kigo keeps a reply on the keyword sent", () => {
     const first = ok('getPublicTimeline').find((s: { id: string }) => s.id === ok('entry').id)
-    expect(first.replies[0]).toMatchObject({ text: 'A reply from HatenaHaiku4J', user: { id: 'bob' } })
+    expect(first.replies[0]).toMatchObject({ text: 'enaHaiku4J', user: { id: 'bob' } })
   })
 
   it('statuses/keyword_timeline (new and hot), the id page timeline (by id and self)', () => {

@@ -36,6 +36,8 @@ const exceptions: Record<string, MethodPolicyInput['exceptions']> = {
   'for alice until 2027-04-01': [{ user: 'alice', until: '2027-04-01T00:00:00Z' }],
   'for alice until 2027-09-01': [{ user: 'alice', until: '2027-09-01T00:00:00Z' }],
   'for bob': [{ user: 'bob', until: '2027-09-01T00:00:00Z' }],
+  // Expired before the instants asked about: counts for nothing.
+  'expired for alice': [{ user: 'alice', until: '2027-02-01T00:00:00Z' }],
 }
 
 const cases = states.flatMap((state) =>
@@ -68,6 +70,11 @@ describe('policyOutlook over every state × schedule × sunset × exception', ()
       expect(outlook.refusedNow).toBe(false)
       expect(outlook.summary).toMatch(/^Works/)
       expect(outlook.summary).toContain(`until ${utcText(at(c.exceptionUntil!))}`)
+    }
+
+    if (!c.excepted) {
+      expect(outlook.exceptionUntil).toBeNull()
+      expect(outlook.summary).not.toContain('an exception')
     }
 
     if (c.policy.state === 'deny') {

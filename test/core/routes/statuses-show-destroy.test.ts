@@ -48,6 +48,14 @@ describeEachBackend('statuses/show and destroy', routeBackends, (storage) => {
       expect((await show(r1.id)).json().replies).toEqual([])
     })
 
+    test('at most 100 replies, the oldest ones, as on the timelines', async () => {
+      const e = await post('alice', { status: 'busy=root' })
+      const replies: string[] = []
+      for (let i = 0; i < 101; i++) replies.push((await post('bob', { status: `reply ${i}`, in_reply_to_status_id: e.id })).id)
+      const shown = (await show(e.id)).json().replies.map((r: { id: string }) => r.id)
+      expect(shown).toEqual(replies.slice(0, 100))
+    }, 60_000)
+
     test('no extension is JSON; leading zeros name the same entry', async () => {
       const e = await post('alice', { status: 'plain' })
       expect((await h.call({ url: `/api/statuses/show/${e.id}` })).json().id).toBe(e.id)

@@ -32,6 +32,7 @@ import { OperatorSessionStore } from './operator/session-store.js'
 import { defaults as providerDefaults } from './provider/context.js'
 import { loginApi, LoginSiteStore } from './login-api/index.js'
 import { accountSitesSection, oidcProvider, OidcProviders, OidcStore } from './oidc/index.js'
+import { oidcGuideSection } from './oidc/guide.js'
 import { oidcClientPages } from './oidc/client-pages.js'
 
 export interface RunningGateway {
@@ -193,7 +194,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   const audit = new AuditStore(opsDb)
   // "Forgot your password?" mails a link when an SMTP server is configured.
   const passwordReset = config.mail.smtpUrl === null ? undefined : { store: new PasswordResetStore(opsDb), mailer: smtpMailer(config.mail.smtpUrl, config.mail.from), ttlSeconds: config.mail.resetTtlSeconds }
-  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, accountSections, audit, ...(passwordReset ? { passwordReset } : {}), ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
+  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, accountSections, guideSections: [oidcGuideSection], audit, ...(passwordReset ? { passwordReset } : {}), ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
   // One account area, one session lifetime: the login API's and OpenID Connect's pages
   // read and refresh the sessions the provider's pages made, under the same rules.
   const accountSessions = {

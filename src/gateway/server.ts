@@ -31,6 +31,7 @@ import { PasswordResetStore, smtpMailer } from './provider/password-reset.js'
 import { OperatorSessionStore } from './operator/session-store.js'
 import { defaults as providerDefaults } from './provider/context.js'
 import { loginApi, LoginSiteStore } from './login-api/index.js'
+import { gatewayMigrations } from './schema.js'
 import { accountSitesSection, oidcProvider, OidcProviders, OidcStore } from './oidc/index.js'
 import { oidcGuideSection } from './oidc/guide.js'
 import { oidcClientPages } from './oidc/client-pages.js'
@@ -85,7 +86,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   const watchLog = logger || undefined
   let probeDb: () => Promise<unknown> = async () => undefined
   const pgWatch = new DependencyWatch('postgres', watchLog, { probe: () => probeDb() })
-  const store = await openIdentityStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, secretKey: config.secretKey, timeouts: config.dependencies, watch: pgWatch })
+  const store = await openIdentityStore({ migrations: gatewayMigrations, databaseUrl: config.databaseUrl, dataDir: config.dataDir, secretKey: config.secretKey, timeouts: config.dependencies, watch: pgWatch })
   probeDb = () => store.ping()
   const redisWatch = new DependencyWatch('redis', watchLog, { probe: () => redis!.ping() })
   const redis: RedisClient | undefined = config.redisUrl

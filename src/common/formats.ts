@@ -1,4 +1,5 @@
-// Response formats of the public API (docs/api.md#objects, docs/api.md#callback-and-body_formats, docs/api.md#errors): JSON, XML and JSONP.
+// Response formats of the public API (docs/api.md#objects, docs/api.md#callback-and-body_formats, docs/api.md#errors): JSON, XML and JSONP;
+// and the one request body format read as parameters, the form.
 import { XMLBuilder } from 'fast-xml-parser'
 
 export type Format = 'json' | 'xml'
@@ -102,4 +103,15 @@ export function byteSize(bytes: number): string {
     if (bytes >= size) return `${Number((bytes / size).toFixed(1))} ${unit}`
   }
   return `${bytes} byte${bytes === 1 ? '' : 's'}`
+}
+
+/** True for `application/x-www-form-urlencoded`, parameters such as charset allowed. */
+export function isFormContentType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false
+  const type = 'application/x-www-form-urlencoded'
+  if (contentType.length < type.length) return false
+  if (contentType.slice(0, type.length).toLowerCase() !== type) return false
+  const rest = contentType.charCodeAt(type.length)
+  // End, ";" or white space before parameters.
+  return Number.isNaN(rest) || rest === 59 || rest === 32 || rest === 9
 }

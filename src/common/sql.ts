@@ -406,14 +406,16 @@ export interface Migration {
 }
 
 /**
- * Applies the numbered migrations not yet applied to `schema`, in order, in one
+ * Applies the numbered migrations not yet applied to `schema`, in the order given, in one
  * transaction under an advisory lock, so several processes starting at once apply each
- * migration exactly once (docs/operations.md#stored-data). Its statements run under the migration deadline, not
- * the requests' one.
+ * migration exactly once (docs/operations.md#stored-data). A migration is known by its
+ * version alone (recorded in `schema_migrations`), so a version given twice is refused.
+ * Its statements run under the migration deadline, not the requests' one.
  */
-export async function migrate(db: Db, schema: string, migrations: Migration[]): Promise<number[]> {
+export async function migrate(db: Db, schema: string, migrations: readonly Migration[]): Promise<number[]> {
   if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`)
-  const sorted = [...migrations].sort((a, b) => a.version - b.version)
+  const repeated = migrations.find((m, i) => migrations.findIndex((n) => n.version === m.version) !== i)
+  if (repeated) throw new Error(`migration version ${repeated.version} of ${schema} is given twice`)
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`kigo-migrate:${schema}`])
     await tx.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
@@ -423,7 +425,7 @@ export async function migrate(db: Db, schema: string, migrations: Migration[]): 
     const rows = await tx.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations`)
     const done = new Set(rows.map((r) => Number(r.version)))
     const applied: number[] = []
-    for (const m of sorted) {
+    for (const m of migrations) {
       if (done.has(m.version)) continue
       for (const statement of splitStatements(m.sql)) await tx.query(statement)
       await tx.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name])

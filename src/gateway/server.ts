@@ -31,7 +31,9 @@ import { PasswordResetStore, smtpMailer } from './provider/password-reset.js'
 import { OperatorSessionStore } from './operator/session-store.js'
 import { defaults as providerDefaults } from './provider/context.js'
 import { loginApi, LoginSiteStore } from './login-api/index.js'
+import { gatewayMigrations } from './schema.js'
 import { accountSitesSection, oidcProvider, OidcProviders, OidcStore } from './oidc/index.js'
+import { oidcGuideSection } from './oidc/guide.js'
 import { oidcClientPages } from './oidc/client-pages.js'
 
 export interface RunningGateway {
@@ -84,7 +86,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   const watchLog = logger || undefined
   let probeDb: () => Promise<unknown> = async () => undefined
   const pgWatch = new DependencyWatch('postgres', watchLog, { probe: () => probeDb() })
-  const store = await openIdentityStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, secretKey: config.secretKey, timeouts: config.dependencies, watch: pgWatch })
+  const store = await openIdentityStore({ migrations: gatewayMigrations, databaseUrl: config.databaseUrl, dataDir: config.dataDir, secretKey: config.secretKey, timeouts: config.dependencies, watch: pgWatch })
   probeDb = () => store.ping()
   const redisWatch = new DependencyWatch('redis', watchLog, { probe: () => redis!.ping() })
   const redis: RedisClient | undefined = config.redisUrl
@@ -193,7 +195,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   const audit = new AuditStore(opsDb)
   // "Forgot your password?" mails a link when an SMTP server is configured.
   const passwordReset = config.mail.smtpUrl === null ? undefined : { store: new PasswordResetStore(opsDb), mailer: smtpMailer(config.mail.smtpUrl, config.mail.from), ttlSeconds: config.mail.resetTtlSeconds }
-  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, accountSections, audit, ...(passwordReset ? { passwordReset } : {}), ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
+  await app.register(oauthProvider, { config, store, replay: replay.oauth, throttle, migration: { policy, usage: usageStore, appUse: appUseStore }, accountSections, guideSections: [oidcGuideSection], audit, ...(passwordReset ? { passwordReset } : {}), ...config.provider, ...options.provider, ...(options.now ? { now: options.now } : {}) })
   // One account area, one session lifetime: the login API's and OpenID Connect's pages
   // read and refresh the sessions the provider's pages made, under the same rules.
   const accountSessions = {

@@ -1,7 +1,8 @@
 // The shape of src/ the README's Layout section promises, checked on the import
-// statements themselves: no import loop, no module importing from a folder above its own
-// (a folder's files may use their subfolders and src/common, never the other way round),
-// and gateway and core never importing each other.
+// statements themselves: no import loop, neither between modules nor between folders, no
+// module importing from a folder above its own (a folder's files may use their subfolders
+// and src/common, never the other way round), and gateway and core never importing each
+// other.
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -58,6 +59,34 @@ function loops(graph: Map<string, string[]>): string[][] {
   return out
 }
 
+/**
+ * The folder graph: an import from a module in folder A into one in folder B is an edge
+ * between the two sibling folders below their nearest common folder (gateway/auth/oauth/x
+ * importing gateway/policy/y is gateway/auth -> gateway/policy; gateway/x importing common/y
+ * is gateway -> common), so that a loop through a subfolder counts as a loop of the folder
+ * holding it. Imports within a folder, into its subfolders or from them are no edge. Each
+ * edge lists the imports that make it.
+ */
+function folderGraph(graph: Map<string, string[]>): Map<string, Map<string, string[]>> {
+  const edges = new Map<string, Map<string, string[]>>()
+  for (const [from, targets] of graph) {
+    for (const to of targets) {
+      const a = dirname(from).split('/').filter((s) => s !== '.')
+      const b = dirname(to).split('/').filter((s) => s !== '.')
+      let common = 0
+      while (common < a.length && common < b.length && a[common] === b[common]) common++
+      if (common === a.length || common === b.length) continue
+      const source = a.slice(0, common + 1).join('/')
+      const target = b.slice(0, common + 1).join('/')
+      if (!edges.has(source)) edges.set(source, new Map())
+      const imports = edges.get(source)!.get(target) ?? []
+      const line = `${from} -> ${to}`
+      if (!imports.includes(line)) edges.get(source)!.set(target, [...imports, line])
+    }
+  }
+  return edges
+}
+
 describe('the import structure of src/', () => {
   const graph = importGraph()
 
@@ -68,6 +97,18 @@ describe('the import structure of src/', () => {
 
   it('has no import loop', () => {
     expect(loops(graph)).toEqual([])
+  })
+
+  it('has no loop between folders', () => {
+    const folders = folderGraph(graph)
+    expect(folders.get('gateway/provider')?.get('gateway/store')?.length).toBeGreaterThan(0)
+    const adjacency = new Map([...folders].map(([folder, targets]) => [folder, [...targets.keys()]]))
+    const offending = loops(adjacency).map((component) =>
+      [...folders]
+        .filter(([folder]) => component.includes(folder))
+        .flatMap(([, targets]) => [...targets].filter(([target]) => component.includes(target)).flatMap(([, imports]) => imports)),
+    )
+    expect(offending).toEqual([])
   })
 
   it('has no module importing from a folder above its own', () => {

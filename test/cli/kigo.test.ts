@@ -15,6 +15,7 @@ import { AuditStore } from '../../src/gateway/audit/store.js'
 import { openDb, type Db } from '../../src/common/sql.js'
 import { randomToken } from '../../src/common/secrets.js'
 import { version } from '../../src/cli/kigo.js'
+import { gatewayMigrations } from '../../src/gateway/schema.js'
 import { openIdentityStore } from '../../src/gateway/store/index.js'
 import type { IdentityStore } from '../../src/gateway/store/types.js'
 
@@ -27,7 +28,7 @@ let auditDb: Db
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kigo-cli-'))
-  store = await openIdentityStore({ dataDir: join(dir, 'db'), secretKey: randomBytes(32).toString('base64') })
+  store = await openIdentityStore({ migrations: gatewayMigrations, dataDir: join(dir, 'db'), secretKey: randomBytes(32).toString('base64') })
   // The store's embedded database, shared in this process (src/common/sql.ts), already migrated.
   auditDb = await openDb({ dataDir: join(dir, 'db') })
   const audit = new AuditStore(auditDb)

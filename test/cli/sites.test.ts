@@ -14,6 +14,7 @@ import { sitesAdminApi } from '../../src/gateway/login-api/admin-api.js'
 import { LoginSiteStore } from '../../src/gateway/login-api/store.js'
 import { adminAuth } from '../../src/gateway/operator/admin-auth.js'
 import { auditApi } from '../../src/gateway/operator/audit-api.js'
+import { gatewayMigrations } from '../../src/gateway/schema.js'
 import { openIdentityStore, type SqlIdentityStore } from '../../src/gateway/store/index.js'
 
 const adminToken = randomBytes(24).toString('base64url')
@@ -27,7 +28,7 @@ let audit: AuditStore
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kigo-cli-sites-'))
-  store = await openIdentityStore({ dataDir: join(dir, 'db'), secretKey })
+  store = await openIdentityStore({ migrations: gatewayMigrations, dataDir: join(dir, 'db'), secretKey })
   db = await openDb({ dataDir: join(dir, 'db') })
   await store.createUser({ id: 'alice', name: 'Alice', password: 'correct horse battery', apiPassword: 'x'.repeat(20) })
   audit = new AuditStore(db)

@@ -23,7 +23,8 @@ import { MemoryFailureThrottle } from '../../src/gateway/throttle/memory.js'
 import { RedisFailureThrottle } from '../../src/gateway/throttle/redis.js'
 import { ResilientFailureThrottle } from '../../src/gateway/throttle/resilient.js'
 import type { FailureThrottle, ThrottleSettings } from '../../src/gateway/throttle/types.js'
-import { gatewaySchema, migrations as gatewayMigrations } from '../../src/gateway/store/migrations.js'
+import { gatewayMigrations } from '../../src/gateway/schema.js'
+import { gatewaySchema } from '../../src/gateway/store/migrations.js'
 import { CachedCredentialLookup, openIdentityStore, storeCredentialLookup, type IdentityStoreOptions, type SqlIdentityStore } from '../../src/gateway/store/index.js'
 import { availablePostgres, availableRedis, freshPostgres } from './services.js'
 
@@ -135,7 +136,7 @@ export async function identityStoreBackends(label: string): Promise<Array<Backen
       setup &&
       (async () => {
         const { cleanup, ...where } = await setup()
-        return { options: { ...where, secretKey: randomBytes(32).toString('base64') }, cleanup }
+        return { options: { ...where, secretKey: randomBytes(32).toString('base64'), migrations: gatewayMigrations }, cleanup }
       }),
   }))
 }

@@ -2,7 +2,7 @@
 // are two different kinds, runs the one verifier otherwise, and treats the request as
 // anonymous when there is none. Cheap: no parameter is decoded unless it might be one.
 import type { AuthMethod } from '../../common/identity.js'
-import { isFormContentType } from './oauth/parameters.js'
+import { isFormContentType } from '../../common/formats.js'
 import { percentDecode } from './oauth/percent-encode.js'
 import type { AuthRequest } from '../domain/auth.js'
 

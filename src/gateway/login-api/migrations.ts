@@ -1,6 +1,7 @@
-// The login API's tables (docs/login-api.md), appended to the gateway's schema by the
-// store's migration runner (src/gateway/store/migrations.ts). Versions 40 to 49 belong to
-// the login API; never edit one that has shipped.
+// The login API's tables (docs/login-api.md) in the gateway's schema, applied in the
+// gateway schema's order (src/gateway/schema.ts), after the migration policy's table,
+// whose check 40 widens. Versions 40 to 49 belong to the login API; never edit one that
+// has shipped.
 import type { Migration } from '../../common/sql.js'
 
 export const loginApiMigrations: Migration[] = [

@@ -1,16 +1,19 @@
 // The developer guide's section on signing people in with OpenID Connect (/developers#oidc):
 // the endpoints of this deployment, registering a site, and the sample site of
-// examples/guide/oidc-site.mjs, which test/guide runs against a running gateway.
+// examples/guide/oidc-site.mjs, which test/guide runs against a running gateway. The
+// provider's guide shows it as one of its `guideSections` (src/gateway/server.ts).
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { projectRoot } from '../../common/config.js'
+import type { GuideSection } from '../provider/context.js'
+import { sampleBaseUrl } from '../provider/developer-guide.js'
 import { html, type SafeHtml } from '../provider/html.js'
 
 export const oidcSampleFile = 'oidc-site.mjs'
 
 let sampleText: string | undefined
 
-export function oidcGuideSection(base: string, sampleBaseUrl: string): SafeHtml {
+function render(base: string): SafeHtml {
   sampleText ??= readFileSync(join(projectRoot, 'examples', 'guide', oidcSampleFile), 'utf8')
   return html`<section class="card sample" id="oidc">
 <h2>Signing people in to your site with OpenID Connect</h2>
@@ -29,3 +32,5 @@ export function oidcGuideSection(base: string, sampleBaseUrl: string): SafeHtml 
 <pre class="source" data-file="${oidcSampleFile}"><code>${sampleText.replaceAll(sampleBaseUrl, base)}</code></pre>
 </section>`
 }
+
+export const oidcGuideSection: GuideSection = { id: 'oidc', title: 'Sign-in for sites (OpenID Connect)', render }

@@ -1,6 +1,6 @@
 // The OpenID Connect provider's tables (docs/oidc.md#storage), versions 50 to 59 of the
-// gateway schema's migrations (src/gateway/store/migrations.ts applies them with the
-// others). The same SQL runs on PGlite and on PostgreSQL.
+// gateway schema's migrations, applied in the gateway schema's order
+// (src/gateway/schema.ts). The same SQL runs on PGlite and on PostgreSQL.
 import type { Migration } from '../../common/sql.js'
 
 export const oidcMigrations: Migration[] = [

@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../common/config.js'
 import { ByteBudget } from '../../common/byte-budget.js'
 import { errors } from '../../common/errors.js'
-import { isFormContentType } from '../auth/oauth/parameters.js'
+import { isFormContentType } from '../../common/formats.js'
 
 /** What a form refused for the shared bound is told to wait (Retry-After, seconds). */
 const formRetryAfterSeconds = 2

@@ -2,6 +2,7 @@
 // date, with brownout windows, exceptions and a sunset date. One TypeBox definition is
 // both the operator API's input schema and the stored shape (after normalizePolicy).
 import { Type, type Static } from '../../common/typebox.js'
+import { maxClientLength } from '../usage/client-name.js'
 
 export const legacyMethods = ['basic', 'wsse', 'login_api'] as const
 export type LegacyMethod = (typeof legacyMethods)[number]
@@ -10,9 +11,6 @@ export const policyStates = ['allow', 'deprecate', 'brownout', 'deny'] as const
 export type PolicyState = (typeof policyStates)[number]
 
 export const isLegacyMethod = (m: string): m is LegacyMethod => (legacyMethods as readonly string[]).includes(m)
-
-/** Longest client name kept (the same bound as an entry's `source`, docs/api.md#statusesupdate rule 7). */
-export const maxClientLength = 64
 
 // An instant: ISO 8601 date-time with `Z` or an offset; the date alone means midnight UTC.
 export const instantPattern = '^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:?[0-9]{2}))?$'

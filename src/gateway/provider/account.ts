@@ -20,7 +20,7 @@ import { loginPasswordProblem } from '../../common/password-rule.js'
 import { isLegacyMethod, type LegacyMethod } from '../policy/types.js'
 import { legacyClientView } from './legacy-usage.js'
 import { oauthUseByFamily } from '../usage/moved.js'
-import { safeNext } from '../account-area/next.js'
+import { safeNext } from './next.js'
 
 /** Same size as the operator API's generated passwords. */
 const apiPasswordBytes = 18

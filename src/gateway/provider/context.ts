@@ -50,6 +50,8 @@ export interface ProviderOptions {
   passwordReset?: PasswordReset
   /** Sections other parts of the account area add to the account page (below the applications). */
   accountSections?: AccountSection[]
+  /** Sections other features add to the developer guide (after the samples), each linked from its table of contents. */
+  guideSections?: GuideSection[]
 }
 
 export interface PasswordReset {
@@ -60,6 +62,16 @@ export interface PasswordReset {
 
 /** A section of the account page, rendered for the signed-in user. */
 export type AccountSection = (user: { id: string; name: string }, csrfToken: string) => Promise<SafeHtml>
+
+/**
+ * A section of the developer guide (/developers): its anchor and table-of-contents title,
+ * and its body for the deployment at `base` (scheme and host, as the page is served).
+ */
+export interface GuideSection {
+  id: string
+  title: string
+  render: (base: string) => SafeHtml
+}
 
 export const defaults = {
   requestTokenTtlSeconds: 600,
@@ -81,4 +93,5 @@ export interface ProviderContext {
   audit?: Pick<AuditStore, 'record'>
   passwordReset?: PasswordReset
   accountSections: AccountSection[]
+  guideSections: GuideSection[]
 }

@@ -10,7 +10,6 @@ import type { FastifyInstance } from 'fastify'
 import { projectRoot } from '../../common/config.js'
 import type { ProviderContext } from './context.js'
 import { html, page, sendPage } from './html.js'
-import { oidcGuideSection } from '../oidc/guide.js'
 
 export interface GuideSample {
   id: string
@@ -76,7 +75,7 @@ export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContex
     const hosts = [...new Set([ctx.config.domesticHost, ctx.config.globalHost])]
     const show = (file: string) => texts.get(file)!.replaceAll(sampleBaseUrl, base)
     const body = html`<h1>Developer guide: kigo over OAuth 1.0a</h1>
-<nav class="toc card"><a href="#hosts">Hosts</a><a href="#register">Register</a><a href="#flow">Three-legged flow</a><a href="#signing">Signing</a><a href="#mistakes">When a signature fails</a>${guideSamples.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}<a href="#login-api">Sites on the login API</a><a href="#oidc">Sign-in for sites (OpenID Connect)</a><a href="#tell-your-developer">For users</a><a href="/migration">Migration schedule</a></nav>
+<nav class="toc card"><a href="#hosts">Hosts</a><a href="#register">Register</a><a href="#flow">Three-legged flow</a><a href="#signing">Signing</a><a href="#mistakes">When a signature fails</a>${guideSamples.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}<a href="#login-api">Sites on the login API</a>${ctx.guideSections.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}<a href="#tell-your-developer">For users</a><a href="/migration">Migration schedule</a></nav>
 
 <section class="card" id="hosts">
 <h2>Hosts and endpoints</h2>
@@ -141,7 +140,7 @@ TOKEN=… TOKEN_SECRET=… ${s.run} read ENTRY_ID</code></pre>
 <pre class="source" data-file="${s.file}"><code>${show(s.file)}</code></pre>
 </section>`)}
 
-${oidcGuideSection(base, sampleBaseUrl)}
+${ctx.guideSections.map((s) => s.render(base))}
 
 <section class="card" id="login-api">
 <h2>Moving a site off the login API</h2>

@@ -2,7 +2,7 @@
 // may be OAuth-signed elsewhere), so the pages parse that Buffer themselves.
 import { isUtf8 } from 'node:buffer'
 import type { FastifyRequest } from 'fastify'
-import { isFormContentType } from '../auth/oauth/parameters.js'
+import { isFormContentType } from '../../common/formats.js'
 
 export type FormResult = { ok: true; form: URLSearchParams } | { ok: false; status: 400 | 415; message: string }
 

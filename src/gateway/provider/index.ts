@@ -58,6 +58,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
     ...(options.audit ? { audit: options.audit } : {}),
     ...(options.passwordReset ? { passwordReset: options.passwordReset } : {}),
     accountSections: options.accountSections ?? [],
+    guideSections: options.guideSections ?? [],
     verifyOptions: {
       windowSeconds: auth.timestampWindowSeconds,
       hmacSha256: auth.hmacSha256,

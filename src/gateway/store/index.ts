@@ -1,10 +1,10 @@
 // Opening the gateway's identity store: the embedded database in the data directory, or
 // PostgreSQL when DATABASE_URL is set (docs/operations.md#modes), migrated at start-up (docs/operations.md#stored-data).
-import { migrate, openDb, type DbOptions, type DbTimeouts } from '../../common/sql.js'
-import { gatewaySchema, migrations } from './migrations.js'
+import { migrate, openDb, type DbOptions, type DbTimeouts, type Migration } from '../../common/sql.js'
+import { gatewaySchema } from './migrations.js'
 import { SqlIdentityStore } from './sql-identity-store.js'
 
-export { gatewaySchema, migrations } from './migrations.js'
+export { gatewaySchema } from './migrations.js'
 export { SqlIdentityStore, type IdentityChange, type IdentityChangeSource } from './sql-identity-store.js'
 export { CachedCredentialLookup, storeCredentialLookup, type CredentialLookupOptions } from './credential-lookup.js'
 export { InvalidInput } from './validation.js'
@@ -20,13 +20,18 @@ export interface IdentityStoreOptions {
   maxConnections?: number
   timeouts?: DbTimeouts
   watch?: DbOptions['watch']
+  /**
+   * The gateway schema's migrations, every feature's, in their order (src/gateway/schema.ts);
+   * the store's own tables are only some of them.
+   */
+  migrations: readonly Migration[]
 }
 
 /** Opens the database, applies pending migrations and returns the store (which closes the database on close). */
 export async function openIdentityStore(options: IdentityStoreOptions): Promise<SqlIdentityStore> {
   const db = await openDb({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, maxConnections: options.maxConnections, ...(options.timeouts ? { timeouts: options.timeouts } : {}), ...(options.watch ? { watch: options.watch } : {}) })
   try {
-    await migrate(db, gatewaySchema, migrations)
+    await migrate(db, gatewaySchema, options.migrations)
   } catch (err) {
     await db.close().catch(() => undefined)
     throw err

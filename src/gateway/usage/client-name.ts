@@ -3,9 +3,11 @@
 // that it can be stored, shown and matched against policy exceptions. A multipart
 // body's `source` is not read: those bodies are streamed, never parsed, at the gateway.
 import { LRUCache } from 'lru-cache'
-import { isFormContentType } from '../auth/oauth/parameters.js'
+import { isFormContentType } from '../../common/formats.js'
 import type { AuthRequest } from '../domain/auth.js'
-import { maxClientLength } from '../policy/types.js'
+
+/** Longest client name kept (the same bound as an entry's `source`, docs/api.md#statusesupdate rule 7). */
+export const maxClientLength = 64
 
 /** Longest query or body the search for `source` scans (form bodies are at most 1 MiB). */
 const maxScan = 64 * 1024

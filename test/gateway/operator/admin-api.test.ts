@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminAuth } from '../../../src/gateway/operator/admin-auth.js'
 import { adminApi, type AdminChange } from '../../../src/gateway/operator/admin-api.js'
+import { gatewayMigrations } from '../../../src/gateway/schema.js'
 import { openIdentityStore } from '../../../src/gateway/store/index.js'
 import type { IdentityStore } from '../../../src/gateway/store/types.js'
 
@@ -21,7 +22,7 @@ const changes: AdminChange[] = []
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kigo-admin-api-'))
-  store = await openIdentityStore({ dataDir: dir, secretKey: randomBytes(32).toString('base64') })
+  store = await openIdentityStore({ migrations: gatewayMigrations, dataDir: dir, secretKey: randomBytes(32).toString('base64') })
   app = Fastify()
   await app.register(adminAuth, { adminToken })
   await app.register(adminApi, { store, onChange: (c) => changes.push(c) })
@@ -451,7 +452,7 @@ describe('bad input never gets a 5xx', () => {
 describe('store unavailable', () => {
   it('answers 503 with Retry-After and no internal detail (docs/operations.md#dependability)', async () => {
     const otherDir = mkdtempSync(join(tmpdir(), 'kigo-admin-api-down-'))
-    const down = await openIdentityStore({ dataDir: otherDir, secretKey: randomBytes(32).toString('base64') })
+    const down = await openIdentityStore({ migrations: gatewayMigrations, dataDir: otherDir, secretKey: randomBytes(32).toString('base64') })
     const downApp = Fastify()
     await downApp.register(adminAuth, { adminToken })
     await downApp.register(adminApi, { store: down })

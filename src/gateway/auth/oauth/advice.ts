@@ -5,7 +5,7 @@
 // way that mistake would have made it: a match names the mistake. Runs only on the
 // failure path (a valid signature costs nothing more) and never puts a secret in the
 // answer: the base string holds no secret (oauth_signature is not part of it, §3.4.1.3.1).
-import { isFormContentType } from './parameters.js'
+import { isFormContentType } from '../../../common/formats.js'
 import { baseStringUri, signatureBaseString } from './base-string.js'
 import { percentDecode, percentEncode } from './percent-encode.js'
 import { computeSignature, type SignatureMethod } from './signature.js'

@@ -4,6 +4,7 @@
 // — and every parameter that enters the signature base string. docs/gateway.md#oauth-10a: protocol
 // parameters from more than one place, or a protocol parameter repeated, are 400.
 import { isUtf8 } from 'node:buffer'
+import { isFormContentType } from '../../../common/formats.js'
 import type { AuthRequest } from '../../domain/auth.js'
 import { percentDecode } from './percent-encode.js'
 
@@ -27,17 +28,6 @@ export type CollectResult = { ok: true; params: OAuthParameters } | { ok: false;
 
 /** Longest Authorization header or query string considered (bad input stays a 4xx). */
 const maxHeaderLength = 8192
-
-/** True for `application/x-www-form-urlencoded`, parameters such as charset allowed. */
-export function isFormContentType(contentType: string | undefined): boolean {
-  if (contentType === undefined) return false
-  const type = 'application/x-www-form-urlencoded'
-  if (contentType.length < type.length) return false
-  if (contentType.slice(0, type.length).toLowerCase() !== type) return false
-  const rest = contentType.charCodeAt(type.length)
-  // End, ";" or white space before parameters.
-  return Number.isNaN(rest) || rest === 59 || rest === 32 || rest === 9
-}
 
 /** The single value of a header, or null when it is absent; an array of several is an error. */
 export function singleHeader(headers: AuthRequest['headers'], name: string): string | null | undefined {

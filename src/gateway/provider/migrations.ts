@@ -1,0 +1,23 @@
+// The provider's own table in the gateway's schema, the password reset links: version 35,
+// applied in the gateway schema's order (src/gateway/schema.ts). Its consumers, tokens and
+// sessions are the identity store's (src/gateway/store/migrations.ts), which reads and
+// writes them. Never edit one that has shipped.
+import type { Migration } from '../../common/sql.js'
+
+export const providerMigrations: Migration[] = [
+  {
+    version: 35,
+    name: 'password reset links',
+    sql: `
+-- "Forgot your password?" by mail (src/gateway/provider/password-reset.ts): single-use,
+-- expiring links, kept as SHA-256 digests only.
+CREATE TABLE kigo_gateway.password_resets (
+  token_hash text PRIMARY KEY,
+  user_id text NOT NULL REFERENCES kigo_gateway.users (id) ON DELETE CASCADE,
+  expires_at timestamptz NOT NULL,
+  used_at timestamptz
+);
+CREATE INDEX password_resets_expires ON kigo_gateway.password_resets (expires_at);
+`,
+  },
+]

@@ -1,0 +1,66 @@
+// The usage report's tables (docs/gateway.md#the-usage-report) in the gateway's schema:
+// versions 11 and 12 (of the 10 to 19 shared with the migration policy) and 32 (when each
+// application last acted), applied in the gateway schema's order (src/gateway/schema.ts).
+// Never edit one that has shipped.
+import type { Migration } from '../../common/sql.js'
+
+export const usageMigrations: Migration[] = [
+  {
+    version: 11,
+    name: 'auth usage report and per-minute request counts',
+    sql: `
+-- The legacy-usage report: one row per (method, user, client), counts added by batched
+-- upserts from every gateway (src/gateway/usage/store.ts).
+CREATE TABLE kigo_gateway.auth_usage (
+  method text NOT NULL,
+  user_id text NOT NULL,
+  client text NOT NULL,
+  count bigint NOT NULL,
+  first_seen timestamptz NOT NULL,
+  last_seen timestamptz NOT NULL,
+  PRIMARY KEY (method, user_id, client)
+);
+
+CREATE INDEX auth_usage_last_seen ON kigo_gateway.auth_usage (last_seen);
+
+-- Requests per credential method and minute, for the dashboard chart; pruned after a week.
+CREATE TABLE kigo_gateway.auth_requests_per_minute (
+  minute timestamptz NOT NULL,
+  method text NOT NULL,
+  count bigint NOT NULL,
+  PRIMARY KEY (minute, method)
+);
+`,
+  },
+  {
+    version: 12,
+    name: 'usage outcomes per row and per minute',
+    sql: `
+-- Outcomes per row (src/gateway/usage/store.ts): count is every attempt of the row, and
+-- accepted, refused_by_policy, failed_credentials and throttled split it. Rows written
+-- before this migration counted verified requests, refused by the policy or not; they are
+-- taken as accepted. The report's "who must migrate" and the chart use accepted only.
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN accepted bigint NOT NULL DEFAULT 0;
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN refused_by_policy bigint NOT NULL DEFAULT 0;
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN failed_credentials bigint NOT NULL DEFAULT 0;
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN throttled bigint NOT NULL DEFAULT 0;
+UPDATE kigo_gateway.auth_usage SET accepted = count;
+ALTER TABLE kigo_gateway.auth_requests_per_minute ADD COLUMN accepted bigint NOT NULL DEFAULT 0;
+UPDATE kigo_gateway.auth_requests_per_minute SET accepted = count;
+`,
+  },
+  {
+    version: 32,
+    name: 'when each authorized application last acted for its user',
+    sql: `
+-- Written in batches from every gateway (src/gateway/usage/app-use.ts); no foreign keys,
+-- so that a flush never waits on the users or consumers it names.
+CREATE TABLE kigo_gateway.app_last_used (
+  user_id text NOT NULL,
+  consumer_key text NOT NULL,
+  last_used timestamptz NOT NULL,
+  PRIMARY KEY (user_id, consumer_key)
+);
+`,
+  },
+]

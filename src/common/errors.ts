@@ -1,7 +1,8 @@
 // The error catalogue (docs/api.md#errors): one stable code per failure, its HTTP status, and
 // optional headers (challenges, Retry-After). Routes throw ApiError; one handler per app
-// renders it in the request's format. Which failure is the client's (4xx), a dependency's
-// (503) or kigo's own (500) is decided once, by classifyFailure below.
+// (error-answers.ts) renders it in the request's format. Which failure is the client's
+// (4xx), a dependency's (503) or kigo's own (500) is decided once, by classifyFailure
+// below: no other module writes a 503 (test/architecture/errors.test.ts).
 
 /**
  * Every code kigo sends in an error body (and, for OAuth, as oauth_problem): clients
@@ -160,8 +161,8 @@ export type Failure =
   | { kind: 'unavailable' }
   | { kind: 'fault' }
 
-/** Names of the errors that say a dependency is away, whatever their message. */
-const unavailableNames = new Set(['DeadlineExceeded', 'ReplayCacheUnavailable'])
+/** Names of the errors that say a dependency is away, whatever their message (a deadline, the replay cache, the shared throttle, the SMTP server). */
+const unavailableNames = new Set(['DeadlineExceeded', 'ReplayCacheUnavailable', 'ThrottleUnavailable', 'MailUnavailable'])
 
 // Connection-level failures: Node's socket errors and the SQLSTATEs of a server going away
 // (57P0x shutting down, 53300 too many connections; class 08 below). 57014 (a statement
@@ -203,11 +204,6 @@ export interface FailureWording {
   internalMessage: string
   /** The app's reading of a framework 4xx; undefined: 400-range status, `bad_request`, the framework's message. */
   request?: (failure: RequestFailure) => ApiError | undefined
-  /**
-   * Where every failure beyond the request is a dependency's (the provider and credential
-   * checks depend on nothing but the identity store and the replay cache): a fault is a 503 too.
-   */
-  faultIsUnavailable?: boolean
 }
 
 /** The ApiError for anything thrown, by the classification above and an app's wording. */
@@ -221,6 +217,6 @@ export function failureResponse(err: unknown, wording: FailureWording): ApiError
     case 'unavailable':
       return wording.unavailable()
     case 'fault':
-      return wording.faultIsUnavailable ? wording.unavailable() : new ApiError(500, 'internal_error', wording.internalMessage)
+      return new ApiError(500, 'internal_error', wording.internalMessage)
   }
 }

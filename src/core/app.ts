@@ -3,9 +3,10 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Config } from '../common/config.js'
-import { ApiError, errors, failureResponse, type FailureWording } from '../common/errors.js'
+import { ApiError, errors, type FailureWording } from '../common/errors.js'
 import { closeSilentConnections } from '../common/client-deadlines.js'
 import { clientGone, isWrite } from '../common/client-gone.js'
+import errorAnswers from '../common/error-answers.js'
 import { formatOfPath } from '../common/formats.js'
 import { identityKey, verifyIdentity, type IdentityCheck } from '../common/identity.js'
 import { requestLogging } from '../common/request-logger.js'
@@ -297,19 +298,18 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
     )
   })
 
-  app.setErrorHandler((err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
-    const apiErr = failureResponse(err, coreWording)
-    if (clientGone(request, reply)) {
+  // Failures in the request's format (docs/api.md#errors); a browser (Accept: text/html)
+  // outside /api gets the 404 page, API clients the error in their format.
+  void app.register(errorAnswers, {
+    wording: coreWording,
+    render: sendError,
+    log: (request, reply, err, answer) => {
       // The client closed the connection mid-request (an aborted upload): nothing failed here.
-      request.log.info({ error: err.message, code: (err as FastifyError).code }, 'client closed the connection before the request was read')
-      return sendError(request, reply, apiErr)
-    }
-    if (apiErr.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'request failed')
-    return sendError(request, reply, apiErr)
+      if (clientGone(request, reply)) request.log.info({ error: (err as Error).message, code: (err as FastifyError).code }, 'client closed the connection before the request was read')
+      else if (answer.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'request failed')
+    },
+    notFound: (request, reply) => (wantsPage(request) && !request.url.startsWith('/api/') ? sendNotFoundPage(request, reply, deps) : sendError(request, reply, errors.notFound())),
   })
-  // A browser (Accept: text/html) outside /api gets the 404 page; API clients the error in their format.
-  app.setNotFoundHandler((request, reply) =>
-    wantsPage(request) && !request.url.startsWith('/api/') ? sendNotFoundPage(request, reply, deps) : sendError(request, reply, errors.notFound()))
 
   healthRoutes(app, options.store)
   statusRoutes(app, deps)

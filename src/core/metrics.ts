@@ -19,7 +19,7 @@ export function createCoreMetrics(options: { processMetrics?: boolean; poolStats
   const registers = [registry]
   const storeErrors = new Counter({
     name: 'kigo_core_store_errors_total',
-    help: 'Content-store calls that failed (answered 503 store_unavailable)',
+    help: 'Content-store calls that failed (answered store_unavailable while the store is away, internal_error otherwise)',
     labelNames: ['operation'],
     registers,
   })

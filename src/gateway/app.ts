@@ -10,7 +10,8 @@ import { clientErrorHandler, frameworkErrors } from '../common/request-edges.js'
 import { requestLogging } from '../common/request-logger.js'
 import authentication from './plugins/authentication.js'
 import bodyParsers from './plugins/body-parsers.js'
-import gatewayErrors, { sendError } from './plugins/errors.js'
+import errorAnswers from '../common/error-answers.js'
+import { gatewayWording, sendError } from './plugins/errors.js'
 import forwarding from './plugins/forwarding.js'
 import favicon from './plugins/favicon.js'
 import health from './plugins/health.js'
@@ -39,7 +40,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   closeSilentConnections(app)
 
   await app.register(bodyParsers, { config })
-  await app.register(gatewayErrors)
+  await app.register(errorAnswers, { wording: gatewayWording, render: sendError, logMessage: 'gateway error' })
   await app.register(requestLog, { metrics: deps.metrics })
   await app.register(health, { ready: deps.ready })
   await app.register(favicon)

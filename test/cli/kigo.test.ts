@@ -18,6 +18,8 @@ import { version } from '../../src/cli/kigo.js'
 import { gatewayMigrations } from '../../src/gateway/schema.js'
 import { openIdentityStore } from '../../src/gateway/store/index.js'
 import type { IdentityStore } from '../../src/gateway/store/types.js'
+import errorAnswers from '../../src/common/error-answers.js'
+import { operatorErrors } from '../../src/gateway/operator/errors.js'
 
 const adminToken = randomBytes(24).toString('base64url')
 let dir: string
@@ -33,6 +35,7 @@ beforeAll(async () => {
   auditDb = await openDb({ dataDir: join(dir, 'db') })
   const audit = new AuditStore(auditDb)
   app = Fastify()
+  await app.register(errorAnswers, operatorErrors)
   await app.register(adminAuth, { adminToken })
   await app.register(adminApi, { store, audit })
   await app.register(auditApi, { audit })

@@ -16,6 +16,8 @@ import { adminAuth } from '../../src/gateway/operator/admin-auth.js'
 import { auditApi } from '../../src/gateway/operator/audit-api.js'
 import { gatewayMigrations } from '../../src/gateway/schema.js'
 import { openIdentityStore, type SqlIdentityStore } from '../../src/gateway/store/index.js'
+import errorAnswers from '../../src/common/error-answers.js'
+import { operatorErrors } from '../../src/gateway/operator/errors.js'
 
 const adminToken = randomBytes(24).toString('base64url')
 const secretKey = randomBytes(32).toString('base64')
@@ -33,6 +35,7 @@ beforeAll(async () => {
   await store.createUser({ id: 'alice', name: 'Alice', password: 'correct horse battery', apiPassword: 'x'.repeat(20) })
   audit = new AuditStore(db)
   app = Fastify()
+  await app.register(errorAnswers, operatorErrors)
   await app.register(adminAuth, { adminToken })
   await app.register(sitesAdminApi, { sites: new LoginSiteStore(db, secretKey), audit })
   await app.register(auditApi, { audit })

@@ -83,8 +83,8 @@ describe('classifyFailure and failureResponse', () => {
     expect({ status: e.status, code: e.code, message: e.message, headers: e.headers }).toEqual({ status: 500, code: 'internal_error', message: 'Internal error', headers: {} })
   })
 
-  it('where every failure beyond the request is a dependency, a fault is a 503', () => {
-    expect(answer(new TypeError('x'), { ...wording, faultIsUnavailable: true })).toEqual(unavailable)
+  it.each(['ReplayCacheUnavailable', 'ThrottleUnavailable', 'MailUnavailable', 'DeadlineExceeded'])('a %s is a dependency away: 503', (name) => {
+    expect(answer(Object.assign(new Error('x'), { name }))).toEqual(unavailable)
   })
 
   it('the catalogue holds each code once, in snake_case', () => {

@@ -1,5 +1,5 @@
 // The gateway app is built from named plugins that declare what they need: the public app
-// has every one, the operator app only health, and a plugin registered without what it
+// has every one, the operator app only the error answers and health, and a plugin registered without what it
 // depends on is refused at start-up rather than running without it.
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -16,11 +16,11 @@ describe('the gateway as named plugins', () => {
     await stack?.close()
   })
 
-  const all = ['kigo-body-parsers', 'kigo-gateway-errors', 'kigo-request-log', 'kigo-health', 'kigo-origin', 'kigo-authentication', 'kigo-forwarding']
+  const all = ['kigo-body-parsers', 'kigo-error-answers', 'kigo-request-log', 'kigo-health', 'kigo-origin', 'kigo-authentication', 'kigo-forwarding']
 
-  it('gives the public app every plugin and the operator app only health', () => {
+  it('gives the public app every plugin and the operator app only the error answers and health', () => {
     for (const name of all) expect(stack.gateway.app.hasPlugin(name), name).toBe(true)
-    expect(all.filter((name) => stack.gateway.operator.hasPlugin(name))).toEqual(['kigo-health'])
+    expect(all.filter((name) => stack.gateway.operator.hasPlugin(name))).toEqual(['kigo-error-answers', 'kigo-health'])
   })
 
   it('refuses a plugin whose dependencies are not registered', async () => {

@@ -1,8 +1,14 @@
-// A failing store is a failing dependency (docs/api.md#errors, docs/operations.md#dependability): 503 with Retry-After, the
-// cause logged but never shown. Domain outcomes (ReplyTargetNotFound) pass through.
+// A store that is away is a failing dependency (docs/api.md#errors, docs/operations.md#dependability): 503 with
+// Retry-After, as the classifier reads its error; any other failure is a 500, its cause
+// logged but never shown. Domain outcomes (ReplyTargetNotFound) pass through.
 import type { FastifyBaseLogger } from 'fastify'
-import { classifyFailure, errors } from '../../common/errors.js'
+import { classifyFailure, errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { ReplyTargetNotFound, type ContentStore } from '../store/types.js'
+
+const storeWording: FailureWording = {
+  unavailable: () => errors.unavailable('store_unavailable', 'The content store is unavailable; try again shortly'),
+  internalMessage: 'Internal server error',
+}
 
 export function guardStore(store: ContentStore, log: FastifyBaseLogger, onError?: (operation: string) => void): ContentStore {
   // One guarded function per method, made on first use (every request calls the store).
@@ -23,7 +29,7 @@ export function guardStore(store: ContentStore, log: FastifyBaseLogger, onError?
           // is a fault worth its stack trace.
           if (classifyFailure(err).kind !== 'unavailable') log.error({ err, operation: String(name) }, 'content store failed')
           onError?.(String(name))
-          throw errors.unavailable('store_unavailable', 'The content store is unavailable; try again shortly')
+          throw failureResponse(err, storeWording)
         }
       }
       guarded.set(name, { method: value, guard })

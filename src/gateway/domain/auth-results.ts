@@ -1,5 +1,5 @@
 // Building AuthResults, and the nonce claim shared by WSSE and OAuth (docs/gateway.md#wsse-usernametoken, docs/gateway.md#oauth-10a, docs/operations.md#dependability).
-import type { ErrorCode } from '../../common/errors.js'
+import { errors, failureResponse, type ErrorCode } from '../../common/errors.js'
 import type { AuthMethod } from '../../common/identity.js'
 import { ReplayCacheUnavailable, ReplayClientQuotaExceeded, type ReplayCache } from '../replay/types.js'
 import type { AuthResult, Outcome } from './auth.js'
@@ -42,8 +42,10 @@ export async function claimNonce(
       return failure(method, 429, 'too_many_requests', 'Too many requests with fresh nonces from this client; slow down', 'throttled', { retryAfterSeconds: Math.min(ttlSeconds, 60) })
     }
     if (!(err instanceof ReplayCacheUnavailable)) throw err
-    return failure(method, 503, 'replay_cache_unavailable', 'The replay cache is unavailable; try again shortly', 'unavailable', {
-      retryAfterSeconds,
+    const answer = failureResponse(err, {
+      unavailable: () => errors.unavailable('replay_cache_unavailable', 'The replay cache is unavailable; try again shortly', retryAfterSeconds),
+      internalMessage: 'Internal error',
     })
+    return failure(method, answer.status as AuthFailure['status'], answer.code, answer.message, 'unavailable', { retryAfterSeconds })
   }
 }

@@ -1,9 +1,10 @@
 // Login sites on the operator API (docs/login-api.md#operators): register, list, show,
 // rotate the secret, delete. Registered inside the operator API's token-protected scope;
 // every change is audited like the other operator changes.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, errors, failureResponse } from '../../common/errors.js'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ApiError, errors } from '../../common/errors.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
+import { sendOperatorJson } from '../operator/errors.js'
 import { NotFound } from '../store/types.js'
 import { InvalidInput } from '../store/validation.js'
 import { siteView } from './site-pages.js'
@@ -27,16 +28,15 @@ export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOpt
       request.log.warn({ err: { message: (err as Error).message }, action: event.action, target: event.target }, 'audit record failed')
     }
   }
-  app.setErrorHandler((err, request, reply: FastifyReply) => {
-    const e = err instanceof NotFound ? new ApiError(404, 'not_found', err.message)
-      : err instanceof InvalidInput ? invalid(err.message)
-      : failureResponse(err, {
-          request: (f) => new ApiError(f.status, f.status === 415 ? 'unsupported_media_type' : 'invalid_json', f.status === 415 ? 'Send the body as application/json' : `The body is not valid JSON: ${f.message}`),
-          unavailable: () => errors.unavailable('store_unavailable', 'The identity store is unavailable; try again shortly'),
-          internalMessage: 'Internal error',
-        })
-    if (e.status >= 500) request.log.error({ err: { message: (err as Error).message } }, 'operator API request failed')
-    return reply.code(e.status).headers(e.headers).send({ error: { status: e.status, code: e.code, message: e.message } })
+  app.answerErrorsAs({
+    known: (err) => (err instanceof NotFound ? new ApiError(404, 'not_found', err.message) : err instanceof InvalidInput ? invalid(err.message) : undefined),
+    wording: {
+      request: (f) => new ApiError(f.status, f.status === 415 ? 'unsupported_media_type' : 'invalid_json', f.status === 415 ? 'Send the body as application/json' : `The body is not valid JSON: ${f.message}`),
+      unavailable: () => errors.unavailable('store_unavailable', 'The identity store is unavailable; try again shortly'),
+      internalMessage: 'Internal error',
+    },
+    render: sendOperatorJson,
+    logMessage: 'operator API request failed',
   })
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store')

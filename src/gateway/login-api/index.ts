@@ -3,11 +3,12 @@
 // then a consent page), `GET /api/auth.{json,xml}` exchanges the sign-in's cert for who
 // the visitor is. Served by the gateway itself, never forwarded to the core. Counted,
 // reported and governed by the migration policy as the legacy method `login_api`.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../common/config.js'
-import { ApiError, errors, failureResponse, type FailureWording } from '../../common/errors.js'
+import { errors, type FailureWording } from '../../common/errors.js'
 import { contentTypes, xmlDocument } from '../../common/formats.js'
 import { accountArea, field, pageHeaders, sendPage, type SignedInSession } from '../account-area/index.js'
+import { sendErrorPage } from '../plugins/errors.js'
 import type { AuditStore } from '../audit/store.js'
 import type { Outcome } from '../domain/auth.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
@@ -42,7 +43,6 @@ const wording: FailureWording = {
   request: (f) => (f.status === 413 ? errors.tooLarge('body_too_large', 'The request body is too large') : undefined),
   unavailable: () => errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly'),
   internalMessage: 'Internal error',
-  faultIsUnavailable: true,
 }
 
 const certProblems: Record<CertProblem, string> = {
@@ -125,12 +125,13 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
   const siteUrl = (site: LoginSite) => `${new URL(site.callbackUrl).origin}/`
   const callbackOrigin = (site: LoginSite) => [new URL(site.callbackUrl).origin]
 
-  app.setErrorHandler((err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
-    const apiError = failureResponse(err, wording)
-    if (apiError.status >= 500 && !(err instanceof ApiError)) request.log.error({ err: { message: err.message, name: err.name } }, 'login API dependency failed')
-    if (request.url.startsWith('/api/')) return sendExchange(reply, request.url.includes('.xml') ? 'xml' : 'json', apiError.status, { message: apiError.message }, apiError.headers as Record<string, string>)
-    for (const [k, v] of Object.entries(apiError.headers)) void reply.header(k, v)
-    return sendPage(reply, apiError.status, signInProblemPage(apiError.status >= 500 ? 'Try again shortly' : 'Bad request', apiError.status >= 500 ? 'kigo cannot answer right now. Try again in a moment.' : apiError.message))
+  // The exchange answers in its own format, the sign-in pages as pages.
+  app.answerErrorsAs({
+    wording,
+    logMessage: 'login API request failed',
+    render: (request, reply, answer) => request.url.startsWith('/api/')
+      ? sendExchange(reply, request.url.includes('.xml') ? 'xml' : 'json', answer.status, { message: answer.message }, answer.headers as Record<string, string>)
+      : sendErrorPage(reply, answer, signInProblemPage),
   })
 
   // Only the two deployments answer (a sign-in started on another Host is not ours).

@@ -3,8 +3,9 @@
 // (`kigo oidc rotate-key`). Every change is audited; a client secret appears only in the
 // answer that creates it.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { ApiError, failureResponse } from '../../common/errors.js'
+import { ApiError, errors } from '../../common/errors.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
+import { sendOperatorJson } from '../operator/errors.js'
 import { userIdPattern } from '../domain/identifiers.js'
 import { InvalidInput } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
@@ -51,10 +52,10 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     }
   }
 
-  app.setErrorHandler((err, request, reply) => {
-    const e = err instanceof ApiError ? err : failureResponse(err, { internalMessage: 'Internal error', unavailable: () => new ApiError(503, 'store_unavailable', 'The store cannot answer right now; try again shortly') })
-    if (e.status >= 500) request.log.error({ err: { message: (err as Error).message } }, 'operator API request failed')
-    return reply.code(e.status).headers(e.headers).send({ error: { status: e.status, code: e.code, message: e.message } })
+  app.answerErrorsAs({
+    wording: { internalMessage: 'Internal error', unavailable: () => errors.unavailable('store_unavailable', 'The store cannot answer right now; try again shortly') },
+    render: sendOperatorJson,
+    logMessage: 'operator API request failed',
   })
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store')

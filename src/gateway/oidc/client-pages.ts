@@ -5,8 +5,9 @@
 // the account area; every change is audited (kind `oidc`, `by` the user); a user sees and
 // changes only the clients they own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, failureResponse } from '../../common/errors.js'
-import { accountArea, field, html, messagePage, page, sendPage, seeOther, type AccountArea, type SafeHtml, type SignedInSession } from '../account-area/index.js'
+import { errors } from '../../common/errors.js'
+import { sendErrorPage } from '../plugins/errors.js'
+import { accountArea, field, html, page, sendPage, seeOther, type AccountArea, type SafeHtml, type SignedInSession } from '../account-area/index.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
 import { InvalidInput } from '../store/validation.js'
 import { clientView } from './admin-api.js'
@@ -132,10 +133,10 @@ export interface OidcClientPagesOptions {
 /** The pages as a plugin of their own (they are account pages, not provider requests). */
 export async function oidcClientPages(app: FastifyInstance, o: OidcClientPagesOptions): Promise<void> {
   const area = await accountArea(app, { store: o.users, now: o.now ?? Date.now, sessionTtlSeconds: o.sessionTtlSeconds, visitorSessionTtlSeconds: o.visitorSessionTtlSeconds })
-  app.setErrorHandler((err: Error, request, reply) => {
-    const e = failureResponse(err, { internalMessage: 'Internal error', unavailable: () => new ApiError(503, 'store_unavailable', 'The store cannot answer right now; try again shortly') })
-    if (e.status >= 500) request.log.error({ err: { message: err.message, name: err.name } }, 'account page request failed')
-    return sendPage(reply, e.status, messagePage({ title: e.status >= 500 ? 'Try again shortly' : 'Bad request', message: e.status >= 500 ? 'kigo cannot answer right now. Try again in a moment.' : e.message }))
+  app.answerErrorsAs({
+    wording: { internalMessage: 'Internal error', unavailable: () => errors.unavailable('store_unavailable', 'The store cannot answer right now; try again shortly') },
+    logMessage: 'account page request failed',
+    render: (_request, reply, answer) => sendErrorPage(reply, answer),
   })
   registerClientPages(app, { area, store: o.store, ...(o.audit ? { audit: o.audit } : {}) })
 }

@@ -6,9 +6,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
 import type { Config } from '../../common/config.js'
-import { ApiError, errors } from '../../common/errors.js'
+import { errors } from '../../common/errors.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
-import { sendError } from '../plugins/errors.js'
+import { sendError, sendErrorPage } from '../plugins/errors.js'
 import { accountArea, field, messagePage, sendPage, seeOther, type SafeHtml, type User } from '../account-area/index.js'
 import type { Outcome } from '../domain/auth.js'
 import { maxClientLength } from '../usage/client-name.js'
@@ -110,6 +110,9 @@ export class OidcProviders {
   }
 }
 
+const sessionExpired = 'This sign-in request has expired, or was started in another browser. Go back to the site and sign in again.'
+const isSessionNotFound = (thrown: unknown) => (thrown as { name?: unknown } | null)?.name === 'SessionNotFound'
+
 const outcomeOf = (status: number, route: string): Outcome => {
   if (status < 400) return 'ok'
   if (status >= 500) return 'unavailable'
@@ -157,21 +160,22 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     done()
   })
 
-  app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
-    if ((err as { name?: string }).name === 'SessionNotFound') {
-      return sendPage(reply, 400, messagePage({ title: 'Sign-in request expired', message: 'This sign-in request has expired, or was started in another browser. Go back to the site and sign in again.' }))
-    }
-    // Our own refusals (an unknown deployment host) as they are; anything else is a
-    // dependency's failure (the store): 503, its detail in the log only.
-    const known = err instanceof ApiError ? err : (err.statusCode ?? 500) < 500 ? errors.badRequest('bad_request', err.message) : null
-    if (!known) request.log.error({ err: { message: err.message, name: err.name } }, 'OpenID Connect request failed')
-    const apiError = known ?? errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly')
-    if (request.url.startsWith(`${oidcPrefix}/interaction`) || request.url.startsWith('/account')) {
-      return sendPage(reply, apiError.status, messagePage({ title: apiError.status >= 500 ? 'Try again shortly' : 'Bad request', message: apiError.status >= 500 ? 'kigo cannot answer right now. Try again in a moment.' : apiError.message }))
-    }
-    return sendError(request, reply, apiError)
+  // An expired interaction has a page of its own; the library's 4xx are the request's;
+  // the store away is a 503. Pages answer as pages, the rest in the request's format.
+  app.answerErrorsAs({
+    wording: {
+      request: (f) => errors.badRequest('bad_request', f.message),
+      unavailable: () => errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly'),
+      internalMessage: 'Internal error',
+    },
+    known: (thrown) => (isSessionNotFound(thrown) ? errors.badRequest('bad_request', sessionExpired) : undefined),
+    logMessage: 'OpenID Connect request failed',
+    render: (request, reply, answer, thrown) => {
+      if (isSessionNotFound(thrown)) return sendPage(reply, 400, messagePage({ title: 'Sign-in request expired', message: sessionExpired }))
+      if (request.url.startsWith(`${oidcPrefix}/interaction`) || request.url.startsWith('/account')) return sendErrorPage(reply, answer)
+      return sendError(request, reply, answer)
+    },
   })
-
 
   // ---- the library's endpoints, given the untouched request ------------------------------------
 

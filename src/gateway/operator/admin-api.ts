@@ -5,13 +5,15 @@
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Compile, Type, type TSchema } from '../../common/typebox.js'
-import { ApiError, errors, failureResponse, type ErrorCode } from '../../common/errors.js'
+import type { ErrorArea } from '../../common/error-answers.js'
+import { ApiError, errors, type ErrorCode } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
 import { checkCallbackUrl, InvalidInput, scopesBeyondRegistration } from '../store/validation.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
 import { Conflict, NotFound, type AccessToken, type Consumer, type IdentityAdministration, type User } from '../store/types.js'
 import { scopes as allScopes, userIdPattern } from '../domain/identifiers.js'
+import { sendOperatorJson } from './errors.js'
 
 /** What a mutation changed, so the gateway can drop cached credentials at once. */
 export type AdminChange =
@@ -199,18 +201,22 @@ const fastifyErrors: Record<string, { code: ErrorCode; message?: string }> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'bad_request', message: 'Content-Length does not match the body' },
 }
 
-function toApiError(err: unknown): ApiError {
-  if (err instanceof Conflict) return new ApiError(409, 'conflict', err.message)
-  if (err instanceof NotFound) return new ApiError(404, 'not_found', err.message)
-  if (err instanceof InvalidInput) return new ApiError(400, 'invalid_parameter', err.message)
-  return failureResponse(err, {
+/** The users, applications and tokens API's answers: the identity store's refusals, then the classifier. */
+const identityErrors: ErrorArea = {
+  known: (err) => err instanceof Conflict ? new ApiError(409, 'conflict', err.message)
+    : err instanceof NotFound ? new ApiError(404, 'not_found', err.message)
+      : err instanceof InvalidInput ? new ApiError(400, 'invalid_parameter', err.message)
+        : undefined,
+  wording: {
     request: (f) => {
       const known = fastifyErrors[f.reason]
       return new ApiError(f.status, known?.code ?? 'bad_request', known?.message ?? f.message)
     },
     unavailable: () => errors.unavailable('store_unavailable', 'The identity store is unavailable; try again shortly'),
     internalMessage: 'Internal error',
-  })
+  },
+  render: sendOperatorJson,
+  logMessage: 'operator API request failed',
 }
 
 // ---- views -----------------------------------------------------------------------------
@@ -278,14 +284,7 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
   }
 
   app.setValidatorCompiler(strictValidatorCompiler)
-  app.setErrorHandler((err, request, reply) => {
-    const e = toApiError(err)
-    if (e.status >= 500) request.log.error({ err }, 'operator API request failed')
-    return reply
-      .code(e.status)
-      .headers(e.headers)
-      .send({ error: { status: e.status, code: e.code, message: e.message } })
-  })
+  app.answerErrorsAs(identityErrors)
   // Responses may carry secrets once; no cache may keep them.
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store')

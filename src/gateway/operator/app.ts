@@ -2,6 +2,7 @@
 // the operator API behind the admin bearer token, Prometheus metrics, health.
 import Fastify, { type FastifyInstance } from 'fastify'
 import { clientDeadlines, closeSilentConnections } from '../../common/client-deadlines.js'
+import errorAnswers from '../../common/error-answers.js'
 import { metricsTokenHook } from '../../common/metrics-token.js'
 import { clientErrorHandler, frameworkErrors } from '../../common/request-edges.js'
 import { requestLogging } from '../../common/request-logger.js'
@@ -19,6 +20,7 @@ import type { PolicyService } from '../policy/service.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
 import { dashboard } from './dashboard.js'
+import { noOperatorResource, operatorErrors, sendOperatorJson } from './errors.js'
 import { policyApi } from './policy-api.js'
 import { adminTokenBinding, type OperatorSessionStore } from './session-store.js'
 import { sessionsApi } from './sessions-api.js'
@@ -55,11 +57,13 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     return503OnClosing: true,
     ...clientDeadlines(deps.config.gateway.http),
     // The framework's own failures in the operator API's JSON, never Fastify's bodies.
-    frameworkErrors: frameworkErrors((_request, reply, err) => reply.code(err.status).send({ error: { status: err.status, code: err.code, message: err.message } })),
+    frameworkErrors: frameworkErrors((request, reply, err) => sendOperatorJson(request, reply, err, undefined)),
     clientErrorHandler,
   })
   app.server.maxConnections = deps.config.gateway.http.operatorMaxConnections
   closeSilentConnections(app)
+  // Failures in the operator API's JSON; the dashboard and some API areas word their own.
+  await app.register(errorAnswers, { ...operatorErrors, notFound: (request, reply) => sendOperatorJson(request, reply, noOperatorResource(request.method, request.url), undefined) })
   const migration = deps.migration
   const now = deps.now ?? Date.now
   const emails = async () => new Map((await deps.store.listUsers()).map((u) => [u.id, u.email] as const))
@@ -79,8 +83,9 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
       await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder, emails })
     }
     // Unknown operator paths answer only to the token holder, as before the split.
-    api.all('/admin/*', async (request, reply) =>
-      reply.code(404).send({ error: { status: 404, code: 'not_found', message: `No operator resource at ${request.method} ${request.url.split('?')[0]}` } }))
+    api.all('/admin/*', async (request) => {
+      throw noOperatorResource(request.method, request.url)
+    })
   })
   if (migration && deps.operatorSessions) {
     await app.register(dashboard, {
@@ -100,8 +105,6 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     const body = await deps.metrics.registry.metrics()
     return reply.type(deps.metrics.registry.contentType).send(body)
   })
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ error: { status: 404, code: 'not_found', message: `No operator resource at ${request.method} ${request.url.split('?')[0]}` } }))
   await app.register(health, { ready: deps.ready })
   await app.register(favicon)
   return app

@@ -4,7 +4,6 @@
 import type { FastifyInstance } from 'fastify'
 import { auditKinds, type AuditEvent, type AuditKind, type AuditStore } from '../audit/store.js'
 import { isoSeconds } from '../policy/time.js'
-import { sendOperatorError } from './policy-api.js'
 import { queryFilters } from './query-filters.js'
 
 export interface AuditApiOptions {
@@ -17,8 +16,6 @@ export function auditEventView(e: AuditEvent) {
 }
 
 export async function auditApi(app: FastifyInstance, options: AuditApiOptions): Promise<void> {
-  app.setErrorHandler((err, request, reply) => sendOperatorError(request, reply, err))
-
   app.get('/admin/audit', async (request, reply) => {
     const filters = queryFilters(request.query as Record<string, unknown>, ['kind', 'target', 'since', 'limit'])
     const kind = filters.oneOf<AuditKind>('kind', auditKinds)

@@ -4,8 +4,9 @@
 // (docs/security.md#operator-sessions). It is registered beside, not under, the bearer-only hook
 // of admin-auth.ts, so that the sign-in form itself can be reached.
 import fastifyCookie from '@fastify/cookie'
+import escapeHtml from 'escape-html'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { classifyFailure } from '../../common/errors.js'
+import { errors } from '../../common/errors.js'
 import { safeEqual } from '../../common/secrets.js'
 import type { PolicyService } from '../policy/service.js'
 import { legacyMethods } from '../policy/types.js'
@@ -97,13 +98,16 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
     done(null, Object.fromEntries(new URLSearchParams(body as string)))
   })
 
-  // A request that cannot be read gets the sign-in form again; anything else here is the
-  // gateway store failing to answer (docs/operations.md#dependability).
-  app.setErrorHandler((err: Error, request, reply) => {
-    const failure = classifyFailure(err)
-    if (failure.kind === 'request') return html(reply, failure.status, loginPage('The request could not be read.'))
-    request.log.error({ err: { message: err.message, name: err.name } }, 'dashboard failed')
-    return html(reply.header('retry-after', '5'), 503, '<!doctype html><title>kigo dashboard</title><p>The dashboard cannot read the gateway store right now; try again shortly.</p>')
+  // A request that cannot be read gets the sign-in form again; the gateway store away is
+  // a 503 page (docs/operations.md#dependability), anything else a 500 page.
+  app.answerErrorsAs({
+    wording: {
+      unavailable: () => errors.unavailable('store_unavailable', 'The dashboard cannot read the gateway store right now; try again shortly.'),
+      internalMessage: 'The dashboard failed; the gateway log has the detail.',
+    },
+    logMessage: 'dashboard failed',
+    render: (_request, reply, answer) => html(reply.headers(answer.headers), answer.status,
+      answer.status < 500 ? loginPage('The request could not be read.') : `<!doctype html><title>kigo dashboard</title><p>${escapeHtml(answer.message)}</p>`),
   })
 
   const { sessions } = options

@@ -8,7 +8,6 @@ import type { AuditStore } from '../audit/store.js'
 import { userIdPattern } from '../domain/identifiers.js'
 import { isoSeconds } from '../policy/time.js'
 import type { UserLocks } from '../throttle/user-locks.js'
-import { sendOperatorError } from './policy-api.js'
 
 export interface LocksApiOptions {
   locks: Pick<UserLocks, 'store' | 'refresh'>
@@ -40,7 +39,6 @@ function reasonOf(body: unknown): string {
 }
 
 export async function locksApi(app: FastifyInstance, options: LocksApiOptions): Promise<void> {
-  app.setErrorHandler((err, request, reply) => sendOperatorError(request, reply, err))
   const record = async (request: { ip: string; log: FastifyInstance['log'] }, action: string, target: string, before: unknown, after: unknown) => {
     await options.audit?.record({ kind: 'user', action, target, before, after, address: request.ip })
       .catch((err: Error) => request.log.error({ err: { message: err.message }, action, target }, 'audit record failed'))

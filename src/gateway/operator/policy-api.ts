@@ -1,9 +1,9 @@
 // GET/PUT /admin/policy (docs/gateway.md#the-migration-policy, docs/gateway.md#the-operator-api-and-dashboard): the migration policy of the legacy methods,
 // as stored and as in effect now. PUT replaces the policy of each method it names;
 // every gateway applies it within one poll of the store (5 s by default).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { Compile } from '../../common/typebox.js'
-import { ApiError, errors, failureResponse, type FailureWording } from '../../common/errors.js'
+import { ApiError } from '../../common/errors.js'
 import { nextWindow } from '../policy/evaluate.js'
 import { policyOutlook } from '../policy/outlook.js'
 import { InvalidPolicy } from '../policy/normalize.js'
@@ -21,27 +21,6 @@ export interface PolicyApiOptions {
 }
 
 const checkUpdate = Compile(PolicyUpdateSchema)
-
-/**
- * The operator API's error answer ({"error":{status,code,message}}) for the policy and
- * usage routes: Fastify's own 4xx (bad JSON, wrong media type) keep their status; a store
- * that cannot be reached is 503 (docs/operations.md#dependability); anything else is a 500 without detail.
- */
-export function sendOperatorError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
-  const e = failureResponse(err, operatorWording)
-  if (e.status >= 500 && !(err instanceof ApiError)) request.log.error({ err: { message: (err as Error).message, name: (err as Error).name } }, 'operator request failed')
-  return reply.code(e.status).headers(e.headers).header('cache-control', 'no-store')
-    .send({ error: { status: e.status, code: e.code, message: e.message } })
-}
-
-const operatorWording: FailureWording = {
-  request: (f) => {
-    const code = f.reason === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported_media_type' : /JSON/.test(f.message) ? 'invalid_json' : 'bad_request'
-    return new ApiError(f.status, code, code === 'invalid_json' ? 'The request body is not valid JSON' : f.message)
-  },
-  unavailable: () => errors.unavailable('store_unavailable', 'The gateway store is unavailable; try again shortly'),
-  internalMessage: 'Internal error',
-}
 
 /** A method's policy, stored fields first, then what is in effect at `now`. */
 export function methodPolicyView(p: MethodPolicy, now: number) {
@@ -82,7 +61,6 @@ export function policyView(policies: Policies, now: number, guideUrl: string) {
 export async function policyApi(app: FastifyInstance, options: PolicyApiOptions): Promise<void> {
   const { policy } = options
   const now = options.now ?? Date.now
-  app.setErrorHandler((err, request, reply) => sendOperatorError(request, reply, err))
 
   app.get('/admin/policy', async (_request, reply) => {
     return reply.header('cache-control', 'no-store').send(policyView(policy.current(), now(), policy.guideUrl))

@@ -4,7 +4,6 @@
 // session and keeps working.
 import type { FastifyInstance } from 'fastify'
 import type { AuditStore } from '../audit/store.js'
-import { sendOperatorError } from './policy-api.js'
 import type { OperatorSessionStore } from './session-store.js'
 
 export interface SessionsApiOptions {
@@ -14,7 +13,6 @@ export interface SessionsApiOptions {
 }
 
 export async function sessionsApi(app: FastifyInstance, options: SessionsApiOptions): Promise<void> {
-  app.setErrorHandler((err, request, reply) => sendOperatorError(request, reply, err))
 
   app.post('/admin/sessions/revoke', async (request, reply) => {
     const revoked = await options.sessions.revokeAll(options.now())

@@ -10,7 +10,6 @@ import type { FastifyInstance } from 'fastify'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
 import { usageCsv, usageReport, usageReportFields, usageSortKeys, type UsageQuery, type UsageReportRow, type UsageSortKey } from './usage-report.js'
-import { sendOperatorError } from './policy-api.js'
 import { queryFilters } from './query-filters.js'
 
 export interface UsageApiOptions {
@@ -31,8 +30,6 @@ export function usageReportView(r: UsageReportRow) {
 
 
 export async function usageApi(app: FastifyInstance, options: UsageApiOptions): Promise<void> {
-  app.setErrorHandler((err, request, reply) => sendOperatorError(request, reply, err))
-
   /** The report query from the query string; 400 naming the parameter for a bad one. */
   function readQuery(query: Record<string, unknown>): UsageQuery {
     const filters = queryFilters(query, allowedParams)

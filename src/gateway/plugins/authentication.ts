@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../common/config.js'
-import { errors } from '../../common/errors.js'
+import { classifyFailure, errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { withDeadline } from '../../common/deadline.js'
 import { createAuthenticator, type AuthDecision } from '../auth/authenticate.js'
 import { readStreamedBody } from '../auth/read-body.js'
@@ -108,6 +108,12 @@ export function repeatedCredentialHeader(rawHeaders: string[]): string | null {
   return authorization > 1 ? 'Authorization' : wsse > 1 ? 'X-WSSE' : null
 }
 
+/** A verification that could not finish, as the classifier reads it. */
+const verificationWording: FailureWording = {
+  unavailable: () => errors.unavailable('store_unavailable', 'Credentials cannot be checked right now; try again shortly'),
+  internalMessage: 'Internal error',
+}
+
 async function authentication(app: FastifyInstance, deps: AuthenticationOptions): Promise<void> {
   const { config, metrics } = deps
   const now = deps.now ?? Date.now
@@ -159,8 +165,11 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
         // in time: docs/operations.md#dependability says 503, counted (outcome "unavailable"), and recovery without
         // restart (nothing here is cached on failure). The outage itself is logged once, where
         // it starts and ends (dependency-watch.ts); each request's line says "unavailable".
-        request.log.debug({ err: { message: err.message, name: err.name } }, 'authentication dependency failed')
-        return record(request, authReq, started, { ok: false, method: 'none', outcome: 'unavailable', error: errors.unavailable('store_unavailable', 'Credentials cannot be checked right now; try again shortly') })
+        // Anything else thrown here is kigo's own fault: a 500, logged with its stack.
+        const error = failureResponse(err, verificationWording)
+        if (classifyFailure(err).kind === 'fault') request.log.error({ err }, 'authentication failed')
+        else request.log.debug({ err: { message: err.message, name: err.name } }, 'authentication dependency failed')
+        return record(request, authReq, started, { ok: false, method: 'none', outcome: 'unavailable', error })
       },
     )
   })

@@ -1,10 +1,12 @@
-// The public gateway's one error handler: whatever a route throws is answered from the
-// error catalogue (docs/api.md#errors) in the request's format; a 5xx's detail stays in the log.
-import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, errors, failureResponse, type FailureWording } from '../../common/errors.js'
+// The public gateway's error answers (docs/api.md#errors): the catalogue's error in the
+// request's format, and the gateway's wording of the failures it classifies. The app
+// registers them with the error-answers plugin (src/common/error-answers.ts).
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { errors, type ApiError, type FailureWording } from '../../common/errors.js'
 import { formatOfPath, renderError } from '../../common/formats.js'
 import { closeAfterAnswer } from '../../common/linger.js'
+import { sendPage } from '../provider/html.js'
+import { messagePage } from '../provider/pages.js'
 
 /** Sends an ApiError in the request's format (docs/api.md#errors). */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
@@ -26,7 +28,7 @@ function callbackOf(request: FastifyRequest): string | undefined {
 }
 
 /** What the public gateway's own routes throw, in the error catalogue. */
-const gatewayWording: FailureWording = {
+export const gatewayWording: FailureWording = {
   request: (f) => {
     if (f.reason === 'URIError') return errors.badRequest('bad_request', 'The request URL is not validly percent-encoded')
     if (f.status === 413) return errors.tooLarge('body_too_large', 'The request body is too large')
@@ -36,14 +38,12 @@ const gatewayWording: FailureWording = {
   internalMessage: 'Internal error',
 }
 
-async function gatewayErrors(app: FastifyInstance): Promise<void> {
-  // A method no route has (TRACE, PROPFIND…): kigo's 404, not Fastify's default body.
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, errors.notFound()))
-  app.setErrorHandler((err: Error, request, reply) => {
-    const apiError = failureResponse(err, gatewayWording)
-    if (apiError.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'gateway error')
-    return sendError(request, reply, apiError)
-  })
+/**
+ * A failure on an account page (docs/gateway.md#the-oauth-provider-and-the-account-pages),
+ * as a page: a 4xx says what was wrong, a 5xx only to try again (its detail is in the log).
+ */
+export function sendErrorPage(reply: FastifyReply, answer: ApiError, page: (title: string, message: string) => string = (title, message) => messagePage({ title, message })): FastifyReply {
+  for (const [k, v] of Object.entries(answer.headers)) void reply.header(k, v)
+  const failed = answer.status >= 500
+  return sendPage(reply, answer.status, page(failed ? 'Try again shortly' : 'Bad request', failed ? 'kigo cannot answer right now. Try again in a moment.' : answer.message))
 }
-
-export default fp(gatewayErrors, { name: 'kigo-gateway-errors', fastify: '5.x' })

@@ -112,5 +112,5 @@ async function forwarding(app: FastifyInstance, { config, coreWatch }: Forwardin
 export default fp(forwarding, {
   name: 'kigo-forwarding',
   fastify: '5.x',
-  dependencies: ['kigo-body-parsers', 'kigo-gateway-errors', 'kigo-request-log', 'kigo-origin', 'kigo-authentication'],
+  dependencies: ['kigo-body-parsers', 'kigo-error-answers', 'kigo-request-log', 'kigo-origin', 'kigo-authentication'],
 })

@@ -64,4 +64,4 @@ async function origin(app: FastifyInstance, { config }: OriginOptions): Promise<
   app.decorate('publicOrigin', (request: FastifyRequest): PublicOrigin => (request.origin ??= read(request)))
 }
 
-export default fp(origin, { name: 'kigo-origin', fastify: '5.x', dependencies: ['kigo-gateway-errors'] })
+export default fp(origin, { name: 'kigo-origin', fastify: '5.x', dependencies: ['kigo-error-answers'] })

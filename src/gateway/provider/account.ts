@@ -6,6 +6,7 @@
 // a confirmation page, whose button posts again with it (no script). The user's own
 // changes go to the audit trail as `account.*` actions (docs/operations.md#the-audit-trail).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'
 import { type User } from '../store/types.js'
@@ -38,6 +39,12 @@ const notices: Record<string, string> = {
   email: 'Your contact e-mail was saved.',
   password_reset: 'Your password was set. Sign in with the new one; you were signed out everywhere.',
   oidc_revoked: 'The site’s access was revoked. Signing in there again asks you first.',
+}
+
+/** A reset mail the SMTP server did not take (MailUnavailable) is a 503; anything else a 500. */
+const mailWording: FailureWording = {
+  unavailable: () => errors.unavailable('service_unavailable', 'The mail could not be sent right now. Try again later, or ask the operator.'),
+  internalMessage: 'The mail could not be sent. Ask the operator.',
 }
 
 export function registerAccount(app: FastifyInstance, ctx: ProviderContext): void {
@@ -210,7 +217,8 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
         })
       } catch (err) {
         request.log.error({ err: { message: (err as Error).message } }, 'password reset mail not sent')
-        return sendPage(reply, 503, forgotByMailPage({ csrfToken: session!.csrfToken, error: 'The mail could not be sent right now. Try again later, or ask the operator.' }))
+        const answer = failureResponse(err, mailWording)
+        return sendPage(reply.headers(answer.headers), answer.status, forgotByMailPage({ csrfToken: session!.csrfToken, error: answer.message }))
       }
     }
     return sendPage(reply, 200, forgotByMailPage({ csrfToken: session!.csrfToken, sent: { minutes: Math.round(reset.ttlSeconds / 60) } }))

@@ -40,12 +40,21 @@ export interface Mailer {
   send(message: { to: string; subject: string; text: string }): Promise<void>
 }
 
+/** The SMTP server could not be reached or did not take the mail: a dependency's failure (common/errors.ts). */
+export class MailUnavailable extends Error {
+  override name = 'MailUnavailable'
+}
+
 /** Mail through the SMTP server of `smtpUrl` (smtp:// or smtps://, credentials in the URL). */
 export function smtpMailer(smtpUrl: string, from: string): Mailer {
   const transport = nodemailer.createTransport(smtpUrl)
   return {
     async send(message) {
-      await transport.sendMail({ from, ...message })
+      try {
+        await transport.sendMail({ from, ...message })
+      } catch (err) {
+        throw new MailUnavailable(`mail not sent: ${(err as Error).message}`, { cause: err })
+      }
     },
   }
 }

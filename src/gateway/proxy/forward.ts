@@ -311,7 +311,7 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
     if (clientGone(request, reply)) {
       // The client went away mid-request (an aborted upload): theirs to retry, not ours.
       request.log.info({ error: err.message, code: err.code }, 'client closed the request before the core answered')
-    } else if (apiError.status === 503) opts.watch?.failed(err)
+    } else if (apiError.code === 'upstream_unavailable') opts.watch?.failed(err)
     else request.log.warn({ error: err.message, code: err.code }, 'upstream failed')
     if (!reply.sent) void reply.send(apiError)
   }

@@ -11,6 +11,8 @@ import { adminApi, type AdminChange } from '../../../src/gateway/operator/admin-
 import { gatewayMigrations } from '../../../src/gateway/schema.js'
 import { openIdentityStore } from '../../../src/gateway/store/index.js'
 import type { IdentityStore } from '../../../src/gateway/store/types.js'
+import errorAnswers from '../../../src/common/error-answers.js'
+import { operatorErrors } from '../../../src/gateway/operator/errors.js'
 
 const adminToken = randomBytes(24).toString('base64url')
 const auth = { authorization: `Bearer ${adminToken}` }
@@ -24,6 +26,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kigo-admin-api-'))
   store = await openIdentityStore({ migrations: gatewayMigrations, dataDir: dir, secretKey: randomBytes(32).toString('base64') })
   app = Fastify()
+  await app.register(errorAnswers, operatorErrors)
   await app.register(adminAuth, { adminToken })
   await app.register(adminApi, { store, onChange: (c) => changes.push(c) })
   app.get('/healthz', async () => ({ ok: true }))
@@ -454,6 +457,7 @@ describe('store unavailable', () => {
     const otherDir = mkdtempSync(join(tmpdir(), 'kigo-admin-api-down-'))
     const down = await openIdentityStore({ migrations: gatewayMigrations, dataDir: otherDir, secretKey: randomBytes(32).toString('base64') })
     const downApp = Fastify()
+    await downApp.register(errorAnswers, operatorErrors)
     await downApp.register(adminAuth, { adminToken })
     await downApp.register(adminApi, { store: down })
     await down.close()

@@ -277,6 +277,10 @@ export async function runScale(s: ScaleSettings, log: (line: string) => void, ex
         } finally {
           await core.stop()
         }
+      } catch (err) {
+        // The embedded figures are beside the point of the run: a failure is reported, not fatal.
+        log(`  the embedded engine at ${name} failed: ${(err as Error).message}`)
+        merge(results, { embedded_error: { [name]: (err as Error).message.slice(0, 500) } })
       } finally {
         rmSync(dataDir, { recursive: true, force: true })
       }

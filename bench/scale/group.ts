@@ -15,7 +15,7 @@ import { openDb, type Db } from '../../src/common/sql.js'
 import { migrations } from '../../src/core/store/migrations.js'
 import { SqlContentStore } from '../../src/core/store/sql-content-store.js'
 import { runPaced } from '../paced-load.js'
-import { freePort, spawnApp, stopAll, waitReady, type AppProcess } from '../processes.js'
+import { freePort, killAllNow, spawnApp, stopAll, waitReady, type AppProcess } from '../processes.js'
 import type { Settings } from '../settings.js'
 import { productionNodeFlags } from '../topology.js'
 import { scaleOperations, type ScaleOperation, type Windows } from './operations.js'
@@ -324,6 +324,9 @@ export function scaleTable(results: Record<string, unknown>): string {
  * 1 when a request failed or the run broke off.
  */
 export async function runScaleBench(s: Settings, databaseUrl: string, log: (line: string) => void): Promise<number> {
+  // The core started for a size is stopped however the run ends (Ctrl-C included).
+  process.once('exit', killAllNow)
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopAll().finally(() => process.exit(130)))
   try {
     const { results, explainFile } = await runScale(
       { ...scaleDefaults, sizes: s.scaleSizes, keep: s.keepScaleData, seconds: s.scaleSeconds, baseDatabaseUrl: databaseUrl },

@@ -22,6 +22,7 @@ import { findNginx } from './nginx.js'
 import { commandCpuDeltaMs, commandCpuMs, cpuMs, descendants, killAllNow, machineBusyMs, sampleRss, stopAll, type AppProcess } from './processes.js'
 import { formatReport, judgedRatio, median, pairedRatio, ratios, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type JudgedFigure, type WindowMeasurement } from './report.js'
 import { aloneNames, coreNames, fixedRateNames, latencyNames, requestSource, scenarioNames, scenarios, type AnyScenario, type Fixture, type Target } from './scenarios.js'
+import { runScaleBench } from './scale/group.js'
 import { seed } from './seed.js'
 import { checkPublicTimeline } from './timeline-check.js'
 import { seedTimeline } from './timeline-seed.js'
@@ -67,6 +68,7 @@ async function main(): Promise<number> {
     return 2
   }
   const databaseUrl = process.env.DATABASE_URL ?? defaultDatabaseUrl
+  if (s.only?.includes('scale')) return runScaleBench(s, databaseUrl, log)
   const redisUrl = process.env.REDIS_URL ?? defaultRedisUrl
 
   let database: { url: string; drop(): Promise<void> } | undefined

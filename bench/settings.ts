@@ -33,6 +33,12 @@ export interface Settings {
    * (profiling); ratios need all of a group.
    */
   only?: string[]
+  /** The `scale` group's sizes (`--only scale`; docs/performance.md#scale). */
+  scaleSizes: Array<'S' | 'M' | 'L'>
+  /** Keep the scale group's databases, and reuse those seeded at the same version. */
+  keepScaleData: boolean
+  /** Seconds each operation of the scale group is timed at each size (--duration; 8). */
+  scaleSeconds: number
 }
 
 /** The full run's defaults, for the settings below and for --help. */
@@ -45,7 +51,9 @@ const commandLine = {
   duration: { value: 'S', help: `seconds per scenario and round (${fullDefaults.duration})` },
   slice: { value: 'S', help: `seconds per interleaved slice; divides --duration (${fullDefaults.slice})` },
   connections: { value: 'N', help: `client connections of the closed-loop load (${fullDefaults.connections})` },
-  only: { value: 'LIST', help: 'groups (embedded, alone, latency, core, whole) or scenario names, comma-separated' },
+  only: { value: 'LIST', help: 'groups (embedded, alone, latency, core, whole; scale alone) or scenario names, comma-separated' },
+  'scale-sizes': { value: 'LIST', help: 'the scale group\'s store sizes, of S, M, L (S,M,L)' },
+  'keep-scale-data': { value: '', help: 'keep the scale group\'s databases kigo_scale_*, and reuse them when seeded at the same version' },
   profile: { value: 'DIR', help: 'CPU profiles of the core, the gateways, the anchors and the gateway-alone floor, written to DIR' },
   out: { value: 'FILE', help: `results JSON (${fullDefaults.out})` },
   help: { value: '', help: 'this text' },
@@ -70,6 +78,11 @@ export function settingsFrom(argv: string[]): Settings | null {
     return Number(v)
   }
   const durationSeconds = int('duration', values.duration, quick ? 2 : fullDefaults.duration)
+  const only = values.only?.split(',').map((n) => n.trim())
+  if (only?.includes('scale') && only.length > 1) throw new Error('--only scale: the scale group runs alone')
+  const scaleSizes = (values['scale-sizes'] ?? 'S,M,L').split(',').map((n) => n.trim().toUpperCase())
+  const badSize = scaleSizes.find((n) => !['S', 'M', 'L'].includes(n))
+  if (badSize !== undefined) throw new Error(`--scale-sizes: expected sizes of S, M, L, got ${JSON.stringify(badSize)}`)
   const sliceSeconds = Math.min(durationSeconds, int('slice', values.slice, quick ? durationSeconds : fullDefaults.slice))
   if (durationSeconds % sliceSeconds !== 0) throw new Error(`--slice ${sliceSeconds} must divide --duration ${durationSeconds}`)
   return {
@@ -89,7 +102,10 @@ export function settingsFrom(argv: string[]): Settings | null {
     embeddedSettleMs: quick ? 2000 : 15_000,
     out: resolve(values.out ?? fullDefaults.out),
     ...(values.profile ? { profileDir: resolve(values.profile) } : {}),
-    ...(values.only ? { only: values.only.split(',').map((n) => n.trim()) } : {}),
+    ...(only ? { only } : {}),
+    scaleSizes: scaleSizes as Settings['scaleSizes'],
+    keepScaleData: values['keep-scale-data'] === true,
+    scaleSeconds: int('duration', values.duration, 8),
   }
 }
 

@@ -344,8 +344,9 @@ async function openEmbedded(dataDir: string): Promise<Db> {
   let entry = shared.get(dir)
   if (!entry) {
     mkdirSync(dir, { recursive: true, mode: 0o700 })
-    const { PGlite } = await import('@electric-sql/pglite')
-    const db = PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...embeddedMemorySettings] })
+    const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')])
+    // pg_trgm: the core's keyword substring index (src/core/store/migrations.ts, version 3).
+    const db = PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...embeddedMemorySettings], extensions: { pg_trgm } })
     entry = { db, users: 0 }
     shared.set(dir, entry)
   }

@@ -130,4 +130,71 @@ CREATE INDEX entries_album_keyword ON kigo_core.entries (keyword, id DESC) WHERE
 CREATE INDEX entries_created_at ON kigo_core.entries (created_at);
 `,
   },
+  {
+    version: 3,
+    name: 'maintained counts, keyword substring index',
+    sql: `
+-- docs/performance.md#scale: counts a page shows (an author's followers, a keyword's
+-- entries and followers) are kept up to date by triggers, so reading one is a key
+-- lookup however many follows or entries there are. Bodies stay on one line: migrate
+-- splits statements at a semicolon that ends a line.
+ALTER TABLE kigo_core.users ADD COLUMN followers_count integer NOT NULL DEFAULT 0;
+
+ALTER TABLE kigo_core.keywords ADD COLUMN entry_count integer NOT NULL DEFAULT 0;
+
+ALTER TABLE kigo_core.keywords ADD COLUMN followers_count integer NOT NULL DEFAULT 0;
+
+UPDATE kigo_core.users u SET followers_count = f.n
+FROM (SELECT followee, count(*)::int AS n FROM kigo_core.user_follows GROUP BY followee) f WHERE f.followee = u.id;
+
+UPDATE kigo_core.keywords k SET entry_count = e.n
+FROM (SELECT keyword, count(*)::int AS n FROM kigo_core.entries GROUP BY keyword) e WHERE e.keyword = k.word;
+
+UPDATE kigo_core.keywords k SET followers_count = f.n
+FROM (SELECT word, count(*)::int AS n FROM kigo_core.keyword_follows GROUP BY word) f WHERE f.word = k.word;
+
+-- Statement-level triggers over the transition tables: one update per user or keyword a
+-- statement touches, however many rows it writes.
+CREATE FUNCTION kigo_core.count_user_follows() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN IF TG_OP = 'INSERT' THEN UPDATE kigo_core.users u SET followers_count = u.followers_count + d.n FROM (SELECT followee, count(*)::int AS n FROM new_rows GROUP BY followee) d WHERE u.id = d.followee; ELSE UPDATE kigo_core.users u SET followers_count = u.followers_count - d.n FROM (SELECT followee, count(*)::int AS n FROM old_rows GROUP BY followee) d WHERE u.id = d.followee; END IF; RETURN NULL; END
+$$;
+
+CREATE TRIGGER user_follows_count_insert AFTER INSERT ON kigo_core.user_follows
+REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kigo_core.count_user_follows();
+
+CREATE TRIGGER user_follows_count_delete AFTER DELETE ON kigo_core.user_follows
+REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION kigo_core.count_user_follows();
+
+CREATE FUNCTION kigo_core.count_keyword_follows() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN IF TG_OP = 'INSERT' THEN UPDATE kigo_core.keywords k SET followers_count = k.followers_count + d.n FROM (SELECT word, count(*)::int AS n FROM new_rows GROUP BY word) d WHERE k.word = d.word; ELSE UPDATE kigo_core.keywords k SET followers_count = k.followers_count - d.n FROM (SELECT word, count(*)::int AS n FROM old_rows GROUP BY word) d WHERE k.word = d.word; END IF; RETURN NULL; END
+$$;
+
+CREATE TRIGGER keyword_follows_count_insert AFTER INSERT ON kigo_core.keyword_follows
+REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kigo_core.count_keyword_follows();
+
+CREATE TRIGGER keyword_follows_count_delete AFTER DELETE ON kigo_core.keyword_follows
+REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION kigo_core.count_keyword_follows();
+
+CREATE FUNCTION kigo_core.count_keyword_entries() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN IF TG_OP IN ('DELETE', 'UPDATE') THEN UPDATE kigo_core.keywords k SET entry_count = k.entry_count - d.n FROM (SELECT keyword, count(*)::int AS n FROM old_rows GROUP BY keyword) d WHERE k.word = d.keyword; END IF; IF TG_OP IN ('INSERT', 'UPDATE') THEN UPDATE kigo_core.keywords k SET entry_count = k.entry_count + d.n FROM (SELECT keyword, count(*)::int AS n FROM new_rows GROUP BY keyword) d WHERE k.word = d.keyword; END IF; RETURN NULL; END
+$$;
+
+CREATE TRIGGER entries_keyword_count_insert AFTER INSERT ON kigo_core.entries
+REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kigo_core.count_keyword_entries();
+
+CREATE TRIGGER entries_keyword_count_delete AFTER DELETE ON kigo_core.entries
+REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION kigo_core.count_keyword_entries();
+
+CREATE TRIGGER entries_keyword_count_update AFTER UPDATE ON kigo_core.entries
+REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kigo_core.count_keyword_entries();
+
+-- keywords/list: by entry count without a filter; with one, a substring of the
+-- lower-cased word through a trigram index (docs/api.md#keywords).
+CREATE INDEX keywords_entry_count ON kigo_core.keywords (entry_count DESC, word);
+
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+
+CREATE INDEX keywords_word_trgm ON kigo_core.keywords USING gin (lower(word) gin_trgm_ops);
+`,
+  },
 ]

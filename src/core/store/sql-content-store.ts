@@ -49,7 +49,7 @@ interface PhotoRecord {
 /** An entry row's columns from `e`, with the author's name taken from `authorName`. */
 const entryColumnsWith = (authorName: string) => `e.id::text AS id, e.author, ${authorName} AS author_name, e.keyword, e.body, e.source, e.deployment,
   e.in_reply_to_status_id::text AS in_reply_to_status_id, e.in_reply_to_user_id, e.created_at,
-  (SELECT count(*)::int FROM kigo_core.user_follows uf WHERE uf.followee = e.author) AS author_followers`
+  (SELECT uf.followers_count FROM kigo_core.users uf WHERE uf.id = e.author) AS author_followers`
 
 const entryColumns = entryColumnsWith('u.name')
 
@@ -71,12 +71,18 @@ const photoColumns = `id::text AS id, user_id, content_type, ext, title, folder,
 
 const maxBigint = 9223372036854775807n
 
+/** The antenna of the user `$u` (a parameter's placeholder): entries by the users and on the keywords the user follows, and the user's own. */
+const antennaFilter = (u: string) => `(e.author = ANY (ARRAY(SELECT followee FROM kigo_core.user_follows WHERE follower = ${u}) || ${u}::text)
+        OR e.keyword = ANY (ARRAY(SELECT word FROM kigo_core.keyword_follows WHERE user_id = ${u})))`
+
+/** sort=hot ranks this many of the source's newest entries in the window (docs/api.md#timelines). */
+export const hotCandidates = 1000
+
 /** An ID the bigint columns can hold; anything else names no row, so callers get null. */
 function isRowId(id: string): boolean {
   return /^[0-9]{1,19}$/.test(id) && BigInt(id) <= maxBigint
 }
 
-const followersOf = (userColumn: string) => `(SELECT count(*)::int FROM kigo_core.user_follows f2 WHERE f2.followee = ${userColumn})`
 
 function toUser(r: { id: string; name: string; followers_count: number }): UserWithFollowers {
   return { id: r.id, name: r.name, followersCount: Number(r.followers_count) }
@@ -89,10 +95,8 @@ interface KeywordRecord {
   related: string[]
 }
 
-/** A Keyword's columns from `k` (a row with `word`). */
-const keywordColumns = `k.word,
-  (SELECT count(*)::int FROM kigo_core.entries e WHERE e.keyword = k.word) AS entry_count,
-  (SELECT count(*)::int FROM kigo_core.keyword_follows f WHERE f.word = k.word) AS followers_count,
+/** A Keyword's columns from `k`, a row of kigo_core.keywords (its counts are kept by triggers, migrations.ts). */
+const keywordColumns = `k.word, k.entry_count, k.followers_count,
   ARRAY(SELECT r.word2 FROM kigo_core.keyword_relations r WHERE r.word1 = k.word ORDER BY r.word2) AS related`
 
 function toKeyword(r: KeywordRecord): KeywordRow {
@@ -343,26 +347,62 @@ export class SqlContentStore implements ContentStore {
     else if (src.kind === 'keyword') where.push(`e.keyword = ${p(src.word)}`)
     else if (src.kind === 'user') where.push(`e.author = ${p(src.userId)}`)
     else if (src.kind === 'friends') {
-      const u = p(src.userId)
-      where.push(`(e.author = ANY (ARRAY(SELECT followee FROM kigo_core.user_follows WHERE follower = ${u}) || ${u}::text)
-        OR e.keyword = ANY (ARRAY(SELECT word FROM kigo_core.keyword_follows WHERE user_id = ${u})))`)
+      where.push(antennaFilter(p(src.userId)))
+      const from = await this.antennaFrom(src.userId, q.maxId, q.sort === 'hot' ? hotCandidates : q.page * q.count)
+      if (from !== null) where.push(`e.id >= ${p(from)}::bigint`)
     } else {
       where.push('e.has_photos')
       if (src.word !== null) where.push(`e.keyword = ${p(src.word)}`)
     }
     if (q.since) where.push(`e.created_at >= ${p(q.since)}`)
     if (q.maxId !== null) where.push(`e.id <= ${p(q.maxId)}::bigint`)
-    let order = 'e.id DESC'
+    let sql: string
     if (q.sort === 'hot') {
-      where.push(`e.created_at >= ${p(q.hotSince)}`)
-      order = '(SELECT count(*) FROM kigo_core.stars s WHERE s.entry_id = e.id) DESC, e.id DESC'
+      // docs/api.md#timelines: the source's newest `hotCandidates` entries of the window,
+      // most stars first. The window's first entry (entries_created_at) bounds the ID
+      // range, so the source's index is read from its newest entry down to at most that
+      // many, and stars are counted for those only, however long the window is.
+      const since = p(q.hotSince)
+      where.push(
+        `e.created_at >= ${since}`,
+        `e.id >= (SELECT w.id FROM kigo_core.entries w WHERE w.created_at >= ${since} ORDER BY w.created_at LIMIT 1)`,
+      )
+      sql = `SELECT ${entryColumns} FROM (
+         SELECT e.*, (SELECT count(*) FROM kigo_core.stars s WHERE s.entry_id = e.id) AS star_count
+         FROM kigo_core.entries e WHERE ${where.join(' AND ')} ORDER BY e.id DESC LIMIT ${hotCandidates}) e
+       JOIN kigo_core.users u ON u.id = e.author
+       ORDER BY e.star_count DESC, e.id DESC`
+    } else {
+      sql = `SELECT ${entryColumns} FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author
+       WHERE ${where.join(' AND ')} ORDER BY e.id DESC`
     }
-    const rows = await this.db.query<EntryRecord>(
-      `SELECT ${entryColumns} FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author
-       WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${p(q.count)} OFFSET ${p((q.page - 1) * q.count)}`,
-      params,
-    )
+    const rows = await this.db.query<EntryRecord>(`${sql} LIMIT ${p(q.count)} OFFSET ${p((q.page - 1) * q.count)}`, params)
     return this.pageOf(rows.map(toEntry), viewer)
+  }
+
+  /**
+   * The antenna's lowest ID a page can need: the ID of the `needed`-th newest entry of
+   * the antenna at or below `maxId`, or null when it has fewer. Found in ID ranges below
+   * the newest entry that grow eightfold (from 8 × `needed`), each read through the author
+   * and keyword indexes with the range as a bound: a heavy follower's antenna is not read
+   * whole for a page of its newest entries, and a sparse one costs a few index probes a
+   * range (docs/performance.md#scale).
+   */
+  private async antennaFrom(userId: string, maxId: string | null, needed: number): Promise<string | null> {
+    const newest = maxId ?? (await this.db.query<{ id: string | null }>('SELECT max(id)::text AS id FROM kigo_core.entries'))[0]?.id ?? null
+    if (newest === null) return null
+    const hi = BigInt(newest)
+    for (let span = BigInt(needed) * 8n; ; span *= 8n) {
+      const lo = hi - span
+      const rows = await this.db.query<{ id: string }>(
+        `SELECT e.id::text AS id FROM kigo_core.entries e
+         WHERE ${antennaFilter('$1')} AND e.id > $2::bigint AND e.id <= $3::bigint
+         ORDER BY e.id DESC LIMIT 1 OFFSET $4`,
+        [userId, lo.toString(), hi.toString(), needed - 1],
+      )
+      if (rows[0]) return rows[0].id
+      if (lo <= 0n) return null
+    }
   }
 
   /** Replies of the entries `ids`, oldest first, at most 100 each. */
@@ -404,7 +444,7 @@ export class SqlContentStore implements ContentStore {
         [all.map((e) => e.id), viewer],
       ),
       this.db.query<{ id: string; n: number }>(
-        'SELECT followee AS id, count(*)::int AS n FROM kigo_core.user_follows WHERE followee = ANY ($1::text[]) GROUP BY followee',
+        'SELECT id, followers_count AS n FROM kigo_core.users WHERE id = ANY ($1::text[])',
         [[...new Set(all.map((e) => e.authorId))]],
       ),
     ])
@@ -419,7 +459,7 @@ export class SqlContentStore implements ContentStore {
 
   async getUserWithFollowers(id: string): Promise<UserWithFollowers | null> {
     const rows = await this.db.query<{ id: string; name: string; followers_count: number }>(
-      `SELECT u.id, u.name, ${followersOf('u.id')} AS followers_count FROM kigo_core.users u WHERE u.id = $1`,
+      'SELECT u.id, u.name, u.followers_count FROM kigo_core.users u WHERE u.id = $1',
       [id],
     )
     return rows[0] ? toUser(rows[0]) : null
@@ -447,7 +487,7 @@ export class SqlContentStore implements ContentStore {
   async follows(userId: string, direction: 'friends' | 'followers', limit: number, offset: number): Promise<UserWithFollowers[]> {
     const [mine, other] = direction === 'friends' ? ['follower', 'followee'] : ['followee', 'follower']
     const rows = await this.db.query<{ id: string; name: string; followers_count: number }>(
-      `SELECT u.id, u.name, ${followersOf('u.id')} AS followers_count
+      `SELECT u.id, u.name, u.followers_count
        FROM kigo_core.user_follows f JOIN kigo_core.users u ON u.id = f.${other}
        WHERE f.${mine} = $1 ORDER BY f.created DESC, u.id LIMIT $2 OFFSET $3`,
       [userId, limit, offset],
@@ -468,20 +508,30 @@ export class SqlContentStore implements ContentStore {
       `SELECT ${keywordColumns} FROM (
          SELECT e.keyword AS word, count(*) AS recent FROM kigo_core.entries e
          WHERE e.created_at >= $1 AND e.keyword NOT LIKE 'id:%' GROUP BY e.keyword
-         ORDER BY recent DESC, e.keyword LIMIT $2) k
-       ORDER BY k.recent DESC, k.word`,
+         ORDER BY recent DESC, e.keyword LIMIT $2) h JOIN kigo_core.keywords k ON k.word = h.word
+       ORDER BY h.recent DESC, k.word`,
       [since, limit],
     )
     return rows.map(toKeyword)
   }
 
   async listKeywords(filter: string | null, limit: number, offset: number): Promise<KeywordRow[]> {
-    const rows = await this.db.query<KeywordRecord>(
-      `SELECT * FROM (SELECT ${keywordColumns} FROM kigo_core.keywords k
-         WHERE $1::text IS NULL OR strpos(lower(k.word), lower($1::text)) > 0) k
-       ORDER BY k.entry_count DESC, k.word LIMIT $2 OFFSET $3`,
-      [filter, limit, offset],
-    )
+    // Two statements, not one with `$1 IS NULL OR …`: a prepared statement's generic plan
+    // could then use neither index. The filter is a substring of the lower-cased word, as a
+    // LIKE pattern with its own wildcards escaped, so keywords_word_trgm answers it;
+    // keywords_entry_count gives the order.
+    const rows =
+      filter === null
+        ? await this.db.query<KeywordRecord>(
+            `SELECT ${keywordColumns} FROM kigo_core.keywords k ORDER BY k.entry_count DESC, k.word LIMIT $1 OFFSET $2`,
+            [limit, offset],
+          )
+        : await this.db.query<KeywordRecord>(
+            `SELECT ${keywordColumns} FROM kigo_core.keywords k
+             WHERE lower(k.word) LIKE '%' || lower($1::text) || '%'
+             ORDER BY k.entry_count DESC, k.word LIMIT $2 OFFSET $3`,
+            [filter.replace(/[\\%_]/g, '\\$&'), limit, offset],
+          )
     return rows.map(toKeyword)
   }
 

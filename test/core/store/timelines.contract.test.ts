@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { migrate, openDb, type Db } from '../../../src/common/sql.js'
 import { coreSchema, migrations } from '../../../src/core/store/migrations.js'
-import { SqlContentStore } from '../../../src/core/store/sql-content-store.js'
+import { hotCandidates, SqlContentStore } from '../../../src/core/store/sql-content-store.js'
 import type { TimelineQuery, TimelineSource } from '../../../src/core/store/types.js'
 import { describeBackends, storageBackends } from '../../helpers/backends.js'
 
@@ -49,6 +49,11 @@ describeBackends('timelines', backends, (backend) => {
       FROM generate_series(1, 100000) i`)
     await db.query(`INSERT INTO kigo_core.user_follows (follower, followee) VALUES ('u1', 'u2'), ('u1', 'u3'), ('u3', 'u2')`)
     await db.query(`INSERT INTO kigo_core.keyword_follows (user_id, word) VALUES ('u1', 'k7')`)
+    // A heavy follower: u4 follows 60 users and 30 keywords. And 20,000 keywords without
+    // entries, so that a substring search must not read every keyword.
+    await db.query(`INSERT INTO kigo_core.user_follows (follower, followee) SELECT 'u4', 'u' || i FROM generate_series(10, 69) i`)
+    await db.query(`INSERT INTO kigo_core.keyword_follows (user_id, word) SELECT 'u' || (i % 90 + 5), 'k' || i FROM generate_series(0, 29) i UNION ALL SELECT 'u4', 'k' || i FROM generate_series(100, 129) i`)
+    await db.query(`INSERT INTO kigo_core.keywords (word) SELECT 'topic' || i FROM generate_series(1, 20000) i`)
     await db.query(`INSERT INTO kigo_core.stars (entry_id, user_id) SELECT id, 'u' || (id % 5) FROM kigo_core.entries WHERE id > 99900 AND id % 4 = 0`)
     await db.query('ANALYZE')
   }, 180_000)
@@ -119,5 +124,95 @@ describeBackends('timelines', backends, (backend) => {
       expect(plan, `${name}:\n${plan}`).not.toMatch(/Seq Scan on entries/)
       expect(plan, `${name}:\n${plan}`).toMatch(/Index|Bitmap/)
     }
+  })
+
+  /** The plan of the first statement `call` sends whose text matches `pick` (all of them when none is given). */
+  const planOf = async (call: () => Promise<unknown>, pick: RegExp = /./): Promise<string> => {
+    const before = log.length
+    await call()
+    const statement = log.slice(before).find((r) => pick.test(r.sql))!
+    return (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${statement.sql}`, statement.params)).map((r) => r['QUERY PLAN']).join('\n')
+  }
+
+  interface Row { id: string; author: string; keyword: string; created_at: Date; stars: number }
+  /** Every entry with its star count, read plainly: the reference the pages are compared with. */
+  const everything = async (): Promise<Row[]> =>
+    (await db.query<Row>(`SELECT e.id::text AS id, e.author, e.keyword, e.created_at, (SELECT count(*)::int FROM kigo_core.stars s WHERE s.entry_id = e.id) AS stars FROM kigo_core.entries e`))
+      .map((r) => ({ ...r, created_at: new Date(r.created_at), stars: Number(r.stars) }))
+      .sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1))
+
+  it('the antenna of a heavy follower: the pages a plain filter gives, read through the author and keyword indexes', async () => {
+    const all = await everything()
+    const users = new Set(['u4', ...Array.from({ length: 60 }, (_, i) => `u${i + 10}`)])
+    const words = new Set(Array.from({ length: 30 }, (_, i) => `k${i + 100}`))
+    const antenna = all.filter((r) => users.has(r.author) || words.has(r.keyword))
+    for (const [count, page] of [[20, 1], [20, 50], [200, 100]] as const) {
+      const got = await store.timeline(query({ kind: 'friends', userId: 'u4' }, { count, page }), null)
+      expect(got.entries.map((e) => e.id)).toEqual(antenna.slice((page - 1) * count, page * count).map((r) => r.id))
+    }
+    const sparse = await store.timeline(query({ kind: 'friends', userId: 'u1' }, { count: 200, page: 3 }), null)
+    expect(sparse.entries.map((e) => e.id)).toEqual(all.filter((r) => ['u1', 'u2', 'u3'].includes(r.author) || r.keyword === 'k7').slice(400, 600).map((r) => r.id))
+    const plan = await planOf(() => store.timeline(query({ kind: 'friends', userId: 'u4' }, { page: 50 }), null), /ORDER BY e.id DESC LIMIT 1 OFFSET/)
+    expect(plan).toMatch(/entries_author_id|entries_pkey/)
+    expect(plan).not.toMatch(/Seq Scan on entries/)
+  })
+
+  it(`sort=hot ranks the newest ${hotCandidates} entries of the window by stars, as a plain sort of them does`, async () => {
+    await db.query(`INSERT INTO kigo_core.stars (entry_id, user_id) SELECT id, 'fan' || f FROM kigo_core.entries, generate_series(1, (id % 7)::int) f WHERE id > 98000 AND id % 3 = 0 ON CONFLICT DO NOTHING`)
+    const all = await everything()
+    const hotSince = new Date(Date.now() - 3 * 3600_000)
+    const sources: Array<[TimelineSource, (r: Row) => boolean]> = [
+      [{ kind: 'keyword', word: 'k7' }, (r) => r.keyword === 'k7'],
+      [{ kind: 'user', userId: 'u5' }, (r) => r.author === 'u5'],
+      [{ kind: 'friends', userId: 'u4' }, (r) => r.author === 'u4' || (Number(r.author.slice(1)) >= 10 && Number(r.author.slice(1)) <= 69) || /^k1[0-2][0-9]$/.test(r.keyword)],
+    ]
+    for (const [source, has] of sources) {
+      const ranked = all
+        .filter((r) => has(r) && r.created_at >= hotSince)
+        .slice(0, hotCandidates)
+        .sort((a, b) => b.stars - a.stars || (BigInt(b.id) > BigInt(a.id) ? 1 : -1))
+      for (const page of [1, 3]) {
+        const got = await store.timeline(query(source, { sort: 'hot', hotSince, page }), null)
+        expect(got.entries.map((e) => e.id), `${source.kind} page ${page}`).toEqual(ranked.slice((page - 1) * 20, page * 20).map((r) => r.id))
+      }
+    }
+    const plan = await planOf(() => store.timeline(query({ kind: 'keyword', word: 'k7' }, { sort: 'hot', hotSince }), null))
+    expect(plan).toMatch(/entries_created_at/)
+    expect(plan).not.toMatch(/Seq Scan on entries/)
+  })
+
+  it('keywords/list: by entry count, and a substring through the trigram index, as a plain filter gives', async () => {
+    const words = await db.query<{ word: string; n: number }>(`SELECT k.word, (SELECT count(*)::int FROM kigo_core.entries e WHERE e.keyword = k.word) AS n FROM kigo_core.keywords k`)
+    const ordered = words.map((w) => ({ word: w.word, n: Number(w.n) })).sort((a, b) => b.n - a.n || (a.word < b.word ? -1 : a.word > b.word ? 1 : 0))
+    for (const filter of ['c123', 'OPIC99', 'k1', '%', '_', 'no such word']) {
+      const expected = ordered.filter((w) => w.word.toLowerCase().includes(filter.toLowerCase())).slice(0, 100)
+      const got = await store.listKeywords(filter, 100, 0)
+      expect(got.map((k) => [k.word, k.entryCount]), filter).toEqual(expected.map((w) => [w.word, w.n]))
+    }
+    expect((await store.listKeywords(null, 100, 100)).map((k) => k.word)).toEqual(ordered.slice(100, 200).map((w) => w.word))
+    expect(await planOf(() => store.listKeywords('c123', 100, 0))).toMatch(/keywords_word_trgm/)
+    expect(await planOf(() => store.listKeywords(null, 100, 0))).toMatch(/keywords_entry_count/)
+  })
+
+  it('the kept counts equal counting: entries and followers of keywords, followers of users, after writes and deletes', async () => {
+    await store.follow({ id: 'u7', name: 'User 7' }, 'u2')
+    await store.unfollow('u3', 'u2')
+    await store.followKeyword({ id: 'u8', name: 'User 8' }, 'k7')
+    await store.unfollowKeyword('u1', 'k7')
+    await store.createEntry({ authorId: 'u9', authorName: 'User 9', keyword: 'newword', source: 'API', deployment: 'domestic', inReplyToStatusId: null }, [], () => 'counted')
+    const doomed = (await store.timeline(query({ kind: 'keyword', word: 'k9' }, { count: 3 }), null)).entries
+    for (const e of doomed) await store.deleteEntry(e.id)
+    const keywords = await db.query<{ word: string; kept: string; counted: string; kf: string; kcounted: string }>(
+      `SELECT k.word, k.entry_count::text AS kept, (SELECT count(*) FROM kigo_core.entries e WHERE e.keyword = k.word)::text AS counted,
+              k.followers_count::text AS kf, (SELECT count(*) FROM kigo_core.keyword_follows f WHERE f.word = k.word)::text AS kcounted
+       FROM kigo_core.keywords k`,
+    )
+    expect(keywords.filter((k) => k.kept !== k.counted || k.kf !== k.kcounted)).toEqual([])
+    expect((await store.getKeyword('newword'))!.entryCount).toBe(1)
+    const users = await db.query<{ id: string; kept: string; counted: string }>(
+      `SELECT u.id, u.followers_count::text AS kept, (SELECT count(*) FROM kigo_core.user_follows f WHERE f.followee = u.id)::text AS counted FROM kigo_core.users u`,
+    )
+    expect(users.filter((u) => u.kept !== u.counted)).toEqual([])
+    expect((await store.getUserWithFollowers('u2'))!.followersCount).toBe(2)
   })
 })

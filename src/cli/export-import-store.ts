@@ -259,9 +259,16 @@ export function embeddedExists(dataDir: string): boolean {
 /** Opens the store for one long transaction: no statement deadline, one connection. */
 export async function openStore(location: StoreLocation): Promise<Db> {
   const timeouts = { connectTimeoutMs: 10_000, statementTimeoutMs: 0 }
-  return location.kind === 'postgresql'
-    ? openDb({ databaseUrl: location.url, dataDir: '', maxConnections: 2, timeouts })
-    : openDb({ dataDir: location.dataDir })
+  const db = location.kind === 'postgresql'
+    ? await openDb({ databaseUrl: location.url, dataDir: '', maxConnections: 2, timeouts })
+    : await openDb({ dataDir: location.dataDir })
+  try {
+    await db.ping()
+  } catch (err) {
+    await db.close().catch(() => undefined)
+    throw runError(`cannot open ${location.label}: ${(err as Error).message}`)
+  }
+  return db
 }
 
 // ---- the secret key --------------------------------------------------------------------

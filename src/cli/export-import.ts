@@ -313,6 +313,14 @@ export async function importStore(options: ImportOptions): Promise<ImportSummary
       // Rows go in as they were: no trigger of kigo's own runs on them (the target's
       // foreign keys still hold, tables being written parents first).
       for (const t of tables) await tx.query(`ALTER TABLE ${ident(t.name)} DISABLE TRIGGER USER`)
+      // Indexes that back no constraint are built once the rows are in, not row by row.
+      const deferred = await tx.query<{ name: string; def: string }>(
+        `SELECT i.schemaname || '.' || i.indexname AS name, i.indexdef AS def FROM pg_indexes i
+          WHERE i.schemaname = ANY($1::text[])
+            AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = format('%I.%I', i.schemaname, i.indexname)::regclass)`,
+        [schemaNames],
+      )
+      for (const index of deferred) await tx.query(`DROP INDEX ${ident(index.name)}`)
       const progress = new Progress({ what: 'import', total, out: options.progress, everySeconds: options.everySeconds })
       const read = new Map<string, Checksum>()
       let trailer: DumpTrailer | undefined
@@ -350,6 +358,8 @@ export async function importStore(options: ImportOptions): Promise<ImportSummary
       }
       if (!trailer) throw runError(`${options.file} ends before its last line: it was cut off while being written or copied; nothing was written`)
       progress.finish()
+      options.progress.write(`import: building ${deferred.length} indexes\n`)
+      for (const index of deferred) await tx.query(index.def)
       for (const t of tables) await tx.query(`ALTER TABLE ${ident(t.name)} ENABLE TRIGGER USER`)
       for (const s of header.sequences) await tx.query('SELECT setval($1::regclass, $2::bigint, $3::boolean)', [ident(s.name), s.last_value, s.is_called])
 

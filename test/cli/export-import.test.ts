@@ -14,6 +14,7 @@ import { gunzipSync, gzipSync } from 'node:zlib'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/kigo.js'
+import { Progress } from '../../src/cli/export-import-progress.js'
 import { seedTimeline } from '../../bench/timeline-seed.js'
 import { freshPostgres } from '../helpers/services.js'
 import { startStack, type Stack } from '../helpers/stack.js'
@@ -356,4 +357,22 @@ describe.skipIf(!pgA)('a long move', () => {
     const [count] = await sql<{ n: string }>(pgBigTarget!.url, 'SELECT count(*)::text AS n FROM kigo_core.entries')
     expect(Number(count!.n)).toBeGreaterThanOrEqual(150_000)
   }, 240_000)
+})
+
+describe('progress on a terminal', () => {
+  it('redraws one bar in place, then ends it with the totals', () => {
+    let t = 0
+    const written: string[] = []
+    const progress = new Progress({ what: 'import', total: 1000, out: { isTTY: true, columns: 100, write: (s: string) => written.push(s) }, everySeconds: 5, now: () => t })
+    for (let i = 0; i < 4; i++) {
+      t += 250
+      progress.add(100)
+    }
+    t += 1000
+    progress.finish()
+    expect(written).toHaveLength(5)
+    expect(written[3]).toBe('\rimport [################------------------------] 40% 400/1,000 rows, 400 rows/s, about 2 s left\x1b[K')
+    expect(written[4]).toBe('\r\x1b[Kimport: 400 rows in 2 s (200 rows/s)\n')
+    expect(written.join('')).not.toMatch(/\n(?!$)/)
+  })
 })

@@ -1,7 +1,7 @@
 // What a command of the `kigo` command line is (src/cli/kigo.ts lists them; the migration
 // commands are in migration-commands.ts): in a module of its own, so the command tables
 // import it and the command line imports them, without an import loop.
-import type { AdminClient, ApiResult } from './admin-client.js'
+import type { AdminClient, ApiResult, Env } from './admin-client.js'
 
 export interface OptionSpec {
   /** Shown in usage as `--name VALUE`. */
@@ -28,5 +28,13 @@ export interface Command {
   examples: string[]
   /** Flag options of this command besides --json and --help. */
   flags?: Record<string, string>
-  run(client: AdminClient, input: Parsed): Promise<{ result: ApiResult; text: () => string }>
+  run?(client: AdminClient, input: Parsed): Promise<{ result: ApiResult; text: () => string }>
+  /** In place of run, a command that needs no operator API (kigo export, kigo import): prints its own output, returns the exit status. */
+  local?(input: Parsed & { json: boolean }, env: Env, io: CommandIo): Promise<number>
+}
+
+/** Where a local command writes: its result on stdout, progress on stderr (a bar when it is a terminal). */
+export interface CommandIo {
+  stdout: { write(text: string): unknown }
+  stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number }
 }

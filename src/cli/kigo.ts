@@ -12,6 +12,7 @@ import { migrationCommands } from './migration-commands.js'
 import { accessCommands } from './access-commands.js'
 import { oidcCommands } from './oidc-commands.js'
 import { siteCommands } from './site-commands.js'
+import { exportImportCommands } from './export-import.js'
 import { formatRecord, formatTable, type Field } from './output.js'
 import { loginPasswordProblem } from '../common/password-rule.js'
 
@@ -222,6 +223,7 @@ const commands: Command[] = [
   ...accessCommands,
   ...oidcCommands,
   ...siteCommands,
+  ...exportImportCommands,
 ]
 
 const groups = [...new Set(commands.map((c) => c.group))]
@@ -390,8 +392,9 @@ export async function main(argv: string[], env: Env, io: CliIo): Promise<number>
       io.stdout.write(commandHelp(c))
       return 0
     }
+    if (c.local) return await c.local(input, env, io)
     const client = new AdminClient(adminUrl(env), adminToken(env))
-    const { result, text } = await c.run(client, input)
+    const { result, text } = await c.run!(client, input)
     io.stdout.write(input.json ? result.text.trimEnd() + '\n' : text())
     return 0
   } catch (err) {

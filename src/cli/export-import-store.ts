@@ -9,12 +9,13 @@ import { join, resolve } from 'node:path'
 import { deriveKey } from '../common/secrets.js'
 import { openDb, type Db, type Migration, type Queryable } from '../common/sql.js'
 import { coreSchema, migrations as coreMigrations } from '../core/store/migrations.js'
-import { gatewaySchema, migrations as gatewayMigrations } from '../gateway/store/index.js'
+import { gatewaySchema } from '../gateway/store/index.js'
+import { gatewayMigrations } from '../gateway/schema.js'
 import { SecretBox } from '../gateway/store/crypto.js'
 import { runError, usageError, type Env } from './admin-client.js'
 
 /** kigo's schemas, each with the migrations this code knows, in the order they are moved. */
-export const kigoSchemas: ReadonlyArray<{ name: string; migrations: Migration[] }> = [
+export const kigoSchemas: ReadonlyArray<{ name: string; migrations: readonly Migration[] }> = [
   { name: coreSchema, migrations: coreMigrations },
   { name: gatewaySchema, migrations: gatewayMigrations },
 ]

@@ -2,6 +2,8 @@
 // Each verifier parses, loads the secret through the cache, verifies and returns an
 // AuthResult; this module picks the verifier, applies throttling (docs/operations.md#throttling) and scopes
 // (docs/gateway.md#which-credentials-each-operation-accepts), and builds the challenges of docs/gateway.md#challenges.
+// Every decision takes the one asynchronous path: a synchronous twin measured no gain
+// worth its second path (docs/performance.md#one-path-per-authentication-decision).
 import type { Config } from '../../common/config.js'
 import { ApiError } from '../../common/errors.js'
 import type { AuthMethod, Identity } from '../../common/identity.js'

@@ -1,5 +1,5 @@
 // Microbenchmark: what the throttle costs a verified Basic or WSSE request (docs/operations.md#throttling):
-// the verdict read from the local view (peek) and the success (succeeded, written at most
+// the verdict read from the local view (check) and the success (succeeded, written at most
 // once a minute), as the gateway stacks the rules over Redis (create.ts) with every key
 // already seen clear. 50 clients take turns, each address a new string per request, as a
 // socket gives it. `node dist/bench/micro/throttle-keys.js [BASE]`: BASE, the dist/
@@ -12,14 +12,16 @@ import { fromBuild, printTimedInTurn } from './builds.js'
 
 type Build = { attempts: typeof here; cached: typeof hereCached }
 
-const clear: FailureThrottle = { check: async () => 0, peek: () => 0, recordFailure: async () => undefined, reset: async () => undefined, close: async () => undefined }
+const clear: FailureThrottle = { check: async () => 0, recordFailure: async () => undefined, reset: async () => undefined, close: async () => undefined }
 const users = Array.from({ length: 50 }, (_, i) => `user${i}`)
 const perRun = 300_000
 const runs = 7
 
 async function timer({ attempts, cached }: Build): Promise<() => number> {
   const rule = () => new cached.CachedFailureThrottle(clear, { clearMs: 1e9 })
-  const throttle = new attempts.RuleAttemptThrottle({ pair: rule(), address: rule(), user: rule(), known: rule() })
+  // A build from before KnownPairs took the known rule as a plain FailureThrottle.
+  const known = ('KnownPairs' in attempts ? new attempts.KnownPairs(rule()) : rule()) as here.KnownPairs
+  const throttle = new attempts.RuleAttemptThrottle({ pair: rule(), address: rule(), user: rule(), known })
   const attempt = (i: number) => ({ realm: 'api' as const, user: users[i % 50]!, ip: ['10.0.0.', i % 50].join('') })
   for (let i = 0; i < 50; i++) {
     await throttle.check(attempt(i))
@@ -28,7 +30,7 @@ async function timer({ attempts, cached }: Build): Promise<() => number> {
   let sink: unknown
   const one = (i: number) => {
     const a = attempt(i)
-    sink = throttle.peek(a)
+    sink = throttle.check(a)
     sink = throttle.succeeded(a)
   }
   for (let i = 0; i < 50_000; i++) one(i)
@@ -45,6 +47,6 @@ const load = async (dist: string): Promise<Build> => ({
   cached: await fromBuild<typeof hereCached>(dist, 'src/gateway/throttle/cached.js'),
 })
 
-const builds: Array<[string, Record<string, () => number>]> = [['this build', { 'peek + succeeded': await timer({ attempts: here, cached: hereCached }) }]]
-if (process.argv[2]) builds.push(['base', { 'peek + succeeded': await timer(await load(process.argv[2])) }])
+const builds: Array<[string, Record<string, () => number>]> = [['this build', { 'check + succeeded': await timer({ attempts: here, cached: hereCached }) }]]
+if (process.argv[2]) builds.push(['base', { 'check + succeeded': await timer(await load(process.argv[2])) }])
 printTimedInTurn(builds, runs, 'request')

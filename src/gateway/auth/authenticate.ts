@@ -2,32 +2,26 @@
 // Each verifier parses, loads the secret through the cache, verifies and returns an
 // AuthResult; this module picks the verifier, applies throttling (docs/operations.md#throttling) and scopes
 // (docs/gateway.md#which-credentials-each-operation-accepts), and builds the challenges of docs/gateway.md#challenges.
+// Every decision takes the one asynchronous path: a synchronous twin measured no gain
+// worth its second path (docs/performance.md#one-path-per-authentication-decision).
 import type { Config } from '../../common/config.js'
 import { ApiError } from '../../common/errors.js'
 import type { AuthMethod, Identity } from '../../common/identity.js'
 import { detectCredentials, unknownAuthorizationScheme } from './detect.js'
 import { percentEncode } from './oauth/percent-encode.js'
-import { peekBasicCredential, readBasic, verifyBasicCredential } from './basic.js'
-import { readWsse, verifyUsernameToken } from './wsse.js'
-import { verifyOAuth } from './oauth/verify.js'
+import { basicVerifier } from './basic.js'
+import { wsseVerifier } from './wsse.js'
+import { oauthVerifier } from './oauth/verify.js'
 import { collectOAuthParameters, oauthSchemeEnd, singleHeader } from './oauth/parameters.js'
 import type { SignatureAdviceOptions } from './oauth/advice.js'
-import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from '../domain/auth.js'
+import type { AuthRequest, AuthResult, CredentialLookup, CredentialVerifier, Outcome } from '../domain/auth.js'
 import type { LegacyPolicyCheck } from '../policy/service.js'
 import type { ReplayCache } from '../replay/types.js'
 import type { RoutePolicy } from '../domain/routes.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
 
 export interface Authenticator {
-  /**
-   * authenticate's decision when it needs no wait, made at once: no credential to verify
-   * (none sent, two kinds, a scheme no verifier knows, a method the route refuses), or a
-   * Basic credential whose throttle verdict and API password are held in memory and that
-   * verifies (or is throttled). Null when only authenticate can decide; a failure is
-   * always left to it, which counts it.
-   */
-  decideNow(req: AuthRequest, route: RoutePolicy, clientIp: string): AuthDecision | null
-  /** The whole decision (which may wait for the store and Redis). */
+  /** The decision on a request by a route's rules (which may wait for the store and Redis). */
   authenticate(req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>
 }
 
@@ -35,8 +29,8 @@ export type AuthDecision =
   | { ok: true; method: AuthMethod | 'none'; identity: Identity | null; outcome: 'ok' | 'ignored_credentials'; headers?: Record<string, string> }
   | { ok: false; method: AuthMethod | 'none'; error: ApiError; outcome: Outcome; user?: string }
 
-/** A Basic or WSSE verifier's result, or the throttle's refusal before it ran. */
-type LegacyResult = AuthResult | { kind: 'throttled'; wait: number; user?: string } | { kind: 'locked'; user: string }
+/** A verifier's result, or the throttle's refusal before it ran. */
+type VerifierResult = AuthResult | { kind: 'throttled'; wait: number; user?: string } | { kind: 'locked'; user: string }
 
 export interface AuthenticatorDeps {
   auth: Config['auth']
@@ -88,64 +82,39 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 
   const fail = (method: AuthMethod | 'none', outcome: Outcome, error: ApiError, user?: string): AuthDecision => ({ ok: false, method, outcome, error, ...(user ? { user } : {}) })
 
-  // Verifier options, made once.
-  const oauthOptions = { windowSeconds: auth.timestampWindowSeconds, hmacSha256: auth.hmacSha256, plaintext: auth.plaintext, advice: signatureAdviceOptions(auth, deps.publicHosts ?? []) }
-  const wsseOptions = { windowSeconds: auth.wsseWindowSeconds }
-
-  /**
-   * A Basic or WSSE credential read from the request: the user it claims, how to verify it,
-   * and (Basic) the verdict when the lookup holds it in memory.
-   */
-  const readLegacy = (method: 'basic' | 'wsse', req: AuthRequest): { user?: string; verify: () => Promise<AuthResult>; peek?: () => AuthResult | undefined } => {
-    if (method === 'basic') {
-      const credential = readBasic(req)
-      if ('kind' in credential) return { verify: async () => credential }
-      return { user: credential.userId, verify: () => verifyBasicCredential(credential, lookup), peek: () => peekBasicCredential(credential, lookup) }
-    }
-    const token = readWsse(req)
-    if ('kind' in token) return { verify: async () => token }
-    return { user: token.username, verify: () => verifyUsernameToken(token, req.now, lookup, replay.wsse, wsseOptions) }
-  }
-
-  /** Bookkeeping of a success (throttle/attempts.ts), which is not the request's to wait for. */
-  const succeeded = (result: AuthResult & { kind: 'ok' }, clientIp: string): AuthResult => {
-    throttle.succeeded({ realm: 'api', user: result.principal.userId, ip: clientIp }).catch(() => undefined)
-    return result
+  // One verifier per method, made once: the same pipeline for each (domain/auth.ts).
+  const verifiers: Record<AuthMethod, CredentialVerifier> = {
+    basic: basicVerifier(lookup),
+    wsse: wsseVerifier(lookup, replay.wsse, { windowSeconds: auth.wsseWindowSeconds }),
+    oauth: oauthVerifier(lookup, replay.oauth, {
+      windowSeconds: auth.timestampWindowSeconds,
+      hmacSha256: auth.hmacSha256,
+      plaintext: auth.plaintext,
+      advice: signatureAdviceOptions(auth, deps.publicHosts ?? []),
+    }),
   }
 
   /**
-   * verifyLegacy's answer when it needs no wait: the throttle's verdict and the API
-   * password are known in memory (Basic only: WSSE always claims its nonce). A failure is
-   * undefined, left to verifyLegacy, which counts it.
+   * Reads the credential and verifies it. A guessable one (Basic, WSSE) is throttled
+   * (docs/operations.md#throttling): the user it claims is checked before verifying, so a
+   * locked-out user cannot learn the right password, and a failure is counted, even one
+   * that failed before the lookup (a malformed credential counts against the address).
    */
-  const peekLegacy = (method: 'basic' | 'wsse', req: AuthRequest, clientIp: string): LegacyResult | undefined => {
-    if (!throttle.peek) return undefined
-    const { user, peek } = readLegacy(method, req)
-    if (!peek) return undefined
-    if (user !== undefined && throttle.locked?.({ realm: 'api', user, ip: clientIp }) === true) return { kind: 'locked', user }
-    const wait = throttle.peek({ realm: 'api', user, ip: clientIp })
-    if (wait === undefined) return undefined
-    if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
-    const result = peek()
-    return result?.kind === 'ok' ? succeeded(result, clientIp) : undefined
-  }
-
-  /**
-   * Basic and WSSE, the guessable secrets, are throttled (docs/operations.md#throttling): the credential is read
-   * once, and the user it claims is checked before verifying, so a locked-out user cannot
-   * learn the right password.
-   */
-  const verifyLegacy = async (method: 'basic' | 'wsse', req: AuthRequest, clientIp: string): Promise<LegacyResult> => {
-    const { user, verify } = readLegacy(method, req)
+  const verify = async (verifier: CredentialVerifier, req: AuthRequest, clientIp: string): Promise<VerifierResult> => {
+    const read = verifier.read(req)
+    if (!verifier.guessable) return 'kind' in read ? read : read.verify()
+    const user = 'kind' in read ? undefined : read.claimedUser
     const attempt = { realm: 'api' as const, user, ip: clientIp }
     // An operator's lock refuses before anything is verified or counted.
     if (user !== undefined && throttle.locked?.(attempt) === true) return { kind: 'locked', user }
-    // The local verdict when there is one: no wait for four rules' promises.
-    const wait = throttle.peek?.(attempt) ?? (await throttle.check(attempt))
+    const wait = await throttle.check(attempt)
     if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
-    const result = await verify()
-    if (result.kind === 'ok') return succeeded(result, clientIp)
-    if (result.kind !== 'fail') return result
+    const result = 'kind' in read ? read : await read.verify()
+    if (result.kind === 'ok') {
+      // Bookkeeping of a success (throttle/attempts.ts), which is not the request's to wait for.
+      throttle.succeeded({ realm: 'api', user: result.principal.userId, ip: clientIp }).catch(() => undefined)
+      return result
+    }
     // A failure names the user the credential claimed, even when it failed before the lookup.
     const attemptedUser = result.attemptedUser ?? user
     if (result.status === 401) await throttle.failed({ realm: 'api', user: attemptedUser, ip: clientIp })
@@ -187,7 +156,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   }
 
   /** The decision a verifier's result makes: scopes (docs/gateway.md#which-credentials-each-operation-accepts) and the migration policy (docs/gateway.md#the-migration-policy) applied. */
-  const conclude = (method: AuthMethod, result: AuthResult | LegacyResult, req: AuthRequest, route: RoutePolicy): AuthDecision => {
+  const conclude = (method: AuthMethod, result: VerifierResult, req: AuthRequest, route: RoutePolicy): AuthDecision => {
     if (result.kind === 'locked') {
       return fail(method, 'throttled', new ApiError(403, 'account_locked', "This user's passwords are locked by the operator; OAuth access tokens keep working"), result.user)
     }
@@ -230,17 +199,10 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   }
 
   return {
-    decideNow(req, route, clientIp) {
-      const method = triage(req, route)
-      if (typeof method !== 'string') return method
-      const result = method === 'basic' ? peekLegacy(method, req, clientIp) : undefined
-      return result === undefined ? null : conclude(method, result, req, route)
-    },
     async authenticate(req, route, clientIp) {
       const method = triage(req, route)
       if (typeof method !== 'string') return method
-      const result = method === 'oauth' ? await verifyOAuth(req, lookup, replay.oauth, oauthOptions) : await verifyLegacy(method, req, clientIp)
-      return conclude(method, result, req, route)
+      return conclude(method, await verify(verifiers[method], req, clientIp), req, route)
     },
   }
 }

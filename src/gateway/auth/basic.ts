@@ -7,7 +7,7 @@
 import { randomToken, safeEqual } from '../../common/secrets.js'
 import { userIdPattern } from '../domain/identifiers.js'
 import { failure, type AuthFailure } from '../domain/auth-results.js'
-import type { ApiPasswordEntry, AuthRequest, AuthResult, CredentialLookup } from '../domain/auth.js'
+import type { AuthRequest, AuthResult, CredentialLookup, CredentialVerifier } from '../domain/auth.js'
 
 /** Compared against when the user does not exist, so that the answer costs the same work. */
 const dummyPassword = randomToken(24)
@@ -58,12 +58,14 @@ export function readBasic(req: AuthRequest): BasicCredential | AuthFailure {
   return typeof parsed === 'string' ? malformed(parsed) : parsed
 }
 
-/** The verdict on a Basic credential, given the lookup's answer for its user (null: none, or an id that cannot exist). */
-function checkBasicCredential({ userId, password }: BasicCredential, record: ApiPasswordEntry | null): AuthResult {
+export async function verifyBasicCredential({ userId, password }: BasicCredential, lookup: CredentialLookup): Promise<AuthResult> {
+  // An id that cannot exist is not looked up.
+  const wellFormed = userIdPattern.test(userId)
+  const record = wellFormed ? await lookup.apiPassword(userId) : null
   // The comparison happens even when there is no such user, so that the answer costs the same work.
   const matches = safeEqual(password, record?.apiPassword ?? dummyPassword)
   if (record === null || !matches) {
-    return failure('basic', 401, 'bad_credentials', 'Wrong user id or API password', 'bad_credentials', userIdPattern.test(userId) ? { attemptedUser: userId } : {})
+    return failure('basic', 401, 'bad_credentials', 'Wrong user id or API password', 'bad_credentials', wellFormed ? { attemptedUser: userId } : {})
   }
   return {
     kind: 'ok',
@@ -71,14 +73,15 @@ function checkBasicCredential({ userId, password }: BasicCredential, record: Api
   }
 }
 
-export async function verifyBasicCredential(credential: BasicCredential, lookup: CredentialLookup): Promise<AuthResult> {
-  // An id that cannot exist is not looked up.
-  return checkBasicCredential(credential, userIdPattern.test(credential.userId) ? await lookup.apiPassword(credential.userId) : null)
-}
-
-/** verifyBasicCredential's verdict when the lookup holds the user's answer in memory; undefined otherwise. */
-export function peekBasicCredential(credential: BasicCredential, lookup: CredentialLookup): AuthResult | undefined {
-  if (!userIdPattern.test(credential.userId)) return checkBasicCredential(credential, null)
-  const record = lookup.peekApiPassword?.(credential.userId)
-  return record === undefined ? undefined : checkBasicCredential(credential, record)
+/** HTTP Basic as a CredentialVerifier: the Authorization header read, the API password loaded through `lookup`. */
+export function basicVerifier(lookup: CredentialLookup): CredentialVerifier {
+  return {
+    method: 'basic',
+    guessable: true,
+    read(req) {
+      const credential = readBasic(req)
+      if ('kind' in credential) return credential
+      return { claimedUser: credential.userId, verify: () => verifyBasicCredential(credential, lookup) }
+    },
+  }
 }

@@ -2,9 +2,9 @@
 import { errors, failureResponse, type ErrorCode } from '../../common/errors.js'
 import type { AuthMethod } from '../../common/identity.js'
 import { ReplayCacheUnavailable, ReplayClientQuotaExceeded, type ReplayCache } from '../replay/types.js'
-import type { AuthResult, Outcome } from './auth.js'
+import type { AuthFailure, Outcome } from './auth.js'
 
-export type AuthFailure = Extract<AuthResult, { kind: 'fail' }>
+export type { AuthFailure }
 
 export function failure(
   method: AuthMethod,

@@ -70,15 +70,37 @@ export interface TokenEntry {
 /** Where verifiers load secrets from (the identity store behind an in-memory cache). */
 export interface CredentialLookup {
   apiPassword(userId: string): Promise<ApiPasswordEntry | null>
-  /** apiPassword's answer when it is held in memory; undefined when only a load can tell. */
-  peekApiPassword?(userId: string): ApiPasswordEntry | null | undefined
   consumer(key: string): Promise<ConsumerEntry | null>
-  /** consumer's answer when it is held in memory; undefined when only a load can tell. */
-  peekConsumer?(key: string): ConsumerEntry | null | undefined
   accessToken(token: string): Promise<TokenEntry | null>
-  /** accessToken's answer when it is held in memory; undefined when only a load can tell. */
-  peekAccessToken?(token: string): TokenEntry | null | undefined
 }
+
+/**
+ * One authentication method's pipeline, the same for WSSE, Basic and OAuth (Kong's
+ * `access`, Oathkeeper's `Authenticate`): read the credential from the request, then
+ * load its secret through the cache, verify it and return a principal or a typed
+ * failure. Reading comes apart from the rest so that the user a guessable credential
+ * claims can be throttled before anything is verified (docs/operations.md#throttling).
+ */
+export interface CredentialVerifier {
+  readonly method: AuthMethod
+  /**
+   * A secret a person chose (Basic, WSSE): attempts are throttled and failures counted.
+   * An OAuth signature proves a random secret and is never throttled.
+   */
+  readonly guessable: boolean
+  /** The request's credential, or the failure a missing or malformed one gets. */
+  read(req: AuthRequest): ReadCredential | AuthFailure
+}
+
+/** A credential read from a request, not yet verified. */
+export interface ReadCredential {
+  /** The user the credential names (what throttling counts); undefined when it names none before verification (OAuth). */
+  claimedUser: string | undefined
+  /** Loads the secret through the cache, verifies, and claims the nonce where there is one. */
+  verify(): Promise<AuthResult>
+}
+
+export type AuthFailure = Extract<AuthResult, { kind: 'fail' }>
 
 /** The request as a verifier sees it: nothing framework-specific. */
 export interface AuthRequest {

@@ -27,7 +27,7 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     /** Authenticates a request by a route's rules (docs/gateway.md#which-credentials-each-operation-accepts) and records the decision. */
-    gatewayAuth(request: FastifyRequest, route: RoutePolicy): AuthDecision | Promise<AuthDecision>
+    gatewayAuth(request: FastifyRequest, route: RoutePolicy): Promise<AuthDecision>
   }
 }
 
@@ -121,11 +121,6 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
 
   app.decorateRequest('bodyHash', null)
 
-  /**
-   * Authenticates `request` by `route`'s rules and records the decision on it (for the
-   * request log and metrics). Plugins that serve routes of their own (the OAuth provider,
-   * the user-information API) use it through `app.gatewayAuth`.
-   */
   /** Records `decision` on the request, in the metrics and in the usage counts, and returns it. */
   const record = (request: FastifyRequest, authReq: AuthRequest, started: bigint, decision: AuthDecision): AuthDecision => {
     metrics.authDuration.series(decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
@@ -138,12 +133,9 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
   /**
    * Authenticates `request` by `route`'s rules and records the decision on it (for the
    * request log and metrics). Plugins that serve routes of their own (the OAuth provider,
-   * the user-information API) use it through `app.gatewayAuth`. A request with nothing to
-   * wait for (no credential, one refused unread, a Basic credential known in memory: see
-   * Authenticator.decideNow) is decided at once, without a promise; the caller awaits the
-   * result either way.
+   * the user-information API) use it through `app.gatewayAuth`.
    */
-  app.decorate('gatewayAuth', (request: FastifyRequest, route: RoutePolicy): AuthDecision | Promise<AuthDecision> => {
+  app.decorate('gatewayAuth', (request: FastifyRequest, route: RoutePolicy): Promise<AuthDecision> => {
     request.routeName = route.name
     const origin = app.publicOrigin(request)
     const authReq = toAuthRequest(request, origin, now(), true)
@@ -152,10 +144,8 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
     // verifier and the core could each see another credential. Counted on the raw headers.
     const repeated = repeatedCredentialHeader(request.raw.rawHeaders)
     if (repeated !== null) {
-      return record(request, authReq, started, { ok: false, method: 'none', outcome: 'malformed', error: errors.badRequest('multiple_credentials', `Send one ${repeated} header, not several`) })
+      return Promise.resolve(record(request, authReq, started, { ok: false, method: 'none', outcome: 'malformed', error: errors.badRequest('multiple_credentials', `Send one ${repeated} header, not several`) }))
     }
-    const decided = authenticator.decideNow(authReq, route, origin.ip)
-    if (decided !== null) return record(request, authReq, started, decided)
     // The whole of verification (credential lookup, nonce claim, throttle counts) is
     // bounded: a dependency that never answers costs at most requestDeadlineMs.
     return withDeadline(authenticator.authenticate(authReq, route, origin.ip), config.dependencies.requestDeadlineMs, 'authentication').then(

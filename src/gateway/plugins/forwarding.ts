@@ -100,9 +100,7 @@ async function forwarding(app: FastifyInstance, { config, coreWatch }: Forwardin
       request.routeName = route.name
       return send(request, reply, route, null, true)
     }
-    const decision = app.gatewayAuth(request, route)
-    if (!(decision instanceof Promise)) return forwardDecided(request, reply, route, decision)
-    decision.then((d) => forwardDecided(request, reply, route, d)).catch((err: Error) => void reply.send(err))
+    app.gatewayAuth(request, route).then((d) => forwardDecided(request, reply, route, d)).catch((err: Error) => void reply.send(err))
   }
 
   app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'], url: '/*', handler })

@@ -112,29 +112,14 @@ export class CachedCredentialLookup implements CredentialLookup {
     return entry && { ...entry }
   }
 
-  peekApiPassword(userId: string): ApiPasswordEntry | null | undefined {
-    const hit = this.held('user', userId, this.users)
-    return hit && { ...hit }
-  }
-
   async consumer(key: string): Promise<ConsumerEntry | null> {
     const entry = await this.cached('consumer', key, this.consumers, () => this.direct.consumer(key))
     return entry && { ...entry, scopes: [...entry.scopes] }
   }
 
-  peekConsumer(key: string): ConsumerEntry | null | undefined {
-    const hit = this.held('consumer', key, this.consumers)
-    return hit && { ...hit, scopes: [...hit.scopes] }
-  }
-
   async accessToken(token: string): Promise<TokenEntry | null> {
     const entry = await this.cached('token', token, this.tokens, () => this.direct.accessToken(token))
     return entry && { ...entry, scopes: [...entry.scopes] }
-  }
-
-  peekAccessToken(token: string): TokenEntry | null | undefined {
-    const hit = this.held('token', token, this.tokens)
-    return hit && { ...hit, scopes: [...hit.scopes] }
   }
 
   /** Drops the user's API password and every cached token of the user (they carry the user's name). */

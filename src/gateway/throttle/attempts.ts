@@ -29,6 +29,7 @@
 // (`realm`), so failures at one never lock the other. OAuth has no guessable secret and is
 // never throttled. Each rule is a FailureThrottle, so every backend (memory, Redis with its
 // fail-open fallback and local view) applies to each.
+import { LRUCache } from 'lru-cache'
 import type { FailureThrottle } from './types.js'
 import { maxUserIdLength } from '../domain/identifiers.js'
 
@@ -47,8 +48,6 @@ export interface AttemptThrottle {
   locked?(attempt: Attempt): boolean
   /** Seconds the attempt must wait; 0 when it may be verified. */
   check(attempt: Attempt): Promise<number>
-  /** check's answer when it is known without waiting (see FailureThrottle.peek); undefined otherwise. */
-  peek?(attempt: Attempt): number | undefined
   /** Counts a failed attempt (wrong secret, stale or malformed credential). */
   failed(attempt: Attempt): Promise<void>
   /** A verified attempt: forgets the pair's and the user's failures, marks the pair known. */
@@ -60,8 +59,30 @@ export interface AttemptRules {
   pair: FailureThrottle
   address: FailureThrottle
   user: FailureThrottle
-  /** A "failure" recorded here marks a known pair; check > 0 means known. */
-  known: FailureThrottle
+  known: KnownPairs
+}
+
+/**
+ * The pairs (a user at an address network) that verified within `knownAddressDays`. Kept
+ * in a FailureThrottle of threshold 1, so that every backend serves it too: a pair's mark
+ * is its one counted event, and the pair is known while that count's window lasts.
+ */
+export class KnownPairs {
+  constructor(private readonly marks: FailureThrottle) {}
+
+  async isKnown(pair: string): Promise<boolean> {
+    return (await this.marks.check([pair])) > 0
+  }
+
+  /** Marks the pair afresh, so that the known period runs from its latest success. */
+  async mark(pair: string): Promise<void> {
+    await this.marks.reset([pair])
+    await this.marks.recordFailure([pair])
+  }
+
+  close(): Promise<void> {
+    return this.marks.close()
+  }
 }
 
 /** The network an address is counted as: IPv4 (or IPv4-mapped IPv6) alone, IPv6 by its /64. */
@@ -84,9 +105,9 @@ export function addressNetwork(ip: string): string {
 export type RefusingRule = 'pair' | 'address' | 'user' | 'locked'
 
 /** The wait the rules give an attempt that names a user (see the header), and the rule that set it. */
-function verdict(pair: number, known: number, address: number, user: number): [number, RefusingRule | null] {
+function verdict(pair: number, known: boolean, address: number, user: number): [number, RefusingRule | null] {
   if (pair > 0) return [pair, 'pair']
-  if (known > 0) return [0, null]
+  if (known) return [0, null]
   if (address === 0 && user === 0) return [0, null]
   return address >= user ? [address, 'address'] : [user, 'user']
 }
@@ -114,28 +135,35 @@ function ruleKeys(realm: ThrottleRealm, user: string, net: string): RuleKeys {
 
 /** How long a pair's success bookkeeping is not repeated (see succeeded). */
 const successMemoryMs = 60_000
+/** Most pairs' successes and users' failures remembered for that bookkeeping. */
 const maxRemembered = 100_000
 /** Most attempts' keys held (see #keys): 10,000 clients, a few MB. */
 const maxKeysHeld = 10_000
 
 export class RuleAttemptThrottle implements AttemptThrottle {
-  /** Pair key → when its success was last written; failures through this gateway drop it. */
-  readonly #recentSuccess = new Map<string, number>()
-  /** User key → when this gateway last counted a failure naming it (from any address). */
-  readonly #lastFailure = new Map<string, number>()
-
-  /** Whether every rule can tell its verdict without waiting (decided once: the rules never change). */
-  readonly #peekable: boolean
-  /** Realm → client address → user ('' for none) → the attempt's rule keys (see #keys). */
-  readonly #keysOf = { api: new Map<string, Map<string, RuleKeys>>(), web: new Map<string, Map<string, RuleKeys>>() }
-  #keysHeld = 0
+  /**
+   * Pair key → when its success was last written, for `successMemoryMs`; failures through
+   * this gateway drop it. Bounded LRUs (lru-cache) here and below: when full, the least
+   * recently seen is forgotten, and the most recent stay.
+   */
+  readonly #recentSuccess: LRUCache<string, number>
+  /**
+   * User key → when this gateway last counted a failure naming it (from any address). A
+   * failure older than `successMemoryMs` precedes every success remembered above, so it
+   * need not be kept longer.
+   */
+  readonly #lastFailure: LRUCache<string, number>
+  /** Realm, client address and user ('' for none) → the attempt's rule keys (see #keys). */
+  readonly #keysOf = new LRUCache<string, RuleKeys>({ max: maxKeysHeld })
 
   constructor(
     private readonly rules: AttemptRules,
     private readonly now: () => number = Date.now,
     private readonly options: RuleAttemptThrottleOptions = {},
   ) {
-    this.#peekable = Object.values(rules).every((r: FailureThrottle) => typeof r.peek === 'function')
+    const remembered = () => new LRUCache<string, number>({ max: maxRemembered, ttl: successMemoryMs, ttlResolution: 0, perf: { now: () => this.now() } })
+    this.#recentSuccess = remembered()
+    this.#lastFailure = remembered()
   }
 
   locked(a: Attempt): boolean {
@@ -153,30 +181,17 @@ export class RuleAttemptThrottle implements AttemptThrottle {
   /**
    * The rule keys of `a`'s realm, address network and user. Every Basic and WSSE request
    * asks for them twice (its verdict, then its success), so they are kept: a request of
-   * a client seen before builds no key, and the maps of the rules find each key's
-   * hash already made (0.43 against 1.10-1.18 µs for both calls, 50 clients in turn:
-   * bench/micro/throttle-keys.ts). Cleared when full, like the maps above: a flood of
-   * new users or addresses costs what it did. A claimed user longer than any user ID
-   * (which no request of a real client names) is not kept, so that what is held stays
-   * a few MB whatever attempts name.
+   * a client seen before builds no key (bench/micro/throttle-keys.ts). A claimed user
+   * longer than any user ID (which no request of a real client names) is not kept, so
+   * that what is held stays a few MB whatever attempts name.
    */
   #keys(a: Attempt): RuleKeys {
-    const byAddress = this.#keysOf[a.realm]
     const user = a.user ?? ''
     if (user.length > maxUserIdLength) return ruleKeys(a.realm, user, addressNetwork(a.ip))
-    let byUser = byAddress.get(a.ip)
-    const held = byUser?.get(user)
-    if (held !== undefined) return held
-    if (this.#keysHeld >= maxKeysHeld) {
-      this.#keysOf.api.clear()
-      this.#keysOf.web.clear()
-      this.#keysHeld = 0
-      byUser = undefined
-    }
-    if (byUser === undefined) byAddress.set(a.ip, (byUser = new Map<string, RuleKeys>()))
-    const keys = ruleKeys(a.realm, user, addressNetwork(a.ip))
-    byUser.set(user, keys)
-    this.#keysHeld++
+    // The address holds no space: realm, address and user read back one way only.
+    const id = `${a.realm} ${a.ip} ${user}`
+    let keys = this.#keysOf.get(id)
+    if (keys === undefined) this.#keysOf.set(id, (keys = ruleKeys(a.realm, user, addressNetwork(a.ip))))
     return keys
   }
 
@@ -185,35 +200,17 @@ export class RuleAttemptThrottle implements AttemptThrottle {
     if (k.pair === undefined) return this.#refused(a.realm, [await this.rules.address.check([k.address]), 'address'])
     const [pair, known, address, user] = await Promise.all([
       this.rules.pair.check([k.pair]),
-      this.rules.known.check([k.known!]),
+      this.rules.known.isKnown(k.known!),
       this.rules.address.check([k.address]),
       this.rules.user.check([k.user!]),
     ])
     return this.#refused(a.realm, verdict(pair, known, address, user))
   }
 
-  /** check's answer when every rule knows it without waiting; undefined otherwise. */
-  peek(a: Attempt): number | undefined {
-    if (!this.#peekable) return undefined
-    const { pair, known, address, user } = this.rules
-    const k = this.#keys(a)
-    if (k.pair === undefined) {
-      const wait = address.peek!([k.address])
-      return wait === undefined ? undefined : this.#refused(a.realm, [wait, 'address'])
-    }
-    const p = pair.peek!([k.pair])
-    const kn = known.peek!([k.known!])
-    const ad = address.peek!([k.address])
-    const us = user.peek!([k.user!])
-    if (p === undefined || kn === undefined || ad === undefined || us === undefined) return undefined
-    return this.#refused(a.realm, verdict(p, kn, ad, us))
-  }
-
   async failed(a: Attempt): Promise<void> {
     const k = this.#keys(a)
     if (k.pair !== undefined) {
       this.#recentSuccess.delete(k.pair)
-      if (this.#lastFailure.size >= maxRemembered) this.#lastFailure.clear()
       this.#lastFailure.set(k.user!, this.now())
     }
     await Promise.all([
@@ -233,15 +230,13 @@ export class RuleAttemptThrottle implements AttemptThrottle {
     const now = this.now()
     const last = this.#recentSuccess.get(k.pair!)
     const failedAt = this.#lastFailure.get(k.user!)
-    if (last !== undefined && now - last < successMemoryMs && (failedAt === undefined || failedAt < last)) return
-    if (this.#recentSuccess.size >= maxRemembered) this.#recentSuccess.clear()
+    if (last !== undefined && (failedAt === undefined || failedAt < last)) return
     this.#recentSuccess.set(k.pair!, now)
-    await Promise.all([this.rules.pair.reset([k.pair!]), this.rules.user.reset([k.user!]), this.rules.known.reset([k.known!])])
-    // Marked afresh, so the known period runs from the latest success.
-    await this.rules.known.recordFailure([k.known!])
+    await Promise.all([this.rules.pair.reset([k.pair!]), this.rules.user.reset([k.user!]), this.rules.known.mark(k.known!)])
   }
 
   async close(): Promise<void> {
-    await Promise.all(Object.values(this.rules).map((r: FailureThrottle) => r.close()))
+    const { pair, address, user, known } = this.rules
+    await Promise.all([pair.close(), address.close(), user.close(), known.close()])
   }
 }

@@ -7,7 +7,7 @@ import { CachedFailureThrottle } from './cached.js'
 import { MemoryFailureThrottle } from './memory.js'
 import { RedisFailureThrottle } from './redis.js'
 import { ResilientFailureThrottle, type ResilientFailureThrottleOptions } from './resilient.js'
-import { RuleAttemptThrottle, type AttemptThrottle, type RuleAttemptThrottleOptions } from './attempts.js'
+import { KnownPairs, RuleAttemptThrottle, type AttemptThrottle, type RuleAttemptThrottleOptions } from './attempts.js'
 import type { FailureThrottle, ThrottleSettings } from './types.js'
 
 export function createFailureThrottle(
@@ -25,6 +25,6 @@ export function createFailureThrottle(
     pair: rule({ maxFailures: t.maxFailures, windowSeconds: t.windowSeconds }),
     address: rule({ maxFailures: t.addressMaxFailures, windowSeconds: t.addressWindowSeconds }),
     user: rule({ maxFailures: t.userMaxFailures, windowSeconds: t.userWindowSeconds }),
-    known: rule({ maxFailures: 1, windowSeconds: t.knownAddressDays * 86_400 }),
+    known: new KnownPairs(rule({ maxFailures: 1, windowSeconds: t.knownAddressDays * 86_400 })),
   }, Date.now, rules)
 }

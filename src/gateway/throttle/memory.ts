@@ -1,8 +1,9 @@
 // In-process failure counting (docs/operations.md#modes embedded mode; the fallback while Redis is away).
 // A fixed window per key, started by its first failure, as the Redis implementation does.
-// Memory is capped: when full, expired windows are dropped, then the oldest window; an
-// attacker cycling through addresses must not be able to exhaust memory, and losing the
-// oldest count only makes throttling a little more lenient.
+// Memory is capped: an attacker cycling through addresses must not be able to exhaust it.
+// The windows are an LRU (lru-cache) whose entries expire with their window: when full,
+// the least recently counted key is forgotten, and the most recent failures stay counted.
+import { LRUCache } from 'lru-cache'
 import { hashKey } from '../replay/key.js'
 import type { FailureThrottle, ThrottleSettings } from './types.js'
 
@@ -17,32 +18,18 @@ interface Window {
 }
 
 export class MemoryFailureThrottle implements FailureThrottle {
-  readonly #windows = new Map<string, Window>()
-  readonly #maxEntries: number
+  readonly #windows: LRUCache<string, Window>
 
   constructor(readonly settings: MemoryFailureThrottleOptions) {
-    this.#maxEntries = settings.maxEntries ?? 100_000
-  }
-
-  #live(key: string, now: number): Window | undefined {
-    const k = hashKey(key)
-    const w = this.#windows.get(k)
-    if (w && w.endsAt <= now) {
-      this.#windows.delete(k)
-      return undefined
-    }
-    return w
+    // Date.now, read on each call, so that the window ends where endsAt says.
+    this.#windows = new LRUCache<string, Window>({ max: settings.maxEntries ?? 100_000, ttl: settings.windowSeconds * 1000, ttlResolution: 0, perf: { now: () => Date.now() } })
   }
 
   async check(keys: string[]): Promise<number> {
-    return this.peek(keys)
-  }
-
-  peek(keys: string[]): number {
     const now = Date.now()
     let wait = 0
     for (const key of keys) {
-      const w = this.#live(key, now)
+      const w = this.#windows.get(hashKey(key))
       if (w && w.failures >= this.settings.maxFailures) wait = Math.max(wait, Math.ceil((w.endsAt - now) / 1000))
     }
     return wait
@@ -51,22 +38,11 @@ export class MemoryFailureThrottle implements FailureThrottle {
   async recordFailure(keys: string[]): Promise<void> {
     const now = Date.now()
     for (const key of keys) {
-      const w = this.#live(key, now)
-      if (w) {
-        w.failures++
-        continue
-      }
-      if (this.#windows.size >= this.#maxEntries) this.#makeRoom(now)
-      this.#windows.set(hashKey(key), { failures: 1, endsAt: now + this.settings.windowSeconds * 1000 })
-    }
-  }
-
-  #makeRoom(now: number): void {
-    for (const [k, w] of this.#windows) if (w.endsAt <= now) this.#windows.delete(k)
-    // Map iterates in insertion order: the first key holds the oldest window.
-    while (this.#windows.size >= this.#maxEntries) {
-      const oldest = this.#windows.keys().next().value as string
-      this.#windows.delete(oldest)
+      const k = hashKey(key)
+      const w = this.#windows.get(k)
+      // Counted in place: the window keeps the end its first failure set.
+      if (w) w.failures++
+      else this.#windows.set(k, { failures: 1, endsAt: now + this.settings.windowSeconds * 1000 })
     }
   }
 

@@ -5,11 +5,6 @@
 export interface FailureThrottle {
   /** Seconds to wait before another attempt (the longest over `keys`); 0 when allowed. */
   check(keys: string[]): Promise<number>
-  /**
-   * check's answer when it is known here without waiting (in memory, or in a fresh local
-   * view of a shared store); undefined when only check can tell.
-   */
-  peek?(keys: string[]): number | undefined
   /** Counts one failed attempt against every key. */
   recordFailure(keys: string[]): Promise<void>
   /** Forgets the failures of `keys` (a successful login for that user). */

@@ -63,90 +63,22 @@ describe('throttling of legacy credentials', () => {
   })
 })
 
-/**
- * A throttle and a lookup that can tell without waiting (as the in-memory throttle, the
- * Redis throttle's fresh local view and the credential cache can): `known` says whether
- * they do.
- */
-function setupInMemory(known: { throttle: boolean; password: boolean }, blocked: string[] = []) {
-  const base = setup(blocked)
-  const peeked: Attempt[] = []
-  const throttle: AttemptThrottle = {
-    check: async () => 0,
-    peek: (a) => (known.throttle ? (peeked.push(a), a.user !== undefined && blocked.includes(a.user) ? 30 : 0) : undefined),
-    failed: async (a) => void base.failed.push(a),
-    succeeded: async (a) => void base.succeeded.push(a),
-    close: async () => undefined,
-  }
-  const users = new Map([['alice', { userId: 'alice', userName: 'Alice', apiPassword: 'right-password' }]])
-  const lookup = { ...base.lookup, peekApiPassword: (id: string) => (known.password ? (users.get(id) ?? null) : undefined) }
-  const config = loadConfig({ env: {}, secrets: () => ({ secretKey: Buffer.alloc(32, 1).toString('base64'), adminToken: 'an-admin-token-long-enough' }) })
-  const authenticator = createAuthenticator({ auth: config.auth, lookup, replay: { oauth: new MemoryReplayCache(), wsse: new MemoryReplayCache() }, throttle })
-  return { ...base, authenticator, peeked }
-}
-
-describe('deciding at once (decideNow)', () => {
-  const both = { throttle: true, password: true }
-
-  it('lets the right Basic password through when the throttle and the password are known in memory', () => {
-    const { authenticator, peeked, succeeded, lookup } = setupInMemory(both)
-    const decision = authenticator.decideNow(authRequest({ headers: basic('alice:right-password') }), route, ip)
-    expect(decision).toMatchObject({ ok: true, method: 'basic', identity: { user: 'alice', userName: 'Alice', authMethod: 'basic' } })
-    expect(peeked).toEqual([{ realm: 'api', user: 'alice', ip }])
-    expect(succeeded).toEqual([{ realm: 'api', user: 'alice', ip }])
-    expect(lookup.calls).toEqual([])
-  })
-
-  it('answers a user known to be blocked 429 at once', () => {
-    const { authenticator } = setupInMemory(both, ['alice'])
-    const decision = authenticator.decideNow(authRequest({ headers: basic('alice:right-password') }), route, ip)
-    expect(decision).toMatchObject({ ok: false, outcome: 'throttled', user: 'alice', error: { status: 429 } })
-  })
-
-  it('leaves every failure to authenticate, which counts it', async () => {
-    const { authenticator, failed } = setupInMemory(both)
+describe('one pipeline for every method', () => {
+  it('counts every failed Basic attempt, whatever went wrong with it', async () => {
+    const { authenticator, failed } = setup()
     for (const credential of ['alice:wrong-password', 'nobody:right-password', 'no colon here']) {
-      const req = authRequest({ headers: basic(credential) })
-      expect(authenticator.decideNow(req, route, ip)).toBeNull()
-      expect(await authenticator.authenticate(req, route, ip)).toMatchObject({ ok: false, error: { status: 401 } })
+      expect(await authenticator.authenticate(authRequest({ headers: basic(credential) }), route, ip)).toMatchObject({ ok: false, error: { status: 401 } })
     }
     expect(failed.map((a) => a.user)).toEqual(['alice', 'nobody', undefined])
   })
 
-  it('waits when the throttle or the password is not known in memory, and for WSSE and OAuth always', () => {
-    const right = authRequest({ headers: basic('alice:right-password') })
-    expect(setupInMemory({ throttle: false, password: true }).authenticator.decideNow(right, route, ip)).toBeNull()
-    expect(setupInMemory({ throttle: true, password: false }).authenticator.decideNow(right, route, ip)).toBeNull()
-    const { authenticator } = setupInMemory(both)
-    const wsse = 'UsernameToken Username="alice", PasswordDigest="AAAAAAAAAAAAAAAAAAAAAAAAAAA=", Nonce="bm9uY2U=", Created="2026-11-22T11:00:00Z"'
-    expect(authenticator.decideNow(authRequest({ headers: { 'x-wsse': wsse } }), route, ip)).toBeNull()
-    expect(authenticator.decideNow(authRequest({ headers: { authorization: 'OAuth oauth_consumer_key="k", oauth_token="t"' } }), route, ip)).toBeNull()
-  })
-
-  it('takes the local verdict of the throttle on the waiting path too (WSSE)', async () => {
-    // This throttle's check would let alice through; its local verdict blocks her.
-    const { authenticator, peeked } = setupInMemory(both, ['alice'])
-    const now = Date.parse('2026-11-22T12:00:00Z')
-    const token = 'UsernameToken Username="alice", PasswordDigest="AAAAAAAAAAAAAAAAAAAAAAAAAAA=", Nonce="bm9uY2U=", Created="2026-11-22T12:00:00Z"'
-    const decision = await authenticator.authenticate(authRequest({ now, headers: { 'x-wsse': token } }), route, ip)
-    expect(decision).toMatchObject({ ok: false, outcome: 'throttled', user: 'alice', error: { status: 429 } })
-    expect(peeked).toEqual([{ realm: 'api', user: 'alice', ip }])
-  })
-
-  it('decides as authenticate does, request by request', async () => {
-    const anonymousRoute: RoutePolicy = { ...route, anonymous: true, scopes: [] }
-    const cases: Array<[Record<string, string>, RoutePolicy]> = [
-      [basic('alice:right-password'), route],
-      [basic('alice:right-password'), { ...route, methods: ['oauth'] }],
-      [{}, route],
-      [{}, anonymousRoute],
-      [{ authorization: 'Bearer abc' }, anonymousRoute],
-      [{ ...basic('alice:right-password'), 'x-wsse': 'UsernameToken Username="alice"' }, route],
-    ]
-    for (const [headers, r] of cases) {
-      const now = setupInMemory(both).authenticator.decideNow(authRequest({ headers }), r, ip)
-      const waited = await setupInMemory(both).authenticator.authenticate(authRequest({ headers }), r, ip)
-      expect(now, JSON.stringify(headers)).toEqual(waited)
-    }
+  it('never throttles or counts OAuth, whose secrets cannot be guessed', async () => {
+    const { authenticator, checked, failed } = setup(['alice'])
+    const now = Date.now()
+    const header = `OAuth oauth_consumer_key="unknown", oauth_token="t", oauth_signature_method="HMAC-SHA1", oauth_signature="c2ln", oauth_timestamp="${Math.floor(now / 1000)}", oauth_nonce="n1"`
+    const decision = await authenticator.authenticate(authRequest({ now, headers: { authorization: header } }), route, ip)
+    expect(decision).toMatchObject({ ok: false, method: 'oauth', error: { status: 401, code: 'consumer_key_unknown' } })
+    expect(checked).toEqual([])
+    expect(failed).toEqual([])
   })
 })

@@ -76,54 +76,6 @@ describeBackends('CachedCredentialLookup', backends, (backend) => {
     expect(calls).toEqual({ onChange: 1, getApiPassword: 1, getConsumer: 1, getAccessToken: 1, getUser: 1 })
   })
 
-  it('tells without waiting what it holds in memory, and only that', async () => {
-    const { user } = await fixture()
-    const lookup = new CachedCredentialLookup(store, { now, ttlMs: 5000, negativeTtlMs: 2000 })
-    const unknown = newId()
-    expect(lookup.peekApiPassword(user.id)).toBeUndefined()
-    expect(lookup.peekApiPassword(unknown)).toBeUndefined()
-    await lookup.apiPassword(user.id)
-    await lookup.apiPassword(unknown)
-    expect(lookup.peekApiPassword(user.id)).toEqual({ userId: user.id, userName: 'Lookup User', apiPassword: 'api-1' })
-    expect(lookup.peekApiPassword(unknown)).toBeNull()
-    // A change through this process's store drops the entry; so does age.
-    await store.setApiPassword(user.id, 'api-2')
-    expect(lookup.peekApiPassword(user.id)).toBeUndefined()
-    expect((await lookup.apiPassword(user.id))?.apiPassword).toBe('api-2')
-    expect(lookup.peekApiPassword(user.id)?.apiPassword).toBe('api-2')
-    clock += 5001
-    expect(lookup.peekApiPassword(user.id)).toBeUndefined()
-    expect(lookup.peekApiPassword(unknown)).toBeUndefined()
-  })
-
-  it('tells the consumer and the access token without waiting when it holds them, and only then', async () => {
-    const seeded = await fixture()
-    const expected = expectedLookups(seeded)
-    const key = seeded.app.consumer.key
-    const token = seeded.token.token.token
-    const lookup = new CachedCredentialLookup(store, { now, ttlMs: 5000, negativeTtlMs: 2000 })
-    const unknownKey = randomBytes(18).toString('base64url')
-    const unknownToken = randomBytes(24).toString('base64url')
-    for (const peek of [lookup.peekConsumer(key), lookup.peekConsumer(unknownKey), lookup.peekAccessToken(token), lookup.peekAccessToken(unknownToken)]) expect(peek).toBeUndefined()
-    await Promise.all([lookup.consumer(key), lookup.consumer(unknownKey), lookup.accessToken(token), lookup.accessToken(unknownToken)])
-    expect(lookup.peekConsumer(key)).toEqual(expected.consumer)
-    expect(lookup.peekAccessToken(token)).toEqual(expected.accessToken)
-    expect(lookup.peekConsumer(unknownKey)).toBeNull()
-    expect(lookup.peekAccessToken(unknownToken)).toBeNull()
-    // What it hands out is a copy: a caller cannot change what the next request sees.
-    lookup.peekAccessToken(token)!.scopes.push('write_private')
-    expect(lookup.peekAccessToken(token)).toEqual(expected.accessToken)
-    // A revocation through this process's store drops the token at once; age drops both.
-    await store.revokeAccessToken(token)
-    expect(lookup.peekAccessToken(token)).toBeUndefined()
-    expect((await lookup.accessToken(token))?.revoked).toBe(true)
-    expect(lookup.peekAccessToken(token)?.revoked).toBe(true)
-    clock += 5001
-    expect(lookup.peekConsumer(key)).toBeUndefined()
-    expect(lookup.peekAccessToken(token)).toBeUndefined()
-    expect(lookup.peekConsumer(unknownKey)).toBeUndefined()
-  })
-
   it('remembers unknown credentials briefly, then asks again', async () => {
     const { proxy, calls } = counted(store)
     const lookup = new CachedCredentialLookup(proxy, { now, negativeTtlMs: 2000 })

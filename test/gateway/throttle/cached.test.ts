@@ -55,24 +55,19 @@ describe('CachedFailureThrottle', () => {
     expect(await t.check(['user:d'])).toBe(0)
   })
 
-  it('peeks: the verdict when every key is in a fresh view, else undefined (then check must ask)', async () => {
-    let now = 1_000_000
+  it('when full, forgets the least recently asked key, not the whole view', async () => {
     const { wrapped, calls } = counting(new MemoryFailureThrottle({ maxFailures: 1, windowSeconds: 60 }))
-    const t = new CachedFailureThrottle(wrapped, { clearMs: 1000, now: () => now })
-    expect(t.peek(['user:e', 'ip:2'])).toBeUndefined()
-    expect(await t.check(['user:e'])).toBe(0)
-    // One key of the two unseen: not known here.
-    expect(t.peek(['user:e', 'ip:2'])).toBeUndefined()
-    expect(await t.check(['user:e', 'ip:2'])).toBe(0)
-    expect(t.peek(['user:e', 'ip:2'])).toBe(0)
-    // A failure recorded here drops the key from the view: the block is for check to find.
-    await t.recordFailure(['ip:2'])
-    expect(t.peek(['user:e', 'ip:2'])).toBeUndefined()
-    expect(await t.check(['ip:2'])).toBeGreaterThan(0)
-    expect(t.peek(['ip:2'])).toBeGreaterThan(0)
-    now += 1001
-    expect(t.peek(['user:e'])).toBeUndefined()
-    // Peeking never asked the shared throttle: only the three checks did.
+    const t = new CachedFailureThrottle(wrapped, { clearMs: 60_000, maxEntries: 2 })
+    await t.check(['user:f'])
+    await t.check(['user:g'])
+    await t.check(['user:f'])
+    expect(calls.check).toBe(2)
+    // A third key: user:g, the least recently asked, makes room.
+    await t.check(['user:h'])
+    await t.check(['user:f'])
+    await t.check(['user:h'])
     expect(calls.check).toBe(3)
+    await t.check(['user:g'])
+    expect(calls.check).toBe(4)
   })
 })

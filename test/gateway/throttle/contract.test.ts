@@ -6,8 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { RedisFailureThrottle } from '../../../src/gateway/throttle/redis.js'
 import { loadConfig } from '../../../src/common/config.js'
-import { addressNetwork, RuleAttemptThrottle } from '../../../src/gateway/throttle/attempts.js'
-import { createFailureThrottle } from '../../../src/gateway/throttle/create.js'
+import { addressNetwork, KnownPairs, RuleAttemptThrottle } from '../../../src/gateway/throttle/attempts.js'
 import { MemoryFailureThrottle } from '../../../src/gateway/throttle/memory.js'
 import type { FailureThrottle, ThrottleSettings } from '../../../src/gateway/throttle/types.js'
 import { describeBackends, failureThrottleBackends } from '../../helpers/backends.js'
@@ -78,24 +77,6 @@ describeBackends('failure throttle contract', backends, (backend) => {
     expect(await t.check(keys)).toBe(0)
   })
 
-  it('peeks, where it can, the verdict check gives', async () => {
-    const t = await make({ maxFailures: 2, windowSeconds: 60 })
-    const keys = [user(), ip()]
-    const agrees = async () => {
-      const checked = await t.check(keys)
-      const peeked = t.peek?.(keys)
-      if (peeked !== undefined) expect(peeked).toBe(checked)
-      return checked
-    }
-    expect(await agrees()).toBe(0)
-    await t.recordFailure(keys)
-    expect(await agrees()).toBe(0)
-    await t.recordFailure(keys)
-    expect(await agrees()).toBeGreaterThan(0)
-    await t.reset(keys)
-    expect(await agrees()).toBe(0)
-  })
-
   it('counts concurrent failures exactly', async () => {
     const t = await make({ maxFailures: 50, windowSeconds: 60 })
     const keys = [user(), ip()]
@@ -129,7 +110,7 @@ describeBackends('the attempt rules over each backend (docs/security.md#throttli
       pair: backend().make({ maxFailures: t.maxFailures, windowSeconds: t.windowSeconds }),
       address: backend().make({ maxFailures: t.addressMaxFailures, windowSeconds: t.addressWindowSeconds }),
       user: backend().make({ maxFailures: t.userMaxFailures, windowSeconds: t.userWindowSeconds }),
-      known: backend().make({ maxFailures: 1, windowSeconds: t.knownAddressDays * 86_400 }),
+      known: new KnownPairs(backend().make({ maxFailures: 1, windowSeconds: t.knownAddressDays * 86_400 })),
     }, Date.now, { onRefusal: (realm, rule) => refusals.push(`${realm}:${rule}`), ...(locks ? { locks } : {}) })
     return { throttle, refusals }
   }
@@ -184,60 +165,54 @@ describeBackends('the attempt rules over each backend (docs/security.md#throttli
   })
 })
 
-describe('the attempt rules, peeked', () => {
-  const settings = loadConfig({ env: {}, secrets: () => ({ secretKey: Buffer.alloc(32, 1).toString('base64'), adminToken: 'an-admin-token-long-enough' }) }).auth
+describe('the attempt rules in memory', () => {
   const attempt = (u: string, address: string) => ({ realm: 'api' as const, user: u, ip: address })
-
-  it('in memory, answer as check does: clear, a blocked pair, a known pair, a malformed attempt', async () => {
-    const t = createFailureThrottle(settings, undefined)
-    const [u, address] = [user(), '192.0.2.7']
-    const same = async (a: { realm: 'api'; user?: string; ip: string }) => {
-      const checked = await t.check(a)
-      expect(t.peek?.(a)).toBe(checked)
-      return checked
-    }
-    expect(await same(attempt(u, address))).toBe(0)
-    expect(await same({ realm: 'api', ip: address })).toBe(0)
-    await t.succeeded(attempt(u, address))
-    for (let i = 0; i < settings.throttle.maxFailures; i++) await t.failed(attempt(u, address))
-    expect(await same(attempt(u, address))).toBeGreaterThan(0)
-    expect(await same(attempt(u, '192.0.2.8'))).toBe(0)
-  })
+  const memory = () => new MemoryFailureThrottle({ maxFailures: 2, windowSeconds: 60 })
+  const manyFailures = () => new MemoryFailureThrottle({ maxFailures: 1_000_000, windowSeconds: 60 })
 
   it('counts each pair under its own keys after more clients than it keeps keys for', async () => {
-    const memory = () => new MemoryFailureThrottle({ maxFailures: 2, windowSeconds: 60 })
-    const t = new RuleAttemptThrottle({ pair: memory(), known: memory(), address: new MemoryFailureThrottle({ maxFailures: 1_000_000, windowSeconds: 60 }), user: memory() })
+    const t = new RuleAttemptThrottle({ pair: memory(), known: new KnownPairs(memory()), address: manyFailures(), user: memory() })
     const [u, other, address] = [user(), user(), '192.0.2.10']
     await t.failed(attempt(u, address))
     // Twelve thousand other clients, more than the keys kept for (10,000), so these are made again.
-    for (let i = 0; i < 12_000; i++) expect(t.peek(attempt(`client${i}`, `198.51.${i >> 8}.${i & 255}`))).toBe(0)
+    for (let i = 0; i < 12_000; i++) expect(await t.check(attempt(`client${i}`, `198.51.${i >> 8}.${i & 255}`))).toBe(0)
     await t.failed(attempt(u, address))
-    expect(t.peek(attempt(u, address))).toBeGreaterThan(0)
-    expect(t.peek(attempt(other, address))).toBe(0)
-    expect(t.peek({ realm: 'web', user: u, ip: address })).toBe(0)
+    expect(await t.check(attempt(u, address))).toBeGreaterThan(0)
+    expect(await t.check(attempt(other, address))).toBe(0)
+    expect(await t.check({ realm: 'web', user: u, ip: address })).toBe(0)
   })
 
   it('counts a claimed user longer than any user ID under its own keys, as any other', async () => {
-    const memory = () => new MemoryFailureThrottle({ maxFailures: 2, windowSeconds: 60 })
-    const t = new RuleAttemptThrottle({ pair: memory(), known: memory(), address: new MemoryFailureThrottle({ maxFailures: 1_000_000, windowSeconds: 60 }), user: memory() })
+    const t = new RuleAttemptThrottle({ pair: memory(), known: new KnownPairs(memory()), address: manyFailures(), user: memory() })
     const long = `x${'y'.repeat(4000)}`
     const longer = `${long}z`
     await t.failed(attempt(long, '192.0.2.11'))
     await t.failed(attempt(long, '192.0.2.11'))
-    expect(t.peek(attempt(long, '192.0.2.11'))).toBeGreaterThan(0)
+    expect(await t.check(attempt(long, '192.0.2.11'))).toBeGreaterThan(0)
     // Another user sharing all but the last character, and the same user in the other realm, are apart.
-    expect(t.peek(attempt(longer, '192.0.2.11'))).toBe(0)
-    expect(t.peek({ realm: 'web', user: long, ip: '192.0.2.11' })).toBe(0)
+    expect(await t.check(attempt(longer, '192.0.2.11'))).toBe(0)
+    expect(await t.check({ realm: 'web', user: long, ip: '192.0.2.11' })).toBe(0)
   })
 
-  it('cannot be peeked when one rule can only be asked', async () => {
-    const memory = () => new MemoryFailureThrottle({ maxFailures: 2, windowSeconds: 60 })
-    const asked = memory()
-    const onlyCheck: FailureThrottle = { check: (k) => asked.check(k), recordFailure: (k) => asked.recordFailure(k), reset: (k) => asked.reset(k), close: () => asked.close() }
-    const t = new RuleAttemptThrottle({ pair: memory(), known: memory(), address: memory(), user: onlyCheck })
-    expect(await t.check(attempt(user(), '192.0.2.9'))).toBe(0)
-    expect(t.peek(attempt(user(), '192.0.2.9'))).toBeUndefined()
-  })
+  it("after more users' failures than it remembers, a success still forgets the most recent failures", async () => {
+    // The user rule refuses at the first failure: a user's failure that a success did not
+    // forget keeps the user out of a new address.
+    const oneFailure = () => new MemoryFailureThrottle({ maxFailures: 1, windowSeconds: 3600, maxEntries: 200_000 })
+    const t = new RuleAttemptThrottle({ pair: memory(), known: new KnownPairs(memory()), address: manyFailures(), user: oneFailure() })
+    const [u, home] = [user(), '192.0.2.20']
+    await t.succeeded(attempt(u, home))
+    // 99,999 users fail, then u from elsewhere, then one more user: more users than the
+    // 100,000 whose failures are remembered.
+    for (let i = 0; i < 99_999; i++) await t.failed(attempt(`guessed${i}`, '198.51.100.1'))
+    await t.failed(attempt(u, '203.0.113.5'))
+    await t.failed(attempt('guessed-last', '198.51.100.1'))
+    expect(await t.check(attempt(u, '203.0.113.6'))).toBeGreaterThan(0)
+    // u signs in at home again, within the minute its last success is not repeated in:
+    // its failure since then, among the most recent, is remembered, so the success is
+    // written and the user's failures are forgotten.
+    await t.succeeded(attempt(u, home))
+    expect(await t.check(attempt(u, '203.0.113.6'))).toBe(0)
+  }, 60_000)
 })
 
 describe('addressNetwork', () => {

@@ -6,7 +6,7 @@ import type { ErrorCode } from '../../../common/errors.js'
 import { randomToken, safeEqual } from '../../../common/secrets.js'
 import type { ReplayCache } from '../../replay/types.js'
 import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from '../../domain/auth-results.js'
-import type { AuthRequest, AuthResult, CredentialLookup, Outcome } from '../../domain/auth.js'
+import type { AuthRequest, AuthResult, CredentialLookup, CredentialVerifier, Outcome } from '../../domain/auth.js'
 import { adviceBodyLimit, adviseOnSignature, baseStringHeader, bodyFields, unsignedBodyKind, type SignatureAdviceOptions } from './advice.js'
 import { baseStringUri, signatureBaseString } from './base-string.js'
 import { collectOAuthParameters, type OAuthParameters } from './parameters.js'
@@ -249,14 +249,32 @@ export async function verifyOAuth(
   opts: OAuthVerifyOptions,
 ): Promise<AuthResult> {
   const checked = checkOAuthRequest(req, opts)
-  if (!checked.ok) return checked.result
-  const r = checked.request
+  return checked.ok ? verifyCheckedOAuth(req, checked.request, lookup, replay, opts) : checked.result
+}
 
-  // Both from memory when the cache holds them (every request of a client in use): no
-  // promises to wait for. Otherwise both loads run side by side.
-  const heldConsumer = lookup.peekConsumer?.(r.consumerKey)
-  const heldToken = heldConsumer === undefined ? undefined : lookup.peekAccessToken?.(r.token)
-  const [consumer, token] = heldConsumer !== undefined && heldToken !== undefined ? [heldConsumer, heldToken] : await Promise.all([lookup.consumer(r.consumerKey), lookup.accessToken(r.token)])
+/** OAuth 1.0a as a CredentialVerifier: the protocol parameters read and checked, consumer and token loaded through `lookup`, the nonce claimed in `replay`. */
+export function oauthVerifier(lookup: CredentialLookup, replay: ReplayCache, opts: OAuthVerifyOptions): CredentialVerifier {
+  return {
+    method: 'oauth',
+    guessable: false,
+    read(req) {
+      const checked = checkOAuthRequest(req, opts)
+      if (!checked.ok) return checked.result
+      return { claimedUser: undefined, verify: () => verifyCheckedOAuth(req, checked.request, lookup, replay, opts) }
+    },
+  }
+}
+
+/** Verifies a request whose protocol parameters checkOAuthRequest accepted. */
+async function verifyCheckedOAuth(
+  req: AuthRequest,
+  r: CheckedOAuthRequest,
+  lookup: CredentialLookup,
+  replay: ReplayCache,
+  opts: OAuthVerifyOptions,
+): Promise<AuthResult> {
+  // Both loads (from the cache, for every client in use) run side by side.
+  const [consumer, token] = await Promise.all([lookup.consumer(r.consumerKey), lookup.accessToken(r.token)])
   const tokenMatches = consumer !== null && token !== null && token.consumerKey === consumer.key
   const signatureOk = verifyOAuthSignature(
     req,

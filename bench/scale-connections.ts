@@ -64,7 +64,8 @@ async function hold(port: number, n: number, request: (i: number) => string, wav
       })
       socket.on('data', () => {})
       socket.once('close', () => open--)
-      socket.once('error', reject)
+      // A reset after the answer closes that connection only: it counts as not open.
+      socket.on('error', reject)
     })
   const refresh = () => {
     const now = Date.now()

@@ -109,6 +109,8 @@ export interface GatewayAloneRatios {
   oauth_vs_bare_proxy: Ratio
   /** Null when nginx is not installed. */
   bare_proxy_vs_nginx: number | null
+  /** The gateway's anonymous requests over nginx's; null when nginx is not installed. */
+  anonymous_vs_nginx: number | null
   undici_proxy_vs_bare_proxy: Ratio
   /** The required-work proxy (bench/required-work-proxy.ts) over the bare proxy: how far the required work alone lets a gateway come. */
   required_anonymous_vs_bare_proxy: Ratio
@@ -381,6 +383,7 @@ export function formatReport(r: BenchResults, judged: Target[] = targets(r)): st
     `1. gateway alone, in front of a fixed ~700-byte upstream (front µs/req: the proxy's own CPU)${r.gateway_alone.nginx ? `; nginx ${r.gateway_alone.nginx}` : '; nginx is not installed (null)'}`,
     scenarioTable(r.gateway_alone.scenarios),
     requiredWorkLine(r.gateway_alone.ratios),
+    r.gateway_alone.nginx ? `over nginx (rps): bare proxy ${fmt(r.gateway_alone.ratios.bare_proxy_vs_nginx, 3)}, gateway anonymous ${fmt(r.gateway_alone.ratios.anonymous_vs_nginx, 3)}` : 'over nginx: nginx is not installed',
     '',
     `2. core statuses/show against the minimal fastify + pg anchor (pool of ${r.core.pool_size})`,
     scenarioTable(r.core.scenarios),

@@ -18,6 +18,8 @@ import { startLoadGenerator, type LoadGenerator } from './load-client.js'
 import type { LoadResult } from './load-worker.js'
 import { corePoolSize } from './anchor.js'
 import { embeddedFootprint } from './embedded.js'
+import { scaleConnections } from './scale-connections.js'
+import { scaleReplay } from './scale-replay.js'
 import { findNginx } from './nginx.js'
 import { commandCpuDeltaMs, commandCpuMs, cpuMs, descendants, killAllNow, machineBusyMs, sampleRss, stopAll, type AppProcess } from './processes.js'
 import { formatReport, judgedRatio, median, pairedRatio, ratios, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type JudgedFigure, type WindowMeasurement } from './report.js'
@@ -273,6 +275,14 @@ async function main(): Promise<number> {
     const fixedRate = bare ? Math.max(1, Math.round(median(bare.map((w) => w.rps)) / 2)) : 0
     if (bare && want('whole')) await paced('whole system fixed rate', [...fixedRateNames], () => Promise.resolve(fixedRate), s.durationSeconds)
 
+    // Replay-cache memory and idle connections (bench/scale-replay.ts, bench/scale-connections.ts): each on processes of its own.
+    const wantScale = (part: string) => want(`scale_${part}`) || s.only?.includes('scale') === true
+    const quick = s.mode === 'quick'
+    const scale = {
+      replay: wantScale('replay') ? await scaleReplay(quick ? { nonces: 20_000, requests: 20 } : {}) : null,
+      connections: wantScale('connections') ? await scaleConnections(quick ? { connections: 500 } : {}) : null,
+    }
+
     const all = Object.fromEntries(windows)
     const summaries = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, summarize(windows.get(name) ?? [])]))
     const strip = (prefix: string, rows: Record<string, ReturnType<typeof summarize>>) => Object.fromEntries(Object.entries(rows).map(([k, v]) => [k.replace(prefix, ''), v]))
@@ -293,6 +303,7 @@ async function main(): Promise<number> {
           wsse_vs_bare_proxy: ratioOf('gateway_alone.ratios.wsse_vs_bare_proxy'),
           oauth_vs_bare_proxy: ratioOf('gateway_alone.ratios.oauth_vs_bare_proxy'),
           bare_proxy_vs_nginx: a.nginx ? r('alone_bare_proxy', 'alone_nginx') : null,
+          anonymous_vs_nginx: a.nginx ? r('alone_anonymous', 'alone_nginx') : null,
           undici_proxy_vs_bare_proxy: r('alone_undici_proxy', 'alone_bare_proxy'),
           required_anonymous_vs_bare_proxy: r('alone_required_anonymous', 'alone_bare_proxy'),
           required_basic_vs_bare_proxy: r('alone_required_basic', 'alone_bare_proxy'),
@@ -342,7 +353,7 @@ async function main(): Promise<number> {
     mkdirSync(dirname(s.out), { recursive: true })
     // Each target's verdict beside its floor, as printed, for a reader of the file alone.
     const judged = targets(results)
-    const written = `${JSON.stringify({ ...results, targets: judged.map(({ name, value, bound, floor, spread, verdict }) => ({ name, value, spread, bound, floor, verdict })) }, null, 2)}\n`
+    const written = `${JSON.stringify({ ...results, scale, targets: judged.map(({ name, value, bound, floor, spread, verdict }) => ({ name, value, spread, bound, floor, verdict })) }, null, 2)}\n`
     writeFileSync(s.out, written)
     const archive = archivePath(s, root, new Date())
     if (archive) {

@@ -70,6 +70,7 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     }
     expect(Object.keys(alone.ratios).sort()).toEqual([
       'anonymous_vs_bare_proxy',
+      'anonymous_vs_nginx',
       'anonymous_vs_required',
       'bare_proxy_vs_nginx',
       'basic_vs_bare_proxy',
@@ -88,9 +89,11 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     if (alone.nginx === null) {
       expect(alone.scenarios.nginx).toBeNull()
       expect(alone.ratios.bare_proxy_vs_nginx).toBeNull()
+      expect(alone.ratios.anonymous_vs_nginx).toBeNull()
     } else {
       served('gateway_alone.nginx', alone.scenarios.nginx)
       expect(alone.ratios.bare_proxy_vs_nginx).toBeGreaterThan(0)
+      expect(alone.ratios.anonymous_vs_nginx).toBeGreaterThan(0)
     }
     for (const name of ['oauth', 'wsse', 'required_oauth', 'required_wsse']) expect(alone.scenarios[name]!.redis_cpu_us, `${name}: the nonce claims`).toBeGreaterThan(0)
 

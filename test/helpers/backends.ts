@@ -223,7 +223,7 @@ async function redisUnderPrefix(url: string, label: string): Promise<{ client: R
     client,
     prefix,
     cleanup: async () => {
-      const keys = await client.keys(`${prefix}*`)
+      const keys = await client.keysBuffer(`${prefix}*`)
       if (keys.length) await client.del(...keys)
       client.disconnect()
     },

@@ -9,7 +9,7 @@ export function redisClients(url: string | null, label: string): { prefix: strin
   const clients: RedisClient[] = []
   afterAll(async () => {
     for (const c of clients) {
-      const keys = await c.keys(`${prefix}*`)
+      const keys = await c.keysBuffer(`${prefix}*`)
       if (keys.length) await c.del(...keys)
       c.disconnect()
     }

@@ -3,17 +3,46 @@
 // gateways on one Redis reject a nonce used at the other. Any error or timeout becomes
 // ReplayCacheUnavailable; the client (src/common/redis.ts) fails fast while Redis is
 // away, so a claim never hangs.
+//
+// What one claim costs Redis (docs/performance.md#the-replay-cache-in-redis): its key is
+// the prefix and the first `storedDigestBytes` bytes of the SHA-256 of the caller's key,
+// raw; with the gateway's 5-byte prefixes that is 14 bytes, the longest key Redis keeps in
+// its smallest allocation. The value `1` is one of Redis' shared integers, stored nowhere
+// (an empty string would take an object of its own). 72 bits keep the keys apart: among
+// the 3 million nonces of a busy window the chance that two collide is about 10^-9, and a
+// collision could only refuse one fresh request as a replay, never admit a replayed one.
+//
+// Keys of the earlier shape (prefix + the whole digest in base64url) are claimed as well
+// for a while after start (`legacyPrefix`, `legacyUntil`): during a rolling upgrade a
+// nonce claimed at a gateway of either version is refused at the other (docs/gateway.md#the-replay-cache).
 import type { RedisClient } from '../../common/redis.js'
-import { hashKey, wholeSeconds } from './key.js'
+import { keyDigest, wholeSeconds } from './key.js'
 import { ReplayCacheUnavailable, type ReplayCache } from './types.js'
+
+/** Bytes of the SHA-256 digest kept in a stored key. */
+export const storedDigestBytes = 9
 
 function unavailable(err: unknown): ReplayCacheUnavailable {
   return new ReplayCacheUnavailable(`replay cache unavailable: ${(err as Error).message}`, { cause: err })
 }
 
 export interface RedisReplayCacheOptions {
-  /** Prefix of every key; default `kigo:replay:` (tests use a random one). */
+  /** Prefix of every key; default `kr:` (the gateway's are `kr:w:` and `kr:o:`; tests use a random one). */
   prefix?: string
+  /** Prefix of the earlier key shape, claimed as well until `legacyUntil`; none by default. */
+  legacyPrefix?: string
+  /** Until when (epoch ms) keys of the earlier shape are claimed too; default never. */
+  legacyUntil?: number
+}
+
+/** The stored key of a claim: the prefix and the first bytes of the key's digest. */
+export function storedKey(prefix: string, key: string): Buffer {
+  return Buffer.concat([Buffer.from(prefix), keyDigest(key).subarray(0, storedDigestBytes)])
+}
+
+/** The key the earlier versions stored for the same claim: the prefix and the whole digest in base64url. */
+export function legacyStoredKey(legacyPrefix: string, key: string): string {
+  return legacyPrefix + keyDigest(key).toString('base64url')
 }
 
 /**
@@ -21,10 +50,14 @@ export interface RedisReplayCacheOptions {
  * order, with its own TTL (ARGV[i]), exactly as separate commands would answer; 1 where
  * the key was set (claimed), 0 where it was already there. Redis runs a script whole, so
  * no other client's command falls between two of its SETs, which changes no answer.
+ * With twice as many keys as TTLs, KEYS[n + i] is claim i's key of the earlier shape, and
+ * the claim holds only when neither shape was there.
  */
-const claimScript = `local claimed = {}
-for i = 1, #KEYS do
-  if redis.call('SET', KEYS[i], '1', 'EX', ARGV[i], 'NX') then claimed[i] = 1 else claimed[i] = 0 end
+const claimScript = `local n = #ARGV
+local legacy = #KEYS > n
+local claimed = {}
+for i = 1, n do
+  if redis.call('SET', KEYS[i], '1', 'EX', ARGV[i], 'NX') and (not legacy or redis.call('SET', KEYS[n + i], '1', 'EX', ARGV[i], 'NX')) then claimed[i] = 1 else claimed[i] = 0 end
 end
 return claimed`
 
@@ -38,7 +71,7 @@ const maxClaimsPerScript = 256
 /** The script as a command of the client (ioredis defineCommand: EVALSHA, EVAL when Redis lacks it). */
 const claimCommand = 'kigoClaimNonces'
 interface ClaimCommand {
-  [claimCommand](numberOfKeys: number, ...keysThenTtls: Array<string | number>): Promise<number[]>
+  [claimCommand](numberOfKeys: number, ...keysThenTtls: Array<Buffer | string | number>): Promise<number[]>
 }
 
 interface PendingClaim {
@@ -50,6 +83,8 @@ interface PendingClaim {
 
 export class RedisReplayCache implements ReplayCache {
   readonly #prefix: string
+  readonly #legacyPrefix: string | undefined
+  readonly #legacyUntil: number
   /** Claims made during this turn of the event loop, sent together (see claim). */
   #pending: PendingClaim[] = []
 
@@ -58,7 +93,9 @@ export class RedisReplayCache implements ReplayCache {
     readonly client: RedisClient,
     options: RedisReplayCacheOptions = {},
   ) {
-    this.#prefix = options.prefix ?? 'kigo:replay:'
+    this.#prefix = options.prefix ?? 'kr:'
+    this.#legacyPrefix = options.legacyPrefix
+    this.#legacyUntil = options.legacyPrefix === undefined ? 0 : (options.legacyUntil ?? 0)
     if (!client.isCluster && !(claimCommand in client)) {
       client.defineCommand(claimCommand, { lua: claimScript })
       // The claims are already gathered per turn: the client's auto-pipelining would only
@@ -81,17 +118,29 @@ export class RedisReplayCache implements ReplayCache {
    * timer, promise and answer) is now done once per turn instead of once per claim.
    */
   claim(key: string, ttlSeconds: number): Promise<boolean> {
-    const redisKey = this.#prefix + hashKey(key)
     const ttl = wholeSeconds(ttlSeconds)
-    if (this.client.isCluster) return this.#claimOne(redisKey, ttl)
+    if (this.client.isCluster) return this.#claimOne(key, ttl)
     return new Promise<boolean>((resolve, reject) => {
-      if (this.#pending.push({ key: redisKey, ttl, resolve, reject }) === 1) setImmediate(() => this.#flush())
+      if (this.#pending.push({ key, ttl, resolve, reject }) === 1) setImmediate(() => this.#flush())
     })
   }
 
-  async #claimOne(redisKey: string, ttl: number): Promise<boolean> {
+  /** The prefix of the earlier key shape while it is still claimed, else undefined. */
+  #legacy(): string | undefined {
+    return this.#legacyPrefix !== undefined && Date.now() < this.#legacyUntil ? this.#legacyPrefix : undefined
+  }
+
+  /**
+   * One claim as its own command. With the earlier shape as well, as two SETs one after the
+   * other (a Cluster keeps the two keys on different nodes): a nonce is granted only to
+   * whoever sets both, so of two gateways racing for it at most one wins, whichever
+   * version each runs.
+   */
+  async #claimOne(key: string, ttl: number): Promise<boolean> {
+    const legacy = this.#legacy()
     try {
-      return (await this.client.set(redisKey, '1', 'EX', ttl, 'NX')) === 'OK'
+      if ((await this.client.set(storedKey(this.#prefix, key), '1', 'EX', ttl, 'NX')) !== 'OK') return false
+      return legacy === undefined || (await this.client.set(legacyStoredKey(legacy, key), '1', 'EX', ttl, 'NX')) === 'OK'
     } catch (err) {
       throw unavailable(err)
     }
@@ -100,22 +149,26 @@ export class RedisReplayCache implements ReplayCache {
   #flush(): void {
     const batch = this.#pending
     this.#pending = []
-    if (batch.length === 1) {
+    const legacy = this.#legacy()
+    if (batch.length === 1 && legacy === undefined) {
       const only = batch[0]!
       this.#claimOne(only.key, only.ttl).then(only.resolve, only.reject)
       return
     }
-    for (let start = 0; start < batch.length; start += maxClaimsPerScript) this.#claimScripted(batch.slice(start, start + maxClaimsPerScript))
+    for (let start = 0; start < batch.length; start += maxClaimsPerScript) this.#claimScripted(batch.slice(start, start + maxClaimsPerScript), legacy)
   }
 
-  #claimScripted(claims: PendingClaim[]): void {
+  #claimScripted(claims: PendingClaim[], legacy: string | undefined): void {
     const n = claims.length
-    const args = new Array<string | number>(2 * n)
+    const keys = legacy === undefined ? n : 2 * n
+    const args = new Array<Buffer | string | number>(keys + n)
     for (let i = 0; i < n; i++) {
-      args[i] = claims[i]!.key
-      args[n + i] = claims[i]!.ttl
+      const { key, ttl } = claims[i]!
+      args[i] = storedKey(this.#prefix, key)
+      if (legacy !== undefined) args[n + i] = legacyStoredKey(legacy, key)
+      args[keys + i] = ttl
     }
-    ;(this.client as RedisClient & ClaimCommand)[claimCommand](n, ...args).then(
+    ;(this.client as RedisClient & ClaimCommand)[claimCommand](keys, ...args).then(
       (claimed) => {
         for (let i = 0; i < n; i++) claims[i]!.resolve(claimed[i] === 1)
       },

@@ -3,8 +3,7 @@
 // Redis that has lost the script gets it again.
 import { describe, expect, it, vi } from 'vitest'
 import type { RedisClient } from '../../../src/common/redis.js'
-import { hashKey } from '../../../src/gateway/replay/key.js'
-import { RedisReplayCache } from '../../../src/gateway/replay/redis.js'
+import { RedisReplayCache, storedKey } from '../../../src/gateway/replay/redis.js'
 import { redisClients } from '../../helpers/redis-clients.js'
 import { availableRedis } from '../../helpers/services.js'
 
@@ -73,7 +72,7 @@ describe.skipIf(!url)('RedisReplayCache batching', () => {
     const claims: Array<[string, number]> = [['ttl:short', 7], ['ttl:long', 601], ['ttl:mid', 60]]
     expect(await Promise.all(claims.map(([k, ttl]) => cache.claim(k, ttl)))).toEqual([true, true, true])
     for (const [k, ttl] of claims) {
-      const left = await client.ttl(redis.prefix + hashKey(k))
+      const left = await client.ttl(storedKey(redis.prefix, k))
       expect(left).toBeGreaterThan(ttl - 3)
       expect(left).toBeLessThanOrEqual(ttl)
     }

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
-import { RedisReplayCache } from '../../../src/gateway/replay/redis.js'
+import { RedisReplayCache, storedDigestBytes } from '../../../src/gateway/replay/redis.js'
 import { describeBackends, replayCacheBackends } from '../../helpers/backends.js'
 import { redisClients } from '../../helpers/redis-clients.js'
 import { availableRedis } from '../../helpers/services.js'
@@ -97,17 +97,22 @@ describe.skipIf(!redisUrl)('two gateways on one Redis', () => {
     expect(results.filter(Boolean)).toHaveLength(1)
   })
 
-  it('stores bounded keys under its prefix, expiring with the TTL', async () => {
+  it('stores one key of the prefix and 9 digest bytes, whatever the length of the claimed key, expiring with the TTL', async () => {
     const client = await redisClient()
     const own = `${prefix}bounded:`
     const cache = new RedisReplayCache(client, { prefix: own })
     expect(await cache.claim('x'.repeat(10_000), 7)).toBe(true)
-    const keys = await client.keys(`${own}*`)
-    expect(keys).toHaveLength(1)
-    expect(keys[0]!.length).toBeLessThan(own.length + 64)
-    const ttl = await client.ttl(keys[0]!)
-    expect(ttl).toBeGreaterThan(0)
-    expect(ttl).toBeLessThanOrEqual(7)
+    expect(await cache.claim(`wsse:alice:${'n'.repeat(200)}`, 7)).toBe(true)
+    const keys = await client.keysBuffer(`${own}*`)
+    expect(keys).toHaveLength(2)
+    for (const key of keys) {
+      expect(key.length).toBe(Buffer.byteLength(own) + storedDigestBytes)
+      expect(key.subarray(0, own.length).toString()).toBe(own)
+      const ttl = await client.ttl(key)
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual(7)
+    }
+    expect(storedDigestBytes).toBe(9)
     await client.del(...keys)
   })
 })

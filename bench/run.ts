@@ -275,8 +275,9 @@ async function main(): Promise<number> {
     const fixedRate = bare ? Math.max(1, Math.round(median(bare.map((w) => w.rps)) / 2)) : 0
     if (bare && want('whole')) await paced('whole system fixed rate', [...fixedRateNames], () => Promise.resolve(fixedRate), s.durationSeconds)
 
-    // Replay-cache memory and idle connections (bench/scale-replay.ts, bench/scale-connections.ts): each on processes of its own.
-    const wantScale = (part: string) => want(`scale_${part}`) || s.only?.includes('scale') === true
+    // Replay-cache memory and idle connections (bench/scale-replay.ts, bench/scale-connections.ts), each on processes of
+    // its own: alone with `--only scale_replay` / `scale_connections`; `--only scale` runs them after the sizes (bench/scale/group.ts).
+    const wantScale = (part: string) => want(`scale_${part}`)
     const quick = s.mode === 'quick'
     const scale = {
       replay: wantScale('replay') ? await scaleReplay(quick ? { nonces: 20_000, requests: 20 } : {}) : null,

@@ -20,6 +20,8 @@ import type { Settings } from '../settings.js'
 import { productionNodeFlags } from '../topology.js'
 import { scaleOperations, type ScaleOperation, type Windows } from './operations.js'
 import { scaleSeedVersion, scaleSizes, seedScale, type ScaleFixture, type ScaleSize } from './seed.js'
+import { scaleConnections } from '../scale-connections.js'
+import { scaleReplay } from '../scale-replay.js'
 
 const mainJs = fileURLToPath(new URL('../../src/main.js', import.meta.url))
 const root = fileURLToPath(new URL('../../../', import.meta.url))
@@ -332,7 +334,12 @@ export async function runScaleBench(s: Settings, databaseUrl: string, log: (line
       { ...scaleDefaults, sizes: s.scaleSizes, keep: s.keepScaleData, seconds: s.scaleSeconds, baseDatabaseUrl: databaseUrl },
       log,
     )
-    const written = `${JSON.stringify({ scale: results, node: process.version, cpus: cpus().length, load_average: loadavg(), settings: { sizes: s.scaleSizes, seconds: s.scaleSeconds, rate_rps: scaleDefaults.rate } }, null, 2)}\n`
+    // Replay-cache memory and idle connections do not depend on the store's size: measured once, after the sizes.
+    log('scale: replay-cache memory (3,000,000 nonces in a private Redis)')
+    const replay = await scaleReplay()
+    log('scale: 10,000 idle keep-alive connections')
+    const connections = await scaleConnections()
+    const written = `${JSON.stringify({ scale: { ...results, replay, connections }, node: process.version, cpus: cpus().length, load_average: loadavg(), settings: { sizes: s.scaleSizes, seconds: s.scaleSeconds, rate_rps: scaleDefaults.rate } }, null, 2)}\n`
     mkdirSync(dirname(s.out), { recursive: true })
     writeFileSync(s.out, written)
     const archive = join(root, 'bench', 'results', `scale-${new Date().toISOString().replace(/\.[0-9]{3}Z$/, 'Z').replaceAll(':', '-')}.json`)

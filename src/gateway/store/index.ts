@@ -1,6 +1,6 @@
 // Opening the gateway's identity store: the embedded database in the data directory, or
 // PostgreSQL when DATABASE_URL is set (docs/operations.md#modes), migrated at start-up (docs/operations.md#stored-data).
-import { migrate, openDb, type DbOptions, type DbTimeouts } from '../../common/sql.js'
+import { migrate, openDb, type Db, type DbOptions, type DbTimeouts } from '../../common/sql.js'
 import { gatewaySchema, migrations } from './migrations.js'
 import { SqlIdentityStore } from './sql-identity-store.js'
 
@@ -32,4 +32,13 @@ export async function openIdentityStore(options: IdentityStoreOptions): Promise<
     throw err
   }
   return new SqlIdentityStore(db, { secretKey: options.secretKey, ownsDb: true })
+}
+
+/**
+ * The store on a database its caller opened and closes (the gateway shares one among its
+ * stores), after applying pending migrations.
+ */
+export async function identityStoreOn(db: Db, secretKey: string): Promise<SqlIdentityStore> {
+  await migrate(db, gatewaySchema, migrations)
+  return new SqlIdentityStore(db, { secretKey })
 }

@@ -11,7 +11,7 @@ import { requestLogging } from '../common/request-logger.js'
 import { clientErrorHandler, frameworkErrors } from '../common/request-edges.js'
 import type { Hosts } from './entries/deployment.js'
 import type { ContentStore } from './store/types.js'
-import type { CoreMetrics } from './metrics.js'
+import { observeRequest, type CoreMetrics } from './metrics.js'
 import bodies from './plugins/bodies.js'
 import formats from './plugins/formats.js'
 import identity from './plugins/identity.js'
@@ -94,7 +94,7 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   void app.register(identity, { config, hosts })
   void app.register(bodies, { config })
   void app.register(profiles, { profiles: deps.profiles })
-  void app.register(requestLog, coreRequestLog(options.metrics))
+  void app.register(requestLog, coreRequestLog(options.metrics && observeRequest(options.metrics)))
 
   app.setErrorHandler((err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
     const apiErr = failureResponse(err, coreWording)

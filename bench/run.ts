@@ -5,6 +5,8 @@
 // at a fixed rate, as ratios to the bare proxy; the core's statuses/show against its
 // anchor; the whole system (issue 6). Prints the tables with the targets and writes the
 // result file. Any 5xx, transport error or failed request makes the exit status non-zero.
+// Each group is one function of `groups` below, run in that order on the topology; a new
+// group is a function of the same shape added to that list (and its figures to resultsOf).
 //
 //   node dist/bench/run.js [--quick] [--out FILE] [--rounds N] [--duration S] [--slice S] [--connections N]
 //                          [--profile DIR]   (CPU profiles of the core, its anchors, both gateways and the floor, node --cpu-prof)
@@ -17,14 +19,14 @@ import { request } from 'undici'
 import { startLoadGenerator, type LoadGenerator } from './load-client.js'
 import type { LoadResult } from './load-worker.js'
 import { corePoolSize } from './anchor.js'
-import { embeddedFootprint } from './embedded.js'
-import { scaleConnections } from './scale-connections.js'
-import { scaleReplay } from './scale-replay.js'
+import { embeddedFootprint, type EmbeddedFootprint } from './embedded.js'
+import { scaleConnections, type ScaleConnections } from './scale-connections.js'
+import { scaleReplay, type ScaleReplay } from './scale-replay.js'
+import { runScaleBench } from './scale/group.js'
 import { findNginx } from './nginx.js'
 import { commandCpuDeltaMs, commandCpuMs, cpuMs, descendants, killAllNow, machineBusyMs, sampleRss, stopAll, type AppProcess } from './processes.js'
 import { formatReport, judgedRatio, median, pairedRatio, ratios, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type JudgedFigure, type WindowMeasurement } from './report.js'
 import { aloneNames, coreNames, fixedRateNames, latencyNames, requestSource, scenarioNames, scenarios, type AnyScenario, type Fixture, type Target } from './scenarios.js'
-import { runScaleBench } from './scale/group.js'
 import { seed } from './seed.js'
 import { checkPublicTimeline } from './timeline-check.js'
 import { seedTimeline } from './timeline-seed.js'
@@ -50,6 +52,363 @@ function measurement(result: LoadResult, rssMb: number | null): WindowMeasuremen
   }
 }
 
+/** A server the load reaches: its URL, its process, and the processes whose CPU it spends. */
+interface Server {
+  url: string
+  process: AppProcess | null
+  pids: () => number[]
+}
+
+/** What every group measures with: the settings, the servers, and the windows measured so far. */
+interface Bench {
+  s: Settings
+  /** Whether the group (or one of its scenarios) was asked for (--only). */
+  want: (group: string) => boolean
+  fixture: Fixture
+  alone: AloneTopology
+  servers: Record<Target, Server>
+  /** Every window measured, by scenario. */
+  windows: Map<string, WindowMeasurement[]>
+  /** The best rate seen per scenario (sizes the requests built for a window). */
+  bestRps: Map<string, number>
+  /** One window of `name`: the load at saturation, or at a fixed rate when `paced`. */
+  window: (name: AnyScenario, durationSeconds: number, prebuild: number, paced?: { rate: number; warmupSeconds: number }) => Promise<WindowMeasurement>
+  /** Enough requests for a window at `rps` for `seconds`, with room `factor`. */
+  sized: (rps: number, seconds: number, factor: number) => number
+  /** Warm-up, then rounds of interleaved slices of `names` at saturation. */
+  saturate: (group: string, names: AnyScenario[]) => Promise<void>
+  /** Rounds of `names` at a fixed rate (see below); returns each round's rate. */
+  paced: (group: string, names: AnyScenario[], rateFor: () => Promise<number>, seconds: number) => Promise<number[]>
+  /** Figures a group found besides its windows, for the results. */
+  found: { latencyRates: number[]; fixedRate: number; scale: { replay: ScaleReplay | null; connections: ScaleConnections | null } }
+}
+
+function benchOn(s: Settings, t: Topology, a: AloneTopology, fixture: Fixture, loader: LoadGenerator): Bench {
+  const base = (port: number) => `http://127.0.0.1:${port}`
+  const nginxPids = () => (a.nginx ? [a.nginx.pid, ...descendants(a.nginx.pid)] : [])
+  const servers: Record<Target, Server> = {
+    core: { url: base(t.ports.core), process: t.core, pids: () => [t.core.pid] },
+    bare: { url: base(t.ports.bare), process: t.bare, pids: () => [t.bare.pid] },
+    gateway: { url: base(t.ports.gateway), process: t.gateway, pids: () => [t.gateway.pid] },
+    anchor: { url: base(t.ports.anchor), process: t.anchor, pids: () => [t.anchor.pid] },
+    anchor_required: { url: base(t.ports.anchorRequired), process: t.anchorRequired, pids: () => [t.anchorRequired.pid] },
+    upstream: { url: base(a.ports.upstream), process: a.upstream, pids: () => [a.upstream.pid] },
+    undici: { url: base(a.ports.undici), process: a.undici, pids: () => [a.undici.pid] },
+    alone_bare: { url: base(a.ports.bare), process: a.bare, pids: () => [a.bare.pid] },
+    nginx: { url: a.ports.nginx ? base(a.ports.nginx) : '', process: a.nginx, pids: nginxPids },
+    alone_gateway: { url: base(a.ports.gateway), process: a.gateway, pids: () => [a.gateway.pid] },
+    alone_required: { url: base(a.ports.required), process: a.required, pids: () => [a.required.pid] },
+  }
+  const sumCpu = (pids: number[]) => {
+    let total = 0
+    for (const pid of pids) {
+      const v = cpuMs(pid)
+      if (v === null) return null
+      total += v
+    }
+    return pids.length ? total : null
+  }
+
+  const window = async (name: AnyScenario, durationSeconds: number, prebuild: number, paced?: { rate: number; warmupSeconds: number }) => {
+    const { target, kind } = scenarios[name]
+    const server = servers[target]
+    if (!server.process) throw new Error(`${name}: its server is not running`)
+    const proc = server.process
+    let sampler: { stop(): number | null } | undefined
+    // CPU time of each process involved (and of the whole machine), read as the load
+    // starts and again when it ends. The front is whatever process the load reaches.
+    const cpuNow = () => ({
+      core: cpuMs(servers.core.process!.pid),
+      front: target === 'core' ? null : sumCpu(server.pids()),
+      servers: commandCpuMs(['postgres', 'redis-server']),
+      machine: machineBusyMs(),
+    })
+    let cpuBefore: ReturnType<typeof cpuNow> | undefined
+    const result = await loader.run(
+      { url: server.url, kind, fixture, durationSeconds, connections: s.connections, prebuild, ...(paced ? { overallRate: paced.rate, warmupSeconds: paced.warmupSeconds } : {}) },
+      () => {
+        sampler = sampleRss(proc.pid)
+        cpuBefore = cpuNow()
+      },
+    )
+    const rss = sampler?.stop() ?? null
+    const cpuAfter = cpuNow()
+    const requests = result.rps * durationSeconds
+    const perRequest = (usedMs: number | null) => (usedMs === null || requests <= 0 ? null : (usedMs * 1000) / requests)
+    const used = (x: number | null, y: number | null | undefined) => (x === null || y === null || y === undefined ? null : x - y)
+    const coreCpuUs = perRequest(used(cpuAfter.core, cpuBefore?.core))
+    const frontCpuUs = perRequest(used(cpuAfter.front, cpuBefore?.front))
+    const dbCpuUs = cpuBefore ? perRequest(commandCpuDeltaMs(cpuBefore.servers.postgres, cpuAfter.servers.postgres)) : null
+    const redisCpuUs = cpuBefore ? perRequest(commandCpuDeltaMs(cpuBefore.servers['redis-server'], cpuAfter.servers['redis-server'])) : null
+    const machineCpuUs = perRequest(used(cpuAfter.machine, cpuBefore?.machine))
+    if (proc.exited()) throw new Error(`${proc.name} exited during ${name}:\n${proc.output()}`)
+    if (result.builtDuringWindow > 0) log(`  note: ${result.builtDuringWindow} requests of ${name} were signed during the window (prebuilt ones ran out)`)
+    const codes = Object.entries(result.statusCodes).filter(([c]) => !c.startsWith('2'))
+    const odd = codes.length || result.errors || result.timeouts ? `  non-2xx ${JSON.stringify(Object.fromEntries(codes))} errors ${result.errors} timeouts ${result.timeouts}` : ''
+    const us = (v: number | null) => v?.toFixed(0) ?? '-'
+    const cpu = `cpu/req core ${us(coreCpuUs)}${frontCpuUs === null ? '' : ` front ${us(frontCpuUs)}`} pg ${us(dbCpuUs)} redis ${us(redisCpuUs)} machine ${us(machineCpuUs)} µs`
+    log(`  ${name.padEnd(26)} ${result.rps.toFixed(0).padStart(7)} rps  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  rss ${rss?.toFixed(1) ?? '-'} MB  ${cpu}${odd}`)
+    if (codes.length && proc.output()) log(`  ${proc.name} said:\n${proc.output().split('\n').slice(-5).join('\n')}`)
+    return { ...measurement(result, rss), coreCpuUs, frontCpuUs, dbCpuUs, redisCpuUs, machineCpuUs }
+  }
+  // Enough requests for the window: the best rate seen so far with room to spare (a
+  // warm-up underestimates a warm process); any shortfall is signed during the window
+  // and reported.
+  const sized = (rps: number, seconds: number, factor: number) => Math.min(prebuildCap, Math.ceil(Math.max(rps, 500) * seconds * factor) + 10 * s.connections)
+  const bestRps = new Map<string, number>()
+  const seen = (name: string, rps: number) => bestRps.set(name, Math.max(rps, bestRps.get(name) ?? 0))
+  const windows = new Map<string, WindowMeasurement[]>()
+  const record = (name: string, m: WindowMeasurement) => windows.set(name, [...(windows.get(name) ?? []), m])
+
+  const saturate = async (group: string, names: AnyScenario[]) => {
+    const selected = s.only && !s.only.includes(group) ? names.filter((n) => s.only!.includes(n)) : names
+    if (selected.length === 0) return
+    log(`${group}: warm-up ${s.warmupSeconds} s per scenario`)
+    for (const name of selected) seen(name, (await window(name, s.warmupSeconds, sized(10_000, s.warmupSeconds, 1))).rps)
+    const slices = s.durationSeconds / s.sliceSeconds
+    for (const [cycle, order] of passes(selected, s.rounds, slices).entries()) {
+      if (cycle % slices === 0) log(`${group} round ${cycle / slices + 1}/${s.rounds}: ${s.durationSeconds} s per scenario, in ${slices} slice(s) of ${s.sliceSeconds} s`)
+      for (const name of order) {
+        const m = await window(name, s.sliceSeconds, sized(bestRps.get(name)!, s.sliceSeconds, cycle === 0 ? 2.5 : 2))
+        seen(name, m.rps)
+        record(name, m)
+      }
+    }
+  }
+  /**
+   * Rounds of `names` at a fixed rate, the order rotated each round; each window's first
+   * `pacedWarmupSeconds` not counted (paced-load.ts). `rateFor` gives each round's rate.
+   */
+  const paced = async (group: string, names: AnyScenario[], rateFor: () => Promise<number>, seconds: number) => {
+    const warmupSeconds = s.pacedWarmupSeconds
+    log(`${group}: ${seconds} s per scenario and round after ${warmupSeconds} s at that rate not counted`)
+    const rates: number[] = []
+    for (const [r, order] of passes(names, s.rounds, 1).entries()) {
+      const rate = await rateFor()
+      rates.push(rate)
+      log(`${group} round ${r + 1}/${s.rounds}: ${rate} rps`)
+      const ordered = r % 2 === 0 ? order : [...order].reverse()
+      for (const name of ordered) record(name, await window(name, seconds, sized(rate, seconds + warmupSeconds, 1.1), { rate, warmupSeconds }))
+    }
+    return rates
+  }
+
+  return { s, want: wanted(s), fixture, alone: a, servers, windows, bestRps, window, sized, saturate, paced, found: { latencyRates: [], fixedRate: 0, scale: { replay: null, connections: null } } }
+}
+
+/** Whether `group` runs: every group without --only; with it, a group named, or one of its scenarios. */
+const wanted = (s: Settings) => (group: string) =>
+  !s.only || s.only.some((n) => n === group || n.startsWith(`${group}_`) || (group === 'whole' && (scenarioNames as readonly string[]).includes(n)))
+
+/** The alone group's scenarios: nginx's only when it is installed. */
+const aloneSelected = (b: Bench) => aloneNames.filter((n) => n !== 'alone_nginx' || b.alone.nginx !== null)
+
+// ---- the groups ------------------------------------------------------------------------
+
+/** The embedded footprint: `npm start` on an existing data directory (before the topology starts). */
+async function measureEmbedded(s: Settings): Promise<EmbeddedFootprint> {
+  log('embedded mode: npm start on an existing data directory')
+  const embedded = await embeddedFootprint({ settleMs: s.embeddedSettleMs })
+  log(`  ready in ${embedded.start_s} s (CPU ${embedded.start_cpu_s} s), idle RSS ${embedded.idle_rss_mb} MB, after 1,000 mixed requests ${embedded.loaded_rss_mb} MB (${embedded.failed} not 2xx)`)
+  return embedded
+}
+
+/** The gateway alone in front of a fixed upstream, against the bare proxies and nginx. */
+async function measureAlone(b: Bench): Promise<void> {
+  if (b.want('alone')) await b.saturate('alone', aloneSelected(b))
+}
+
+/** The latency at a fixed rate: half the bare proxy's saturation, as p99 ratios to it. */
+async function measureLatency(b: Bench): Promise<void> {
+  const { s, bestRps } = b
+  // Half the bare proxy's saturation, measured again before each round in a slice of its
+  // own: this machine's speed drifts by a third within minutes (the bare proxy's CPU per
+  // request at one fixed rate went from 129 to 210 µs in one run), and a rate taken from
+  // the throughput group minutes earlier left the whole last round saturated.
+  const bareAlone = b.windows.get('alone_bare_proxy')
+  const halfBareSaturation = async () => {
+    const m = await b.window('alone_bare_proxy', s.sliceSeconds, b.sized(bestRps.get('alone_bare_proxy')!, s.sliceSeconds, 2))
+    return Math.max(1, Math.round(m.rps / 2))
+  }
+  if (bareAlone && b.want('latency')) b.found.latencyRates = await b.paced('latency', [...latencyNames], halfBareSaturation, s.latencySeconds)
+}
+
+/** The core's statuses/show against its anchors. */
+async function measureCore(b: Bench): Promise<void> {
+  if (!b.want('core')) return
+  const { servers, fixture } = b
+  // Both anchors must answer a plain request with the core's bytes, and the floor a
+  // signed viewer too, or the comparison means nothing.
+  const checks = [
+    { source: requestSource('anonymous', fixture), anchors: [servers.anchor.url, servers.anchor_required.url] },
+    { source: requestSource('identified', fixture), anchors: [servers.anchor_required.url] },
+  ]
+  for (const { source, anchors } of checks) {
+    for (let i = 0; i < 3; i++) {
+      const { path, headers } = source()
+      const [fromCore, ...fromAnchors] = await Promise.all([servers.core.url, ...anchors].map(async (u) => (await request(`${u}${path}`, { headers })).body.text()))
+      for (const fromAnchor of fromAnchors) {
+        if (fromCore !== fromAnchor) throw new Error(`an anchor's answer differs from the core's for ${path} ${JSON.stringify(headers)}:\n${fromCore}\n${fromAnchor}`)
+      }
+    }
+  }
+  await b.saturate('core', [...coreNames])
+}
+
+/** The whole system at saturation, then at half the bare proxy's rate. */
+async function measureWhole(b: Bench): Promise<void> {
+  if (b.want('whole')) await b.saturate('whole', [...scenarioNames])
+  const bare = b.windows.get('bare_proxy')
+  const fixedRate = bare ? Math.max(1, Math.round(median(bare.map((w) => w.rps)) / 2)) : 0
+  b.found.fixedRate = fixedRate
+  if (bare && b.want('whole')) await b.paced('whole system fixed rate', [...fixedRateNames], () => Promise.resolve(fixedRate), b.s.durationSeconds)
+}
+
+/**
+ * Replay-cache memory and idle connections (bench/scale-replay.ts, bench/scale-connections.ts),
+ * each on processes of its own: with `--only scale_replay` / `scale_connections`;
+ * `--only scale` runs them after the sizes (bench/scale/group.ts).
+ */
+async function measureScaleParts(b: Bench): Promise<void> {
+  const quick = b.s.mode === 'quick'
+  if (b.want('scale_replay')) b.found.scale.replay = await scaleReplay(quick ? { nonces: 20_000, requests: 20 } : {})
+  if (b.want('scale_connections')) b.found.scale.connections = await scaleConnections(quick ? { connections: 500 } : {})
+}
+
+/**
+ * The groups measured on the production topology, in this order (latency reads the alone
+ * group's bare proxy). A group is a function of the Bench: it checks b.want(its name),
+ * measures with b.saturate or b.paced, and leaves any figure besides its windows in b.found.
+ */
+const groups: Array<(b: Bench) => Promise<void>> = [measureAlone, measureLatency, measureCore, measureWhole, measureScaleParts]
+
+// ---- the results ---------------------------------------------------------------------
+
+function resultsOf(b: Bench, embedded: EmbeddedFootprint | null, nginxBinary: string | null): BenchResults {
+  const { s, windows, alone: a } = b
+  const { latencyRates, fixedRate } = b.found
+  const latencyRate = latencyRates.length ? Math.round(median(latencyRates)) : 0
+  const all = Object.fromEntries(windows)
+  const summaries = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, summarize(windows.get(name) ?? [])]))
+  const strip = (prefix: string, rows: Record<string, ReturnType<typeof summarize>>) => Object.fromEntries(Object.entries(rows).map(([k, v]) => [k.replace(prefix, ''), v]))
+  const whole = summaries([...scenarioNames, ...fixedRateNames])
+  const gatewayRss = scenarioNames.filter((n) => scenarios[n].target === 'gateway').map((n) => whole[n]!.rss_mb).filter((v): v is number => v !== null)
+  const aloneScenarios: Record<string, ReturnType<typeof summarize> | null> = strip('alone_', summaries(aloneSelected(b)))
+  if (!a.nginx) aloneScenarios.nginx = null
+  const r = (x: string, y: string) => pairedRatio(all, x, y)
+  const p99 = (x: string) => pairedRatio(all, x, 'latency_bare_proxy', 'p99Ms')
+  const ratioOf = (figure: JudgedFigure) => judgedRatio(all, figure)
+  return {
+    gateway_alone: {
+      nginx: nginxBinary,
+      scenarios: aloneScenarios,
+      ratios: {
+        anonymous_vs_bare_proxy: ratioOf('gateway_alone.ratios.anonymous_vs_bare_proxy'),
+        basic_vs_bare_proxy: ratioOf('gateway_alone.ratios.basic_vs_bare_proxy'),
+        wsse_vs_bare_proxy: ratioOf('gateway_alone.ratios.wsse_vs_bare_proxy'),
+        oauth_vs_bare_proxy: ratioOf('gateway_alone.ratios.oauth_vs_bare_proxy'),
+        bare_proxy_vs_nginx: a.nginx ? r('alone_bare_proxy', 'alone_nginx') : null,
+        anonymous_vs_nginx: a.nginx ? r('alone_anonymous', 'alone_nginx') : null,
+        undici_proxy_vs_bare_proxy: r('alone_undici_proxy', 'alone_bare_proxy'),
+        required_anonymous_vs_bare_proxy: r('alone_required_anonymous', 'alone_bare_proxy'),
+        required_basic_vs_bare_proxy: r('alone_required_basic', 'alone_bare_proxy'),
+        required_wsse_vs_bare_proxy: r('alone_required_wsse', 'alone_bare_proxy'),
+        required_oauth_vs_bare_proxy: r('alone_required_oauth', 'alone_bare_proxy'),
+        anonymous_vs_required: r('alone_anonymous', 'alone_required_anonymous'),
+        basic_vs_required: r('alone_basic', 'alone_required_basic'),
+        wsse_vs_required: r('alone_wsse', 'alone_required_wsse'),
+        oauth_vs_required: r('alone_oauth', 'alone_required_oauth'),
+      },
+    },
+    core: {
+      pool_size: corePoolSize,
+      scenarios: strip('core_', summaries(coreNames)),
+      ratios: {
+        show_vs_anchor: ratioOf('core.ratios.show_vs_anchor'),
+        show_identified_vs_anonymous: ratioOf('core.ratios.show_identified_vs_anonymous'),
+        required_vs_anchor: r('core_required_show', 'core_anchor_show'),
+        show_vs_required: r('core_show', 'core_required_show'),
+        required_identified_vs_anonymous: r('core_required_show_identified', 'core_required_show'),
+        show_identified_vs_required: r('core_show_identified', 'core_required_show_identified'),
+      },
+    },
+    latency: {
+      fixed_rate_rps: latencyRate,
+      round_rates_rps: latencyRates,
+      scenarios: strip('latency_', summaries(latencyNames)),
+      p99_ratio: {
+        anonymous_vs_bare_proxy: p99('latency_anonymous'),
+        basic_vs_bare_proxy: p99('latency_basic'),
+        wsse_vs_bare_proxy: p99('latency_wsse'),
+        oauth_vs_bare_proxy: ratioOf('latency.p99_ratio.oauth_vs_bare_proxy'),
+        required_oauth_vs_bare_proxy: p99('latency_required_oauth'),
+      },
+    },
+    embedded: embedded && { start_s: embedded.start_s, start_cpu_s: embedded.start_cpu_s, idle_rss_mb: embedded.idle_rss_mb, loaded_rss_mb: embedded.loaded_rss_mb },
+    scenarios: whole,
+    ratios: { ...ratios(all), ...timelineRatios(all) },
+    added_p99_ms: whole.gateway_oauth_fixed_rate!.windows && whole.core_direct_fixed_rate!.windows ? Number((whole.gateway_oauth_fixed_rate!.p99_ms - whole.core_direct_fixed_rate!.p99_ms).toFixed(3)) : null,
+    gateway_rss_mb: gatewayRss.length ? Math.max(...gatewayRss) : null,
+    fixed_rate_rps: fixedRate,
+    spread: spreads(all),
+    node: process.version,
+    cpus: cpus().length,
+    settings: { mode: s.mode, rounds: s.rounds, duration_s: s.durationSeconds, slice_s: s.sliceSeconds, warmup_s: s.warmupSeconds, paced_warmup_s: s.pacedWarmupSeconds, connections: s.connections, entries: s.entries, timeline_entries: s.timelineEntries },
+  }
+}
+
+/** The results file (and its archive copy), then the tables and the targets on stdout. */
+function writeResults(s: Settings, results: BenchResults, scale: Bench['found']['scale']): void {
+  mkdirSync(dirname(s.out), { recursive: true })
+  // Each target's verdict beside its floor, as printed, for a reader of the file alone.
+  const judged = targets(results)
+  const written = `${JSON.stringify({ ...results, scale, targets: judged.map(({ name, value, bound, floor, spread, verdict }) => ({ name, value, spread, bound, floor, verdict })) }, null, 2)}\n`
+  writeFileSync(s.out, written)
+  const archive = archivePath(s, root, new Date())
+  if (archive) {
+    mkdirSync(dirname(archive), { recursive: true })
+    writeFileSync(archive, written)
+  }
+  console.log(`\n${formatReport(results, judged)}\n`)
+  console.log(`${targetsLine(judged)}; results written to ${s.out}${archive ? ` and ${archive}` : ''}`)
+}
+
+/** What the benchmark started, for the cleanup (on exit and on a signal). */
+interface Started {
+  database?: { url: string; drop(): Promise<void> }
+  topology?: Topology
+  alone?: AloneTopology
+  loader?: LoadGenerator
+}
+
+/** The production topology on a bench database, seeded, and the gateway-alone servers. */
+async function startAll(s: Settings, started: Started): Promise<{ bench: Bench; nginxBinary: string | null }> {
+  const databaseUrl = process.env.DATABASE_URL ?? defaultDatabaseUrl
+  const redisUrl = process.env.REDIS_URL ?? defaultRedisUrl
+  const database = (started.database = await createBenchDatabase(databaseUrl))
+  log(`production topology: core and gateway processes on PostgreSQL ${new URL(database.url).pathname.slice(1)} and Redis`)
+  const topology = (started.topology = await startTopology({ databaseUrl: database.url, redisUrl, ...(s.profileDir ? { profileDir: s.profileDir } : {}) }))
+  const base = (port: number) => `http://127.0.0.1:${port}`
+  log(`seeding: user, application, ${s.tokens} tokens, ${s.entries} entries`)
+  const seeded = await seed({
+    adminUrl: base(topology.ports.admin),
+    adminToken: topology.adminToken,
+    gatewayUrl: base(topology.ports.gateway),
+    host: topology.host,
+    entries: s.entries,
+    tokens: s.tokens,
+  })
+  const fixture: Fixture = { ...seeded, identity: { secretKey: topology.env.KIGO_SECRET_KEY!, userName: 'Bench User' } }
+  const timeline = await seedTimeline({ databaseUrl: database.url, total: s.timelineEntries })
+  log(`seeding the timeline store: ${timeline.inserted} entries in bulk in ${timeline.ms} ms, ${timeline.entries} in all`)
+  await checkPublicTimeline(base(topology.ports.gateway), fixture)
+  const nginxBinary = findNginx()
+  log(`gateway alone: fixed upstream, node:http + undici proxy, bare reply-from proxy, ${nginxBinary ? `nginx (${nginxBinary})` : 'no nginx (not installed: its figures are null)'}, gateway`)
+  const alone = (started.alone = await startAlone(topology, fixture, s.profileDir))
+  const loader = (started.loader = startLoadGenerator())
+  return { bench: benchOn(s, topology, alone, fixture, loader), nginxBinary }
+}
+
 async function main(): Promise<number> {
   let settings: Settings | null
   try {
@@ -69,22 +428,18 @@ async function main(): Promise<number> {
     console.error('benchmark: dist/ is older than the sources; `npm run bench` (or `npm run build` first) measures the code as it is')
     return 2
   }
-  const databaseUrl = process.env.DATABASE_URL ?? defaultDatabaseUrl
-  if (s.only?.includes('scale')) return runScaleBench(s, databaseUrl, log)
-  const redisUrl = process.env.REDIS_URL ?? defaultRedisUrl
 
-  let database: { url: string; drop(): Promise<void> } | undefined
-  let topology: Topology | undefined
-  let alone: AloneTopology | undefined
-  let loader: LoadGenerator | undefined
+  if (s.only?.includes('scale')) return runScaleBench(s, process.env.DATABASE_URL ?? defaultDatabaseUrl, log)
+
+  const started: Started = {}
   let cleaning: Promise<void> | undefined
   const cleanup = () =>
     (cleaning ??= (async () => {
-      loader?.stop()
-      await alone?.stop().catch(() => undefined)
-      await topology?.stop().catch(() => undefined)
+      started.loader?.stop()
+      await started.alone?.stop().catch(() => undefined)
+      await started.topology?.stop().catch(() => undefined)
       await stopAll()
-      await database?.drop().catch((err: Error) => log(`could not drop the bench database: ${err.message}`))
+      await started.database?.drop().catch((err: Error) => log(`could not drop the bench database: ${err.message}`))
     })())
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -95,276 +450,12 @@ async function main(): Promise<number> {
   process.once('exit', killAllNow)
 
   try {
-    const want = (group: string) => !s.only || s.only.some((n) => n === group || n.startsWith(`${group}_`) || (group === 'whole' && (scenarioNames as readonly string[]).includes(n)))
-    let embedded: Awaited<ReturnType<typeof embeddedFootprint>> | null = null
-    if (want('embedded')) {
-      log('embedded mode: npm start on an existing data directory')
-      embedded = await embeddedFootprint({ settleMs: s.embeddedSettleMs })
-      log(`  ready in ${embedded.start_s} s (CPU ${embedded.start_cpu_s} s), idle RSS ${embedded.idle_rss_mb} MB, after 1,000 mixed requests ${embedded.loaded_rss_mb} MB (${embedded.failed} not 2xx)`)
-    }
+    const embedded = wanted(s)('embedded') ? await measureEmbedded(s) : null
+    const { bench, nginxBinary } = await startAll(s, started)
+    for (const group of groups) await group(bench)
+    writeResults(s, resultsOf(bench, embedded, nginxBinary), bench.found.scale)
 
-    database = await createBenchDatabase(databaseUrl)
-    log(`production topology: core and gateway processes on PostgreSQL ${new URL(database.url).pathname.slice(1)} and Redis`)
-    topology = await startTopology({ databaseUrl: database.url, redisUrl, ...(s.profileDir ? { profileDir: s.profileDir } : {}) })
-    const base = (port: number) => `http://127.0.0.1:${port}`
-    log(`seeding: user, application, ${s.tokens} tokens, ${s.entries} entries`)
-    const seeded = await seed({
-      adminUrl: base(topology.ports.admin),
-      adminToken: topology.adminToken,
-      gatewayUrl: base(topology.ports.gateway),
-      host: topology.host,
-      entries: s.entries,
-      tokens: s.tokens,
-    })
-    const fixture: Fixture = { ...seeded, identity: { secretKey: topology.env.KIGO_SECRET_KEY!, userName: 'Bench User' } }
-    const timeline = await seedTimeline({ databaseUrl: database.url, total: s.timelineEntries })
-    log(`seeding the timeline store: ${timeline.inserted} entries in bulk in ${timeline.ms} ms, ${timeline.entries} in all`)
-    await checkPublicTimeline(base(topology.ports.gateway), fixture)
-    const nginxBinary = findNginx()
-    log(`gateway alone: fixed upstream, node:http + undici proxy, bare reply-from proxy, ${nginxBinary ? `nginx (${nginxBinary})` : 'no nginx (not installed: its figures are null)'}, gateway`)
-    alone = await startAlone(topology, fixture, s.profileDir)
-
-    const t = topology
-    const a = alone
-    const nginxPids = () => (a.nginx ? [a.nginx.pid, ...descendants(a.nginx.pid)] : [])
-    const servers: Record<Target, { url: string; process: AppProcess | null; pids: () => number[] }> = {
-      core: { url: base(t.ports.core), process: t.core, pids: () => [t.core.pid] },
-      bare: { url: base(t.ports.bare), process: t.bare, pids: () => [t.bare.pid] },
-      gateway: { url: base(t.ports.gateway), process: t.gateway, pids: () => [t.gateway.pid] },
-      anchor: { url: base(t.ports.anchor), process: t.anchor, pids: () => [t.anchor.pid] },
-      anchor_required: { url: base(t.ports.anchorRequired), process: t.anchorRequired, pids: () => [t.anchorRequired.pid] },
-      upstream: { url: base(a.ports.upstream), process: a.upstream, pids: () => [a.upstream.pid] },
-      undici: { url: base(a.ports.undici), process: a.undici, pids: () => [a.undici.pid] },
-      alone_bare: { url: base(a.ports.bare), process: a.bare, pids: () => [a.bare.pid] },
-      nginx: { url: a.ports.nginx ? base(a.ports.nginx) : '', process: a.nginx, pids: nginxPids },
-      alone_gateway: { url: base(a.ports.gateway), process: a.gateway, pids: () => [a.gateway.pid] },
-      alone_required: { url: base(a.ports.required), process: a.required, pids: () => [a.required.pid] },
-    }
-    const sumCpu = (pids: number[]) => {
-      let total = 0
-      for (const pid of pids) {
-        const v = cpuMs(pid)
-        if (v === null) return null
-        total += v
-      }
-      return pids.length ? total : null
-    }
-
-    loader = startLoadGenerator()
-    const window = async (name: AnyScenario, durationSeconds: number, prebuild: number, paced?: { rate: number; warmupSeconds: number }) => {
-      const { target, kind } = scenarios[name]
-      const server = servers[target]
-      if (!server.process) throw new Error(`${name}: its server is not running`)
-      const proc = server.process
-      let sampler: { stop(): number | null } | undefined
-      // CPU time of each process involved (and of the whole machine), read as the load
-      // starts and again when it ends. The front is whatever process the load reaches.
-      const cpuNow = () => ({
-        core: cpuMs(servers.core.process!.pid),
-        front: target === 'core' ? null : sumCpu(server.pids()),
-        servers: commandCpuMs(['postgres', 'redis-server']),
-        machine: machineBusyMs(),
-      })
-      let cpuBefore: ReturnType<typeof cpuNow> | undefined
-      const result = await loader!.run(
-        { url: server.url, kind, fixture, durationSeconds, connections: s.connections, prebuild, ...(paced ? { overallRate: paced.rate, warmupSeconds: paced.warmupSeconds } : {}) },
-        () => {
-          sampler = sampleRss(proc.pid)
-          cpuBefore = cpuNow()
-        },
-      )
-      const rss = sampler?.stop() ?? null
-      const cpuAfter = cpuNow()
-      const requests = result.rps * durationSeconds
-      const perRequest = (usedMs: number | null) => (usedMs === null || requests <= 0 ? null : (usedMs * 1000) / requests)
-      const used = (x: number | null, y: number | null | undefined) => (x === null || y === null || y === undefined ? null : x - y)
-      const coreCpuUs = perRequest(used(cpuAfter.core, cpuBefore?.core))
-      const frontCpuUs = perRequest(used(cpuAfter.front, cpuBefore?.front))
-      const dbCpuUs = cpuBefore ? perRequest(commandCpuDeltaMs(cpuBefore.servers.postgres, cpuAfter.servers.postgres)) : null
-      const redisCpuUs = cpuBefore ? perRequest(commandCpuDeltaMs(cpuBefore.servers['redis-server'], cpuAfter.servers['redis-server'])) : null
-      const machineCpuUs = perRequest(used(cpuAfter.machine, cpuBefore?.machine))
-      if (proc.exited()) throw new Error(`${proc.name} exited during ${name}:\n${proc.output()}`)
-      if (result.builtDuringWindow > 0) log(`  note: ${result.builtDuringWindow} requests of ${name} were signed during the window (prebuilt ones ran out)`)
-      const codes = Object.entries(result.statusCodes).filter(([c]) => !c.startsWith('2'))
-      const odd = codes.length || result.errors || result.timeouts ? `  non-2xx ${JSON.stringify(Object.fromEntries(codes))} errors ${result.errors} timeouts ${result.timeouts}` : ''
-      const us = (v: number | null) => v?.toFixed(0) ?? '-'
-      const cpu = `cpu/req core ${us(coreCpuUs)}${frontCpuUs === null ? '' : ` front ${us(frontCpuUs)}`} pg ${us(dbCpuUs)} redis ${us(redisCpuUs)} machine ${us(machineCpuUs)} µs`
-      log(`  ${name.padEnd(26)} ${result.rps.toFixed(0).padStart(7)} rps  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  rss ${rss?.toFixed(1) ?? '-'} MB  ${cpu}${odd}`)
-      if (codes.length && proc.output()) log(`  ${proc.name} said:\n${proc.output().split('\n').slice(-5).join('\n')}`)
-      return { ...measurement(result, rss), coreCpuUs, frontCpuUs, dbCpuUs, redisCpuUs, machineCpuUs }
-    }
-    // Enough requests for the window: the best rate seen so far with room to spare (a
-    // warm-up underestimates a warm process); any shortfall is signed during the window
-    // and reported.
-    const sized = (rps: number, seconds: number, factor: number) => Math.min(prebuildCap, Math.ceil(Math.max(rps, 500) * seconds * factor) + 10 * s.connections)
-    const bestRps = new Map<string, number>()
-    const seen = (name: string, rps: number) => bestRps.set(name, Math.max(rps, bestRps.get(name) ?? 0))
-    const windows = new Map<string, WindowMeasurement[]>()
-    const record = (name: string, m: WindowMeasurement) => windows.set(name, [...(windows.get(name) ?? []), m])
-
-    /** Warm-up, then rounds of interleaved slices of `names` at saturation. */
-    const saturate = async (group: string, names: AnyScenario[]) => {
-      const selected = s.only && !s.only.includes(group) ? names.filter((n) => s.only!.includes(n)) : names
-      if (selected.length === 0) return
-      log(`${group}: warm-up ${s.warmupSeconds} s per scenario`)
-      for (const name of selected) seen(name, (await window(name, s.warmupSeconds, sized(10_000, s.warmupSeconds, 1))).rps)
-      const slices = s.durationSeconds / s.sliceSeconds
-      for (const [cycle, order] of passes(selected, s.rounds, slices).entries()) {
-        if (cycle % slices === 0) log(`${group} round ${cycle / slices + 1}/${s.rounds}: ${s.durationSeconds} s per scenario, in ${slices} slice(s) of ${s.sliceSeconds} s`)
-        for (const name of order) {
-          const m = await window(name, s.sliceSeconds, sized(bestRps.get(name)!, s.sliceSeconds, cycle === 0 ? 2.5 : 2))
-          seen(name, m.rps)
-          record(name, m)
-        }
-      }
-    }
-    /**
-     * Rounds of `names` at a fixed rate, the order rotated each round; each window's first
-     * `pacedWarmupSeconds` not counted (paced-load.ts). `rateFor` gives each round's rate.
-     */
-    const paced = async (group: string, names: AnyScenario[], rateFor: () => Promise<number>, seconds: number) => {
-      const warmupSeconds = s.pacedWarmupSeconds
-      log(`${group}: ${seconds} s per scenario and round after ${warmupSeconds} s at that rate not counted`)
-      const rates: number[] = []
-      for (const [r, order] of passes(names, s.rounds, 1).entries()) {
-        const rate = await rateFor()
-        rates.push(rate)
-        log(`${group} round ${r + 1}/${s.rounds}: ${rate} rps`)
-        const ordered = r % 2 === 0 ? order : [...order].reverse()
-        for (const name of ordered) record(name, await window(name, seconds, sized(rate, seconds + warmupSeconds, 1.1), { rate, warmupSeconds }))
-      }
-      return rates
-    }
-
-    const aloneSelected = aloneNames.filter((n) => n !== 'alone_nginx' || a.nginx !== null)
-    if (want('alone')) await saturate('alone', aloneSelected)
-
-    // Half the bare proxy's saturation, measured again before each round in a slice of its
-    // own: this machine's speed drifts by a third within minutes (the bare proxy's CPU per
-    // request at one fixed rate went from 129 to 210 µs in one run), and a rate taken from
-    // the throughput group minutes earlier left the whole last round saturated.
-    const bareAlone = windows.get('alone_bare_proxy')
-    const halfBareSaturation = async () => {
-      const m = await window('alone_bare_proxy', s.sliceSeconds, sized(bestRps.get('alone_bare_proxy')!, s.sliceSeconds, 2))
-      return Math.max(1, Math.round(m.rps / 2))
-    }
-    const latencyRates = bareAlone && want('latency') ? await paced('latency', [...latencyNames], halfBareSaturation, s.latencySeconds) : []
-    const latencyRate = latencyRates.length ? Math.round(median(latencyRates)) : 0
-
-    if (want('core')) {
-      // Both anchors must answer a plain request with the core's bytes, and the floor a
-      // signed viewer too, or the comparison means nothing.
-      const checks = [
-        { source: requestSource('anonymous', fixture), anchors: [servers.anchor.url, servers.anchor_required.url] },
-        { source: requestSource('identified', fixture), anchors: [servers.anchor_required.url] },
-      ]
-      for (const { source, anchors } of checks) {
-        for (let i = 0; i < 3; i++) {
-          const { path, headers } = source()
-          const [fromCore, ...fromAnchors] = await Promise.all([servers.core.url, ...anchors].map(async (u) => (await request(`${u}${path}`, { headers })).body.text()))
-          for (const fromAnchor of fromAnchors) {
-            if (fromCore !== fromAnchor) throw new Error(`an anchor's answer differs from the core's for ${path} ${JSON.stringify(headers)}:\n${fromCore}\n${fromAnchor}`)
-          }
-        }
-      }
-      await saturate('core', [...coreNames])
-    }
-
-    if (want('whole')) await saturate('whole', [...scenarioNames])
-    const bare = windows.get('bare_proxy')
-    const fixedRate = bare ? Math.max(1, Math.round(median(bare.map((w) => w.rps)) / 2)) : 0
-    if (bare && want('whole')) await paced('whole system fixed rate', [...fixedRateNames], () => Promise.resolve(fixedRate), s.durationSeconds)
-
-    // Replay-cache memory and idle connections (bench/scale-replay.ts, bench/scale-connections.ts), each on processes of
-    // its own: alone with `--only scale_replay` / `scale_connections`; `--only scale` runs them after the sizes (bench/scale/group.ts).
-    const wantScale = (part: string) => want(`scale_${part}`)
-    const quick = s.mode === 'quick'
-    const scale = {
-      replay: wantScale('replay') ? await scaleReplay(quick ? { nonces: 20_000, requests: 20 } : {}) : null,
-      connections: wantScale('connections') ? await scaleConnections(quick ? { connections: 500 } : {}) : null,
-    }
-
-    const all = Object.fromEntries(windows)
-    const summaries = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, summarize(windows.get(name) ?? [])]))
-    const strip = (prefix: string, rows: Record<string, ReturnType<typeof summarize>>) => Object.fromEntries(Object.entries(rows).map(([k, v]) => [k.replace(prefix, ''), v]))
-    const whole = summaries([...scenarioNames, ...fixedRateNames])
-    const gatewayRss = scenarioNames.filter((n) => scenarios[n].target === 'gateway').map((n) => whole[n]!.rss_mb).filter((v): v is number => v !== null)
-    const aloneScenarios: Record<string, ReturnType<typeof summarize> | null> = strip('alone_', summaries(aloneSelected))
-    if (!a.nginx) aloneScenarios.nginx = null
-    const r = (x: string, y: string) => pairedRatio(all, x, y)
-    const p99 = (x: string) => pairedRatio(all, x, 'latency_bare_proxy', 'p99Ms')
-    const ratioOf = (figure: JudgedFigure) => judgedRatio(all, figure)
-    const results: BenchResults = {
-      gateway_alone: {
-        nginx: nginxBinary,
-        scenarios: aloneScenarios,
-        ratios: {
-          anonymous_vs_bare_proxy: ratioOf('gateway_alone.ratios.anonymous_vs_bare_proxy'),
-          basic_vs_bare_proxy: ratioOf('gateway_alone.ratios.basic_vs_bare_proxy'),
-          wsse_vs_bare_proxy: ratioOf('gateway_alone.ratios.wsse_vs_bare_proxy'),
-          oauth_vs_bare_proxy: ratioOf('gateway_alone.ratios.oauth_vs_bare_proxy'),
-          bare_proxy_vs_nginx: a.nginx ? r('alone_bare_proxy', 'alone_nginx') : null,
-          anonymous_vs_nginx: a.nginx ? r('alone_anonymous', 'alone_nginx') : null,
-          undici_proxy_vs_bare_proxy: r('alone_undici_proxy', 'alone_bare_proxy'),
-          required_anonymous_vs_bare_proxy: r('alone_required_anonymous', 'alone_bare_proxy'),
-          required_basic_vs_bare_proxy: r('alone_required_basic', 'alone_bare_proxy'),
-          required_wsse_vs_bare_proxy: r('alone_required_wsse', 'alone_bare_proxy'),
-          required_oauth_vs_bare_proxy: r('alone_required_oauth', 'alone_bare_proxy'),
-          anonymous_vs_required: r('alone_anonymous', 'alone_required_anonymous'),
-          basic_vs_required: r('alone_basic', 'alone_required_basic'),
-          wsse_vs_required: r('alone_wsse', 'alone_required_wsse'),
-          oauth_vs_required: r('alone_oauth', 'alone_required_oauth'),
-        },
-      },
-      core: {
-        pool_size: corePoolSize,
-        scenarios: strip('core_', summaries(coreNames)),
-        ratios: {
-          show_vs_anchor: ratioOf('core.ratios.show_vs_anchor'),
-          show_identified_vs_anonymous: ratioOf('core.ratios.show_identified_vs_anonymous'),
-          required_vs_anchor: r('core_required_show', 'core_anchor_show'),
-          show_vs_required: r('core_show', 'core_required_show'),
-          required_identified_vs_anonymous: r('core_required_show_identified', 'core_required_show'),
-          show_identified_vs_required: r('core_show_identified', 'core_required_show_identified'),
-        },
-      },
-      latency: {
-        fixed_rate_rps: latencyRate,
-        round_rates_rps: latencyRates,
-        scenarios: strip('latency_', summaries(latencyNames)),
-        p99_ratio: {
-          anonymous_vs_bare_proxy: p99('latency_anonymous'),
-          basic_vs_bare_proxy: p99('latency_basic'),
-          wsse_vs_bare_proxy: p99('latency_wsse'),
-          oauth_vs_bare_proxy: ratioOf('latency.p99_ratio.oauth_vs_bare_proxy'),
-          required_oauth_vs_bare_proxy: p99('latency_required_oauth'),
-        },
-      },
-      embedded: embedded && { start_s: embedded.start_s, start_cpu_s: embedded.start_cpu_s, idle_rss_mb: embedded.idle_rss_mb, loaded_rss_mb: embedded.loaded_rss_mb },
-      scenarios: whole,
-      ratios: { ...ratios(all), ...timelineRatios(all) },
-      added_p99_ms: whole.gateway_oauth_fixed_rate!.windows && whole.core_direct_fixed_rate!.windows ? Number((whole.gateway_oauth_fixed_rate!.p99_ms - whole.core_direct_fixed_rate!.p99_ms).toFixed(3)) : null,
-      gateway_rss_mb: gatewayRss.length ? Math.max(...gatewayRss) : null,
-      fixed_rate_rps: fixedRate,
-      spread: spreads(all),
-      node: process.version,
-      cpus: cpus().length,
-      settings: { mode: s.mode, rounds: s.rounds, duration_s: s.durationSeconds, slice_s: s.sliceSeconds, warmup_s: s.warmupSeconds, paced_warmup_s: s.pacedWarmupSeconds, connections: s.connections, entries: s.entries, timeline_entries: s.timelineEntries },
-    }
-    mkdirSync(dirname(s.out), { recursive: true })
-    // Each target's verdict beside its floor, as printed, for a reader of the file alone.
-    const judged = targets(results)
-    const written = `${JSON.stringify({ ...results, scale, targets: judged.map(({ name, value, bound, floor, spread, verdict }) => ({ name, value, spread, bound, floor, verdict })) }, null, 2)}\n`
-    writeFileSync(s.out, written)
-    const archive = archivePath(s, root, new Date())
-    if (archive) {
-      mkdirSync(dirname(archive), { recursive: true })
-      writeFileSync(archive, written)
-    }
-    console.log(`\n${formatReport(results, judged)}\n`)
-    console.log(`${targetsLine(judged)}; results written to ${s.out}${archive ? ` and ${archive}` : ''}`)
-
-    const failed = [...windows.entries()].filter(([, ws]) => ws.some((w) => w.status5xx > 0 || w.errors > 0)).map(([n]) => n)
+    const failed = [...bench.windows.entries()].filter(([, ws]) => ws.some((w) => w.status5xx > 0 || w.errors > 0)).map(([n]) => n)
     if (embedded && embedded.failed > 0) failed.push(`embedded (${embedded.failed} mixed requests not 2xx)`)
     if (failed.length) {
       console.error(`benchmark failed: 5xx or errors in ${failed.join(', ')}`)

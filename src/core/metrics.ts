@@ -3,6 +3,8 @@
 // operation, content-store failures, pool use, process metrics. Labels stay bounded: the
 // operation is the route table's name (statuses/show), or a page's route pattern, never a raw path.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { routeOf } from './routes/context.js'
 import { LabelledCounter, LabelledHistogram } from '../common/labelled-metrics.js'
 
 export interface CoreMetrics {
@@ -55,5 +57,20 @@ export function createCoreMetrics(options: { processMetrics?: boolean; poolStats
       registers,
     }),
     storeErrors,
+  }
+}
+
+/**
+ * Counts an answered request (the request-log plugin's observe). Label values are bounded:
+ * the route table's operation names (as the gateway labels them, so the two can be joined),
+ * other routes' patterns, methods, status classes.
+ */
+export function observeRequest(metrics: CoreMetrics): (request: FastifyRequest, reply: FastifyReply) => void {
+  return (request, reply) => {
+    const route = routeOf(request)
+    const operation = route.operation?.name ?? route.url ?? 'unmatched'
+    const statusClass = `${Math.floor(reply.statusCode / 100)}xx`
+    metrics.requests.series(operation, request.method, statusClass).inc()
+    metrics.duration.series(operation).observe(reply.elapsedTime / 1000)
   }
 }

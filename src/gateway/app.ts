@@ -17,6 +17,10 @@ import favicon from './plugins/favicon.js'
 import health from './plugins/health.js'
 import origin from './plugins/origin.js'
 import requestLog from './plugins/request-log.js'
+import { loginApi } from './login-api/index.js'
+import { oidcProvider } from './oidc/index.js'
+import { oidcClientPages } from './oidc/client-pages.js'
+import { oauthProvider } from './provider/index.js'
 
 export { sendError } from './plugins/errors.js'
 export { repeatedCredentialHeader, toAuthRequest } from './plugins/authentication.js'
@@ -47,5 +51,13 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   await app.register(origin, { config })
   await app.register(authentication, deps)
   await app.register(forwarding, { config, ...(deps.coreWatch ? { coreWatch: deps.coreWatch } : {}) })
+  const account = deps.accountArea
+  if (account) {
+    await app.register(oauthProvider, account.provider)
+    await app.register(loginApi, account.loginApi)
+    await app.register(oidcProvider, account.oidc)
+    // The account pages where users register their own relying parties (docs/oidc.md#registering-a-site).
+    await app.register(oidcClientPages, account.oidcClientPages)
+  }
   return app
 }

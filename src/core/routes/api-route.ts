@@ -35,17 +35,19 @@ const bodyRoutes = new WeakMap<FastifyInstance, RouteOptions[]>()
 
 function routeTakingBody(app: FastifyInstance, route: RouteOptions): void {
   let routes = bodyRoutes.get(app)
-  if (routes === undefined) {
-    const scoped: RouteOptions[] = (routes = [])
-    bodyRoutes.set(app, scoped)
-    // Loaded when the app starts, after every route module has run.
-    void app.register(async (scope) => {
-      scope.removeContentTypeParser('multipart/form-data')
-      await scope.register(multipart, { defCharset: 'utf8' })
-      for (const r of scoped) scope.route(r)
-    })
-  }
+  if (routes === undefined) bodyRoutes.set(app, (routes = []))
   routes.push(route)
+}
+
+/** Registers the routes that take a body in their scope: once, after every route module has run. */
+export async function registerBodyRoutes(app: FastifyInstance): Promise<void> {
+  const scoped = bodyRoutes.get(app) ?? []
+  bodyRoutes.delete(app)
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser('multipart/form-data')
+    await scope.register(multipart, { defCharset: 'utf8' })
+    for (const r of scoped) scope.route(r)
+  })
 }
 
 /**

@@ -1,7 +1,9 @@
 // One line and the metrics per request (docs/gateway.md#metrics): the authentication decision, the route
 // and the time spent upstream, recorded on the request by the plugins that decide them.
+// The line itself is written by the request-log plugin every app shares (src/common/request-log.ts).
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import requestLines from '../../common/request-log.js'
 import type { AuthDecision } from '../auth/authenticate.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 
@@ -29,23 +31,19 @@ async function requestLog(app: FastifyInstance, { metrics }: RequestLogOptions):
   app.decorateRequest('routeName', null)
   app.decorateRequest('upstreamStartedAt', null)
 
-  // Hooks are callback-style and do nothing they need not: they run on every request.
-  const logger = app.log as { isLevelEnabled?: (level: string) => boolean }
-  const logRequests = typeof logger.isLevelEnabled === 'function' && logger.isLevelEnabled('info')
-  app.addHook('onResponse', (request, reply, done) => {
-    const auth = request.auth
-    const route = request.routeName ?? 'gateway'
-    if (auth) metrics.authRequests.series(auth.method, auth.outcome, route).inc()
-    if (request.upstreamStartedAt !== null) {
-      metrics.upstreamDuration.series(route, statusClass(reply.statusCode)).observe(Number(process.hrtime.bigint() - request.upstreamStartedAt) / 1e9)
-    }
-    // One line per request (docs/gateway.md#metrics); never a credential. The request ID (reqId) comes
-    // from the request's logger.
-    // Health checks (every few seconds from each orchestrator and balancer) at debug.
-    if (logRequests) {
-      const health = request.url === '/healthz' || request.url === '/readyz'
-      request.log[health ? 'debug' : 'info']({
-        route,
+  await app.register(requestLines, {
+    observe: (request, reply) => {
+      const auth = request.auth
+      const route = request.routeName ?? 'gateway'
+      if (auth) metrics.authRequests.series(auth.method, auth.outcome, route).inc()
+      if (request.upstreamStartedAt !== null) {
+        metrics.upstreamDuration.series(route, statusClass(reply.statusCode)).observe(Number(process.hrtime.bigint() - request.upstreamStartedAt) / 1e9)
+      }
+    },
+    line: (request, reply) => {
+      const auth = request.auth
+      return {
+        route: request.routeName ?? 'gateway',
         method: request.method,
         auth: auth?.method ?? 'none',
         user: auth?.ok ? auth.identity?.user : auth?.user,
@@ -53,9 +51,8 @@ async function requestLog(app: FastifyInstance, { metrics }: RequestLogOptions):
         outcome: auth?.outcome,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 1000) / 1000,
-      }, 'request')
-    }
-    done()
+      }
+    },
   })
 }
 

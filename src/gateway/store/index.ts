@@ -1,6 +1,6 @@
 // Opening the gateway's identity store: the embedded database in the data directory, or
 // PostgreSQL when DATABASE_URL is set (docs/operations.md#modes), migrated at start-up (docs/operations.md#stored-data).
-import { migrate, openDb, type DbOptions, type DbTimeouts, type Migration } from '../../common/sql.js'
+import { migrate, openDb, type Db, type DbOptions, type DbTimeouts, type Migration } from '../../common/sql.js'
 import { gatewaySchema } from './migrations.js'
 import { SqlIdentityStore } from './sql-identity-store.js'
 
@@ -37,4 +37,14 @@ export async function openIdentityStore(options: IdentityStoreOptions): Promise<
     throw err
   }
   return new SqlIdentityStore(db, { secretKey: options.secretKey, ownsDb: true })
+}
+
+/**
+ * The store on a database its caller opened and closes (the gateway shares one among its
+ * stores), after applying pending migrations: every feature's, in their order
+ * (src/gateway/schema.ts).
+ */
+export async function identityStoreOn(db: Db, secretKey: string, migrations: readonly Migration[]): Promise<SqlIdentityStore> {
+  await migrate(db, gatewaySchema, migrations)
+  return new SqlIdentityStore(db, { secretKey })
 }

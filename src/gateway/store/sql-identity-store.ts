@@ -17,6 +17,7 @@ import {
   checkUserId,
   isPlausibleKey,
   limits,
+  reservedUserIds,
   scopesBeyondRegistration,
 } from './validation.js'
 import { Conflict, NotFound, type AccessToken, type AuthorizedApplication, type Consumer, type ExchangeResult, type IdentityStore, type RequestToken, type RequestTokenState, type User, type UserContact, type WebSession } from './types.js'
@@ -238,6 +239,15 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
   async listUsers(): Promise<UserContact[]> {
     const rows = await this.db.query<UserRow & { email: string | null }>(`SELECT ${userColumns}, email FROM kigo_gateway.users ORDER BY id`)
     return rows.map((r) => ({ ...toUser(r), email: r.email }))
+  }
+
+  /**
+   * Users whose IDs are now reserved (docs/api.md#pages): made before the ID was, they keep
+   * working but their public pages cannot be reached. By ID.
+   */
+  async usersWithReservedIds(): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>('SELECT id FROM kigo_gateway.users WHERE lower(id) = ANY ($1::text[]) ORDER BY id', [[...reservedUserIds]])
+    return rows.map((r) => r.id)
   }
 
   async getUserEmail(id: string): Promise<string | null> {

@@ -116,6 +116,8 @@ export interface IdentityAdministration extends CredentialRepository {
 
 /** The whole identity store, as opened by openIdentityStore: one SQL class serves every audience. */
 export interface IdentityStore extends CredentialRepository, ProviderRepository, IdentityAdministration {
+  /** Users whose IDs are now reserved (docs/api.md#pages), by ID. */
+  usersWithReservedIds(): Promise<string[]>
   ping(): Promise<void>
   close(): Promise<void>
 }

@@ -137,6 +137,21 @@ for (const { name, setup } of backends) {
         await expect(store.setApiPassword(user.id, '')).rejects.toThrow(InvalidInput)
         expect((await store.getApiPassword(user.id))?.apiPassword).toBe('kept')
       })
+
+      it('names the users whose IDs became reserved, in any case, by ID', async () => {
+        expect(await store.usersWithReservedIds()).toEqual([])
+        // Such users were made before their IDs were reserved: the store itself refuses them now.
+        await expect(addUser('Admin')).rejects.toThrow(InvalidInput)
+        const [a, b] = [await addUser(), await addUser()]
+        await raw.query('UPDATE kigo_gateway.users SET id = $2 WHERE id = $1', [a.id, 'healthz'])
+        await raw.query('UPDATE kigo_gateway.users SET id = $2 WHERE id = $1', [b.id, 'Admin'])
+        try {
+          expect(await store.usersWithReservedIds()).toEqual(['Admin', 'healthz'])
+        } finally {
+          await raw.query(`DELETE FROM kigo_gateway.users WHERE id IN ('Admin', 'healthz')`)
+        }
+        expect(await store.usersWithReservedIds()).toEqual([])
+      })
     })
 
     describe('consumers', () => {

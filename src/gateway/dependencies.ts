@@ -1,0 +1,227 @@
+// What the gateway opens before it builds its apps: one database handle shared by every
+// store (identity, policy, locks, usage, audit, sessions, the login API's sites, OpenID
+// Connect), Redis when configured (replay cache and throttling), the recorders that flush
+// to the database, and a watch per dependency that logs one line when an outage starts and
+// one when it ends (dependency-watch.ts). Closed in the reverse order: the last counts are
+// written before the database closes (docs/operations.md#dependability).
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../common/config.js'
+import { readinessCheckMs, withDeadline } from '../common/deadline.js'
+import { DependencyWatch } from '../common/dependency-watch.js'
+import { isConnectionFailure } from '../common/errors.js'
+import { createRedis, redisReady, type RedisClient } from '../common/redis.js'
+import { openDb, type Db } from '../common/sql.js'
+import { request } from 'undici'
+import { AuditStore } from './audit/store.js'
+import { LoginSiteStore } from './login-api/index.js'
+import { createMetrics, watchPolicy, type GatewayMetrics } from './metrics/metrics.js'
+import { OidcProviders, OidcStore } from './oidc/index.js'
+import { OperatorSessionStore } from './operator/session-store.js'
+import { effectiveState } from './policy/evaluate.js'
+import { PolicyService } from './policy/service.js'
+import { PolicyStore } from './policy/store.js'
+import { legacyMethods } from './policy/types.js'
+import type { PasswordReset } from './provider/context.js'
+import { PasswordResetStore, smtpMailer } from './provider/password-reset.js'
+import { createReplayCaches, type ReplayCaches } from './replay/create.js'
+import { CachedCredentialLookup, identityStoreOn, type SqlIdentityStore } from './store/index.js'
+import { gatewayMigrations } from './schema.js'
+import { createFailureThrottle } from './throttle/create.js'
+import type { AttemptThrottle } from './throttle/attempts.js'
+import { UserLocks, UserLockStore } from './throttle/user-locks.js'
+import { AppUseRecorder, AppUseStore } from './usage/app-use.js'
+import { UsageRecorder } from './usage/recorder.js'
+import { UsageStore } from './usage/store.js'
+
+/**
+ * Connections of the gateway's one database handle: what its identity store (10) and the
+ * rest of its stores (4) had when each opened a pool of its own.
+ */
+const databaseConnections = 14
+
+export interface GatewayDependencies {
+  database: Db
+  store: SqlIdentityStore
+  lookup: CachedCredentialLookup
+  metrics: GatewayMetrics
+  replay: ReplayCaches
+  throttle: AttemptThrottle
+  policy: PolicyService
+  userLocks: UserLocks
+  usageStore: UsageStore
+  usage: UsageRecorder
+  appUseStore: AppUseStore
+  appUse: AppUseRecorder
+  audit: AuditStore
+  oidcStore: OidcStore
+  oidcProviders: OidcProviders
+  sites: LoginSiteStore
+  operatorSessions: OperatorSessionStore
+  /** "Forgot your password?" mails a link when an SMTP server is configured. */
+  passwordReset?: PasswordReset
+  coreWatch: DependencyWatch
+  /** Every check at once, each bounded: names the dependency that failed (/readyz). */
+  ready(): Promise<Record<string, boolean>>
+  close(): Promise<void>
+}
+
+export interface OpenOptions {
+  logger: FastifyBaseLogger | false
+  now: () => number
+}
+
+/**
+ * undici's own request, which the forwarding already loaded: the global fetch would load
+ * Node's bundled copy of undici on the first readiness check (measured: 250–300 ms of CPU
+ * while starting).
+ */
+async function coreAnswers(coreUrl: string): Promise<boolean> {
+  try {
+    const res = await request(new URL('/healthz', coreUrl), { signal: AbortSignal.timeout(readinessCheckMs) })
+    await res.body.dump()
+    return res.statusCode >= 200 && res.statusCode < 300
+  } catch {
+    return false
+  }
+}
+
+export async function openGatewayDependencies(config: Config, { logger, now }: OpenOptions): Promise<GatewayDependencies> {
+  const watchLog = logger || undefined
+  let probeDb: () => Promise<unknown> = async () => undefined
+  const pgWatch = new DependencyWatch('postgres', watchLog, { probe: () => probeDb() })
+  const database = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: databaseConnections, timeouts: config.dependencies, watch: pgWatch })
+  probeDb = () => database.ping()
+  let store: SqlIdentityStore
+  try {
+    store = await identityStoreOn(database, config.secretKey, gatewayMigrations)
+  } catch (err) {
+    await database.close().catch(() => undefined)
+    pgWatch.close()
+    throw err
+  }
+  const redisWatch = new DependencyWatch('redis', watchLog, { probe: () => redis!.ping() })
+  const redis: RedisClient | undefined = config.redisUrl
+    ? createRedis(config.redisUrl, {
+        commandTimeoutMs: config.dependencies.redisCommandTimeoutMs,
+        connectTimeoutMs: config.dependencies.connectTimeoutMs,
+        onError: (err) => redisWatch.failed(err),
+      })
+    : undefined
+  redis?.on('ready', () => redisWatch.succeeded())
+  const coreWatch = new DependencyWatch('core', watchLog)
+  const metrics = createMetrics()
+  const replay = createReplayCaches(config.auth, redis, {
+    onError: (err, method) => {
+      metrics.replayErrors.inc({ method })
+      redisWatch.failed(err)
+    },
+    onFailOpen: (method) => metrics.replayFailOpen.inc({ method }),
+  })
+  // The Redis client queues nothing while disconnected; give it a moment to connect so the
+  // first requests after start-up are not refused. A Redis that is down at start-up is
+  // not fatal: nonce checks fail closed until it answers.
+  if (redis && !(await redisReady(redis, 3000)) && logger) logger.warn('Redis is not answering yet; nonce checks fail closed until it does')
+  const lookup = new CachedCredentialLookup(store)
+
+  // ---- migration controls and usage (docs/gateway.md#the-migration-policy, docs/gateway.md#the-usage-report).
+  const policy = new PolicyService(new PolicyStore(database), {
+    guideUrl: config.migration.guideUrl,
+    refreshMs: config.migration.policyRefreshMs,
+    now,
+    // A database outage is logged by its watch (one line at each end), not every refresh.
+    onRefreshError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'migration policy refresh failed; keeping the last one read'),
+  })
+  await policy.start()
+  // Operator locks on users (throttle/user-locks.ts), polled like the policy.
+  const userLocks = new UserLocks(new UserLockStore(database), {
+    refreshMs: config.migration.policyRefreshMs,
+    onRefreshError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'user locks refresh failed; keeping the last ones read'),
+  })
+  await userLocks.start()
+  const throttle = createFailureThrottle(config.auth, redis, {
+    onError: (err) => {
+      metrics.throttleErrors.inc()
+      redisWatch.failed(err)
+    },
+  }, {
+    locks: userLocks,
+    onRefusal: (realm, rule) => metrics.throttleRefusals.inc({ realm, rule }),
+  })
+  // docs/api.md#pages: IDs that are now reserved cannot be created; users who already have one
+  // keep working, but their pages are unreachable, so the operator is told at start-up.
+  const reserved = await store.usersWithReservedIds()
+  if (reserved.length > 0 && logger) {
+    logger.warn({ users: reserved }, 'users with reserved IDs exist (docs/api.md#pages): their public pages cannot be reached; rename or retire them')
+  }
+  watchPolicy(metrics, () => {
+    const p = policy.current()
+    return legacyMethods.map((method) => ({ method, state: effectiveState(p[method], now()), sunset: p[method].sunset }))
+  })
+  const usageStore = new UsageStore(database, { maxClientsPerUser: config.migration.usageMaxClientsPerUser })
+  const usage = new UsageRecorder(usageStore, {
+    flushMs: config.migration.usageFlushMs,
+    retainRowsMs: config.migration.usageRetentionDays * 86_400_000,
+    now,
+    onFlushError: (err) => logger && !isConnectionFailure(err) && logger.warn({ error: (err as Error).message }, 'usage flush failed; counts kept for the next one'),
+  })
+  usage.start()
+  // When each authorized application last acted for its user (the account page).
+  const appUseStore = new AppUseStore(database)
+  const appUse = new AppUseRecorder(appUseStore, {
+    flushMs: config.migration.usageFlushMs,
+    onFlushError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'last-used flush failed; kept for the next one'),
+  })
+  appUse.start()
+
+  // ---- the OpenID Connect provider (docs/oidc.md): its state and keys in the shared store.
+  const oidcStore = new OidcStore(database, config.secretKey, now)
+  const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now, usage, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
+  await oidcProviders.load()
+
+  // Every check runs at once and each is bounded, so /readyz answers within 2 s even when a
+  // dependency accepts connections and never answers; the body names the one that failed.
+  const answers = (work: () => Promise<unknown>, what: string) =>
+    withDeadline(Promise.resolve().then(work), readinessCheckMs, what).then(() => true, () => false)
+
+  return {
+    database,
+    store,
+    lookup,
+    metrics,
+    replay,
+    throttle,
+    policy,
+    userLocks,
+    usageStore,
+    usage,
+    appUseStore,
+    appUse,
+    audit: new AuditStore(database),
+    oidcStore,
+    oidcProviders,
+    sites: new LoginSiteStore(database, config.secretKey),
+    operatorSessions: new OperatorSessionStore(database),
+    ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), mailer: smtpMailer(config.mail.smtpUrl, config.mail.from), ttlSeconds: config.mail.resetTtlSeconds } }),
+    coreWatch,
+    async ready() {
+      const [storeOk, redisOk, coreOk] = await Promise.all([
+        answers(() => database.ping(), 'store'),
+        redis ? answers(() => redis.ping(), 'redis') : Promise.resolve(undefined),
+        coreAnswers(config.gateway.coreUrl),
+      ])
+      return { store: storeOk, ...(redisOk === undefined ? {} : { redis: redisOk }), core: coreOk }
+    },
+    async close() {
+      policy.close()
+      userLocks.close()
+      await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))
+      await appUse.close().catch(() => undefined)
+      await replay.close().catch(() => undefined)
+      await throttle.close().catch(() => undefined)
+      if (redis) redis.disconnect()
+      await store.close()
+      await database.close().catch(() => undefined)
+      for (const w of [pgWatch, redisWatch, coreWatch]) w.close()
+    },
+  }
+}

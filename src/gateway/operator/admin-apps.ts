@@ -1,0 +1,121 @@
+// The operator API's applications, OAuth consumers (docs/gateway.md#the-operator-api-and-dashboard):
+// register one (its secret shown once), list, read, rotate the secret, delete.
+import type { FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { ApiError } from '../../common/errors.js'
+import { Type } from '../../common/typebox.js'
+import { checkCallbackUrl, InvalidInput } from '../store/validation.js'
+import { NotFound, type Consumer } from '../store/types.js'
+import { bodyLimit, consumerNotFound, errorResponses, isoSeconds, Key, Name, ScopeList, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
+
+const CallbackUrl = Type.String({ minLength: 1, maxLength: 2048 })
+const CreateAppBody = Type.Object(
+  { name: Name, owner: UserId, scopes: ScopeList, callback: Type.Optional(Type.Union([CallbackUrl, Type.Null()])) },
+  { additionalProperties: false },
+)
+const CreatedApp = Type.Object({
+  consumer_key: Type.String(),
+  consumer_secret: Type.String(),
+  name: Type.String(),
+  scopes: Type.Array(Type.String()),
+})
+const AppView = Type.Object({
+  consumer_key: Type.String(),
+  name: Type.String(),
+  owner: Type.String(),
+  scopes: Type.Array(Type.String()),
+  callback: Type.Union([Type.String(), Type.Null()]),
+  created_at: Timestamp,
+})
+const AppsQuery = Type.Object({ owner: Type.Optional(UserId) }, { additionalProperties: false })
+const AppParams = Type.Object({ key: Key })
+const AppDetail = Type.Object({
+  ...AppView.properties,
+  tokens: Type.Integer(),
+  active_tokens: Type.Integer(),
+})
+const RotatedSecret = Type.Object({ consumer_key: Type.String(), consumer_secret: Type.String() })
+const DeletedApp = Type.Object({ deleted: Type.Boolean(), consumer_key: Type.String(), name: Type.String(), tokens_deleted: Type.Integer() })
+
+const appView = (c: Consumer) => ({
+  consumer_key: c.key,
+  name: c.name,
+  owner: c.ownerId,
+  scopes: c.scopes,
+  callback: c.callbackUrl,
+  created_at: isoSeconds(c.createdAt),
+})
+
+/** The registered OAuth callback (the store's rule), checked before the owner is looked up. */
+function checkCallback(value: string | null | undefined): string | null {
+  try {
+    return checkCallbackUrl(value)
+  } catch (err) {
+    if (err instanceof InvalidInput) throw new ApiError(400, 'invalid_callback', `Invalid request body: ${err.message}`)
+    throw err
+  }
+}
+
+export async function adminApps(instance: FastifyInstance, { store, audited, changed }: AdminRouteOptions): Promise<void> {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>()
+
+  app.post('/admin/apps', {
+    bodyLimit,
+    schema: { body: CreateAppBody, response: { 201: CreatedApp, ...errorResponses } },
+  }, async (request, reply) => {
+    const { name, owner, scopes } = request.body
+    const callback = checkCallback(request.body.callback)
+    if (!(await store.getUser(owner))) throw userNotFound(owner)
+    let created: { consumer: Consumer; secret: string }
+    try {
+      created = await store.createConsumer({ name, ownerId: owner, scopes, callbackUrl: callback })
+    } catch (err) {
+      if (err instanceof NotFound) throw userNotFound(owner)
+      throw err
+    }
+    const { consumer, secret } = created
+    changed({ kind: 'consumer', consumerKey: consumer.key })
+    await audited(request, { kind: 'app', action: 'app.create', target: consumer.key, before: null, after: appView(consumer) })
+    return reply.code(201).send({ consumer_key: consumer.key, consumer_secret: secret, name: consumer.name, scopes: consumer.scopes })
+  })
+
+  app.get('/admin/apps', {
+    schema: { querystring: AppsQuery, response: { 200: Type.Object({ apps: Type.Array(AppView) }), ...errorResponses } },
+  }, async (request) => {
+    const { owner } = request.query
+    if (owner !== undefined && !(await store.getUser(owner))) throw userNotFound(owner)
+    return { apps: (await store.listConsumers(owner)).map(appView) }
+  })
+
+  app.get('/admin/apps/:key', {
+    schema: { params: AppParams, response: { 200: AppDetail, ...errorResponses } },
+  }, async (request) => {
+    const found = await store.getConsumer(request.params.key)
+    if (!found) throw consumerNotFound(request.params.key)
+    const tokens = await store.listAccessTokens({ consumerKey: found.consumer.key })
+    return { ...appView(found.consumer), tokens: tokens.length, active_tokens: tokens.filter((t) => t.revokedAt === null).length }
+  })
+
+  // A leaked consumer secret is replaced without re-registering: the key and the
+  // application's access tokens stay, only requests signed with the old secret fail.
+  app.post('/admin/apps/:key/rotate-secret', {
+    bodyLimit,
+    schema: { params: AppParams, response: { 200: RotatedSecret, ...errorResponses } },
+  }, async (request) => {
+    const rotated = await store.rotateConsumerSecret(request.params.key)
+    if (!rotated) throw consumerNotFound(request.params.key)
+    changed({ kind: 'consumer', consumerKey: rotated.consumer.key })
+    await audited(request, { kind: 'app', action: 'app.rotate_secret', target: rotated.consumer.key, before: null, after: null })
+    return { consumer_key: rotated.consumer.key, consumer_secret: rotated.secret }
+  })
+
+  app.delete('/admin/apps/:key', {
+    schema: { params: AppParams, response: { 200: DeletedApp, ...errorResponses } },
+  }, async (request) => {
+    const deleted = await store.deleteConsumer(request.params.key)
+    if (!deleted) throw consumerNotFound(request.params.key)
+    changed({ kind: 'consumer', consumerKey: deleted.consumer.key })
+    await audited(request, { kind: 'app', action: 'app.delete', target: deleted.consumer.key, before: { ...appView(deleted.consumer), tokens: deleted.tokens }, after: null })
+    return { deleted: true, consumer_key: deleted.consumer.key, name: deleted.consumer.name, tokens_deleted: deleted.tokens }
+  })
+}

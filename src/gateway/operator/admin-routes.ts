@@ -1,0 +1,50 @@
+// What the operator API's route groups share (admin-api.ts registers them): the schemas of
+// user IDs, names, scopes and keys, the error body, the views' time format, the not-found
+// answers, and the options each group is given.
+import type { FastifyBaseLogger } from 'fastify'
+import { ApiError } from '../../common/errors.js'
+import { Type } from '../../common/typebox.js'
+import type { AuditInput } from '../audit/store.js'
+import { scopes as allScopes, userIdPattern } from '../domain/identifiers.js'
+import type { IdentityAdministration } from '../store/types.js'
+
+/** What a mutation changed, so the gateway can drop cached credentials at once. */
+export type AdminChange =
+  | { kind: 'user'; userId: string }
+  | { kind: 'api_password'; userId: string }
+  | { kind: 'consumer'; consumerKey: string }
+  | { kind: 'token'; token: string }
+
+/** What each route group is given by the operator API (admin-api.ts). */
+export interface AdminRouteOptions {
+  store: IdentityAdministration
+  /** A generated login or API password. */
+  newPassword: () => string
+  /** Records a committed change in the audit trail; a failed write is logged, never the request's failure. */
+  audited: (request: { ip: string; log: Pick<FastifyBaseLogger, 'warn'> }, event: Omit<AuditInput, 'address'>) => Promise<void>
+  /** Tells the listener what changed; a throwing listener does not fail the request. */
+  changed: (change: AdminChange) => void
+}
+
+/** The largest body a mutation takes. */
+export const bodyLimit = 64 * 1024
+
+const userIdMessage = 'must be a user ID: 3 to 32 characters, a letter first, then letters, digits, "_" or "-"'
+export const UserId = Type.String({ pattern: userIdPattern.source, errorMessage: userIdMessage })
+export const Name = Type.String({ minLength: 1, maxLength: 100 })
+const ScopeName = Type.Enum([...allScopes])
+export const ScopeList = Type.Array(ScopeName, { minItems: 1, maxItems: allScopes.length * 4 })
+// Consumer keys and tokens are generated base64url; anything else cannot exist.
+export const Key = Type.String({ minLength: 1, maxLength: 256 })
+export const Timestamp = Type.String()
+
+const ErrorBody = Type.Object({
+  error: Type.Object({ status: Type.Integer(), code: Type.String(), message: Type.String() }),
+})
+export const errorResponses = { '4xx': ErrorBody, '5xx': ErrorBody }
+
+/** UTC to the second, as elsewhere in kigo (docs/api.md#objects). */
+export const isoSeconds = (d: Date) => d.toISOString().replace(/\.[0-9]{3}Z$/, 'Z')
+
+export const userNotFound = (id: string) => new ApiError(404, 'user_not_found', `No user ${JSON.stringify(id)}`)
+export const consumerNotFound = (key: string) => new ApiError(404, 'consumer_not_found', `No application with consumer key ${JSON.stringify(key)}`)

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { projectRoot } from '../../common/config.js'
-import { html, type SafeHtml } from '../provider/html.js'
+import { html, type SafeHtml } from '../../common/html.js'
 
 export const oidcSampleFile = 'oidc-site.mjs'
 

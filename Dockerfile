@@ -7,8 +7,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY bench ./bench
 COPY bin ./bin
+# The server alone: bench/ (compiled by `npm run build` when present) and test/ are not
+# copied in, and the runtime stage takes dist/src and dist/vendor only.
 RUN npm run build
 
 FROM node:24-bookworm-slim
@@ -16,7 +17,8 @@ ENV NODE_ENV=production KIGO_DATA_DIR=/var/lib/kigo
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-COPY --from=build /app/dist ./dist
+COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/vendor ./dist/vendor
 COPY config ./config
 COPY bin ./bin
 # The developer guide (/developers) shows these samples.

@@ -1,4 +1,4 @@
-// The core's anchor (issue 18): the least a Node service can do to answer statuses/show
+// The core's anchor (group `core` of docs/performance.md#the-groups-and-their-keys): the least a Node service can do to answer statuses/show
 // from PostgreSQL. Fastify with no hooks, a pg Pool of the core's size, the core's query
 // texts (the entry, and its replies asked for at the same time) and row mapping (imported
 // from its store) as named prepared statements (as src/common/sql.ts runs them), and the
@@ -23,7 +23,7 @@
 // connections, as named prepared statements), with the core's number of connections:
 // the least the required work needs is measured on the cheapest way to PostgreSQL that
 // kigo has, so that a signed viewer's extra cost is compared on the same base. The anchor
-// itself keeps a pg Pool, as issue 18 defines it.
+// itself keeps a pg Pool, as that section defines it.
 //
 // Run as its own process with the core's environment plus ANCHOR_PORT (and
 // ANCHOR_REQUIRED=1 for the floor).

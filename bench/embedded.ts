@@ -1,4 +1,4 @@
-// The embedded footprint (issue 18, docs/operations.md#modes): `npm start` on a data directory that
+// The embedded footprint (docs/performance.md#the-groups-and-their-keys group `embedded`, docs/operations.md#modes): `npm start` on a data directory that
 // already exists, with dist/ up to date, as a user runs it the second time. Measured:
 // seconds from spawning `npm start` to the gateway's /readyz answering 200, the node
 // process's RSS once idle, and its RSS after 1,000 mixed requests (reads anonymous, with

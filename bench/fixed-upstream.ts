@@ -1,4 +1,4 @@
-// The upstream of the gateway-alone benchmark (issue 18, the way Kong and Envoy measure a
+// The upstream of the gateway-alone benchmark (group `gateway_alone` of docs/performance.md#the-groups-and-their-keys, the way Kong and Envoy measure a
 // gateway): plain node:http with keep-alive, answering every request with the same
 // Entry JSON of about 700 bytes, so that the proxy in front of it sets the rate.
 //

@@ -1,5 +1,5 @@
 // nginx from the operating system as a plain reverse proxy, the reference point gateway
-// benchmarks usually give (issue 18). One worker process, as each Node app has one
+// benchmarks usually give (docs/performance.md#the-groups-and-their-keys). One worker process, as each Node app has one
 // event loop; keep-alive to the upstream; no access log. Absent when no `nginx` binary
 // is installed (Debian: apt-get install nginx): the benchmark says so and reports null.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'

@@ -164,7 +164,7 @@ export interface BenchResults {
   /** Issue 18 (5): `npm start` on an existing data directory. */
   /** Null when the embedded group did not run (`--only`). */
   embedded: { start_s: number; start_cpu_s: number | null; idle_rss_mb: number; loaded_rss_mb: number } | null
-  /** The whole system (issue 6), kept. */
+  /** The whole system (core, bare proxy and gateway on PostgreSQL and Redis), kept. */
   scenarios: Record<string, ScenarioSummary>
   ratios: Ratios & TimelineRatios
   /** Null when the whole system's fixed-rate scenarios did not run (`--only`). */

@@ -1,4 +1,4 @@
-// The floor under the gateway's authenticated figures (issue 18): Fastify forwarding with
+// The floor under the gateway's authenticated figures (docs/performance.md#the-groups-and-their-keys, `required_*`): Fastify forwarding with
 // the gateway's own forwarder (src/gateway/proxy/forward.ts: undici's pool, small answers
 // sent in one write; faster than the bare reply-from proxy of bare-proxy.ts), plus only
 // the work no authenticating gateway can skip, written the shortest way: read the

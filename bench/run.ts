@@ -1,9 +1,9 @@
-// `npm run bench` (docs/performance.md#how-it-measures, issue 18): first the embedded footprint (`npm start` on an
+// `npm run bench` (docs/performance.md#how-it-measures): first the embedded footprint (`npm start` on an
 // existing data directory), then the production topology on 127.0.0.1, seeded, and
 // four groups, each measured side by side (interleaved slices, repeated, medians): the
 // gateway alone in front of a fixed upstream against bare proxies and nginx; the latency
 // at a fixed rate, as ratios to the bare proxy; the core's statuses/show against its
-// anchor; the whole system (issue 6). Prints the tables with the targets and writes the
+// anchor; the whole system on PostgreSQL and Redis (group 3 of docs/performance.md#the-groups-and-their-keys). Prints the tables with the targets and writes the
 // result file. Any 5xx, transport error or failed request makes the exit status non-zero.
 // Each group is one function of `groups` below, run in that order on the topology; a new
 // group is a function of the same shape added to that list (and its figures to resultsOf).

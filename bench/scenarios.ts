@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { identityKey, signIdentity, type Identity } from '../src/common/identity.js'
 import { basicAuthorization, oauthAuthorization, percentEncode, wsseHeader, type OAuthCredentials } from './signing.js'
 
-/** The whole system (issue 6): core, bare proxy and gateway on PostgreSQL and Redis. */
+/** The whole system (docs/performance.md#the-groups-and-their-keys): core, bare proxy and gateway on PostgreSQL and Redis. */
 export const scenarioNames = [
   'core_direct',
   'bare_proxy',
@@ -28,7 +28,7 @@ export const fixedRateNames = ['core_direct_fixed_rate', 'gateway_oauth_fixed_ra
 export type FixedRateName = (typeof fixedRateNames)[number]
 
 /**
- * The gateway alone (issue 18): each front process in front of the fixed upstream
+ * The gateway alone (group `gateway_alone` of docs/performance.md#the-groups-and-their-keys): each front process in front of the fixed upstream
  * (fixed-upstream.ts), and the upstream itself. `alone_nginx` runs only when nginx is
  * installed. `alone_required_*`: the same requests through required-work-proxy.ts, the
  * bare proxy plus only the work authentication requires.

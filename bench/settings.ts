@@ -22,7 +22,7 @@ export interface Settings {
   pacedWarmupSeconds: number
   connections: number
   entries: number
-  /** Entries in the store for the timeline scenarios (issue 14), most of them inserted in bulk (timeline-seed.ts). */
+  /** Entries in the store for the timeline scenarios (docs/performance.md#the-groups-and-their-keys, the `timeline` scenarios), most of them inserted in bulk (timeline-seed.ts). */
   timelineEntries: number
   tokens: number
   embeddedSettleMs: number

@@ -1,4 +1,4 @@
-// The store behind the timeline scenarios (issue 14): at least `total` entries, most of
+// The store behind the timeline scenarios (docs/performance.md#the-groups-and-their-keys): at least `total` entries, most of
 // them written by one INSERT … SELECT generate_series straight into PostgreSQL, since
 // 100,000 posts through the gateway would take longer than the measurements. The rows
 // are what the core itself writes (migrations.ts; createEntry of sql-content-store.ts):

@@ -1,7 +1,7 @@
 // The production topology the benchmark measures (docs/operations.md#modes, docs/performance.md#how-it-measures): a fresh PostgreSQL
 // database, the core and the gateway as separate processes, and the bare reference
 // proxy in front of the same core, and the core's anchor; then the gateway alone in
-// front of a fixed upstream (issue 18).
+// front of a fixed upstream (docs/performance.md#the-groups-and-their-keys).
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -188,7 +188,7 @@ export interface AloneTopology {
 }
 
 /**
- * The gateway alone (issue 18): the fixed upstream, and in front of it the minimal
+ * The gateway alone (group `gateway_alone` of docs/performance.md#the-groups-and-their-keys): the fixed upstream, and in front of it the minimal
  * node:http + undici proxy, the bare reply-from proxy, nginx when installed, and a second
  * gateway process with the first one's settings (same identity store and Redis, same
  * domestic host) whose core is the fixed upstream.

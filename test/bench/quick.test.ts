@@ -129,7 +129,7 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     ])
     for (const v of Object.values(results.ratios)) expect(v).toBeGreaterThan(0)
     expect(typeof results.added_p99_ms).toBe('number')
-    // The public timeline beside statuses/show (issue 14), over the store seeded in bulk.
+    // The public timeline beside statuses/show (docs/performance.md#the-groups-and-their-keys), over the store seeded in bulk.
     for (const name of ['gateway_public_timeline', 'gateway_public_timeline_oauth']) expect(results.scenarios[name], name).toBeDefined()
     expect(results.settings.timeline_entries).toBeGreaterThanOrEqual(2000)
 

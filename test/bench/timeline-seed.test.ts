@@ -1,4 +1,4 @@
-// The timeline scenarios' store (issue 14): entries inserted in bulk straight into
+// The timeline scenarios' store (docs/performance.md#the-groups-and-their-keys): entries inserted in bulk straight into
 // PostgreSQL must be what the core reads as its own: on the public timeline of the
 // deployment already posted to, newest first, several authors and replies on a page,
 // and the core's next entry numbered after them.

@@ -3,6 +3,7 @@
 // migrate" show accepted requests; one user's clients are bounded.
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { startStack, type Stack } from '../helpers/stack.js'
+import { eventually } from '../helpers/private-redis.js'
 
 interface Row { method: string; user: string; client: string; count: number; accepted: number; refused_by_policy: number; failed_credentials: number; throttled: number }
 
@@ -10,7 +11,7 @@ let stack: Stack
 const pw: Record<string, string> = {}
 
 beforeAll(async () => {
-  stack = await startStack({ overrides: { auth: { throttle: { maxFailures: 3, windowSeconds: 60 } }, migration: { usageMaxClientsPerUser: 5 } } })
+  stack = await startStack({ overrides: { auth: { throttle: { maxFailures: 3, windowSeconds: 60 } }, migration: { usageMaxClientsPerUser: 5, policyRefreshMs: 100 } } })
   for (const id of ['alice', 'bob', 'carol']) pw[id] = (await stack.addUser(id)).api_password
 })
 
@@ -24,6 +25,10 @@ const post = (user: string, password: string, userAgent = 'TestClient/1') =>
     headers: { authorization: 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64'), 'content-type': 'application/x-www-form-urlencoded', 'user-agent': userAgent },
     body: 'status=usage',
   })
+
+/** Waits until the gateway applies `state` to Basic: its migration page shows the policy it enforces (a read that records no usage). */
+const gatewayApplies = (state: string) =>
+  eventually(async () => (await (await fetch(`${stack.url}/migration`)).text()).includes(`id="policy-basic" data-state="${state}"`))
 
 it('counts each outcome per row; a guessed user\'s failures are not use, and "who must migrate" lists accepted use only', async () => {
   for (let i = 0; i < 2; i++) expect((await post('alice', pw.alice!)).status).toBe(200)
@@ -47,7 +52,7 @@ it('counts each outcome per row; a guessed user\'s failures are not use, and "wh
 
 it('a refusal by the policy is counted as such, and failures naming no user go to one row', async () => {
   expect((await stack.admin('PUT', '/admin/policy', { basic: { state: 'deny' } })).status).toBe(200)
-  await new Promise((r) => setTimeout(r, 5500)) // the policy reaches the gateway within its refresh
+  await gatewayApplies('deny')
   expect((await post('carol', pw.carol!)).status).toBe(403)
   for (let i = 0; i < 2; i++) expect((await post(`ghost${i}x`, 'wrong', `Spray/${i}`)).status).toBe(401)
   const rows = (await stack.admin<{ records: Row[] }>('GET', '/admin/usage?method=basic&all=true')).body.records
@@ -55,13 +60,13 @@ it('a refusal by the policy is counted as such, and failures naming no user go t
   expect(rows.filter((r) => r.user.startsWith('ghost'))).toEqual([])
   expect(rows.find((r) => r.user === '(unknown users)')).toMatchObject({ failed_credentials: 2 })
   expect((await stack.admin('PUT', '/admin/policy', { basic: { state: 'allow' } })).status).toBe(200)
-}, 15_000)
+  await gatewayApplies('allow')
+})
 
 it('one user with 30 User-Agents makes at most 5 rows plus one "(other clients)" row, all counted', async () => {
-  await new Promise((r) => setTimeout(r, 5500))
   for (let i = 0; i < 30; i++) expect((await post('alice', pw.alice!, `Agent/${i}`)).status).toBe(200)
   const rows = (await stack.admin<{ records: Row[] }>('GET', '/admin/usage?method=basic&user=alice')).body.records
   expect(rows.length).toBeLessThanOrEqual(6)
   expect(rows.some((r) => r.client === '(other clients)')).toBe(true)
   expect(rows.reduce((n, r) => n + r.accepted, 0)).toBe(32)
-}, 15_000)
+})

@@ -4,8 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { deploymentMatcher } from '../entries/deployment.js'
 import { parseId, userIdPattern } from '../entries/ids.js'
-import { entryHtml, entryListHtml, layout, pageCsp, type PageContext } from '../render/pages.js'
-import escapeHtml from 'escape-html'
+import { entryHtml, entryListHtml, layout, pageHeaders, type PageContext } from '../render/pages.js'
+import { html, joinHtml } from '../../common/html.js'
 import type { TimelineSource } from '../store/types.js'
 import type { CoreDeps } from './deps.js'
 import { encodeSegment } from '../render/urls.js'
@@ -22,18 +22,11 @@ export function wantsPage(request: FastifyRequest): boolean {
 export function sendNotFoundPage(request: FastifyRequest, reply: FastifyReply, deps: Pick<CoreDeps, 'hosts'>): FastifyReply {
   const deploymentOf = deploymentMatcher(deps.hosts)
   const ctx: PageContext = { hosts: deps.hosts, deployment: deploymentOf(request.headers.host) ?? 'domestic' }
-  return send(reply, 404, layout(ctx, 'Not found', '<h1>Not found</h1><p>There is no such page. <a href="/">See the newest entries</a>.</p>'))
+  return sendPage(reply, 404, layout(ctx, 'Not found', html`<h1>Not found</h1><p>There is no such page. <a href="/">See the newest entries</a>.</p>`))
 }
 
-function send(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return reply
-    .code(status)
-    .header('content-security-policy', pageCsp)
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'same-origin')
-    .header('cache-control', 'no-cache')
-    .type('text/html; charset=utf-8')
-    .send(html)
+export function sendPage(reply: FastifyReply, status: number, document: string): FastifyReply {
+  return reply.code(status).headers(pageHeaders).type('text/html; charset=utf-8').send(document)
 }
 
 export function pageRoutes(app: FastifyInstance, deps: CoreDeps): void {
@@ -68,7 +61,7 @@ export function pageRoutes(app: FastifyInstance, deps: CoreDeps): void {
 
   app.get('/', async (request, reply) => {
     const ctx = ctxOf(request)
-    return send(reply, 200, layout(ctx, 'Newest entries', `<h1>Newest entries</h1>${await list(request, { kind: 'public', deployment: ctx.deployment }, '/')}`))
+    return sendPage(reply, 200, layout(ctx, 'Newest entries', html`<h1>Newest entries</h1>${await list(request, { kind: 'public', deployment: ctx.deployment }, '/')}`))
   })
 
   app.get('/:id/', async (request, reply) => {
@@ -76,8 +69,8 @@ export function pageRoutes(app: FastifyInstance, deps: CoreDeps): void {
     if (!userIdPattern.test(id)) return notFound(request, reply)
     const user = await deps.store.getUserWithFollowers(id)
     if (!user) return notFound(request, reply)
-    const head = `<h1>${escapeHtml(user.name)} <small>(${escapeHtml(user.id)})</small></h1><p class="followers">${user.followersCount} ${user.followersCount === 1 ? 'follower' : 'followers'}</p>`
-    return send(reply, 200, layout(ctxOf(request), user.name, head + (await list(request, { kind: 'user', userId: id }, `/${encodeSegment(id)}/`))))
+    const head = html`<h1>${user.name} <small>(${user.id})</small></h1><p class="followers">${user.followersCount} ${user.followersCount === 1 ? 'follower' : 'followers'}</p>`
+    return sendPage(reply, 200, layout(ctxOf(request), user.name, html`${head}${await list(request, { kind: 'user', userId: id }, `/${encodeSegment(id)}/`)}`))
   })
 
   app.get('/:id/:eid', async (request, reply) => {
@@ -86,7 +79,7 @@ export function pageRoutes(app: FastifyInstance, deps: CoreDeps): void {
     const entry = entryId && userIdPattern.test(id) ? await deps.store.getEntry(entryId) : null
     if (!entry || entry.authorId !== id) return notFound(request, reply)
     const page = await deps.store.pageOf([entry], null)
-    return send(reply, 200, layout(ctxOf(request), `${entry.authorName}: ${entry.keyword}`, entryHtml(entry, page, ctxOf(request), true)))
+    return sendPage(reply, 200, layout(ctxOf(request), `${entry.authorName}: ${entry.keyword}`, entryHtml(entry, page, ctxOf(request), true)))
   })
 
   app.get('/keyword/:word', async (request, reply) => {
@@ -94,9 +87,9 @@ export function pageRoutes(app: FastifyInstance, deps: CoreDeps): void {
     const keyword = await deps.store.getKeyword(word)
     if (!keyword) return notFound(request, reply)
     const related = keyword.related.length
-      ? `<p class="related">Related: ${keyword.related.map((w) => `<a href="/keyword/${escapeHtml(encodeSegment(w))}">${escapeHtml(w)}</a>`).join(', ')}</p>`
+      ? html`<p class="related">Related: ${joinHtml(keyword.related.map((w) => html`<a href="/keyword/${encodeSegment(w)}">${w}</a>`), ', ')}</p>`
       : ''
-    const head = `<h1>${escapeHtml(keyword.word)}</h1><p class="meta">${keyword.entryCount} entries · ${keyword.followersCount} followers</p>${related}`
-    return send(reply, 200, layout(ctxOf(request), keyword.word, head + (await list(request, { kind: 'keyword', word }, `/keyword/${encodeSegment(word)}`))))
+    const head = html`<h1>${keyword.word}</h1><p class="meta">${keyword.entryCount} entries · ${keyword.followersCount} followers</p>${related}`
+    return sendPage(reply, 200, layout(ctxOf(request), keyword.word, html`${head}${await list(request, { kind: 'keyword', word }, `/keyword/${encodeSegment(word)}`)}`))
   })
 }

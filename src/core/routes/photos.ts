@@ -5,15 +5,15 @@ import { errors } from '../../common/errors.js'
 import { checkPhotoText, checkSource, chooseSource } from '../entries/limits.js'
 import { parseId, userIdPattern } from '../entries/ids.js'
 import { deploymentMatcher } from '../entries/deployment.js'
-import escapeHtml from 'escape-html'
+import { html } from '../../common/html.js'
 import { renderPhoto } from '../render/entry.js'
 import { photoImageUrl } from '../render/urls.js'
 import { apiRoute, readEntryRequest } from './api-route.js'
 import { deploymentOf, requester, sendPayload } from './context.js'
 import { renderContext, type CoreDeps } from './deps.js'
 import { ProfileRefresher } from './profiles.js'
-import { sendNotFoundPage, wantsPage } from './pages.js'
-import { layout, pageCsp } from '../render/pages.js'
+import { sendNotFoundPage, sendPage, wantsPage } from './pages.js'
+import { layout } from '../render/pages.js'
 
 /** RFC 9110 §13.1.2: If-None-Match uses the weak comparison; `*` matches any. */
 export function noneMatch(header: string | undefined, etag: string): boolean {
@@ -65,14 +65,9 @@ export function photoRoutes(app: FastifyInstance, deps: CoreDeps): void {
     const photo = await deps.store.getPhoto(user, id)
     if (!photo || (m[2] !== undefined && m[2] !== photo.ext)) return missing()
     if (m[2] === undefined) {
-      const src = escapeHtml(photoImageUrl(deps.hosts, photo))
       const title = photo.title || `Photo ${photo.id}`
       const ctx = { hosts: deps.hosts, deployment: deploymentMatcher(deps.hosts)(request.headers.host) ?? photo.deployment }
-      return reply
-        .header('content-security-policy', pageCsp)
-        .header('x-content-type-options', 'nosniff')
-        .type('text/html; charset=utf-8')
-        .send(layout(ctx, title, `<h1>${escapeHtml(title)}</h1><p class="body"><img src="${src}" alt="${escapeHtml(title)}"></p>`))
+      return sendPage(reply, 200, layout(ctx, title, html`<h1>${title}</h1><p class="body"><img src="${photoImageUrl(deps.hosts, photo)}" alt="${title}"></p>`))
     }
     const etag = `"${photo.sha256}"`
     reply.header('etag', etag).header('cache-control', 'public, max-age=31536000, immutable')

@@ -6,21 +6,21 @@
 import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ProviderRepository, User } from '../store/types.js'
-import { field, readForm } from '../provider/form.js'
-import { html, sendPage, type SafeHtml } from '../provider/html.js'
-import { loginPage, messagePage } from '../provider/pages.js'
-import { csrfMatches, Sessions, type Session } from '../provider/session.js'
+import { html, type SafeHtml } from '../../common/html.js'
+import { sendPage } from '../provider/html.js'
+import { loginPage } from '../provider/pages.js'
+import { Sessions, type Session } from '../provider/session.js'
+import { signedInPost, type SignedInSession } from '../provider/signed-in-post.js'
 import { safeNext } from '../provider/next.js'
 
-export { allowOrDenyButtons, html, page, pageHeaders, sendPage, seeOther, SafeHtml, type PageOptions } from '../provider/html.js'
+export { allowOrDenyButtons, page, pageHeaders, sendPage, seeOther, type PageOptions } from '../provider/html.js'
 export { messagePage } from '../provider/pages.js'
 export { field, readForm } from '../provider/form.js'
 export { returnPaths, safeNext } from '../provider/next.js'
 export type { Session } from '../provider/session.js'
 export type { User } from '../store/types.js'
 
-/** A session whose visitor is signed in. */
-export type SignedInSession = Session & { user: User }
+export type { SignedInSession } from '../provider/signed-in-post.js'
 
 export interface AccountAreaOptions {
   store: ProviderRepository
@@ -80,23 +80,7 @@ export async function accountArea(app: FastifyInstance, o: AccountAreaOptions): 
     },
     loginUrl: (next) => `/account/login?next=${encodeURIComponent(safeNext(next) ?? '/account')}`,
     csrfField: (session) => html`<input type="hidden" name="csrf_token" value="${session.csrfToken}">`,
-    async signedInPost(request, reply) {
-      const read = readForm(request)
-      if (!read.ok) {
-        await sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
-        return null
-      }
-      const session = await sessions.current(request)
-      if (!csrfMatches(session, field(read.form, 'csrf_token'))) {
-        await sendPage(reply, 403, messagePage({ title: 'Form expired', message: 'This form is out of date or did not come from kigo. Go back, reload the page and try again.' }))
-        return null
-      }
-      if (!session!.user) {
-        await sendPage(reply, 403, messagePage({ title: 'Not signed in', message: 'Sign in before you answer this request.', link: { href: '/account/login', text: 'Sign in' } }))
-        return null
-      }
-      return { session: session as SignedInSession, form: read.form }
-    },
+    signedInPost: (request, reply) => signedInPost(sessions, request, reply),
     secure,
   }
 }

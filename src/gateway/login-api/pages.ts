@@ -1,7 +1,7 @@
 // The login API's pages (docs/login-api.md#sign-in): the consent page naming the site,
 // the page after Deny, and the refusals, in the account area's layout.
-import { allowOrDenyButtons, html, messagePage, page, type Session, type User } from '../account-area/index.js'
-import type { SafeHtml } from '../account-area/index.js'
+import { html, type SafeHtml } from '../../common/html.js'
+import { allowOrDenyButtons, messagePage, page, type Session, type User } from '../account-area/index.js'
 
 export function siteConsentPage(o: { user: User; session: Session; csrf: SafeHtml; siteName: string; siteHost: string; query: string; notice?: string | null }): string {
   return page({

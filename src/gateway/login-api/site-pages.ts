@@ -2,12 +2,12 @@
 // list, register (the secret shown once, on the answer to the post), rotate the secret,
 // delete. Every post is CSRF-checked by the account area; every change is audited.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { field, html, page, sendPage, seeOther, type AccountArea, type SafeHtml, type SignedInSession } from '../account-area/index.js'
+import { html, timeHtml, type SafeHtml } from '../../common/html.js'
+import { field, page, sendPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
 import { InvalidInput } from '../store/validation.js'
 import type { LoginSite, LoginSiteStore } from './store.js'
 
-const dateText = (d: Date) => d.toISOString().slice(0, 10)
 
 export const siteView = (s: LoginSite) => ({ api_key: s.apiKey, name: s.name, owner: s.ownerId, callback: s.callbackUrl, created_at: s.createdAt.toISOString() })
 
@@ -33,7 +33,7 @@ ${o.created ? html`<div class="card" id="created">
 ${o.sites.length === 0 ? html`<p class="muted">You have no login site.</p>` : html`<table>
 <thead><tr><th>Name</th><th>api_key</th><th>Callback</th><th>Registered</th><th></th></tr></thead>
 <tbody>${o.sites.map((s) => html`<tr>
-<td>${s.name}</td><td><code>${s.apiKey}</code></td><td>${s.callbackUrl}</td><td class="nowrap">${dateText(s.createdAt)}</td>
+<td>${s.name}</td><td><code>${s.apiKey}</code></td><td>${s.callbackUrl}</td><td class="nowrap">${timeHtml(s.createdAt, { dateOnly: true })}</td>
 <td><form method="post" action="/account/sites/${s.apiKey}/rotate-secret">${o.csrf}<button type="submit" class="secondary">New secret</button></form>
 <form method="post" action="/account/sites/${s.apiKey}/delete">${o.csrf}<button type="submit" class="danger">Delete</button></form></td>
 </tr>`)}</tbody></table>`}

@@ -6,15 +6,15 @@
 // changes only the clients they own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
+import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { sendErrorPage } from '../plugins/errors.js'
-import { accountArea, field, html, page, sendPage, seeOther, type AccountArea, type SafeHtml, type SignedInSession } from '../account-area/index.js'
+import { accountArea, field, page, sendPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
 import { InvalidInput } from '../store/validation.js'
 import { clientView } from './admin-api.js'
 import { checkRedirectUri, type OidcClient, type OidcStore } from './store.js'
 
 const base = '/account/oidc-clients'
-const dateText = (d: Date) => d.toISOString().slice(0, 10)
 const notOwned = 'You have no OpenID Connect client with this client_id.'
 
 interface FormInput {
@@ -60,7 +60,7 @@ ${o.clients.length === 0 ? html`<p class="muted">You have no OpenID Connect clie
 <thead><tr><th>Name</th><th>client_id</th><th>Type</th><th>Redirect URIs</th><th>Registered</th><th></th></tr></thead>
 <tbody>${o.clients.map((k) => html`<tr>
 <td>${k.name}</td><td><code>${k.clientId}</code></td><td>${k.public ? 'public' : 'confidential'}</td>
-<td>${k.redirectUris.map((u) => html`<code>${u}</code> `)}</td><td class="nowrap">${dateText(k.createdAt)}</td>
+<td>${k.redirectUris.map((u) => html`<code>${u}</code> `)}</td><td class="nowrap">${timeHtml(k.createdAt, { dateOnly: true })}</td>
 <td class="nowrap">${k.public ? '' : html`<a href="${base}/${k.clientId}/rotate-secret">New secret…</a><br>`}<a href="${base}/${k.clientId}/delete">Delete…</a></td>
 </tr>`)}</tbody></table>`}
 </section>

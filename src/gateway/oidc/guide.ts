@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { projectRoot } from '../../common/config.js'
 import type { GuideSection } from '../provider/context.js'
 import { sampleBaseUrl } from '../provider/developer-guide.js'
-import { html, type SafeHtml } from '../provider/html.js'
+import { html, type SafeHtml } from '../../common/html.js'
 
 export const oidcSampleFile = 'oidc-site.mjs'
 

@@ -1,6 +1,7 @@
 // The OpenID Connect pages in the account area's layout (src/gateway/provider/html.ts):
 // the consent page, and the account page's list of sites the user signed in to.
-import { allowOrDenyButtons, html, page, type SafeHtml } from '../provider/html.js'
+import { html, timeHtml, type SafeHtml } from '../../common/html.js'
+import { allowOrDenyButtons, page } from '../provider/html.js'
 import type { User } from '../store/types.js'
 import type { SignedInSite } from './store.js'
 
@@ -31,7 +32,6 @@ ${allowOrDenyButtons}
   })
 }
 
-const dateText = (d: Date) => d.toISOString().slice(0, 10)
 
 /** The account page's section: sites signed in to with kigo (OpenID Connect), each revocable. */
 export function signedInSitesSection(o: { csrfToken: string; sites: SignedInSite[] }): SafeHtml {
@@ -44,7 +44,7 @@ ${o.sites.length === 0
 <tbody>${o.sites.map((s) => html`<tr>
 <td>${s.client.name}<br><span class="muted">${s.client.redirectUris.map((u) => originText(u)).filter((v, i, a) => a.indexOf(v) === i).join(', ')}</span></td>
 <td><ul class="scopes">${s.scopes.map((sc) => html`<li>${scopeText[sc] ?? sc}</li>`)}</ul></td>
-<td class="nowrap">${dateText(s.grantedAt)}</td>
+<td class="nowrap">${timeHtml(s.grantedAt, { dateOnly: true })}</td>
 <td><form method="post" action="/account/oidc-sites/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="client_id" value="${s.client.clientId}"><button type="submit" class="danger">Revoke</button></form></td>
 </tr>`)}</tbody>
 </table>

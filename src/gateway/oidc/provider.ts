@@ -8,7 +8,9 @@ import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 
 import type { OidcLibrary } from './library.js'
 import { deriveKey } from '../../common/secrets.js'
 import { sessionCookie } from '../provider/session.js'
-import { html, page, SafeHtml } from '../provider/html.js'
+import { html, trusted } from '../../common/html.js'
+import { pageSecurityHeaders } from '../../common/site-page.js'
+import { page } from '../provider/html.js'
 import type { OidcStore, SigningKey } from './store.js'
 import type { User } from '../store/types.js'
 
@@ -102,17 +104,8 @@ function adapterFor(store: OidcStore) {
   }
 }
 
-const pageHeaders = {
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
-  'x-content-type-options': 'nosniff',
-}
-
 function sendKoaPage(ctx: KoaContextWithOIDC, document: string, formActionOrigins: string[] = []): void {
-  for (const [k, v] of Object.entries(pageHeaders)) ctx.set(k, v)
-  if (formActionOrigins.length > 0) ctx.set('content-security-policy', pageHeaders['content-security-policy'].replace("form-action 'self'", `form-action 'self' ${formActionOrigins.join(' ')}`))
+  for (const [k, v] of Object.entries(pageSecurityHeaders({ formAction: formActionOrigins }))) ctx.set(k, v)
   ctx.type = 'text/html; charset=utf-8'
   ctx.body = document
 }
@@ -182,7 +175,7 @@ export function buildProvider(library: OidcLibrary, issuer: string, keys: Signin
               body: html`<div class="card">
 <h1>Sign out of kigo?</h1>
 <p>${client ? html`${client.clientName ?? client.clientId} asks to sign you out.` : 'A site asks to sign you out.'} Signing out ends your kigo session in this browser.</p>
-${new SafeHtml(form)}
+${trusted(form)}
 <div class="actions">
 <button autofocus type="submit" form="op.logoutForm" value="yes" name="logout">Sign out</button>
 <button type="submit" form="op.logoutForm" class="secondary">Stay signed in</button>

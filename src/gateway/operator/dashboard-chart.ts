@@ -1,7 +1,7 @@
 // The dashboard chart (docs/gateway.md#the-operator-api-and-dashboard): the share of requests per auth method over time, as a
 // server-rendered SVG of 100 % stacked columns. Built from the per-minute counts every
 // gateway writes to the store; no script, no external asset.
-import esc from 'escape-html'
+import { html, type SafeHtml } from '../../common/html.js'
 import type { MinuteRow } from '../usage/store.js'
 
 export const chartMethods = ['oauth', 'basic', 'wsse', 'login_api', 'none'] as const
@@ -73,7 +73,7 @@ function timeLabel(ms: number, range: ChartRange): string {
 const pct = (n: number, total: number) => (total === 0 ? 0 : (100 * n) / total)
 
 /** The SVG element; each coloured rect carries data-method and data-count, and a title. */
-export function renderChart(buckets: Bucket[], range: ChartRange): string {
+export function renderChart(buckets: Bucket[], range: ChartRange): SafeHtml {
   const width = 760
   const height = 250
   const left = 56
@@ -82,13 +82,13 @@ export function renderChart(buckets: Bucket[], range: ChartRange): string {
   const plotH = 200
   const slot = plotW / buckets.length
   const barW = Math.max(1, slot - (slot > 4 ? 1.5 : 0.5))
-  const parts: string[] = []
+  const parts: SafeHtml[] = []
   const all = totals(buckets)
 
   for (const p of [0, 25, 50, 75, 100]) {
     const y = top + plotH - (plotH * p) / 100
-    parts.push(`<line x1="${left}" x2="${left + plotW}" y1="${y}" y2="${y}" stroke="#e0e0e0" stroke-width="1"/>`)
-    parts.push(`<text x="${left - 6}" y="${y + 4}" text-anchor="end" font-size="11" fill="#555">${p}%</text>`)
+    parts.push(html`<line x1="${left}" x2="${left + plotW}" y1="${y}" y2="${y}" stroke="#e0e0e0" stroke-width="1"/>`)
+    parts.push(html`<text x="${left - 6}" y="${y + 4}" text-anchor="end" font-size="11" fill="#555">${p}%</text>`)
   }
   buckets.forEach((b, i) => {
     const x = left + i * slot
@@ -100,7 +100,7 @@ export function renderChart(buckets: Bucket[], range: ChartRange): string {
       const h = (plotH * n) / b.total
       y -= h
       const title = `${timeLabel(b.start, range)} UTC: ${methodLabels[m]} ${n} of ${b.total} (${pct(n, b.total).toFixed(0)}%)`
-      parts.push(`<rect class="bar" data-method="${m}" data-count="${n}" x="${x.toFixed(2)}" y="${y.toFixed(2)}" width="${barW.toFixed(2)}" height="${h.toFixed(2)}" fill="${methodColors[m]}"><title>${esc(title)}</title></rect>`)
+      parts.push(html`<rect class="bar" data-method="${m}" data-count="${n}" x="${x.toFixed(2)}" y="${y.toFixed(2)}" width="${barW.toFixed(2)}" height="${h.toFixed(2)}" fill="${methodColors[m]}"><title>${title}</title></rect>`)
     }
   })
   // Six labels at most; on a phone the page's stylesheet draws them larger (the SVG is scaled down to fit).
@@ -108,13 +108,13 @@ export function renderChart(buckets: Bucket[], range: ChartRange): string {
   buckets.forEach((b, i) => {
     if (i % labelEvery !== 0) return
     const x = left + i * slot
-    parts.push(`<line x1="${x.toFixed(2)}" x2="${x.toFixed(2)}" y1="${top + plotH}" y2="${top + plotH + 4}" stroke="#999"/>`)
-    parts.push(`<text x="${x.toFixed(2)}" y="${top + plotH + 17}" font-size="11" fill="#555">${esc(timeLabel(b.start, range))}</text>`)
+    parts.push(html`<line x1="${x.toFixed(2)}" x2="${x.toFixed(2)}" y1="${top + plotH}" y2="${top + plotH + 4}" stroke="#999"/>`)
+    parts.push(html`<text x="${x.toFixed(2)}" y="${top + plotH + 17}" font-size="11" fill="#555">${timeLabel(b.start, range)}</text>`)
   })
   if (all.all === 0) {
-    parts.push(`<text x="${left + plotW / 2}" y="${top + plotH / 2}" text-anchor="middle" font-size="14" fill="#777">No requests in the ${esc(range.label)}</text>`)
+    parts.push(html`<text x="${left + plotW / 2}" y="${top + plotH / 2}" text-anchor="middle" font-size="14" fill="#777">No requests in the ${range.label}</text>`)
   }
-  parts.push(`<line x1="${left}" x2="${left + plotW}" y1="${top + plotH}" y2="${top + plotH}" stroke="#999"/>`)
+  parts.push(html`<line x1="${left}" x2="${left + plotW}" y1="${top + plotH}" y2="${top + plotH}" stroke="#999"/>`)
   const summary = chartMethods.map((m) => `${methodLabels[m]} ${pct(all[m], all.all).toFixed(0)}%`).join(', ')
-  return `<svg xmlns="http://www.w3.org/2000/svg" id="method-chart" role="img" viewBox="0 0 ${width} ${height}" width="100%" data-total="${all.all}" aria-label="${esc(`Share of requests per auth method, ${range.label} (UTC): ${summary}`)}">${parts.join('')}</svg>`
+  return html`<svg xmlns="http://www.w3.org/2000/svg" id="method-chart" role="img" viewBox="0 0 ${width} ${height}" width="100%" data-total="${all.all}" aria-label="${`Share of requests per auth method, ${range.label} (UTC): ${summary}`}">${parts}</svg>`
 }

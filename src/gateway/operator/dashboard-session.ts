@@ -7,8 +7,5 @@
 export const sessionCookie = 'kigo_admin_session'
 export const sessionSeconds = 12 * 3600
 
-export function sessionSetCookie(value: string): string {
-  return `${sessionCookie}=${value}; Path=/admin; Max-Age=${sessionSeconds}; HttpOnly; SameSite=Strict`
-}
-
-export const sessionClearCookie = `${sessionCookie}=; Path=/admin; Max-Age=0; HttpOnly; SameSite=Strict`
+/** The cookie's attributes (@fastify/cookie's reply.setCookie; clearing uses the same with Max-Age=0). */
+export const sessionCookieOptions = { path: '/admin', httpOnly: true, sameSite: 'strict' } as const

@@ -15,7 +15,8 @@ import type { UsageStore } from '../usage/store.js'
 import { hasAdminBearer } from './admin-auth.js'
 import { bucketize, chartRanges, defaultRange, rangeWindow } from './dashboard-chart.js'
 import { dashboardPage, loginPage } from './dashboard-page.js'
-import { sessionClearCookie, sessionCookie, sessionSeconds, sessionSetCookie } from './dashboard-session.js'
+import { pageSecurityHeaders } from '../../common/site-page.js'
+import { sessionCookie, sessionCookieOptions, sessionSeconds } from './dashboard-session.js'
 import type { OperatorSessionStore } from './session-store.js'
 import { methodPolicyView } from './policy-api.js'
 import type { AuditStore } from '../audit/store.js'
@@ -62,15 +63,9 @@ function usageQueryOf(q: Record<string, unknown>): UsageQuery & { sort: UsageSor
 const tableRows = 200
 
 // No script at all, styles inline only, forms post back here only (defence in depth for a
-// page that shows user IDs and client names chosen by API clients).
-const securityHeaders = {
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on the sign-in post.
-  'referrer-policy': 'same-origin',
-  'cache-control': 'no-store',
-}
+// page that shows user IDs and client names chosen by API clients). Referrer same-origin,
+// not no-referrer: with no-referrer a browser sends `Origin: null` on the sign-in post.
+const securityHeaders = pageSecurityHeaders({ images: "'self' data:", referrer: 'same-origin' })
 
 function html(reply: FastifyReply, status: number, body: string): FastifyReply {
   return reply.code(status).headers(securityHeaders).type('text/html; charset=utf-8').send(body)
@@ -91,7 +86,6 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
   const now = options.now ?? Date.now
   const { adminToken } = options
   // Cookies are read here and in the provider only, so the forwarded API never parses them.
-  // The Set-Cookie headers stay written by dashboard-session.ts (their attribute order).
   await app.register(fastifyCookie)
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8 * 1024 }, (_req, body, done) => {
@@ -158,13 +152,13 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       return html(reply, 401, loginPage('That admin token is not valid.'))
     }
     const value = await sessions.store.create(sessions.binding, now(), sessionSeconds)
-    return reply.code(303).headers({ 'cache-control': 'no-store', 'set-cookie': sessionSetCookie(value) }).redirect('/admin/', 303)
+    return reply.code(303).header('cache-control', 'no-store').setCookie(sessionCookie, value, { ...sessionCookieOptions, maxAge: sessionSeconds }).redirect('/admin/', 303)
   })
 
   app.post('/admin/logout', async (request, reply) => {
     if (!sameOrigin(request)) return html(reply, 403, loginPage('This request came from another site.'))
     // The record goes, not only the cookie: a copy of the cookie is worth nothing after this.
     await sessions.store.end(request.cookies[sessionCookie])
-    return reply.headers({ 'cache-control': 'no-store', 'set-cookie': sessionClearCookie }).redirect('/admin/', 303)
+    return reply.header('cache-control', 'no-store').clearCookie(sessionCookie, sessionCookieOptions).redirect('/admin/', 303)
   })
 }

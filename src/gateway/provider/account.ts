@@ -14,6 +14,7 @@ import { userIdPattern } from '../domain/identifiers.js'
 import type { ProviderContext } from './context.js'
 import { field, readForm } from './form.js'
 import { sendPage, seeOther } from './html.js'
+import { signedInPost as readSignedInPost } from './signed-in-post.js'
 import { accountPage, applicationPage, confirmPage, forgotByMailPage, forgotPasswordPage, loginPage, messagePage, resetPasswordPage, type RegisterForm } from './pages.js'
 import { scopesFromCheckboxes } from './scopes.js'
 import { csrfMatches, type Session } from './session.js'
@@ -59,23 +60,9 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     sendPage(reply, 403, messagePage({ title: 'Form expired', message: 'This form is out of date or did not come from kigo. Go back, reload the page and try again.', link: { href: '/account', text: 'Your account' } }))
 
   /** A post of a signed-in user with a valid CSRF token, or the answer already sent. */
-  const signedInPost = async (request: FastifyRequest, reply: FastifyReply): Promise<{ session: Session & { user: User }; form: URLSearchParams } | null> => {
+  const signedInPost = (request: FastifyRequest, reply: FastifyReply) => {
     request.routeName = 'account'
-    const read = readForm(request)
-    if (!read.ok) {
-      await sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
-      return null
-    }
-    const session = await sessions.current(request)
-    if (!csrfMatches(session, field(read.form, 'csrf_token'))) {
-      await formExpired(reply)
-      return null
-    }
-    if (!session!.user) {
-      await seeOther(reply, '/account/login')
-      return null
-    }
-    return { session: session as Session & { user: User }, form: read.form }
+    return readSignedInPost(sessions, request, reply)
   }
 
   /** Records the user's own change; a failed write is logged and the change stands (as for the operator's). */

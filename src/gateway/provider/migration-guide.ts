@@ -7,10 +7,10 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import { methodNames, nextWindow } from '../policy/evaluate.js'
 import { policyOutlook } from '../policy/outlook.js'
 import { clockMinutes, isoSeconds } from '../policy/time.js'
-import { timeHtml } from '../../common/site-page.js'
+import { pageSecurityHeaders } from '../../common/site-page.js'
 import { legacyMethods, type LegacyMethod, type MethodPolicy, type PolicyState } from '../policy/types.js'
 import type { ProviderContext } from './context.js'
-import { html, page, pageHeaders, SafeHtml } from './html.js'
+import { html, page, timeHtml, type SafeHtml } from './html.js'
 
 /** What each state means for a client still using the method. */
 export const stateMeaning: Record<PolicyState, string> = {
@@ -20,7 +20,7 @@ export const stateMeaning: Record<PolicyState, string> = {
   deny: 'refused (403 method_retired)',
 }
 
-const dateTime = (ms: number): SafeHtml => new SafeHtml(timeHtml(ms, { attributes: 'data-local="datetime"' }))
+const dateTime = (ms: number): SafeHtml => timeHtml(ms, { local: true })
 
 /** A daily window as today's UTC instants (the script shows them in local time). */
 function windowText(w: { start: string; end: string }, now: number): SafeHtml {
@@ -77,9 +77,8 @@ if (tz) tz.textContent = Intl.DateTimeFormat().resolvedOptions().timeZone;
 /** Sends a page that runs one inline script (allowed by its nonce, nothing else). */
 export function sendPageWithScript(reply: FastifyReply, document: (nonce: string) => string): FastifyReply {
   const nonce = randomBytes(16).toString('base64')
-  pageHeaders(reply)
   return reply
-    .header('content-security-policy', `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`)
+    .headers(pageSecurityHeaders({ scriptNonce: nonce }))
     .code(200)
     .type('text/html; charset=utf-8')
     .send(document(nonce))

@@ -3,11 +3,10 @@
 import type { AuthorizedApplication, Consumer, User } from '../store/types.js'
 import type { Scope } from '../domain/identifiers.js'
 import { scopes as allScopes } from '../domain/identifiers.js'
-import { allowOrDenyButtons, html, page, SafeHtml } from './html.js'
+import { allowOrDenyButtons, html, page, timeHtml, type SafeHtml } from './html.js'
 import { scopeDescriptions } from './scopes.js'
 import type { LegacyClientView } from './legacy-usage.js'
 import { minLoginPasswordLength } from '../../common/password-rule.js'
-import { timeHtml } from '../../common/site-page.js'
 
 type Viewer = { user: User; csrfToken: string }
 
@@ -15,8 +14,6 @@ const csrfField = (token: string) => html`<input type="hidden" name="csrf_token"
 
 const scopeList = (scopes: Scope[]) => html`<ul class="scopes">${scopes.map((s) => html`<li>${scopeDescriptions[s]} <span class="muted">(${s})</span></li>`)}</ul>`
 
-const dateText = (d: Date) => new SafeHtml(timeHtml(d, { dateOnly: true }))
-const minuteText = (ms: number) => new SafeHtml(timeHtml(ms))
 
 export function loginPage(o: { csrfToken: string; next: string; username?: string; error?: string; notice?: string; context?: string }): string {
   return page({
@@ -215,8 +212,8 @@ export function accountPage(
           (a) => html`<tr>
 <td data-label="Application">${a.consumer.name}</td>
 <td data-label="Access">${scopeList(a.scopes)}</td>
-<td data-label="Since">${dateText(a.authorizedAt)}</td>
-<td class="last-used" data-label="Last used">${a.lastUsedAt === null ? html`<span class="muted">not yet</span>` : minuteText(a.lastUsedAt)}</td>
+<td data-label="Since">${timeHtml(a.authorizedAt, { dateOnly: true })}</td>
+<td class="last-used" data-label="Last used">${a.lastUsedAt === null ? html`<span class="muted">not yet</span>` : timeHtml(a.lastUsedAt)}</td>
 <td><form method="post" action="/account/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="consumer_key" value="${a.consumer.key}"><button type="submit" class="danger">Revoke…</button></form></td>
 </tr>`,
         )}</tbody>
@@ -245,7 +242,7 @@ ${o.legacy.length === 0
 <tbody>${o.legacy.map((l) => html`<tr class="${l.refusedNow ? 'refused' : l.movedAs !== null ? 'moved' : ''}">
 <td data-label="Client"><strong>${l.client}</strong></td>
 <td data-label="Method">${l.methodName}</td>
-<td data-label="Last seen">${minuteText(l.lastSeen)}</td>
+<td data-label="Last seen">${timeHtml(l.lastSeen)}</td>
 <td data-label="What will happen">${l.fate}</td>
 </tr>`)}</tbody>
 </table>
@@ -356,7 +353,7 @@ ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 <dt>Consumer secret</dt><dd><code class="secret" id="consumer_secret">${o.secret}</code></dd>
 <dt>Scopes</dt><dd>${c.scopes.join(', ')}</dd>
 <dt>Callback URL</dt><dd>${c.callbackUrl ?? html`<span class="muted">none registered (any callback or “oob”)</span>`}</dd>
-<dt>Registered</dt><dd>${dateText(c.createdAt)}</dd>
+<dt>Registered</dt><dd>${timeHtml(c.createdAt, { dateOnly: true })}</dd>
 </dl>
 </div>
 <div class="card">

@@ -21,17 +21,9 @@ export interface SessionSettings {
   visitorTtlSeconds: number
 }
 
-// The Cookie header is parsed by @fastify/cookie (registered by the provider plugin); the
-// Set-Cookie headers are written here, attributes in the order kigo has always sent them.
-
-/** `Set-Cookie` for the session: HttpOnly, SameSite=Lax, Secure when the public scheme is https. */
-export function sessionCookieHeader(id: string, maxAgeSeconds: number, secure: boolean): string {
-  return `${sessionCookie}=${id}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
-}
-
-export function clearedSessionCookieHeader(secure: boolean): string {
-  return `${sessionCookie}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
-}
+// The cookie is parsed and written by @fastify/cookie (registered by the provider and
+// account-area plugins): HttpOnly, SameSite=Lax, Path=/, Secure when the public scheme is https.
+const cookieOptions = (secure: boolean) => ({ path: '/', httpOnly: true, sameSite: 'lax', secure }) as const
 
 export class Sessions {
   constructor(
@@ -58,13 +50,13 @@ export class Sessions {
     const ttl = user ? this.settings.ttlSeconds : this.settings.visitorTtlSeconds
     const now = this.now()
     const { id, csrfToken } = await this.store.createWebSession({ userId: user?.id ?? null, now: new Date(now), expiresAt: new Date(now + ttl * 1000) })
-    void reply.header('set-cookie', sessionCookieHeader(id, ttl, secure))
+    void reply.setCookie(sessionCookie, id, { ...cookieOptions(secure), maxAge: ttl })
     return { id, user, csrfToken }
   }
 
   async end(session: Session, reply: FastifyReply, secure: boolean): Promise<void> {
     await this.store.deleteWebSession(session.id)
-    void reply.header('set-cookie', clearedSessionCookieHeader(secure))
+    void reply.clearCookie(sessionCookie, cookieOptions(secure))
   }
 }
 

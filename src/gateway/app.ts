@@ -11,24 +11,49 @@ import { requestLogging } from '../common/request-logger.js'
 import authentication from './plugins/authentication.js'
 import bodyParsers from './plugins/body-parsers.js'
 import errorAnswers from '../common/error-answers.js'
-import { gatewayWording, sendError } from './plugins/errors.js'
+import { sendError } from '../common/api-errors.js'
+import { errors, type FailureWording } from '../common/errors.js'
 import forwarding from './plugins/forwarding.js'
 import favicon from './plugins/favicon.js'
 import health from './plugins/health.js'
 import origin from './plugins/origin.js'
 import requestLog from './plugins/request-log.js'
-import { loginApi } from './login-api/index.js'
-import { oidcProvider } from './oidc/index.js'
-import { oidcClientPages } from './oidc/client-pages.js'
-import { oauthProvider } from './provider/index.js'
+import { loginApi, type LoginApiOptions } from './login-api/index.js'
+import { oidcProvider, type OidcOptions } from './oidc/index.js'
+import { oidcClientPages, type OidcClientPagesOptions } from './oidc/client-pages.js'
+import { oauthProvider, type ProviderOptions } from './provider/index.js'
 
-export { sendError } from './plugins/errors.js'
+export { sendError } from '../common/api-errors.js'
 export { repeatedCredentialHeader, toAuthRequest } from './plugins/authentication.js'
 export type { PublicOrigin } from './plugins/origin.js'
 
 export type { GatewayDeps }
 
-export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstance> {
+/**
+ * The account area on the public app: the OAuth provider and its pages
+ * (docs/gateway.md#the-oauth-provider-and-the-account-pages), the login API
+ * (docs/login-api.md), OpenID Connect and its client pages (docs/oidc.md).
+ */
+export interface AccountAreaOptions {
+  provider: ProviderOptions
+  loginApi: LoginApiOptions
+  oidc: OidcOptions
+  oidcClientPages: OidcClientPagesOptions
+}
+
+/** What the public gateway's own routes throw, in the error catalogue. */
+const gatewayWording: FailureWording = {
+  request: (f) => {
+    if (f.reason === 'URIError') return errors.badRequest('bad_request', 'The request URL is not validly percent-encoded')
+    if (f.status === 413) return errors.tooLarge('body_too_large', 'The request body is too large')
+    return undefined
+  },
+  unavailable: () => errors.unavailable(),
+  internalMessage: 'Internal error',
+}
+
+
+export async function buildGatewayApp(deps: GatewayDeps, account?: AccountAreaOptions): Promise<FastifyInstance> {
   const { config } = deps
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
@@ -51,7 +76,6 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   await app.register(origin, { config })
   await app.register(authentication, deps)
   await app.register(forwarding, { config, ...(deps.coreWatch ? { coreWatch: deps.coreWatch } : {}) })
-  const account = deps.accountArea
   if (account) {
     await app.register(oauthProvider, account.provider)
     await app.register(loginApi, account.loginApi)

@@ -5,10 +5,10 @@ import pino, { type DestinationStream } from 'pino'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { adminTokenSource, type Config } from '../common/config.js'
 import { loggerOptions } from '../common/logger.js'
-import { buildGatewayApp } from './app.js'
+import { buildGatewayApp, type AccountAreaOptions } from './app.js'
 import { openGatewayDependencies, type GatewayDependencies } from './dependencies.js'
 import { buildOperatorApp } from './operator/app.js'
-import type { AccountAreaOptions, GatewayDeps } from './plugins/deps.js'
+import type { GatewayDeps } from './plugins/deps.js'
 import type { ProviderOptions } from './provider/index.js'
 import { defaults as providerDefaults } from './provider/context.js'
 import { accountSitesSection } from './oidc/index.js'
@@ -94,7 +94,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
       },
     }
     const deps: GatewayDeps = { config, lookup: d.lookup, replay: d.replay, throttle: d.throttle, metrics: d.metrics, ready: () => d.ready(), logger, policy: d.policy, usage: observer, coreWatch: d.coreWatch, ...(options.now ? { now: options.now } : {}) }
-    app = await buildGatewayApp({ ...deps, accountArea: accountArea(config, d, options, now) })
+    app = await buildGatewayApp(deps, accountArea(config, d, options, now))
     operator = await buildOperatorApp({ ...deps, store: d.store, migration: { policy: d.policy, usageStore: d.usageStore, recorder: usage }, audit: d.audit, sites: d.sites, oidc: { store: d.oidcStore, providers: d.oidcProviders }, operatorSessions: d.operatorSessions, userLocks: d.userLocks })
 
     // 3. Listening.

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
-import { sendOperatorJson } from '../operator/errors.js'
+import { sendOperatorJson } from '../../common/api-errors.js'
 import { NotFound } from '../store/types.js'
 import { InvalidInput } from '../store/validation.js'
 import { siteView } from './site-pages.js'

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
-import { sendErrorPage } from '../plugins/errors.js'
+import { sendErrorPage } from '../provider/error-page.js'
 import { accountArea, field, page, sendPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
 import { InvalidInput } from '../store/validation.js'

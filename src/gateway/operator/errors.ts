@@ -2,13 +2,9 @@
 // catalogue's error as {"error":{status,code,message}}, never cached. Each area of the API
 // keeps its own wording (which store is away, its reading of a bad body) and declares it
 // with the error-answers plugin (src/common/error-answers.ts).
-import type { ErrorArea, ErrorRenderer } from '../../common/error-answers.js'
+import { sendOperatorJson } from '../../common/api-errors.js'
+import type { ErrorArea } from '../../common/error-answers.js'
 import { ApiError, errors } from '../../common/errors.js'
-
-/** Writes an answer as the operator API's JSON. */
-export const sendOperatorJson: ErrorRenderer = (_request, reply, answer) =>
-  reply.code(answer.status).headers(answer.headers).header('cache-control', 'no-store')
-    .send({ error: { status: answer.status, code: answer.code, message: answer.message } })
 
 /**
  * The operator app's own answers (the policy, usage, audit, locks and sessions routes):
@@ -30,3 +26,5 @@ export const operatorErrors: ErrorArea = {
 
 /** No operator resource at the request's method and path. */
 export const noOperatorResource = (method: string, url: string): ApiError => new ApiError(404, 'not_found', `No operator resource at ${method} ${url.split('?')[0]}`)
+
+export { sendOperatorJson }

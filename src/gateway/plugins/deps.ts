@@ -6,11 +6,7 @@ import type { Config } from '../../common/config.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
 import type { CredentialLookup } from '../domain/auth.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
-import type { LoginApiOptions } from '../login-api/index.js'
-import type { OidcOptions } from '../oidc/index.js'
-import type { OidcClientPagesOptions } from '../oidc/client-pages.js'
 import type { LegacyPolicyCheck } from '../policy/service.js'
-import type { ProviderOptions } from '../provider/index.js'
 import type { ReplayCache } from '../replay/types.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
 import type { UsageRecorder } from '../usage/recorder.js'
@@ -32,17 +28,4 @@ export interface GatewayDeps {
   usage?: Pick<UsageRecorder, 'observe'>
   /** Logs the start and end of a core outage (forwards refused or timed out). */
   coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
-  /**
-   * The account area on the public app: the OAuth provider and its pages
-   * (docs/gateway.md#the-oauth-provider-and-the-account-pages), the login API
-   * (docs/login-api.md), OpenID Connect and its client pages (docs/oidc.md).
-   */
-  accountArea?: AccountAreaOptions
-}
-
-export interface AccountAreaOptions {
-  provider: ProviderOptions
-  loginApi: LoginApiOptions
-  oidc: OidcOptions
-  oidcClientPages: OidcClientPagesOptions
 }

@@ -16,7 +16,7 @@ import { bodyDigest } from './authentication.js'
 import { gateBodyHash } from '../proxy/body-hash-gate.js'
 import { challenges } from '../auth/authenticate.js'
 import { Readable } from 'node:stream'
-import { sendError } from './errors.js'
+import { sendError } from '../../common/api-errors.js'
 
 export interface ForwardingOptions {
   config: Config

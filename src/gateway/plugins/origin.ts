@@ -5,7 +5,7 @@ import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../common/config.js'
 import { repeatedHost, repeatedHostError } from '../../common/request-edges.js'
-import { sendError } from './errors.js'
+import { sendError } from '../../common/api-errors.js'
 
 export interface PublicOrigin {
   host: string

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { formatOfPath, isValidCallback, render } from '../../common/formats.js'
-import { sendError } from '../plugins/errors.js'
+import { sendError } from '../../common/api-errors.js'
 import { routePolicyOf } from '../domain/routes.js'
 import type { ProviderContext } from './context.js'
 

@@ -270,9 +270,11 @@ async function measureWhole(b: Bench): Promise<void> {
  * `--only scale` runs them after the sizes (bench/scale/group.ts).
  */
 async function measureScaleParts(b: Bench): Promise<void> {
+  // Named only: like the scale group, not part of the default run nor of --quick.
+  const named = (part: string) => b.s.only?.includes(part) === true
   const quick = b.s.mode === 'quick'
-  if (b.want('scale_replay')) b.found.scale.replay = await scaleReplay(quick ? { nonces: 20_000, requests: 20 } : {})
-  if (b.want('scale_connections')) b.found.scale.connections = await scaleConnections(quick ? { connections: 500 } : {})
+  if (named('scale_replay')) b.found.scale.replay = await scaleReplay(quick ? { nonces: 20_000, requests: 20 } : {})
+  if (named('scale_connections')) b.found.scale.connections = await scaleConnections(quick ? { connections: 500 } : {})
 }
 
 /**

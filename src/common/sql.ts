@@ -66,6 +66,13 @@ export const migrationStatementTimeoutMs = 10 * 60_000
 /** Most statement texts given a name (the code has a few dozen; this is a safety bound). */
 const maxNamedStatements = 512
 
+/**
+ * Starts a statement that PostgreSQL must plan for each call with its parameters' values,
+ * never with a generic plan: one whose best plan depends on them (an array of a thousand
+ * followed users, a window's first ID). Such a statement runs unnamed.
+ */
+export const planEachCall = '/* planned for each call */ '
+
 /** One pipelined connection and the statements written to it that are not answered yet. */
 interface PipelinedConnection {
   client: pg.Client
@@ -216,10 +223,11 @@ class PostgresDb implements Db {
    * A statement with parameters runs as a named prepared statement: PostgreSQL parses it
    * once per connection and, for the primary-key lookups that make up most requests,
    * stops planning it after a few runs (measured: a large share of the server's CPU per
-   * request). Statements without parameters (DDL, pings) run unnamed.
+   * request). Statements without parameters (DDL, pings) and those marked `planEachCall`
+   * run unnamed.
    */
   private statement(text: string, values: unknown[]): pg.QueryConfig {
-    if (values.length === 0) return { text, values }
+    if (values.length === 0 || text.startsWith(planEachCall)) return { text, values }
     let name = this.names.get(text)
     if (name === undefined && this.names.size < maxNamedStatements) {
       name = `kigo_${this.names.size + 1}`

@@ -1,6 +1,7 @@
 // Keywords (docs/api.md#keywords): the Keyword object, show, hot, list, the keywords a user
 // follows, follow and unfollow, relations.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { LRUCache } from 'lru-cache'
 import { errors } from '../../common/errors.js'
 import type { XmlObject } from '../../common/formats.js'
 import { baseUrl } from '../entries/deployment.js'
@@ -29,11 +30,34 @@ export function keywordObject(k: KeywordRow, base: string, withRelated: boolean)
   }
 }
 
+/**
+ * keywords/hot's ranking, which is the same for every caller and groups a day of entries
+ * (docs/performance.md#scale): computed at most every `hotKeywordsRefreshSeconds`. Past
+ * that, the next caller still gets the last ranking while a new one is computed (lru-cache's
+ * stale-while-revalidate), so no request waits for it but the first; when computing fails
+ * (the store is away), the last ranking stays.
+ */
+function hotKeywordsRanking(deps: CoreDeps): () => Promise<KeywordRow[]> {
+  const { hotKeywordsHours, hotKeywordsRefreshSeconds } = deps.config.core
+  const rank = () => deps.store.hotKeywords(new Date(Date.now() - hotKeywordsHours * 3600_000), keywordsPerPage)
+  if (hotKeywordsRefreshSeconds === 0) return rank
+  const ranking = new LRUCache<'hot', KeywordRow[]>({
+    max: 1,
+    ttl: hotKeywordsRefreshSeconds * 1000,
+    allowStale: true,
+    noDeleteOnStaleGet: true,
+    allowStaleOnFetchRejection: true,
+    fetchMethod: rank,
+  })
+  return async () => (await ranking.fetch('hot'))!
+}
+
 export function keywordRoutes(app: FastifyInstance, deps: CoreDeps): void {
   const limits = deps.config.core.limits
   const fileBytes = limits.fileBytes
   const base = (request: FastifyRequest) => baseUrl(deps.hosts, deploymentOf(request))
   const withRelated = (v: string | undefined) => !(v === '1' || v === 'true')
+  const hotKeywords = hotKeywordsRanking(deps)
 
   const sendOne = (request: FastifyRequest, reply: FastifyReply, k: KeywordRow, related: boolean) => {
     const o = keywordObject(k, base(request), related)
@@ -64,8 +88,7 @@ export function keywordRoutes(app: FastifyInstance, deps: CoreDeps): void {
     operation: 'keywords/hot',
     handler: async (request, reply) => {
       const { params } = await readEntryRequest(request, { names: ['without_related_keywords'], maxFiles: 0, fileBytes })
-      const since = new Date(Date.now() - deps.config.core.hotKeywordsHours * 3600_000)
-      return sendList(request, reply, await deps.store.hotKeywords(since, keywordsPerPage), withRelated(params.get('without_related_keywords')))
+      return sendList(request, reply, await hotKeywords(), withRelated(params.get('without_related_keywords')))
     },
   })
 

@@ -2,7 +2,7 @@
 // engines: `Db` hides whether PGlite or PostgreSQL answers, and both speak the same SQL.
 // IDs are selected as text because the two drivers return int8 differently.
 import { createHash } from 'node:crypto'
-import type { Db, Queryable } from '../../common/sql.js'
+import { planEachCall, type Db, type Queryable } from '../../common/sql.js'
 import {
   ReplyTargetNotFound,
   type ContentStore,
@@ -70,10 +70,6 @@ export const entryForViewerSql = `SELECT ${entryColumns}, EXISTS (SELECT 1 FROM 
 const photoColumns = `id::text AS id, user_id, content_type, ext, title, folder, source, deployment, sha256, size, created_at`
 
 const maxBigint = 9223372036854775807n
-
-/** The antenna of the user `$u` (a parameter's placeholder): entries by the users and on the keywords the user follows, and the user's own. */
-const antennaFilter = (u: string) => `(e.author = ANY (ARRAY(SELECT followee FROM kigo_core.user_follows WHERE follower = ${u}) || ${u}::text)
-        OR e.keyword = ANY (ARRAY(SELECT word FROM kigo_core.keyword_follows WHERE user_id = ${u})))`
 
 /** sort=hot ranks this many of the source's newest entries in the window (docs/api.md#timelines). */
 export const hotCandidates = 1000
@@ -330,10 +326,17 @@ export class SqlContentStore implements ContentStore {
   // ---- timelines (docs/api.md#timelines)
 
   /**
-   * One statement per page, on an index chosen by the source: entries_public (a partial
-   * index whose predicate the query repeats), entries_keyword_id, entries_author_id, the
-   * album's partial indexes, and for the antenna a bitmap of the author and keyword
-   * indexes. `maxId` anchors the pages; the offset is bounded by page ≤ 100 and count ≤ 200.
+   * One statement per page (two for the antenna, which first reads what the user follows;
+   * one more for sort=hot, which finds where the window starts). The page's IDs come first,
+   * from the source's own index alone (entries_public, a partial index whose predicate the
+   * query repeats; entries_keyword_id; entries_author_id; the album's partial indexes), so
+   * page 50 reads a thousand index entries and twenty rows, not a thousand rows; then the
+   * twenty entries are read by ID. The offset is bounded by page ≤ 100 and count ≤ 200.
+   *
+   * The antenna's followed users and keywords are passed as arrays: planned for each call,
+   * PostgreSQL hashes them and estimates from their length, so a heavy follower's page is
+   * a walk down the primary key that stops after the page, and a sparse antenna is read
+   * through the author and keyword indexes (docs/performance.md#scale).
    */
   async timeline(q: TimelineQuery, viewer: string | null): Promise<EntryPage> {
     const params: unknown[] = []
@@ -347,9 +350,8 @@ export class SqlContentStore implements ContentStore {
     else if (src.kind === 'keyword') where.push(`e.keyword = ${p(src.word)}`)
     else if (src.kind === 'user') where.push(`e.author = ${p(src.userId)}`)
     else if (src.kind === 'friends') {
-      where.push(antennaFilter(p(src.userId)))
-      const from = await this.antennaFrom(src.userId, q.maxId, q.sort === 'hot' ? hotCandidates : q.page * q.count)
-      if (from !== null) where.push(`e.id >= ${p(from)}::bigint`)
+      const antenna = await this.antennaOf(src.userId)
+      where.push(`(e.author = ANY (${p(antenna.users)}::text[]) OR e.keyword = ANY (${p(antenna.words)}::text[]))`)
     } else {
       where.push('e.has_photos')
       if (src.word !== null) where.push(`e.keyword = ${p(src.word)}`)
@@ -359,50 +361,46 @@ export class SqlContentStore implements ContentStore {
     let sql: string
     if (q.sort === 'hot') {
       // docs/api.md#timelines: the source's newest `hotCandidates` entries of the window,
-      // most stars first. The window's first entry (entries_created_at) bounds the ID
-      // range, so the source's index is read from its newest entry down to at most that
-      // many, and stars are counted for those only, however long the window is.
-      const since = p(q.hotSince)
-      where.push(
-        `e.created_at >= ${since}`,
-        `e.id >= (SELECT w.id FROM kigo_core.entries w WHERE w.created_at >= ${since} ORDER BY w.created_at LIMIT 1)`,
-      )
-      sql = `SELECT ${entryColumns} FROM (
-         SELECT e.*, (SELECT count(*) FROM kigo_core.stars s WHERE s.entry_id = e.id) AS star_count
-         FROM kigo_core.entries e WHERE ${where.join(' AND ')} ORDER BY e.id DESC LIMIT ${hotCandidates}) e
-       JOIN kigo_core.users u ON u.id = e.author
-       ORDER BY e.star_count DESC, e.id DESC`
+      // most stars first. The window starts at its first entry's ID, so the source's
+      // index is read from its newest entry down to at most that many, and stars are
+      // counted (in the stars' primary key) for those only, however long the window is.
+      const start = await this.windowStart(q.hotSince)
+      if (start === null) return this.pageOf([], viewer)
+      where.push(`e.id >= ${p(start)}::bigint`)
+      sql = `${planEachCall}WITH c AS MATERIALIZED (
+         SELECT e.id FROM kigo_core.entries e WHERE ${where.join(' AND ')} ORDER BY e.id DESC LIMIT ${hotCandidates}),
+       r AS MATERIALIZED (
+         SELECT c.id, (SELECT count(*) FROM kigo_core.stars s WHERE s.entry_id = c.id) AS n FROM c
+         ORDER BY n DESC, c.id DESC LIMIT ${p(q.count)} OFFSET ${p((q.page - 1) * q.count)})
+       SELECT ${entryColumns} FROM r JOIN kigo_core.entries e ON e.id = r.id JOIN kigo_core.users u ON u.id = e.author
+       ORDER BY r.n DESC, r.id DESC`
     } else {
-      sql = `SELECT ${entryColumns} FROM kigo_core.entries e JOIN kigo_core.users u ON u.id = e.author
-       WHERE ${where.join(' AND ')} ORDER BY e.id DESC`
+      sql = `${planEachCall}WITH r AS MATERIALIZED (
+         SELECT e.id FROM kigo_core.entries e WHERE ${where.join(' AND ')} ORDER BY e.id DESC LIMIT ${p(q.count)} OFFSET ${p((q.page - 1) * q.count)})
+       SELECT ${entryColumns} FROM r JOIN kigo_core.entries e ON e.id = r.id JOIN kigo_core.users u ON u.id = e.author
+       ORDER BY e.id DESC`
     }
-    const rows = await this.db.query<EntryRecord>(`${sql} LIMIT ${p(q.count)} OFFSET ${p((q.page - 1) * q.count)}`, params)
+    const rows = await this.db.query<EntryRecord>(sql, params)
     return this.pageOf(rows.map(toEntry), viewer)
   }
 
-  /**
-   * The antenna's lowest ID a page can need: the ID of the `needed`-th newest entry of
-   * the antenna at or below `maxId`, or null when it has fewer. Found in ID ranges below
-   * the newest entry that grow eightfold (from 8 × `needed`), each read through the author
-   * and keyword indexes with the range as a bound: a heavy follower's antenna is not read
-   * whole for a page of its newest entries, and a sparse one costs a few index probes a
-   * range (docs/performance.md#scale).
-   */
-  private async antennaFrom(userId: string, maxId: string | null, needed: number): Promise<string | null> {
-    const newest = maxId ?? (await this.db.query<{ id: string | null }>('SELECT max(id)::text AS id FROM kigo_core.entries'))[0]?.id ?? null
-    if (newest === null) return null
-    const hi = BigInt(newest)
-    for (let span = BigInt(needed) * 8n; ; span *= 8n) {
-      const lo = hi - span
-      const rows = await this.db.query<{ id: string }>(
-        `SELECT e.id::text AS id FROM kigo_core.entries e
-         WHERE ${antennaFilter('$1')} AND e.id > $2::bigint AND e.id <= $3::bigint
-         ORDER BY e.id DESC LIMIT 1 OFFSET $4`,
-        [userId, lo.toString(), hi.toString(), needed - 1],
-      )
-      if (rows[0]) return rows[0].id
-      if (lo <= 0n) return null
-    }
+  /** Whom and what the user follows, and the user: the antenna's sources, in one statement. */
+  private async antennaOf(userId: string): Promise<{ users: string[]; words: string[] }> {
+    const rows = await this.db.query<{ users: string[]; words: string[] }>(
+      `SELECT ARRAY(SELECT followee FROM kigo_core.user_follows WHERE follower = $1) || $1::text AS users,
+              ARRAY(SELECT word FROM kigo_core.keyword_follows WHERE user_id = $1) AS words`,
+      [userId],
+    )
+    return rows[0] ?? { users: [userId], words: [] }
+  }
+
+  /** The ID of the first entry written at or after `since` (entries_created_at), or null when none was. */
+  private async windowStart(since: Date): Promise<string | null> {
+    const rows = await this.db.query<{ id: string }>(
+      'SELECT e.id::text AS id FROM kigo_core.entries e WHERE e.created_at >= $1 ORDER BY e.created_at LIMIT 1',
+      [since],
+    )
+    return rows[0]?.id ?? null
   }
 
   /** Replies of the entries `ids`, oldest first, at most 100 each. */

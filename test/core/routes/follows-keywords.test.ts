@@ -133,3 +133,32 @@ describeEachBackend('follows and keywords routes', routeBackends, (storage) => {
     expect((await get('/api/keywords/list.json?page=101')).statusCode).toBe(400)
   })
 })
+
+describeEachBackend('keywords/hot between refreshes', routeBackends, (storage) => {
+  let hh: Harness
+  beforeAll(async () => {
+    hh = await startHarness({ core: { hotKeywordsRefreshSeconds: 1 } }, storage)
+  })
+  afterAll(async () => {
+    await hh?.close()
+  })
+  const hotWords = async () => (await hh.call({ url: '/api/keywords/hot.json' })).json().map((k: { word: string }) => k.word)
+  const postOn = async (keyword: string, times: number) => {
+    for (let i = 0; i < times; i++) {
+      expect((await hh.call({ method: 'POST', url: '/api/statuses/update.json', as: 'alice', ...form({ keyword, status: `${keyword} ${i}` }) })).statusCode).toBe(200)
+    }
+  }
+
+  test('every caller gets the last ranking until it is a refresh old; then the next ranking, with the new keyword first', async () => {
+    await postOn('spring', 1)
+    expect(await hotWords()).toEqual(['spring'])
+    await postOn('autumn', 3)
+    // Within the refresh period: the ranking as it was, in both formats.
+    expect(await hotWords()).toEqual(['spring'])
+    expect((await hh.call({ url: '/api/keywords/hot.xml' })).body).not.toContain('autumn')
+    await new Promise((r) => setTimeout(r, 1100))
+    // The first caller after it may still get the last one while the new one is ranked.
+    await hotWords()
+    await expect.poll(hotWords, { timeout: 3000 }).toEqual(['autumn', 'spring'])
+  })
+})

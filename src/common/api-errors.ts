@@ -3,20 +3,27 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorRenderer } from './error-answers.js'
 import type { ApiError } from './errors.js'
-import { formatOfPath, renderError } from './formats.js'
+import { formatOfPath, renderError, type Format } from './formats.js'
 import { closeAfterAnswer } from './linger.js'
 
-/** Sends an ApiError in the request's format (docs/api.md#errors). */
+/**
+ * Writes an ApiError in `format` (docs/api.md#errors): the error's own headers (such as
+ * Retry-After or WWW-Authenticate), then the format's. The one writer of both apps: the
+ * gateway's `sendError` below and the core's (src/core/routes/context.ts) differ only in
+ * how they know the request's format.
+ */
+export function writeApiError(reply: FastifyReply, err: ApiError, format: Format, callback: string | undefined): FastifyReply {
+  const out = renderError(format, err, callback)
+  return reply.code(err.status).headers({ ...err.headers, ...out.headers }).type(out.contentType).send(out.body)
+}
+
+/** Sends an ApiError in the format the request's path names, JSON by default (the gateway's answers). */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
   const format = formatOfPath(request.url) ?? 'json'
-  const callback = format === 'json' ? callbackOf(request) : undefined
-  const out = renderError(format, err, callback)
-  for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v)
-  for (const [k, v] of Object.entries(out.headers)) void reply.header(k, v)
   // Answered before its body was read (refused unverified, or too large): the connection
   // closes after the answer (a lingering close), so the rest of the body is never read.
   closeAfterAnswer(request.raw, reply.raw)
-  return reply.code(err.status).type(out.contentType).send(out.body)
+  return writeApiError(reply, err, format, format === 'json' ? callbackOf(request) : undefined)
 }
 
 function callbackOf(request: FastifyRequest): string | undefined {

@@ -2,7 +2,8 @@
 // error goes out in the request's format (docs/api.md#callback-and-body_formats, docs/api.md#errors).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
-import { formatOfPath, render, renderError, type Format, type XmlObject } from '../../common/formats.js'
+import { writeApiError } from '../../common/api-errors.js'
+import { formatOfPath, render, type Format, type XmlObject } from '../../common/formats.js'
 import type { Identity, IdentityCheck } from '../../common/identity.js'
 import type { Deployment } from '../store/types.js'
 import type { Operation } from '../../common/route-table.js'
@@ -83,10 +84,9 @@ export function sendPayload(request: FastifyRequest, reply: FastifyReply, root: 
   return reply.headers(out.headers).type(out.contentType).send(out.body)
 }
 
+/** Sends an ApiError in the format the request's context holds (docs/api.md#errors). */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
   const ctx = contextOf(request)
   // Errors of paths outside /api/ are JSON; an /api/ error keeps the path's format.
-  const format = request.raw.url?.startsWith('/api/') ? ctx.format : 'json'
-  const out = renderError(format, err, ctx.callback)
-  return reply.code(err.status).headers({ ...err.headers, ...out.headers }).type(out.contentType).send(out.body)
+  return writeApiError(reply, err, request.raw.url?.startsWith('/api/') ? ctx.format : 'json', ctx.callback)
 }

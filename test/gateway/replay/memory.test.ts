@@ -1,9 +1,18 @@
 // The in-process cache's memory bound: at the cap it refuses new claims (the caller answers
 // 503) rather than forgetting an unexpired nonce, and takes claims again as entries expire.
-import { setTimeout as sleep } from 'node:timers/promises'
-import { describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { MemoryReplayCache } from '../../../src/gateway/replay/memory.js'
 import { ReplayCacheUnavailable, ReplayClientQuotaExceeded } from '../../../src/gateway/replay/types.js'
+
+// The cache reads Date.now and sweeps on setInterval: fake timers move both, so a TTL of a
+// second passes without waiting for it.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] })
+})
+afterEach(() => {
+  vi.useRealTimers()
+})
+const sleep = (ms: number) => vi.advanceTimersByTimeAsync(ms)
 
 describe('MemoryReplayCache bounds', () => {
   it('refuses new keys when full, still refuses the held ones, and recovers after expiry', async () => {

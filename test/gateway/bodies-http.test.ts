@@ -232,3 +232,24 @@ describe('a form, read before verification because it is signed, is bounded', ()
     expect(started).toBe(before)
   })
 })
+
+describe('what the path and the method alone decide is answered before the form is read', () => {
+  it('a path outside the table, a method the operation lacks, a path two parsers could read apart: answered with no byte of the declared form sent', async () => {
+    const before = started
+    const cases: Array<[string, string, number, string]> = [
+      ['POST', '/api/no/such/operation.json', 404, 'not_found'],
+      ['PUT', '/api/statuses/update.json', 405, 'method_not_allowed'],
+      ['POST', '/api/statuses/%2e%2e/update.json', 400, 'bad_path'],
+    ]
+    for (const [method, path, status, code] of cases) {
+      for (const credential of [`Authorization: Basic ${Buffer.from(`frank:${apiPassword}`).toString('base64')}\r\n`, '']) {
+        // The head declares 10,000 bytes of form and none follow: an answer can only come
+        // from a gateway that did not wait for them.
+        const res = await exchange(`${method} ${path} HTTP/1.1\r\nHost: ${host()}\r\n${credential}Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 10000\r\n\r\n`, Buffer.alloc(0))
+        expect(res.status, `${method} ${path}`).toBe(status)
+        expect(JSON.parse(res.body).error.code, `${method} ${path}`).toBe(code)
+      }
+    }
+    expect(started).toBe(before)
+  })
+})

@@ -18,6 +18,13 @@ import { challenges } from '../auth/authenticate.js'
 import { Readable } from 'node:stream'
 import { sendError } from '../../common/api-errors.js'
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request path as the gateway and the core both read it (route-table.ts canonicalPath), set before the body is read. */
+    canonicalPath: string | null
+  }
+}
+
 export interface ForwardingOptions {
   config: Config
   /** Logs the start and end of a core outage (forwards refused or timed out). */
@@ -75,24 +82,40 @@ async function forwarding(app: FastifyInstance, { config, coreWatch }: Forwardin
     })
   }
 
-  // Callback-style: the answer is sent by the forward or the error, never by a returned
-  // value, so a request with nothing to verify makes no promise at all.
-  const handler = (request: FastifyRequest, reply: FastifyReply): void => {
+  // Refused before a byte of the body is read (docs/security.md#bodies-and-uploads): what
+  // the path and the method alone decide. One reading of the path for the gateway and the
+  // core (route-table.ts): a path two parsers could read differently is refused before
+  // anything else is done with it; a method the path's operation does not have is 405;
+  // under /api/ only the table's operations exist, so anything else is 404, whoever asks.
+  // None of these depends on the body (an `id` in a form picks between two forms of one
+  // operation, never whether it exists), so a form sent to them is never read.
+  const catchAll = new Set(['/*', '/'])
+  app.decorateRequest('canonicalPath', null)
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!catchAll.has(request.routeOptions.url ?? '')) return done()
     const q = request.url.indexOf('?')
-    // One reading of the path for the gateway and the core (route-table.ts): a path two
-    // parsers could read differently is refused before anything else is done with it.
     const canonical = canonicalPath(q === -1 ? request.url : request.url.slice(0, q))
     if (!canonical.ok) return void sendError(request, reply, errors.badRequest('bad_path', canonical.reason))
-    // `?id=` (or `id` in an urlencoded body) turns a form of "the authenticated user" into
-    // the `/{id}` read (docs/api-differences.md#id-parameter); the core reads it the same way.
-    const namesAnId = () => (q !== -1 && namesId(queryOf(request.url, q))) || (Buffer.isBuffer(request.body) && namesId(request.body.toString('latin1')))
-    const resolution = resolveRoute(request.method, canonical.path, namesAnId)
+    const resolution = resolveRoute(request.method, canonical.path)
     if (resolution.kind === 'method_not_allowed') {
       if (request.method === 'OPTIONS') return void reply.code(204).header('allow', [...resolution.allow, 'OPTIONS'].join(', ')).send()
       return void sendError(request, reply, errors.methodNotAllowed(resolution.allow))
     }
-    // Under /api/ only the table's operations exist: anything else is 404 here, whoever asks.
     if (resolution.kind === 'other' && canonical.path.startsWith('/api/')) return void sendError(request, reply, errors.notFound())
+    request.canonicalPath = canonical.path
+    done()
+  })
+
+  // Callback-style: the answer is sent by the forward or the error, never by a returned
+  // value, so a request with nothing to verify makes no promise at all.
+  const handler = (request: FastifyRequest, reply: FastifyReply): void => {
+    const q = request.url.indexOf('?')
+    // `?id=` (or `id` in an urlencoded body) turns a form of "the authenticated user" into
+    // the `/{id}` read (docs/api-differences.md#id-parameter); the core reads it the same way.
+    const namesAnId = () => (q !== -1 && namesId(queryOf(request.url, q))) || (Buffer.isBuffer(request.body) && namesId(request.body.toString('latin1')))
+    // The onRequest hook above refused every path and method it does not name a route for.
+    const resolution = resolveRoute(request.method, request.canonicalPath!, namesAnId)
+    if (resolution.kind === 'method_not_allowed') throw new Error('a refused method reached the forwarding handler')
     const route = resolution.route
     // Outside the table (pages, icons, photo bytes), only reads carry an identity; any other
     // method is forwarded as anonymous, its credentials removed unread.

@@ -183,7 +183,7 @@ export async function scaleConnections(opts: { connections?: number } = {}): Pro
         log(
           `  ${name}: RSS ${warmed.map((v) => v.toFixed(1)).join(' and ')} MiB after each warm-up of ${n} requests; ` +
             `${half.count > 0 ? `${half.rss.toFixed(1)} MiB with ${half.count} connections, ` : ''}${after.rss.toFixed(1)} MiB with ${open} of ${n} open: ` +
-            `${all} MiB per 1,000 (anonymous memory ${perK(before.anonymous, after.anonymous, n)}), ${secondHalf} over the second half` +
+            `${all} MiB per 1,000 (anonymous memory ${perK(before.anonymous, after.anonymous, n)})${secondHalf === null ? '' : `, ${secondHalf} over the second half`}` +
             `${name === 'gateway' ? `; sockets to the core at most ${maxUpstream}, ${idleUpstream} once idle` : ''}`,
         )
         await sleep(1000)

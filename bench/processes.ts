@@ -98,7 +98,9 @@ export async function waitReady(app: AppProcess, url: string, timeoutMs = 60_000
   while (Date.now() < deadline) {
     if (app.exited()) throw new Error(`${app.name} exited before it was ready:\n${app.output()}`)
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2000) })
+      // Connection: close: no probe connection stays open, counted toward the app's
+      // maxConnections (bench/scale-connections.ts opens exactly as many).
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000), headers: { connection: 'close' } })
       const body = await res.text()
       if (res.status === 200) return
       last = `${res.status} ${body.slice(0, 200)}`

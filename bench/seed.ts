@@ -1,7 +1,7 @@
 // Seeds the running topology through its public surfaces only: a user, an application
 // and access tokens through the operator API (docs/gateway.md#the-operator-api-and-dashboard), then entries posted through
 // the gateway with Basic (docs/api.md#statusesupdate), concurrently.
-import { request } from 'undici'
+import { request, type Dispatcher } from 'undici'
 import { basicAuthorization, type OAuthCredentials } from './signing.js'
 import type { Fixture } from './scenarios.js'
 
@@ -14,6 +14,8 @@ export interface SeedOptions {
   entries: number
   tokens: number
   concurrency?: number
+  /** Where the requests' connections are kept (undici's global dispatcher otherwise). */
+  dispatcher?: Dispatcher
 }
 
 async function admin<T>(opts: SeedOptions, path: string, body: unknown): Promise<T> {
@@ -21,6 +23,7 @@ async function admin<T>(opts: SeedOptions, path: string, body: unknown): Promise
     method: 'POST',
     headers: { authorization: `Bearer ${opts.adminToken}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
+    ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
   })
   const text = await res.body.text()
   if (res.statusCode !== 200 && res.statusCode !== 201) throw new Error(`POST ${path}: ${res.statusCode} ${text.slice(0, 300)}`)
@@ -47,6 +50,7 @@ export async function seed(opts: SeedOptions): Promise<Fixture> {
         method: 'POST',
         headers: { host: opts.host, authorization, 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ keyword: 'bench', status: `seeded entry ${i}` }).toString(),
+        ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
       })
       const text = await res.body.text()
       if (res.statusCode !== 200) throw new Error(`seeding entry ${i}: ${res.statusCode} ${text.slice(0, 300)}`)

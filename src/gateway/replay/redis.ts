@@ -36,8 +36,9 @@ export const storedDigestBytes = 9
  * The default length of a slice. Each claim reads every slice its TTL reaches back to
  * (ttl / slice + 1 sets: 11 at the gateway's 601 s), and a member stays up to one slice
  * longer than its TTL (661 s instead of 601: a live window holds about 5% more members on
- * average). A minute keeps both small: a few reads per claim inside the script, and a
- * memory overhead far below the 37 bytes a nonce that the sets save against a key each.
+ * average). A minute keeps both moderate: the reads cost Redis about 17 µs a claim in a
+ * full window, against 6 for a key per claim (docs/performance.md#the-replay-cache-in-redis),
+ * and the longer life far less than the 37 bytes a nonce the sets save.
  */
 export const defaultSliceMs = 60_000
 
@@ -179,10 +180,10 @@ export class RedisReplayCache implements ReplayCache {
    * The claims of all requests verified in one turn of the event loop leave together when
    * the turn ends, as one script (claimScript) that checks and adds each in order: under
    * load that is several claims per command, and no added wait; one round trip per turn.
-   * Against the pipeline of one SET per claim it replaced (bench/micro/replay-batching.ts,
-   * CPU per claim, 12 callers, local Redis; docs/performance.md#nonce-claims-as-one-script-per-turn): 4.8 against 12.0 µs
-   * in this process; ioredis' work per command (its object, timer, promise and answer) is
-   * done once per turn instead of once per claim.
+   * Against a pipeline of one SET per claim (bench/micro/replay-batching.ts, CPU per claim,
+   * 12 callers, local Redis; docs/performance.md#nonce-claims-as-one-script-per-turn): 5.8
+   * against 10.1 µs in this process; ioredis' work per command (its object, timer, promise
+   * and answer) is done once per turn instead of once per claim.
    */
   claim(key: string, ttlSeconds: number): Promise<boolean> {
     const ttl = wholeSeconds(ttlSeconds)

@@ -19,7 +19,9 @@
 // floor((c - ttl) / slice) on, the earliest that can hold a claim made within ttl. A set
 // expires (PEXPIREAT) when the TTL of the last claim it can hold has passed: (n + 1) ·
 // slice + ttl. So a claim is refused for at least its TTL and at most one slice longer,
-// never shorter.
+// never shorter. A claim reaches back over its own TTL: a key claimed earlier with a
+// longer one is found only within the later claim's (the gateway claims with one TTL per
+// method, 2 × window + 1).
 //
 // Keys of the earlier shape (`<legacyPrefix>` and the 9 digest bytes, one `SET NX EX` per
 // claim) are claimed as well for a while after start (`legacyPrefix`, `legacyUntil`):

@@ -4,8 +4,9 @@
 // - Memory: millions of distinct OAuth nonces claimed through claimNonce, the function
 //   every WSSE and OAuth request goes through, on the gateway's RedisReplayCache with its
 //   prefix and TTL, into a Redis of its own (nothing else in it); `used_memory` of INFO
-//   memory before and after, divided by the nonces. Measured twice: in the steady shape,
-//   and in the first half hour after a gateway starts, when the earlier shape is claimed too.
+//   memory before and after, divided by the nonces. Measured twice: in the steady shape
+//   (the slice sets), and in the first half hour after a gateway starts, when the earlier
+//   shape (a key per claim) is claimed too.
 // - Round trips: a production topology on that Redis, N signed WSSE and N OAuth requests
 //   one after the other through the gateway, every command Redis receives seen by MONITOR
 //   (commands run inside a script are listed apart and not counted as round trips);
@@ -22,7 +23,7 @@ import { request } from 'undici'
 import type { RedisClient } from '../src/common/redis.js'
 import { oauthNonceKey, type CheckedOAuthRequest } from '../src/gateway/auth/oauth/verify.js'
 import { claimNonce } from '../src/gateway/domain/auth-results.js'
-import { replayKeyPrefix } from '../src/gateway/replay/create.js'
+import { replayEarlierKeyPrefix, replaySetPrefix } from '../src/gateway/replay/create.js'
 import { RedisReplayCache } from '../src/gateway/replay/redis.js'
 import { freePort, stopAll } from './processes.js'
 import { requestSource } from './scenarios.js'
@@ -83,7 +84,8 @@ async function usedMemory(client: RedisClient): Promise<number> {
 /** Claims `nonces` distinct nonces as verified OAuth requests do, `together` per turn; bytes of used_memory per nonce. */
 async function bytesPerNonce(client: RedisClient, nonces: number, legacy: boolean, together = 2000): Promise<number> {
   await client.flushall()
-  const cache = new RedisReplayCache(client, { prefix: replayKeyPrefix('oauth'), ...(legacy ? { legacyPrefix: 'kigo:replay:oauth:', legacyUntil: Date.now() + 3_600_000 } : {}) })
+  const prefix = replaySetPrefix('oauth')
+  const cache = new RedisReplayCache(client, { prefix, ...(legacy ? { legacyPrefix: replayEarlierKeyPrefix('oauth'), legacyUntil: Date.now() + 3_600_000 } : {}) })
   const before = await usedMemory(client)
   const timestamp = Math.floor(Date.now() / 1000)
   const refused = () => {
@@ -98,7 +100,13 @@ async function bytesPerNonce(client: RedisClient, nonces: number, legacy: boolea
     await Promise.all(claims)
   }
   const after = await usedMemory(client)
-  if ((await client.dbsize()) !== nonces * (legacy ? 2 : 1)) throw new Error(`expected ${nonces} keys per shape, Redis holds ${await client.dbsize()}`)
+  // Every nonce a member of one slice set (one set, two when the run crossed a slice's end), and a key of the earlier shape each while it is claimed.
+  const slices = await client.keys(`${prefix}*`)
+  let members = 0
+  for (const slice of slices) members += await client.scard(slice)
+  if (members !== nonces) throw new Error(`expected ${nonces} members in the slice sets, they hold ${members}`)
+  if ((await client.dbsize()) !== slices.length + (legacy ? nonces : 0)) throw new Error(`expected ${slices.length} slice sets${legacy ? ` and ${nonces} keys of the earlier shape` : ''}, Redis holds ${await client.dbsize()} keys`)
+  log(`  ${slices.length} slice set(s): ${slices.join(', ')}`)
   await client.flushall()
   return Number(((after - before) / nonces).toFixed(1))
 }

@@ -237,6 +237,8 @@ export interface ReplayCacheBackend extends Opened {
 /**
  * Memory, Redis, and Redis behind the resilient decorator with each fallback policy (as
  * the gateway wires it, replay/create.ts): while Redis answers, the decorator is Redis.
+ * Redis' slices are 200 ms, so that a claim of one second is held at most 1.2 s, as the
+ * contract's test of an expired claim needs (a minute, the default, would hold it 61 s).
  */
 export async function replayCacheBackends(label: string): Promise<Array<Backend<ReplayCacheBackend>>> {
   const url = await availableRedis()
@@ -244,7 +246,7 @@ export async function replayCacheBackends(label: string): Promise<Array<Backend<
     url
       ? async () => {
           const redis = await redisUnderPrefix(url, label)
-          const cache = wrap(new RedisReplayCache(redis.client, { prefix: redis.prefix }))
+          const cache = wrap(new RedisReplayCache(redis.client, { prefix: redis.prefix, sliceMs: 200 }))
           return {
             cache,
             cleanup: async () => {

@@ -21,22 +21,29 @@ export interface ReplayCacheHooks {
 }
 
 /**
- * How long after start the keys of the earlier shape (`kigo:replay:<method>:` and the
- * whole digest in base64url) are claimed beside the new ones: a rolling upgrade that
- * replaces every gateway within this time lets no nonce be replayed across versions
+ * How long after start the keys of the shape 0.1.0 stored (`kigo:replay:<method>:` and the
+ * whole digest in base64url, a key per claim) are claimed beside the slice sets: a rolling upgrade that replaces
+ * every gateway within this time lets no nonce be replayed across versions
  * (docs/gateway.md#the-replay-cache).
  */
 export const legacyKeyShapeMs = 30 * 60_000
 
-/** The prefix of each method's keys in Redis: five bytes (redis.ts says why they are short). */
-export const replayKeyPrefix = (method: 'wsse' | 'oauth') => `kr:${method === 'wsse' ? 'w' : 'o'}:`
+/**
+ * The prefix of each method's slice sets in Redis. The braces are a hash tag: in a
+ * Cluster every slice of a method lives in one slot, as the claim script requires
+ * (redis.ts); `{` also keeps them apart from the earlier shape's keys.
+ */
+export const replaySetPrefix = (method: 'wsse' | 'oauth') => `kr:{${method === 'wsse' ? 'w' : 'o'}}:`
+
+/** The prefix of each method's keys of the shape 0.1.0 stored, one key per claim. */
+export const replayEarlierKeyPrefix = (method: 'wsse' | 'oauth') => `kigo:replay:${method}:`
 
 export function createReplayCaches(auth: Config['auth'], redis: RedisClient | undefined, hooks: ReplayCacheHooks = {}): ReplayCaches {
   const legacyUntil = Date.now() + legacyKeyShapeMs
   const make = (method: 'wsse' | 'oauth'): ReplayCache => {
     const memory = () => new MemoryReplayCache({ perClientMax: auth.replayPerClientMax, clients: auth.replayClients })
     if (!redis) return memory()
-    const primary = new RedisReplayCache(redis, { prefix: replayKeyPrefix(method), legacyPrefix: `kigo:replay:${method}:`, legacyUntil })
+    const primary = new RedisReplayCache(redis, { prefix: replaySetPrefix(method), legacyPrefix: replayEarlierKeyPrefix(method), legacyUntil })
     return new ResilientReplayCache(primary, {
       fallback: memory(),
       policy: auth.replayFallback[method],

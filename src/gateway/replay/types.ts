@@ -3,7 +3,9 @@
 export interface ReplayCache {
   /**
    * Claims `key` for `ttlSeconds`: true when it was unused (and is now claimed), false
-   * when it was claimed before within its TTL. One atomic set-if-absent; throws
+   * when it was claimed before within its TTL. A backend may hold a claim a bounded while
+   * longer, never shorter (Redis: up to one time slice, replay/redis.ts). One atomic
+   * check-and-claim; throws
    * ReplayCacheUnavailable when the backend cannot answer. `client` names who claims (an
    * OAuth token, a WSSE user): an in-process cache bounds the entries one client may
    * hold (ReplayClientQuotaExceeded), so that one client cannot fill it for everyone.

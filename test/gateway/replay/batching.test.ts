@@ -1,9 +1,10 @@
 // Claims made in one turn of the event loop leave Redis-bound as one script, each still
-// its own SET NX with its own TTL: the answers are exactly those of separate commands. A
-// Redis that has lost the script gets it again.
+// checked and added on its own with its own TTL: the answers are exactly those of separate
+// commands. A Redis that has lost the script gets it again.
+import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it, vi } from 'vitest'
 import type { RedisClient } from '../../../src/common/redis.js'
-import { RedisReplayCache, storedKey } from '../../../src/gateway/replay/redis.js'
+import { RedisReplayCache, storedMember } from '../../../src/gateway/replay/redis.js'
 import { redisClients } from '../../helpers/redis-clients.js'
 import { availableRedis } from '../../helpers/services.js'
 
@@ -40,9 +41,9 @@ describe.skipIf(!url)('RedisReplayCache batching', () => {
     const scripts = scriptCalls(client)
     const sets = vi.spyOn(client, 'set')
     await claimThirty(cache, 'one-script')
-    // One script for the 30 claims of the first turn; the two later claims went one at a time.
-    expect(scripts()).toBe(1)
-    expect(sets).toHaveBeenCalledTimes(2)
+    // One script for the 30 claims of the first turn, one for each of the two later claims.
+    expect(scripts()).toBe(3)
+    expect(sets).not.toHaveBeenCalled()
   })
 
   it('sends the script as it is, not wrapped in a pipeline by the client\'s auto-pipelining', async () => {
@@ -66,16 +67,24 @@ describe.skipIf(!url)('RedisReplayCache batching', () => {
     expect(answers.slice(500)).toEqual(Array(100).fill(false))
   })
 
-  it('gives each claim of one script its own TTL', async () => {
+  it('gives each claim of one script its own TTL, and the slice the longest of them', async () => {
     const client = await redis.client()
-    const cache = new RedisReplayCache(client, { prefix: redis.prefix })
-    const claims: Array<[string, number]> = [['ttl:short', 7], ['ttl:long', 601], ['ttl:mid', 60]]
+    const prefix = `${redis.prefix}ttl:`
+    const cache = new RedisReplayCache(client, { prefix, sliceMs: 200 })
+    const claims: Array<[string, number]> = [['ttl:short', 1], ['ttl:long', 60], ['ttl:mid', 7]]
     expect(await Promise.all(claims.map(([k, ttl]) => cache.claim(k, ttl)))).toEqual([true, true, true])
-    for (const [k, ttl] of claims) {
-      const left = await client.ttl(storedKey(redis.prefix, k))
-      expect(left).toBeGreaterThan(ttl - 3)
-      expect(left).toBeLessThanOrEqual(ttl)
-    }
+    const [slice] = await client.keys(`${prefix}*`)
+    expect(await client.smembersBuffer(slice!)).toHaveLength(3)
+    for (const [k] of claims) expect(await client.sismember(slice!, storedMember(k))).toBe(1)
+    // The slice is kept for its last possible claim of 60 s: at most 60 s and one slice from now.
+    const left = await client.pttl(slice!)
+    expect(left).toBeGreaterThan(59_000)
+    expect(left).toBeLessThanOrEqual(60_200)
+    expect(slice!.slice(0, prefix.length)).toBe(prefix)
+    expect(slice!.slice(prefix.length)).toMatch(/^\d+$/)
+    // The one-second claim is free again after its TTL and a slice; the others are not.
+    await sleep(1500)
+    expect(await Promise.all(claims.map(([k, ttl]) => cache.claim(k, ttl)))).toEqual([true, false, false])
   })
 
   it('sends the script again to a Redis that lost it (SCRIPT FLUSH), with the same answers', async () => {

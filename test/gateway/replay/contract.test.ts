@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
-import { RedisReplayCache, storedDigestBytes } from '../../../src/gateway/replay/redis.js'
+import { RedisReplayCache, storedDigestBytes, storedMember } from '../../../src/gateway/replay/redis.js'
 import { describeBackends, replayCacheBackends } from '../../helpers/backends.js'
 import { redisClients } from '../../helpers/redis-clients.js'
 import { availableRedis } from '../../helpers/services.js'
@@ -97,22 +97,22 @@ describe.skipIf(!redisUrl)('two gateways on one Redis', () => {
     expect(results.filter(Boolean)).toHaveLength(1)
   })
 
-  it('stores one key of the prefix and 9 digest bytes, whatever the length of the claimed key, expiring with the TTL', async () => {
+  it('stores each claim as a member of 9 digest bytes in its slice set, whatever the length of the claimed key, the set expiring after the TTL', async () => {
     const client = await redisClient()
     const own = `${prefix}bounded:`
     const cache = new RedisReplayCache(client, { prefix: own })
-    expect(await cache.claim('x'.repeat(10_000), 7)).toBe(true)
-    expect(await cache.claim(`wsse:alice:${'n'.repeat(200)}`, 7)).toBe(true)
-    const keys = await client.keysBuffer(`${own}*`)
-    expect(keys).toHaveLength(2)
-    for (const key of keys) {
-      expect(key.length).toBe(Buffer.byteLength(own) + storedDigestBytes)
-      expect(key.subarray(0, own.length).toString()).toBe(own)
-      const ttl = await client.ttl(key)
-      expect(ttl).toBeGreaterThan(0)
-      expect(ttl).toBeLessThanOrEqual(7)
-    }
+    const claimed = ['x'.repeat(10_000), `wsse:alice:${'n'.repeat(200)}`]
+    expect(await Promise.all(claimed.map((key) => cache.claim(key, 7)))).toEqual([true, true])
+    const [slice, ...others] = await client.keys(`${own}*`)
+    expect(others).toEqual([])
+    const members = await client.smembersBuffer(slice!)
+    expect(members.map((m) => m.length)).toEqual([storedDigestBytes, storedDigestBytes])
+    expect(members.map((m) => m.toString('hex')).sort()).toEqual(claimed.map((key) => storedMember(key).toString('hex')).sort())
+    // Slices of a minute: kept until the TTL of the slice's last possible claim has passed.
+    const left = await client.pttl(slice!)
+    expect(left).toBeGreaterThan(7_000)
+    expect(left).toBeLessThanOrEqual(67_000)
     expect(storedDigestBytes).toBe(9)
-    await client.del(...keys)
+    await client.del(slice!)
   })
 })

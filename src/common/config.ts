@@ -102,8 +102,9 @@ export const ConfigSchema = Type.Object({
     // docs/api.md#timelines sort=hot and docs/api.md#keywords keywords/hot look back this far.
     hotEntriesHours: Type.Integer({ minimum: 1 }),
     hotKeywordsHours: Type.Integer({ minimum: 1 }),
-    // keywords/hot is the same for every caller: ranked again at most this often (0: on every call).
-    hotKeywordsRefreshSeconds: Type.Integer({ minimum: 0 }),
+    // sort=hot's order of a source and keywords/hot are the same for every caller: ranked again
+    // at most this often (0: on every call).
+    hotRefreshSeconds: Type.Integer({ minimum: 0 }),
   }),
   /**
    * Deadlines of every call to PostgreSQL and Redis (docs/operations.md#deadlines): a stopped or

@@ -32,18 +32,18 @@ export function keywordObject(k: KeywordRow, base: string, withRelated: boolean)
 
 /**
  * keywords/hot's ranking, which is the same for every caller and groups a day of entries
- * (docs/performance.md#scale): computed at most every `hotKeywordsRefreshSeconds`. Past
+ * (docs/performance.md#scale): computed at most every `hotRefreshSeconds`. Past
  * that, the next caller still gets the last ranking while a new one is computed (lru-cache's
  * stale-while-revalidate), so no request waits for it but the first; when computing fails
  * (the store is away), the last ranking stays.
  */
 function hotKeywordsRanking(deps: CoreDeps): () => Promise<KeywordRow[]> {
-  const { hotKeywordsHours, hotKeywordsRefreshSeconds } = deps.config.core
+  const { hotKeywordsHours, hotRefreshSeconds } = deps.config.core
   const rank = () => deps.store.hotKeywords(new Date(Date.now() - hotKeywordsHours * 3600_000), keywordsPerPage)
-  if (hotKeywordsRefreshSeconds === 0) return rank
+  if (hotRefreshSeconds === 0) return rank
   const ranking = new LRUCache<'hot', KeywordRow[]>({
     max: 1,
-    ttl: hotKeywordsRefreshSeconds * 1000,
+    ttl: hotRefreshSeconds * 1000,
     allowStale: true,
     noDeleteOnStaleGet: true,
     allowStaleOnFetchRejection: true,

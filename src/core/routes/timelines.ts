@@ -3,18 +3,20 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { renderEntryList } from '../render/entry.js'
-import type { TimelineSource } from '../store/types.js'
+import type { TimelineQuery, TimelineSource } from '../store/types.js'
 import { readEntryRequest } from './api-route.js'
 import type { Params } from './params.js'
 import { apiRoute } from './api-route.js'
 import { contextOf, deploymentOf, sendPayload } from './context.js'
 import { renderContext, type CoreDeps } from './deps.js'
+import { hotPageIds } from './hot-ranking.js'
 import { intParam, listParamNames, maxIdParam, sinceParam, sortParam, subjectOf, wordOf } from './list-params.js'
 
 export const timelineLimits = { count: { fallback: 20, max: 200 }, page: { max: 100 } } as const
 
 export function timelineRoutes(app: FastifyInstance, deps: CoreDeps): void {
   const fileBytes = deps.config.core.limits.fileBytes
+  const hotPage = hotPageIds(deps.store, deps.config.core.hotRefreshSeconds)
 
   const serve = async (
     request: FastifyRequest,
@@ -23,7 +25,7 @@ export function timelineRoutes(app: FastifyInstance, deps: CoreDeps): void {
   ) => {
     const { params, bodyFormats } = await readEntryRequest(request, { names: [...listParamNames, 'word', 'id'], maxFiles: 0, fileBytes })
     const source = sourceOf(params)
-    const query = {
+    const query: TimelineQuery = {
       source,
       count: intParam(params, 'count', timelineLimits.count.fallback, 1, timelineLimits.count.max),
       page: intParam(params, 'page', 1, 1, timelineLimits.page.max),
@@ -33,7 +35,7 @@ export function timelineRoutes(app: FastifyInstance, deps: CoreDeps): void {
       hotSince: new Date(Date.now() - deps.config.core.hotEntriesHours * 3600_000),
     }
     const viewer = contextOf(request).identity?.user ?? null
-    const page = await deps.store.timeline(query, viewer)
+    const page = query.sort === 'hot' ? await deps.store.entriesPage(await hotPage(query), viewer) : await deps.store.timeline(query, viewer)
     // An empty page may mean a name that does not exist: only then is it looked up.
     if (page.entries.length === 0) {
       if ((source.kind === 'user' || source.kind === 'friends') && !(await deps.store.getUser(source.userId))) {

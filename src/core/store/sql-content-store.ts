@@ -74,6 +74,75 @@ const maxBigint = 9223372036854775807n
 /** sort=hot ranks this many of the source's newest entries in the window (docs/api.md#timelines). */
 export const hotCandidates = 1000
 
+/** What the antenna statements need: the followed users (and the user) and keywords, and the newest entry's ID. */
+interface Antenna {
+  users: string[]
+  words: string[]
+  newest: string | null
+}
+
+const antennaSql = `SELECT ARRAY(SELECT followee FROM kigo_core.user_follows WHERE follower = $1) || $1::text AS users,
+         ARRAY(SELECT word FROM kigo_core.keyword_follows WHERE user_id = $1) AS words,
+         (SELECT max(id)::text FROM kigo_core.entries) AS newest`
+
+/** Rows an antenna walk may still read before the rest is read through the sources' indexes (about 5 ms at L). */
+const walkBound = 20_000
+
+/**
+ * The antenna's newest IDs in ($3, $4], at most $5, written at or after $6 (when given):
+ * the primary key walked down, each row checked against $1 (users) and $2 (keywords),
+ * which PostgreSQL hashes (hashed SubPlan) whatever their length.
+ */
+const antennaWalkSql = `SELECT e.id::text AS id FROM kigo_core.entries e
+  WHERE e.id > $3::bigint AND e.id <= $4::bigint
+    AND (e.author IN (SELECT unnest($1::text[])) OR e.keyword IN (SELECT unnest($2::text[])))
+    AND ($6::timestamptz IS NULL OR e.created_at >= $6::timestamptz)
+  ORDER BY e.id DESC LIMIT $5`
+
+/** The same IDs in [$3, $4] read through entries_author_id and entries_keyword_id: at most $5 of each source, then the newest $5. */
+const antennaBySourceSql = `SELECT id::text AS id FROM (
+    SELECT s.id FROM unnest($1::text[]) a(x) CROSS JOIN LATERAL (
+      SELECT e.id FROM kigo_core.entries e WHERE e.author = a.x AND e.id >= $3::bigint AND e.id <= $4::bigint
+        AND ($6::timestamptz IS NULL OR e.created_at >= $6::timestamptz) ORDER BY e.id DESC LIMIT $5) s
+    UNION
+    SELECT s.id FROM unnest($2::text[]) a(x) CROSS JOIN LATERAL (
+      SELECT e.id FROM kigo_core.entries e WHERE e.keyword = a.x AND e.id >= $3::bigint AND e.id <= $4::bigint
+        AND ($6::timestamptz IS NULL OR e.created_at >= $6::timestamptz) ORDER BY e.id DESC LIMIT $5) s
+  ) c ORDER BY c.id DESC LIMIT $5`
+
+/** The entries $1 (IDs) that exist, in the order given. */
+const entriesByIdsSql = `SELECT ${entryColumns} FROM unnest($1::bigint[]) WITH ORDINALITY AS i(id, n)
+  JOIN kigo_core.entries e ON e.id = i.id JOIN kigo_core.users u ON u.id = e.author ORDER BY i.n`
+
+/** The IDs $1 ranked by their stars (in the stars' primary key), then newest: sort=hot's order. */
+const rankedByStarsSql = `SELECT c.id::text AS id FROM unnest($1::bigint[]) c(id)
+  ORDER BY (SELECT count(*) FROM kigo_core.stars s WHERE s.entry_id = c.id) DESC, c.id DESC`
+
+/**
+ * The filter of a source other than the antenna, with `since` and `maxId`: conditions on
+ * `e` and their parameters ($1 on).
+ */
+function sourceFilter(q: TimelineQuery): { where: string[]; params: unknown[] } {
+  const params: unknown[] = []
+  const p = (v: unknown) => {
+    params.push(v)
+    return `$${params.length}`
+  }
+  const where: string[] = []
+  const src = q.source
+  if (src.kind === 'public') where.push(`e.deployment = ${p(src.deployment)}`, `e.keyword NOT LIKE 'id:%'`)
+  else if (src.kind === 'keyword') where.push(`e.keyword = ${p(src.word)}`)
+  else if (src.kind === 'user') where.push(`e.author = ${p(src.userId)}`)
+  else if (src.kind === 'friends') throw new Error('the antenna has statements of its own')
+  else {
+    where.push('e.has_photos')
+    if (src.word !== null) where.push(`e.keyword = ${p(src.word)}`)
+  }
+  if (q.since) where.push(`e.created_at >= ${p(q.since)}`)
+  if (q.maxId !== null) where.push(`e.id <= ${p(q.maxId)}::bigint`)
+  return { where, params }
+}
+
 /** An ID the bigint columns can hold; anything else names no row, so callers get null. */
 function isRowId(id: string): boolean {
   return /^[0-9]{1,19}$/.test(id) && BigInt(id) <= maxBigint
@@ -326,72 +395,120 @@ export class SqlContentStore implements ContentStore {
   // ---- timelines (docs/api.md#timelines)
 
   /**
-   * One statement per page (two for the antenna, which first reads what the user follows;
-   * one more for sort=hot, which finds where the window starts). The page's IDs come first,
-   * from the source's own index alone (entries_public, a partial index whose predicate the
-   * query repeats; entries_keyword_id; entries_author_id; the album's partial indexes), so
-   * page 50 reads a thousand index entries and twenty rows, not a thousand rows; then the
-   * twenty entries are read by ID. The offset is bounded by page ≤ 100 and count ≤ 200.
-   *
-   * The antenna's followed users and keywords are passed as arrays: planned for each call,
-   * PostgreSQL hashes them and estimates from their length, so a heavy follower's page is
-   * a walk down the primary key that stops after the page, and a sparse antenna is read
-   * through the author and keyword indexes (docs/performance.md#scale).
+   * One statement per page (one more for sort=hot, which finds where the window starts; the
+   * antenna has its own, antennaTimeline). The page's IDs come first, from the source's own
+   * index alone (entries_public, a partial index whose predicate the query repeats;
+   * entries_keyword_id; entries_author_id; the album's partial indexes), so page 50 reads a
+   * thousand index entries and twenty rows, not a thousand rows; then the twenty entries
+   * are read by ID. The offset is bounded by page ≤ 100 and count ≤ 200.
    */
   async timeline(q: TimelineQuery, viewer: string | null): Promise<EntryPage> {
-    const params: unknown[] = []
+    if (q.sort === 'hot') {
+      const offset = (q.page - 1) * q.count
+      return this.entriesPage((await this.hotRanking(q)).slice(offset, offset + q.count), viewer)
+    }
+    if (q.source.kind === 'friends') return this.antennaTimeline(q.source.userId, q, viewer)
+    const { where, params } = sourceFilter(q)
     const p = (v: unknown) => {
       params.push(v)
       return `$${params.length}`
     }
-    const where: string[] = []
-    const src = q.source
-    if (src.kind === 'public') where.push(`e.deployment = ${p(src.deployment)}`, `e.keyword NOT LIKE 'id:%'`)
-    else if (src.kind === 'keyword') where.push(`e.keyword = ${p(src.word)}`)
-    else if (src.kind === 'user') where.push(`e.author = ${p(src.userId)}`)
-    else if (src.kind === 'friends') {
-      const antenna = await this.antennaOf(src.userId)
-      where.push(`(e.author = ANY (${p(antenna.users)}::text[]) OR e.keyword = ANY (${p(antenna.words)}::text[]))`)
-    } else {
-      where.push('e.has_photos')
-      if (src.word !== null) where.push(`e.keyword = ${p(src.word)}`)
-    }
-    if (q.since) where.push(`e.created_at >= ${p(q.since)}`)
-    if (q.maxId !== null) where.push(`e.id <= ${p(q.maxId)}::bigint`)
-    let sql: string
-    if (q.sort === 'hot') {
-      // docs/api.md#timelines: the source's newest `hotCandidates` entries of the window,
-      // most stars first. The window starts at its first entry's ID, so the source's
-      // index is read from its newest entry down to at most that many, and stars are
-      // counted (in the stars' primary key) for those only, however long the window is.
-      const start = await this.windowStart(q.hotSince)
-      if (start === null) return this.pageOf([], viewer)
-      where.push(`e.id >= ${p(start)}::bigint`)
-      sql = `${planEachCall}WITH c AS MATERIALIZED (
-         SELECT e.id FROM kigo_core.entries e WHERE ${where.join(' AND ')} ORDER BY e.id DESC LIMIT ${hotCandidates}),
-       r AS MATERIALIZED (
-         SELECT c.id, (SELECT count(*) FROM kigo_core.stars s WHERE s.entry_id = c.id) AS n FROM c
-         ORDER BY n DESC, c.id DESC LIMIT ${p(q.count)} OFFSET ${p((q.page - 1) * q.count)})
-       SELECT ${entryColumns} FROM r JOIN kigo_core.entries e ON e.id = r.id JOIN kigo_core.users u ON u.id = e.author
-       ORDER BY r.n DESC, r.id DESC`
-    } else {
-      sql = `${planEachCall}WITH r AS MATERIALIZED (
+
+    const sql = `${planEachCall}WITH r AS MATERIALIZED (
          SELECT e.id FROM kigo_core.entries e WHERE ${where.join(' AND ')} ORDER BY e.id DESC LIMIT ${p(q.count)} OFFSET ${p((q.page - 1) * q.count)})
        SELECT ${entryColumns} FROM r JOIN kigo_core.entries e ON e.id = r.id JOIN kigo_core.users u ON u.id = e.author
        ORDER BY e.id DESC`
-    }
     const rows = await this.db.query<EntryRecord>(sql, params)
     return this.pageOf(rows.map(toEntry), viewer)
   }
 
-  /** Whom and what the user follows, and the user: the antenna's sources, in one statement. */
-  private async antennaOf(userId: string): Promise<{ users: string[]; words: string[] }> {
-    const rows = await this.db.query<{ users: string[]; words: string[] }>(
-      `SELECT ARRAY(SELECT followee FROM kigo_core.user_follows WHERE follower = $1) || $1::text AS users,
-              ARRAY(SELECT word FROM kigo_core.keyword_follows WHERE user_id = $1) AS words`,
-      [userId],
+  /**
+   * The antenna (docs/api.md#timelines): entries by the users and on the keywords the user
+   * follows, and the user's own. Its newest IDs are found first (antennaIds), then the
+   * page's entries by ID, or for sort=hot the candidates ranked by their stars. Every
+   * statement here has one plan whatever the user follows, so none is planned per call: a
+   * thousand followed users as constants cost PostgreSQL about 3 ms of planning, more than
+   * the page itself (docs/performance.md#what-keeps-the-cost-flat).
+   */
+  private async antennaTimeline(userId: string, q: TimelineQuery, viewer: string | null): Promise<EntryPage> {
+    const ids = await this.antennaNewest(userId, q, q.since, q.page * q.count)
+    const offset = (q.page - 1) * q.count
+    return this.entriesPage(ids.slice(offset, offset + q.count), viewer)
+  }
+
+  /** The antenna's newest `needed` IDs written at or after `from` and at or below `q.maxId`, newest first. */
+  private async antennaNewest(userId: string, q: TimelineQuery, from: Date | null, needed: number): Promise<string[]> {
+    const [antenna, floor] = await Promise.all([this.antennaOf(userId), from === null ? null : this.windowStart(from)])
+    if (antenna.newest === null || (from !== null && floor === null)) return []
+    const top = q.maxId !== null && BigInt(q.maxId) < BigInt(antenna.newest) ? q.maxId : antenna.newest
+    return this.antennaIds(antenna, BigInt(top), floor === null ? 0n : BigInt(floor), q.since, needed)
+  }
+
+  async hotRanking(q: TimelineQuery): Promise<string[]> {
+    // docs/api.md#timelines: the source's newest `hotCandidates` entries of the window, most
+    // stars first. The window starts at its first entry's ID, so the source's index is read
+    // from its newest entry down to at most that many, and stars are counted (in the stars'
+    // primary key) for those only, however long the window is.
+    const from = q.since !== null && q.since > q.hotSince ? q.since : q.hotSince
+    if (q.source.kind === 'friends') {
+      const ids = await this.antennaNewest(q.source.userId, q, from, hotCandidates)
+      return (await this.db.query<{ id: string }>(rankedByStarsSql, [ids])).map((r) => r.id)
+    }
+    const start = await this.windowStart(from)
+    if (start === null) return []
+    const { where, params } = sourceFilter(q)
+    params.push(start)
+    where.push(`e.id >= $${params.length}::bigint`)
+    const rows = await this.db.query<{ id: string }>(
+      `${planEachCall}WITH c AS MATERIALIZED (
+         SELECT e.id FROM kigo_core.entries e WHERE ${where.join(' AND ')} ORDER BY e.id DESC LIMIT ${hotCandidates})
+       SELECT c.id::text AS id FROM c ORDER BY (SELECT count(*) FROM kigo_core.stars s WHERE s.entry_id = c.id) DESC, c.id DESC`,
+      params,
     )
-    return rows[0] ?? { users: [userId], words: [] }
+    return rows.map((r) => r.id)
+  }
+
+  async entriesPage(ids: string[], viewer: string | null): Promise<EntryPage> {
+    if (ids.length === 0) return this.pageOf([], viewer)
+    const rows = await this.db.query<EntryRecord>(entriesByIdsSql, [ids])
+    return this.pageOf(rows.map(toEntry), viewer)
+  }
+
+  /** Whom and what the user follows (and the user), and the newest entry's ID: one statement. */
+  private async antennaOf(userId: string): Promise<Antenna> {
+    const rows = await this.db.query<Antenna>(antennaSql, [userId])
+    return rows[0] ?? { users: [userId], words: [], newest: null }
+  }
+
+  /**
+   * The antenna's newest `needed` IDs from `top` down to `floor`, newest first. First a walk
+   * down the primary key over 16 × `needed` IDs, each row checked against the followed users
+   * and keywords hashed: a heavy follower's antenna (one entry in twelve at every size of
+   * the benchmark) is found in one walk. While more are needed, the walk goes on over as
+   * many IDs as the density seen so far says the rest needs, as long as that is at most
+   * `walkBound` rows; past it, the antenna is sparse, and the rest is read through the
+   * author and keyword indexes, at most `needed` entries of each followed source.
+   */
+  private async antennaIds(antenna: Antenna, top: bigint, floor: bigint, from: Date | null, needed: number): Promise<string[]> {
+    const found: string[] = []
+    let span = BigInt(needed) * 16n
+    let walked = 0n
+    for (;;) {
+      const bottom = top - span < floor - 1n ? floor - 1n : top - span
+      const rows = await this.db.query<{ id: string }>(antennaWalkSql, [antenna.users, antenna.words, bottom.toString(), top.toString(), needed - found.length, from])
+      for (const r of rows) found.push(r.id)
+      walked += top - bottom
+      if (found.length >= needed || bottom < floor) return found
+      top = bottom
+      const rest = needed - found.length
+      const projected = found.length === 0 ? Infinity : (rest * Number(walked)) / found.length
+      if (projected > walkBound) {
+        const more = await this.db.query<{ id: string }>(antennaBySourceSql, [antenna.users, antenna.words, floor.toString(), top.toString(), rest, from])
+        for (const r of more) found.push(r.id)
+        return found
+      }
+      span = BigInt(Math.ceil(projected * 1.25))
+    }
   }
 
   /** The ID of the first entry written at or after `since` (entries_created_at), or null when none was. */

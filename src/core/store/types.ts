@@ -138,6 +138,14 @@ export interface ContentStore {
 
   /** One page of a timeline, newest first (or hottest first). */
   timeline(query: TimelineQuery, viewer: string | null): Promise<EntryPage>
+  /**
+   * sort=hot's order of a source (docs/api.md#timelines): the IDs of its newest
+   * `hotCandidates` entries at or after `hotSince` (and `since`, at or below `maxId`), most
+   * stars first, then newest. `count` and `page` are not read: a page is a slice of it.
+   */
+  hotRanking(query: TimelineQuery): Promise<string[]>
+  /** The entries `ids` that exist, in that order, with their replies, stars and followers. */
+  entriesPage(ids: string[], viewer: string | null): Promise<EntryPage>
   /** Replies, stars and followers of given entries (an entry page, statuses/show). */
   pageOf(entries: EntryRow[], viewer: string | null): Promise<EntryPage>
   /** The replies of one entry (statuses/show) with their stars and followers; `entries` is empty. */

@@ -137,7 +137,7 @@ describeEachBackend('follows and keywords routes', routeBackends, (storage) => {
 describeEachBackend('keywords/hot between refreshes', routeBackends, (storage) => {
   let hh: Harness
   beforeAll(async () => {
-    hh = await startHarness({ core: { hotKeywordsRefreshSeconds: 1 } }, storage)
+    hh = await startHarness({ core: { hotRefreshSeconds: 1 } }, storage)
   })
   afterAll(async () => {
     await hh?.close()

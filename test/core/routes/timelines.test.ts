@@ -183,3 +183,34 @@ describeEachBackend('timelines routes', routeBackends, (storage) => {
     expect((await get('/api/statuses/public_timeline.html')).statusCode).toBe(404)
   })
 })
+
+describeEachBackend('sort=hot between refreshes', routeBackends, (storage) => {
+  let hh: Harness
+  beforeAll(async () => {
+    hh = await startHarness({ core: { hotRefreshSeconds: 1 } }, storage)
+  })
+  afterAll(async () => {
+    await hh?.close()
+  })
+  const postAs = async (as: string, status: string): Promise<Entry> => (await hh.call({ method: 'POST', url: '/api/statuses/update.json', as, ...form({ status }) })).json()
+  const star = async (as: string, id: string) => expect((await hh.call({ method: 'POST', url: `/api/favorites/create/${id}.json`, as })).statusCode).toBe(200)
+  const hot = async (query = '') => (await hh.call({ url: `/api/statuses/keyword_timeline/spring.json?sort=hot${query}` })).json() as Entry[]
+
+  test('the order is kept until a refresh old, the entries shown are fresh; a query with max_id is ranked on its own', async () => {
+    const a = await postAs('alice', 'spring=plum')
+    const b = await postAs('bob', 'spring=cherry')
+    await star('carol', a.id)
+    expect(ids(await hot())).toEqual([a.id, b.id])
+    await star('carol', b.id)
+    await star('dave', b.id)
+    // Within the refresh period: the order as it was, the entries as they are now (dave's star shows).
+    const kept: Entry[] = (await hh.call({ url: '/api/statuses/keyword_timeline/spring.json?sort=hot', as: 'dave' })).json()
+    expect(ids(kept)).toEqual([a.id, b.id])
+    expect(kept.map((e) => e.favorited)).toEqual([0, 1])
+    // A query with max_id is ranked now.
+    expect(ids(await hot(`&max_id=${b.id}`))).toEqual([b.id, a.id])
+    await new Promise((r) => setTimeout(r, 1100))
+    await hot()
+    await expect.poll(async () => ids(await hot()), { timeout: 3000 }).toEqual([b.id, a.id])
+  })
+})

@@ -154,13 +154,36 @@ describeBackends('timelines', backends, (backend) => {
     }
     const sparse = await store.timeline(query({ kind: 'friends', userId: 'u1' }, { count: 200, page: 3 }), null)
     expect(sparse.entries.map((e) => e.id)).toEqual(all.filter((r) => ['u1', 'u2', 'u3'].includes(r.author) || r.keyword === 'k7').slice(400, 600).map((r) => r.id))
-    // The followed users and keywords go as arrays, planned with their values: a walk down
-    // the primary key for the heavy follower, the author and keyword indexes for a sparse one.
-    for (const userId of ['u4', 'u1']) {
-      const plan = await planOf(() => store.timeline(query({ kind: 'friends', userId }, { page: 50 }), null), /WITH r AS MATERIALIZED/)
-      expect(plan).toMatch(/entries_author_id|entries_keyword_id|entries_pkey/)
-      expect(plan).not.toMatch(/Seq Scan on entries/)
-    }
+    // A dense antenna is a walk down the primary key, each row checked against the followed
+    // users and keywords hashed; no statement of it reads entries in full.
+    const walk = await planOf(() => store.timeline(query({ kind: 'friends', userId: 'u4' }, { page: 50 }), null), /IN \(SELECT unnest/)
+    expect(walk).toMatch(/Index Scan Backward using entries_pkey/)
+    expect(walk).toMatch(/hashed SubPlan/)
+    expect(walk).not.toMatch(/Seq Scan on entries/)
+  })
+
+  it('a sparse antenna: read through the author and keyword indexes once a walk finds too few, the pages a plain filter gives', async () => {
+    // Five entries spread over the store move to a keyword of their own; "loner" follows it
+    // and a user without entries.
+    await db.query(`INSERT INTO kigo_core.keywords (word) VALUES ('rare')`)
+    await db.query(`UPDATE kigo_core.entries SET keyword = 'rare' WHERE id IN (5000, 25000, 50000, 75000, 99000)`)
+    await db.query(`INSERT INTO kigo_core.users (id, name) VALUES ('loner', 'Loner'), ('quiet', 'Quiet')`)
+    await db.query(`INSERT INTO kigo_core.user_follows (follower, followee) VALUES ('loner', 'quiet')`)
+    await db.query(`INSERT INTO kigo_core.keyword_follows (user_id, word) VALUES ('loner', 'rare')`)
+    const before = log.length
+    const got = await store.timeline(query({ kind: 'friends', userId: 'loner' }), null)
+    expect(got.entries.map((e) => e.id)).toEqual(['99000', '75000', '50000', '25000', '5000'])
+    expect((await store.timeline(query({ kind: 'friends', userId: 'loner' }, { maxId: '49999' }), null)).entries.map((e) => e.id)).toEqual(['25000', '5000'])
+    const bySource = log.slice(before).find((r) => /CROSS JOIN LATERAL/.test(r.sql))
+    expect(bySource, 'the rest read by source').toBeDefined()
+    const plan = (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${bySource!.sql}`, bySource!.params)).map((r) => r['QUERY PLAN']).join('\n')
+    expect(plan).toMatch(/entries_keyword_id/)
+    expect(plan).toMatch(/entries_author_id/)
+    expect(plan).not.toMatch(/Seq Scan on entries/)
+    // Its sort=hot: the same five, the one with stars first.
+    await db.query(`INSERT INTO kigo_core.stars (entry_id, user_id) VALUES (50000, 'u1'), (50000, 'u2'), (5000, 'u1')`)
+    const hot = await store.timeline(query({ kind: 'friends', userId: 'loner' }, { sort: 'hot', hotSince: new Date(0) }), null)
+    expect(hot.entries.map((e) => e.id)).toEqual(['50000', '5000', '99000', '75000', '25000'])
   })
 
   it(`sort=hot ranks the newest ${hotCandidates} entries of the window by stars, as a plain sort of them does`, async () => {

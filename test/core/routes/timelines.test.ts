@@ -194,7 +194,7 @@ describeEachBackend('sort=hot between refreshes', routeBackends, (storage) => {
   })
   const postAs = async (as: string, status: string): Promise<Entry> => (await hh.call({ method: 'POST', url: '/api/statuses/update.json', as, ...form({ status }) })).json()
   const star = async (as: string, id: string) => expect((await hh.call({ method: 'POST', url: `/api/favorites/create/${id}.json`, as })).statusCode).toBe(200)
-  const hot = async (query = '') => (await hh.call({ url: `/api/statuses/keyword_timeline/spring.json?sort=hot${query}` })).json() as Entry[]
+  const hot = async (query = ''): Promise<Entry[]> => (await hh.call({ url: `/api/statuses/keyword_timeline/spring.json?sort=hot${query}` })).json<Entry[]>()
 
   test('the order is kept until a refresh old, the entries shown are fresh; a query with max_id is ranked on its own', async () => {
     const a = await postAs('alice', 'spring=plum')

@@ -2,6 +2,7 @@
 // engines: `Db` hides whether PGlite or PostgreSQL answers, and both speak the same SQL.
 // IDs are selected as text because the two drivers return int8 differently.
 import { createHash } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 import { planEachCall, type Db, type Queryable } from '../../common/sql.js'
 import {
   ReplyTargetNotFound,
@@ -81,12 +82,26 @@ interface Antenna {
   newest: string | null
 }
 
-const antennaSql = `SELECT ARRAY(SELECT followee FROM kigo_core.user_follows WHERE follower = $1) || $1::text AS users,
-         ARRAY(SELECT word FROM kigo_core.keyword_follows WHERE user_id = $1) AS words,
+const antennaSql = `SELECT ARRAY(SELECT followee FROM kigo_core.user_follows WHERE follower = $1 ORDER BY followee) || $1::text AS users,
+         ARRAY(SELECT word FROM kigo_core.keyword_follows WHERE user_id = $1 ORDER BY word) AS words,
          (SELECT max(id)::text FROM kigo_core.entries) AS newest`
 
 /** Rows an antenna walk may still read before the rest is read through the sources' indexes (about 5 ms at L). */
 const walkBound = 20_000
+
+/** Users whose antenna's newest IDs are kept (antennaNewest): 8 KiB each at most. */
+const keptAntennas = 512
+
+/** An antenna's newest IDs as last read: up to `hotCandidates`, newest first, for what it followed then. */
+interface KeptAntenna {
+  /** The followed users and keywords the IDs were read for. */
+  sources: string
+  /** The newest entry's ID when they were read: IDs above it are read on the next call. */
+  top: bigint
+  ids: BigInt64Array
+  /** True when `ids` holds every entry of the antenna up to `top` (fewer than `hotCandidates`). */
+  whole: boolean
+}
 
 /**
  * The antenna's newest IDs in ($3, $4], at most $5, written at or after $6 (when given):
@@ -234,6 +249,15 @@ async function insertPhotoIn(q: Queryable, userId: string, source: string, deplo
 }
 
 export class SqlContentStore implements ContentStore {
+  /**
+   * Each user's antenna's newest IDs, read again only above the newest entry seen: a
+   * follower paging through the antenna walks the primary key once, and after that only
+   * over the entries written since. Keyed by what the user follows, so a follow or an
+   * unfollow (through any process) reads it anew; a page that finds one of its entries
+   * deleted reads it anew too.
+   */
+  private readonly antennas = new LRUCache<string, KeptAntenna>({ max: keptAntennas })
+
   constructor(private readonly db: Db) {}
 
   async upsertUser(user: UserRow): Promise<void> {
@@ -431,17 +455,58 @@ export class SqlContentStore implements ContentStore {
    * the page itself (docs/performance.md#what-keeps-the-cost-flat).
    */
   private async antennaTimeline(userId: string, q: TimelineQuery, viewer: string | null): Promise<EntryPage> {
-    const ids = await this.antennaNewest(userId, q, q.since, q.page * q.count)
     const offset = (q.page - 1) * q.count
-    return this.entriesPage(ids.slice(offset, offset + q.count), viewer)
+    const ids = (await this.antennaNewest(userId, q, q.since, q.page * q.count)).slice(offset, offset + q.count)
+    const page = await this.entriesPage(ids, viewer)
+    if (page.entries.length === ids.length) return page
+    // An entry of the kept IDs was deleted meanwhile: read the antenna anew.
+    this.antennas.delete(userId)
+    return this.entriesPage((await this.antennaNewest(userId, q, q.since, q.page * q.count)).slice(offset, offset + q.count), viewer)
   }
 
-  /** The antenna's newest `needed` IDs written at or after `from` and at or below `q.maxId`, newest first. */
+  /**
+   * The antenna's newest `needed` IDs written at or after `from` and at or below `q.maxId`,
+   * newest first: from the kept IDs (keptAntenna) when they reach that far, else read.
+   */
   private async antennaNewest(userId: string, q: TimelineQuery, from: Date | null, needed: number): Promise<string[]> {
-    const [antenna, floor] = await Promise.all([this.antennaOf(userId), from === null ? null : this.windowStart(from)])
-    if (antenna.newest === null || (from !== null && floor === null)) return []
-    const top = q.maxId !== null && BigInt(q.maxId) < BigInt(antenna.newest) ? q.maxId : antenna.newest
-    return this.antennaIds(antenna, BigInt(top), floor === null ? 0n : BigInt(floor), q.since, needed)
+    const [antenna, floorId] = await Promise.all([this.antennaOf(userId), from === null ? null : this.windowStart(from)])
+    if (antenna.newest === null || (from !== null && floorId === null)) return []
+    const newest = BigInt(antenna.newest)
+    const top = q.maxId !== null && BigInt(q.maxId) < newest ? BigInt(q.maxId) : newest
+    const floor = floorId === null ? 0n : BigInt(floorId)
+    // `since` filters by time, which the kept IDs do not know; every other query can use them.
+    if (q.since === null && needed <= hotCandidates) {
+      const kept = await this.keptAntenna(userId, antenna, newest)
+      const out: string[] = []
+      for (const id of kept.ids) {
+        if (id > top) continue
+        if (id < floor || out.length === needed) break
+        out.push(String(id))
+      }
+      const last = kept.ids.length === 0 ? null : kept.ids[kept.ids.length - 1]!
+      if (out.length === needed || kept.whole || (last !== null && last <= floor)) return out
+    }
+    return this.antennaIds(antenna, top, floor, q.since, needed)
+  }
+
+  /** The user's kept antenna IDs, brought up to `newest` (read whole when none are kept for what the user follows now). */
+  private async keptAntenna(userId: string, antenna: Antenna, newest: bigint): Promise<KeptAntenna> {
+    const sources = `${antenna.users.join('\n')}\0${antenna.words.join('\n')}`
+    const before = this.antennas.get(userId)
+    let kept: KeptAntenna
+    if (before !== undefined && before.sources === sources) {
+      if (before.top >= newest) return before
+      const added = await this.antennaIds(antenna, newest, before.top + 1n, null, hotCandidates)
+      const ids = new BigInt64Array(Math.min(hotCandidates, added.length + before.ids.length))
+      ids.set(added.slice(0, ids.length).map(BigInt))
+      if (added.length < ids.length) ids.set(before.ids.subarray(0, ids.length - added.length), added.length)
+      kept = { sources, top: newest, ids, whole: before.whole && ids.length < hotCandidates }
+    } else {
+      const ids = await this.antennaIds(antenna, newest, 0n, null, hotCandidates)
+      kept = { sources, top: newest, ids: BigInt64Array.from(ids, BigInt), whole: ids.length < hotCandidates }
+    }
+    this.antennas.set(userId, kept)
+    return kept
   }
 
   async hotRanking(q: TimelineQuery): Promise<string[]> {

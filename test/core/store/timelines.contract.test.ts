@@ -31,12 +31,15 @@ describeBackends('timelines', backends, (backend) => {
   let db: Db
   let log: Recorded[]
   let store: SqlContentStore
+  /** The recording Db, for stores of their own (nothing kept from other tests). */
+  let recorded: Db
 
   beforeAll(async () => {
     db = await openDb({ ...backend(), timeouts: { connectTimeoutMs: 10_000, statementTimeoutMs: 120_000 } })
     await migrate(db, coreSchema, migrations)
     const r = recording(db)
     log = r.log
+    recorded = r.db
     store = new SqlContentStore(r.db)
     // 100,000 entries by 100 users over 200 keywords (a third on user keywords), one in
     // 50 with photos, one in 10 a reply, one a second apart; follows for u1.
@@ -156,10 +159,39 @@ describeBackends('timelines', backends, (backend) => {
     expect(sparse.entries.map((e) => e.id)).toEqual(all.filter((r) => ['u1', 'u2', 'u3'].includes(r.author) || r.keyword === 'k7').slice(400, 600).map((r) => r.id))
     // A dense antenna is a walk down the primary key, each row checked against the followed
     // users and keywords hashed; no statement of it reads entries in full.
-    const walk = await planOf(() => store.timeline(query({ kind: 'friends', userId: 'u4' }, { page: 50 }), null), /IN \(SELECT unnest/)
+    const walk = await planOf(() => new SqlContentStore(recorded).timeline(query({ kind: 'friends', userId: 'u4' }, { page: 50 }), null), /IN \(SELECT unnest/)
     expect(walk).toMatch(/Index Scan Backward using entries_pkey/)
     expect(walk).toMatch(/hashed SubPlan/)
     expect(walk).not.toMatch(/Seq Scan on entries/)
+  })
+
+  it('kept antenna IDs: a later call walks only what was written since; a new entry, a follow and a deletion show at once', async () => {
+    const own = new SqlContentStore(recorded)
+    const users = new Set(['u4', ...Array.from({ length: 60 }, (_, i) => `u${i + 10}`)])
+    const words = new Set(Array.from({ length: 30 }, (_, i) => `k${i + 100}`))
+    const expected = async (page: number) =>
+      (await everything()).filter((r) => users.has(r.author) || words.has(r.keyword)).slice((page - 1) * 20, page * 20).map((r) => r.id)
+    const antennaPage = async (page: number) => (await own.timeline(query({ kind: 'friends', userId: 'u4' }, { page }), null)).entries.map((e) => e.id)
+    expect(await antennaPage(1)).toEqual(await expected(1))
+    const newestBefore = (await db.query<{ id: string }>('SELECT max(id)::text AS id FROM kigo_core.entries'))[0]!.id
+    const [added] = await db.query<{ id: string }>(`INSERT INTO kigo_core.entries (author, keyword, body, source, deployment) VALUES ('u10', 'k0', 'new', 'API', 'domestic') RETURNING id::text AS id`)
+    const before = log.length
+    expect((await antennaPage(1))[0]).toBe(added!.id)
+    expect(await antennaPage(3)).toEqual(await expected(3))
+    // Only the entries written since were walked.
+    const walks = log.slice(before).filter((r) => /IN \(SELECT unnest/.test(r.sql))
+    expect(walks.length).toBeGreaterThan(0)
+    for (const w of walks) expect(BigInt(w.params[2] as string)).toBeGreaterThanOrEqual(BigInt(newestBefore))
+    // A follow changes what the antenna is: read anew.
+    await db.query(`INSERT INTO kigo_core.user_follows (follower, followee) VALUES ('u4', 'u99')`)
+    users.add('u99')
+    for (const page of [1, 2, 50]) expect(await antennaPage(page)).toEqual(await expected(page))
+    // A deleted entry leaves no hole in the page.
+    await db.query('DELETE FROM kigo_core.entries WHERE id = $1::bigint', [added!.id])
+    expect(await antennaPage(1)).toEqual(await expected(1))
+    await db.query(`DELETE FROM kigo_core.user_follows WHERE follower = 'u4' AND followee = 'u99'`)
+    users.delete('u99')
+    expect(await antennaPage(2)).toEqual(await expected(2))
   })
 
   it('a sparse antenna: read through the author and keyword indexes once a walk finds too few, the pages a plain filter gives', async () => {

@@ -1,7 +1,6 @@
 // Keywords (docs/api.md#keywords): the Keyword object, show, hot, list, the keywords a user
 // follows, follow and unfollow, relations.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { LRUCache } from 'lru-cache'
 import { errors } from '../../common/errors.js'
 import type { XmlObject } from '../../common/formats.js'
 import { baseUrl } from '../entries/deployment.js'
@@ -10,6 +9,7 @@ import { listXml } from '../render/entry.js'
 import { keywordPageUrl } from '../render/urls.js'
 import type { KeywordRow } from '../store/types.js'
 import { apiRoute, readEntryRequest } from './api-route.js'
+import { keptRanking } from './hot-ranking.js'
 import { deploymentOf, requester, sendPayload } from './context.js'
 import type { CoreDeps } from './deps.js'
 import { intParam, subjectOf, wordOf } from './list-params.js'
@@ -30,26 +30,11 @@ export function keywordObject(k: KeywordRow, base: string, withRelated: boolean)
   }
 }
 
-/**
- * keywords/hot's ranking, which is the same for every caller and groups a day of entries
- * (docs/performance.md#scale): computed at most every `hotRefreshSeconds`. Past
- * that, the next caller still gets the last ranking while a new one is computed (lru-cache's
- * stale-while-revalidate), so no request waits for it but the first; when computing fails
- * (the store is away), the last ranking stays.
- */
+/** keywords/hot's ranking, kept for `core.hotRefreshSeconds` (hot-ranking.ts). */
 function hotKeywordsRanking(deps: CoreDeps): () => Promise<KeywordRow[]> {
   const { hotKeywordsHours, hotRefreshSeconds } = deps.config.core
-  const rank = () => deps.store.hotKeywords(new Date(Date.now() - hotKeywordsHours * 3600_000), keywordsPerPage)
-  if (hotRefreshSeconds === 0) return rank
-  const ranking = new LRUCache<'hot', KeywordRow[]>({
-    max: 1,
-    ttl: hotRefreshSeconds * 1000,
-    allowStale: true,
-    noDeleteOnStaleGet: true,
-    allowStaleOnFetchRejection: true,
-    fetchMethod: rank,
-  })
-  return async () => (await ranking.fetch('hot'))!
+  const ranking = keptRanking(hotRefreshSeconds, 1, () => deps.store.hotKeywords(new Date(Date.now() - hotKeywordsHours * 3600_000), keywordsPerPage))
+  return () => ranking('hot', undefined)
 }
 
 export function keywordRoutes(app: FastifyInstance, deps: CoreDeps): void {

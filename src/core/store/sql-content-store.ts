@@ -135,9 +135,9 @@ const rankedByStarsSql = `SELECT c.id::text AS id FROM unnest($1::bigint[]) c(id
 
 /**
  * The filter of a source other than the antenna, with `since` and `maxId`: conditions on
- * `e` and their parameters ($1 on).
+ * `e`, their parameters ($1 on), and `p`, which adds a parameter and names its placeholder.
  */
-function sourceFilter(q: TimelineQuery): { where: string[]; params: unknown[] } {
+function sourceFilter(q: TimelineQuery): { where: string[]; params: unknown[]; p: (v: unknown) => string } {
   const params: unknown[] = []
   const p = (v: unknown) => {
     params.push(v)
@@ -155,7 +155,7 @@ function sourceFilter(q: TimelineQuery): { where: string[]; params: unknown[] } 
   }
   if (q.since) where.push(`e.created_at >= ${p(q.since)}`)
   if (q.maxId !== null) where.push(`e.id <= ${p(q.maxId)}::bigint`)
-  return { where, params }
+  return { where, params, p }
 }
 
 /** An ID the bigint columns can hold; anything else names no row, so callers get null. */
@@ -432,12 +432,7 @@ export class SqlContentStore implements ContentStore {
       return this.entriesPage((await this.hotRanking(q)).slice(offset, offset + q.count), viewer)
     }
     if (q.source.kind === 'friends') return this.antennaTimeline(q.source.userId, q, viewer)
-    const { where, params } = sourceFilter(q)
-    const p = (v: unknown) => {
-      params.push(v)
-      return `$${params.length}`
-    }
-
+    const { where, params, p } = sourceFilter(q)
     const sql = `${planEachCall}WITH r AS MATERIALIZED (
          SELECT e.id FROM kigo_core.entries e WHERE ${where.join(' AND ')} ORDER BY e.id DESC LIMIT ${p(q.count)} OFFSET ${p((q.page - 1) * q.count)})
        SELECT ${entryColumns} FROM r JOIN kigo_core.entries e ON e.id = r.id JOIN kigo_core.users u ON u.id = e.author
@@ -521,9 +516,8 @@ export class SqlContentStore implements ContentStore {
     }
     const start = await this.windowStart(from)
     if (start === null) return []
-    const { where, params } = sourceFilter(q)
-    params.push(start)
-    where.push(`e.id >= $${params.length}::bigint`)
+    const { where, params, p } = sourceFilter(q)
+    where.push(`e.id >= ${p(start)}::bigint`)
     const rows = await this.db.query<{ id: string }>(
       `${planEachCall}WITH c AS MATERIALIZED (
          SELECT e.id FROM kigo_core.entries e WHERE ${where.join(' AND ')} ORDER BY e.id DESC LIMIT ${hotCandidates})

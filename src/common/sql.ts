@@ -248,6 +248,13 @@ class PostgresDb implements Db {
   private async inTransaction<T>(fn: (tx: Queryable) => Promise<T>, options: TransactionOptions): Promise<T> {
     const client = await this.pool.connect()
     let broken: Error | undefined
+    // pg-pool takes its error listener off a client it hands out: a connection that ends
+    // while checked out would otherwise be an uncaught 'error' event. Its statements fail
+    // on their own; the error is kept so the client is released as broken.
+    const onError = (err: Error) => {
+      broken = err
+    }
+    client.on('error', onError)
     const timeoutMs = options.statementTimeoutMs
     try {
       await client.query('BEGIN')
@@ -268,6 +275,7 @@ class PostgresDb implements Db {
       else await client.query('ROLLBACK').catch(() => undefined)
       throw err
     } finally {
+      client.removeListener('error', onError)
       client.release(broken)
     }
   }

@@ -200,3 +200,27 @@ describe.skipIf(postgres === null)('SQL layer on PostgreSQL: statements outside 
     await expect(db.query('SELECT $1::int AS n', [1])).rejects.toThrow()
   })
 })
+
+describe.skipIf(postgres === null)('SQL layer on PostgreSQL: a transaction whose connection ends', () => {
+  it('fails as a connection failure, raises no uncaught error, and the next transaction runs on a new connection', async () => {
+    const db = await openDb({ databaseUrl: postgres!.url, dataDir: '/nonexistent', maxConnections: 2 })
+    const admin = new pg.Client({ connectionString: postgres!.url })
+    await admin.connect()
+    try {
+      const ended = db.transaction(async (tx) => {
+        const [{ pid }] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+        await admin.query('SELECT pg_terminate_backend($1)', [pid])
+        await tx.query('SELECT pg_sleep(0.2)')
+      })
+      const err = await ended.then(() => null, (e: unknown) => e)
+      expect(err).not.toBeNull()
+      expect(isConnectionFailure(err)).toBe(true)
+      // An uncaught 'error' from the ended connection would fail this file; give it time to come.
+      await new Promise((r) => setTimeout(r, 200))
+      expect(await db.transaction(async (tx) => (await tx.query<{ n: number }>('SELECT 1 AS n'))[0]!.n)).toBe(1)
+    } finally {
+      await admin.end()
+      await db.close()
+    }
+  })
+})

@@ -208,7 +208,7 @@ describe.skipIf(postgres === null)('SQL layer on PostgreSQL: a transaction whose
     await admin.connect()
     try {
       const ended = db.transaction(async (tx) => {
-        const [{ pid }] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+        const pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]!.pid
         await admin.query('SELECT pg_terminate_backend($1)', [pid])
         await tx.query('SELECT pg_sleep(0.2)')
       })

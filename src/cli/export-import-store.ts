@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { deriveKey } from '../common/secrets.js'
 import { openDb, type Db, type Migration, type Queryable } from '../common/sql.js'
-import { coreSchema, migrations as coreMigrations } from '../core/store/migrations.js'
+import { coreSchema, migrations as coreMigrations, rebuildKeywordSuffixesSql } from '../core/store/migrations.js'
 import { gatewaySchema } from '../gateway/store/index.js'
 import { gatewayMigrations } from '../gateway/schema.js'
 import { SecretBox } from '../gateway/store/crypto.js'
@@ -53,6 +53,15 @@ export const movedTables: Readonly<Record<string, string>> = {
   'kigo_gateway.oidc_clients': 'OpenID Connect relying parties (sealed secrets)',
   'kigo_gateway.oidc_keys': 'OpenID Connect signing keys (sealed)',
   'kigo_gateway.oidc_state': 'OpenID Connect grants, codes, tokens and sessions',
+}
+
+/**
+ * Tables derived from moved ones, as an index is: left out of a dump and made again on the
+ * target, by its own SQL, once the rows are in (so they follow the target's lower(), as the
+ * trigram index they replaced did).
+ */
+export const rebuiltTables: Readonly<Record<string, { what: string; sql: string }>> = {
+  'kigo_core.keyword_suffixes': { what: "every keyword's suffixes, for keywords/list?word=", sql: rebuildKeywordSuffixesSql },
 }
 
 /** The table that holds each schema's applied migrations. */
@@ -165,13 +174,14 @@ export async function presentSchemas(tx: Queryable): Promise<SchemaInfo[]> {
 
 /**
  * The tables of the given schemas, parents before the tables whose foreign keys name
- * them (the order rows are written in), schema_migrations left out.
+ * them (the order rows are written in), schema_migrations and rebuiltTables left out.
  */
 export async function catalogTables(tx: Queryable, schemas: string[]): Promise<TableInfo[]> {
   const tables = await tx.query<{ name: string }>(
     `SELECT n.nspname || '.' || c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = ANY($1::text[]) AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relname <> $2`,
-    [schemas, versionsTable],
+      WHERE n.nspname = ANY($1::text[]) AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relname <> $2
+        AND NOT (n.nspname || '.' || c.relname) = ANY($3::text[])`,
+    [schemas, versionsTable, Object.keys(rebuiltTables)],
   )
   const columns = await tx.query<{ table_name: string; name: string; type: string }>(
     `SELECT n.nspname || '.' || c.relname AS table_name, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type

@@ -36,6 +36,7 @@ import {
   kigoSchemas,
   openStore,
   presentSchemas,
+  rebuiltTables,
   rowText,
   secretKeyOf,
   sequenceStates,
@@ -360,6 +361,16 @@ export async function importStore(options: ImportOptions): Promise<ImportSummary
       progress.finish()
       options.progress.write(`import: building ${deferred.length} indexes\n`)
       for (const index of deferred) await tx.query(index.def)
+      // Derived tables, at the dump's schema versions (a later migration that adds one fills it).
+      const derived = await tx.query<{ name: string }>(
+        `SELECT n.nspname || '.' || c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE (n.nspname || '.' || c.relname) = ANY($1::text[]) ORDER BY 1`,
+        [Object.keys(rebuiltTables)],
+      )
+      for (const { name } of derived) {
+        options.progress.write(`import: rebuilding ${name} (${rebuiltTables[name]!.what})\n`)
+        await tx.query(rebuiltTables[name]!.sql)
+      }
       for (const t of tables) await tx.query(`ALTER TABLE ${ident(t.name)} ENABLE TRIGGER USER`)
       for (const s of header.sequences) await tx.query('SELECT setval($1::regclass, $2::bigint, $3::boolean)', [ident(s.name), s.last_value, s.is_called])
 

@@ -5,6 +5,17 @@ import type { Migration } from '../../common/sql.js'
 
 export const coreSchema = 'kigo_core'
 
+/** A keyword's suffixes are kept to this many characters: a longer substring is found by its first ones, then checked whole. */
+export const keywordSuffixChars = 32
+
+/**
+ * Fills kigo_core.keyword_suffixes from the keywords: the migration that adds it, an import
+ * (the table is derived, so it is rebuilt by the target's own lower(), not moved), and the
+ * scale seed, whose bulk insert runs without triggers.
+ */
+export const rebuildKeywordSuffixesSql = `INSERT INTO kigo_core.keyword_suffixes (suffix, word)
+SELECT s, k.word FROM kigo_core.keywords k, kigo_core.keyword_suffixes_of(k.word) s ORDER BY s COLLATE "C", k.word`
+
 export const migrations: Migration[] = [
   {
     version: 1,
@@ -195,6 +206,47 @@ CREATE INDEX keywords_entry_count ON kigo_core.keywords (entry_count DESC, word)
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
 CREATE INDEX keywords_word_trgm ON kigo_core.keywords USING gin (lower(word) gin_trgm_ops);
+`,
+  },
+  {
+    version: 4,
+    name: 'keyword suffixes for substring search',
+    sql: `
+-- keywords/list?word= (docs/performance.md#keyword-search): every suffix of each keyword's
+-- lower-cased word, cut to ${keywordSuffixChars} characters, so that a substring is the prefix of a suffix and
+-- found by one range of this key. The trigram index it replaces cost as much as its
+-- trigrams' lists were long, and those grow with the number of keywords. Byte order
+-- (COLLATE "C") makes a prefix one range.
+CREATE TABLE kigo_core.keyword_suffixes (
+  suffix text COLLATE "C" NOT NULL,
+  word text NOT NULL,
+  PRIMARY KEY (suffix, word)
+);
+
+CREATE FUNCTION kigo_core.keyword_suffixes_of(word text) RETURNS SETOF text LANGUAGE sql IMMUTABLE STRICT AS $$
+SELECT DISTINCT left(substr(lower(word), i), ${keywordSuffixChars}) FROM generate_series(1, length(lower(word))) i
+$$;
+
+-- The first string after every string that starts with p, in byte order (p lower-cased and
+-- cut as suffixes are): p with its last character one code point up, skipping the
+-- surrogates, and with trailing U+10FFFF dropped first; after only U+10FFFF, a string
+-- longer than any suffix.
+CREATE FUNCTION kigo_core.after_prefix(p text) RETURNS text LANGUAGE sql IMMUTABLE STRICT AS $$
+SELECT CASE WHEN t = '' THEN repeat(chr(1114111), ${keywordSuffixChars + 1})
+  ELSE left(t, -1) || chr(CASE ascii(right(t, 1)) WHEN 55295 THEN 57344 ELSE ascii(right(t, 1)) + 1 END) END
+FROM (SELECT rtrim(p, chr(1114111)) AS t) x
+$$;
+
+CREATE FUNCTION kigo_core.index_keyword_suffixes() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO kigo_core.keyword_suffixes (suffix, word) SELECT s, n.word FROM new_rows n, kigo_core.keyword_suffixes_of(n.word) s; RETURN NULL; END
+$$;
+
+CREATE TRIGGER keywords_suffixes_insert AFTER INSERT ON kigo_core.keywords
+REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kigo_core.index_keyword_suffixes();
+
+${rebuildKeywordSuffixesSql};
+
+DROP INDEX kigo_core.keywords_word_trgm;
 `,
   },
 ]

@@ -18,6 +18,7 @@ import {
   type UserRow,
   type UserWithFollowers,
 } from './types.js'
+import { keywordSuffixChars } from './migrations.js'
 
 export interface EntryRecord {
   id: string
@@ -88,6 +89,22 @@ const antennaSql = `SELECT ARRAY(SELECT followee FROM kigo_core.user_follows WHE
 
 /** Rows an antenna walk may still read before the rest is read through the sources' indexes (about 5 ms at L). */
 const walkBound = 20_000
+
+/** Knobs a test may turn down to reach a path that real data reaches only at size. */
+export interface StoreTuning {
+  /**
+   * keywords/list?word= ranks a substring's keywords itself while its suffixes number at
+   * most this many for the first page (√(depth/100) times this for deeper pages); past it,
+   * it walks the keywords by entry count. About √(keywords × page depth) at 10⁶ keywords.
+   */
+  substringCandidates: number
+}
+
+export const defaultTuning: StoreTuning = { substringCandidates: 10_000 }
+
+/** Suffixes (migration 4) that start with the lower-cased `$1`, cut as they are: one range of their key. */
+const suffixRange = `s.suffix >= left(lower($1::text), ${keywordSuffixChars}) COLLATE "C"
+  AND s.suffix < kigo_core.after_prefix(left(lower($1::text), ${keywordSuffixChars})) COLLATE "C"`
 
 /** Users whose antenna's newest IDs are kept (antennaNewest): 8 KiB each at most. */
 const keptAntennas = 512
@@ -258,7 +275,10 @@ export class SqlContentStore implements ContentStore {
    */
   private readonly antennas = new LRUCache<string, KeptAntenna>({ max: keptAntennas })
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly tuning: StoreTuning = defaultTuning,
+  ) {}
 
   async upsertUser(user: UserRow): Promise<void> {
     await upsertUserIn(this.db, user)
@@ -690,23 +710,42 @@ export class SqlContentStore implements ContentStore {
   }
 
   async listKeywords(filter: string | null, limit: number, offset: number): Promise<KeywordRow[]> {
-    // Two statements, not one with `$1 IS NULL OR …`: a prepared statement's generic plan
-    // could then use neither index. The filter is a substring of the lower-cased word, as a
-    // LIKE pattern with its own wildcards escaped, so keywords_word_trgm answers it;
-    // keywords_entry_count gives the order.
-    const rows =
-      filter === null
-        ? await this.db.query<KeywordRecord>(
-            `SELECT ${keywordColumns} FROM kigo_core.keywords k ORDER BY k.entry_count DESC, k.word LIMIT $1 OFFSET $2`,
-            [limit, offset],
-          )
-        : await this.db.query<KeywordRecord>(
-            `SELECT ${keywordColumns} FROM kigo_core.keywords k
-             WHERE lower(k.word) LIKE '%' || lower($1::text) || '%'
-             ORDER BY k.entry_count DESC, k.word LIMIT $2 OFFSET $3`,
-            [filter.replace(/[\\%_]/g, '\\$&'), limit, offset],
-          )
-    return rows.map(toKeyword)
+    if (filter === null) {
+      const rows = await this.db.query<KeywordRecord>(`SELECT ${keywordColumns} FROM kigo_core.keywords k ORDER BY k.entry_count DESC, k.word LIMIT $1 OFFSET $2`, [limit, offset])
+      return rows.map(toKeyword)
+    }
+    // docs/performance.md#keyword-search: the suffixes that start with the substring are
+    // counted up to a bound that grows with the page's depth. Below it, the keywords they
+    // name are ranked; above it, the substring is common enough that walking the keywords
+    // by entry count finds the page soon. Either costs at most about the bound, whatever
+    // the number of keywords. The LIKE keeps a substring longer than a kept suffix exact.
+    const pattern = `%${filter.replace(/[\\%_]/g, '\\$&')}%`
+    const bound = Math.ceil(this.tuning.substringCandidates * Math.sqrt((offset + limit) / 100))
+    const [counted] = await this.db.query<{ n: number }>(
+      `${planEachCall}SELECT count(*)::int AS n FROM (SELECT 1 FROM kigo_core.keyword_suffixes s WHERE ${suffixRange} LIMIT $2) x`,
+      [filter, bound + 1],
+    )
+    if (counted!.n <= bound) {
+      const rows = await this.db.query<KeywordRecord>(
+        `${planEachCall}SELECT ${keywordColumns} FROM kigo_core.keywords k
+         WHERE k.word IN (SELECT s.word FROM kigo_core.keyword_suffixes s WHERE ${suffixRange}) AND lower(k.word) LIKE lower($2)
+         ORDER BY k.entry_count DESC, k.word LIMIT $3 OFFSET $4`,
+        [filter, pattern, limit, offset],
+      )
+      return rows.map(toKeyword)
+    }
+    // Dense: the walk grows fourfold until it holds the page or has read every keyword.
+    for (let walk = (offset + limit) * 16; ; walk *= 4) {
+      const rows = await this.db.query<KeywordRecord & { walked: number }>(
+        `${planEachCall}WITH w AS MATERIALIZED (SELECT k.word, k.entry_count FROM kigo_core.keywords k ORDER BY k.entry_count DESC, k.word LIMIT $1)
+         SELECT m.*, c.walked FROM (SELECT count(*)::int AS walked FROM w) c LEFT JOIN LATERAL (
+           SELECT ${keywordColumns} FROM w JOIN kigo_core.keywords k ON k.word = w.word
+           WHERE lower(w.word) LIKE lower($2) ORDER BY w.entry_count DESC, w.word LIMIT $3 OFFSET $4) m ON true`,
+        [walk, pattern, limit, offset],
+      )
+      const found = rows.filter((r) => r.word !== null)
+      if (found.length === limit || rows[0]!.walked < walk) return found.map(toKeyword)
+    }
   }
 
   async followedKeywords(userId: string): Promise<KeywordRow[]> {

@@ -4,7 +4,8 @@ import { createHash, randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, test } from 'vitest'
 import { openContentStore } from '../../../src/core/store/index.js'
-import { migrations } from '../../../src/core/store/migrations.js'
+import { migrate, openDb } from '../../../src/common/sql.js'
+import { coreSchema, migrations } from '../../../src/core/store/migrations.js'
 import { ReplyTargetNotFound, type ContentStore, type NewEntry, type NewPhoto, type PhotoRow } from '../../../src/core/store/types.js'
 import { describeBackends, storageBackends, type StorageBackend } from '../../helpers/backends.js'
 
@@ -378,6 +379,25 @@ describe.skipIf(postgres.setup === null)('content store on postgres, shared by s
       for (const s of stores) await expect(s.ping()).resolves.toBeUndefined()
     } finally {
       await Promise.all(stores.map((s) => s.close()))
+    }
+  })
+
+  it('a store made before the keywords\' suffixes finds its keywords by substring once migrated', async () => {
+    const where = await database()
+    const db = await openDb(where)
+    try {
+      await migrate(db, coreSchema, migrations.filter((m) => m.version <= 3))
+      await db.query(`INSERT INTO kigo_core.keywords (word) VALUES ('Old Pond'), ('frog'), ('pond life')`)
+    } finally {
+      await db.close()
+    }
+    const upgraded = await openContentStore(where)
+    try {
+      expect((await upgraded.listKeywords('POND', 100, 0)).map((k) => k.word).sort()).toEqual(['Old Pond', 'pond life'])
+      await upgraded.createEntry(newEntry({ keyword: 'new pond' }), [], plainBody('after'))
+      expect((await upgraded.listKeywords('pond', 100, 0)).map((k) => k.word)).toEqual(['new pond', 'Old Pond', 'pond life'])
+    } finally {
+      await upgraded.close()
     }
   })
 

@@ -247,17 +247,74 @@ describeBackends('timelines', backends, (backend) => {
     expect(ranking).not.toMatch(/Seq Scan on (entries|stars)/)
   })
 
-  it('keywords/list: by entry count, and a substring through the trigram index, as a plain filter gives', async () => {
-    const words = await db.query<{ word: string; n: number }>(`SELECT k.word, (SELECT count(*)::int FROM kigo_core.entries e WHERE e.keyword = k.word) AS n FROM kigo_core.keywords k`)
-    const ordered = words.map((w) => ({ word: w.word, n: Number(w.n) })).sort((a, b) => b.n - a.n || (a.word < b.word ? -1 : a.word > b.word ? 1 : 0))
-    for (const filter of ['c123', 'OPIC99', 'k1', '%', '_', 'no such word']) {
-      const expected = ordered.filter((w) => w.word.toLowerCase().includes(filter.toLowerCase())).slice(0, 100)
-      const got = await store.listKeywords(filter, 100, 0)
-      expect(got.map((k) => [k.word, k.entryCount]), filter).toEqual(expected.map((w) => [w.word, w.n]))
+  /** Every keyword with its entry count, in keywords/list's order: the plain reference. */
+  const keywordsByCount = async (): Promise<Array<{ word: string; n: number }>> =>
+    (await db.query<{ word: string; n: number }>(`SELECT k.word, (SELECT count(*)::int FROM kigo_core.entries e WHERE e.keyword = k.word) AS n FROM kigo_core.keywords k`))
+      .map((w) => ({ word: w.word, n: Number(w.n) }))
+      .sort((a, b) => b.n - a.n || Buffer.compare(Buffer.from(a.word), Buffer.from(b.word)))
+  const listed = (ks: Array<{ word: string; entryCount: number }>) => ks.map((k) => [k.word, k.entryCount])
+
+  it('keywords/list: by entry count, and a substring through the keywords\' suffixes, as a plain filter gives, on both paths', async () => {
+    const ordered = await keywordsByCount()
+    // 'topic' and 'opic' start about 20,000 suffixes: past the bound of the first page, so the
+    // walk by entry count answers them; the rest are ranked from their suffixes. A bound of 3
+    // sends every filter with more than three suffixes to the walk.
+    const filters = ['c123', 'OPIC99', 'k1', 'k', 'topic', 'opic', 'TOPIC1999', '1', '%', '_', '\\', 'no such word']
+    for (const substringCandidates of [10_000, 3]) {
+      const tuned = new SqlContentStore(recorded, { substringCandidates })
+      for (const filter of filters) {
+        for (const [limit, offset] of [[100, 0], [100, 200], [7, 3]] as const) {
+          const expected = ordered.filter((w) => w.word.toLowerCase().includes(filter.toLowerCase())).slice(offset, offset + limit)
+          const got = await tuned.listKeywords(filter, limit, offset)
+          expect(listed(got), `${filter} ${limit}+${offset} (bound ${substringCandidates})`).toEqual(expected.map((w) => [w.word, w.n]))
+        }
+      }
     }
     expect((await store.listKeywords(null, 100, 100)).map((k) => k.word)).toEqual(ordered.slice(100, 200).map((w) => w.word))
-    expect(await planOf(() => store.listKeywords('c123', 100, 0))).toMatch(/keywords_word_trgm/)
+    // A rare substring: its suffixes by their key, its keywords by theirs, nothing scanned whole.
+    const rare = await planOf(() => store.listKeywords('c123', 100, 0), /k\.word IN/)
+    expect(rare).toMatch(/(Index (Only )?Scan using|Bitmap Index Scan on) keyword_suffixes_pkey/)
+    expect(rare).toMatch(/keywords_pkey/)
+    expect(rare, rare).not.toMatch(/Seq Scan on keyword(s|_suffixes)\b/)
+    const counting = await planOf(() => store.listKeywords('c123', 100, 0), /count\(\*\)/)
+    expect(counting, counting).toMatch(/(Index (Only )?Scan using|Bitmap Index Scan on) keyword_suffixes_pkey/)
+    expect(counting).toMatch(/Index Cond: \(\(suffix >= 'c123'::text COLLATE "C"\) AND \(suffix < 'c124'::text COLLATE "C"\)\)/)
+    // A common one: the keywords by entry count, from the top.
+    const common = await planOf(() => store.listKeywords('topic', 100, 0), /MATERIALIZED/)
+    expect(common).toMatch(/keywords_entry_count/)
+    expect(common).not.toMatch(/Seq Scan on keywords/)
     expect(await planOf(() => store.listKeywords(null, 100, 0))).toMatch(/keywords_entry_count/)
+  })
+
+  it('keywords/list: any case, any script, wildcards as text, substrings longer than a kept suffix, and new keywords found at once', async () => {
+    const words = [
+      'Ünïcode Straße', 'ねこのきもち', 'ねこねこ', 'MiXeD CaSe', 'banana', 'a%b_c\\d', 'x'.repeat(50) + 'tail',
+      `edge\u{10FFFF}`, `edge\u{10FFFF}\u{10FFFF}z`, `pre\uD7FF`, `pre\uE000`, `pre\u{10000}`,
+    ]
+    await db.query(`INSERT INTO kigo_core.keywords (word) SELECT unnest($1::text[])`, [words])
+    await store.createEntry({ authorId: 'u9', authorName: 'User 9', keyword: 'freshly posted', source: 'API', deployment: 'domestic', inReplyToStatusId: null }, [], () => 'new')
+    const ordered = await keywordsByCount()
+    const filters = [
+      'straße', 'ÜNÏ', 'ねこ', 'こね', 'mixed case', 'ana', 'nan', '%b_', '\\d', 'a%b_c\\d', 'x'.repeat(40), 'x'.repeat(33) + 'tai',
+      'edge', `edge\u{10FFFF}`, `\u{10FFFF}`, `\u{10FFFF}\u{10FFFF}`, `pre\uD7FF`, 'pre', 'freshly', 'posted',
+    ]
+    for (const substringCandidates of [10_000, 1]) {
+      const tuned = new SqlContentStore(recorded, { substringCandidates })
+      for (const filter of filters) {
+        // lower() of PostgreSQL and of JavaScript agree on these words.
+        const expected = ordered.filter((w) => w.word.toLowerCase().includes(filter.toLowerCase())).slice(0, 100)
+        expect(expected.length, filter).toBeGreaterThan(0)
+        expect(listed(await tuned.listKeywords(filter, 100, 0)), `${filter} (bound ${substringCandidates})`).toEqual(expected.map((w) => [w.word, w.n]))
+      }
+    }
+    // Each keyword once, however often it holds the substring. Its 54 suffixes are kept cut to 32
+    // characters, so the first 19 (all x) are one.
+    expect(await store.listKeywords('x'.repeat(51), 100, 0)).toEqual([])
+    expect((await store.listKeywords('x', 100, 0)).filter((k) => k.word.startsWith('xxx'))).toHaveLength(1)
+    const [kept] = await db.query<{ n: number; longest: number }>(
+      `SELECT count(*)::int AS n, max(length(suffix))::int AS longest FROM kigo_core.keyword_suffixes WHERE word = $1`, ['x'.repeat(50) + 'tail'],
+    )
+    expect(kept).toEqual({ n: 36, longest: 32 })
   })
 
   it('the kept counts equal counting: entries and followers of keywords, followers of users, after writes and deletes', async () => {

@@ -1,10 +1,11 @@
 // The `scale` group of `npm run bench -- --only scale` (docs/performance.md#scale): for each
-// size, a store seeded from SQL (seed.ts) in a database of its own, the core alone on it,
-// and a list of measurements run in turn. Each measurement returns part of the `scale`
-// object of the results file; the first, operationLatencies, times every operation of
-// operations.ts at a fixed rate. The statements of the largest size are EXPLAINed to
-// bench/results/scale-explain-<date>.txt. Not part of the default run: seeding L alone
-// takes several minutes.
+// size, a store seeded from SQL (seed.ts) in a database of its own and a core alone on it,
+// all sizes at once; then a list of measurements over those stores. Each measurement
+// returns part of the `scale` object of the results file; the first, operationLatencies,
+// times every operation of operations.ts at a fixed rate, the sizes side by side (slices
+// taken in turn), so that a growth ratio's two sides meet the same machine. The statements
+// of the largest size are EXPLAINed to bench/results/scale-explain-<date>.txt. Not part of
+// the default run: seeding L alone takes several minutes.
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
@@ -40,11 +41,11 @@ export interface ScaleContext {
   log: (line: string) => void
 }
 
-/** One measurement: what it adds to the results' `scale` object (merged key by key). */
+/** One measurement over the stores of one engine (every size at once): what it adds to the results' `scale` object (merged key by key). */
 export interface ScaleMeasurement {
   name: string
   engines: Engine[]
-  run(ctx: ScaleContext): Promise<Record<string, unknown>>
+  run(ctxs: ScaleContext[]): Promise<Record<string, unknown>>
 }
 
 export interface ScaleSettings {
@@ -73,25 +74,51 @@ const windows: Windows = (() => {
 const quantile = (sorted: Float64Array, q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!)
 const ms = (v: number) => Math.round(v * 100) / 100
 
-/** Every operation at the fixed rate, one after the other: p50 and p99 of each. */
+/** Slices each operation's time is cut into at each size, taken in turn across the sizes. */
+const slicesPerOperation = 4
+
+/**
+ * Every operation at the fixed rate, one after the other: p50 and p99 of each at each size.
+ * An operation's time at each size is cut into slices taken in turn (S, M, L, S, M, L, …),
+ * each size's first after a warm-up, so that all sizes of an operation meet the same load
+ * on the machine within seconds of each other.
+ */
 export const operationLatencies: ScaleMeasurement = {
   name: 'operations',
   engines: ['postgres', 'embedded'],
-  async run(ctx) {
-    const figures: Record<string, { p50_ms: number; p99_ms: number }> = {}
+  async run(ctxs) {
+    const engine = ctxs[0]!.engine
+    const { settings, log } = ctxs[0]!
+    const figures: Record<string, Record<string, { p50_ms: number; p99_ms: number }>> = Object.fromEntries(ctxs.map((c) => [c.size.name, {}]))
     const failures: string[] = []
-    for (const op of scaleOperations(ctx.fixture, ctx.core.host, ctx.core.secretKey, windows)) {
-      const r = await runPaced({ url: ctx.core.url, rate: ctx.settings.rate, durationSeconds: ctx.settings.seconds, warmupSeconds: ctx.settings.warmupSeconds, connections: ctx.settings.connections, take: op.request })
-      const sorted = Float64Array.from(r.latencies).sort()
-      figures[op.name] = { p50_ms: ms(quantile(sorted, 0.5)), p99_ms: ms(quantile(sorted, 0.99)) }
-      const odd = Object.entries(r.statusCodes).filter(([c]) => !c.startsWith('2'))
-      if (odd.length || r.errors) failures.push(`${op.name}: ${JSON.stringify(Object.fromEntries(odd))} errors ${r.errors}`)
-      ctx.log(`    ${op.name.padEnd(22)} p50 ${figures[op.name]!.p50_ms.toFixed(2).padStart(8)} ms  p99 ${figures[op.name]!.p99_ms.toFixed(2).padStart(8)} ms${odd.length || r.errors ? `  NOT 2xx ${JSON.stringify(Object.fromEntries(odd))} errors ${r.errors}` : ''}`)
-      if (ctx.core.process.exited()) throw new Error(`the core exited during ${op.name}:\n${ctx.core.process.output()}`)
+    const opsOf = ctxs.map((c) => scaleOperations(c.fixture, c.core.host, c.core.secretKey, windows))
+    for (let i = 0; i < opsOf[0]!.length; i++) {
+      const name = opsOf[0]![i]!.name
+      const latencies = ctxs.map(() => [] as Float64Array[])
+      for (let slice = 0; slice < slicesPerOperation; slice++) {
+        for (const [k, ctx] of ctxs.entries()) {
+          const op = opsOf[k]![i]!
+          const r = await runPaced({ url: ctx.core.url, rate: settings.rate, durationSeconds: settings.seconds / slicesPerOperation, warmupSeconds: slice === 0 ? settings.warmupSeconds : 0, connections: settings.connections, take: op.request })
+          latencies[k]!.push(r.latencies)
+          const odd = Object.entries(r.statusCodes).filter(([c]) => !c.startsWith('2'))
+          if (odd.length || r.errors) failures.push(`${ctx.size.name} ${name}: ${JSON.stringify(Object.fromEntries(odd))} errors ${r.errors}`)
+          if (ctx.core.process.exited()) throw new Error(`the core at ${ctx.size.name} exited during ${name}:\n${ctx.core.process.output()}`)
+        }
+      }
+      const line: string[] = []
+      for (const [k, ctx] of ctxs.entries()) {
+        const all = new Float64Array(latencies[k]!.reduce((n, a) => n + a.length, 0))
+        let at = 0
+        for (const a of latencies[k]!) all.set(a, (at += a.length) - a.length)
+        all.sort()
+        const f = { p50_ms: ms(quantile(all, 0.5)), p99_ms: ms(quantile(all, 0.99)) }
+        figures[ctx.size.name]![name] = f
+        line.push(`${ctx.size.name} ${f.p50_ms.toFixed(2).padStart(6)} / ${f.p99_ms.toFixed(2).padStart(6)}`)
+      }
+      log(`    ${name.padEnd(22)} p50 / p99 ms  ${line.join('   ')}`)
     }
-    if (failures.length) throw new Error(`scale ${ctx.engine} ${ctx.size.name}: requests failed: ${failures.join('; ')}`)
-    const place = ctx.engine === 'postgres' ? 'sizes' : 'embedded'
-    return { [place]: { [ctx.size.name]: figures } }
+    if (failures.length) throw new Error(`scale ${engine}: requests failed: ${failures.join('; ')}`)
+    return { [engine === 'postgres' ? 'sizes' : 'embedded']: figures }
   },
 }
 
@@ -227,7 +254,9 @@ export interface ScaleRun {
   explainFile: string | null
 }
 
-/** Seeds, measures and (unless kept) drops each size in turn; `extra` measurements run after the built-in ones. */
+type Core = Awaited<ReturnType<typeof startCore>>
+
+/** Seeds every size, measures them side by side, and (unless kept) drops them; `extra` measurements run after the built-in ones. */
 export async function runScale(s: ScaleSettings, log: (line: string) => void, extra: ScaleMeasurement[] = []): Promise<ScaleRun> {
   const measurements = [...scaleMeasurements, ...extra]
   const results: Record<string, unknown> = {
@@ -242,50 +271,52 @@ export async function runScale(s: ScaleSettings, log: (line: string) => void, ex
   let explainFile: string | null = null
   const order = (['S', 'M', 'L'] as const).filter((n) => s.sizes.includes(n))
   const largest = order[order.length - 1]
-  for (const name of order) {
-    const size = scaleSizes[name]
-    log(`scale ${name}: ${size.entries.toLocaleString('en')} entries, ${size.users.toLocaleString('en')} users, ${size.keywords.toLocaleString('en')} keywords (PostgreSQL)`)
-    const databaseUrl = await scaleDatabase(s, size, log)
-    try {
+  const cores: Core[] = []
+  try {
+    const ctxs: ScaleContext[] = []
+    for (const name of order) {
+      const size = scaleSizes[name]
+      log(`scale ${name}: ${size.entries.toLocaleString('en')} entries, ${size.users.toLocaleString('en')} users, ${size.keywords.toLocaleString('en')} keywords (PostgreSQL)`)
+      const databaseUrl = await scaleDatabase(s, size, log)
       const fixture = await seedScale({ databaseUrl }, size, log)
       merge(results, { seed_seconds: { [name]: fixture.seedSeconds } })
       log(`  seeded in ${fixture.seedSeconds} s; top keyword ${fixture.topKeyword}, rare ${fixture.rareKeyword}, top author ${fixture.topAuthor}`)
-      const core = await startCore({ databaseUrl })
-      try {
-        const ctx: ScaleContext = { size, fixture, engine: 'postgres', databaseUrl, core, settings: s, log }
-        for (const m of measurements.filter((x) => x.engines.includes('postgres'))) merge(results, await m.run(ctx))
-      } finally {
-        await core.stop()
-      }
       if (name === largest) {
         const text = await explainOperations(databaseUrl, scaleOperations(fixture, 'localhost', randomBytes(32).toString('base64'), windows))
         explainFile = join(root, 'bench', 'results', `scale-explain-${new Date().toISOString().slice(0, 10)}.txt`)
         mkdirSync(join(root, 'bench', 'results'), { recursive: true })
         writeFileSync(explainFile, `EXPLAIN (ANALYZE, BUFFERS) at ${name} (${size.entries.toLocaleString('en')} entries) of each statement the core sends per operation, run twice, the second shown.\n\n${text}`)
       }
-    } finally {
-      if (!s.keep) await dropScaleDatabase(s, size)
+      const core = await startCore({ databaseUrl })
+      cores.push(core)
+      ctxs.push({ size, fixture, engine: 'postgres', databaseUrl, core, settings: s, log })
     }
-    if (s.embeddedSizes.includes(name)) {
-      log(`scale ${name}: the embedded engine (PGlite)`)
-      const dataDir = mkdtempSync(join(tmpdir(), `kigo-scale-${name}-`))
+    log(`scale ${order.join(', ')} side by side: each operation ${s.seconds} s at ${s.rate} requests/s at each size, in ${slicesPerOperation} slices taken in turn`)
+    for (const m of measurements.filter((x) => x.engines.includes('postgres'))) merge(results, await m.run(ctxs))
+  } finally {
+    await Promise.all(cores.map((c) => c.stop()))
+    if (!s.keep) for (const name of order) await dropScaleDatabase(s, scaleSizes[name])
+  }
+  for (const name of order.filter((n) => s.embeddedSizes.includes(n))) {
+    const size = scaleSizes[name]
+    log(`scale ${name}: the embedded engine (PGlite)`)
+    const dataDir = mkdtempSync(join(tmpdir(), `kigo-scale-${name}-`))
+    try {
+      const fixture = await seedScale({ dataDir }, size, log)
+      merge(results, { embedded_seed_seconds: { [name]: fixture.seedSeconds } })
+      const core = await startCore({ dataDir })
       try {
-        const fixture = await seedScale({ dataDir }, size, log)
-        merge(results, { embedded_seed_seconds: { [name]: fixture.seedSeconds } })
-        const core = await startCore({ dataDir })
-        try {
-          const ctx: ScaleContext = { size, fixture, engine: 'embedded', databaseUrl: null, core, settings: s, log }
-          for (const m of measurements.filter((x) => x.engines.includes('embedded'))) merge(results, await m.run(ctx))
-        } finally {
-          await core.stop()
-        }
-      } catch (err) {
-        // The embedded figures are beside the point of the run: a failure is reported, not fatal.
-        log(`  the embedded engine at ${name} failed: ${(err as Error).message}`)
-        merge(results, { embedded_error: { [name]: (err as Error).message.slice(0, 500) } })
+        const ctx: ScaleContext = { size, fixture, engine: 'embedded', databaseUrl: null, core, settings: s, log }
+        for (const m of measurements.filter((x) => x.engines.includes('embedded'))) merge(results, await m.run([ctx]))
       } finally {
-        rmSync(dataDir, { recursive: true, force: true })
+        await core.stop()
       }
+    } catch (err) {
+      // The embedded figures are beside the point of the run: a failure is reported, not fatal.
+      log(`  the embedded engine at ${name} failed: ${(err as Error).message}`)
+      merge(results, { embedded_error: { [name]: (err as Error).message.slice(0, 500) } })
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
     }
   }
   const sizes = results.sizes as Record<string, Record<string, { p99_ms: number }>>

@@ -361,7 +361,8 @@ async function openEmbedded(dataDir: string): Promise<Db> {
   if (!entry) {
     mkdirSync(dir, { recursive: true, mode: 0o700 })
     const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')])
-    // pg_trgm: the core's keyword substring index (src/core/store/migrations.ts, version 3).
+    // pg_trgm: the core's migration 3 creates it (for a trigram index that migration 4 replaced
+    // with the keywords' suffixes), so a new store still needs it.
     const db = PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...embeddedMemorySettings], extensions: { pg_trgm } })
     entry = { db, users: 0 }
     shared.set(dir, entry)

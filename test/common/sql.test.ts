@@ -7,7 +7,7 @@ import { createServer, type AddressInfo } from 'node:net'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isConnectionFailure } from '../../src/common/errors.js'
-import { migrate, openDb, type Db } from '../../src/common/sql.js'
+import { migrate, openDb, planEachCall, type Db } from '../../src/common/sql.js'
 import { freshPostgres } from '../helpers/services.js'
 
 const postgres = await freshPostgres()
@@ -55,6 +55,16 @@ describe.skipIf(postgres === null)('SQL layer on PostgreSQL', () => {
   it('keeps no statement without parameters', async () => {
     await db.query('SELECT count(*) FROM t')
     expect((await prepared()).map((s) => s.statement)).not.toContain('SELECT count(*) FROM t')
+  })
+
+  it('never prepares a statement marked planEachCall: each run is planned with its values', async () => {
+    const marked = `${planEachCall}SELECT v FROM t WHERE id = ANY ($1::int[]) ORDER BY id`
+    for (let i = 0; i < 8; i++) expect(await db.query(marked, [[1, 3]])).toEqual([{ v: 'value 1' }, { v: 'value 3' }])
+    expect((await prepared()).map((s) => s.statement)).not.toContain(marked)
+    // The same text unmarked is prepared, and after five runs PostgreSQL may plan it generically.
+    const unmarked = marked.slice(planEachCall.length)
+    for (let i = 0; i < 8; i++) await db.query(unmarked, [[1, 3]])
+    expect((await prepared()).map((s) => s.statement)).toContain(unmarked)
   })
 
   it("runs migrations under their own deadline, not the requests' statement deadline", async () => {

@@ -717,25 +717,28 @@ export class SqlContentStore implements ContentStore {
     // docs/performance.md#keyword-search: the suffixes that start with the substring are
     // counted up to a bound that grows with the page's depth. Below it, the keywords they
     // name are ranked; above it, the substring is common enough that walking the keywords
-    // by entry count finds the page soon. Either costs at most about the bound, whatever
+    // by entry count finds the page soon. Either costs about the bound at most, whatever
     // the number of keywords. The LIKE keeps a substring longer than a kept suffix exact.
     const pattern = `%${filter.replace(/[\\%_]/g, '\\$&')}%`
-    const bound = Math.ceil(this.tuning.substringCandidates * Math.sqrt((offset + limit) / 100))
+    const depth = offset + limit
+    const bound = Math.ceil(this.tuning.substringCandidates * Math.sqrt(depth / 100))
+    const ranked = async () =>
+      (
+        await this.db.query<KeywordRecord>(
+          `${planEachCall}SELECT ${keywordColumns} FROM kigo_core.keywords k
+           WHERE k.word IN (SELECT s.word FROM kigo_core.keyword_suffixes s WHERE ${suffixRange}) AND lower(k.word) LIKE lower($2)
+           ORDER BY k.entry_count DESC, k.word LIMIT $3 OFFSET $4`,
+          [filter, pattern, limit, offset],
+        )
+      ).map(toKeyword)
     const [counted] = await this.db.query<{ n: number }>(
       `${planEachCall}SELECT count(*)::int AS n FROM (SELECT 1 FROM kigo_core.keyword_suffixes s WHERE ${suffixRange} LIMIT $2) x`,
       [filter, bound + 1],
     )
-    if (counted!.n <= bound) {
-      const rows = await this.db.query<KeywordRecord>(
-        `${planEachCall}SELECT ${keywordColumns} FROM kigo_core.keywords k
-         WHERE k.word IN (SELECT s.word FROM kigo_core.keyword_suffixes s WHERE ${suffixRange}) AND lower(k.word) LIKE lower($2)
-         ORDER BY k.entry_count DESC, k.word LIMIT $3 OFFSET $4`,
-        [filter, pattern, limit, offset],
-      )
-      return rows.map(toKeyword)
-    }
-    // Dense: the walk grows fourfold until it holds the page or has read every keyword.
-    for (let walk = (offset + limit) * 16; ; walk *= 4) {
+    if (counted!.n <= bound) return ranked()
+    // Common: the walk grows fourfold until it holds the page or has read every keyword,
+    // to 4 × the bound at most. Past that, the matches rank low; they are ranked themselves.
+    for (let walk = depth * 16; walk <= Math.max(bound * 4, depth * 16); walk *= 4) {
       const rows = await this.db.query<KeywordRecord & { walked: number }>(
         `${planEachCall}WITH w AS MATERIALIZED (SELECT k.word, k.entry_count FROM kigo_core.keywords k ORDER BY k.entry_count DESC, k.word LIMIT $1)
          SELECT m.*, c.walked FROM (SELECT count(*)::int AS walked FROM w) c LEFT JOIN LATERAL (
@@ -746,6 +749,7 @@ export class SqlContentStore implements ContentStore {
       const found = rows.filter((r) => r.word !== null)
       if (found.length === limit || rows[0]!.walked < walk) return found.map(toKeyword)
     }
+    return ranked()
   }
 
   async followedKeywords(userId: string): Promise<KeywordRow[]> {

@@ -271,6 +271,16 @@ describeBackends('timelines', backends, (backend) => {
       }
     }
     expect((await store.listKeywords(null, 100, 100)).map((k) => k.word)).toEqual(ordered.slice(100, 200).map((w) => w.word))
+    // Which way each went: the statements it sent.
+    const ways = async (filter: string, substringCandidates: number) => {
+      const before = log.length
+      await new SqlContentStore(recorded, { substringCandidates }).listKeywords(filter, 100, 0)
+      return log.slice(before).map((r) => (/MATERIALIZED/.test(r.sql) ? 'walk' : /k\.word IN/.test(r.sql) ? 'ranked' : /count\(\*\)/.test(r.sql) ? 'count' : r.sql))
+    }
+    expect(await ways('c123', 10_000)).toEqual(['count', 'ranked'])
+    expect(await ways('topic', 10_000)).toEqual(['count', 'walk'])
+    // Eleven matches that rank low (no entries): past the walk's limit, they are ranked themselves.
+    expect(await ways('TOPIC1999', 3)).toEqual(['count', 'walk', 'ranked'])
     // A rare substring: its suffixes by their key, its keywords by theirs, nothing scanned whole.
     const rare = await planOf(() => store.listKeywords('c123', 100, 0), /k\.word IN/)
     expect(rare).toMatch(/(Index (Only )?Scan using|Bitmap Index Scan on) keyword_suffixes_pkey/)

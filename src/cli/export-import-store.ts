@@ -6,6 +6,7 @@
 import { createHash, createHmac } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { DataDirInUse } from '../common/data-dir-lock.js'
 import { deriveKey } from '../common/secrets.js'
 import { openDb, type Db, type Migration, type Queryable } from '../common/sql.js'
 import { coreSchema, migrations as coreMigrations, rebuildKeywordSuffixesSql } from '../core/store/migrations.js'
@@ -270,9 +271,15 @@ export function embeddedExists(dataDir: string): boolean {
 /** Opens the store for one long transaction: no statement deadline, one connection. */
 export async function openStore(location: StoreLocation): Promise<Db> {
   const timeouts = { connectTimeoutMs: 10_000, statementTimeoutMs: 0 }
-  const db = location.kind === 'postgresql'
-    ? await openDb({ databaseUrl: location.url, dataDir: '', maxConnections: 2, timeouts })
-    : await openDb({ dataDir: location.dataDir })
+  let db: Db
+  try {
+    db = location.kind === 'postgresql'
+      ? await openDb({ databaseUrl: location.url, dataDir: '', maxConnections: 2, timeouts })
+      : await openDb({ dataDir: location.dataDir })
+  } catch (err) {
+    if (err instanceof DataDirInUse) throw runError(`${err.message}; nothing was read or written`)
+    throw err
+  }
   try {
     await db.ping()
   } catch (err) {

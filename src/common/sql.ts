@@ -7,6 +7,7 @@ import { createRequire } from 'node:module'
 import type pg from 'pg'
 import type { PGlite, Transaction } from '@electric-sql/pglite'
 import type { DependencyWatch } from './dependency-watch.js'
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
 import { isConnectionFailure } from './errors.js'
 
 export interface Queryable {
@@ -310,7 +311,7 @@ export function isTimeout(err: unknown): boolean {
 
 // PGlite holds a data directory for one process only, and embedded mode runs both apps
 // in that one process: they share one instance, counted so the last close closes it.
-const shared = new Map<string, { db: Promise<PGlite>; users: number }>()
+const shared = new Map<string, { db: Promise<PGlite>; users: number; lock: DataDirLock }>()
 
 /**
  * PostgreSQL's memory inside PGlite's WebAssembly heap. initdb writes shared_buffers =
@@ -350,7 +351,11 @@ class EmbeddedDb implements Db {
     entry.users -= 1
     if (entry.users === 0) {
       shared.delete(this.dir)
-      await this.pglite.close()
+      try {
+        await this.pglite.close()
+      } finally {
+        entry.lock.release()
+      }
     }
   }
 }
@@ -360,11 +365,12 @@ async function openEmbedded(dataDir: string): Promise<Db> {
   let entry = shared.get(dir)
   if (!entry) {
     mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const lock = lockDataDir(resolve(dataDir))
     const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')])
     // pg_trgm: the core's migration 3 creates it (for a trigram index that migration 4 replaced
     // with the keywords' suffixes), so a new store still needs it.
     const db = PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...embeddedMemorySettings], extensions: { pg_trgm } })
-    entry = { db, users: 0 }
+    entry = { db, users: 0, lock }
     shared.set(dir, entry)
   }
   entry.users += 1
@@ -372,6 +378,7 @@ async function openEmbedded(dataDir: string): Promise<Db> {
     return new EmbeddedDb(dir, await entry.db)
   } catch (err) {
     shared.delete(dir)
+    entry.lock.release()
     throw err
   }
 }

@@ -169,8 +169,12 @@ describeBackends('timelines', backends, (backend) => {
     const own = new SqlContentStore(recorded)
     const users = new Set(['u4', ...Array.from({ length: 60 }, (_, i) => `u${i + 10}`)])
     const words = new Set(Array.from({ length: 30 }, (_, i) => `k${i + 100}`))
+    // The plain filter, read without the antenna's statements (and without every entry's stars).
     const expected = async (page: number) =>
-      (await everything()).filter((r) => users.has(r.author) || words.has(r.keyword)).slice((page - 1) * 20, page * 20).map((r) => r.id)
+      (await db.query<{ id: string }>(
+        `SELECT e.id::text AS id FROM kigo_core.entries e WHERE e.author = ANY ($1::text[]) OR e.keyword = ANY ($2::text[]) ORDER BY e.id DESC LIMIT 20 OFFSET $3`,
+        [[...users], [...words], (page - 1) * 20],
+      )).map((r) => r.id)
     const antennaPage = async (page: number) => (await own.timeline(query({ kind: 'friends', userId: 'u4' }, { page }), null)).entries.map((e) => e.id)
     expect(await antennaPage(1)).toEqual(await expected(1))
     const newestBefore = (await db.query<{ id: string }>('SELECT max(id)::text AS id FROM kigo_core.entries'))[0]!.id

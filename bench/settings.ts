@@ -39,6 +39,8 @@ export interface Settings {
   keepScaleData: boolean
   /** Seconds each operation of the scale group is timed at each size (--duration; 20). */
   scaleSeconds: number
+  /** The scale group's operations to time (--scale-ops); null for all. */
+  scaleOps: string[] | null
 }
 
 /** The full run's defaults, for the settings below and for --help. */
@@ -53,6 +55,7 @@ const commandLine = {
   connections: { value: 'N', help: `client connections of the closed-loop load (${fullDefaults.connections})` },
   only: { value: 'LIST', help: 'groups (embedded, alone, latency, core, whole; scale alone) or scenario names, comma-separated' },
   'scale-sizes': { value: 'LIST', help: 'the scale group\'s store sizes, of S, M, L (S,M,L)' },
+  'scale-ops': { value: 'LIST', help: 'time only these operations of the scale group (all)' },
   'keep-scale-data': { value: '', help: 'keep the scale group\'s databases kigo_scale_*, and reuse them when seeded at the same version' },
   profile: { value: 'DIR', help: 'CPU profiles of the core, the gateways, the anchors and the gateway-alone floor, written to DIR' },
   out: { value: 'FILE', help: `results JSON (${fullDefaults.out})` },
@@ -107,6 +110,7 @@ export function settingsFrom(argv: string[]): Settings | null {
     keepScaleData: values['keep-scale-data'] === true,
     // 20 s at 200 requests a second: a p99 of 4,000 answers, not of a few slow ones.
     scaleSeconds: int('duration', values.duration, 20),
+    scaleOps: values['scale-ops'] === undefined ? null : values['scale-ops'].split(',').map((n) => n.trim()).filter((n) => n !== ''),
   }
 }
 

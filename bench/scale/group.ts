@@ -59,6 +59,8 @@ export interface ScaleSettings {
   warmupSeconds: number
   connections: number
   baseDatabaseUrl: string
+  /** Only these operations are timed; null for all. */
+  ops: string[] | null
 }
 
 export const scaleDefaults = { rate: 200, seconds: 8, warmupSeconds: 2, connections: 16, embeddedSizes: ['M'] as Array<ScaleSize['name']> }
@@ -94,7 +96,9 @@ export const operationLatencies: ScaleMeasurement = {
     const { settings, log } = ctxs[0]!
     const figures: Record<string, Record<string, { p50_ms: number; p99_ms: number; p99_all_ms: number }>> = Object.fromEntries(ctxs.map((c) => [c.size.name, {}]))
     const failures: string[] = []
-    const opsOf = ctxs.map((c) => scaleOperations(c.fixture, c.core.host, c.core.secretKey, windows))
+    const wanted = settings.ops
+    const opsOf = ctxs.map((c) => scaleOperations(c.fixture, c.core.host, c.core.secretKey, windows).filter((op) => wanted === null || wanted.includes(op.name)))
+    if (opsOf[0]!.length === 0) throw new Error(`--scale-ops: none of ${JSON.stringify(wanted)} is an operation of the scale group`)
     for (let i = 0; i < opsOf[0]!.length; i++) {
       const name = opsOf[0]![i]!.name
       const latencies = ctxs.map(() => [] as Float64Array[])
@@ -367,7 +371,7 @@ export async function runScaleBench(s: Settings, databaseUrl: string, log: (line
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopAll().finally(() => process.exit(130)))
   try {
     const { results, explainFile } = await runScale(
-      { ...scaleDefaults, sizes: s.scaleSizes, keep: s.keepScaleData, seconds: s.scaleSeconds, baseDatabaseUrl: databaseUrl },
+      { ...scaleDefaults, sizes: s.scaleSizes, keep: s.keepScaleData, seconds: s.scaleSeconds, baseDatabaseUrl: databaseUrl, ops: s.scaleOps },
       log,
     )
     // Replay-cache memory and idle connections do not depend on the store's size: measured once, after the sizes.
@@ -375,7 +379,7 @@ export async function runScaleBench(s: Settings, databaseUrl: string, log: (line
     const replay = await scaleReplay()
     log('scale: 10,000 idle keep-alive connections')
     const connections = await scaleConnections()
-    const written = `${JSON.stringify({ scale: { ...results, replay, connections }, node: process.version, cpus: cpus().length, load_average: loadavg(), settings: { sizes: s.scaleSizes, seconds: s.scaleSeconds, rate_rps: scaleDefaults.rate } }, null, 2)}\n`
+    const written = `${JSON.stringify({ scale: { ...results, replay, connections }, node: process.version, cpus: cpus().length, load_average: loadavg(), settings: { sizes: s.scaleSizes, seconds: s.scaleSeconds, rate_rps: scaleDefaults.rate, ops: s.scaleOps } }, null, 2)}\n`
     mkdirSync(dirname(s.out), { recursive: true })
     writeFileSync(s.out, written)
     const archive = join(root, 'bench', 'results', `scale-${new Date().toISOString().replace(/\.[0-9]{3}Z$/, 'Z').replaceAll(':', '-')}.json`)

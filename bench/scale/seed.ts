@@ -50,7 +50,7 @@ export interface ScaleFixture {
   topKeyword: string
   rareKeyword: string
   topAuthor: string
-  /** A substring of keywords for keywords/list?word=. */
+  /** A substring of keywords for keywords/list?word=, held by 20 to 40 keywords (substringOf). */
   substring: string
 }
 
@@ -211,7 +211,32 @@ async function fixtureOf(run: Runner, size: ScaleSize, seedSeconds: number): Pro
   // A rare keyword: one with a handful of entries.
   const rare = (await run.rows<{ word: string }>(`SELECT word FROM kigo_core.keywords WHERE entry_count BETWEEN 2 AND 20 ORDER BY word LIMIT 1`))[0]?.word ?? keywordOf(size.keywords)
   const author = (await run.rows<{ author: string }>(`SELECT author FROM kigo_core.entries WHERE id > $1::bigint - 100000 GROUP BY author ORDER BY count(*) DESC LIMIT 1`, [ids.hi]))[0]!.author
-  return { size, seedVersion: scaleSeedVersion, seedSeconds, firstId: ids.lo, lastId: ids.hi, topKeyword: top, rareKeyword: rare, topAuthor: author, substring: keywordOf(size.keywords - 7).slice(0, 5) }
+  return { size, seedVersion: scaleSeedVersion, seedSeconds, firstId: ids.lo, lastId: ids.hi, topKeyword: top, rareKeyword: rare, topAuthor: author, substring: '' }
+}
+
+/** How many keywords the substring of keywords/list?word= matches at every size. */
+const substringMatches = { min: 20, max: 40 }
+
+/**
+ * A substring held by 20 to 40 keywords at this size, so that keywords/list?word= answers
+ * lists of one size at S and at L and its growth is the store's, not the answer's. (The
+ * first version took the first five letters of one keyword: one match at S, 42 at L.)
+ * The start of a keyword near the end of the ranks, as long as it still has that many.
+ */
+async function substringOf(run: Runner, size: ScaleSize): Promise<string> {
+  const count = async (text: string) =>
+    Number((await run.rows<{ n: string }>(
+      `SELECT count(DISTINCT word)::text AS n FROM kigo_core.keyword_suffixes WHERE suffix >= $1 COLLATE "C" AND suffix < kigo_core.after_prefix($1) COLLATE "C"`, [text],
+    ))[0]!.n)
+  for (let k = 7; k < 1000; k++) {
+    const word = keywordOf(size.keywords - k)
+    for (let length = 2; length <= word.length; length++) {
+      const n = await count(word.slice(0, length))
+      if (n < substringMatches.min) break
+      if (n <= substringMatches.max) return word.slice(0, length)
+    }
+  }
+  throw new Error(`no substring held by ${substringMatches.min} to ${substringMatches.max} keywords at ${size.name}`)
 }
 
 /** Migrates, seeds and records an empty store; a store already seeded at this version and size is kept as it is. */
@@ -219,11 +244,11 @@ async function seedInto(run: Runner, size: ScaleSize, log: (line: string) => voi
   const before = await recorded(run)
   if (before && before.seedVersion === scaleSeedVersion && before.size.name === size.name) {
     log(`  ${size.name}: kept from an earlier run (seeded in ${before.seedSeconds} s)`)
-    return before
+    return { ...before, substring: await substringOf(run, size) }
   }
   const started = performance.now()
   await seedRows(run, size, log)
-  const fixture = await fixtureOf(run, size, Math.round((performance.now() - started) / 100) / 10)
+  const fixture = { ...(await fixtureOf(run, size, Math.round((performance.now() - started) / 100) / 10)), substring: await substringOf(run, size) }
   await run.query(`CREATE TABLE ${metaTable} (fixture jsonb NOT NULL)`)
   await run.query(`INSERT INTO ${metaTable} (fixture) VALUES ($1::jsonb)`, [JSON.stringify(fixture)])
   return fixture

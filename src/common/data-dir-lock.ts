@@ -60,7 +60,10 @@ export function lockDataDir(dataDir: string): DataDirLock {
       if (pid !== null && pid !== process.pid && alive(pid)) throw new DataDirInUse(dataDir, pid)
       // Stale: removed, and the link tried again. (Two processes that find the same stale
       // lock at the same instant could both go on; a start right after a crash, twice at once.)
-      if (attempt >= 2) throw new DataDirInUse(dataDir, pid ?? 0)
+      if (attempt >= 2) {
+        if (pid !== null) throw new DataDirInUse(dataDir, pid)
+        throw new Error(`could not take ${path}: another process keeps replacing it; stop the other kigo on ${dataDir} first`, { cause: err })
+      }
       try {
         unlinkSync(path)
       } catch (e) {

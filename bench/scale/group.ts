@@ -94,7 +94,7 @@ export const operationLatencies: ScaleMeasurement = {
   async run(ctxs) {
     const engine = ctxs[0]!.engine
     const { settings, log } = ctxs[0]!
-    const figures: Record<string, Record<string, { p50_ms: number; p99_ms: number; p99_all_ms: number }>> = Object.fromEntries(ctxs.map((c) => [c.size.name, {}]))
+    const figures: Record<string, Record<string, { p50_ms: number; p99_ms: number; p99_all_ms: number; p99_slices_ms: number[] }>> = Object.fromEntries(ctxs.map((c) => [c.size.name, {}]))
     const failures: string[] = []
     const wanted = settings.ops
     const opsOf = ctxs.map((c) => scaleOperations(c.fixture, c.core.host, c.core.secretKey, windows).filter((op) => wanted === null || wanted.includes(op.name)))
@@ -119,8 +119,9 @@ export const operationLatencies: ScaleMeasurement = {
         let at = 0
         for (const a of slices) all.set(a, (at += a.length) - a.length)
         all.sort()
-        const sliceP99s = Float64Array.from(slices.map((a) => quantile(Float64Array.from(a).sort(), 0.99))).sort()
-        const f = { p50_ms: ms(quantile(all, 0.5)), p99_ms: ms(quantile(sliceP99s, 0.5)), p99_all_ms: ms(quantile(all, 0.99)) }
+        const inTurn = slices.map((a) => quantile(Float64Array.from(a).sort(), 0.99))
+        const sliceP99s = Float64Array.from(inTurn).sort()
+        const f = { p50_ms: ms(quantile(all, 0.5)), p99_ms: ms(quantile(sliceP99s, 0.5)), p99_all_ms: ms(quantile(all, 0.99)), p99_slices_ms: inTurn.map(ms) }
         figures[ctx.size.name]![name] = f
         line.push(`${ctx.size.name} ${f.p50_ms.toFixed(2).padStart(6)} / ${f.p99_ms.toFixed(2).padStart(6)} (${f.p99_all_ms.toFixed(2)})`)
       }
@@ -226,28 +227,55 @@ function recording(db: Db): { db: Db; log: Array<{ sql: string; params: unknown[
   return { db: wrapped, log }
 }
 
-/** EXPLAIN (ANALYZE, BUFFERS) of every statement each operation's store call sends, as text. */
-export async function explainOperations(databaseUrl: string, ops: ScaleOperation[]): Promise<string> {
+/** What EXPLAIN tells of each operation's statements at one size. */
+export interface Explained {
+  /** EXPLAIN (ANALYZE, BUFFERS) of every statement, as text. */
+  text: string
+  /** Pages each operation's statements touch together, by operation (pagesTouched). */
+  pages: Record<string, number>
+}
+
+/**
+ * The 8 KiB pages a statement's plan touched, from its EXPLAIN (ANALYZE, BUFFERS, FORMAT
+ * JSON): the shared buffers found in the cache or read in, and temporary pages read or
+ * written (the top node counts its children's). The count is the work the store does for
+ * the statement, whatever else the machine does while it runs.
+ */
+export function pagesTouched(plan: { Plan: Record<string, unknown> }): number {
+  const n = (key: string) => Number(plan.Plan[key] ?? 0)
+  return n('Shared Hit Blocks') + n('Shared Read Blocks') + n('Temp Read Blocks') + n('Temp Written Blocks')
+}
+
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of every statement each operation's store call sends, run
+ * three times: the first warms the cache, the second is shown, the third (FORMAT JSON)
+ * counts its pages.
+ */
+export async function explainOperations(databaseUrl: string, ops: ScaleOperation[]): Promise<Explained> {
   const db = await openDb({ databaseUrl, dataDir: '', maxConnections: 2 })
   const out: string[] = []
+  const pages: Record<string, number> = {}
   try {
     const r = recording(db)
     const store = new SqlContentStore(r.db)
     for (const op of ops) {
       r.log.length = 0
       await op.store(store)
-      // Run twice: the second plan is the one a warm cache serves.
       const statements = [...r.log]
+      let touched = 0
       for (const st of statements) {
         await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${st.sql}`, st.params)
         const plan = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${st.sql}`, st.params)
         out.push(`=== ${op.name}\n${st.sql.replace(/\s+/g, ' ')}\nparameters: ${JSON.stringify(st.params)}\n${plan.map((p) => p['QUERY PLAN']).join('\n')}\n`)
+        const counted = await db.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, unknown> }> }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${st.sql}`, st.params)
+        touched += pagesTouched(counted[0]!['QUERY PLAN'][0]!)
       }
+      pages[op.name] = touched
     }
   } finally {
     await db.close()
   }
-  return out.join('\n')
+  return { text: out.join('\n'), pages }
 }
 
 function merge(into: Record<string, unknown>, part: Record<string, unknown>): void {
@@ -273,6 +301,8 @@ export async function runScale(s: ScaleSettings, log: (line: string) => void, ex
     seconds: s.seconds,
     sizes: {},
     growth: {},
+    pages: {},
+    page_growth: {},
     seed_seconds: {},
     embedded: {},
     embedded_seed_seconds: {},
@@ -287,14 +317,16 @@ export async function runScale(s: ScaleSettings, log: (line: string) => void, ex
       const size = scaleSizes[name]
       log(`scale ${name}: ${size.entries.toLocaleString('en')} entries, ${size.users.toLocaleString('en')} users, ${size.keywords.toLocaleString('en')} keywords (PostgreSQL)`)
       const databaseUrl = await scaleDatabase(s, size, log)
-      const fixture = await seedScale({ databaseUrl }, size, log)
+      // keywords/list?word= answers as many keywords at every size as at the smallest.
+      const fixture = await seedScale({ databaseUrl }, size, log, ctxs[0]?.fixture.substringMatches)
       merge(results, { seed_seconds: { [name]: fixture.seedSeconds } })
-      log(`  seeded in ${fixture.seedSeconds} s; top keyword ${fixture.topKeyword}, rare ${fixture.rareKeyword}, top author ${fixture.topAuthor}`)
+      log(`  seeded in ${fixture.seedSeconds} s; top keyword ${fixture.topKeyword}, rare ${fixture.rareKeyword}, top author ${fixture.topAuthor}, substring ${fixture.substring} (${fixture.substringMatches} keywords)`)
+      const explained = await explainOperations(databaseUrl, scaleOperations(fixture, 'localhost', randomBytes(32).toString('base64'), windows))
+      merge(results, { pages: { [name]: explained.pages } })
       if (name === largest) {
-        const text = await explainOperations(databaseUrl, scaleOperations(fixture, 'localhost', randomBytes(32).toString('base64'), windows))
         explainFile = join(root, 'bench', 'results', `scale-explain-${new Date().toISOString().slice(0, 10)}.txt`)
         mkdirSync(join(root, 'bench', 'results'), { recursive: true })
-        writeFileSync(explainFile, `EXPLAIN (ANALYZE, BUFFERS) at ${name} (${size.entries.toLocaleString('en')} entries) of each statement the core sends per operation, run twice, the second shown.\n\n${text}`)
+        writeFileSync(explainFile, `EXPLAIN (ANALYZE, BUFFERS) at ${name} (${size.entries.toLocaleString('en')} entries) of each statement the core sends per operation, run twice, the second shown.\n\n${explained.text}`)
       }
       const core = await startCore({ databaseUrl })
       cores.push(core)
@@ -334,6 +366,12 @@ export async function runScale(s: ScaleSettings, log: (line: string) => void, ex
   if (small && big && order.length > 1) {
     for (const op of Object.keys(big)) if (small[op]) (results.growth as Record<string, number>)[op] = Math.round((big[op]!.p99_ms / small[op].p99_ms) * 100) / 100
   }
+  const pages = results.pages as Record<string, Record<string, number>>
+  const fewest = pages[order[0]!]
+  const most = pages[largest!]
+  if (fewest && most && order.length > 1) {
+    for (const op of Object.keys(most)) if (fewest[op]) (results.page_growth as Record<string, number>)[op] = Math.round((most[op]! / fewest[op]) * 100) / 100
+  }
   await stopAll()
   return { results, explainFile }
 }
@@ -343,10 +381,12 @@ export function scaleTable(results: Record<string, unknown>): string {
   const sizes = results.sizes as Record<string, Record<string, { p50_ms: number; p99_ms: number }>>
   const embedded = results.embedded as Record<string, Record<string, { p50_ms: number; p99_ms: number }>>
   const growth = results.growth as Record<string, number>
+  const pages = (results.pages ?? {}) as Record<string, Record<string, number>>
+  const pageGrowth = (results.page_growth ?? {}) as Record<string, number>
   const names = Object.keys(sizes)
   const largest = names[names.length - 1]
   const ops = largest ? Object.keys(sizes[largest]!) : []
-  const head = `| operation | ${names.map((n) => `${n} p50 / p99 ms`).join(' | ')} | growth (p99 ${largest} / ${names[0]}) | ${Object.keys(embedded).map((n) => `embedded ${n} p50 / p99 ms | `).join('')}verdict |`
+  const head = `| operation | ${names.map((n) => `${n} p50 / p99 ms`).join(' | ')} | growth (p99 ${largest} / ${names[0]}) | pages ${names.join(' / ')} (growth) | ${Object.keys(embedded).map((n) => `embedded ${n} p50 / p99 ms | `).join('')}verdict |`
   const lines = [head, `|${'---|'.repeat(head.split('|').length - 2)}`]
   for (const op of ops) {
     const g = growth[op]
@@ -355,7 +395,7 @@ export function scaleTable(results: Record<string, unknown>): string {
       g === undefined ? null : g <= scaleBounds.growth ? 'growth met' : 'growth NOT met',
       largest === 'L' ? (p99 <= scaleBounds.p99AtLargestMs ? 'p99 at L met' : 'p99 at L NOT met') : null,
     ].filter((v) => v !== null)
-    lines.push(`| ${op} | ${names.map((n) => (sizes[n]![op] ? `${sizes[n]![op].p50_ms} / ${sizes[n]![op].p99_ms}` : '–')).join(' | ')} | ${g ?? '–'} | ${Object.keys(embedded).map((n) => `${embedded[n]![op] ? `${embedded[n]![op].p50_ms} / ${embedded[n]![op].p99_ms}` : '–'} | `).join('')}${verdicts.join(', ') || '–'} |`)
+    lines.push(`| ${op} | ${names.map((n) => (sizes[n]![op] ? `${sizes[n]![op].p50_ms} / ${sizes[n]![op].p99_ms}` : '–')).join(' | ')} | ${g ?? '–'} | ${names.map((n) => pages[n]?.[op] ?? '–').join(' / ')} (${pageGrowth[op] ?? '–'}) | ${Object.keys(embedded).map((n) => `${embedded[n]![op] ? `${embedded[n]![op].p50_ms} / ${embedded[n]![op].p99_ms}` : '–'} | `).join('')}${verdicts.join(', ') || '–'} |`)
   }
   return lines.join('\n')
 }

@@ -50,8 +50,10 @@ export interface ScaleFixture {
   topKeyword: string
   rareKeyword: string
   topAuthor: string
-  /** A substring of keywords for keywords/list?word=, held by 20 to 40 keywords (substringOf). */
+  /** A substring of keywords for keywords/list?word=, held by as many keywords at every size (substringOf). */
   substring: string
+  /** How many keywords hold it. */
+  substringMatches: number
 }
 
 /**
@@ -211,44 +213,60 @@ async function fixtureOf(run: Runner, size: ScaleSize, seedSeconds: number): Pro
   // A rare keyword: one with a handful of entries.
   const rare = (await run.rows<{ word: string }>(`SELECT word FROM kigo_core.keywords WHERE entry_count BETWEEN 2 AND 20 ORDER BY word LIMIT 1`))[0]?.word ?? keywordOf(size.keywords)
   const author = (await run.rows<{ author: string }>(`SELECT author FROM kigo_core.entries WHERE id > $1::bigint - 100000 GROUP BY author ORDER BY count(*) DESC LIMIT 1`, [ids.hi]))[0]!.author
-  return { size, seedVersion: scaleSeedVersion, seedSeconds, firstId: ids.lo, lastId: ids.hi, topKeyword: top, rareKeyword: rare, topAuthor: author, substring: '' }
+  return { size, seedVersion: scaleSeedVersion, seedSeconds, firstId: ids.lo, lastId: ids.hi, topKeyword: top, rareKeyword: rare, topAuthor: author, substring: '', substringMatches: 0 }
 }
 
-/** How many keywords the substring of keywords/list?word= matches at every size. */
-const substringMatches = { min: 20, max: 40 }
+/** How many keywords the substring of keywords/list?word= matches, unless told otherwise. */
+export const substringMatches = 30
 
 /**
- * A substring held by 20 to 40 keywords at this size, so that keywords/list?word= answers
- * lists of one size at S and at L and its growth is the store's, not the answer's. (The
- * first version took the first five letters of one keyword: one match at S, 42 at L.)
- * The start of a keyword near the end of the ranks, as long as it still has that many.
+ * A substring held by `matches` keywords at this size, or by as near that many as any
+ * candidate: the group asks the larger sizes for as many as the smallest holds, so that
+ * keywords/list?word= answers lists of one length at S and at L and its growth is the
+ * store's, not the answer's. (The first version took the first five letters of one
+ * keyword: one match at S, 42 at L; the second, any count from 20 to 40: 22 at S and 33 at
+ * L, an answer half as long again.) The candidates are the substrings of keywords near the
+ * end of the ranks.
  */
-async function substringOf(run: Runner, size: ScaleSize): Promise<string> {
+async function substringOf(run: Runner, size: ScaleSize, matches: number): Promise<{ substring: string; substringMatches: number }> {
+  // Distinct words among the first 1,000 suffixes of the range: a short prefix held by
+  // many keywords is counted no further.
   const count = async (text: string) =>
     Number((await run.rows<{ n: string }>(
-      `SELECT count(DISTINCT word)::text AS n FROM kigo_core.keyword_suffixes WHERE suffix >= $1 COLLATE "C" AND suffix < kigo_core.after_prefix($1) COLLATE "C"`, [text],
+      `SELECT count(DISTINCT word)::text AS n FROM (SELECT word FROM kigo_core.keyword_suffixes WHERE suffix >= $1 COLLATE "C" AND suffix < kigo_core.after_prefix($1) COLLATE "C" LIMIT 1000) s`, [text],
     ))[0]!.n)
-  for (let k = 7; k < 1000; k++) {
+  let best: { text: string; n: number; off: number } | null = null
+  const tried = new Set<string>()
+  for (let k = 7; k < 300; k++) {
     const word = keywordOf(size.keywords - k)
-    for (let length = 2; length <= word.length; length++) {
-      const n = await count(word.slice(0, length))
-      if (n < substringMatches.min) break
-      if (n <= substringMatches.max) return word.slice(0, length)
+    for (let from = 0; from < word.length - 1; from++) {
+      for (let length = 2; from + length <= word.length; length++) {
+        const text = word.slice(from, from + length)
+        if (tried.has(text)) continue
+        tried.add(text)
+        const n = await count(text)
+        const off = Math.abs(n - matches)
+        if (off === 0) return { substring: text, substringMatches: n }
+        if (best === null || off < best.off) best = { text, n, off }
+        // Longer ones are held by fewer still.
+        if (n < matches) break
+      }
     }
   }
-  throw new Error(`no substring held by ${substringMatches.min} to ${substringMatches.max} keywords at ${size.name}`)
+  if (best === null || best.off > matches / 3) throw new Error(`no substring held by about ${matches} keywords at ${size.name}`)
+  return { substring: best.text, substringMatches: best.n }
 }
 
 /** Migrates, seeds and records an empty store; a store already seeded at this version and size is kept as it is. */
-async function seedInto(run: Runner, size: ScaleSize, log: (line: string) => void): Promise<ScaleFixture> {
+async function seedInto(run: Runner, size: ScaleSize, log: (line: string) => void, matches: number): Promise<ScaleFixture> {
   const before = await recorded(run)
   if (before && before.seedVersion === scaleSeedVersion && before.size.name === size.name) {
     log(`  ${size.name}: kept from an earlier run (seeded in ${before.seedSeconds} s)`)
-    return { ...before, substring: await substringOf(run, size) }
+    return { ...before, ...(await substringOf(run, size, matches)) }
   }
   const started = performance.now()
   await seedRows(run, size, log)
-  const fixture = { ...(await fixtureOf(run, size, Math.round((performance.now() - started) / 100) / 10)), substring: await substringOf(run, size) }
+  const fixture = { ...(await fixtureOf(run, size, Math.round((performance.now() - started) / 100) / 10)), ...(await substringOf(run, size, matches)) }
   await run.query(`CREATE TABLE ${metaTable} (fixture jsonb NOT NULL)`)
   await run.query(`INSERT INTO ${metaTable} (fixture) VALUES ($1::jsonb)`, [JSON.stringify(fixture)])
   return fixture
@@ -263,7 +281,7 @@ async function migrated(db: Db): Promise<void> {
  * Seeds the PostgreSQL database `databaseUrl` (which must be empty or seeded by this
  * function) to `size`. Returns what the measurements need.
  */
-export async function seedScale(target: { databaseUrl: string } | { dataDir: string }, size: ScaleSize, log: (line: string) => void = () => undefined): Promise<ScaleFixture> {
+export async function seedScale(target: { databaseUrl: string } | { dataDir: string }, size: ScaleSize, log: (line: string) => void = () => undefined, matches = substringMatches): Promise<ScaleFixture> {
   if ('databaseUrl' in target) {
     const db = await openDb({ databaseUrl: target.databaseUrl, dataDir: '', timeouts: { connectTimeoutMs: 10_000, statementTimeoutMs: 0 } })
     try {
@@ -280,7 +298,7 @@ export async function seedScale(target: { databaseUrl: string } | { dataDir: str
         query: (sql, params) => client.query(sql, params),
         rows: async <T>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
       }
-      return await seedInto(run, size, log)
+      return await seedInto(run, size, log, matches)
     } finally {
       await client.end()
     }
@@ -288,7 +306,7 @@ export async function seedScale(target: { databaseUrl: string } | { dataDir: str
   const db = await openDb({ dataDir: target.dataDir, timeouts: { connectTimeoutMs: 10_000, statementTimeoutMs: 0 } })
   try {
     await migrated(db)
-    return await seedInto({ query: (sql, params) => db.query(sql, params), rows: (sql, params) => db.query(sql, params) }, size, log)
+    return await seedInto({ query: (sql, params) => db.query(sql, params), rows: (sql, params) => db.query(sql, params) }, size, log, matches)
   } finally {
     await db.close()
   }

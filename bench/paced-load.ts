@@ -32,11 +32,17 @@ export async function runPaced(opts: {
   /** Sent at the same rate before the counted window, and not counted. */
   warmupSeconds?: number
   connections: number
+  /**
+   * The connections to send on, kept open after the window (the caller closes them): a
+   * window cut into slices goes on on the slices' warm connections. A pool of its own,
+   * closed at the end, when not given.
+   */
+  pool?: Pool
   take: () => PreparedRequest
   /** When the counted window opens (after the warm-up). */
   onStarted?: () => void
 }): Promise<PacedResult> {
-  const pool = new Pool(opts.url, { connections: opts.connections, pipelining: 1, keepAliveTimeout: 60_000 })
+  const pool = opts.pool ?? new Pool(opts.url, { connections: opts.connections, pipelining: 1, keepAliveTimeout: 60_000 })
   const warm = Math.round(opts.rate * (opts.warmupSeconds ?? 0))
   const total = warm + Math.max(1, Math.round(opts.rate * opts.durationSeconds))
   const latencies = new Float64Array(total - warm)
@@ -72,6 +78,6 @@ export async function runPaced(opts: {
     }
     tick()
   })
-  await pool.close()
+  if (opts.pool === undefined) await pool.close()
   return { latencies: latencies.subarray(0, answered), statusCodes, errors }
 }

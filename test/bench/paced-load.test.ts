@@ -2,6 +2,7 @@
 // evenly spaced at the rate asked, and a warm-up that is sent but not counted.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { Pool } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runPaced } from '../../bench/paced-load.js'
 import type { PreparedRequest } from '../../bench/scenarios.js'
@@ -33,6 +34,42 @@ describe('paced load', () => {
     let n = 0
     return (): PreparedRequest => ({ method: 'GET', path: `/${n++}`, headers: {} })
   }
+
+  it('on a pool it is given, the windows go on on the same connections, left open for the caller', async () => {
+    const sockets = new Set<unknown>()
+    const count = (socket: unknown) => sockets.add(socket)
+    server.on('connection', count)
+    const pool = new Pool(url, { connections: 4, pipelining: 1, keepAliveTimeout: 60_000 })
+    try {
+      const opened: number[] = []
+      for (let slice = 0; slice < 3; slice++) {
+        const r = await runPaced({ url, rate: 200, durationSeconds: 0.2, connections: 4, pool, take: numbered() })
+        expect(r.latencies.length).toBe(40)
+        opened.push(sockets.size)
+      }
+      // The first window opened the connections; the next two opened none, and the pool still sends.
+      expect(opened[0]).toBeGreaterThan(0)
+      expect(opened).toEqual([opened[0], opened[0], opened[0]])
+      expect((await pool.request({ method: 'GET', path: '/0' })).statusCode).toBe(200)
+    } finally {
+      server.off('connection', count)
+      await pool.close()
+    }
+    // Without one, each window opens its own.
+    server.on('connection', count)
+    try {
+      sockets.clear()
+      const opened: number[] = []
+      for (let slice = 0; slice < 3; slice++) {
+        await runPaced({ url, rate: 200, durationSeconds: 0.2, connections: 4, take: numbered() })
+        opened.push(sockets.size)
+      }
+      expect(opened[1]).toBeGreaterThan(opened[0]!)
+      expect(opened[2]).toBeGreaterThan(opened[1]!)
+    } finally {
+      server.off('connection', count)
+    }
+  })
 
   it('sends every request of the warm-up and the window, and counts only the window', async () => {
     arrivals.clear()

@@ -230,7 +230,8 @@ export function evaluatePolicy(method: LegacyMethod, policy: MethodPolicy, subje
       status: 403,
       code: 'method_retired_temporarily',
       message: `${name} is switched off until ${hhmm(window.end)} UTC (a scheduled brownout before its retirement); move this client to OAuth. Migration guide: ${guideUrl}`,
-      headers,
+      // The window's end is known: RFC 9110 §10.2.3 lets a client that must retry wait for it.
+      headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil((window.end - now) / 1000))) },
     }
   }
   return {

@@ -113,6 +113,8 @@ describe('policy over HTTP', () => {
     const refused = await viaBasic()
     expect(refused.status).toBe(403)
     expect(refused.headers.get('link')).toBe(`<${guide}>; rel="deprecation"; type="text/html"`)
+    // The window ends at 12:00: a client told to retry waits until then (2.5 hours).
+    expect(refused.headers.get('retry-after')).toBe(String(2.5 * 3600))
     const error = (await refused.json()).error
     expect(error).toMatchObject({ status: 403, code: 'method_retired_temporarily' })
     expect(error.message).toContain(guide)

@@ -82,10 +82,15 @@ async function bundleTypebox() {
 const configs = ['tsconfig.json', 'tsconfig.build.json']
 const files = [...sources('src'), ...sources('bench')]
 if (process.argv.includes('--check')) process.exit(stale(files) ? 1 : 0)
-if (process.argv.includes('--if-stale') && !stale(files)) process.exit(0)
+const ifStale = process.argv.includes('--if-stale')
+if (ifStale && !stale(files)) process.exit(0)
+// A start that compiles is silent for a minute or more on a small machine: say why.
+const started = Date.now()
+if (ifStale) process.stderr.write('kigo: compiling src/ into dist/ (the first start takes a minute or so)\n')
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' })
 if (result.status !== 0) process.exit(result.status ?? 1)
 await bundleTypebox()
 mkdirSync(dirname(stamp), { recursive: true })
 writeFileSync(stamp, files.join('\n'))
+if (ifStale) process.stderr.write(`kigo: compiled in ${Math.round((Date.now() - started) / 1000)} s\n`)

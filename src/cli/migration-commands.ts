@@ -9,7 +9,7 @@ import { eventSummary, fieldChanges } from '../common/audit-diff.js'
 
 const legacyMethods = ['basic', 'wsse', 'login_api']
 const states = ['allow', 'deprecate', 'brownout', 'deny']
-const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'legacy']
+const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'oidc', 'legacy']
 
 interface Window { start: string; end: string }
 interface Exception { user?: string; client?: string; until: string }
@@ -150,7 +150,7 @@ export const migrationCommands: Command[] = [
     action: '',
     args: [],
     options: {
-      method: { value: 'basic|wsse|login_api|oauth|legacy' },
+      method: { value: 'basic|wsse|login_api|oauth|oidc|legacy' },
       user: { value: 'ID' },
       client: { value: 'TEXT' },
       since: { value: 'ISO' },

@@ -8,6 +8,7 @@ import { chromiumAvailable, screenshotDir, suiteBrowser } from '../helpers/brows
 import { startStack, type Stack } from '../helpers/stack.js'
 import { basicHeader, form, oauthHeader, wsseHeader } from '../gateway/policy/signers.js'
 import { parseSetCookie } from '../helpers/set-cookie.js'
+import { main } from '../../src/cli/kigo.js'
 
 const haveChromium = chromiumAvailable('the dashboard browser test')
 
@@ -116,7 +117,24 @@ describe('the usage table and its CSV', () => {
       expect(lines.map((l) => `${at(l, 'user')} ${at(l, 'client')} ${at(l, 'accepted')}`), query).toEqual(tableRows)
       // Nobody who already moved and no OAuth row is on the outreach list.
       expect(lines.every((l) => at(l, 'method') !== 'oauth')).toBe(true)
+      // The command the page names prints the same CSV.
+      const command = /<code>(kigo usage [^<]+)<\/code> prints the same/.exec(html)![1]!.replace(/&#39;/g, "'")
+      const args = command.split(' ').slice(1).map((w) => w.replace(/^'(.*)'$/, '$1'))
+      let printed = ''
+      const code = await main(args, { KIGO_ADMIN_URL: stack.adminUrl, KIGO_ADMIN_TOKEN: stack.config.adminToken }, { stdout: { write: (t: string) => (printed += t) }, stderr: { write: () => undefined } })
+      expect(code, command).toBe(0)
+      expect(printed.trimEnd(), command).toBe(csv.trimEnd())
     }
+  })
+
+  it('filters by every method, the login API and where clients moved to included', async () => {
+    const bearer = { authorization: `Bearer ${stack.config.adminToken}` }
+    const page = await (await fetch(dashboard(), { headers: bearer })).text()
+    const options = [...page.slice(page.indexOf('<select name="method">'), page.indexOf('</select>', page.indexOf('<select name="method">'))).matchAll(/<option value="([^"]+)"/g)].map((m) => m[1])
+    expect(options).toEqual(['legacy', 'basic', 'wsse', 'login_api', 'oauth', 'oidc'])
+    const oauth = await (await fetch(`${dashboard()}?method=oauth`, { headers: bearer })).text()
+    expect(oauth).toContain('<option value="oauth" selected>')
+    expect(oauth).toContain('kigo usage --method oauth')
   })
 })
 

@@ -118,7 +118,7 @@ function filterForm(q: UsageQuery & { sort: UsageSortKey }): SafeHtml {
   const option = (value: string, label: string, current: string | undefined) => html`<option value="${value}"${value === (current ?? '') ? html` selected` : ''}>${label}</option>`
   const moved = q.moved === undefined ? '' : q.moved ? 'yes' : 'no'
   return html`<form class="filters" method="get" action="/admin/#usage" role="search" aria-label="Filter the legacy usage">
-<label>Method<select name="method">${option('legacy', 'Basic and WSSE', q.method)}${option('basic', 'Basic', q.method)}${option('wsse', 'WSSE', q.method)}</select></label>
+<label>Method<select name="method">${usageMethodOptions.map(([v, l]) => option(v, l, q.method))}</select></label>
 <label>User<input name="user" value="${q.user ?? ''}" size="12" autocomplete="off"></label>
 <label>Client contains<input name="client" value="${q.client ?? ''}" size="14" autocomplete="off"></label>
 <label>Moved to OAuth<select name="moved">${option('', 'any', moved)}${option('no', 'not moved', moved)}${option('yes', 'moved', moved)}</select></label>
@@ -126,6 +126,30 @@ function filterForm(q: UsageQuery & { sort: UsageSortKey }): SafeHtml {
 <label>Order<select name="order">${option('', 'default', q.order)}${option('desc', 'descending', q.order)}${option('asc', 'ascending', q.order)}</select></label>
 <button type="submit">Apply</button>
 </form>`
+}
+
+/** The table's method filter: every legacy method (the default), each one, and where clients move to. */
+const usageMethodOptions: Array<[string, string]> = [
+  ['legacy', 'every legacy method'],
+  ['basic', 'Basic'],
+  ['wsse', 'WSSE'],
+  ['login_api', 'login API'],
+  ['oauth', 'OAuth (moved)'],
+  ['oidc', 'OpenID Connect (moved)'],
+]
+
+/** The `kigo usage` command line that prints this table's CSV (the same filters, sort and order). */
+export function usageCommand(q: UsageQuery): string {
+  const words = ['kigo', 'usage']
+  const add = (name: string, value: string) => words.push(`--${name}`, /^[\w:.@-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`)
+  if (q.method) add('method', q.method)
+  if (q.user) add('user', q.user)
+  if (q.client) add('client', q.client)
+  if (q.moved !== undefined) add('moved', q.moved ? 'yes' : 'no')
+  if (q.sort) add('sort', q.sort)
+  if (q.order) add('order', q.order)
+  words.push('--csv')
+  return words.join(' ')
 }
 
 function csvLink(q: UsageQuery): string {
@@ -164,8 +188,8 @@ function usageSection(d: DashboardData): SafeHtml {
   return html`<section id="usage">
 <h2>Legacy usage: who still has to migrate</h2>
 ${filterForm(d.usageQuery)}
-<p><a href="${csvLink(d.usageQuery)}" download>Download as CSV</a> <span class="muted">(the rows and columns of this table; <code>kigo usage --csv</code> gives the same)</span></p>
-${rows.length === 0 ? html`<p class="muted">No Basic or WSSE use recorded.</p>` : html`<table id="usage-table" class="cards"><thead><tr>${usageColumns.map((c) => html`<th>${c.label}</th>`)}</tr></thead>
+<p><a href="${csvLink(d.usageQuery)}" download>Download as CSV</a> <span class="muted">(the rows and columns of this table; <code>${usageCommand(d.usageQuery)}</code> prints the same)</span></p>
+${rows.length === 0 ? html`<p class="muted">No use recorded for these filters.</p>` : html`<table id="usage-table" class="cards"><thead><tr>${usageColumns.map((c) => html`<th>${c.label}</th>`)}</tr></thead>
 <tbody>${joinHtml(rows, '\n')}</tbody></table>`}
 ${more}
 <p class="muted">The client is what the request says it is (the <code>source</code> parameter or the User-Agent): self-declared, never proof. Clients beyond ${d.maxClientsPerUser ?? 20} per user are counted together as “(other clients)”.</p>

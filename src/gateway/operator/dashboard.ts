@@ -49,8 +49,8 @@ function usageQueryOf(q: Record<string, unknown>): UsageQuery & { sort: UsageSor
   const sort = text('sort')
   const order = text('order')
   return {
-    // The table lists the legacy methods only: "legacy" (every method but OAuth) unless one is chosen.
-    method: method === 'basic' || method === 'wsse' || method === 'login_api' ? method : 'legacy',
+    // Every legacy method ("legacy": all but OAuth and OpenID Connect) unless one is chosen.
+    method: ['basic', 'wsse', 'login_api', 'oauth', 'oidc'].includes(method) ? method : 'legacy',
     ...(/^[A-Za-z][A-Za-z0-9_-]{2,31}$/.test(user) ? { user } : {}),
     ...(client !== '' && client.length <= 256 ? { client } : {}),
     ...(moved === 'yes' || moved === 'no' ? { moved: moved === 'yes' } : {}),

@@ -20,7 +20,7 @@ export interface UsageApiOptions {
   emails?: () => Promise<Map<string, string | null>>
 }
 
-const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'legacy']
+const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'oidc', 'legacy']
 const allowedParams = ['method', 'user', 'client', 'since', 'moved', 'sort', 'order', 'limit', 'all']
 
 /** A record of GET /admin/usage: the report's columns (usage-report.ts), as the CSV has them. */

@@ -5,12 +5,12 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { methodNames, nextWindow } from '../policy/evaluate.js'
-import { policyOutlook } from '../policy/outlook.js'
+import { policyOutlook, utcText } from '../policy/outlook.js'
 import { clockMinutes, isoSeconds } from '../policy/time.js'
 import { pageSecurityHeaders } from '../../common/site-page.js'
 import { legacyMethods, type LegacyMethod, type MethodPolicy, type PolicyState } from '../policy/types.js'
 import type { ProviderContext } from './context.js'
-import { html, page, timeHtml, type SafeHtml } from './html.js'
+import { html, page, type SafeHtml } from './html.js'
 
 /** What each state means for a client still using the method. */
 export const stateMeaning: Record<PolicyState, string> = {
@@ -20,7 +20,8 @@ export const stateMeaning: Record<PolicyState, string> = {
   deny: 'refused (403 method_retired)',
 }
 
-const dateTime = (ms: number): SafeHtml => timeHtml(ms, { local: true })
+/** An instant in the words of every policy surface (`utcText`: `2027-07-01 00:00 UTC`), with the reader's own time added by the script. */
+const dateTime = (ms: number): SafeHtml => html`<time datetime="${isoSeconds(ms)}" data-local="datetime">${utcText(ms)}</time>`
 
 /** A daily window as today's UTC instants (the script shows them in local time). */
 function windowText(w: { start: string; end: string }, now: number): SafeHtml {
@@ -95,13 +96,15 @@ export function registerMigrationGuide(app: FastifyInstance, ctx: ProviderContex
 <p class="muted">The live policy at ${dateTime(now)}. Times are UTC, with your own time (<span id="reader-tz">your time zone</span>) beside them.</p>
 ${legacyMethods.map((m) => methodSection(m, policies[m], now))}`
       : ''
-    const body = html`<h1>Moving from WSSE or Basic to OAuth</h1>
-<p>WSSE and HTTP Basic authentication are being retired. Clients keep the same URLs, the
-same parameters and the same responses: only the credentials change. The
-<a href="/developers">developer guide</a> has the code, in curl, Python, Node, Perl and Ruby.</p>
+    const body = html`<h1>Moving off WSSE, Basic and the login API</h1>
+<p>WSSE and HTTP Basic authentication, and the login API that signs people in to other
+sites, are being retired. API clients move to OAuth and keep the same URLs, the same
+parameters and the same responses: only the credentials change. Sites move to OpenID
+Connect. The <a href="/developers">developer guide</a> has the code, in curl, Python, Node,
+Perl and Ruby.</p>
 ${live}
-<div class="card">
-<h2>What to do</h2>
+<div class="card" id="what-to-do">
+<h2>What to do: an API client (WSSE or Basic)</h2>
 <ol>
 <li><p><strong>Register your client as an application</strong> on your
 <a href="/account">account page</a>, with the scopes it needs: <code>write_public</code> to
@@ -118,20 +121,33 @@ HMAC-SHA256) instead of sending <code>Authorization: Basic</code> or
 </ol>
 <p>Responses to WSSE and Basic requests carry a <code>Deprecation</code> header once a method
 is deprecated, and a <code>Sunset</code> header once the date it stops working is set. During
-brownouts those requests are refused with <code>403 method_retired_temporarily</code> for a
-while: that is the moment to check that your client is ready.</p>
-<div class="card" id="login-api">
-<h2>Sites signing people in with the login API</h2>
-<p>The login API (<code>${base}/auth</code> and <code>${base}/api/auth.json</code>) is
-retired the same way. A site moves to OAuth and reads who signed in from
-<code>${base}/applications/my</code>, or to OpenID Connect: the
-<a href="/developers#login-api">developer guide</a> shows both. Once the login API is
-deprecated, its exchange answers carry <code>Deprecation</code> and <code>Sunset</code> and the
-sign-in page says so; during brownouts and after deny the sign-in and the exchange are refused.</p>
+brownouts those requests are refused with <code>403 method_retired_temporarily</code> and a
+<code>Retry-After</code> until the window ends: that is the moment to check that your client
+is ready.</p>
 </div>
-<p>Users: your <a href="/account#legacy">account page</a> lists which of your tools still
-use WSSE or Basic, and what will happen to each.</p>
-</div>`
-    return sendPageWithScript(reply, (nonce) => page({ title: 'Migrating to OAuth', body, script: { nonce, code: localTimeScript } }))
+<div class="card" id="login-api">
+<h2>What to do: a site that signs people in with the login API</h2>
+<p>The login API (<code>${base}/auth</code> and <code>${base}/api/auth.json</code>) is
+retired the same way. Its successor is OpenID Connect:</p>
+<ol>
+<li><p><strong>Register the site as an OpenID Connect client</strong> on your
+<a href="/account">account page</a>, with its exact redirect URI.</p></li>
+<li><p><strong>Point any certified OpenID Connect library at the discovery document</strong>,
+<code>${base}/.well-known/openid-configuration</code>, and use the authorization code flow
+with PKCE. The ID token's <code>sub</code> is the login API's <code>name</code>, and
+<code>picture</code> its <code>image_url</code> (<a href="/developers#oidc">a whole sample
+site</a>).</p></li>
+<li><p><strong>Keep the site's name</strong>: sign-ins through OpenID Connect under the same
+name show the site as moved.</p></li>
+</ol>
+<p>A site may instead use OAuth and read who signed in from
+<code>${base}/applications/my</code> (<a href="/developers#login-api">both routes</a>). Once
+the login API is deprecated, its exchange answers carry <code>Deprecation</code> and
+<code>Sunset</code> and the sign-in page says so; during brownouts and after deny the
+sign-in and the exchange are refused.</p>
+</div>
+<p>Users: your <a href="/account#legacy">account page</a> lists which of your tools and sites
+still use a legacy method, and what will happen to each.</p>`
+    return sendPageWithScript(reply, (nonce) => page({ title: 'Moving off the legacy methods', body, script: { nonce, code: localTimeScript } }))
   })
 }

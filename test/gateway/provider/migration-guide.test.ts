@@ -16,6 +16,24 @@ it('serves the guide the policy links to by default', async () => {
   expect(res.status).toBe(200)
   expect(res.headers.get('content-type')).toMatch(/^text\/html/)
   const text = await res.text()
-  expect(text).toContain('Moving from WSSE or Basic to OAuth')
+  expect(text).toContain('<h1>Moving off WSSE, Basic and the login API</h1>')
   expect(text).toContain(`${stack.url}/oauth/initiate`)
+  // The login API's route is there too: to OpenID Connect, by its discovery document.
+  expect(text).toContain('What to do: a site that signs people in with the login API')
+  expect(text).toContain(`${stack.url}/.well-known/openid-configuration`)
+})
+
+it('writes every date on the page in one format, the policy summary\'s', async () => {
+  const set = await stack.admin<any>('PUT', '/admin/policy', {
+    basic: { state: 'deprecate', sunset: '2027-06-30T00:00:00Z', schedule: [{ state: 'deny', from: '2027-07-01T00:00:00Z' }] },
+  })
+  expect(set.status).toBe(200)
+  const text = await (await fetch(`${stack.url}/migration`)).text()
+  const section = text.slice(text.indexOf('id="policy-basic"'), text.indexOf('</section>', text.indexOf('id="policy-basic"')))
+  expect(section).toContain('2027-07-01 00:00 UTC')
+  // No second spelling of a date ("1 Jul 2027, 00:00 UTC") beside the summary's.
+  expect(section).not.toMatch(/\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4}/)
+  const shown = [...section.matchAll(/<time datetime="[^"]+"[^>]*>([^<]+)<\/time>/g)].map((m) => m[1])
+  expect(shown.length).toBeGreaterThan(0)
+  for (const t of shown) expect(t).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/)
 })

@@ -13,6 +13,7 @@ import type { AuditStore } from '../audit/store.js'
 import type { Outcome } from '../domain/auth.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 import { evaluatePolicy, methodNames, effectiveState, type PolicyVerdict } from '../policy/evaluate.js'
+import { utcText } from '../policy/outlook.js'
 import type { PolicyService } from '../policy/service.js'
 import { maxClientLength } from '../usage/client-name.js'
 import type { ProviderRepository, User } from '../store/types.js'
@@ -143,9 +144,17 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
   })
 
   // ---- sign-in ------------------------------------------------------------------------------------
-  const refusedPage = (reply: FastifyReply, v: PolicyVerdict & { allowed: false }) => {
+  // Read by a visitor of the site, who can do nothing about the site's code: the page names
+  // the site and sends them back to it. The migration guide is for the site's owner, who
+  // has the exchange's answer and the notices (docs/login-api.md#migration-controls).
+  const refusedPage = (reply: FastifyReply, v: PolicyVerdict & { allowed: false }, site: LoginSite) => {
     for (const [k, val] of Object.entries(v.headers)) void reply.header(k, val)
-    return sendPage(reply, v.status, signInProblemPage('Sign-in refused', v.message, { href: options.policy!.guideUrl, text: 'The migration guide' }))
+    const back = { href: siteUrl(site), text: `Back to ${site.name}` }
+    if (v.code === 'method_retired_temporarily') {
+      const until = v.headers['retry-after'] === undefined ? '' : ` until ${utcText(now() + Number(v.headers['retry-after']) * 1000).slice(11)}`
+      return sendPage(reply, v.status, signInProblemPage(`${site.name} cannot sign you in with kigo right now`, `The way ${site.name} signs people in with kigo is being retired, and is switched off for a while${until}. Try again later, or ask ${site.name} about another way to sign in.`, back))
+    }
+    return sendPage(reply, v.status, signInProblemPage(`${site.name} can no longer sign you in with kigo`, `The way ${site.name} signed people in with kigo has been retired. Ask ${site.name} how to sign in now.`, back))
   }
 
   app.get('/auth', async (request, reply) => {
@@ -160,14 +169,14 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     const early = refusedBeforeSignIn(site)
     if (early && !early.allowed) {
       count('auth', 'policy_denied', null, site)
-      return refusedPage(reply, early)
+      return refusedPage(reply, early, site)
     }
     const session = await area.requireSignIn(request, reply, { next: request.url, context: `Sign in to tell ${site.name} who you are.` })
     if (!session) return reply
     const v = verdict(session.user.id, site)
     if (v && !v.allowed) {
       count('auth', 'policy_denied', session.user.id, site)
-      return refusedPage(reply, v)
+      return refusedPage(reply, v, site)
     }
     return sendPage(
       reply,
@@ -198,7 +207,7 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     const v = verdict(session.user.id, site)
     if (v && !v.allowed) {
       count('auth', 'policy_denied', session.user.id, site)
-      return refusedPage(reply, v)
+      return refusedPage(reply, v, site)
     }
     const cert = await sites.issueCert(site.apiKey, session.user.id, now(), certTtlSeconds)
     count('auth', 'ok', session.user.id, site)

@@ -2,6 +2,7 @@
 // operator API, the sign-in at /auth (login form, consent, 302 with cert), the exchange at
 // /api/auth.{json,xml}, every kind of bad input, the two icons, and login_api as a legacy
 // method (metrics, usage, policy, audit).
+import escapeHtml from 'escape-html'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../../helpers/stack.js'
 import { WebClient, callbackOf, exchangePath, sign, signInPath, signInThrough, type Site } from './helpers.js'
@@ -333,8 +334,13 @@ describe('login_api as a legacy method', () => {
     const page = await get(signInPath(site))
     expect(page.status).toBe(403)
     expect(page.headers.get('location')).toBeNull()
-    expect(page.text).toMatch(/The login API has been retired/)
-    expect(page.text).toContain('/migration')
+    // The visitor reads it: the site by name, the way back to it, and nothing only the site's owner can act on.
+    expect(page.text).toContain(`<h1>${escapeHtml(site.name)} can no longer sign you in with kigo</h1>`)
+    expect(page.text).toContain(`href="${new URL(site.callback).origin}/"`)
+    expect(page.text).toContain(`Back to ${escapeHtml(site.name)}`)
+    const main = page.text.slice(page.text.indexOf('<main'))
+    expect(main).not.toContain('/migration')
+    expect(main).not.toMatch(/OAuth|OpenID|migration guide/i)
     const r = await get(exchangePath(site, cert))
     expect(r.status).toBe(403)
     expect(JSON.parse(r.text)).toEqual({ has_error: true, error: { message: expect.stringMatching(/retired.*\/migration/) } })
@@ -349,7 +355,18 @@ describe('login_api as a legacy method', () => {
     const refused = await web.get(signInPath(site))
     expect(refused.status).toBe(403)
     expect(refused.headers.get('location')).toBeNull()
-    expect(refused.text).toMatch(/retired/)
+    expect(refused.text).toContain('can no longer sign you in with kigo')
+  })
+
+  it('brownout: the visitor is told the site cannot sign them in for a while, until when, and the way back', async () => {
+    await setPolicy({ state: 'brownout', windows: [{ start: '00:00', end: '24:00' }] })
+    const page = await get(signInPath(site))
+    expect(page.status).toBe(403)
+    expect(page.headers.get('retry-after')).toMatch(/^\d+$/)
+    expect(page.text).toContain(`<h1>${escapeHtml(site.name)} cannot sign you in with kigo right now</h1>`)
+    expect(page.text).toMatch(/switched off for a while until \d\d:\d\d UTC/)
+    expect(page.text).toContain(`Back to ${escapeHtml(site.name)}`)
+    expect(page.text.slice(page.text.indexOf('<main'))).not.toContain('/migration')
   })
 })
 

@@ -92,6 +92,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .refusing{color:#cf222e;font-weight:600}
 .next{margin:0 0 10px}
 body.dash code{font-size:12px;background:#f6f8fa;padding:1px 4px;border-radius:3px}
+/* A user ID is never broken (32 characters at most); a long address gives way instead. */
+code.id{overflow-wrap:normal;white-space:nowrap}
+td a[href^="mailto:"]{overflow-wrap:break-word}
 form.login{max-width:380px;margin:60px auto;background:#fff;border:1px solid #d8dee4;border-radius:6px;padding:24px}
 form.login input{width:100%;padding:8px;border:1px solid #d0d7de;border-radius:4px;font:inherit}
 form.login button{margin-top:16px}
@@ -115,11 +118,20 @@ ul.diff del{color:#cf222e;text-decoration:line-through}ul.diff ins{color:#1a7f37
   table.cards thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
   table.cards tr{border:1px solid #d8dee4;border-radius:6px;margin:0 0 10px;padding:6px 8px}
   table.cards td,table.cards tbody th{border:0;padding:3px 0;text-align:left;overflow-wrap:break-word;position:relative;min-height:1.4em}
-  table.cards td[data-label],table.cards tbody th[data-label]{padding-left:40%}
-  table.cards td[data-label]::before,table.cards tbody th[data-label]::before{content:attr(data-label);position:absolute;left:0;top:3px;width:37%;font-size:12px;line-height:1.3;color:#57606a;font-weight:600;text-transform:uppercase;overflow-wrap:break-word}
+  /* The label floats in the cell's left padding, and the cell (a formatting context of its
+     own) grows to hold it: a label of two lines never runs into the next one. */
+  table.cards td[data-label],table.cards tbody th[data-label]{display:flow-root;padding-left:8.5rem}
+  table.cards td[data-label]::before,table.cards tbody th[data-label]::before{content:attr(data-label);float:left;margin-left:-8.5rem;width:8rem;padding-top:2px;font-size:12px;line-height:1.3;color:#57606a;font-weight:600;text-transform:uppercase;overflow-wrap:break-word}
   table.cards td.num{text-align:left}
+  table.cards td.nowrap{white-space:normal}
+  dl{grid-template-columns:minmax(0,1fr);gap:0}
+  dt{margin-top:.5rem}
+  dd{margin:0}
+  table.cards td code,table.cards td.url{overflow-wrap:anywhere}
+  table.cards td.row-actions{display:flex;flex-wrap:wrap;gap:6px;padding-top:6px}
+  table.cards td.row-actions form{margin:0}
   form.filters label{flex:1 1 40%}
   /* The chart is scaled to the screen (about 0.45 at 390 px): its labels are drawn larger to stay readable. */
-  #method-chart text{font-size:19px}
+  #method-chart text{font-size:26px}
 }
 `.trim()

@@ -107,7 +107,7 @@ describe('the usage table and its CSV', () => {
       expect(href).toMatch(/^\/admin\/usage\.csv\?method=(legacy|wsse)/)
       const table = html.slice(html.indexOf('id="usage-table"'), html.indexOf('</table>', html.indexOf('id="usage-table"')))
       const headings = [...table.matchAll(/<th>([^<]+)<\/th>/g)].map((m) => m[1])
-      const tableRows = [...table.matchAll(/<td data-label="User"><code>([^<]+)<\/code><\/td>[^]*?<td data-label="Client">([^<]+)<\/td>[^]*?<td class="num" data-label="Accepted">(\d+)<\/td>/g)].map((m) => `${m[1]} ${m[2]!.replace(/&lt;/g, '<').replace(/&gt;/g, '>')} ${m[3]}`)
+      const tableRows = [...table.matchAll(/<td data-label="User"><code[^>]*>([^<]+)<\/code><\/td>[^]*?<td data-label="Client">([^<]+)<\/td>[^]*?<td class="num" data-label="Accepted">(\d+)<\/td>/g)].map((m) => `${m[1]} ${m[2]!.replace(/&lt;/g, '<').replace(/&gt;/g, '>')} ${m[3]}`)
       expect(tableRows.length).toBeGreaterThan(0)
       const csv = await (await fetch(`${stack.adminUrl}${href}`, { headers: bearer })).text()
       const [header, ...lines] = csv.trimEnd().split('\r\n')
@@ -182,6 +182,13 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     expect(byUser.alice?.[11]).toBe('not moved')
     expect(byUser.bobby?.slice(0, 5)).toEqual(['WSSE', 'bobby', '–', 'feed robot', '1'])
     expect(byUser.bobby?.[11]).toBe('not moved')
+    // A user ID is on one line (it was broken as "alic/e" at this width).
+    const split = await page.$$eval('#usage-table td[data-label="User"] code', (codes) => codes.filter((c) => {
+      const range = document.createRange()
+      range.selectNodeContents(c)
+      return range.getClientRects().length > 1
+    }).map((c) => c.textContent))
+    expect(split).toEqual([])
 
     // Filters and sort through the page's own form (no script).
     await page.selectOption('form.filters select[name=method]', 'wsse')

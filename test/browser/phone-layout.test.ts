@@ -41,6 +41,12 @@ beforeAll(async () => {
   })
   expect(policy.status).toBe(200)
   expect((await stack.admin('PUT', '/admin/users/alice/email', { email: 'alice.with.a.rather.long.address@example.com' })).status).toBe(200)
+  // Populated tables: a login-API site and an OpenID Connect client of alice's, with long
+  // names and URLs, so that the account pages' tables have rows and buttons to fit.
+  const site = await stack.admin('POST', '/admin/sites', { name: 'A diary with a rather long name for a small screen', owner: 'alice', callback: 'https://a-rather-long-host-name.diary.example/login/callback/from/kigo' })
+  expect(site.status).toBe(201)
+  const rp = await stack.admin('POST', '/admin/oidc-clients', { name: 'A tea party with a long name', owner: 'alice', redirect_uris: ['https://a-rather-long-host-name.tea.example/oidc/callback/from/kigo'] })
+  expect(rp.status).toBe(201)
   // Reading the report writes the gateway's pending usage counts, so the account page lists the tool.
   expect((await stack.admin('GET', '/admin/usage')).status).toBe(200)
 }, 60_000)
@@ -110,6 +116,13 @@ describe.skipIf(!haveChromium)('every page at 390 px', () => {
     await page.waitForURL(/\/oidc\/interaction\//)
     expect(await page.content()).toContain('A site with a rather long name')
     await noSideScroll(page, 'oidc-consent')
+    // Allowed, the site is in the account page's "Sites you sign in to" card, which fits too.
+    await Promise.all([page.waitForRequest((r) => r.url().startsWith('https://tea.example/callback')), page.click('button[value="allow"]')])
+    await page.goto(`${stack.url}/account`)
+    expect(await page.locator('#oidc-sites').textContent()).toContain('A site with a rather long name')
+    await noSideScroll(page, 'account-with-sites')
+    const revoke = await page.locator('#oidc-sites button', { hasText: 'Revoke' }).boundingBox()
+    expect(revoke!.x + revoke!.width).toBeLessThanOrEqual(390)
     await context.close()
   })
 

@@ -30,11 +30,11 @@ ${o.created ? html`<div class="card" id="created">
 </div>` : ''}
 <section class="card" id="sites">
 <p class="muted">The login API is being retired: new sites should sign people in with OAuth or OpenID Connect (<a href="/developers#login-api">how</a>). It is kept for the sites that still use it.</p>
-${o.sites.length === 0 ? html`<p class="muted">You have no login site.</p>` : html`<table>
+${o.sites.length === 0 ? html`<p class="muted">You have no login site.</p>` : html`<table class="cards">
 <thead><tr><th>Name</th><th>api_key</th><th>Callback</th><th>Registered</th><th></th></tr></thead>
 <tbody>${o.sites.map((s) => html`<tr>
-<td>${s.name}</td><td><code>${s.apiKey}</code></td><td>${s.callbackUrl}</td><td class="nowrap">${timeHtml(s.createdAt, { dateOnly: true })}</td>
-<td><form method="post" action="/account/sites/${s.apiKey}/rotate-secret">${o.csrf}<button type="submit" class="secondary">New secret</button></form>
+<td data-label="Name">${s.name}</td><td data-label="api_key"><code>${s.apiKey}</code></td><td data-label="Callback" class="url">${s.callbackUrl}</td><td data-label="Registered" class="nowrap">${timeHtml(s.createdAt, { dateOnly: true })}</td>
+<td class="row-actions"><form method="post" action="/account/sites/${s.apiKey}/rotate-secret">${o.csrf}<button type="submit" class="secondary">New secret</button></form>
 <form method="post" action="/account/sites/${s.apiKey}/delete">${o.csrf}<button type="submit" class="danger">Delete</button></form></td>
 </tr>`)}</tbody></table>`}
 </section>

@@ -56,12 +56,12 @@ ${c.secret === null ? '' : html`<dt>client_secret</dt><dd><code class="secret" i
 </div>` : ''}
 <section class="card" id="clients">
 <p class="muted">Sites and apps that sign people in with kigo through OpenID Connect (<a href="/developers#oidc">how</a>). The issuer is this site; discovery is at <code>/.well-known/openid-configuration</code>.</p>
-${o.clients.length === 0 ? html`<p class="muted">You have no OpenID Connect client.</p>` : html`<table>
+${o.clients.length === 0 ? html`<p class="muted">You have no OpenID Connect client.</p>` : html`<table class="cards">
 <thead><tr><th>Name</th><th>client_id</th><th>Type</th><th>Redirect URIs</th><th>Registered</th><th></th></tr></thead>
 <tbody>${o.clients.map((k) => html`<tr>
-<td>${k.name}</td><td><code>${k.clientId}</code></td><td>${k.public ? 'public' : 'confidential'}</td>
-<td>${k.redirectUris.map((u) => html`<code>${u}</code> `)}</td><td class="nowrap">${timeHtml(k.createdAt, { dateOnly: true })}</td>
-<td class="nowrap">${k.public ? '' : html`<a href="${base}/${k.clientId}/rotate-secret">New secret…</a><br>`}<a href="${base}/${k.clientId}/delete">Delete…</a></td>
+<td data-label="Name">${k.name}</td><td data-label="client_id"><code>${k.clientId}</code></td><td data-label="Type">${k.public ? 'public' : 'confidential'}</td>
+<td data-label="Redirect URIs" class="url">${k.redirectUris.map((u) => html`<code>${u}</code> `)}</td><td data-label="Registered" class="nowrap">${timeHtml(k.createdAt, { dateOnly: true })}</td>
+<td class="row-actions">${k.public ? '' : html`<a href="${base}/${k.clientId}/rotate-secret">New secret…</a><br>`}<a href="${base}/${k.clientId}/delete">Delete…</a></td>
 </tr>`)}</tbody></table>`}
 </section>
 <section class="card" id="register-client">

@@ -76,8 +76,8 @@ const pct = (n: number, total: number) => (total === 0 ? 0 : (100 * n) / total)
 export function renderChart(buckets: Bucket[], range: ChartRange): SafeHtml {
   const width = 760
   const height = 250
-  const left = 56
-  const top = 10
+  const left = 76
+  const top = 16
   const plotW = width - left - 10
   const plotH = 200
   const slot = plotW / buckets.length

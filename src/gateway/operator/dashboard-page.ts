@@ -166,8 +166,9 @@ function csvLink(q: UsageQuery): string {
 /** One cell per column of the report (usage-report.ts), so the table has the CSV's columns. */
 const usageCells: Record<UsageColumn, (r: UsageReportRow) => SafeHtml | string | number> = {
   method: (r) => methodLabels[r.method as LegacyMethod] ?? r.method,
-  user: (r) => html`<code>${r.user}</code>`,
-  email: (r) => (r.email === null ? none : html`<a href="mailto:${encodeURIComponent(r.email).replace(/%40/g, '@')}">${r.email}</a>`),
+  user: (r) => html`<code class="id">${r.user}</code>`,
+  // A line may break before the @ (a <wbr>), so a long address takes two lines, not the table's width.
+  email: (r) => (r.email === null ? none : html`<a href="mailto:${encodeURIComponent(r.email).replace(/%40/g, '@')}">${joinHtml(r.email.split('@').map((part) => html`${part}`), html`<wbr>@`)}</a>`),
   client: (r) => (r.client === '' ? html`<span class="muted">(none)</span>` : r.client),
   accepted: (r) => r.accepted,
   refused_by_policy: (r) => r.refusedByPolicy,

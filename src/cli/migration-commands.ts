@@ -104,6 +104,20 @@ function policyText(result: ApiResult): () => string {
   }
 }
 
+/**
+ * A line saying so when the date clients are sent as `Sunset` moved with this change, and
+ * why: a scheduled deny is the end, whatever sunset was announced (docs/gateway.md#the-migration-policy).
+ */
+export function sunsetMoved(before: MethodView, after: MethodView): string {
+  const was = before.effective.ends_at
+  const now = after.effective.ends_at
+  if (was === now || now === null || was === null) return ''
+  const why = after.sunset !== null && after.sunset !== now
+    ? `the scheduled deny is the end clients are told of; the announced sunset ${after.sunset} is kept but no longer sent (give --sunset ${now} to make them agree)`
+    : 'the sunset or the schedule changed'
+  return `note: clients' Sunset moves from ${was} to ${now}: ${why}\n`
+}
+
 /** The method's policy with the changes the options ask for, in the shape PUT takes. */
 export function changedPolicy(current: MethodView, state: string, values: Parsed['values']): Record<string, unknown> {
   const next: Record<string, unknown> = {
@@ -190,7 +204,7 @@ export const migrationCommands: Command[] = [
     action: 'show',
     args: [],
     options: {},
-    summary: 'the migration policy of basic and wsse: the state in effect now, then the scheduled changes',
+    summary: 'the migration policy of each legacy method (basic, wsse, login_api): the state in effect now, then the scheduled changes',
     examples: ['kigo policy show', 'kigo policy show --json'],
     async run(client: AdminClient) {
       const result = await client.request('GET', '/admin/policy')
@@ -219,13 +233,14 @@ export const migrationCommands: Command[] = [
     ],
     async run(client: AdminClient, { args, values }: Parsed) {
       const [method, state] = args as [string, string]
-      if (method === 'oauth') throw usageError('policy set: OAuth is always allowed; the policy is for basic and wsse')
+      if (method === 'oauth') throw usageError('policy set: OAuth is always allowed; the policy is for basic, wsse and login_api')
       if (!legacyMethods.includes(method)) throw usageError(`policy set: <method> must be basic, wsse or login_api, not ${JSON.stringify(method)}`)
       if (!states.includes(state)) throw usageError(`policy set: <state> must be one of ${states.join(', ')}, not ${JSON.stringify(state)}`)
       const current = (await client.request('GET', '/admin/policy')).json as PolicyView
       const body = { [method]: changedPolicy(current[method as 'basic' | 'wsse'], state, values) }
       const result = await client.request('PUT', '/admin/policy', body)
-      return { result, text: () => methodText(method, (result.json as PolicyView)[method as 'basic' | 'wsse']) + '\n' }
+      const after = (result.json as PolicyView)[method as 'basic' | 'wsse']
+      return { result, text: () => methodText(method, after) + '\n' + sunsetMoved(current[method as 'basic' | 'wsse'], after) }
     },
   },
   {

@@ -144,6 +144,23 @@ describe('kigo policy show, history and refusals', () => {
     expect(deprecated).toMatch(/no change scheduled$/)
   })
 
+  it('says when the Sunset clients are sent moves: the README\'s steps, a deny scheduled after the announced sunset', async () => {
+    await kigo('policy', 'set', 'login_api', 'allow', '--schedule', 'none', '--sunset', 'none')
+    const announced = await kigo('policy', 'set', 'login_api', 'deprecate', '--sunset', '2099-06-30T00:00:00Z')
+    expect(announced.code).toBe(0)
+    expect(announced.stdout).not.toContain('note:')
+    const denied = await kigo('policy', 'set', 'login_api', 'deny', '--from', '2099-07-01T00:00:00Z')
+    expect(denied.code).toBe(0)
+    expect(denied.stdout).toContain("note: clients' Sunset moves from 2099-06-30T00:00:00Z to 2099-07-01T00:00:00Z: the scheduled deny is the end clients are told of")
+    expect(denied.stdout).toContain('--sunset 2099-07-01T00:00:00Z')
+    // What clients are sent is what the note said.
+    expect((await kigoJson('policy', 'show')).login_api.effective.ends_at).toBe('2099-07-01T00:00:00Z')
+    // Made to agree, nothing moves and nothing is said.
+    const agreed = await kigo('policy', 'set', 'login_api', 'deprecate', '--sunset', '2099-07-01T00:00:00Z')
+    expect(agreed.stdout).not.toContain('note:')
+    await kigo('policy', 'set', 'login_api', 'allow', '--schedule', 'none', '--sunset', 'none')
+  })
+
   it('refuses a sunset in the past with a clear message', async () => {
     const r = await kigo('policy', 'set', 'basic', 'deprecate', '--sunset', '2020-01-01T00:00:00Z')
     expectFailure(r, 1, /sunset.*2020-01-01T00:00:00Z is in the past.*HTTP 400/)
@@ -267,14 +284,14 @@ describe('kigo usage', () => {
   })
 
   it('refuses a bad filter', async () => {
-    expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, login_api, oauth, legacy/)
+    expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, login_api, oauth, oidc, legacy/)
     expectFailure(await kigo('usage', '--moved', 'maybe'), 2, /--moved must be yes or no/)
     expectFailure(await kigo('usage', '--sort', 'name'), 1, /"sort" must be one of.*HTTP 400/)
     expectFailure(await kigo('usage', '--order', 'up'), 1, /"order" must be asc or desc.*HTTP 400/)
     expectFailure(await kigo('usage', '--since', 'yesterday'), 1, /since.*HTTP 400/)
     const help = await kigo('usage', '--help')
     expect(help.code).toBe(0)
-    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|login_api\|oauth\|legacy\] \[--user ID\] \[--client TEXT\] \[--since ISO\]/)
+    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|login_api\|oauth\|oidc\|legacy\] \[--user ID\] \[--client TEXT\] \[--since ISO\]/)
     expect(help.stdout).toContain('--csv')
   })
 })

@@ -31,10 +31,10 @@ interface Created {
   rotated?: boolean
 }
 
-/** The URIs of a text area, one a line (blank lines ignored). */
+/** The URIs of a text area, one per line (blank lines ignored). */
 const lines = (value: string) => value.split(/\r\n|\r|\n/).map((l) => l.trim()).filter((l) => l !== '')
 
-function clientsPage(o: { session: SignedInSession; csrf: SafeHtml; clients: OidcClient[]; form?: FormInput; created?: Created; notice?: string }): string {
+function clientsPage(o: { session: SignedInSession; csrf: SafeHtml; clients: OidcClient[]; discoveryUrl: string; form?: FormInput; created?: Created; notice?: string }): string {
   const f = o.form ?? { name: '', redirectUris: '', postLogoutRedirectUris: '', type: 'confidential' }
   const c = o.created
   return page({
@@ -55,7 +55,7 @@ ${c.secret === null ? '' : html`<dt>client_secret</dt><dd><code class="secret" i
 </dl>
 </div>` : ''}
 <section class="card" id="clients">
-<p class="muted">Sites and apps that sign people in with kigo through OpenID Connect (<a href="/developers#oidc">how</a>). The issuer is this site; discovery is at <code>/.well-known/openid-configuration</code>.</p>
+<p class="muted">Sites and apps that sign people in with kigo through OpenID Connect (<a href="/developers#oidc">how</a>). The issuer is this site; discovery is at <code>${o.discoveryUrl}</code>.</p>
 ${o.clients.length === 0 ? html`<p class="muted">You have no OpenID Connect client.</p>` : html`<table class="cards">
 <thead><tr><th>Name</th><th>client_id</th><th>Type</th><th>Redirect URIs</th><th>Registered</th><th></th></tr></thead>
 <tbody>${o.clients.map((k) => html`<tr>
@@ -71,9 +71,9 @@ ${f.error ? html`<div class="error" role="alert">${f.error}</div>` : ''}
 ${o.csrf}
 <label for="client_name">Name <span class="muted">(shown to people when they sign in)</span></label>
 <input type="text" id="client_name" name="name" value="${f.name}" maxlength="100" required>
-<label for="client_redirect_uris">Redirect URIs <span class="muted">(one a line; http or https, no fragment; compared exactly)</span></label>
+<label for="client_redirect_uris">Redirect URIs <span class="muted">(one per line; http or https, no fragment; compared exactly)</span></label>
 <textarea id="client_redirect_uris" name="redirect_uris" rows="3" placeholder="https://example.com/oidc/callback" required>${f.redirectUris}</textarea>
-<label for="client_post_logout">Post-logout redirect URIs <span class="muted">(optional, one a line)</span></label>
+<label for="client_post_logout">Post-logout redirect URIs <span class="muted">(optional, one per line)</span></label>
 <textarea id="client_post_logout" name="post_logout_redirect_uris" rows="2" placeholder="https://example.com/">${f.postLogoutRedirectUris}</textarea>
 <label>Type</label>
 <label class="check"><input type="radio" name="type" value="confidential"${f.type === 'public' ? '' : ' checked'}> Confidential: a server that keeps a client secret</label>
@@ -151,8 +151,12 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
       request.log.warn({ err: { message: (err as Error).message }, action: event.action }, 'audit record failed')
     }
   }
-  const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof clientsPage>[0], 'session' | 'csrf' | 'clients'> = {}) =>
-    sendPage(reply, status, clientsPage({ session, csrf: area.csrfField(session), clients: await store.listClients(session.user.id), ...extra }))
+  const discoveryUrl = (reply: FastifyReply) => {
+    const origin = app.publicOrigin(reply.request)
+    return `${origin.scheme}://${origin.host}/.well-known/openid-configuration`
+  }
+  const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof clientsPage>[0], 'session' | 'csrf' | 'clients' | 'discoveryUrl'> = {}) =>
+    sendPage(reply, status, clientsPage({ session, csrf: area.csrfField(session), clients: await store.listClients(session.user.id), discoveryUrl: discoveryUrl(reply), ...extra }))
 
   /** The signed-in user's own client named in the path, or null after answering 404. */
   const own = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession): Promise<OidcClient | null> => {

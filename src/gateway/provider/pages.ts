@@ -287,7 +287,7 @@ ${csrfField(o.csrfToken)}
 <input type="password" id="confirm_password" name="confirm_password" autocomplete="new-password" minlength="${minLoginPasswordLength}" required>
 <div class="actions"><button type="submit">Change password</button></div>
 </form>
-<p class="muted">Changing it signs you out everywhere else. It does not change the API password below.</p>
+<p class="muted">Changing it signs you out everywhere else. It does not change the API password above.</p>
 </section>
 
 <section class="card" id="contact">

@@ -83,6 +83,8 @@ describe('/account/oidc-clients', () => {
     const page = await web.get('/account/oidc-clients')
     expect(page.headers.get('content-security-policy')).toContain("default-src 'none'")
     expect(page.text).not.toMatch(/<script/i)
+    // The discovery document as a client library takes it: a whole URL of this deployment.
+    expect(page.text).toContain(`discovery is at <code>${stack.url}/.well-known/openid-configuration</code>`)
   })
 
   it('registers a confidential client: client_id and secret shown once, stored sealed; openid-client signs in with it; rotate and delete asked first; all audited with the user', async () => {

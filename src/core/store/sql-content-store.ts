@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { planEachCall, type Db, type Queryable } from '../../common/sql.js'
+import type { ProvisionedUser } from '../../common/user-provisioning.js'
 import {
   ReplyTargetNotFound,
   type ContentStore,
@@ -246,9 +247,19 @@ function isForeignKeyViolation(err: unknown): boolean {
  * Stores the profile copy of user $1 with name $2. The WHERE keeps an unchanged name from
  * rewriting the row on every post. Also a step of createTextEntry's statement.
  */
+// A request's identity makes a missing copy, and names it while the gateway has not sent
+// the user (name_version 0); once it has, the name is the one the gateway sent
+// (docs/gateway.md#registered-users-in-the-core): an identity a gateway cached before a
+// rename cannot bring the old name back.
 const upsertUserSql = `INSERT INTO kigo_core.users (id, name) VALUES ($1, $2)
      ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, updated = now()
-     WHERE kigo_core.users.name IS DISTINCT FROM EXCLUDED.name`
+     WHERE kigo_core.users.name_version = 0 AND kigo_core.users.name IS DISTINCT FROM EXCLUDED.name`
+
+// Registered users as the gateway sends them: a copy takes the name of a higher version only.
+const provisionUsersSql = `INSERT INTO kigo_core.users (id, name, name_version)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+     ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, name_version = EXCLUDED.name_version, updated = now()
+     WHERE kigo_core.users.name_version < EXCLUDED.name_version`
 
 async function upsertUserIn(q: Queryable, user: UserRow): Promise<void> {
   await q.query(upsertUserSql, [user.id, user.name])
@@ -282,6 +293,11 @@ export class SqlContentStore implements ContentStore {
 
   async upsertUser(user: UserRow): Promise<void> {
     await upsertUserIn(this.db, user)
+  }
+
+  async provisionUsers(users: readonly ProvisionedUser[]): Promise<void> {
+    if (users.length === 0) return
+    await this.db.query(provisionUsersSql, [users.map((u) => u.id), users.map((u) => u.name), users.map((u) => String(u.version))])
   }
 
   async getUser(id: string): Promise<UserRow | null> {

@@ -343,11 +343,13 @@ export class SqlContentStore implements ContentStore {
    * The common case, a text entry that replies to nothing, in one statement: the author's
    * profile copy, both keywords (in sorted order, as in createEntry) and the entry. A
    * statement is atomic like the transaction it replaces, which took six round trips.
-   * The author's name is the one just stored.
+   * The author's name is the one the profile copy holds: the one just stored, or the
+   * gateway's when it keeps the copy's (upsertUserSql; the statement's snapshot is read
+   * only then).
    */
   private async createTextEntry(entry: NewEntry, body: string): Promise<EntryRow> {
     const rows = await this.db.query<EntryRecord>(
-      `WITH author AS (${upsertUserSql}),
+      `WITH author AS (${upsertUserSql} RETURNING name),
        words AS (
          INSERT INTO kigo_core.keywords (word)
          SELECT DISTINCT w FROM (VALUES ($3::text), ($4::text)) AS given (w) ORDER BY w
@@ -356,7 +358,7 @@ export class SqlContentStore implements ContentStore {
          INSERT INTO kigo_core.entries (author, keyword, body, source, deployment)
          VALUES ($1, $3, $5, $4, $6)
          RETURNING *)
-       SELECT ${entryColumnsWith('$2::text')} FROM e`,
+       SELECT ${entryColumnsWith('COALESCE((SELECT name FROM author), (SELECT name FROM kigo_core.users WHERE id = $1))')} FROM e`,
       [entry.authorId, entry.authorName, entry.keyword, entry.source, body, entry.deployment],
     )
     return toEntry(rows[0]!)

@@ -8,6 +8,7 @@
 // the core keeps the highest version it was sent.
 import { randomUUID } from 'node:crypto'
 import { request } from 'undici'
+import { isConnectionFailure } from '../../common/errors.js'
 import { identityKey, signIdentity } from '../../common/identity.js'
 import { bodyDigest, provisionBatch, provisionBody, provisionOperation, provisionPath, type ProvisionedUser } from '../../common/user-provisioning.js'
 
@@ -28,6 +29,13 @@ export interface CoreUserSyncOptions {
   log?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void }
 }
 
+/** A failure of the identity store's, not of the core's. */
+class StoreFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super((cause as Error)?.message ?? String(cause))
+  }
+}
+
 const firstRetryMs = 1000
 const lastRetryMs = 60_000
 
@@ -40,7 +48,8 @@ export class CoreUserSync {
   private retryMs = firstRetryMs
   private retry: NodeJS.Timeout | undefined
   private readonly every: NodeJS.Timeout
-  private failing = false
+  /** A failure was logged: its end is logged too. */
+  private announced = false
   private closed = false
 
   constructor(private readonly source: CoreUserSource, private readonly options: CoreUserSyncOptions) {
@@ -75,20 +84,24 @@ export class CoreUserSync {
     try {
       let sent = 0
       for (;;) {
-        const users = await this.source.usersForCore(provisionBatch)
+        const users = await this.source.usersForCore(provisionBatch).catch((err: unknown) => Promise.reject(new StoreFailed(err)))
         if (users.length === 0) break
         await this.post(users)
-        await this.source.coreHasUsers(users)
+        await this.source.coreHasUsers(users).catch((err: unknown) => Promise.reject(new StoreFailed(err)))
         sent += users.length
         if (users.length < provisionBatch) break
       }
-      if (this.failing || sent > provisionBatch) this.options.log?.info({ users: sent }, 'registered users sent to the core')
-      this.failing = false
+      if (this.announced || sent > provisionBatch) this.options.log?.info({ users: sent }, 'registered users sent to the core')
+      this.announced = false
       this.retryMs = firstRetryMs
       return true
     } catch (err) {
-      if (!this.failing) this.options.log?.warn({ error: (err as Error).message }, 'registered users could not be sent to the core; trying again')
-      this.failing = true
+      // The store's outage has its own lines (dependency-watch.ts); the core's is said here, once.
+      const quiet = err instanceof StoreFailed && isConnectionFailure(err.cause)
+      if (!this.announced && !quiet) {
+        this.announced = true
+        this.options.log?.warn({ error: (err as Error).message }, err instanceof StoreFailed ? 'registered users could not be read or marked in the store; trying again' : 'registered users could not be sent to the core; trying again')
+      }
       clearTimeout(this.retry)
       if (!this.closed) {
         this.retry = setTimeout(() => void this.send(), this.retryMs)

@@ -28,7 +28,7 @@ export const kigoSchemas: ReadonlyArray<{ name: string; migrations: readonly Mig
  * dump's schema versions instead, and re-created by the migrations on the target.
  */
 export const movedTables: Readonly<Record<string, string>> = {
-  'kigo_core.users': 'profile copies of the users who posted or followed',
+  'kigo_core.users': 'public profile copies of registered users, with the version of each name',
   'kigo_core.keywords': 'keywords',
   'kigo_core.entries': 'entries',
   'kigo_core.stars': 'stars',
@@ -36,7 +36,7 @@ export const movedTables: Readonly<Record<string, string>> = {
   'kigo_core.user_follows': 'who follows whom',
   'kigo_core.keyword_follows': 'keywords users follow',
   'kigo_core.keyword_relations': 'related keywords',
-  'kigo_gateway.users': 'users: login password hashes, sealed API passwords, e-mail',
+  'kigo_gateway.users': 'users: login password hashes, sealed API passwords, e-mail, the name version the core acknowledged',
   'kigo_gateway.consumers': 'OAuth applications (sealed secrets)',
   'kigo_gateway.access_tokens': 'OAuth access tokens (sealed secrets), revoked ones too',
   'kigo_gateway.request_tokens': 'OAuth request tokens in flight',

@@ -102,6 +102,18 @@ const commands: Command[] = [
   },
   {
     group: 'users',
+    action: 'set-name',
+    args: ['id', 'name'],
+    options: {},
+    summary: "change a user's display name, shown at once wherever the user appears",
+    examples: ['kigo users set-name alice "Alice Liddell"'],
+    async run(client, { args }) {
+      const result = await client.request('PUT', `/admin/users/${seg(args[0]!)}/name`, { name: args[1]! })
+      return { result, text: record(result) }
+    },
+  },
+  {
+    group: 'users',
     action: 'set-email',
     args: ['id', 'email'],
     options: {},

@@ -25,6 +25,7 @@ import type { PasswordReset } from './provider/context.js'
 import { PasswordResetStore, smtpMailer } from './provider/password-reset.js'
 import { createReplayCaches, type ReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, identityStoreOn, type SqlIdentityStore } from './store/index.js'
+import { CoreUserSync } from './store/core-users.js'
 import { gatewayMigrations } from './schema.js'
 import { createFailureThrottle } from './throttle/create.js'
 import type { AttemptThrottle } from './throttle/attempts.js'
@@ -122,6 +123,10 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
   // not fatal: nonce checks fail closed until it answers.
   if (redis && !(await redisReady(redis, 3000)) && logger) logger.warn('Redis is not answering yet; nonce checks fail closed until it does')
   const lookup = new CachedCredentialLookup(store)
+  // docs/gateway.md#registered-users-in-the-core: the users the core lacks, sent now and after each registration or rename.
+  const coreUsers = new CoreUserSync(store, { coreUrl: config.gateway.coreUrl, secretKey: config.secretKey, ...(logger ? { log: logger } : {}) })
+  store.sendUsersWith(() => coreUsers.sendAndWait())
+  void coreUsers.send()
 
   // ---- migration controls and usage (docs/gateway.md#the-migration-policy, docs/gateway.md#the-usage-report).
   const policy = new PolicyService(new PolicyStore(database), {
@@ -219,6 +224,7 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
       await replay.close().catch(() => undefined)
       await throttle.close().catch(() => undefined)
       if (redis) redis.disconnect()
+      await coreUsers.close()
       await store.close()
       await database.close().catch(() => undefined)
       for (const w of [pgWatch, redisWatch, coreWatch]) w.close()

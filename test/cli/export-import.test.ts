@@ -104,6 +104,10 @@ beforeAll(async () => {
   const bob = await stack.addUser('bob', 'Bob')
   carolPassword = (await stack.addUser('carol', 'Carol')).api_password
   oauthClient = await stack.addOAuthClient('alice', ['read_public', 'write_public'])
+  // Registered users in the core (docs/gateway.md#registered-users-in-the-core): dave never
+  // makes a request, bob gets a new name (version 2 on both sides).
+  await stack.addUser('dave', 'Dave')
+  expect((await stack.admin('PUT', '/admin/users/bob/name', { name: 'Robert' })).status).toBe(200)
   const post = async (user: string, password: string, form: Record<string, string>) => {
     const res = await fetch(`${stack.url}/api/statuses/update.json`, { method: 'POST', headers: { ...basicHeader(user, password), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) })
     expect(res.status).toBe(200)
@@ -184,6 +188,11 @@ describe.skipIf(!pgA)('moving an embedded store to PostgreSQL and back', () => {
     expect(checked.tables.find((t) => t.table === 'kigo_core.entries')!.target_rows).toBe(3)
     const [bytes] = await sql<{ bytes: Buffer }>(pgA!.url, 'SELECT bytes FROM kigo_core.photos')
     expect(bytes!.bytes.equals(png)).toBe(true)
+    // Every registered user's copy and its name version, and what the core acknowledged.
+    expect(await sql(pgA!.url, 'SELECT id, name, name_version::int AS v FROM kigo_core.users ORDER BY id')).toEqual([
+      { id: 'alice', name: 'Alice', v: 1 }, { id: 'bob', name: 'Robert', v: 2 }, { id: 'carol', name: 'Carol', v: 1 }, { id: 'dave', name: 'Dave', v: 1 },
+    ])
+    expect(await sql(pgA!.url, 'SELECT id FROM kigo_gateway.users WHERE core_version <> name_version')).toEqual([])
 
     const pgDump = join(work, 'postgres.dump.gz')
     const fromPg = await kigo(['export', '--from', pgA!.url, '--out', pgDump])
@@ -214,6 +223,10 @@ describe.skipIf(!pgA)('moving an embedded store to PostgreSQL and back', () => {
         await new Promise((r) => setTimeout(r, 200))
       }
       expect(await reads(base, entryIds)).toEqual(before)
+      for (const [id, name] of [['dave', 'Dave'], ['bob', 'Robert']]) {
+        const shown = await fetch(`${base}/api/friendships/show/${id}.json`)
+        expect([id, shown.status, ((await shown.json()) as { name: string }).name]).toEqual([id, 200, name])
+      }
       expect(Buffer.from(await (await fetch(base + photoPath)).arrayBuffer()).equals(photoBytes)).toBe(true)
       // The sealed secrets open under the same key: Basic with the API password, and OAuth.
       const posted = await fetch(`${base}/api/statuses/update.json`, { method: 'POST', headers: { ...basicHeader('alice', alicePassword), 'content-type': 'application/x-www-form-urlencoded' }, body: 'status=haiku%3Dmoved' })

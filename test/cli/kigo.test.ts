@@ -453,6 +453,17 @@ describe('users, applications and the audit trail', () => {
     expectOneLineError(await kigo(['users', 'set-email', 'nobody_here', 'a@b.example']), 1, /404 user_not_found/)
   })
 
+  it('users set-name: the new display name, recorded in the audit trail', async () => {
+    const id = uniqueId()
+    await kigoJson(['users', 'add', id, '--name', 'First'])
+    expect(await kigoJson(['users', 'set-name', id, 'Second ✨'])).toEqual({ id, name: 'Second ✨', created_at: expect.stringMatching(/Z$/) })
+    expect((await kigoJson(['users', 'show', id])).name).toBe('Second ✨')
+    const audit = await kigoJson(['audit', '--target', id])
+    expect(audit.events[0]).toMatchObject({ kind: 'user', action: 'user.set_name', target: id, before: { name: 'First' }, after: { name: 'Second ✨' } })
+    expectOneLineError(await kigo(['users', 'set-name', 'nobody_here', 'X']), 1, /404 user_not_found/)
+    expectOneLineError(await kigo(['users', 'set-name', id, '  ']), 1, /400 invalid_parameter/)
+  })
+
   it('apps show, rotate-secret and delete', async () => {
     const owner = uniqueId()
     await kigoJson(['users', 'add', owner])

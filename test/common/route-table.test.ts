@@ -42,3 +42,16 @@ test('withIdParameter: only the forms of "the authenticated user" turn into thei
   const write = operations.find((o) => o.name === 'friendships/create')!
   expect(withIdParameter(operations, write, () => true)).toBe(write)
 })
+
+test('a user ID written id:NAME (SPEC 2.8) is one path segment like any other: every /{id} operation matches it, in either spelling of the colon', () => {
+  for (const o of operations.filter((op) => op.path.endsWith('/{id}'))) {
+    for (const written of ['id:bob', 'id%3Abob']) {
+      for (const ext of ['.json', '.xml', '']) {
+        expect(match(o.method, o.path.replace('{id}', written) + ext)?.operation?.name, `${o.method} ${written}${ext}`).toBe(o.name)
+      }
+    }
+  }
+  // `id` naming a user as a keyword still turns a form of "the authenticated user" into its /{id} form.
+  expect(namesId('id=id:bob')).toBe(true)
+  expect(namesId('id=id%3Abob')).toBe(true)
+})

@@ -295,4 +295,26 @@ describe('the gateway and the core read every spelling of a path the same way', 
     expect(reachedCore).toBeGreaterThan(100)
   }, 300_000)
 
+  it('a user ID written id:NAME (SPEC 2.8), in a path or in `id`, however spelled: both sides pick the same operation, and the user is NAME', async () => {
+    const byPath = operations.filter((o) => o.path.endsWith('/{id}'))
+    expect(byPath.length).toBeGreaterThanOrEqual(8)
+    const written = ['id:mallory', 'id%3Amallory', 'id%3amallory', '%69d:mallory', '%69%64%3Amallory', 'id:id:mallory', 'ID:mallory', 'id:', 'id%3A']
+    const pathCases = byPath.flatMap((o) => written.flatMap((w) => spellings(`${o.path.replace('{id}', w)}.json`).slice(0, 12).map((target) => ({ method: o.method, target, form: '' }))))
+    const selfForms = operations.filter((o) => o.byId !== undefined)
+    const idCases = selfForms.flatMap((o) => written.flatMap((w) => [
+      { method: 'GET', target: `${o.path}.json?id=${w}`, form: '' },
+      { method: 'POST', target: `${o.path}.json`, form: `id=${w}` },
+    ]))
+    const { disagreements, reachedCore } = await compare([...pathCases, ...idCases])
+    expect(disagreements).toEqual([])
+    expect(reachedCore).toBeGreaterThan(100)
+    // What each side ran is the read of mallory, whichever way the keyword was spelled.
+    for (const target of ['/api/friendships/show/id:mallory.json', '/api/friendships/show/id%3Amallory.json', '/api/friendships/show/%69d%3amallory.json', '/api/friendships/show.json?id=id%3Amallory']) {
+      const res = await send('GET', target, readToken)
+      expect([target, res.status, (JSON.parse(res.body) as { id?: string }).id]).toEqual([target, 200, 'mallory'])
+    }
+    for (const target of ['/api/friendships/show/ID:mallory.json', '/api/friendships/show/id:id:mallory.json']) {
+      expect((await send('GET', target, readToken)).status, target).toBe(404)
+    }
+  }, 300_000)
 })

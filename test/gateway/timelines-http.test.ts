@@ -23,7 +23,7 @@ beforeAll(async () => {
   const res = await call('POST', '/api/statuses/update.json', { authorization: basic }, 'status=haiku%3Dthrough+the+gateway')
   expect(res.status).toBe(200)
   entryId = JSON.parse(res.text).id
-  // gina needs a profile copy in the core to be followed: she posts once.
+  // gina posts once (she could be followed without: docs/gateway.md#registered-users-in-the-core).
   const gina = await stack.addOAuthClient('gina', ['write_public'])
   expect((await call('POST', '/api/statuses/update.json', oauth(gina, 'POST', '/api/statuses/update.json', { status: 'hello' }), 'status=hello')).status).toBe(200)
 })

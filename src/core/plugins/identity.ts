@@ -56,6 +56,7 @@ async function identity(app: FastifyInstance, { config, hosts }: IdentityOptions
       throw refused()
     }
     if (check.bodySha256 !== '') ctx.bodySha256 = check.bodySha256
+    if (check.signed) ctx.signedOperation = check.operation
     if (url.startsWith('/api/')) {
       // The gateway refuses what is not canonical; the core refuses it again.
       const query = url.indexOf('?')

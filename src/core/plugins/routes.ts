@@ -10,6 +10,7 @@ import { healthRoutes } from '../routes/health.js'
 import { keywordRoutes } from '../routes/keywords.js'
 import { pageRoutes } from '../routes/pages.js'
 import { photoRoutes } from '../routes/photos.js'
+import { provisionRoutes } from '../routes/provision.js'
 import { statusRoutes } from '../routes/statuses.js'
 import { timelineRoutes } from '../routes/timelines.js'
 import { userRoutes } from '../routes/users.js'
@@ -33,6 +34,7 @@ const areaRoutes: Record<string, (app: FastifyInstance, deps: CoreDeps) => void>
   follows: followRoutes,
   keywords: keywordRoutes,
   pages: pageRoutes,
+  provision: provisionRoutes,
 }
 
 export const areas = Object.entries(areaRoutes).map(([name, routes]) => area(name, routes))

@@ -16,6 +16,8 @@ export interface RequestContext {
   identity: Identity | null
   /** Set for /api/ paths, whose host must name a deployment. */
   deployment: Deployment | null
+  /** The operation a verified signature names ('' for none); unset for an unsigned request. */
+  signedOperation?: string
   /** The body digest the gateway signed, when it read the body whole. */
   bodySha256?: string
   /** For a multipart body under a signed digest: whether the body read was the one signed. */

@@ -69,16 +69,26 @@ export function segmentOf(request: FastifyRequest, name: string): string {
 }
 
 /**
+ * A user ID as a client wrote it: `id:NAME` is the user NAME, as the user's keyword names
+ * them (docs/api-differences.md#user-ids-written-as-keywords).
+ */
+export function userIdOf(written: string): string {
+  return written.startsWith('id:') ? written.slice(3) : written
+}
+
+/**
  * The user a read or write of "a user" is about (docs/api-differences.md#id-parameter): the
  * path's `{id}`, else the `id` parameter, else (the forms without `/{id}`) the requester.
- * A path `{id}` and an `id` that differ: 400 naming both. A user ID that cannot exist: 404.
+ * Either may be written `id:NAME` (userIdOf). A path `{id}` and an `id` that name different
+ * users: 400 naming both. A user ID that cannot exist: 404.
  */
 export function subjectOf(request: FastifyRequest, params: Params): string {
-  const given = params.get('id') || undefined
+  const written = params.get('id') || undefined
+  const given = written === undefined ? undefined : userIdOf(written)
   const inPath = (request.params as Record<string, string | undefined>).id !== undefined
   let id: string
   if (inPath) {
-    id = segmentOf(request, 'id')
+    id = userIdOf(segmentOf(request, 'id'))
     if (given !== undefined && given !== id) {
       throw errors.badRequest('conflicting_id', `The path names user ${JSON.stringify(id.slice(0, 40))} and id names ${JSON.stringify(given.slice(0, 40))}: give one of them, or the same user in both`)
     }

@@ -49,7 +49,9 @@ export function photoRoutes(app: FastifyInstance, deps: CoreDeps): void {
         folder,
       })
       deps.profiles.remember(user.user, name)
-      const r = renderPhoto(photo, { id: user.user, name }, renderContext(deps, request))
+      // The name the profile copy holds: the gateway's, when it sent the user (profiles.ts).
+      const shown = (await deps.store.getUser(user.user))?.name ?? name
+      const r = renderPhoto(photo, { id: user.user, name: shown }, renderContext(deps, request))
       return sendPayload(request, reply, 'photo', r.json, r.xml)
     },
   })

@@ -1,4 +1,5 @@
-// The core's public copy of a user's display name follows the signed identity (docs/gateway.md#forwarding).
+// The core's public copy of a user: made from the signed identity when the gateway has not
+// sent the user yet, named by it until then (docs/gateway.md#registered-users-in-the-core).
 // A short-lived memory of what was last seen saves a store round trip per request; the
 // store's own copy is refreshed whenever the name differs from it.
 import type { Identity } from '../../common/identity.js'
@@ -31,8 +32,9 @@ export class ProfileRefresher {
 
   private async load(user: string, name: string, now: number): Promise<void> {
     const stored = await this.store.getUser(user)
-    // Users who never posted have no profile copy; posting creates it.
-    if (stored && stored.name !== name) await this.store.upsertUser({ id: user, name })
+    // A user the gateway has not sent yet (docs/gateway.md#registered-users-in-the-core) gets
+    // a copy from the identity; the store keeps a name the gateway sent.
+    if (!stored || stored.name !== name) await this.store.upsertUser({ id: user, name })
     this.remember(user, name, now)
   }
 

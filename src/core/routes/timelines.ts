@@ -36,13 +36,10 @@ export function timelineRoutes(app: FastifyInstance, deps: CoreDeps): void {
     }
     const viewer = contextOf(request).identity?.user ?? null
     const page = query.sort === 'hot' ? await deps.store.entriesPage(await hotPage(query), viewer) : await deps.store.timeline(query, viewer)
-    // An empty page may mean a name that does not exist: only then is it looked up.
-    if (page.entries.length === 0) {
-      if ((source.kind === 'user' || source.kind === 'friends') && !(await deps.store.getUser(source.userId))) {
-        throw errors.notFound('user_not_found', 'No such user')
-      }
-      const word = source.kind === 'keyword' ? source.word : source.kind === 'album' ? source.word : null
-      if (word !== null && !(await deps.store.keywordExists(word))) throw errors.notFound('keyword_not_found', 'No such keyword')
+    // An empty page may mean a user who does not exist: only then is it looked up. A keyword
+    // nobody has posted to is an empty keyword (docs/api-differences.md#empty-keywords).
+    if (page.entries.length === 0 && (source.kind === 'user' || source.kind === 'friends') && !(await deps.store.getUser(source.userId))) {
+      throw errors.notFound('user_not_found', 'No such user')
     }
     const list = renderEntryList(page, bodyFormats, renderContext(deps, request))
     return sendPayload(request, reply, 'statuses', list.json, list.xml)

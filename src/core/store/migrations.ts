@@ -249,4 +249,14 @@ ${rebuildKeywordSuffixesSql};
 DROP INDEX kigo_core.keywords_word_trgm;
 `,
   },
+  {
+    version: 5,
+    name: 'the version of each profile copy',
+    sql: `
+-- docs/gateway.md#registered-users-in-the-core: the gateway sends every registered user
+-- with the version of their name, raised by each change; a copy takes a name only from a
+-- higher version, so two sends that cross keep the newer. 0: made by a request, never sent.
+ALTER TABLE kigo_core.users ADD COLUMN name_version bigint NOT NULL DEFAULT 0;
+`,
+  },
 ]

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { planEachCall, type Db, type Queryable } from '../../common/sql.js'
+import type { ProvisionedUser } from '../../common/user-provisioning.js'
 import {
   ReplyTargetNotFound,
   type ContentStore,
@@ -246,9 +247,19 @@ function isForeignKeyViolation(err: unknown): boolean {
  * Stores the profile copy of user $1 with name $2. The WHERE keeps an unchanged name from
  * rewriting the row on every post. Also a step of createTextEntry's statement.
  */
+// A request's identity makes a missing copy, and names it while the gateway has not sent
+// the user (name_version 0); once it has, the name is the one the gateway sent
+// (docs/gateway.md#registered-users-in-the-core): an identity a gateway cached before a
+// rename cannot bring the old name back.
 const upsertUserSql = `INSERT INTO kigo_core.users (id, name) VALUES ($1, $2)
      ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, updated = now()
-     WHERE kigo_core.users.name IS DISTINCT FROM EXCLUDED.name`
+     WHERE kigo_core.users.name_version = 0 AND kigo_core.users.name IS DISTINCT FROM EXCLUDED.name`
+
+// Registered users as the gateway sends them: a copy takes the name of a higher version only.
+const provisionUsersSql = `INSERT INTO kigo_core.users (id, name, name_version)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+     ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, name_version = EXCLUDED.name_version, updated = now()
+     WHERE kigo_core.users.name_version < EXCLUDED.name_version`
 
 async function upsertUserIn(q: Queryable, user: UserRow): Promise<void> {
   await q.query(upsertUserSql, [user.id, user.name])
@@ -282,6 +293,11 @@ export class SqlContentStore implements ContentStore {
 
   async upsertUser(user: UserRow): Promise<void> {
     await upsertUserIn(this.db, user)
+  }
+
+  async provisionUsers(users: readonly ProvisionedUser[]): Promise<void> {
+    if (users.length === 0) return
+    await this.db.query(provisionUsersSql, [users.map((u) => u.id), users.map((u) => u.name), users.map((u) => String(u.version))])
   }
 
   async getUser(id: string): Promise<UserRow | null> {
@@ -327,11 +343,13 @@ export class SqlContentStore implements ContentStore {
    * The common case, a text entry that replies to nothing, in one statement: the author's
    * profile copy, both keywords (in sorted order, as in createEntry) and the entry. A
    * statement is atomic like the transaction it replaces, which took six round trips.
-   * The author's name is the one just stored.
+   * The author's name is the one the profile copy holds: the one just stored, or the
+   * gateway's when it keeps the copy's (upsertUserSql; the statement's snapshot is read
+   * only then).
    */
   private async createTextEntry(entry: NewEntry, body: string): Promise<EntryRow> {
     const rows = await this.db.query<EntryRecord>(
-      `WITH author AS (${upsertUserSql}),
+      `WITH author AS (${upsertUserSql} RETURNING name),
        words AS (
          INSERT INTO kigo_core.keywords (word)
          SELECT DISTINCT w FROM (VALUES ($3::text), ($4::text)) AS given (w) ORDER BY w
@@ -340,7 +358,7 @@ export class SqlContentStore implements ContentStore {
          INSERT INTO kigo_core.entries (author, keyword, body, source, deployment)
          VALUES ($1, $3, $5, $4, $6)
          RETURNING *)
-       SELECT ${entryColumnsWith('$2::text')} FROM e`,
+       SELECT ${entryColumnsWith('COALESCE((SELECT name FROM author), (SELECT name FROM kigo_core.users WHERE id = $1))')} FROM e`,
       [entry.authorId, entry.authorName, entry.keyword, entry.source, body, entry.deployment],
     )
     return toEntry(rows[0]!)

@@ -2,6 +2,8 @@
 // interface only; two implementations share one SQL schema (`kigo_core`): embedded
 // (PGlite) and PostgreSQL, both through src/common/sql.ts.
 
+import type { ProvisionedUser } from '../../common/user-provisioning.js'
+
 export type Deployment = 'domestic' | 'global'
 
 export interface UserRow {
@@ -106,8 +108,13 @@ export interface KeywordRow {
 }
 
 export interface ContentStore {
-  /** Creates or updates the public profile copy of a user. */
+  /**
+   * Creates the public profile copy of a user seen in a request's identity, or renames one
+   * the gateway has not sent (docs/gateway.md#registered-users-in-the-core).
+   */
   upsertUser(user: UserRow): Promise<void>
+  /** Creates or renames registered users as the gateway sent them: a name of a higher version replaces the copy's. */
+  provisionUsers(users: readonly ProvisionedUser[]): Promise<void>
   getUser(id: string): Promise<UserRow | null>
 
   /**

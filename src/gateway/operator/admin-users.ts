@@ -1,5 +1,6 @@
 // The operator API's users (docs/gateway.md#the-operator-api-and-dashboard): create one (its
-// passwords shown once), read, list, reset either password, set the contact e-mail.
+// passwords shown once), read, list, reset either password, set the display name or the
+// contact e-mail.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ApiError } from '../../common/errors.js'
@@ -19,6 +20,7 @@ const UserParams = Type.Object({ id: UserId })
 const ApiPasswordReset = Type.Object({ id: Type.String(), api_password: Type.String() })
 const LoginPasswordReset = Type.Object({ id: Type.String(), password: Type.String(), sessions_ended: Type.Integer() })
 const UserListView = Type.Object({ id: Type.String(), name: Type.String(), email: Type.Union([Type.String(), Type.Null()]), created_at: Timestamp })
+const NameBody = Type.Object({ name: Name }, { additionalProperties: false })
 const EmailBody = Type.Object({ email: Type.Union([Type.String({ minLength: 1, maxLength: 254 }), Type.Null()]) }, { additionalProperties: false })
 
 const userView = (u: User) => ({ id: u.id, name: u.name, created_at: isoSeconds(u.createdAt) })
@@ -87,6 +89,21 @@ export async function adminUsers(instance: FastifyInstance, { store, newPassword
   app.get('/admin/users', {
     schema: { response: { 200: Type.Object({ users: Type.Array(UserListView) }), ...errorResponses } },
   }, async () => ({ users: (await store.listUsers()).map((u) => ({ ...userView(u), email: u.email })) }))
+
+  // docs/gateway.md#registered-users-in-the-core: the core has the new name when this answers
+  // (or, when it could not be reached, as soon as it answers again).
+  app.put('/admin/users/:id/name', {
+    bodyLimit,
+    schema: { params: UserParams, body: NameBody, response: { 200: UserView, ...errorResponses } },
+  }, async (request) => {
+    const { id } = request.params
+    // A name of blanks is the store's InvalidInput: 400 invalid_parameter (admin-api.ts).
+    const renamed = await store.setUserName(id, request.body.name)
+    if (!renamed) throw userNotFound(id)
+    changed({ kind: 'user', userId: id })
+    await audited(request, { kind: 'user', action: 'user.set_name', target: id, before: { name: renamed.before }, after: { name: renamed.user.name } })
+    return userView(renamed.user)
+  })
 
   app.put('/admin/users/:id/email', {
     bodyLimit,

@@ -107,4 +107,16 @@ CREATE INDEX web_sessions_user ON kigo_gateway.web_sessions (user_id);
 ALTER TABLE kigo_gateway.users ADD COLUMN email text;
 `,
   },
+  {
+    version: 61,
+    name: 'registered users sent to the core',
+    sql: `
+-- docs/gateway.md#registered-users-in-the-core: name_version is raised by each change of
+-- the name; core_version is the highest the core acknowledged. A user whose core_version
+-- is lower is sent again, so users made before this (0 of 1) are sent at start-up.
+ALTER TABLE kigo_gateway.users ADD COLUMN name_version bigint NOT NULL DEFAULT 1;
+ALTER TABLE kigo_gateway.users ADD COLUMN core_version bigint NOT NULL DEFAULT 0;
+CREATE INDEX users_core_pending ON kigo_gateway.users (id) WHERE core_version < name_version;
+`,
+  },
 ]

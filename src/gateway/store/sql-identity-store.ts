@@ -2,6 +2,7 @@
 // the PostgreSQL engine, every name schema-qualified. Secrets are sealed or hashed before
 // they reach SQL (crypto.ts) and generated here with randomToken.
 import type { Db, Queryable } from '../../common/sql.js'
+import type { ProvisionedUser } from '../../common/user-provisioning.js'
 import { createHash } from 'node:crypto'
 import { randomToken, safeEqual } from '../../common/secrets.js'
 import { newVerifier, normalizeVerifier } from './verifier-code.js'
@@ -142,6 +143,21 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     this.box = new SecretBox(options.secretKey)
   }
 
+  private sendUsers: (() => Promise<unknown>) | undefined
+
+  /**
+   * docs/gateway.md#registered-users-in-the-core: what a registration or a rename waits for
+   * once committed, the send of the users the core lacks (CoreUserSync, which bounds it).
+   * A failed send is retried there; the change stands.
+   */
+  sendUsersWith(send: () => Promise<unknown>): void {
+    this.sendUsers = send
+  }
+
+  private async usersSent(): Promise<void> {
+    await this.sendUsers?.().catch(() => undefined)
+  }
+
   onChange(listener: (change: IdentityChange) => void): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
@@ -174,7 +190,43 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     )
     if (rows.length === 0) throw new Conflict(`user id ${id} is already taken`)
     this.changed({ kind: 'user', id })
+    await this.usersSent()
     return toUser(rows[0]!)
+  }
+
+  async setUserName(id: string, name: string): Promise<{ before: string; user: User } | null> {
+    const value = checkName(name)
+    if (!isUserId(id)) return null
+    // The old name is read in the same statement; an unchanged name raises no version.
+    const rows = await this.db.query<UserRow & { before: string }>(
+      `UPDATE kigo_gateway.users u SET name = $2, name_version = u.name_version + CASE WHEN u.name = $2 THEN 0 ELSE 1 END
+       FROM (SELECT id, name AS before FROM kigo_gateway.users WHERE id = $1) old
+       WHERE u.id = old.id RETURNING u.id, u.name, u.created_at, old.before`,
+      [id, value],
+    )
+    if (rows.length === 0) return null
+    this.changed({ kind: 'user', id })
+    await this.usersSent()
+    return { before: rows[0]!.before, user: toUser(rows[0]!) }
+  }
+
+  /** Users the core has not acknowledged at their current name, by ID (docs/gateway.md#registered-users-in-the-core). */
+  async usersForCore(limit: number): Promise<ProvisionedUser[]> {
+    const rows = await this.db.query<{ id: string; name: string; name_version: string }>(
+      'SELECT id, name, name_version FROM kigo_gateway.users WHERE core_version < name_version ORDER BY id LIMIT $1',
+      [limit],
+    )
+    return rows.map((r) => ({ id: r.id, name: r.name, version: Number(r.name_version) }))
+  }
+
+  /** Records that the core holds these users at these versions (never lowering what it held). */
+  async coreHasUsers(users: readonly ProvisionedUser[]): Promise<void> {
+    if (users.length === 0) return
+    await this.db.query(
+      `UPDATE kigo_gateway.users u SET core_version = GREATEST(u.core_version, v.version)
+       FROM unnest($1::text[], $2::bigint[]) AS v (id, version) WHERE u.id = v.id`,
+      [users.map((u) => u.id), users.map((u) => String(u.version))],
+    )
   }
 
   async getUser(id: string): Promise<User | null> {

@@ -86,6 +86,8 @@ export interface ProviderRepository {
 export interface IdentityAdministration extends CredentialRepository {
   /** Throws Conflict when the id is taken. */
   createUser(input: { id: string; name: string; password: string; apiPassword: string }): Promise<User>
+  /** A new display name; the old one and the user, or null when there is no such user. Throws InvalidInput for a bad name. */
+  setUserName(id: string, name: string): Promise<{ before: string; user: User } | null>
   /** Returns false when there is no such user. */
   setApiPassword(id: string, apiPassword: string): Promise<boolean>
   /** Replaces the login password (scrypt hash); false when there is no such user. */

@@ -43,6 +43,27 @@ describeEachBackend('follows and keywords routes', routeBackends, (storage) => {
     expect((await get('/api/friendships/show/nobody-here.json')).statusCode).toBe(404)
   })
 
+  test('SPEC 2.8: a user ID may be written id:NAME in every path and id of follows and users', async () => {
+    const shown = await get('/api/friendships/show/id:alice.json')
+    expect(shown.statusCode).toBe(200)
+    expect(shown.json()).toMatchObject({ id: 'alice' })
+    expect((await get('/api/friendships/show.json?id=id:alice')).json()).toMatchObject({ id: 'alice' })
+    const followed = await post('/api/friendships/create/id:carol.json', 'alice')
+    expect(followed.statusCode).toBe(200)
+    expect(followed.json()).toMatchObject({ id: 'carol' })
+    expect((await get('/api/statuses/friends/id:alice.json')).json().map((u: { id: string }) => u.id)).toContain('carol')
+    expect((await get('/api/statuses/followers/id:carol.json')).json().map((u: { id: string }) => u.id)).toContain('alice')
+    expect((await get('/api/statuses/keywords/id:alice.json')).statusCode).toBe(200)
+    // Oneself written as a keyword is still oneself.
+    expect((await post('/api/friendships/create/id:bob.json', 'bob')).json().error.code).toBe('cannot_follow_self')
+    const unfollowed = await post('/api/friendships/destroy/id:carol.json', 'alice')
+    expect(unfollowed.json()).toMatchObject({ id: 'carol' })
+    expect((await get('/api/friendships/show/id:nobody-here.json')).json().error.code).toBe('user_not_found')
+    // Only the user keyword's own prefix: `ID:` and `id:id:` name no user.
+    expect((await get('/api/friendships/show/ID:alice.json')).statusCode).toBe(404)
+    expect((await get('/api/friendships/show/id:id:alice.json')).statusCode).toBe(404)
+  })
+
   test('friendships/destroy: unfollowed; repeating succeeds', async () => {
     await post('/api/friendships/create/bob.json', 'alice')
     const res = await post('/api/friendships/destroy/bob.json', 'alice')

@@ -124,7 +124,7 @@ describeEachBackend('timelines routes', routeBackends, (storage) => {
     expect(newest[newest.length - 1]!.id).toBe(first.id)
   })
 
-  test('keyword_timeline: ?word= and /{word} agree; an unknown keyword is 404', async () => {
+  test('keyword_timeline: ?word= and /{word} agree; a keyword nobody has posted to is an empty list', async () => {
     const a = await get('/api/statuses/keyword_timeline.json?word=haiku')
     const b = await get('/api/statuses/keyword_timeline/haiku.json')
     expect(a.statusCode).toBe(200)
@@ -132,9 +132,17 @@ describeEachBackend('timelines routes', routeBackends, (storage) => {
     expect(ids(a.json()).every((id) => id !== reply1.id)).toBe(true)
     const user = await get(`/api/statuses/keyword_timeline/${encodeURIComponent('id:alice')}`)
     expect(ids(user.json())).toEqual([diary.id])
+    // SPEC 2.8: clients open a new keyword's page before its first entry.
     const unknown = await get('/api/statuses/keyword_timeline/nothing-here.xml')
-    expect(unknown.statusCode).toBe(404)
-    expect(unknown.body).toContain('<code>keyword_not_found</code>')
+    expect(unknown.statusCode).toBe(200)
+    expect(unknown.body).toBe('<?xml version="1.0" encoding="UTF-8"?><statuses type="array"></statuses>')
+    for (const url of ['/api/statuses/keyword_timeline/nothing-here.json', '/api/statuses/keyword_timeline.json?word=nothing-here', '/api/statuses/album/nothing-here.json', '/api/statuses/album.json?word=nothing-here']) {
+      const res = await get(url)
+      expect([url, res.statusCode, res.body]).toEqual([url, 200, '[]'])
+    }
+    expect((await get('/api/statuses/album/nothing-here.xml')).body).toContain('<statuses type="array"></statuses>')
+    // keywords/show keeps its 404.
+    expect((await get('/api/keywords/show.json?word=nothing-here')).json().error.code).toBe('keyword_not_found')
     expect((await get('/api/statuses/keyword_timeline.json')).statusCode).toBe(400)
   })
 
@@ -142,6 +150,14 @@ describeEachBackend('timelines routes', routeBackends, (storage) => {
     const res = await get('/api/statuses/user_timeline/alice.json')
     expect(ids(res.json())).toEqual([elsewhere.id, diary.id, first.id])
     expect((await get('/api/statuses/user_timeline/nobody-here.json')).json().error.code).toBe('user_not_found')
+    // SPEC 2.8: a user ID written as the user's keyword, in the path and in `id`.
+    for (const url of ['/api/statuses/user_timeline/id:alice.json', `/api/statuses/user_timeline/${encodeURIComponent('id:alice')}.json`, '/api/statuses/user_timeline.json?id=id:alice', '/api/statuses/user_timeline/alice.json?id=id%3Aalice']) {
+      const same = await get(url)
+      expect([url, same.statusCode, ids(same.json())]).toEqual([url, 200, ids(res.json())])
+    }
+    expect((await get('/api/statuses/user_timeline/id:nobody-here.json')).json().error.code).toBe('user_not_found')
+    expect((await get('/api/statuses/user_timeline/id:bob.json?id=alice')).json().error.code).toBe('conflicting_id')
+    expect((await get('/api/statuses/user_timeline/id:.json')).statusCode).toBe(404)
     expect((await get('/api/statuses/user_timeline/x.y.json')).statusCode).toBe(404)
     const anon = await get('/api/statuses/user_timeline.json')
     expect(anon.statusCode).toBe(401)
@@ -173,7 +189,7 @@ describeEachBackend('timelines routes', routeBackends, (storage) => {
     expect(ids((await get('/api/statuses/album/photos.json')).json())).toEqual([id])
     expect(ids((await get('/api/statuses/album.json?word=photos')).json())).toEqual([id])
     expect((await get('/api/statuses/album/haiku.json')).json()).toEqual([])
-    expect((await get('/api/statuses/album/no-such-word.json')).statusCode).toBe(404)
+    expect((await get('/api/statuses/album/no-such-word.json')).json()).toEqual([])
   })
 
   test('a wrong method is 405 with Allow; an unknown extension 404', async () => {

@@ -113,6 +113,28 @@ describeBackends('content store', backends, (backend) => {
     expect((await store.getEntry(first.id))?.authorName).toBe('New')
   })
 
+  test('registered users: a copy takes the name of a higher version only, and a request\'s identity no longer renames it', async () => {
+    const [a, b] = [unique('sent'), unique('sent')]
+    await store.provisionUsers([{ id: a, name: 'Ann', version: 1 }, { id: b, name: 'Ben', version: 3 }])
+    expect(await store.getUser(a)).toEqual({ id: a, name: 'Ann' })
+    // Sends that cross: the older arrives last and changes nothing.
+    await store.provisionUsers([{ id: b, name: 'Benjamin', version: 4 }])
+    await store.provisionUsers([{ id: b, name: 'Ben', version: 3 }, { id: a, name: 'Ann', version: 1 }])
+    expect(await store.getUser(b)).toEqual({ id: b, name: 'Benjamin' })
+    // An identity a gateway cached before the rename: the entry and the copy keep the sent name.
+    const entry = await store.createEntry(newEntry({ authorId: b, authorName: 'Ben' }), [], plainBody('a'))
+    expect(entry.authorName).toBe('Benjamin')
+    await store.upsertUser({ id: b, name: 'Ben' })
+    expect(await store.follow({ id: b, name: 'Ben' }, a)).toBe(true)
+    expect(await store.getUser(b)).toEqual({ id: b, name: 'Benjamin' })
+    // A copy made by a request (never sent) takes the gateway's name when it is sent.
+    const c = unique('late')
+    await store.upsertUser({ id: c, name: 'From a request' })
+    await store.provisionUsers([{ id: c, name: 'Registered', version: 1 }])
+    expect(await store.getUser(c)).toEqual({ id: c, name: 'Registered' })
+    await store.provisionUsers([])
+  })
+
   test('a reply records its target and the target author', async () => {
     const target = await store.createEntry(newEntry({ authorId: unique('alice') }), [], plainBody('original'))
     const reply = await store.createEntry(

@@ -43,6 +43,26 @@ for (const { name, setup } of backends) {
         expect(await store.getUser(id)).toEqual(user)
       })
 
+      it('renames a user, raising the name version the core is sent; what the core acknowledged is not sent again', async () => {
+        const id = newId('Renamed')
+        await addUser(id, { name: 'First' })
+        const pending = async () => (await store.usersForCore(100_000)).filter((u) => u.id === id)
+        expect(await pending()).toEqual([{ id, name: 'First', version: 1 }])
+        await store.coreHasUsers([{ id, name: 'First', version: 1 }])
+        expect(await pending()).toEqual([])
+        expect(await store.setUserName(id, '  Second  ')).toEqual({ before: 'First', user: { id, name: 'Second', createdAt: expect.any(Date) } })
+        expect(await store.getUser(id)).toMatchObject({ name: 'Second' })
+        expect(await pending()).toEqual([{ id, name: 'Second', version: 2 }])
+        // The same name again raises nothing; an older acknowledgement lowers nothing.
+        await store.setUserName(id, 'Second')
+        await store.coreHasUsers([{ id, name: 'Second', version: 2 }])
+        await store.coreHasUsers([{ id, name: 'First', version: 1 }])
+        expect(await pending()).toEqual([])
+        expect(await store.setUserName(newId(), 'Nobody')).toBeNull()
+        await expect(store.setUserName(id, '   ')).rejects.toThrow(InvalidInput)
+        expect(await store.getUser(id)).toMatchObject({ name: 'Second' })
+      })
+
       it('answers null for an unknown or impossible id', async () => {
         expect(await store.getUser(newId())).toBeNull()
         expect(await store.getUser('no')).toBeNull()

@@ -44,7 +44,7 @@ describe('registered users in the core, embedded', () => {
     alice = await stack.addUser('alice', 'Alice')
     aliceReader = await stack.addOAuthClient('alice', ['read_public', 'write_public'])
     await stack.addUser('bob', 'Bob')
-  })
+  }, 120_000)
   afterAll(async () => {
     await stack?.close()
   })
@@ -136,7 +136,7 @@ describe('a store made before the rule', () => {
       try {
         let show = await call(stack, 'GET', '/api/friendships/show/olduser.json')
         // The start-up send runs beside the first requests: it is done within moments.
-        for (let i = 0; show.status !== 200 && i < 50; i++) {
+        for (let i = 0; show.status !== 200 && i < 300; i++) {
           await new Promise((r) => setTimeout(r, 100))
           show = await call(stack, 'GET', '/api/friendships/show/olduser.json')
         }
@@ -149,5 +149,5 @@ describe('a store made before the rule', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
-  })
+  }, 120_000)
 })

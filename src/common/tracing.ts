@@ -1,0 +1,112 @@
+// OpenTelemetry traces (docs/operations.md#traces), off unless an exporter is configured by
+// the standard OTEL_* variables. This module only reads those variables and says what an
+// app's tracing offers: the OpenTelemetry SDK is loaded (tracing-sdk.ts) when tracing is
+// on and never otherwise, and an app without tracing registers no hook and wraps nothing,
+// so tracing off costs a request nothing.
+import type { FastifyPluginCallback, FastifyRequest } from 'fastify'
+import type { IncomingHttpHeaders } from 'node:http'
+import type { Db } from './sql.js'
+
+export type TracedApp = 'gateway' | 'core'
+
+/** What tracing is configured to do, read from the environment (null: off). */
+export interface TracingSettings {
+  /** OTLP over HTTP: JSON or protobuf. */
+  protocol: 'http/json' | 'http/protobuf'
+  /** OTEL_SERVICE_NAME as given ('' when unset). */
+  serviceName: string
+}
+
+export class TracingConfigError extends Error {
+  override name = 'TracingConfigError'
+}
+
+type Env = Record<string, string | undefined>
+
+const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== ''
+
+/**
+ * Tracing is on when OTEL_TRACES_EXPORTER names `otlp`, or, when it is unset, when an OTLP
+ * endpoint is given (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT).
+ * OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none turn it off. Anything kigo cannot
+ * export to (another exporter, the gRPC protocol) is refused at start, not ignored.
+ */
+export function tracingSettings(env: Env = process.env): TracingSettings | null {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return null
+  const exporters = present(env.OTEL_TRACES_EXPORTER)
+    ? env.OTEL_TRACES_EXPORTER.split(',').map((e) => e.trim().toLowerCase()).filter((e) => e !== '')
+    : null
+  if (exporters !== null) {
+    const other = exporters.find((e) => e !== 'otlp' && e !== 'none')
+    if (other !== undefined) throw new TracingConfigError(`OTEL_TRACES_EXPORTER=${other} is not supported; use otlp (or none)`)
+    if (!exporters.includes('otlp')) return null
+  } else if (!present(env.OTEL_EXPORTER_OTLP_ENDPOINT) && !present(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)) {
+    return null
+  }
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim().toLowerCase()
+  if (protocol !== 'http/json' && protocol !== 'http/protobuf') {
+    throw new TracingConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported; use http/protobuf or http/json`)
+  }
+  return { protocol, serviceName: env.OTEL_SERVICE_NAME?.trim() ?? '' }
+}
+
+/**
+ * An app's `service.name`: kigo-gateway and kigo-core, or OTEL_SERVICE_NAME when given. In
+ * embedded mode one process runs both apps, each with its own tracer and resource, and a
+ * given OTEL_SERVICE_NAME is their common prefix (`<name>-gateway`, `<name>-core`), so the
+ * two stay apart in both modes.
+ */
+export function serviceName(app: TracedApp, embedded: boolean, given: string): string {
+  if (given === '') return `kigo-${app}`
+  return embedded ? `${given}-${app}` : given
+}
+
+/** A client span around one forward to the core. */
+export interface ForwardSpan {
+  /** The W3C trace context headers the core is sent (traceparent, and tracestate when there is one). */
+  headers(): Record<string, string>
+  /** The core answered with `status`, or no answer came (`err`). */
+  end(status: number | Error): void
+}
+
+/** The outcome attributes of a finished step: simple values, never a credential. */
+export type StepAttributes = Record<string, string | number | boolean | undefined>
+
+/** One app's tracing, when on. */
+export interface AppTracing {
+  readonly serviceName: string
+  /** Server spans: a Fastify plugin to register before every other hook of the app. */
+  readonly serverSpans: FastifyPluginCallback
+  /**
+   * Runs `fn` in a child span of the request's server span (or of the active span) named
+   * `name`; `describe` turns its result into attributes. A rejection marks the span failed.
+   */
+  readonly step: <T>(request: FastifyRequest | null, name: string, fn: () => Promise<T>, describe?: (result: T) => StepAttributes) => Promise<T>
+  /** The same for a synchronous step, in the active span. */
+  readonly stepSync: <T>(name: string, fn: () => T, describe?: (result: T) => StepAttributes) => T
+  /** A client span for the forward of `request` to the core, child of its server span. */
+  readonly forward: (request: FastifyRequest, method: string) => ForwardSpan
+  /** The database with a span around each statement made inside a trace. */
+  readonly db: (db: Db) => Db
+  /** pino's mixin: the active span's trace_id and span_id on every line written inside one. */
+  readonly logMixin: () => Record<string, string>
+  /** Exports what is still buffered and stops. */
+  readonly shutdown: () => Promise<void>
+}
+
+/** Strips a forwarded request's inbound trace context so only the gateway's own reaches the core. */
+export function withoutTraceContext(headers: IncomingHttpHeaders): void {
+  delete headers.traceparent
+  delete headers.tracestate
+}
+
+/**
+ * The app's tracing, or undefined when none is configured; the SDK is loaded only in the
+ * first case. Throws TracingConfigError for a configuration kigo cannot honour.
+ */
+export async function startTracing(app: TracedApp, opts: { embedded: boolean; env?: Env }): Promise<AppTracing | undefined> {
+  const settings = tracingSettings(opts.env ?? process.env)
+  if (settings === null) return undefined
+  const { createAppTracing } = await import('./tracing-sdk.js')
+  return createAppTracing(serviceName(app, opts.embedded, settings.serviceName), settings)
+}

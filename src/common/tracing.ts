@@ -23,6 +23,19 @@ export class TracingConfigError extends Error {
 
 type Env = Record<string, string | undefined>
 
+/** The OTEL_* variables kigo's tracing reads (the SDK reads further ones: OTEL_BSP_*, OTEL_RESOURCE_ATTRIBUTES …). */
+export const tracingVariables = [
+  'OTEL_SDK_DISABLED',
+  'OTEL_TRACES_EXPORTER',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+  'OTEL_SERVICE_NAME',
+] as const
+
 const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== ''
 
 /**

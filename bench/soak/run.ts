@@ -324,6 +324,7 @@ async function main(): Promise<void> {
     writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`)
     writeFileSync(result.plot, soakSvg(seconds, faults.map((f) => ({ target: `${f.target} ${f.kind}`, at_s: f.at_s, until_s: f.at_s + f.duration_s })), processes, `kigo soak: ${minutes} min at ${rate} req/s, ${result.acknowledged_writes} acknowledged writes, ${result.lost_writes} lost, ${result.duplicated_writes} duplicated (${result.at})`))
     log(`acknowledged ${result.acknowledged_writes}, lost ${result.lost_writes}, duplicated ${result.duplicated_writes}, half-applied ${result.half_applied_writes}, in doubt ${result.in_doubt_writes}; max recovery ${result.max_recovery_s ?? '?'} s; written ${out} and ${result.plot}`)
+    log(`answers by status: ${JSON.stringify(result.statuses)}`)
     for (const e of [...accounting.examples.lost, ...accounting.examples.duplicated, ...accounting.examples.half_applied]) log(`  ${e}`)
     if (result.lost_writes > 0 || result.duplicated_writes > 0 || result.half_applied_writes > 0) process.exitCode = 1
   } finally {

@@ -11,7 +11,7 @@ import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@ope
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Db, Queryable, TransactionOptions } from './sql.js'
-import type { AppTracing, ForwardSpan, StepAttributes, TracingSettings } from './tracing.js'
+import type { AppTracing, ForwardSpan, StepAttributes, TracingSettings } from './tracing-types.js'
 
 let processWide = false
 

@@ -1,5 +1,7 @@
 // What turns tracing on, and what is refused (docs/operations.md#traces); the protobuf
 // protocol through the SDK itself.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { serviceName, startTracing, tracingSettings, TracingConfigError } from '../../src/common/tracing.js'
 import { OtlpReceiver } from '../helpers/otlp-receiver.js'
@@ -47,4 +49,14 @@ it('http/protobuf: spans go to <endpoint>/v1/traces as application/x-protobuf', 
   } finally {
     await receiver.close()
   }
+})
+
+it('loads the OpenTelemetry SDK from one module, which only startTracing imports, and only when tracing is on', () => {
+  const root = new URL('../../src/', import.meta.url).pathname
+  const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts'))
+  const importing = files.filter((f) => /from '@opentelemetry\//.test(readFileSync(join(root, f), 'utf8')))
+  expect(importing).toEqual(['common/tracing-sdk.ts'])
+  const naming = files.filter((f) => /tracing-sdk\.js/.test(readFileSync(join(root, f), 'utf8')))
+  expect(naming).toEqual(['common/tracing.ts'])
+  expect(readFileSync(join(root, 'common/tracing.ts'), 'utf8')).toMatch(/await import\('\.\/tracing-sdk\.js'\)/)
 })

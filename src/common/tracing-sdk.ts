@@ -10,6 +10,7 @@ import { detectResources, envDetector, resourceFromAttributes } from '@opentelem
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { isHealthCheck, pathOf } from './request-log.js'
 import type { Db, Queryable, TransactionOptions } from './sql.js'
 import type { AppTracing, ForwardSpan, StepAttributes, TracingSettings } from './tracing-types.js'
 
@@ -75,6 +76,8 @@ export async function createAppTracing(serviceName: string, settings: TracingSet
   const serverSpans: FastifyPluginCallback = fp(
     (app: FastifyInstance, _opts, done) => {
       app.addHook('onRequest', (request, _reply, next) => {
+        // Health checks come every few seconds from every orchestrator: no trace of theirs.
+        if (isHealthCheck(pathOf(request.url))) return next()
         // A caller's W3C trace context is continued; it is read as trace context only.
         const parent = propagation.extract(ROOT_CONTEXT, request.headers)
         const span = tracer.startSpan(request.method, {

@@ -15,7 +15,7 @@ async function start(mode: Mode, config: Config): Promise<Running[]> {
   const running: Running[] = []
   if (mode === 'core' || mode === 'embedded') {
     const { startCore } = await import('./core/server.js')
-    running.push(await startCore(config))
+    running.push(await startCore(config, { embedded: mode === 'embedded' }))
   }
   if (mode === 'gateway' || mode === 'embedded') {
     const { startGateway } = await import('./gateway/server.js')

@@ -21,10 +21,12 @@ export const redactPaths = [
   '*.adminToken',
 ]
 
-export function loggerOptions(level: string, name: string): LoggerOptions {
+/** `mixin`: fields added to every line (tracing's trace_id and span_id, docs/operations.md#traces). */
+export function loggerOptions(level: string, name: string, mixin?: () => Record<string, string>): LoggerOptions {
   return {
     level,
     name,
     redact: { paths: redactPaths, censor: '[redacted]' },
+    ...(mixin ? { mixin } : {}),
   }
 }

@@ -19,7 +19,7 @@ export function pathOf(url: string): string {
 }
 
 /** Health checks come every few seconds from each orchestrator and balancer: logged at debug. */
-const isHealthCheck = (path: string) => path === '/healthz' || path === '/readyz'
+export const isHealthCheck = (path: string): boolean => path === '/healthz' || path === '/readyz'
 
 async function requestLog(app: FastifyInstance, { line, observe }: RequestLogOptions): Promise<void> {
   const logger = app.log as { isLevelEnabled?: (level: string) => boolean }

@@ -34,6 +34,8 @@ export interface DbOptions {
   timeouts?: DbTimeouts
   /** Told of every PostgreSQL call's success or connection failure (the outage log). */
   watch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
+  /** Tracing on (tracing.ts): the database with a span around each statement made inside a trace. */
+  traced?: (db: Db) => Db
 }
 
 /**
@@ -403,6 +405,11 @@ export function postgresConnectionConfig(databaseUrl: string, t: DbTimeouts): pg
 }
 
 export async function openDb(options: DbOptions): Promise<Db> {
+  const db = await openUntraced(options)
+  return options.traced ? options.traced(db) : db
+}
+
+async function openUntraced(options: DbOptions): Promise<Db> {
   if (options.databaseUrl) {
     const t = options.timeouts ?? defaultDbTimeouts
     // pg is loaded here, not with this module: embedded mode never needs it, and loading

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from '../common/config.js'
+import type { AppTracing } from '../common/tracing.js'
 import { ApiError, errors, type FailureWording } from '../common/errors.js'
 import { closeSilentConnections } from '../common/client-deadlines.js'
 import { clientGone } from '../common/client-gone.js'
@@ -32,6 +33,8 @@ export interface CoreAppOptions {
   logger?: FastifyServerOptions['logger']
   /** Where requests and store failures are counted (src/core/metrics.ts). */
   metrics?: CoreMetrics
+  /** Server spans (docs/operations.md#traces), when tracing is on. */
+  tracing?: AppTracing
 }
 
 /** A request ID from the gateway is kept for log correlation when it looks like one. */
@@ -84,6 +87,8 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
 
   // Every request object has this property from the start (one shape for all of them).
   app.decorateRequest('coreContext', null)
+  // First, so that every other hook and the request's log line run in its span.
+  if (options.tracing) void app.register(options.tracing.serverSpans)
   closeSilentConnections(app)
 
   const store = guardStore(options.store, app.log, options.metrics && ((operation) => options.metrics!.storeErrors.inc({ operation })))

@@ -6,6 +6,7 @@ import { closeSilentConnections } from '../common/client-deadlines.js'
 import type { Config } from '../common/config.js'
 import { DependencyWatch } from '../common/dependency-watch.js'
 import { loggerOptions } from '../common/logger.js'
+import { startTracing } from '../common/tracing.js'
 import { metricsTokenHook } from '../common/metrics-token.js'
 import { buildCoreApp } from './app.js'
 import { createCoreMetrics } from './metrics.js'
@@ -20,14 +21,16 @@ export interface RunningCore {
   close(): Promise<void>
 }
 
-export async function startCore(config: Config, opts: { logger?: boolean | object } = {}): Promise<RunningCore> {
+export async function startCore(config: Config, opts: { logger?: boolean | object; embedded?: boolean } = {}): Promise<RunningCore> {
+  // Traces (docs/operations.md#traces): undefined, and the SDK never loaded, unless configured.
+  const tracing = await startTracing('core', { embedded: opts.embedded === true })
   // One line when a PostgreSQL outage starts and one when it ends (dependency-watch.ts);
   // its logger is the app's, made below.
   let probe: () => Promise<unknown> = async () => undefined
   const watch = new DependencyWatch('postgres', undefined, { probe: () => probe() })
-  const store = await openContentStore({ dataDir: config.dataDir, timeouts: config.dependencies, watch, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) })
+  const store = await openContentStore({ dataDir: config.dataDir, timeouts: config.dependencies, watch, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), ...(tracing ? { traced: tracing.db } : {}) })
   probe = () => store.ping()
-  const base = loggerOptions(config.logLevel, 'kigo-core')
+  const base = loggerOptions(config.logLevel, 'kigo-core', tracing?.logMixin)
   const logger = opts.logger === false ? false : typeof opts.logger === 'object' ? { ...base, ...opts.logger } : base
   const metrics = createCoreMetrics({ poolStats: () => store.poolStats?.() })
   // The metrics listener is separate from the public one: the gateway forwards whatever
@@ -39,7 +42,7 @@ export async function startCore(config: Config, opts: { logger?: boolean | objec
   let app: FastifyInstance | undefined
   let metricsUrl: string
   try {
-    app = buildCoreApp({ config, store, logger, metrics })
+    app = buildCoreApp({ config, store, logger, metrics, ...(tracing ? { tracing } : {}) })
     watch.logger = app.log
     await app.listen({ host: config.core.host, port: config.core.port })
     metricsUrl = await metricsApp.listen({ host: config.core.metricsHost, port: config.core.metricsPort })
@@ -47,6 +50,7 @@ export async function startCore(config: Config, opts: { logger?: boolean | objec
     await metricsApp.close().catch(() => undefined)
     await app?.close().catch(() => undefined)
     await store.close().catch(() => undefined)
+    await tracing?.shutdown().catch(() => undefined)
     throw err
   }
   const address = app.server.address()
@@ -70,6 +74,8 @@ export async function startCore(config: Config, opts: { logger?: boolean | objec
         } finally {
           watch.close()
           await store.close()
+          // The last spans are exported before the process goes.
+          await tracing?.shutdown().catch(() => undefined)
         }
       })()),
   }

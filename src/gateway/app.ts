@@ -68,6 +68,8 @@ export async function buildGatewayApp(deps: GatewayDeps, account?: AccountAreaOp
   app.server.maxConnections = config.gateway.http.maxConnections
   closeSilentConnections(app)
 
+  // First, so that every other hook and the request's log line run in its span.
+  if (deps.tracing) await app.register(deps.tracing.serverSpans)
   await app.register(bodyParsers, { config })
   await app.register(errorAnswers, { wording: gatewayWording, render: sendError, logMessage: 'gateway error' })
   await app.register(requestLog, { metrics: deps.metrics })
@@ -75,7 +77,7 @@ export async function buildGatewayApp(deps: GatewayDeps, account?: AccountAreaOp
   await app.register(favicon)
   await app.register(origin, { config })
   await app.register(authentication, deps)
-  await app.register(forwarding, { config, ...(deps.coreWatch ? { coreWatch: deps.coreWatch } : {}) })
+  await app.register(forwarding, { config, ...(deps.coreWatch ? { coreWatch: deps.coreWatch } : {}), ...(deps.tracing ? { tracing: deps.tracing } : {}) })
   if (account) {
     await app.register(oauthProvider, account.provider)
     await app.register(loginApi, account.loginApi)

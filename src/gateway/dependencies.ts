@@ -11,6 +11,7 @@ import { DependencyWatch } from '../common/dependency-watch.js'
 import { isConnectionFailure } from '../common/errors.js'
 import { createRedis, redisReady, type RedisClient } from '../common/redis.js'
 import { openDb, type Db } from '../common/sql.js'
+import type { AppTracing } from '../common/tracing.js'
 import { request } from 'undici'
 import { AuditStore } from './audit/store.js'
 import { LoginSiteStore } from './login-api/index.js'
@@ -69,6 +70,8 @@ export interface GatewayDependencies {
 export interface OpenOptions {
   logger: FastifyBaseLogger | false
   now: () => number
+  /** Spans around the database's statements (docs/operations.md#traces), when tracing is on. */
+  tracing?: Pick<AppTracing, 'db'>
 }
 
 /**
@@ -86,11 +89,11 @@ async function coreAnswers(coreUrl: string): Promise<boolean> {
   }
 }
 
-export async function openGatewayDependencies(config: Config, { logger, now }: OpenOptions): Promise<GatewayDependencies> {
+export async function openGatewayDependencies(config: Config, { logger, now, tracing }: OpenOptions): Promise<GatewayDependencies> {
   const watchLog = logger || undefined
   let probeDb: () => Promise<unknown> = async () => undefined
   const pgWatch = new DependencyWatch('postgres', watchLog, { probe: () => probeDb() })
-  const database = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: databaseConnections, timeouts: config.dependencies, watch: pgWatch })
+  const database = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: databaseConnections, timeouts: config.dependencies, watch: pgWatch, ...(tracing ? { traced: tracing.db } : {}) })
   probeDb = () => database.ping()
   let store: SqlIdentityStore
   try {

@@ -5,6 +5,7 @@ import pino, { type DestinationStream } from 'pino'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { adminTokenSource, type Config } from '../common/config.js'
 import { loggerOptions } from '../common/logger.js'
+import { startTracing } from '../common/tracing.js'
 import { buildGatewayApp, type AccountAreaOptions } from './app.js'
 import { openGatewayDependencies, type GatewayDependencies } from './dependencies.js'
 import { buildOperatorApp } from './operator/app.js'
@@ -14,6 +15,7 @@ import { defaults as providerDefaults } from './provider/context.js'
 import { accountSitesSection } from './oidc/index.js'
 import { oidcGuideSection } from './oidc/guide.js'
 import type { UsageRecorder } from './usage/recorder.js'
+import { tracedPolicy, tracedReplay } from './tracing.js'
 
 export interface RunningGateway {
   app: FastifyInstance
@@ -75,13 +77,22 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
   const config: Config = configIn.auth.signatureBaseStringHeader === undefined
     ? { ...configIn, auth: { ...configIn.auth, signatureBaseStringHeader: options.embedded === true } }
     : configIn
+  // Traces (docs/operations.md#traces): undefined, and the SDK never loaded, unless configured.
+  const tracing = await startTracing('gateway', { embedded: options.embedded === true })
+  const logOptions = loggerOptions(config.logLevel, 'gateway', tracing?.logMixin)
   const logger: FastifyBaseLogger | false = options.logger === false
     ? false
-    : (options.logStream ? pino(loggerOptions(config.logLevel, 'gateway'), options.logStream) : pino(loggerOptions(config.logLevel, 'gateway')))
+    : (options.logStream ? pino(logOptions, options.logStream) : pino(logOptions))
   const now = options.now ?? Date.now
 
   // 1. The dependencies.
-  const d = await openGatewayDependencies(config, { logger, now })
+  let d: GatewayDependencies
+  try {
+    d = await openGatewayDependencies(config, { logger, now, ...(tracing ? { tracing } : {}) })
+  } catch (err) {
+    await tracing?.shutdown().catch(() => undefined)
+    throw err
+  }
   let app: FastifyInstance | undefined
   let operator: FastifyInstance | undefined
   try {
@@ -94,7 +105,9 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
       },
     }
     const deps: GatewayDeps = { config, lookup: d.lookup, replay: d.replay, throttle: d.throttle, metrics: d.metrics, ready: () => d.ready(), logger, policy: d.policy, usage: observer, coreWatch: d.coreWatch, ...(options.now ? { now: options.now } : {}) }
-    app = await buildGatewayApp(deps, accountArea(config, d, options, now))
+    // The public app's steps as spans (the operator app is not traced).
+    const publicDeps: GatewayDeps = tracing ? { ...deps, replay: tracedReplay(d.replay, tracing), policy: tracedPolicy(d.policy, tracing), tracing } : deps
+    app = await buildGatewayApp(publicDeps, accountArea(config, d, options, now))
     operator = await buildOperatorApp({ ...deps, store: d.store, migration: { policy: d.policy, usageStore: d.usageStore, recorder: usage }, audit: d.audit, sites: d.sites, oidc: { store: d.oidcStore, providers: d.oidcProviders }, operatorSessions: d.operatorSessions, userLocks: d.userLocks })
 
     // 3. Listening.
@@ -117,11 +130,14 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
         await Promise.allSettled([listening.app.close(), listening.operator.close()])
         // The last usage counts are written before the database closes (docs/gateway.md#the-usage-report, docs/operations.md#dependability).
         await d.close()
+        // The last spans are exported before the process goes.
+        await tracing?.shutdown().catch(() => undefined)
       },
     }
   } catch (err) {
     await Promise.allSettled([app?.close(), operator?.close()])
     await d.close()
+    await tracing?.shutdown().catch(() => undefined)
     throw err
   }
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { envNames, loadConfig, projectRoot } from '../../src/common/config.js'
+import { tracingSettings, tracingVariables } from '../../src/common/tracing.js'
 
 const read = (...path: string[]) => readFileSync(join(projectRoot, ...path), 'utf8')
 
@@ -53,7 +54,7 @@ describe('docker-compose.yml', () => {
   })
 
   it('sets only variables kigo reads, each documented in docs/operations.md', () => {
-    const known = new Set([...Object.values(envNames), 'KIGO_CONFIG', 'KIGO_ADMIN_URL'])
+    const known = new Set<string>([...Object.values(envNames), 'KIGO_CONFIG', 'KIGO_ADMIN_URL', ...tracingVariables])
     for (const [name, s] of kigoServices) {
       for (const variable of Object.keys(s.environment ?? {})) {
         expect(known.has(variable), `${name}: ${variable}`).toBe(true)
@@ -123,6 +124,25 @@ describe('docker-compose.yml', () => {
       else expected['kigo-core']!.push(`${name}:${config.core.metricsPort}`)
     }
     expect(targets).toEqual({ 'kigo-gateway': expected['kigo-gateway']!.sort(), 'kigo-core': expected['kigo-core']!.sort() })
+  })
+
+  it('has a trace backend in the monitoring profile: every kigo service exports to it when OTEL_TRACES_EXPORTER=otlp is set, none otherwise; Grafana reads it', () => {
+    const jaeger = services.jaeger!
+    expect(jaeger.profiles).toEqual(['monitoring'])
+    expect(String(jaeger.environment?.COLLECTOR_OTLP_ENABLED)).toBe('true')
+    // ${NAME:-default} as compose fills it in, from `given`.
+    const expand = (s: Service, given: Record<string, string>) =>
+      Object.fromEntries(Object.entries(containerEnv({ ...s, environment: Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, String(v).replace(/\$\{([A-Z_]+):-([^}]*)\}/g, (_, name: string, fallback: string) => given[name] ?? fallback)])) })))
+    for (const [name, s] of kigoServices) {
+      expect(tracingSettings(expand(s, {})), name).toBeNull()
+      const on = expand(s, { OTEL_TRACES_EXPORTER: 'otlp' })
+      expect(tracingSettings(on), name).toEqual({ protocol: 'http/protobuf', serviceName: '' })
+      // Jaeger's OTLP/HTTP port on the compose network.
+      expect(new URL(on.OTEL_EXPORTER_OTLP_ENDPOINT!).host, name).toBe('jaeger:4318')
+    }
+    const datasource = parse(read('config', 'grafana', 'provisioning', 'datasources', 'jaeger.yml')) as { datasources: Array<{ url: string; type: string }> }
+    expect(datasource.datasources[0]).toMatchObject({ type: 'jaeger', url: 'http://jaeger:16686' })
+    expect(jaeger.ports).toContain('127.0.0.1:16686:16686')
   })
 })
 

@@ -9,7 +9,7 @@ import type { ContentStore } from './types.js'
 export type { ContentStore } from './types.js'
 export { ReplyTargetNotFound } from './types.js'
 
-export async function openContentStore(opts: { databaseUrl?: string; dataDir: string; maxConnections?: number; timeouts?: DbTimeouts; watch?: DbOptions['watch'] }): Promise<ContentStore> {
+export async function openContentStore(opts: { databaseUrl?: string; dataDir: string; maxConnections?: number; timeouts?: DbTimeouts; watch?: DbOptions['watch']; traced?: DbOptions['traced'] }): Promise<ContentStore> {
   const db = await openDb(opts)
   try {
     await migrate(db, coreSchema, migrations)

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../common/config.js'
 import { classifyFailure, errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { withDeadline } from '../../common/deadline.js'
+import type { AppTracing } from '../../common/tracing.js'
 import { createAuthenticator, type AuthDecision } from '../auth/authenticate.js'
 import { readStreamedBody } from '../auth/read-body.js'
 import type { AuthRequest, CredentialLookup } from '../domain/auth.js'
@@ -42,6 +43,8 @@ export interface AuthenticationOptions {
   policy?: LegacyPolicyCheck
   /** Usage report and per-minute counts (docs/gateway.md#the-usage-report, docs/gateway.md#the-operator-api-and-dashboard). */
   usage?: Pick<UsageRecorder, 'observe'>
+  /** Verification as a span (docs/operations.md#traces), when tracing is on. */
+  tracing?: Pick<AppTracing, 'step'>
 }
 
 /**
@@ -148,7 +151,7 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
     }
     // The whole of verification (credential lookup, nonce claim, throttle counts) is
     // bounded: a dependency that never answers costs at most requestDeadlineMs.
-    return withDeadline(authenticator.authenticate(authReq, route, origin.ip), config.dependencies.requestDeadlineMs, 'authentication').then(
+    const decide = () => withDeadline(authenticator.authenticate(authReq, route, origin.ip), config.dependencies.requestDeadlineMs, 'authentication').then(
       (decision) => record(request, authReq, started, decision),
       (err: Error) => {
         // The identity store (or another dependency of verification) failed or did not answer
@@ -162,6 +165,8 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
         return record(request, authReq, started, { ok: false, method: 'none', outcome: 'unavailable', error })
       },
     )
+    // The span says how and with what outcome, never what credential.
+    return deps.tracing ? deps.tracing.step(request, 'kigo.authenticate', decide, (d) => ({ 'kigo.auth.method': d.method, 'kigo.auth.outcome': d.outcome })) : decide()
   })
 }
 

@@ -4,6 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../common/config.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
+import type { AppTracing } from '../../common/tracing.js'
 import type { CredentialLookup } from '../domain/auth.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 import type { LegacyPolicyCheck } from '../policy/service.js'
@@ -28,4 +29,6 @@ export interface GatewayDeps {
   usage?: Pick<UsageRecorder, 'observe'>
   /** Logs the start and end of a core outage (forwards refused or timed out). */
   coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
+  /** Spans of the public app's requests (docs/operations.md#traces), when tracing is on. */
+  tracing?: AppTracing
 }

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../common/config.js'
 import { clientGone, isWrite } from '../../common/client-gone.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
+import type { AppTracing } from '../../common/tracing.js'
 import { errors } from '../../common/errors.js'
 import { identityKey } from '../../common/identity.js'
 import { canonicalPath, namesId } from '../../common/route-table.js'
@@ -29,6 +30,8 @@ export interface ForwardingOptions {
   config: Config
   /** Logs the start and end of a core outage (forwards refused or timed out). */
   coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
+  /** The forward as a client span, its trace context sent to the core (docs/operations.md#traces). */
+  tracing?: Pick<AppTracing, 'forward'>
 }
 
 /** The query of a request target whose `?` is at `q`, up to a `#`, as the core reads it (form-decoding.ts queryBytes). */
@@ -37,7 +40,7 @@ function queryOf(url: string, q: number): string {
   return url.slice(q + 1, hash === -1 ? undefined : hash)
 }
 
-async function forwarding(app: FastifyInstance, { config, coreWatch }: ForwardingOptions): Promise<void> {
+async function forwarding(app: FastifyInstance, { config, coreWatch, tracing }: ForwardingOptions): Promise<void> {
   const resolveRoute = routeResolver(config.auth.routeMethods)
   const forward = registerForwarding(app, {
     coreUrl: config.gateway.coreUrl,
@@ -45,6 +48,7 @@ async function forwarding(app: FastifyInstance, { config, coreWatch }: Forwardin
     identityKey: identityKey(config.secretKey),
     stripCredentials: config.gateway.stripCredentials,
     ...(coreWatch ? { watch: coreWatch } : {}),
+    ...(tracing ? { trace: tracing.forward } : {}),
   })
 
   /** Forwards a request whose route allows it, with the identity its decision carries. */

@@ -24,6 +24,7 @@ import { closeAfterAnswer } from '../../common/linger.js'
 import { type Identity, signIdentity } from '../../common/identity.js'
 import { ApiError, errors } from '../../common/errors.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
+import { withoutTraceContext, type ForwardSpan } from '../../common/tracing.js'
 
 export interface ForwardOptions {
   coreUrl: string
@@ -32,6 +33,8 @@ export interface ForwardOptions {
   stripCredentials: boolean
   /** Told when the core did or did not answer (one line per core outage, not per request). */
   watch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
+  /** Tracing on: a client span per forward, whose trace context replaces the caller's (docs/operations.md#traces). */
+  trace?: (request: FastifyRequest, method: string) => ForwardSpan
 }
 
 export interface ForwardContext {
@@ -176,7 +179,7 @@ export const wholeAnswerLimit = 64 * 1024
 /** What a CoreAnswer reports back to the forward that made it. */
 interface AnswerCallbacks {
   /** The core answered (its status line arrived). */
-  answered(): void
+  answered(status: number): void
   /** No answer started: the connection failed, timed out or was refused. */
   failed(err: Error & { code?: string }): void
 }
@@ -209,7 +212,7 @@ class CoreAnswer implements Dispatcher.DispatchHandler {
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     // 1xx answers are informational: undici goes on waiting for the final one.
     if (statusCode < 200) return
-    this.callbacks.answered()
+    this.callbacks.answered(statusCode)
     const { request, reply } = this
     // The client may have gone while the core answered: the answer is dropped, not sent.
     if (clientGone(request, reply)) return this.drop(controller)
@@ -317,24 +320,35 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
   }
 
   return (request, reply, context) => {
+    const span = opts.trace?.(request, request.method)
+    // The core continues the gateway's trace, never the caller's directly (which it is the parent of).
+    const traced = (headers: IncomingHttpHeaders): IncomingHttpHeaders => {
+      if (span === undefined) return headers
+      withoutTraceContext(headers)
+      return Object.assign(headers, span.headers())
+    }
     const options: Dispatcher.DispatchOptions = {
       origin,
       method: request.method,
       // The request line's own bytes: the gateway read this path (canonicalPath) and this
       // query, and the core reads the same.
       path: request.url,
-      headers: forwardedHeaders(request, context, opts),
+      headers: traced(forwardedHeaders(request, context, opts)),
       body: bodyOf(request),
     }
     const send = (retried: boolean): void => {
       agent.dispatch(options, new CoreAnswer(request, reply, {
-        answered: () => opts.watch?.succeeded(),
+        answered: (status) => {
+          opts.watch?.succeeded()
+          span?.end(status)
+        },
         failed: (err) => {
           const code = err.code ?? ''
           if (!retried && options.body === null && idempotent.has(request.method) && retriedErrors.has(code) && !reply.sent) {
-            options.headers = forwardedHeaders(request, context, opts, 1)
+            options.headers = traced(forwardedHeaders(request, context, opts, 1))
             return send(true)
           }
+          span?.end(err)
           failed(request, reply, err)
         },
       }))

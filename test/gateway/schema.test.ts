@@ -28,6 +28,7 @@ const recordedBefore: Array<[number, string]> = [
   [33, 'operator dashboard sessions'],
   [34, 'operator locks on users'],
   [35, 'password reset links'],
+  [36, 'who made each audited change'],
   [40, 'login API: sites and their certs; login_api under the migration policy'],
   [50, 'OpenID Connect relying parties, signing keys and provider state'],
 ]

@@ -2,7 +2,9 @@
 // interface only; two implementations share one SQL schema (`kigo_core`): embedded
 // (PGlite) and PostgreSQL, both through src/common/sql.ts.
 
-export type Deployment = 'domestic' | 'global'
+import type { Deployment } from '../../common/deployment.js'
+
+export type { Deployment }
 
 export interface UserRow {
   id: string

@@ -23,6 +23,7 @@ import { isLegacyMethod, type LegacyMethod } from '../policy/types.js'
 import { legacyClientView } from './legacy-usage.js'
 import { oauthUseByFamily } from '../usage/moved.js'
 import { safeNext } from './next.js'
+import { auditTrail, userActor } from '../audit/audited.js'
 
 /** Same size as the operator API's generated passwords. */
 const apiPasswordBytes = 18
@@ -65,15 +66,9 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     return readSignedInPost(sessions, request, reply)
   }
 
-  /** Records the user's own change; a failed write is logged and the change stands (as for the operator's). */
-  const audited = async (request: FastifyRequest, event: { action: string; kind: 'user' | 'app' | 'token'; target: string; before: unknown; after: unknown }) => {
-    if (!ctx.audit) return
-    try {
-      await ctx.audit.record({ ...event, address: app.publicOrigin(request).ip })
-    } catch (err) {
-      request.log.warn({ err: { message: (err as Error).message }, action: event.action, target: event.target }, 'audit record failed')
-    }
-  }
+  /** Records the user's own change, naming them; a failed write is logged and the change stands (as for the operator's). */
+  const audited = auditTrail(ctx.audit, app.log)
+  const by = (request: FastifyRequest, user: string) => userActor(user, app.publicOrigin(request).ip)
 
   /** Unless the form says confirm=yes: the confirmation page (its button posts the same form again, confirmed). */
   const confirmFirst = (reply: FastifyReply, session: Session & { user: User }, form: URLSearchParams, o: { action: string; title: string; message: string; button: string; fields?: Record<string, string> }) => {
@@ -160,7 +155,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     await throttle.succeeded({ ...attempt, user: user.id })
     // A new session id at sign-in: an id planted before it is worth nothing after.
     await store.deleteWebSession(visitor.id)
-    await sessions.start(reply, user, secureOf(request))
+    await sessions.start(request, reply, user, secureOf(request))
     return seeOther(reply, next)
   })
 
@@ -193,9 +188,8 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const username = (field(read.form, 'username') ?? '').trim()
     const email = userIdPattern.test(username) ? await store.getUserEmail(username).catch(() => null) : null
     if (email) {
-      const origin = app.publicOrigin(request)
       const token = await reset.store.create(username, reset.ttlSeconds, ctx.now())
-      const link = `${origin.scheme}://${origin.host}/account/reset?token=${encodeURIComponent(token)}`
+      const link = `${request.deployment!.baseUrl}/account/reset?token=${encodeURIComponent(token)}`
       try {
         await reset.mailer.send({
           to: email,
@@ -243,7 +237,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     if ((await reset.store.consume(token, ctx.now())) !== userId) return badLink(reply)
     await store.setLoginPassword(userId, next)
     await store.endUserSessions(userId)
-    await audited(request, { kind: 'user', action: 'account.reset_password_by_mail', target: userId, before: null, after: null })
+    await audited(by(request, userId), { kind: 'user', action: 'account.reset_password_by_mail', target: userId, before: null, after: null })
     return seeOther(reply, '/account/login?notice=password_reset')
   })
 
@@ -280,7 +274,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     if (input.scopes.length === 0) return invalid('Choose at least one scope.')
     try {
       const { consumer } = await store.createConsumer({ name: input.name, ownerId: session.user.id, scopes: input.scopes, callbackUrl: input.callback === '' ? null : input.callback })
-      await audited(request, { kind: 'app', action: 'account.app_create', target: consumer.key, before: null, after: { user: session.user.id, name: consumer.name, scopes: consumer.scopes, callback_url: consumer.callbackUrl } })
+      await audited(by(request, session.user.id), { kind: 'app', action: 'account.app_create', target: consumer.key, before: null, after: { user: session.user.id, name: consumer.name, scopes: consumer.scopes, callback_url: consumer.callbackUrl } })
       return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=registered`)
     } catch (err) {
       if (err instanceof InvalidInput) return invalid(err.field === 'callbackUrl' ? `The callback ${err.message.replace(/^callback URL /, 'URL ')}.` : `The ${err.message}.`)
@@ -297,12 +291,11 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     if (!found || found.consumer.ownerId !== session.user.id) {
       return sendPage(reply, 404, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'No such application', message: 'You have no application with this key.', link: { href: '/account', text: 'Your account' } }))
     }
-    const origin = app.publicOrigin(request)
     const notice = noticeOf(request)
     return sendPage(
       reply,
       200,
-      applicationPage({ user: session.user, csrfToken: session.csrfToken, consumer: found.consumer, secret: found.secret, baseUrl: `${origin.scheme}://${origin.host}`, ...(notice ? { notice } : {}) }),
+      applicationPage({ user: session.user, csrfToken: session.csrfToken, consumer: found.consumer, secret: found.secret, baseUrl: request.deployment!.baseUrl, ...(notice ? { notice } : {}) }),
     )
   })
 
@@ -315,7 +308,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const asked = confirmFirst(reply, ok.session, ok.form, { action: '/account/revoke', title: `Revoke ${name}?`, message: `${name} will no longer be able to use your account. To let it in again, you would have to authorize it again from the application.`, button: 'Revoke access', fields: { consumer_key: key } })
     if (asked) return asked
     await store.revokeUserTokensForConsumer(ok.session.user.id, key)
-    await audited(request, { kind: 'token', action: 'account.revoke', target: key, before: { user: ok.session.user.id, application: name }, after: null })
+    await audited(by(request, ok.session.user.id), { kind: 'token', action: 'account.revoke', target: key, before: { user: ok.session.user.id, application: name }, after: null })
     return seeOther(reply, '/account?notice=revoked')
   })
 
@@ -351,7 +344,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
       throw err
     }
     await store.endUserSessions(session.user.id, session.id)
-    await audited(request, { kind: 'user', action: 'account.change_password', target: session.user.id, before: null, after: null })
+    await audited(by(request, session.user.id), { kind: 'user', action: 'account.change_password', target: session.user.id, before: null, after: null })
     return seeOther(reply, '/account?notice=password_changed#password')
   })
 
@@ -364,7 +357,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const before = await store.getUserEmail(ok.session.user.id)
     try {
       await store.setUserEmail(ok.session.user.id, email === '' ? null : email)
-      await audited(request, { kind: 'user', action: 'account.set_email', target: ok.session.user.id, before: { email: before }, after: { email: email === '' ? null : email } })
+      await audited(by(request, ok.session.user.id), { kind: 'user', action: 'account.set_email', target: ok.session.user.id, before: { email: before }, after: { email: email === '' ? null : email } })
     } catch (err) {
       if (err instanceof InvalidInput) return renderAccount(reply, 400, ok.session, { name: '', callback: '', scopes: ['read_public'] }, 'That is not an e-mail address such as alice@example.com; nothing was saved.')
       throw err
@@ -378,7 +371,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const asked = confirmFirst(reply, ok.session, ok.form, { action: '/account/api-password', title: 'Reset your API password?', message: 'The current API password stops working at once: every client that signs in with WSSE or HTTP Basic (see “Tools still using your API password”) fails until you give it the new one.', button: 'Reset API password' })
     if (asked) return asked
     await store.setApiPassword(ok.session.user.id, randomToken(apiPasswordBytes))
-    await audited(request, { kind: 'user', action: 'account.reset_api_password', target: ok.session.user.id, before: null, after: null })
+    await audited(by(request, ok.session.user.id), { kind: 'user', action: 'account.reset_api_password', target: ok.session.user.id, before: null, after: null })
     return seeOther(reply, '/account?notice=reset#api-password')
   })
 
@@ -402,7 +395,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const asked = confirmFirst(reply, ok.session, ok.form, { action: path, title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and the current one stops working at once: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret' })
     if (asked) return asked
     await store.rotateConsumerSecret(consumer.key)
-    await audited(request, { kind: 'app', action: 'account.app_rotate_secret', target: consumer.key, before: { user: ok.session.user.id }, after: { user: ok.session.user.id } })
+    await audited(by(request, ok.session.user.id), { kind: 'app', action: 'account.app_rotate_secret', target: consumer.key, before: { user: ok.session.user.id }, after: { user: ok.session.user.id } })
     return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=rotated`)
   })
 
@@ -415,7 +408,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     const asked = confirmFirst(reply, ok.session, ok.form, { action: path, title: `Delete ${consumer.name}?`, message: 'The application is deleted with every access it holds: no user can use it any more, and its key and secret stop working. This cannot be undone.', button: 'Delete the application' })
     if (asked) return asked
     const deleted = await store.deleteConsumer(consumer.key)
-    await audited(request, { kind: 'app', action: 'account.app_delete', target: consumer.key, before: { user: ok.session.user.id, name: consumer.name, scopes: consumer.scopes, tokens: deleted?.tokens ?? 0 }, after: null })
+    await audited(by(request, ok.session.user.id), { kind: 'app', action: 'account.app_delete', target: consumer.key, before: { user: ok.session.user.id, name: consumer.name, scopes: consumer.scopes, tokens: deleted?.tokens ?? 0 }, after: null })
     return seeOther(reply, '/account?notice=app_deleted#applications')
   })
 }

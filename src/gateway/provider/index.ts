@@ -15,7 +15,7 @@ import { defaults, type ProviderContext, type ProviderOptions } from './context.
 import { registerOAuthEndpoints } from './oauth-endpoints.js'
 import { registerMigrationGuide } from './migration-guide.js'
 import { registerDeveloperGuide } from './developer-guide.js'
-import { Sessions } from './session.js'
+import { Sessions, sessionBinding } from './session.js'
 import { registerUserInfo } from './user-info.js'
 
 export type { ProviderOptions } from './context.js'
@@ -55,6 +55,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
         visitorTtlSeconds: options.visitorSessionTtlSeconds ?? defaults.visitorSessionTtlSeconds,
       },
       now,
+      sessionBinding(options.config.secretKey),
     ),
     realm: auth.realm,
     ...(options.migration ? { migration: options.migration } : {}),
@@ -72,14 +73,9 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
 
   app.answerErrorsAs(providerErrors)
 
-  // The provider answers for the two deployments only (docs/api.md#statusesupdate rule 1 holds here too):
-  // a request token, a session or a base string made for another Host is refused.
-  const deployments = new Set([options.config.domesticHost.toLowerCase(), options.config.globalHost.toLowerCase()])
-  app.addHook('onRequest', async (request) => {
-    if (!deployments.has(app.publicOrigin(request).host)) {
-      throw errors.badRequest('unknown_deployment', `The request host is not a deployment of this service; use ${[...deployments].join(' or ')} (to serve another host name, set KIGO_DOMESTIC_HOST and KIGO_GLOBAL_HOST, and KIGO_DOMESTIC_HOST_ALIASES or KIGO_GLOBAL_HOST_ALIASES for more names; see docs/operations.md)`)
-    }
-  })
+  // The provider answers for the deployments only (SPEC §1; docs/api.md#statusesupdate rule 1
+  // holds here too): a request token, a session or a base string made for another Host is refused.
+  app.addHook('onRequest', app.requireDeployment)
 
   registerOAuthEndpoints(app, ctx)
   registerAuthorize(app, ctx)

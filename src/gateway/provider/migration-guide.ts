@@ -86,8 +86,7 @@ export function sendPageWithScript(reply: FastifyReply, document: (nonce: string
 
 export function registerMigrationGuide(app: FastifyInstance, ctx: ProviderContext): void {
   app.get('/migration', async (request, reply) => {
-    const origin = app.publicOrigin(request)
-    const base = `${origin.scheme}://${origin.host}`
+    const base = request.deployment!.baseUrl
     const now = ctx.now()
     const policies = ctx.migration?.policy.current()
     const live = policies

@@ -112,6 +112,8 @@ describe('the code flow with PKCE', () => {
     // RFC 6749 §4.1.2: the tokens issued from a replayed code are revoked.
     const info = await oidc.fetchUserInfo(config, tokens.access_token, 'alice').catch((e: unknown) => e)
     expect(info).toBeInstanceOf(oidc.WWWAuthenticateChallengeError)
+    const audit = await stack.admin<{ events: Array<{ action: string; by: string; before: unknown }> }>('GET', `/admin/audit?kind=oidc&target=${site.client_id}`)
+    expect(audit.body.events[0]).toMatchObject({ action: 'account.oidc_revoke', by: 'user alice', before: { user: 'alice', grants: 1 } })
   })
 
   it('refuses a wrong verifier, and the code is not spent by it', async () => {
@@ -291,7 +293,7 @@ describe('RP-initiated logout', () => {
 })
 
 describe('the account page', () => {
-  it('lists the sites Alice signed in to and revokes one: its tokens stop working', async () => {
+  it('lists the sites Alice signed in to and revokes one: its tokens stop working, and the audit trail names her', async () => {
     const started = await startSignIn(config, redirectUri)
     const { callback, browser } = await browse(started.url, redirectUri, alice)
     const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: started.verifier, expectedState: started.state, expectedNonce: started.nonce })

@@ -91,7 +91,7 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       // A release that had migrations up to 34, in version order.
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([35, 40, 50])
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([36, 35, 40, 50])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recordedBefore)
     } finally {
       await db.close()

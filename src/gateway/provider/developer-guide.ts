@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { projectRoot } from '../../common/config.js'
 import type { ProviderContext } from './context.js'
-import { html, page, sendPage } from './html.js'
+import { html, page, sendPage } from '../account-area/html.js'
 
 export interface GuideSample {
   id: string

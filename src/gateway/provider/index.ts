@@ -7,15 +7,16 @@ import type { FastifyInstance } from 'fastify'
 import type { ErrorArea } from '../../common/error-answers.js'
 import { errors } from '../../common/errors.js'
 import { sendError } from '../../common/api-errors.js'
-import { sendErrorPage } from './error-page.js'
+import { sendErrorPage } from '../account-area/error-page.js'
 import { signatureAdviceOptions } from '../auth/authenticate.js'
-import { registerAccount } from './account.js'
+import { registerAccount } from '../account-area/account.js'
+import { registerApplications } from './applications.js'
 import { registerAuthorize } from './authorize.js'
 import { defaults, type ProviderContext, type ProviderOptions } from './context.js'
 import { registerOAuthEndpoints } from './oauth-endpoints.js'
 import { registerMigrationGuide } from './migration-guide.js'
 import { registerDeveloperGuide } from './developer-guide.js'
-import { Sessions, sessionBinding } from './session.js'
+import { Sessions, sessionBinding } from '../account-area/session.js'
 import { registerUserInfo } from './user-info.js'
 
 export type { ProviderOptions } from './context.js'
@@ -79,7 +80,8 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
 
   registerOAuthEndpoints(app, ctx)
   registerAuthorize(app, ctx)
-  registerAccount(app, ctx)
+  // The account area's own pages, then the applications' pages registered on it.
+  registerApplications(app, ctx, registerAccount(app, ctx))
   registerUserInfo(app, ctx)
   registerMigrationGuide(app, ctx)
   registerDeveloperGuide(app, ctx)

@@ -10,7 +10,7 @@ import { clockMinutes, isoSeconds } from '../policy/time.js'
 import { pageSecurityHeaders } from '../../common/site-page.js'
 import { legacyMethods, type LegacyMethod, type MethodPolicy, type PolicyState } from '../policy/types.js'
 import type { ProviderContext } from './context.js'
-import { html, page, timeHtml, type SafeHtml } from './html.js'
+import { html, page, timeHtml, type SafeHtml } from '../account-area/html.js'
 
 /** What each state means for a client still using the method. */
 export const stateMeaning: Record<PolicyState, string> = {

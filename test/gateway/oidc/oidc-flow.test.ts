@@ -112,8 +112,6 @@ describe('the code flow with PKCE', () => {
     // RFC 6749 §4.1.2: the tokens issued from a replayed code are revoked.
     const info = await oidc.fetchUserInfo(config, tokens.access_token, 'alice').catch((e: unknown) => e)
     expect(info).toBeInstanceOf(oidc.WWWAuthenticateChallengeError)
-    const audit = await stack.admin<{ events: Array<{ action: string; by: string; before: unknown }> }>('GET', `/admin/audit?kind=oidc&target=${site.client_id}`)
-    expect(audit.body.events[0]).toMatchObject({ action: 'account.oidc_revoke', by: 'user alice', before: { user: 'alice', grants: 1 } })
   })
 
   it('refuses a wrong verifier, and the code is not spent by it', async () => {
@@ -307,6 +305,8 @@ describe('the account page', () => {
     expect(after.text).not.toContain('Tea Party')
     const info = await oidc.fetchUserInfo(config, tokens.access_token, 'alice').catch((e: unknown) => e)
     expect(info).toBeInstanceOf(oidc.WWWAuthenticateChallengeError)
+    const audit = await stack.admin<{ events: Array<{ action: string; by: string; before: unknown }> }>('GET', `/admin/audit?kind=oidc&target=${site.client_id}`)
+    expect(audit.body.events[0]).toMatchObject({ action: 'account.oidc_revoke', by: 'user alice', before: { user: 'alice', grants: expect.any(Number) } })
   })
 })
 

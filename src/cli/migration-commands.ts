@@ -34,7 +34,7 @@ interface MethodView {
   }
 }
 type PolicyView = { guide_url: string; basic: MethodView; wsse: MethodView; login_api: MethodView }
-interface AuditEventView { id: number; at: string; address: string; kind: string; action: string; target: string; before: unknown; after: unknown }
+interface AuditEventView { id: number; at: string; by: string; address: string; kind: string; action: string; target: string; before: unknown; after: unknown }
 
 /** An exception as the operator reads it: a client name is self-declared, and alone it matches nobody. */
 export function exceptionText(x: { user?: string; client?: string }): string {
@@ -265,14 +265,14 @@ export const migrationCommands: Command[] = [
     action: '',
     args: [],
     options: { kind: { value: 'policy|user|app|token' }, target: { value: 'ID|KEY|TOKEN|METHOD' }, since: { value: 'ISO' }, limit: { value: 'N' } },
-    summary: 'the audit trail: every change made through the operator API, newest first',
+    summary: 'the audit trail: every change made through the operator API or by a user on their account pages, newest first, with who made it',
     examples: ['kigo audit', 'kigo audit --kind app --since 2027-01-01T00:00:00Z', 'kigo audit --target alice --json'],
     async run(client: AdminClient, { values }: Parsed) {
       const params = new URLSearchParams()
       for (const name of ['kind', 'target', 'since', 'limit']) if (values[name] !== undefined) params.set(name, values[name])
       const result = await client.request('GET', `/admin/audit${params.size > 0 ? `?${params.toString()}` : ''}`)
       const rows = (result.json as { events: AuditEventView[] }).events.map((e) => ({ ...e, change: eventSummary(e.action, e.before, e.after) }))
-      return { result, text: () => formatTable(rows, ['at', 'address', 'action', 'target', 'change'], 'no changes recorded') }
+      return { result, text: () => formatTable(rows, ['at', 'by', 'address', 'action', 'target', 'change'], 'no changes recorded') }
     },
   },
 ]

@@ -42,17 +42,7 @@ const actionWords: Record<string, string> = {
   'account.app_rotate_secret': 'consumer secret rotated (the old one stops working)',
   'account.revoke': 'access revoked',
   'account.reset_password_by_mail': 'sign-in password reset through the mailed link',
-}
-
-/**
- * The user who made an `account.*` change on their own account page: the `user` field of
- * the event's values (the owner of an application, the user who revoked), else its target.
- * Null for the operator's changes.
- */
-export function accountActor(e: { action: string; target: string; before: unknown; after: unknown }): string | null {
-  if (!e.action.startsWith('account.')) return null
-  const named = [e.after, e.before].map((v) => (isRecord(v) && typeof v.user === 'string' ? v.user : null)).find((u) => u !== null)
-  return `user ${named ?? e.target}`
+  'account.oidc_revoke': 'OpenID Connect site’s access revoked',
 }
 
 /** The event in one line: its verb, then `field: old -> new` for each changed field (a creation: the new fields). */

@@ -11,7 +11,7 @@ import errorAnswers from '../common/error-answers.js'
 import requestLog from '../common/request-log.js'
 import { requestLogging } from '../common/request-logger.js'
 import { clientErrorHandler, frameworkErrors } from '../common/request-edges.js'
-import type { Hosts } from './entries/deployment.js'
+import { hostsOf, type Hosts } from '../common/deployment.js'
 import type { ContentStore } from './store/types.js'
 import { observeRequest, type CoreMetrics } from './metrics.js'
 import bodies from './plugins/bodies.js'
@@ -65,13 +65,7 @@ const coreWording: FailureWording = {
 
 export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   const { config } = options
-  const hosts: Hosts = {
-    domesticHost: config.domesticHost,
-    globalHost: config.globalHost,
-    publicScheme: config.publicScheme,
-    domesticAliases: config.domesticHostAliases ?? [],
-    globalAliases: config.globalHostAliases ?? [],
-  }
+  const hosts: Hosts = hostsOf(config)
   const app = Fastify({
     logger: options.logger ?? false,
     // Fastify's request lines off: the request-log plugin below writes the one line per request.

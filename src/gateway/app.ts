@@ -17,6 +17,7 @@ import forwarding from './plugins/forwarding.js'
 import favicon from './plugins/favicon.js'
 import health from './plugins/health.js'
 import origin from './plugins/origin.js'
+import deployments from './plugins/deployments.js'
 import requestLog from './plugins/request-log.js'
 import { loginApi, type LoginApiOptions } from './login-api/index.js'
 import { oidcProvider, type OidcOptions } from './oidc/index.js'
@@ -26,6 +27,7 @@ import { oauthProvider, type ProviderOptions } from './provider/index.js'
 export { sendError } from '../common/api-errors.js'
 export { repeatedCredentialHeader, toAuthRequest } from './plugins/authentication.js'
 export type { PublicOrigin } from './plugins/origin.js'
+export type { RequestDeployment } from './plugins/deployments.js'
 
 export type { GatewayDeps }
 
@@ -76,6 +78,7 @@ export async function buildGatewayApp(deps: GatewayDeps, account?: AccountAreaOp
   await app.register(health, { ready: deps.ready })
   await app.register(favicon)
   await app.register(origin, { config })
+  await app.register(deployments, { config })
   await app.register(authentication, deps)
   await app.register(forwarding, { config, ...(deps.coreWatch ? { coreWatch: deps.coreWatch } : {}), ...(deps.tracing ? { tracing: deps.tracing } : {}) })
   if (account) {

@@ -517,7 +517,8 @@ describe('users, applications and the audit trail', () => {
       expect(everything).not.toContain(secret)
     }
     const table = await kigo(['audit', '--target', created.consumer_key])
-    expect(table.stdout).toMatch(/^AT\s+ADDRESS\s+ACTION\s+TARGET\s+CHANGE\n/)
+    expect(table.stdout).toMatch(/^AT\s+BY\s+ADDRESS\s+ACTION\s+TARGET\s+CHANGE\n/)
+    expect(table.stdout).toMatch(/\boperator\s+\S+\s+app\.delete\b/)
     expect(table.stdout).toMatch(/app\.delete\s+\S+\s+deleted\n/)
     expectOneLineError(await kigo(['audit', '--kind', 'everything']), 1, /"kind" must be one of policy, user, app, token.*400/)
   })

@@ -1,33 +1,46 @@
 // A deployment answers to its host name and to the aliases configured for it (a second
-// gateway reached on its own port, as in docker-compose.yml); any other host is 400
-// unknown_deployment with a message naming the hosts that are expected.
+// gateway reached on its own port, as in docker-compose.yml; a name without a port, as a
+// client of the original sends on port 80), in every area: the API, the account pages,
+// the OAuth provider, the login API, OpenID Connect and the guide pages. Links name the
+// main host, never the alias. Any other host is 400 unknown_deployment with a message
+// naming the hosts that are expected. A session is bound to the deployment it began at.
 import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../helpers/stack.js'
+import { oauthHeader, WebClient } from './provider/helpers.js'
+import { signInPath, type Site } from './login-api/helpers.js'
 
 let stack: Stack
+let port: string
+let main: string
+let alice: { id: string; password: string }
 
 beforeAll(async () => {
-  stack = await startStack({ overrides: { domesticHostAliases: ['localhost:18082'], globalHostAliases: ['127.0.0.1:18082'] } })
-})
+  stack = await startStack({ overrides: { domesticHostAliases: ['localhost:18082', 'wiki.example'], globalHostAliases: ['127.0.0.1:18082'] } })
+  port = new URL(stack.url).port
+  main = `http://localhost:${port}`
+  alice = await stack.addUser('alice', 'Alice')
+}, 120_000)
 
 afterAll(async () => {
   await stack?.close()
 })
 
-function get(path: string, host: string): Promise<{ status: number; body: string }> {
-  const url = new URL(stack.url)
+interface Reply { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+
+function send(path: string, host: string, o: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: url.port, path, headers: { host } }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path, method: o.method ?? 'GET', headers: { host, ...o.headers } }, (res) => {
       let body = ''
       res.setEncoding('utf8')
       res.on('data', (c: string) => (body += c))
-      res.on('end', () => resolve({ status: res.statusCode!, body }))
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }))
     })
     req.on('error', reject)
-    req.end()
+    req.end(o.body)
   })
 }
+const get = (path: string, host: string) => send(path, host)
 
 describe('deployment host names', () => {
   it('answers on an alias as on the host itself', async () => {
@@ -42,7 +55,83 @@ describe('deployment host names', () => {
     expect(r.status).toBe(400)
     const { error } = JSON.parse(r.body)
     expect(error.code).toBe('unknown_deployment')
-    const port = new URL(stack.url).port
-    expect(error.message).toBe(`The request host is not a deployment of this service; use one of localhost:${port}, localhost:18082, 127.0.0.1:${port}, 127.0.0.1:18082 (to serve another host name, set KIGO_DOMESTIC_HOST and KIGO_GLOBAL_HOST, and KIGO_DOMESTIC_HOST_ALIASES or KIGO_GLOBAL_HOST_ALIASES for more names; see docs/operations.md)`)
+    expect(error.message).toBe(`The request host is not a deployment of this service; use one of localhost:${port}, localhost:18082, wiki.example, 127.0.0.1:${port}, 127.0.0.1:18082 (to serve another host name, set KIGO_DOMESTIC_HOST and KIGO_GLOBAL_HOST, and KIGO_DOMESTIC_HOST_ALIASES or KIGO_GLOBAL_HOST_ALIASES for more names; see docs/operations.md)`)
+  })
+
+  it('serves the account, guide and migration pages on an alias, a port-less one too, with links to the main host', async () => {
+    for (const host of ['localhost:18082', 'wiki.example', 'WIKI.example:80']) {
+      for (const path of ['/account/login', '/migration', '/developers', '/account/forgot']) {
+        const r = await get(path, host)
+        expect(r.status, `${host}${path}`).toBe(200)
+        expect(r.headers['content-type'], `${host}${path}`).toMatch(/^text\/html/)
+        expect(r.body, `${host}${path}`).not.toMatch(/18082|wiki\.example/i)
+      }
+    }
+    expect((await get('/migration', 'wiki.example')).body).toContain(main)
+    expect((await get('/developers', 'localhost:18082')).body).toContain(`${main}/oauth/initiate`)
+  })
+
+  it('refuses a host of no deployment on every area, each in its own format', async () => {
+    const page = await get('/account/login', 'elsewhere.example')
+    expect(page.status).toBe(400)
+    expect(page.headers['content-type']).toMatch(/^text\/html/)
+    expect(page.body).toContain('not a deployment of this service')
+    for (const path of ['/auth', '/account/oidc-clients', '/migration']) {
+      const r = await get(path, 'elsewhere.example')
+      expect(r.status, path).toBe(400)
+      expect(r.body, path).toContain('not a deployment of this service')
+    }
+    const discovery = await get('/.well-known/openid-configuration', 'elsewhere.example')
+    expect(discovery.status).toBe(400)
+    expect(JSON.parse(discovery.body).error.code).toBe('unknown_deployment')
+    const exchange = await get('/api/auth.json?api_key=x&cert=y&api_sig=z', 'elsewhere.example')
+    expect(exchange.status).toBe(400)
+    expect(JSON.parse(exchange.body).error.message).toContain('not a deployment of this service')
+    const initiate = await send('/oauth/initiate', 'elsewhere.example', { method: 'POST' })
+    expect(initiate.status).toBe(400)
+    expect(initiate.body).toContain('unknown_deployment')
+  })
+
+  it('OpenID Connect: the issuer and endpoints are the deployment’s main URL on every alias', async () => {
+    for (const [host, issuer] of [['localhost:18082', main], ['wiki.example', main], ['127.0.0.1:18082', `http://127.0.0.1:${port}`]] as const) {
+      const r = await get('/.well-known/openid-configuration', host)
+      expect(r.status, host).toBe(200)
+      const d = JSON.parse(r.body) as { issuer: string; authorization_endpoint: string; token_endpoint: string; jwks_uri: string }
+      expect(d.issuer, host).toBe(issuer)
+      for (const url of [d.authorization_endpoint, d.token_endpoint, d.jwks_uri]) expect(url.startsWith(`${issuer}/oidc/`), url).toBe(true)
+    }
+  })
+
+  it('the login API signs in on an alias, and its exchange answers there', async () => {
+    const site = (await stack.admin<Site>('POST', '/admin/sites', { name: 'Tea Party', owner: 'alice', callback: 'https://tea.example/cb' })).body
+    const r = await get(signInPath(site), 'wiki.example')
+    expect(r.status).toBe(200)
+    expect(r.body).toContain('Sign in to tell Tea Party who you are.')
+    const exchange = await get(`/api/auth.json?api_key=${site.api_key}&cert=nope&api_sig=0`, 'localhost:18082')
+    expect(exchange.status).toBe(401)
+    expect(JSON.parse(exchange.body).error.message).toMatch(/api_sig/)
+  })
+
+  it('the OAuth provider issues a request token on an alias, signed for the alias', async () => {
+    const app = await stack.addOAuthClient('alice', ['read_public'])
+    const url = 'http://localhost:18082/oauth/initiate'
+    const authorization = oauthHeader({ url, consumer: { key: app.consumerKey, secret: app.consumerSecret }, oauth: { oauth_callback: 'oob' } })
+    const r = await send('/oauth/initiate', 'localhost:18082', { method: 'POST', headers: { authorization } })
+    expect(r.status).toBe(200)
+    expect(new URLSearchParams(r.body).get('oauth_token')).toMatch(/.+/)
+  })
+
+  it('a session begun at one deployment is one on its aliases, and none at the other deployment', async () => {
+    const web = new WebClient(stack.url)
+    expect((await web.signIn('/account/login', alice.id, alice.password)).status).toBe(303)
+    const cookie = `kigo_session=${web.cookies.get('kigo_session')}`
+    const here = await send('/account', `localhost:${port}`, { headers: { cookie } })
+    expect(here.status).toBe(200)
+    expect(here.body).toContain('Your account')
+    expect((await send('/account', 'wiki.example', { headers: { cookie } })).status).toBe(200)
+    const there = await send('/account', `127.0.0.1:${port}`, { headers: { cookie } })
+    expect(there.status).toBe(303)
+    expect(there.headers.location).toMatch(/^\/account\/login/)
+    expect((await send('/account', '127.0.0.1:18082', { headers: { cookie } })).status).toBe(303)
   })
 })

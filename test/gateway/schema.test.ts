@@ -34,9 +34,10 @@ const recordedBefore: Array<[number, string]> = [
 
 /** Migrations added since, in version order. */
 const addedSince: Array<[number, string]> = [
+  [36, 'who made each audited change'],
   [61, 'registered users sent to the core'],
 ]
-const recorded = [...recordedBefore, ...addedSince]
+const recorded = [...recordedBefore, ...addedSince].sort((a, b) => a[0] - b[0])
 
 const byVersion = (migrations: readonly Migration[]) => [...migrations].sort((a, b) => a.version - b.version)
 
@@ -96,8 +97,8 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       // A release that had migrations up to 34, in version order.
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
-      // The identity store's list comes first, so its later migration (61) too.
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 35, 40, 50])
+      // The identity store's list comes first, so its later migration (61) too; then the audit's (36).
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 36, 35, 40, 50])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

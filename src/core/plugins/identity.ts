@@ -10,7 +10,7 @@ import { errors } from '../../common/errors.js'
 import { formatOfPath } from '../../common/formats.js'
 import { identityKey, verifyIdentity, type IdentityCheck } from '../../common/identity.js'
 import { canonicalPath, namesId, operations, withIdParameter, type Operation } from '../../common/route-table.js'
-import { deploymentMatcher, expectedHosts, type Hosts } from '../entries/deployment.js'
+import { deploymentMatcher, unknownDeploymentMessage, type Hosts } from '../../common/deployment.js'
 import { contextOf, routeOf, type RouteConfig } from '../routes/context.js'
 import { queryBytes } from '../routes/form-decoding.js'
 import { checkSignedOperation, SeenRequestIds } from '../routes/identity-guard.js'
@@ -25,7 +25,7 @@ const refused = () => errors.unauthorized('invalid_identity', 'The identity of t
 
 async function identity(app: FastifyInstance, { config, hosts }: IdentityOptions): Promise<void> {
   const deploymentOf = deploymentMatcher(hosts)
-  const unknownDeployment = `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')} (to serve another host name, set KIGO_DOMESTIC_HOST and KIGO_GLOBAL_HOST, and KIGO_DOMESTIC_HOST_ALIASES or KIGO_GLOBAL_HOST_ALIASES for more names; see docs/operations.md)`
+  const unknownDeployment = unknownDeploymentMessage(hosts)
   const key = identityKey(config.secretKey)
   const seenRequestIds = new SeenRequestIds()
 

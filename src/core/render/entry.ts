@@ -5,7 +5,7 @@
 // for an empty list, as the original service wrote it and its XML clients read it
 // (docs/api-differences.md#xml-lists).
 import type { XmlObject } from '../../common/formats.js'
-import { baseUrl, type Hosts } from '../entries/deployment.js'
+import { baseUrl, type Hosts } from '../../common/deployment.js'
 import { entryText } from '../entries/text.js'
 import type { Deployment, EntryPage, EntryRow, PhotoRow } from '../store/types.js'
 import type { BodyFormat } from './body-formats.js'

@@ -1,8 +1,8 @@
 // The public pages' HTML (docs/api.md#pages): server-rendered, no script, readable at 390 px.
 // Written with `html`, which escapes every value; entry bodies come from the notation
 // renderer, which escapes first (docs/api.md#callback-and-body_formats).
-import type { Hosts } from '../entries/deployment.js'
-import { baseUrl } from '../entries/deployment.js'
+import type { Hosts } from '../../common/deployment.js'
+import { baseUrl } from '../../common/deployment.js'
 import type { Deployment, EntryPage, EntryRow } from '../store/types.js'
 import { renderNotation } from './notation.js'
 import { entryLink, isPhotoUrl, keywordPageUrl, profileImageUrl, userPageUrl } from './urls.js'

@@ -1,5 +1,5 @@
 // The public URLs that appear in Entries, Users and Photos (docs/api.md#objects, docs/api.md#photos).
-import { baseUrl, type Hosts } from '../entries/deployment.js'
+import { baseUrl, type Hosts } from '../../common/deployment.js'
 import type { Deployment } from '../store/types.js'
 
 const seg = encodeURIComponent

@@ -1,6 +1,6 @@
 // What the route modules share: configuration, the (guarded) store, profile refreshing.
 import type { Config } from '../../common/config.js'
-import type { Hosts } from '../entries/deployment.js'
+import type { Hosts } from '../../common/deployment.js'
 import type { RenderContext } from '../render/entry.js'
 import type { ContentStore } from '../store/types.js'
 import type { FastifyRequest } from 'fastify'

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import type { XmlObject } from '../../common/formats.js'
-import { baseUrl } from '../entries/deployment.js'
+import { baseUrl } from '../../common/deployment.js'
 import { checkKeyword } from '../entries/limits.js'
 import { listXml } from '../render/entry.js'
 import { keywordPageUrl } from '../render/urls.js'

@@ -2,7 +2,7 @@
 // pages behind every `link` and `url` the API returns. 20 entries a page, `?page=` from 1
 // to 100, `max_id` to keep later pages still while entries are added.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { deploymentMatcher } from '../entries/deployment.js'
+import { deploymentMatcher } from '../../common/deployment.js'
 import { parseId, userIdPattern } from '../entries/ids.js'
 import { entryHtml, entryListHtml, layout, pageHeaders, type PageContext } from '../render/pages.js'
 import { html, joinHtml } from '../../common/html.js'

@@ -3,8 +3,9 @@
 // (PGlite) and PostgreSQL, both through src/common/sql.ts.
 
 import type { ProvisionedUser } from '../../common/user-provisioning.js'
+import type { Deployment } from '../../common/deployment.js'
 
-export type Deployment = 'domestic' | 'global'
+export type { Deployment }
 
 export interface UserRow {
   id: string

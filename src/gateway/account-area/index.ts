@@ -7,20 +7,21 @@ import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ProviderRepository, User } from '../store/types.js'
 import { html, type SafeHtml } from '../../common/html.js'
-import { sendPage } from '../provider/html.js'
-import { loginPage } from '../provider/pages.js'
-import { Sessions, type Session } from '../provider/session.js'
-import { signedInPost, type SignedInSession } from '../provider/signed-in-post.js'
-import { safeNext } from '../provider/next.js'
+import { sendPage } from './html.js'
+import { loginPage } from './pages.js'
+import { Sessions, sessionBinding, type Session } from './session.js'
+import { signedInPost, type SignedInSession } from './posted-form.js'
+import { safeNext } from './next.js'
+import { userActor, type AuditActor } from '../audit/audited.js'
 
-export { allowOrDenyButtons, page, pageHeaders, sendPage, seeOther, type PageOptions } from '../provider/html.js'
-export { messagePage } from '../provider/pages.js'
-export { field, readForm } from '../provider/form.js'
-export { returnPaths, safeNext } from '../provider/next.js'
-export type { Session } from '../provider/session.js'
+export { allowOrDenyButtons, page, pageHeaders, sendPage, seeOther, type PageOptions } from './html.js'
+export { messagePage } from './pages.js'
+export { field, readForm } from './form.js'
+export { returnPaths, safeNext } from './next.js'
+export type { Session } from './session.js'
 export type { User } from '../store/types.js'
 
-export type { SignedInSession } from '../provider/signed-in-post.js'
+export type { SignedInSession } from './posted-form.js'
 
 export interface AccountAreaOptions {
   store: ProviderRepository
@@ -29,6 +30,8 @@ export interface AccountAreaOptions {
   sessionTtlSeconds: number
   /** Lifetime of a signed-out visitor's session (it protects the login form), seconds. */
   visitorSessionTtlSeconds: number
+  /** The master key: the session cookie is bound to its deployment with a key derived from it. */
+  secretKey: string
 }
 
 export interface AccountArea {
@@ -55,16 +58,22 @@ export interface AccountArea {
   signedInPost(request: FastifyRequest, reply: FastifyReply): Promise<{ session: SignedInSession; form: URLSearchParams } | null>
   /** Whether the request reached the deployment over https (the cookie's Secure flag). */
   secure(request: FastifyRequest): boolean
+  /** The signed-in user as the audit trail names them, with the client address of `request`. */
+  actor(request: FastifyRequest, session: SignedInSession): AuditActor
 }
 
 /**
- * Registers the cookie parser on `app` (a feature's own, encapsulated plugin) and returns
+ * Registers the cookie parser and the deployment check on `app` (a feature's own,
+ * encapsulated plugin, whose error renderer answers a host of no deployment) and returns
  * the account area as that plugin sees it. The session lives in the identity store, so
  * every gateway shares it.
  */
 export async function accountArea(app: FastifyInstance, o: AccountAreaOptions): Promise<AccountArea> {
   if (!app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
-  const sessions = new Sessions(o.store, { ttlSeconds: o.sessionTtlSeconds, visitorTtlSeconds: o.visitorSessionTtlSeconds }, o.now)
+  // Only the deployments answer (SPEC §1): a page, a sign-in or a session asked for on
+  // another Host is not ours (400 unknown_deployment, in the feature's own format).
+  app.addHook('onRequest', app.requireDeployment)
+  const sessions = new Sessions(o.store, { ttlSeconds: o.sessionTtlSeconds, visitorTtlSeconds: o.visitorSessionTtlSeconds }, o.now, sessionBinding(o.secretKey))
   const secure = (request: FastifyRequest) => app.publicOrigin(request).scheme === 'https'
   return {
     session: (request) => sessions.current(request),
@@ -82,5 +91,6 @@ export async function accountArea(app: FastifyInstance, o: AccountAreaOptions): 
     csrfField: (session) => html`<input type="hidden" name="csrf_token" value="${session.csrfToken}">`,
     signedInPost: (request, reply) => signedInPost(sessions, request, reply),
     secure,
+    actor: (request, session) => userActor(session.user.id, app.publicOrigin(request).ip),
   }
 }

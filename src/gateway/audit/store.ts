@@ -1,6 +1,8 @@
-// The audit trail (migration 30): every change an operator makes through the operator
-// API (policy, users, applications, tokens, dashboard sessions), with when, what, the state before and after,
-// and the client address. Shared by all gateways through the gateway's store.
+// The audit trail (migrations 30 and 36): every change an operator makes through the
+// operator API (policy, users, applications, tokens, dashboard sessions) and every change
+// a user makes on their own account pages, with when, who (the actor), what, the state
+// before and after, and the client address. Shared by all gateways through the gateway's
+// store. Changes are recorded through audited.ts.
 //
 // Design choices:
 // - Secrets never enter it: callers pass views without secrets (an API password reset is
@@ -13,21 +15,34 @@ import type { Db } from '../../common/sql.js'
 export const auditKinds = ['policy', 'user', 'app', 'token', 'session', 'site', 'oidc'] as const
 export type AuditKind = (typeof auditKinds)[number]
 
-export interface AuditInput {
+/**
+ * Who made a change: the operator (operator API, `kigo`, the dashboard), or a user on
+ * their own account pages; with the client address it came from.
+ */
+export type AuditActor = { kind: 'operator'; address: string } | { kind: 'user'; user: string; address: string }
+
+/** What changed: its kind, the action, its target, and the state before and after (never a secret). */
+export interface AuditChange {
   kind: AuditKind
   /** What was done, e.g. `app.rotate_secret`. */
   action: string
-  /** The user ID, consumer key, token or legacy method changed. */
+  /** The user ID, consumer key, token, site, client or legacy method changed. */
   target: string
   before: unknown
   after: unknown
-  /** The address the request came from. */
-  address: string
 }
 
-export interface AuditEvent extends AuditInput {
+export interface AuditInput extends AuditChange {
+  /** Who made the change, and the address the request came from. */
+  actor: AuditActor
+}
+
+export interface AuditEvent extends AuditChange {
   id: number
   at: Date
+  actor: AuditActor
+  /** The address the request came from (the actor's). */
+  address: string
 }
 
 export interface AuditFilter {
@@ -42,6 +57,7 @@ interface AuditRow {
   id: string | number
   at: Date | string
   address: string
+  actor: string
   action: string
   kind: AuditKind
   target: string
@@ -52,13 +68,18 @@ interface AuditRow {
 /** PGlite and pg both parse jsonb; a string here would be a double-encoded value. */
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v))
 
+/** The actor column: `operator`, or `user:ID` (migration 36). */
+const actorColumn = (actor: AuditActor) => (actor.kind === 'user' ? `user:${actor.user}` : 'operator')
+const actorOf = (column: string, address: string): AuditActor =>
+  column.startsWith('user:') ? { kind: 'user', user: column.slice('user:'.length), address } : { kind: 'operator', address }
+
 export class AuditStore {
   constructor(private readonly db: Db) {}
 
   async record(event: AuditInput): Promise<void> {
     await this.db.query(
-      `INSERT INTO kigo_gateway.audit_log (address, action, kind, target, before, after) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)`,
-      [event.address, event.action, event.kind, event.target, json(event.before), json(event.after)],
+      `INSERT INTO kigo_gateway.audit_log (address, actor, action, kind, target, before, after) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb)`,
+      [event.actor.address, actorColumn(event.actor), event.action, event.kind, event.target, json(event.before), json(event.after)],
     )
   }
 
@@ -80,7 +101,7 @@ export class AuditStore {
     }
     params.push(filter.limit ?? 100)
     const rows = await this.db.query<AuditRow>(
-      `SELECT id, at, address, action, kind, target, before, after FROM kigo_gateway.audit_log
+      `SELECT id, at, address, actor, action, kind, target, before, after FROM kigo_gateway.audit_log
        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT $${params.length}`,
       params,
     )
@@ -88,6 +109,7 @@ export class AuditStore {
       id: Number(r.id),
       at: r.at instanceof Date ? r.at : new Date(r.at),
       address: r.address,
+      actor: actorOf(r.actor, r.address),
       action: r.action,
       kind: r.kind,
       target: r.target,

@@ -3,7 +3,8 @@
 // every change is audited like the other operator changes.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
-import type { AuditInput, AuditStore } from '../audit/store.js'
+import type { AuditStore } from '../audit/store.js'
+import { auditTrail, operatorActor } from '../audit/audited.js'
 import { sendOperatorJson } from '../../common/api-errors.js'
 import { NotFound } from '../store/types.js'
 import { InvalidInput } from '../store/validation.js'
@@ -20,14 +21,7 @@ const invalid = (message: string) => new ApiError(400, 'invalid_parameter', `Inv
 
 export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOptions): Promise<void> {
   const { sites } = options
-  const audited = async (request: FastifyRequest, event: Omit<AuditInput, 'address' | 'kind'>) => {
-    if (!options.audit) return
-    try {
-      await options.audit.record({ ...event, kind: 'site', address: request.ip })
-    } catch (err) {
-      request.log.warn({ err: { message: (err as Error).message }, action: event.action, target: event.target }, 'audit record failed')
-    }
-  }
+  const audited = auditTrail(options.audit, app.log)
   app.answerErrorsAs({
     known: (err) => (err instanceof NotFound ? new ApiError(404, 'not_found', err.message) : err instanceof InvalidInput ? invalid(err.message) : undefined),
     wording: {
@@ -58,7 +52,7 @@ export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOpt
       if (err instanceof NotFound) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(owner)}`)
       throw err
     }
-    await audited(request, { action: 'site.create', target: created.site.apiKey, before: null, after: siteView(created.site) })
+    await audited(operatorActor(request), { kind: 'site', action: 'site.create', target: created.site.apiKey, before: null, after: siteView(created.site) })
     return reply.code(201).send({ ...siteView(created.site), secret: created.secret })
   })
 
@@ -79,14 +73,14 @@ export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOpt
   app.post('/admin/sites/:key/rotate-secret', { bodyLimit: 64 * 1024 }, async (request) => {
     const rotated = await sites.rotateSecret(keyOf(request))
     if (!rotated) throw notFound(keyOf(request))
-    await audited(request, { action: 'site.rotate_secret', target: rotated.site.apiKey, before: null, after: null })
+    await audited(operatorActor(request), { kind: 'site', action: 'site.rotate_secret', target: rotated.site.apiKey, before: null, after: null })
     return { api_key: rotated.site.apiKey, secret: rotated.secret }
   })
 
   app.delete('/admin/sites/:key', async (request) => {
     const deleted = await sites.delete(keyOf(request))
     if (!deleted) throw notFound(keyOf(request))
-    await audited(request, { action: 'site.delete', target: deleted.apiKey, before: siteView(deleted), after: null })
+    await audited(operatorActor(request), { kind: 'site', action: 'site.delete', target: deleted.apiKey, before: siteView(deleted), after: null })
     return { deleted: true, api_key: deleted.apiKey, name: deleted.name }
   })
 }

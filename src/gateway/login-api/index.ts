@@ -8,7 +8,7 @@ import type { Config } from '../../common/config.js'
 import { errors, type FailureWording } from '../../common/errors.js'
 import { contentTypes, xmlDocument } from '../../common/formats.js'
 import { accountArea, field, pageHeaders, sendPage, type SignedInSession } from '../account-area/index.js'
-import { sendErrorPage } from '../provider/error-page.js'
+import { sendErrorPage } from '../account-area/error-page.js'
 import type { AuditStore } from '../audit/store.js'
 import type { Outcome } from '../domain/auth.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
@@ -71,6 +71,7 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     now,
     sessionTtlSeconds: options.sessionTtlSeconds ?? config.provider.sessionTtlSeconds,
     visitorSessionTtlSeconds: options.visitorSessionTtlSeconds ?? 3600,
+    secretKey: config.secretKey,
   })
 
   // ---- counting (metrics, usage report) ----------------------------------------------------
@@ -133,14 +134,6 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     render: (request, reply, answer) => request.url.startsWith('/api/')
       ? sendExchange(reply, request.url.includes('.xml') ? 'xml' : 'json', answer.status, { message: answer.message }, answer.headers as Record<string, string>)
       : sendErrorPage(reply, answer, signInProblemPage),
-  })
-
-  // Only the two deployments answer (a sign-in started on another Host is not ours).
-  const deployments = new Set([config.domesticHost.toLowerCase(), config.globalHost.toLowerCase()])
-  app.addHook('onRequest', async (request) => {
-    if (!deployments.has(app.publicOrigin(request).host)) {
-      throw errors.badRequest('unknown_deployment', `The request host is not a deployment of this service; use ${[...deployments].join(' or ')}`)
-    }
   })
 
   // ---- sign-in ------------------------------------------------------------------------------------
@@ -253,8 +246,7 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
       return sendExchange(reply, format, 400, { message: certProblems.unknown })
     }
     count('api/auth', 'ok', user.id, site)
-    const origin = app.publicOrigin(request)
-    const base = `${origin.scheme}://${origin.host}/users/${encodeURIComponent(user.id)}`
+    const base = `${request.deployment!.baseUrl}/users/${encodeURIComponent(user.id)}`
     return sendExchange(reply, format, 200, { user: { name: user.id, image_url: `${base}/profile.png`, thumbnail_url: `${base}/profile_s.png` } }, v?.headers ?? {})
   }
   app.get('/api/auth.json', exchange('json'))

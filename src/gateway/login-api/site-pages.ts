@@ -4,7 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { field, page, sendPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
-import type { AuditInput, AuditStore } from '../audit/store.js'
+import type { AuditStore } from '../audit/store.js'
+import { auditTrail } from '../audit/audited.js'
 import { InvalidInput } from '../store/validation.js'
 import type { LoginSite, LoginSiteStore } from './store.js'
 
@@ -55,14 +56,7 @@ ${o.csrf}
 
 export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; sites: LoginSiteStore; audit?: Pick<AuditStore, 'record'> }): void {
   const { area, sites } = o
-  const audited = async (request: FastifyRequest, event: Omit<AuditInput, 'address' | 'kind'>) => {
-    if (!o.audit) return
-    try {
-      await o.audit.record({ ...event, kind: 'site', address: app.publicOrigin(request).ip })
-    } catch (err) {
-      request.log.warn({ err: { message: (err as Error).message }, action: event.action }, 'audit record failed')
-    }
-  }
+  const audited = auditTrail(o.audit, app.log)
   const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof sitesPage>[0], 'session' | 'csrf' | 'sites'> = {}) =>
     sendPage(reply, status, sitesPage({ session, csrf: area.csrfField(session), sites: await sites.list(session.user.id), ...extra }))
 
@@ -84,7 +78,7 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     if (input.callback === '') return render(reply, 400, session, { form: { ...input, error: 'Give the callback URL the sign-in returns to.' } })
     try {
       const created = await sites.create({ name: input.name, ownerId: session.user.id, callbackUrl: input.callback })
-      await audited(request, { action: 'site.create', target: created.site.apiKey, before: null, after: { ...siteView(created.site), by: session.user.id } })
+      await audited(area.actor(request, session), { kind: 'site', action: 'site.create', target: created.site.apiKey, before: null, after: siteView(created.site) })
       return render(reply, 201, session, { created })
     } catch (err) {
       if (err instanceof InvalidInput) return render(reply, 400, session, { form: { ...input, error: `The ${err.message}; nothing was registered.` } })
@@ -111,7 +105,7 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     if (!site) return reply
     const rotated = await sites.rotateSecret(site.apiKey)
     if (!rotated) return render(reply, 404, posted.session, { notice: 'You have no login site with this api_key.' })
-    await audited(request, { action: 'site.rotate_secret', target: site.apiKey, before: null, after: { by: posted.session.user.id } })
+    await audited(area.actor(request, posted.session), { kind: 'site', action: 'site.rotate_secret', target: site.apiKey, before: null, after: null })
     return render(reply, 200, posted.session, { created: { ...rotated, rotated: true } })
   })
 
@@ -122,7 +116,7 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     const site = await own(request, reply, posted.session)
     if (!site) return reply
     const deleted = await sites.delete(site.apiKey)
-    if (deleted) await audited(request, { action: 'site.delete', target: site.apiKey, before: siteView(deleted), after: { by: posted.session.user.id } })
+    if (deleted) await audited(area.actor(request, posted.session), { kind: 'site', action: 'site.delete', target: site.apiKey, before: siteView(deleted), after: null })
     return seeOther(reply, '/account/sites?notice=deleted')
   })
 }

@@ -2,9 +2,10 @@
 // behind the admin token: relying parties (`kigo oidc-clients …`) and the signing key
 // (`kigo oidc rotate-key`). Every change is audited; a client secret appears only in the
 // answer that creates it.
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
-import type { AuditInput, AuditStore } from '../audit/store.js'
+import type { AuditStore } from '../audit/store.js'
+import { auditTrail, operatorActor } from '../audit/audited.js'
 import { sendOperatorJson } from '../../common/api-errors.js'
 import { userIdPattern } from '../domain/identifiers.js'
 import { InvalidInput } from '../store/validation.js'
@@ -43,14 +44,7 @@ function stringList(body: Record<string, unknown>, name: string, required: boole
 export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptions): Promise<void> {
   const { store } = options
 
-  const audited = async (request: FastifyRequest, event: Omit<AuditInput, 'address' | 'kind'>) => {
-    if (!options.audit) return
-    try {
-      await options.audit.record({ ...event, kind: 'oidc', address: request.ip })
-    } catch (err) {
-      request.log.warn({ err: { message: (err as Error).message }, action: event.action, target: event.target }, 'audit record failed')
-    }
-  }
+  const audited = auditTrail(options.audit, app.log)
 
   app.answerErrorsAs({
     wording: { internalMessage: 'Internal error', unavailable: () => errors.unavailable('store_unavailable', 'The store cannot answer right now; try again shortly') },
@@ -81,7 +75,7 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
       if (err instanceof NotFound) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)
       throw err
     }
-    await audited(request, { action: 'oidc_client.create', target: created.client.clientId, before: null, after: clientView(created.client) })
+    await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_client.create', target: created.client.clientId, before: null, after: clientView(created.client) })
     return reply.code(201).send({ ...clientView(created.client), ...(created.secret === null ? {} : { client_secret: created.secret }) })
   })
 
@@ -103,7 +97,7 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     const rotated = await store.rotateClientSecret(id)
     if (rotated === null) throw clientNotFound(id)
     if (rotated === 'public') throw new ApiError(409, 'public_client' as never, 'This is a public client: it has no secret to rotate')
-    await audited(request, { action: 'oidc_client.rotate_secret', target: id, before: null, after: null })
+    await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_client.rotate_secret', target: id, before: null, after: null })
     return { client_id: id, client_secret: rotated.secret }
   })
 
@@ -111,13 +105,13 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     const id = (request.params as { id: string }).id
     const deleted = await store.deleteClient(id)
     if (!deleted) throw clientNotFound(id)
-    await audited(request, { action: 'oidc_client.delete', target: id, before: { ...clientView(deleted.client), grants: deleted.grants }, after: null })
+    await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_client.delete', target: id, before: { ...clientView(deleted.client), grants: deleted.grants }, after: null })
     return { deleted: true, client_id: id, name: deleted.client.name, grants_revoked: deleted.grants }
   })
 
   app.post('/admin/oidc/rotate-key', async (request) => {
     const rotated = await options.providers.rotateKey()
-    await audited(request, { action: 'oidc_key.rotate', target: rotated.kid, before: { kids: rotated.retired }, after: { kid: rotated.kid } })
+    await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_key.rotate', target: rotated.kid, before: { kids: rotated.retired }, after: { kid: rotated.kid } })
     return { kid: rotated.kid, retired: rotated.retired, retired_published_for_seconds: retiredKeySeconds, dropped: rotated.dropped }
   })
 }

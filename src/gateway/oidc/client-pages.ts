@@ -7,9 +7,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
-import { sendErrorPage } from '../provider/error-page.js'
+import { sendErrorPage } from '../account-area/error-page.js'
 import { accountArea, field, page, sendPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
-import type { AuditInput, AuditStore } from '../audit/store.js'
+import type { AuditStore } from '../audit/store.js'
+import { auditTrail } from '../audit/audited.js'
 import { InvalidInput } from '../store/validation.js'
 import { clientView } from './admin-api.js'
 import { checkRedirectUri, type OidcClient, type OidcStore } from './store.js'
@@ -126,13 +127,15 @@ export interface OidcClientPagesOptions {
   users: Parameters<typeof accountArea>[1]['store']
   sessionTtlSeconds: number
   visitorSessionTtlSeconds: number
+  /** The master key (the session cookie's binding to its deployment). */
+  secretKey: string
   now?: () => number
   audit?: Pick<AuditStore, 'record'>
 }
 
 /** The pages as a plugin of their own (they are account pages, not provider requests). */
 export async function oidcClientPages(app: FastifyInstance, o: OidcClientPagesOptions): Promise<void> {
-  const area = await accountArea(app, { store: o.users, now: o.now ?? Date.now, sessionTtlSeconds: o.sessionTtlSeconds, visitorSessionTtlSeconds: o.visitorSessionTtlSeconds })
+  const area = await accountArea(app, { store: o.users, now: o.now ?? Date.now, sessionTtlSeconds: o.sessionTtlSeconds, visitorSessionTtlSeconds: o.visitorSessionTtlSeconds, secretKey: o.secretKey })
   app.answerErrorsAs({
     wording: { internalMessage: 'Internal error', unavailable: () => errors.unavailable('store_unavailable', 'The store cannot answer right now; try again shortly') },
     logMessage: 'account page request failed',
@@ -143,14 +146,7 @@ export async function oidcClientPages(app: FastifyInstance, o: OidcClientPagesOp
 
 export function registerClientPages(app: FastifyInstance, o: { area: AccountArea; store: OidcStore; audit?: Pick<AuditStore, 'record'> }): void {
   const { area, store } = o
-  const audited = async (request: FastifyRequest, event: Omit<AuditInput, 'address' | 'kind'>) => {
-    if (!o.audit) return
-    try {
-      await o.audit.record({ ...event, kind: 'oidc', address: app.publicOrigin(request).ip })
-    } catch (err) {
-      request.log.warn({ err: { message: (err as Error).message }, action: event.action }, 'audit record failed')
-    }
-  }
+  const audited = auditTrail(o.audit, app.log)
   const discoveryUrl = (reply: FastifyReply) => {
     const origin = app.publicOrigin(reply.request)
     return `${origin.scheme}://${origin.host}/.well-known/openid-configuration`
@@ -212,7 +208,7 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
       if (err instanceof InvalidInput) return refuse(`The ${err.message}; nothing was registered.`)
       throw err
     }
-    await audited(request, { action: 'oidc_client.create', target: created.client.clientId, before: null, after: { ...clientView(created.client), by: session.user.id } })
+    await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.create', target: created.client.clientId, before: null, after: clientView(created.client) })
     return render(reply, 201, session, { created })
   })
 
@@ -244,7 +240,7 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     const rotated = await store.rotateClientSecret(client.clientId)
     if (rotated === null) return render(reply, 404, session, { notice: notOwned })
     if (rotated === 'public') return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
-    await audited(request, { action: 'oidc_client.rotate_secret', target: client.clientId, before: null, after: { by: session.user.id } })
+    await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.rotate_secret', target: client.clientId, before: null, after: null })
     return render(reply, 200, session, { created: { ...rotated, rotated: true } })
   })
 
@@ -257,7 +253,7 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     if (!client) return reply
     if (!confirmed(posted.form)) return sendPage(reply, 200, confirmPage({ session, csrf: area.csrfField(session), client, action: 'delete' }))
     const deleted = await store.deleteClient(client.clientId)
-    if (deleted) await audited(request, { action: 'oidc_client.delete', target: client.clientId, before: { ...clientView(deleted.client), grants: deleted.grants }, after: { by: session.user.id } })
+    if (deleted) await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.delete', target: client.clientId, before: { ...clientView(deleted.client), grants: deleted.grants }, after: null })
     return seeOther(reply, `${base}?notice=deleted`)
   })
 }

@@ -9,7 +9,7 @@ import type { Config } from '../../common/config.js'
 import { errors } from '../../common/errors.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 import { sendError } from '../../common/api-errors.js'
-import { sendErrorPage } from '../provider/error-page.js'
+import { sendErrorPage } from '../account-area/error-page.js'
 import type { SafeHtml } from '../../common/html.js'
 import { accountArea, field, messagePage, sendPage, seeOther, type User } from '../account-area/index.js'
 import type { Outcome } from '../domain/auth.js'
@@ -18,13 +18,16 @@ import type { UsageRecorder } from '../usage/recorder.js'
 import { loadOidcLibrary } from './library.js'
 import { buildProvider, oidcPrefix, retiredKeySeconds, type OidcProviderDeps } from './provider.js'
 import type { OidcStore } from './store.js'
+import type { AuditStore } from '../audit/store.js'
+import { auditTrail } from '../audit/audited.js'
 import { oidcConsentPage, signedInSitesSection } from './pages.js'
-import { sessionCookie } from '../provider/session.js'
+import { sessionBinding, sessionCookie, type SessionBinding } from '../account-area/session.js'
+import { baseUrl, hostsOf, type Deployment } from '../../common/deployment.js'
 
 export { OidcStore } from './store.js'
 
 export interface OidcOptions {
-  config: Pick<Config, 'domesticHost' | 'globalHost' | 'publicScheme' | 'secretKey'>
+  config: Pick<Config, 'domesticHost' | 'globalHost' | 'publicScheme' | 'secretKey' | 'domesticHostAliases' | 'globalHostAliases'>
   store: OidcStore
   /** The identity store: users, and the account area's sessions (one login, one session). */
   users: OidcProviderDeps['users'] & { deleteWebSession(id: string): Promise<void> } & Parameters<typeof accountArea>[1]['store']
@@ -34,6 +37,8 @@ export interface OidcOptions {
   now?: () => number
   /** The usage report: each code or refresh token exchanged, by user and site name (method "oidc"). */
   usage?: Pick<UsageRecorder, 'observe'>
+  /** The audit trail: a user revoking a site's access on the account page is recorded (`account.oidc_revoke`). */
+  audit?: Pick<AuditStore, 'record'>
   /** The deployments' providers, loaded (the operator API rotates keys through them too). */
   providers: OidcProviders
   /** How often each gateway looks for a rotated signing key, ms (default 30 s). */
@@ -43,19 +48,18 @@ export interface OidcOptions {
 }
 
 /**
- * The providers of the two deployments (one issuer each), rebuilt when the signing keys
- * change: by a rotation on this gateway at once, on the others at their next poll.
+ * The providers of the two deployments (one issuer each: the deployment's main URL, on
+ * every alias), rebuilt when the signing keys change: by a rotation on this gateway at
+ * once, on the others at their next poll.
  */
 export class OidcProviders {
-  private byHost = new Map<string, { provider: Provider; handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> }>()
+  private byDeployment = new Map<Deployment, { provider: Provider; handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> }>()
   private version = ''
   private loading: Promise<void> | null = null
+  private readonly binding: SessionBinding
 
-  constructor(private readonly options: Pick<OidcOptions, 'config' | 'store' | 'users' | 'now' | 'usage'> & { log?: (message: string) => void }) {}
-
-  private get hosts(): string[] {
-    const c = this.options.config
-    return [...new Set([c.domesticHost.toLowerCase(), c.globalHost.toLowerCase()])]
+  constructor(private readonly options: Pick<OidcOptions, 'config' | 'store' | 'users' | 'now' | 'usage'> & { log?: (message: string) => void }) {
+    this.binding = sessionBinding(options.config.secretKey)
   }
 
   async load(): Promise<void> {
@@ -63,15 +67,24 @@ export class OidcProviders {
     const library = await loadOidcLibrary(this.options.log)
     const keys = await store.keys(retiredKeySeconds)
     const version = await store.keysVersion()
-    const deps: OidcProviderDeps = { store, users: this.options.users, secretKey: this.options.config.secretKey, now: this.options.now ?? Date.now }
-    const next = new Map<string, { provider: Provider; handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> }>()
-    for (const host of this.hosts) {
-      const provider = buildProvider(library, `${this.options.config.publicScheme}://${host}`, keys, deps)
+    const { users, config } = this.options
+    const next = new Map<Deployment, { provider: Provider; handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> }>()
+    for (const deployment of ['domestic', 'global'] as const) {
+      // The account session is read as the account area reads it: bound to this deployment.
+      const sessionId = (cookie: string) => this.binding.open(cookie, deployment)
+      const deps: OidcProviderDeps = {
+        store,
+        users: { getUser: (id) => users.getUser(id), getWebSession: async (cookie, now) => { const id = sessionId(cookie); return id === null ? null : users.getWebSession(id, now) } },
+        secretKey: config.secretKey,
+        now: this.options.now ?? Date.now,
+      }
+      const provider = buildProvider(library, baseUrl(hostsOf(config), deployment), keys, deps)
       // One session: signing out through the provider (RP-initiated logout) ends the
       // account session too.
       provider.on('end_session.success', (ctx: { cookies: { get(n: string, o: { signed: boolean }): string | undefined }; res: ServerResponse }) => {
-        const id = ctx.cookies.get(sessionCookie, { signed: false })
-        if (id) void this.options.users.deleteWebSession(id).catch(() => undefined)
+        const cookie = ctx.cookies.get(sessionCookie, { signed: false })
+        const id = cookie ? sessionId(cookie) : null
+        if (id) void users.deleteWebSession(id).catch(() => undefined)
       })
       // The usage report counts each successful exchange for its user under the site's
       // name: a login-API site registered under the same name shows as moved.
@@ -82,9 +95,9 @@ export class OidcProviders {
         if (!this.options.usage || !user || !client) return
         this.options.usage.observe({ ok: true, method: 'oidc', outcome: 'ok', identity: { user } }, () => (client.clientName ?? client.clientId).slice(0, maxClientLength), (this.options.now ?? Date.now)())
       })
-      next.set(host, { provider, handle: provider.callback() })
+      next.set(deployment, { provider, handle: provider.callback() })
     }
-    this.byHost = next
+    this.byDeployment = next
     this.version = version
   }
 
@@ -107,8 +120,8 @@ export class OidcProviders {
     return rotated
   }
 
-  for(host: string) {
-    return this.byHost.get(host)
+  for(deployment: Deployment) {
+    return this.byDeployment.get(deployment)
   }
 }
 
@@ -136,8 +149,9 @@ const routeNameOf = (path: string): string => {
 
 export async function oidcProvider(app: FastifyInstance, options: OidcOptions): Promise<void> {
   const { store } = options
-  const account = await accountArea(app, { store: options.users, now: options.now ?? Date.now, sessionTtlSeconds: options.sessionTtlSeconds, visitorSessionTtlSeconds: options.visitorSessionTtlSeconds })
+  const account = await accountArea(app, { store: options.users, now: options.now ?? Date.now, sessionTtlSeconds: options.sessionTtlSeconds, visitorSessionTtlSeconds: options.visitorSessionTtlSeconds, secretKey: options.config.secretKey })
   const providers = options.providers
+  const audited = auditTrail(options.audit, app.log)
 
   const poll = setInterval(() => void providers.refresh().catch((err: Error) => app.log.warn({ err: { message: err.message } }, 'OpenID Connect key refresh failed; keeping the keys loaded')), options.keyPollMs ?? 30_000)
   poll.unref()
@@ -148,10 +162,11 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     clearInterval(sweep)
   })
 
+  // The deployment is the account area's (checked on every request of this plugin); its
+  // provider is picked by the deployment, never by the raw host.
   const deploymentOf = (request: FastifyRequest) => {
-    const host = app.publicOrigin(request).host
-    const found = providers.for(host)
-    if (!found) throw errors.badRequest('unknown_deployment', `The request host is not a deployment of this service; use ${options.config.domesticHost} or ${options.config.globalHost}`)
+    const found = providers.for(request.deployment!.name)
+    if (!found) throw errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly')
     return found
   }
 
@@ -194,9 +209,11 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
       const origin = app.publicOrigin(request)
       // The public origin as the gateway decided it (trusted proxies only), in the one
       // form the library reads; whatever the client sent in these headers is replaced.
+      // The host is the deployment's main host: the URLs the library writes (discovery,
+      // redirects) name it, as the issuer does, on every alias.
       const headers = request.raw.headers
       headers['x-forwarded-proto'] = options.config.publicScheme
-      headers['x-forwarded-host'] = origin.host
+      headers['x-forwarded-host'] = request.deployment!.host
       headers['x-forwarded-for'] = origin.ip
       // The library takes an already read body from `req.body` once the stream has ended.
       if (Buffer.isBuffer(request.body)) (request.raw as IncomingMessage & { body?: Buffer }).body = request.body
@@ -274,12 +291,12 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
 
   app.post('/account/oidc-sites/revoke', async (request, reply) => {
     request.routeName = 'account'
-    deploymentOf(request)
     const read = await account.signedInPost(request, reply)
     if (!read) return reply
     const clientId = field(read.form, 'client_id')
     if (clientId === null || clientId === '') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Which site? The form named none.' }))
-    await store.revokeSite(read.session.user.id, clientId)
+    const grants = await store.revokeSite(read.session.user.id, clientId)
+    if (grants > 0) await audited(account.actor(request, read.session), { kind: 'oidc', action: 'account.oidc_revoke', target: clientId, before: { user: read.session.user.id, grants }, after: null })
     return seeOther(reply, '/account?notice=oidc_revoked#oidc-sites')
   })
 }

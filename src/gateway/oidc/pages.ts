@@ -1,7 +1,7 @@
-// The OpenID Connect pages in the account area's layout (src/gateway/provider/html.ts):
+// The OpenID Connect pages in the account area's layout (src/gateway/account-area/html.ts):
 // the consent page, and the account page's list of sites the user signed in to.
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
-import { allowOrDenyButtons, page } from '../provider/html.js'
+import { allowOrDenyButtons, page } from '../account-area/html.js'
 import type { User } from '../store/types.js'
 import type { SignedInSite } from './store.js'
 

@@ -8,7 +8,8 @@ import { Compile, type TSchema } from '../../common/typebox.js'
 import type { ErrorArea } from '../../common/error-answers.js'
 import { ApiError, errors, type ErrorCode } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
-import type { AuditInput, AuditStore } from '../audit/store.js'
+import type { AuditStore } from '../audit/store.js'
+import { auditTrail } from '../audit/audited.js'
 import { InvalidInput } from '../store/validation.js'
 import { Conflict, NotFound, type IdentityAdministration } from '../store/types.js'
 import { adminApps } from './admin-apps.js'
@@ -152,14 +153,7 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
 
   // The audit trail follows the committed change; a failed write is logged, never the
   // request's failure (the operator already holds its result, perhaps a secret shown once).
-  const audited = async (request: { ip: string; log: { warn(o: object, m: string): void } }, event: Omit<AuditInput, 'address'>) => {
-    if (!options.audit) return
-    try {
-      await options.audit.record({ ...event, address: request.ip })
-    } catch (err) {
-      request.log.warn({ err: { message: (err as Error).message }, action: event.action, target: event.target }, 'audit record failed')
-    }
-  }
+  const audited = auditTrail(options.audit, app.log)
 
   const changed = (change: AdminChange) => {
     try {

@@ -7,6 +7,7 @@ import { Type } from '../../common/typebox.js'
 import { checkCallbackUrl, InvalidInput } from '../store/validation.js'
 import { NotFound, type Consumer } from '../store/types.js'
 import { bodyLimit, consumerNotFound, errorResponses, isoSeconds, Key, Name, ScopeList, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
+import { operatorActor } from '../audit/audited.js'
 
 const CallbackUrl = Type.String({ minLength: 1, maxLength: 2048 })
 const CreateAppBody = Type.Object(
@@ -75,7 +76,7 @@ export async function adminApps(instance: FastifyInstance, { store, audited, cha
     }
     const { consumer, secret } = created
     changed({ kind: 'consumer', consumerKey: consumer.key })
-    await audited(request, { kind: 'app', action: 'app.create', target: consumer.key, before: null, after: appView(consumer) })
+    await audited(operatorActor(request), { kind: 'app', action: 'app.create', target: consumer.key, before: null, after: appView(consumer) })
     return reply.code(201).send({ consumer_key: consumer.key, consumer_secret: secret, name: consumer.name, scopes: consumer.scopes })
   })
 
@@ -105,7 +106,7 @@ export async function adminApps(instance: FastifyInstance, { store, audited, cha
     const rotated = await store.rotateConsumerSecret(request.params.key)
     if (!rotated) throw consumerNotFound(request.params.key)
     changed({ kind: 'consumer', consumerKey: rotated.consumer.key })
-    await audited(request, { kind: 'app', action: 'app.rotate_secret', target: rotated.consumer.key, before: null, after: null })
+    await audited(operatorActor(request), { kind: 'app', action: 'app.rotate_secret', target: rotated.consumer.key, before: null, after: null })
     return { consumer_key: rotated.consumer.key, consumer_secret: rotated.secret }
   })
 
@@ -115,7 +116,7 @@ export async function adminApps(instance: FastifyInstance, { store, audited, cha
     const deleted = await store.deleteConsumer(request.params.key)
     if (!deleted) throw consumerNotFound(request.params.key)
     changed({ kind: 'consumer', consumerKey: deleted.consumer.key })
-    await audited(request, { kind: 'app', action: 'app.delete', target: deleted.consumer.key, before: { ...appView(deleted.consumer), tokens: deleted.tokens }, after: null })
+    await audited(operatorActor(request), { kind: 'app', action: 'app.delete', target: deleted.consumer.key, before: { ...appView(deleted.consumer), tokens: deleted.tokens }, after: null })
     return { deleted: true, consumer_key: deleted.consumer.key, name: deleted.consumer.name, tokens_deleted: deleted.tokens }
   })
 }

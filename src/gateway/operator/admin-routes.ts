@@ -1,10 +1,9 @@
 // What the operator API's route groups share (admin-api.ts registers them): the schemas of
 // user IDs, names, scopes and keys, the error body, the views' time format, the not-found
 // answers, and the options each group is given.
-import type { FastifyBaseLogger } from 'fastify'
 import { ApiError } from '../../common/errors.js'
 import { Type } from '../../common/typebox.js'
-import type { AuditInput } from '../audit/store.js'
+import type { Audited } from '../audit/audited.js'
 import { scopes as allScopes, userIdPattern } from '../domain/identifiers.js'
 import type { IdentityAdministration } from '../store/types.js'
 
@@ -21,7 +20,7 @@ export interface AdminRouteOptions {
   /** A generated login or API password. */
   newPassword: () => string
   /** Records a committed change in the audit trail; a failed write is logged, never the request's failure. */
-  audited: (request: { ip: string; log: Pick<FastifyBaseLogger, 'warn'> }, event: Omit<AuditInput, 'address'>) => Promise<void>
+  audited: Audited
   /** Tells the listener what changed; a throwing listener does not fail the request. */
   changed: (change: AdminChange) => void
 }

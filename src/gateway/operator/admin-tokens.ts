@@ -7,6 +7,7 @@ import { Type } from '../../common/typebox.js'
 import { scopesBeyondRegistration } from '../store/validation.js'
 import { NotFound, type AccessToken } from '../store/types.js'
 import { bodyLimit, consumerNotFound, errorResponses, isoSeconds, Key, ScopeList, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
+import { operatorActor } from '../audit/audited.js'
 
 const CreateTokenBody = Type.Object(
   { consumer: Key, user: UserId, scopes: ScopeList },
@@ -57,7 +58,7 @@ export async function adminTokens(instance: FastifyInstance, { store, audited, c
     }
     const { token, secret } = created
     changed({ kind: 'token', token: token.token })
-    await audited(request, { kind: 'token', action: 'token.create', target: token.token, before: null, after: tokenView(token) })
+    await audited(operatorActor(request), { kind: 'token', action: 'token.create', target: token.token, before: null, after: tokenView(token) })
     return reply.code(201).send({ token: token.token, token_secret: secret, scopes: token.scopes })
   })
 
@@ -81,7 +82,7 @@ export async function adminTokens(instance: FastifyInstance, { store, audited, c
     }
     changed({ kind: 'token', token })
     const after = await store.getAccessToken(token)
-    await audited(request, { kind: 'token', action: 'token.revoke', target: token, before: tokenView(before.token), after: after ? tokenView(after.token) : null })
+    await audited(operatorActor(request), { kind: 'token', action: 'token.revoke', target: token, before: tokenView(before.token), after: after ? tokenView(after.token) : null })
     return { revoked: true }
   })
 }

@@ -8,6 +8,7 @@ import { loginPasswordProblem } from '../../common/password-rule.js'
 import { Type } from '../../common/typebox.js'
 import { Conflict, type User } from '../store/types.js'
 import { bodyLimit, errorResponses, isoSeconds, Name, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
+import { operatorActor } from '../audit/audited.js'
 
 const Password = Type.String({ minLength: 1, maxLength: 1024 })
 const CreateUserBody = Type.Object(
@@ -46,7 +47,7 @@ export async function adminUsers(instance: FastifyInstance, { store, newPassword
       throw err
     }
     changed({ kind: 'user', userId: user.id })
-    await audited(request, { kind: 'user', action: 'user.create', target: user.id, before: null, after: userView(user) })
+    await audited(operatorActor(request), { kind: 'user', action: 'user.create', target: user.id, before: null, after: userView(user) })
     return reply.code(201).send({ id: user.id, name: user.name, password, api_password: apiPassword })
   })
 
@@ -67,7 +68,7 @@ export async function adminUsers(instance: FastifyInstance, { store, newPassword
     if (!(await store.setApiPassword(id, apiPassword))) throw userNotFound(id)
     changed({ kind: 'api_password', userId: id })
     // Neither password is recorded: the event alone.
-    await audited(request, { kind: 'user', action: 'user.reset_api_password', target: id, before: null, after: null })
+    await audited(operatorActor(request), { kind: 'user', action: 'user.reset_api_password', target: id, before: null, after: null })
     return { id, api_password: apiPassword }
   })
 
@@ -82,7 +83,7 @@ export async function adminUsers(instance: FastifyInstance, { store, newPassword
     if (!(await store.setLoginPassword(id, password))) throw userNotFound(id)
     const ended = await store.endUserSessions(id)
     changed({ kind: 'user', userId: id })
-    await audited(request, { kind: 'user', action: 'user.reset_password', target: id, before: null, after: { sessions_ended: ended } })
+    await audited(operatorActor(request), { kind: 'user', action: 'user.reset_password', target: id, before: null, after: { sessions_ended: ended } })
     return reply.header('cache-control', 'no-store').send({ id, password, sessions_ended: ended })
   })
 
@@ -101,7 +102,7 @@ export async function adminUsers(instance: FastifyInstance, { store, newPassword
     const renamed = await store.setUserName(id, request.body.name)
     if (!renamed) throw userNotFound(id)
     changed({ kind: 'user', userId: id })
-    await audited(request, { kind: 'user', action: 'user.set_name', target: id, before: { name: renamed.before }, after: { name: renamed.user.name } })
+    await audited(operatorActor(request), { kind: 'user', action: 'user.set_name', target: id, before: { name: renamed.before }, after: { name: renamed.user.name } })
     return userView(renamed.user)
   })
 
@@ -114,7 +115,7 @@ export async function adminUsers(instance: FastifyInstance, { store, newPassword
     if (!before) throw userNotFound(id)
     const email = request.body.email
     if (!(await store.setUserEmail(id, email))) throw userNotFound(id)
-    await audited(request, { kind: 'user', action: 'user.set_email', target: id, before: { email: before.email }, after: { email } })
+    await audited(operatorActor(request), { kind: 'user', action: 'user.set_email', target: id, before: { email: before.email }, after: { email } })
     return { id, email }
   })
 }

@@ -1,10 +1,11 @@
-// GET /admin/audit: the audit trail of operator changes (src/gateway/audit/store.ts),
-// newest first. Filters: kind (policy, user, app, token), target (a user ID, consumer
+// GET /admin/audit: the audit trail (src/gateway/audit/store.ts), newest first, each
+// change with who made it (`by`: `operator`, or `user ID` for a user's own change) and from where. Filters: kind (policy, user, app, token), target (a user ID, consumer
 // key, token or legacy method), since (ISO 8601), limit (1 to 1000, default 100).
 import type { FastifyInstance } from 'fastify'
 import { auditKinds, type AuditEvent, type AuditKind, type AuditStore } from '../audit/store.js'
 import { isoSeconds } from '../policy/time.js'
 import { queryFilters } from './query-filters.js'
+import { actorName } from '../audit/audited.js'
 
 export interface AuditApiOptions {
   audit: Pick<AuditStore, 'list'>
@@ -12,7 +13,7 @@ export interface AuditApiOptions {
 
 
 export function auditEventView(e: AuditEvent) {
-  return { id: e.id, at: isoSeconds(e.at.getTime()), address: e.address, kind: e.kind, action: e.action, target: e.target, before: e.before, after: e.after }
+  return { id: e.id, at: isoSeconds(e.at.getTime()), by: actorName(e.actor), address: e.address, kind: e.kind, action: e.action, target: e.target, before: e.before, after: e.after }
 }
 
 export async function auditApi(app: FastifyInstance, options: AuditApiOptions): Promise<void> {

@@ -2,7 +2,8 @@
 // script and nothing fetched at run time. Written with `html`, which escapes every value.
 import { html, joinHtml, timeHtml, type SafeHtml } from '../../common/html.js'
 import { siteHeader, sitePage } from '../../common/site-page.js'
-import { accountActor, eventVerb, fieldChanges } from '../../common/audit-diff.js'
+import { eventVerb, fieldChanges } from '../../common/audit-diff.js'
+import { actorName } from '../audit/audited.js'
 import { legacyMethods, type LegacyMethod } from '../policy/types.js'
 import { chartMethods, chartRanges, methodColors, methodLabels, type Bucket, type ChartRange, renderChart, totals } from './dashboard-chart.js'
 import type { methodPolicyView } from './policy-api.js'
@@ -216,8 +217,8 @@ ${rows.length === 0 ? html`<p class="muted">No changes recorded.</p>` : html`<ta
 </section>`
 }
 
-/** Who made the change: the operator, or (actions `account.*`) the user on their own account page. */
-const actorOf = (e: AuditEvent) => `${accountActor(e) ?? 'operator'} (from ${e.address})`
+/** Who made the change: the operator, or the user on their own account pages; and from where. */
+const actorOf = (e: AuditEvent) => `${actorName(e.actor)} (from ${e.address})`
 
 export function dashboardPage(d: DashboardData): string {
   const signOut = d.signedInWithCookie ? html`<form method="post" action="/admin/logout"><button type="submit">Sign out</button></form>` : ''

@@ -8,6 +8,7 @@ import type { AuditStore } from '../audit/store.js'
 import { userIdPattern } from '../domain/identifiers.js'
 import { isoSeconds } from '../policy/time.js'
 import type { UserLocks } from '../throttle/user-locks.js'
+import { auditTrail, operatorActor } from '../audit/audited.js'
 
 export interface LocksApiOptions {
   locks: Pick<UserLocks, 'store' | 'refresh'>
@@ -39,10 +40,9 @@ function reasonOf(body: unknown): string {
 }
 
 export async function locksApi(app: FastifyInstance, options: LocksApiOptions): Promise<void> {
-  const record = async (request: { ip: string; log: FastifyInstance['log'] }, action: string, target: string, before: unknown, after: unknown) => {
-    await options.audit?.record({ kind: 'user', action, target, before, after, address: request.ip })
-      .catch((err: Error) => request.log.error({ err: { message: err.message }, action, target }, 'audit record failed'))
-  }
+  const audited = auditTrail(options.audit, app.log)
+  const record = (request: { ip: string }, action: string, target: string, before: unknown, after: unknown) =>
+    audited(operatorActor(request), { kind: 'user', action, target, before, after })
 
   app.put('/admin/users/:id/lock', async (request, reply) => {
     const id = userIdOf(request.params)

@@ -12,6 +12,7 @@ import type { PolicyService } from '../policy/service.js'
 import { PolicyUpdateSchema, legacyMethods, type MethodPolicy, type Policies } from '../policy/types.js'
 import type { AuditStore } from '../audit/store.js'
 import { describeSchemaError } from './admin-api.js'
+import { auditTrail, operatorActor } from '../audit/audited.js'
 
 export interface PolicyApiOptions {
   policy: PolicyService
@@ -88,11 +89,7 @@ export async function policyApi(app: FastifyInstance, options: PolicyApiOptions)
     for (const method of legacyMethods.filter((m) => m in body)) {
       // A PUT that leaves a method as it was is not a change worth a line in the trail.
       if (JSON.stringify(before[method]) === JSON.stringify(updated[method])) continue
-      try {
-        await options.audit?.record({ kind: 'policy', action: 'policy.update', target: method, before: before[method], after: updated[method], address: request.ip })
-      } catch (err) {
-        request.log.warn({ err: { message: (err as Error).message }, target: method }, 'audit record failed')
-      }
+      await auditTrail(options.audit, request.log)(operatorActor(request), { kind: 'policy', action: 'policy.update', target: method, before: before[method], after: updated[method] })
     }
     return reply.header('cache-control', 'no-store').send(policyView(updated, now(), policy.guideUrl))
   })

@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { AuditStore } from '../audit/store.js'
 import type { OperatorSessionStore } from './session-store.js'
+import { auditTrail, operatorActor } from '../audit/audited.js'
 
 export interface SessionsApiOptions {
   sessions: Pick<OperatorSessionStore, 'revokeAll'>
@@ -17,8 +18,7 @@ export async function sessionsApi(app: FastifyInstance, options: SessionsApiOpti
   app.post('/admin/sessions/revoke', async (request, reply) => {
     const revoked = await options.sessions.revokeAll(options.now())
     request.log.warn({ revoked }, 'every operator dashboard session revoked')
-    await options.audit?.record({ kind: 'session', action: 'sessions.revoke', target: 'dashboard', before: { active: revoked }, after: { active: 0 }, address: request.ip })
-      .catch((err: Error) => request.log.error({ err: { message: err.message } }, 'audit record failed'))
+    await auditTrail(options.audit, request.log)(operatorActor(request), { kind: 'session', action: 'sessions.revoke', target: 'dashboard', before: { active: revoked }, after: { active: 0 } })
     return reply.header('cache-control', 'no-store').send({ revoked })
   })
 }

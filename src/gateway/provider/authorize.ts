@@ -5,10 +5,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { callbackOrigins, callbackWith, outOfBand } from './callback.js'
 import type { ProviderContext } from './context.js'
-import { field, readForm } from './form.js'
-import { sendPage, seeOther } from './html.js'
-import { consentPage, deniedPage, loginPage, messagePage, verifierPage } from './pages.js'
-import { csrfMatches } from './session.js'
+import { field } from '../account-area/form.js'
+import { signedInPost } from '../account-area/posted-form.js'
+import { sendPage, seeOther } from '../account-area/html.js'
+import { loginPage, messagePage } from '../account-area/pages.js'
+import { consentPage, deniedPage, verifierPage } from './authorize-pages.js'
 import type { RequestToken } from '../store/types.js'
 
 export function registerAuthorize(app: FastifyInstance, ctx: ProviderContext): void {
@@ -55,16 +56,11 @@ export function registerAuthorize(app: FastifyInstance, ctx: ProviderContext): v
 
   const decide = async (request: FastifyRequest, reply: FastifyReply) => {
     request.routeName = 'oauth/authorize'
-    const read = readForm(request)
-    if (!read.ok) return sendPage(reply, read.status, messagePage({ title: 'Bad form', message: read.message }))
-    const form = read.form
-    const session = await sessions.current(request)
-    if (!csrfMatches(session, field(form, 'csrf_token'))) {
-      return sendPage(reply, 403, messagePage({ title: 'Form expired', message: 'This form is out of date or did not come from kigo. Go back, reload the page and try again.' }))
-    }
-    const user = session!.user
-    if (!user) return sendPage(reply, 403, messagePage({ title: 'Not signed in', message: 'Sign in before you answer an authorization request.' }))
-    const viewer = { user, csrfToken: session!.csrfToken }
+    const posted = await signedInPost(sessions, request, reply)
+    if (!posted) return reply
+    const { session, form } = posted
+    const user = session.user
+    const viewer = { user, csrfToken: session.csrfToken }
     const decision = field(form, 'decision')
     if (decision !== 'allow' && decision !== 'deny') {
       return sendPage(reply, 400, messagePage({ ...viewer, title: 'No decision', message: 'Choose Allow or Deny.' }))

@@ -2,31 +2,15 @@
 import type { Config } from '../../common/config.js'
 import type { OAuthVerifyOptions } from '../auth/oauth/verify.js'
 import type { ReplayCache } from '../replay/types.js'
-import type { CredentialRepository, IdentityAdministration, ProviderRepository } from '../store/types.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
-import type { Sessions } from './session.js'
-import type { SafeHtml } from './html.js'
-import type { PolicyService } from '../policy/service.js'
-import type { AppUseStore } from '../usage/app-use.js'
-import type { UsageStore } from '../usage/store.js'
 import type { AuditStore } from '../audit/store.js'
-import type { Mailer, PasswordResetStore } from './password-reset.js'
+import type { AccountContext, AccountMigration, AccountSection, AccountStore, PasswordReset } from '../account-area/context.js'
+import type { SafeHtml } from '../../common/html.js'
 
-/** The migration policy and usage, for the guide pages and the account page (docs/gateway.md#migration-controls). */
-export interface ProviderMigration {
-  policy: PolicyService
-  usage: Pick<UsageStore, 'list'>
-  appUse: Pick<AppUseStore, 'forUser'>
-}
-
-/**
- * The provider's view of the identity store: its own repository, the credential lookups
- * (the consumer at initiate and token, the account sign-in), and the administration a
- * signed-in user may do on their own account (passwords, e-mail, applications; docs/gateway.md#the-oauth-provider-and-the-account-pages).
- */
-export type ProviderStore = ProviderRepository &
-  CredentialRepository &
-  Pick<IdentityAdministration, 'setApiPassword' | 'setLoginPassword' | 'endUserSessions' | 'getUserEmail' | 'setUserEmail' | 'createConsumer' | 'listConsumers' | 'rotateConsumerSecret' | 'deleteConsumer'>
+export type { AccountSection, PasswordReset } from '../account-area/context.js'
+/** The provider's view of the identity store: the account area's, whose consumers it verifies. */
+export type ProviderStore = AccountStore
+export type ProviderMigration = AccountMigration
 
 export interface ProviderOptions {
   config: Config
@@ -54,15 +38,6 @@ export interface ProviderOptions {
   guideSections?: GuideSection[]
 }
 
-export interface PasswordReset {
-  store: PasswordResetStore
-  mailer: Mailer
-  ttlSeconds: number
-}
-
-/** A section of the account page, rendered for the signed-in user. */
-export type AccountSection = (user: { id: string; name: string }, csrfToken: string) => Promise<SafeHtml>
-
 /**
  * A section of the developer guide (/developers): its anchor and table-of-contents title,
  * and its body for the deployment at `base` (scheme and host, as the page is served).
@@ -79,19 +54,11 @@ export const defaults = {
   visitorSessionTtlSeconds: 60 * 60,
 } as const
 
-export interface ProviderContext {
-  config: Config
-  store: ProviderStore
+/** The account area's context, and the provider's own: its tokens, realm and guide. */
+export interface ProviderContext extends AccountContext {
   replay: ReplayCache
-  throttle: AttemptThrottle
-  now: () => number
   requestTokenTtlSeconds: number
-  sessions: Sessions
   realm: string
   verifyOptions: OAuthVerifyOptions
-  migration?: ProviderMigration
-  audit?: Pick<AuditStore, 'record'>
-  passwordReset?: PasswordReset
-  accountSections: AccountSection[]
   guideSections: GuideSection[]
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { projectRoot } from '../../common/config.js'
 import type { ProviderContext } from './context.js'
-import { html, page, sendPage } from './html.js'
+import { html, page, sendPage } from '../account-area/html.js'
 
 export interface GuideSample {
   id: string
@@ -69,8 +69,8 @@ export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContex
 
   app.get('/developers', async (request, reply) => {
     request.routeName = 'developers'
-    const origin = app.publicOrigin(request)
-    const base = `${origin.scheme}://${origin.host}`
+    // Links name the deployment's main host, whichever alias was asked (SPEC §1).
+    const base = request.deployment!.baseUrl
     const scheme = ctx.config.publicScheme
     const hosts = [...new Set([ctx.config.domesticHost, ctx.config.globalHost])]
     const show = (file: string) => texts.get(file)!.replaceAll(sampleBaseUrl, base)
@@ -194,12 +194,11 @@ REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=… node ${loginApiSample} finish 
     const file = (request.params as { file: string }).file
     const text = guideSamples.some((s) => s.file === file) ? texts.get(file) : undefined
     if (text === undefined) return sendPage(reply, 404, page({ title: 'No such sample', body: html`<div class="card"><h1>No such sample</h1><p><a href="/developers">The developer guide</a> lists them.</p></div>` }))
-    const origin = app.publicOrigin(request)
     return reply
       .header('content-disposition', `attachment; filename="${file}"`)
       .header('x-content-type-options', 'nosniff')
       .header('cache-control', 'no-cache')
       .type('text/plain; charset=utf-8')
-      .send(text.replaceAll(sampleBaseUrl, `${origin.scheme}://${origin.host}`))
+      .send(text.replaceAll(sampleBaseUrl, request.deployment!.baseUrl))
   })
 }

@@ -7,15 +7,16 @@ import type { FastifyInstance } from 'fastify'
 import type { ErrorArea } from '../../common/error-answers.js'
 import { errors } from '../../common/errors.js'
 import { sendError } from '../../common/api-errors.js'
-import { sendErrorPage } from './error-page.js'
+import { sendErrorPage } from '../account-area/error-page.js'
 import { signatureAdviceOptions } from '../auth/authenticate.js'
-import { registerAccount } from './account.js'
+import { registerAccount } from '../account-area/account.js'
+import { registerApplications } from './applications.js'
 import { registerAuthorize } from './authorize.js'
 import { defaults, type ProviderContext, type ProviderOptions } from './context.js'
 import { registerOAuthEndpoints } from './oauth-endpoints.js'
 import { registerMigrationGuide } from './migration-guide.js'
 import { registerDeveloperGuide } from './developer-guide.js'
-import { Sessions } from './session.js'
+import { Sessions, sessionBinding } from '../account-area/session.js'
 import { registerUserInfo } from './user-info.js'
 
 export type { ProviderOptions } from './context.js'
@@ -55,6 +56,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
         visitorTtlSeconds: options.visitorSessionTtlSeconds ?? defaults.visitorSessionTtlSeconds,
       },
       now,
+      sessionBinding(options.config.secretKey),
     ),
     realm: auth.realm,
     ...(options.migration ? { migration: options.migration } : {}),
@@ -72,18 +74,14 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
 
   app.answerErrorsAs(providerErrors)
 
-  // The provider answers for the two deployments only (docs/api.md#statusesupdate rule 1 holds here too):
-  // a request token, a session or a base string made for another Host is refused.
-  const deployments = new Set([options.config.domesticHost.toLowerCase(), options.config.globalHost.toLowerCase()])
-  app.addHook('onRequest', async (request) => {
-    if (!deployments.has(app.publicOrigin(request).host)) {
-      throw errors.badRequest('unknown_deployment', `The request host is not a deployment of this service; use ${[...deployments].join(' or ')} (to serve another host name, set KIGO_DOMESTIC_HOST and KIGO_GLOBAL_HOST, and KIGO_DOMESTIC_HOST_ALIASES or KIGO_GLOBAL_HOST_ALIASES for more names; see docs/operations.md)`)
-    }
-  })
+  // The provider answers for the deployments only (SPEC §1; docs/api.md#statusesupdate rule 1
+  // holds here too): a request token, a session or a base string made for another Host is refused.
+  app.addHook('onRequest', app.requireDeployment)
 
   registerOAuthEndpoints(app, ctx)
   registerAuthorize(app, ctx)
-  registerAccount(app, ctx)
+  // The account area's own pages, then the applications' pages registered on it.
+  registerApplications(app, ctx, registerAccount(app, ctx))
   registerUserInfo(app, ctx)
   registerMigrationGuide(app, ctx)
   registerDeveloperGuide(app, ctx)

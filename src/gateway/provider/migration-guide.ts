@@ -10,7 +10,7 @@ import { clockMinutes, isoSeconds } from '../policy/time.js'
 import { pageSecurityHeaders } from '../../common/site-page.js'
 import { legacyMethods, type LegacyMethod, type MethodPolicy, type PolicyState } from '../policy/types.js'
 import type { ProviderContext } from './context.js'
-import { html, page, type SafeHtml } from './html.js'
+import { html, page, type SafeHtml } from '../account-area/html.js'
 
 /** What each state means for a client still using the method. */
 export const stateMeaning: Record<PolicyState, string> = {
@@ -87,8 +87,7 @@ export function sendPageWithScript(reply: FastifyReply, document: (nonce: string
 
 export function registerMigrationGuide(app: FastifyInstance, ctx: ProviderContext): void {
   app.get('/migration', async (request, reply) => {
-    const origin = app.publicOrigin(request)
-    const base = `${origin.scheme}://${origin.host}`
+    const base = request.deployment!.baseUrl
     const now = ctx.now()
     const policies = ctx.migration?.policy.current()
     const live = policies

@@ -16,7 +16,7 @@ import { checkOAuthCallback } from './callback.js'
 import type { ProviderContext } from './context.js'
 import { authRequestOf, problem, problemError } from './oauth-request.js'
 import { scopesBeyondRegistration } from '../store/validation.js'
-import { parseScopeParameter } from './scopes.js'
+import { parseScopeParameter } from '../domain/scopes.js'
 
 const common = ['oauth_consumer_key', 'oauth_signature_method', 'oauth_signature', 'oauth_timestamp', 'oauth_nonce'] as const
 /** §2.1: signed with the client credentials only; the callback is required in 1.0a. */

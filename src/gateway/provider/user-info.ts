@@ -11,7 +11,6 @@ import type { ProviderContext } from './context.js'
 export function registerUserInfo(app: FastifyInstance, ctx: ProviderContext): void {
   const { config } = ctx
   const policy = routePolicyOf('applications/my', config.auth.routeMethods)
-  const deployments = [config.domesticHost.toLowerCase(), config.globalHost.toLowerCase()]
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const format = formatOfPath(request.url)
@@ -23,13 +22,12 @@ export function registerUserInfo(app: FastifyInstance, ctx: ProviderContext): vo
     const decision = await app.gatewayAuth(request, policy)
     if (!decision.ok) return sendError(request, reply, decision.error)
     const identity = decision.identity!
-    const origin = request.origin ?? app.publicOrigin(request)
-    // Links name one of the two deployments (docs/api.md); an unknown Host falls back to the domestic one.
-    const host = deployments.includes(origin.host) ? origin.host : deployments[0]!
+    // Links name the deployment's main host (docs/api.md), whichever alias was asked.
+    const base = request.deployment!.baseUrl
     const body = {
       url_name: identity.user,
       display_name: identity.userName,
-      profile_image_url: `${origin.scheme}://${host}/users/${encodeURIComponent(identity.user)}/profile.png`,
+      profile_image_url: `${base}/users/${encodeURIComponent(identity.user)}/profile.png`,
     }
     const out = render(format, 'user', body, body, typeof callback === 'string' ? callback : undefined)
     for (const [k, v] of Object.entries(out.headers)) void reply.header(k, v)

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { baseUrl, deploymentMatcher } from '../../../src/core/entries/deployment.js'
+import { baseUrl, deploymentMatcher } from '../../../src/common/deployment.js'
 import { parseId } from '../../../src/core/entries/ids.js'
 
 const hosts = { domesticHost: 'Kigo.example:8080', globalHost: 'global.example', publicScheme: 'http' as const }

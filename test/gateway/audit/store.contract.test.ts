@@ -19,7 +19,7 @@ describeBackends('audit store contract', backends, (backend) => {
     target: target(),
     before: null,
     after: { id: 'x', name: 'X' },
-    address: '192.0.2.7',
+    actor: { kind: 'operator', address: '192.0.2.7' },
     ...over,
   })
 
@@ -27,13 +27,13 @@ describeBackends('audit store contract', backends, (backend) => {
     const t = target()
     const started = Date.now()
     const first = event({ target: t, before: null, after: { name: 'Ann', scopes: ['read_public'], n: 1, ok: true } })
-    const second = event({ target: t, action: 'user.rename', before: { name: 'Ann' }, after: { name: 'Anne' }, address: '2001:db8::1' })
+    const second = event({ target: t, action: 'account.set_email', before: { email: null }, after: { email: 'ann@example.com' }, actor: { kind: 'user', user: 'ann', address: '2001:db8::1' } })
     await store().record(first)
     await store().record(second)
     const events = await store().list({ target: t })
     expect(events).toEqual([
-      { ...second, id: expect.any(Number), at: expect.any(Date) },
-      { ...first, id: expect.any(Number), at: expect.any(Date) },
+      { ...second, address: '2001:db8::1', id: expect.any(Number), at: expect.any(Date) },
+      { ...first, address: '192.0.2.7', id: expect.any(Number), at: expect.any(Date) },
     ])
     expect(events[0]!.id).toBeGreaterThan(events[1]!.id)
     expect(events[1]!.at.getTime()).toBeGreaterThan(started - 60_000)

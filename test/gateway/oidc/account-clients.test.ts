@@ -65,7 +65,7 @@ function expectInvalidClient(e: unknown) {
 }
 
 async function auditOf(target: string) {
-  const r = await stack.admin<{ events: Array<{ action: string; kind: string; target: string; before: unknown; after: Record<string, unknown> | null }> }>('GET', `/admin/audit?kind=oidc&target=${target}`)
+  const r = await stack.admin<{ events: Array<{ action: string; kind: string; target: string; by: string; before: unknown; after: Record<string, unknown> | null }> }>('GET', `/admin/audit?kind=oidc&target=${target}`)
   expect(r.status).toBe(200)
   return r.body.events
 }
@@ -171,7 +171,7 @@ describe('/account/oidc-clients', () => {
     expect(events.map((e) => e.action).sort()).toEqual(['oidc_client.create', 'oidc_client.delete', 'oidc_client.rotate_secret'])
     for (const e of events) {
       expect(e.kind).toBe('oidc')
-      expect(e.after).toMatchObject({ by: 'alice' })
+      expect(e.by).toBe('user alice')
     }
     expect(events.find((e) => e.action === 'oidc_client.create')!.after).toMatchObject({ client_id: client.client_id, owner: 'alice', type: 'confidential' })
     expect(JSON.stringify(events)).not.toContain(client.client_secret)
@@ -199,7 +199,8 @@ describe('/account/oidc-clients', () => {
     expect(tokens.claims()!.sub).toBe('alice')
     const events = await auditOf(clientId)
     expect(events.map((e) => e.action)).toEqual(['oidc_client.create'])
-    expect(events[0]!.after).toMatchObject({ by: 'alice', type: 'public', owner: 'alice' })
+    expect(events[0]!.by).toBe('user alice')
+    expect(events[0]!.after).toMatchObject({ type: 'public', owner: 'alice' })
   })
 
   it('keeps each user to their own clients: another user gets 404 on every page and post, and changes nothing', async () => {

@@ -291,7 +291,7 @@ describe('RP-initiated logout', () => {
 })
 
 describe('the account page', () => {
-  it('lists the sites Alice signed in to and revokes one: its tokens stop working', async () => {
+  it('lists the sites Alice signed in to and revokes one: its tokens stop working, and the audit trail names her', async () => {
     const started = await startSignIn(config, redirectUri)
     const { callback, browser } = await browse(started.url, redirectUri, alice)
     const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: started.verifier, expectedState: started.state, expectedNonce: started.nonce })
@@ -305,6 +305,8 @@ describe('the account page', () => {
     expect(after.text).not.toContain('Tea Party')
     const info = await oidc.fetchUserInfo(config, tokens.access_token, 'alice').catch((e: unknown) => e)
     expect(info).toBeInstanceOf(oidc.WWWAuthenticateChallengeError)
+    const audit = await stack.admin<{ events: Array<{ action: string; by: string; before: unknown }> }>('GET', `/admin/audit?kind=oidc&target=${site.client_id}`)
+    expect(audit.body.events[0]).toMatchObject({ action: 'account.oidc_revoke', by: 'user alice', before: { user: 'alice', grants: expect.any(Number) } })
   })
 })
 

@@ -1,7 +1,7 @@
 // What the account page tells a user about one of their legacy tools, from the policy, in
 // the words every surface uses (policy/outlook.ts).
 import { describe, expect, it } from 'vitest'
-import { legacyClientView } from '../../../src/gateway/provider/legacy-usage.js'
+import { legacyClientView } from '../../../src/gateway/account-area/legacy-usage.js'
 import { defaultMethodPolicy, type MethodPolicy } from '../../../src/gateway/policy/types.js'
 
 const now = Date.parse('2027-01-10T10:30:00Z')

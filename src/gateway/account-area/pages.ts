@@ -1,19 +1,22 @@
-// The pages of the authorize flow and the account area (docs/gateway.md#the-oauth-provider-and-the-account-pages), as plain server-side
-// HTML: every form posts with a CSRF token, nothing needs JavaScript.
+// The account area's pages (docs/gateway.md#the-oauth-provider-and-the-account-pages): sign-in,
+// forgot and reset, messages, confirmations, the account page and an application's page,
+// as plain server-side HTML: every form posts with a CSRF token, nothing needs JavaScript.
 import type { AuthorizedApplication, Consumer, User } from '../store/types.js'
 import type { Scope } from '../domain/identifiers.js'
 import { scopes as allScopes } from '../domain/identifiers.js'
-import { allowOrDenyButtons, html, page, timeHtml, type SafeHtml } from './html.js'
-import { scopeDescriptions } from './scopes.js'
+import { html, page, timeHtml, type SafeHtml } from './html.js'
+import { scopeDescriptions } from '../domain/scopes.js'
 import type { LegacyClientView } from './legacy-usage.js'
 import { minLoginPasswordLength } from '../../common/password-rule.js'
 
-type Viewer = { user: User; csrfToken: string }
+/** A signed-in viewer of a page: the header's sign-out form needs the session's CSRF token. */
+export type Viewer = { user: User; csrfToken: string }
 
-const csrfField = (token: string) => html`<input type="hidden" name="csrf_token" value="${token}">`
+/** The hidden CSRF field of a form posted by a session with `token`. */
+export const csrfField = (token: string) => html`<input type="hidden" name="csrf_token" value="${token}">`
 
-const scopeList = (scopes: Scope[]) => html`<ul class="scopes">${scopes.map((s) => html`<li>${scopeDescriptions[s]} <span class="muted">(${s})</span></li>`)}</ul>`
-
+/** The scopes as a list the user reads. */
+export const scopeList = (scopes: Scope[]) => html`<ul class="scopes">${scopes.map((s) => html`<li>${scopeDescriptions[s]} <span class="muted">(${s})</span></li>`)}</ul>`
 
 export function loginPage(o: { csrfToken: string; next: string; username?: string; error?: string; notice?: string; context?: string }): string {
   return page({
@@ -92,56 +95,6 @@ export function forgotPasswordPage(): string {
 <pre><code>kigo users reset-password YOUR_USER_ID</code></pre>
 <p>and give you the new password; sign in with it and change it under “Sign-in password” on your account page. Your API password (for WSSE and Basic clients) and the applications you authorized stay as they are.</p>
 <p><a href="/account/login">Back to sign-in</a></p>
-</div>`,
-  })
-}
-
-export function consentPage(o: Viewer & { appName: string; scopes: Scope[]; token: string; redirectsTo: string | null }): string {
-  return page({
-    title: `Authorize ${o.appName}`,
-    narrow: true,
-    user: o.user,
-    csrfToken: o.csrfToken,
-    body: html`<div class="card">
-<h1>Allow <strong>${o.appName}</strong> to use your kigo account?</h1>
-<p>${o.appName} asks to:</p>
-${scopeList(o.scopes)}
-<p class="muted">You are signed in as ${o.user.name} (${o.user.id}). ${
-      o.redirectsTo ? html`After you choose, you will be sent back to ${o.redirectsTo}.` : html`After you allow, you will get a code to enter in the application.`
-    } You can revoke access at any time on your account page.</p>
-<form method="post" action="/oauth/authorize">
-${csrfField(o.csrfToken)}
-<input type="hidden" name="oauth_token" value="${o.token}">
-${allowOrDenyButtons}
-</form>
-</div>`,
-  })
-}
-
-export function verifierPage(o: Viewer & { appName: string; verifier: string }): string {
-  return page({
-    title: 'Access allowed',
-    narrow: true,
-    user: o.user,
-    csrfToken: o.csrfToken,
-    body: html`<div class="card">
-<h1>You allowed ${o.appName}</h1>
-<p>Enter this code in ${o.appName} to finish:</p>
-<code class="verifier" id="oauth_verifier" title="Click to select the code">${o.verifier}</code>
-<p class="muted">One click selects the whole code. Capitals or small letters both work; it has no 0, O, 1, I or L to confuse. The code works once and only for a few minutes.</p>
-</div>`,
-  })
-}
-
-export function deniedPage(o: Viewer & { appName: string }): string {
-  return page({
-    title: 'Access denied',
-    narrow: true,
-    user: o.user,
-    csrfToken: o.csrfToken,
-    body: html`<div class="card">
-<h1>You denied ${o.appName}</h1>
-<p>${o.appName} was not given access to your account. You can close this page.</p>
 </div>`,
   })
 }

@@ -2,8 +2,13 @@
 // hash and an expiry); every form carries the session's synchronizer CSRF token. A
 // visitor who is not signed in gets a short signed-out session, so that the login form
 // is CSRF-protected too; signing in replaces it with a new id (no session fixation).
+// The cookie is bound to the deployment it was issued at (SPEC §1): its value is the id
+// followed by an HMAC of the deployment and the id, so a session of one deployment is no
+// session at the other, whatever host names the browser shares them under.
+import { createHmac } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { safeEqual } from '../../common/secrets.js'
+import type { Deployment } from '../../common/deployment.js'
+import { deriveKey, safeEqual } from '../../common/secrets.js'
 import type { ProviderRepository, User } from '../store/types.js'
 
 export const sessionCookie = 'kigo_session'
@@ -25,32 +30,59 @@ export interface SessionSettings {
 // account-area plugins): HttpOnly, SameSite=Lax, Path=/, Secure when the public scheme is https.
 const cookieOptions = (secure: boolean) => ({ path: '/', httpOnly: true, sameSite: 'lax', secure }) as const
 
+/** Length of the binding appended to the id (32 bytes, base64url). */
+const bindingLength = 43
+
+/** The cookie value of a session id at a deployment, and the id a cookie value holds there. */
+export interface SessionBinding {
+  seal(id: string, deployment: Deployment): string
+  /** The session id, or null when the value was not issued at `deployment`. */
+  open(value: string, deployment: Deployment): string | null
+}
+
+export function sessionBinding(secretKey: string): SessionBinding {
+  const key = deriveKey(secretKey, 'account session deployment')
+  const mac = (id: string, deployment: Deployment) => createHmac('sha256', key).update(`${deployment}\n${id}`).digest('base64url')
+  return {
+    seal: (id, deployment) => id + mac(id, deployment),
+    open(value, deployment) {
+      if (value.length <= bindingLength) return null
+      const id = value.slice(0, -bindingLength)
+      return safeEqual(value.slice(-bindingLength), mac(id, deployment)) ? id : null
+    },
+  }
+}
+
 export class Sessions {
   constructor(
     private readonly store: ProviderRepository,
     private readonly settings: SessionSettings,
     private readonly now: () => number,
+    private readonly binding: SessionBinding,
   ) {}
 
-  /** The request's live session, or null. */
+  /** The request's live session at its deployment, or null. */
   async current(request: FastifyRequest): Promise<Session | null> {
-    const id = request.cookies[sessionCookie]
-    if (id === undefined || id === '') return null
+    const value = request.cookies[sessionCookie]
+    const deployment = request.deployment?.name
+    if (value === undefined || value === '' || deployment === undefined) return null
+    const id = this.binding.open(value, deployment)
+    if (id === null) return null
     const found = await this.store.getWebSession(id, new Date(this.now()))
     return found && { id, user: found.user, csrfToken: found.csrfToken }
   }
 
   /** The request's session, or a new signed-out one (its cookie set on `reply`). */
   async currentOrVisitor(request: FastifyRequest, reply: FastifyReply, secure: boolean): Promise<Session> {
-    return (await this.current(request)) ?? this.start(reply, null, secure)
+    return (await this.current(request)) ?? this.start(request, reply, null, secure)
   }
 
-  /** Starts a session (a new id) for `user`, or a signed-out one for null. */
-  async start(reply: FastifyReply, user: User | null, secure: boolean): Promise<Session> {
+  /** Starts a session (a new id) for `user` at the request's deployment, or a signed-out one for null. */
+  async start(request: FastifyRequest, reply: FastifyReply, user: User | null, secure: boolean): Promise<Session> {
     const ttl = user ? this.settings.ttlSeconds : this.settings.visitorTtlSeconds
     const now = this.now()
     const { id, csrfToken } = await this.store.createWebSession({ userId: user?.id ?? null, now: new Date(now), expiresAt: new Date(now + ttl * 1000) })
-    void reply.setCookie(sessionCookie, id, { ...cookieOptions(secure), maxAge: ttl })
+    void reply.setCookie(sessionCookie, this.binding.seal(id, request.deployment!.name), { ...cookieOptions(secure), maxAge: ttl })
     return { id, user, csrfToken }
   }
 

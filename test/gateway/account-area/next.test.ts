@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { safeNext } from '../../../src/gateway/provider/next.js'
+import { safeNext } from '../../../src/gateway/account-area/next.js'
 
 describe('where the account login form may return a visitor', () => {
   it('accepts the account pages, the authorize step and the login API sign-in', () => {

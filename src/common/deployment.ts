@@ -1,7 +1,11 @@
-// Which deployment a request belongs to (docs/api.md#statusesupdate rule 1): its Host must be exactly the
-// domestic or the global host, compared case-insensitively (RFC 9110 §4.2.3: the host is
-// case-insensitive), with the scheme's default port treated as absent.
-import type { Deployment } from '../store/types.js'
+// Which deployment a request belongs to (SPEC §1, docs/api.md#statusesupdate rule 1): a
+// deployment is its main host and its aliases. The Host must be exactly one of them,
+// compared case-insensitively (RFC 9110 §4.2.3: the host is case-insensitive), with the
+// scheme's default port treated as absent. Shared by the core (src/core/plugins/identity.ts)
+// and the gateway (src/gateway/plugins/deployments.ts).
+import type { Config } from './config.js'
+
+export type Deployment = 'domestic' | 'global'
 
 export interface Hosts {
   domesticHost: string
@@ -39,6 +43,17 @@ export function deploymentMatcher(hosts: Hosts): (host: string | undefined) => D
   return (host) => (host ? (known.get(normalize(host, hosts.publicScheme)) ?? null) : null)
 }
 
+/** The deployments' names as configured (config domesticHost, globalHost and their aliases). */
+export function hostsOf(config: Pick<Config, 'domesticHost' | 'globalHost' | 'publicScheme' | 'domesticHostAliases' | 'globalHostAliases'>): Hosts {
+  return {
+    domesticHost: config.domesticHost,
+    globalHost: config.globalHost,
+    publicScheme: config.publicScheme,
+    domesticAliases: config.domesticHostAliases ?? [],
+    globalAliases: config.globalHostAliases ?? [],
+  }
+}
+
 /** Every host name the deployments answer to, for the unknown_deployment message. */
 export function expectedHosts(hosts: Hosts): string[] {
   return [hosts.domesticHost, ...(hosts.domesticAliases ?? []), hosts.globalHost, ...(hosts.globalAliases ?? [])]
@@ -47,4 +62,9 @@ export function expectedHosts(hosts: Hosts): string[] {
 /** `{scheme}://{domain}` of a deployment, spelled as configured. */
 export function baseUrl(hosts: Hosts, deployment: Deployment): string {
   return `${hosts.publicScheme}://${deployment === 'domestic' ? hosts.domesticHost : hosts.globalHost}`
+}
+
+/** The message of 400 unknown_deployment: the names expected, and how to serve another. */
+export function unknownDeploymentMessage(hosts: Hosts): string {
+  return `The request host is not a deployment of this service; use one of ${expectedHosts(hosts).join(', ')} (to serve another host name, set KIGO_DOMESTIC_HOST and KIGO_GLOBAL_HOST, and KIGO_DOMESTIC_HOST_ALIASES or KIGO_GLOBAL_HOST_ALIASES for more names; see docs/operations.md)`
 }

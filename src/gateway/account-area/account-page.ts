@@ -1,0 +1,88 @@
+// The account page and the changes a user makes to their own account there
+// (docs/gateway.md#the-oauth-provider-and-the-account-pages): the sign-in password (the
+// current one needed, throttled like sign-in), the contact e-mail and the API password
+// used by Basic and WSSE clients. What cannot be undone asks first; each change goes to
+// the audit trail as an `account.*` action naming the user (docs/operations.md#the-audit-trail).
+import type { FastifyInstance } from 'fastify'
+import { loginPasswordProblem } from '../../common/password-rule.js'
+import { randomToken } from '../../common/secrets.js'
+import { InvalidInput } from '../store/validation.js'
+import { emptyRegisterForm, type AccountKit } from './account-kit.js'
+import type { AccountContext } from './context.js'
+import { field } from './form.js'
+import { seeOther } from './html.js'
+import type { SignedInSession } from './posted-form.js'
+
+/** Same size as the operator API's generated passwords. */
+const apiPasswordBytes = 18
+
+export function registerAccountPage(app: FastifyInstance, ctx: AccountContext, kit: AccountKit): void {
+  const { store, sessions, throttle } = ctx
+  app.get('/account', async (request, reply) => {
+    request.routeName = 'account'
+    const session = await sessions.current(request)
+    if (!session?.user) return seeOther(reply, '/account/login?next=%2Faccount')
+    return kit.renderAccount(reply, 200, session as SignedInSession, emptyRegisterForm, kit.noticeOf(request))
+  })
+
+  app.post('/account/password', async (request, reply) => {
+    const ok = await kit.signedInPost(request, reply)
+    if (!ok) return reply
+    const { session, form } = ok
+    const current = field(form, 'current_password') ?? ''
+    const next = field(form, 'new_password') ?? ''
+    const again = field(form, 'confirm_password') ?? ''
+    const refuse = (status: number, error: string) => kit.renderAccount(reply, status, session, emptyRegisterForm, undefined, error)
+    const keys = { realm: 'web' as const, user: session.user.id, ip: app.publicOrigin(request).ip }
+    if (throttle.locked?.(keys) === true) return refuse(403, 'This account is locked by the operator. Ask them to unlock it.')
+    const wait = await throttle.check(keys)
+    if (wait > 0) {
+      void reply.header('retry-after', String(wait))
+      return refuse(429, `Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`)
+    }
+    if (current === '' || next === '') return refuse(400, 'Enter your current password and a new one.')
+    if (!(await store.verifyLoginPassword(session.user.id, current))) {
+      await throttle.failed(keys)
+      return refuse(403, 'Your current password is not right.')
+    }
+    if (next !== again) return refuse(400, 'The new password and its confirmation differ.')
+    const weak = loginPasswordProblem(next, session.user.id)
+    if (weak !== null) return refuse(400, `${weak[0]!.toUpperCase()}${weak.slice(1)}.`)
+    try {
+      await store.setLoginPassword(session.user.id, next)
+    } catch (err) {
+      if (err instanceof InvalidInput) return refuse(400, `The new ${err.message}.`)
+      throw err
+    }
+    await store.endUserSessions(session.user.id, session.id)
+    await kit.audited(kit.by(request, session.user.id), { kind: 'user', action: 'account.change_password', target: session.user.id, before: null, after: null })
+    return seeOther(reply, '/account?notice=password_changed#password')
+  })
+
+  // The operator's contact for this user about migrating off Basic and WSSE (docs/gateway.md#the-usage-report):
+
+  app.post('/account/email', async (request, reply) => {
+    const ok = await kit.signedInPost(request, reply)
+    if (!ok) return reply
+    const email = (field(ok.form, 'email') ?? '').trim()
+    const before = await store.getUserEmail(ok.session.user.id)
+    try {
+      await store.setUserEmail(ok.session.user.id, email === '' ? null : email)
+      await kit.audited(kit.by(request, ok.session.user.id), { kind: 'user', action: 'account.set_email', target: ok.session.user.id, before: { email: before }, after: { email: email === '' ? null : email } })
+    } catch (err) {
+      if (err instanceof InvalidInput) return kit.renderAccount(reply, 400, ok.session, emptyRegisterForm, 'That is not an e-mail address such as alice@example.com; nothing was saved.')
+      throw err
+    }
+    return seeOther(reply, '/account?notice=email#contact')
+  })
+
+  app.post('/account/api-password', async (request, reply) => {
+    const ok = await kit.signedInPost(request, reply)
+    if (!ok) return reply
+    const asked = kit.confirmFirst(reply, ok.session, ok.form, { action: '/account/api-password', title: 'Reset your API password?', message: 'The current API password stops working at once: every client that signs in with WSSE or HTTP Basic (see “Tools still using your API password”) fails until you give it the new one.', button: 'Reset API password' })
+    if (asked) return asked
+    await store.setApiPassword(ok.session.user.id, randomToken(apiPasswordBytes))
+    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'user', action: 'account.reset_api_password', target: ok.session.user.id, before: null, after: null })
+    return seeOther(reply, '/account?notice=reset#api-password')
+  })
+}

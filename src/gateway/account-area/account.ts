@@ -1,0 +1,21 @@
+// The account area's own pages (docs/gateway.md#the-oauth-provider-and-the-account-pages):
+// sign-in and sign-out (sign-in.ts), "Forgot your password?" (password-reset-pages.ts) and
+// the account page (account-page.ts). Every post passes one opening (posted-form.ts): a
+// readable form with the session's CSRF token. What cannot be undone asks first: the
+// button posts without `confirm=yes` and gets a confirmation page, whose button posts
+// again with it (no script). Returns what the pages share, for the features that add
+// pages of their own (the provider's applications).
+import type { FastifyInstance } from 'fastify'
+import { accountKit, type AccountKit } from './account-kit.js'
+import { registerAccountPage } from './account-page.js'
+import type { AccountContext } from './context.js'
+import { registerPasswordResetPages } from './password-reset-pages.js'
+import { registerSignIn } from './sign-in.js'
+
+export function registerAccount(app: FastifyInstance, ctx: AccountContext): AccountKit {
+  const kit = accountKit(app, ctx)
+  registerSignIn(app, ctx, kit)
+  registerPasswordResetPages(app, ctx, kit)
+  registerAccountPage(app, ctx, kit)
+  return kit
+}

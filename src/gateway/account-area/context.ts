@@ -1,0 +1,53 @@
+// What the account area's own pages are given (sign-in, forgot and reset, the account
+// page, docs/gateway.md#the-oauth-provider-and-the-account-pages), and what features built
+// on the area give it: sections of the account page.
+import type { Config } from '../../common/config.js'
+import type { SafeHtml } from '../../common/html.js'
+import type { AuditStore } from '../audit/store.js'
+import type { PolicyService } from '../policy/service.js'
+import type { CredentialRepository, IdentityAdministration, ProviderRepository } from '../store/types.js'
+import type { AttemptThrottle } from '../throttle/attempts.js'
+import type { AppUseStore } from '../usage/app-use.js'
+import type { UsageStore } from '../usage/store.js'
+import type { Mailer, PasswordResetStore } from './password-reset.js'
+import type { Sessions } from './session.js'
+
+/** The migration policy and usage, for the guide pages and the account page (docs/gateway.md#migration-controls). */
+export interface AccountMigration {
+  policy: PolicyService
+  usage: Pick<UsageStore, 'list'>
+  appUse: Pick<AppUseStore, 'forUser'>
+}
+
+/**
+ * The account area's view of the identity store: sessions, the account sign-in, and the
+ * administration a signed-in user may do on their own account (passwords, e-mail,
+ * applications; docs/gateway.md#the-oauth-provider-and-the-account-pages).
+ */
+export type AccountStore = ProviderRepository &
+  CredentialRepository &
+  Pick<IdentityAdministration, 'setApiPassword' | 'setLoginPassword' | 'endUserSessions' | 'getUserEmail' | 'setUserEmail' | 'createConsumer' | 'listConsumers' | 'rotateConsumerSecret' | 'deleteConsumer'>
+
+export interface PasswordReset {
+  store: PasswordResetStore
+  mailer: Mailer
+  ttlSeconds: number
+}
+
+/** A section of the account page, rendered for the signed-in user. */
+export type AccountSection = (user: { id: string; name: string }, csrfToken: string) => Promise<SafeHtml>
+
+export interface AccountContext {
+  config: Config
+  store: AccountStore
+  throttle: AttemptThrottle
+  now: () => number
+  sessions: Sessions
+  migration?: AccountMigration
+  /** The audit trail: a user's own changes on the account pages are recorded (actions `account.*`). */
+  audit?: Pick<AuditStore, 'record'>
+  /** "Forgot your password?" by mail, when an SMTP server is configured. */
+  passwordReset?: PasswordReset
+  /** Sections other features add to the account page (below the applications). */
+  accountSections: AccountSection[]
+}

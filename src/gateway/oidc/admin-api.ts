@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
-import { sendOperatorJson } from '../../common/api-errors.js'
+import { operatorErrorArea } from '../../common/operator-errors.js'
 import { userIdPattern } from '../domain/identifiers.js'
 import { InvalidInput } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
@@ -52,11 +52,7 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     }
   }
 
-  app.answerErrorsAs({
-    wording: { internalMessage: 'Internal error', unavailable: () => errors.unavailable('store_unavailable', 'The store cannot answer right now; try again shortly') },
-    render: sendOperatorJson,
-    logMessage: 'operator API request failed',
-  })
+  app.answerErrorsAs(operatorErrorArea({ unavailable: () => errors.unavailable('store_unavailable', 'The store cannot answer right now; try again shortly') }))
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store')
   })

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
 import type { AuditInput, AuditStore } from '../audit/store.js'
 import { operatorErrorArea } from '../../common/operator-errors.js'
+import { isoSeconds } from '../../common/time.js'
 import { userIdPattern } from '../domain/identifiers.js'
 import { InvalidInput } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
@@ -27,7 +28,7 @@ export const clientView = (c: OidcClient) => ({
   type: c.public ? 'public' : 'confidential',
   redirect_uris: c.redirectUris,
   post_logout_redirect_uris: c.postLogoutRedirectUris,
-  created_at: c.createdAt.toISOString(),
+  created_at: isoSeconds(c.createdAt),
 })
 
 const bad = (code: string, message: string) => new ApiError(400, code as never, message)

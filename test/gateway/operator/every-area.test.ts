@@ -1,7 +1,8 @@
-// Every operator API area reads a bad request body the same way (docs/gateway.md#the-operator-api-and-dashboard):
-// a body that is not JSON is 400 `invalid_json`, another media type 415
-// `unsupported_media_type`, a body over the limit 413 `body_too_large`, in the operator
-// API's JSON, never cached, whichever area's route it was sent to; and nothing changes.
+// What every area of the operator API answers the same way (docs/gateway.md#the-operator-api-and-dashboard):
+// - a bad request body: not JSON is 400 `invalid_json`, another media type 415
+//   `unsupported_media_type`, over the limit 413 `body_too_large`, in the operator API's
+//   JSON, never cached, whichever area's route it was sent to; and nothing changes;
+// - instants: UTC to the second (docs/api.md#objects), in every object of every area.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../../helpers/stack.js'
 
@@ -83,5 +84,30 @@ describe('nothing changed', () => {
     const audit = await stack.admin<{ events: Array<{ action: string; target: string }> }>('GET', '/admin/audit')
     expect(audit.body.events.map((e) => [e.action, e.target])).toEqual([['user.create', 'badjson']])
     expect((await stack.admin('GET', '/admin/users/bob')).status).toBe(404)
+  })
+})
+
+describe('instants, in every area', () => {
+  const toTheSecond = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/
+  it('users, applications, tokens, locks, login sites, OpenID Connect clients and the audit trail write UTC to the second', async () => {
+    const user = await stack.admin<{ created_at: string }>('GET', '/admin/users/badjson')
+    const created = await stack.admin<{ consumer_key: string }>('POST', '/admin/apps', { name: 'Timestamps', owner: 'badjson', scopes: ['read_public'] })
+    const app = await stack.admin<{ created_at: string }>('GET', `/admin/apps/${created.body.consumer_key}`)
+    await stack.admin('POST', '/admin/tokens', { consumer: created.body.consumer_key, user: 'badjson', scopes: ['read_public'] })
+    const tokens = await stack.admin<{ tokens: Array<{ created_at: string }> }>('GET', '/admin/tokens?user=badjson')
+    const lock = await stack.admin<{ locked_at: string }>('PUT', '/admin/users/badjson/lock', { reason: 'timestamps' })
+    const site = await stack.admin<{ created_at: string }>('POST', '/admin/sites', { name: 'Timestamps', owner: 'badjson', callback: 'https://site.example/back' })
+    const client = await stack.admin<{ created_at: string }>('POST', '/admin/oidc-clients', { name: 'Timestamps', owner: 'badjson', redirect_uris: ['https://client.example/cb'] })
+    const audit = await stack.admin<{ events: Array<{ at: string }> }>('GET', '/admin/audit')
+    const instants = {
+      user: user.body.created_at,
+      app: app.body.created_at,
+      token: tokens.body.tokens[0]?.created_at,
+      lock: lock.body.locked_at,
+      site: site.body.created_at,
+      client: client.body.created_at,
+      audit: audit.body.events[0]?.at,
+    }
+    expect(instants).toEqual(Object.fromEntries(Object.keys(instants).map((what) => [what, expect.stringMatching(toTheSecond)])))
   })
 })

@@ -8,7 +8,7 @@ import { methodNames, nextWindow } from '../policy/evaluate.js'
 import { policyOutlook } from '../policy/outlook.js'
 import { isoSeconds } from '../../common/time.js'
 import { clockMinutes } from '../policy/time.js'
-import { pageSecurityHeaders } from '../../common/site-page.js'
+import { securePage } from '../../common/security-headers.js'
 import { legacyMethods, type LegacyMethod, type MethodPolicy, type PolicyState } from '../policy/types.js'
 import type { ProviderContext } from './context.js'
 import { html, page, timeHtml, type SafeHtml } from './html.js'
@@ -78,8 +78,7 @@ if (tz) tz.textContent = Intl.DateTimeFormat().resolvedOptions().timeZone;
 /** Sends a page that runs one inline script (allowed by its nonce, nothing else). */
 export function sendPageWithScript(reply: FastifyReply, document: (nonce: string) => string): FastifyReply {
   const nonce = randomBytes(16).toString('base64')
-  return reply
-    .headers(pageSecurityHeaders({ scriptNonce: nonce }))
+  return securePage(reply, { scriptNonce: nonce })
     .code(200)
     .type('text/html; charset=utf-8')
     .send(document(nonce))

@@ -190,7 +190,7 @@ export const migrationCommands: Command[] = [
     action: 'show',
     args: [],
     options: {},
-    summary: 'the migration policy of basic and wsse: the state in effect now, then the scheduled changes',
+    summary: 'the migration policy of basic, wsse and login_api: the state in effect now, then the scheduled changes',
     examples: ['kigo policy show', 'kigo policy show --json'],
     async run(client: AdminClient) {
       const result = await client.request('GET', '/admin/policy')
@@ -219,7 +219,7 @@ export const migrationCommands: Command[] = [
     ],
     async run(client: AdminClient, { args, values }: Parsed) {
       const [method, state] = args as [string, string]
-      if (method === 'oauth') throw usageError('policy set: OAuth is always allowed; the policy is for basic and wsse')
+      if (method === 'oauth') throw usageError('policy set: OAuth is always allowed; the policy is for basic, wsse and login_api')
       if (!legacyMethods.includes(method)) throw usageError(`policy set: <method> must be basic, wsse or login_api, not ${JSON.stringify(method)}`)
       if (!states.includes(state)) throw usageError(`policy set: <state> must be one of ${states.join(', ')}, not ${JSON.stringify(state)}`)
       const current = (await client.request('GET', '/admin/policy')).json as PolicyView
@@ -249,7 +249,7 @@ export const migrationCommands: Command[] = [
     group: 'audit',
     action: '',
     args: [],
-    options: { kind: { value: 'policy|user|app|token' }, target: { value: 'ID|KEY|TOKEN|METHOD' }, since: { value: 'ISO' }, limit: { value: 'N' } },
+    options: { kind: { value: 'policy|user|app|token|session|site|oidc' }, target: { value: 'ID|KEY|TOKEN|METHOD' }, since: { value: 'ISO' }, limit: { value: 'N' } },
     summary: 'the audit trail: every change made through the operator API, newest first',
     examples: ['kigo audit', 'kigo audit --kind app --since 2027-01-01T00:00:00Z', 'kigo audit --target alice --json'],
     async run(client: AdminClient, { values }: Parsed) {

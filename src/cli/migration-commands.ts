@@ -264,7 +264,7 @@ export const migrationCommands: Command[] = [
     group: 'audit',
     action: '',
     args: [],
-    options: { kind: { value: 'policy|user|app|token' }, target: { value: 'ID|KEY|TOKEN|METHOD' }, since: { value: 'ISO' }, limit: { value: 'N' } },
+    options: { kind: { value: 'policy|user|app|token|session|site|oidc' }, target: { value: 'ID|KEY|TOKEN|METHOD' }, since: { value: 'ISO' }, limit: { value: 'N' } },
     summary: 'the audit trail: every change made through the operator API or by a user on their account pages, newest first, with who made it',
     examples: ['kigo audit', 'kigo audit --kind app --since 2027-01-01T00:00:00Z', 'kigo audit --target alice --json'],
     async run(client: AdminClient, { values }: Parsed) {

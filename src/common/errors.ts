@@ -1,8 +1,10 @@
 // The error catalogue (docs/api.md#errors): one stable code per failure, its HTTP status, and
 // optional headers (challenges, Retry-After). Routes throw ApiError; one handler per app
 // (error-answers.ts) renders it in the request's format. Which failure is the client's
-// (4xx), a dependency's (503) or kigo's own (500) is decided once, by classifyFailure
-// below: no other module writes a 503 (test/architecture/errors.test.ts).
+// (4xx), a dependency's or a capacity's (503) or kigo's own (500) is decided once, by
+// classifyFailure below: a module that meets an outage throws a named failure (an
+// Unavailable, or an error named in unavailableNames), never a 503 of its own
+// (test/architecture/errors.test.ts, docs/operations.md#error-answers).
 
 /**
  * Every code kigo sends in an error body (and, for OAuth, as oauth_problem): clients
@@ -136,6 +138,24 @@ export const errors = {
 
 // ---- failures to responses ---------------------------------------------------------------
 
+/**
+ * A failure named where it is met: something the request needs is away or full for now
+ * (the core unreachable, too many bodies or uploads held, the store not ready). The module
+ * that throws it says what (its code, its words, how long to wait); classifyFailure
+ * decides the answer: 503 with Retry-After, as for any dependency away. Each module names
+ * its own subclass.
+ */
+export class Unavailable extends Error {
+  override name = 'Unavailable'
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly retryAfterSeconds = 5,
+  ) {
+    super(message)
+  }
+}
+
 /** A 4xx the framework (or the URL decoder) raised about the request, not yet in the catalogue. */
 export interface RequestFailure {
   kind: 'request'
@@ -152,13 +172,14 @@ export interface RequestFailure {
  * - `answered`: a route's own refusal, already in the catalogue;
  * - `request`: the request is at fault (a 4xx raised by Fastify or the URL decoder);
  * - `unavailable`: a dependency is away or did not answer in time (PostgreSQL, Redis,
- *   a deadline): 503 with Retry-After, so that clients retry (docs/operations.md#dependability);
+ *   a deadline), or a capacity is full for now (`named`: an Unavailable, with its own
+ *   code and words): 503 with Retry-After, so that clients retry (docs/operations.md#dependability);
  * - `fault`: anything else is kigo's own failure: 500, its detail only in the log.
  */
 export type Failure =
   | { kind: 'answered'; error: ApiError }
   | RequestFailure
-  | { kind: 'unavailable' }
+  | { kind: 'unavailable'; named?: Unavailable }
   | { kind: 'fault' }
 
 /** Names of the errors that say a dependency is away, whatever their message (a deadline, the replay cache, the shared throttle, the SMTP server). */
@@ -187,6 +208,8 @@ export function isConnectionFailure(err: unknown): boolean {
 
 export function classifyFailure(err: unknown): Failure {
   if (err instanceof ApiError) return { kind: 'answered', error: err }
+  // Before the status check: Fastify marks an error a body stream failed with as a 400.
+  if (err instanceof Unavailable) return { kind: 'unavailable', named: err }
   if (err instanceof URIError) return { kind: 'request', status: 400, reason: 'URIError', message: err.message, validation: false }
   const e = (err ?? {}) as { statusCode?: unknown; code?: unknown; message?: unknown; validation?: unknown; name?: unknown }
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
@@ -195,6 +218,12 @@ export function classifyFailure(err: unknown): Failure {
   if (isConnectionFailure(err)) return { kind: 'unavailable' }
   return { kind: 'fault' }
 }
+
+/**
+ * The status of a readiness answer (/readyz, whose body lists the dependencies): 503 while
+ * one is away, as any request that needs it is answered.
+ */
+export const readinessStatus = (ready: boolean): 200 | 503 => (ready ? 200 : 503)
 
 /** How one app words the failures that are not already ApiErrors. */
 export interface FailureWording {
@@ -215,7 +244,7 @@ export function failureResponse(err: unknown, wording: FailureWording): ApiError
     case 'request':
       return wording.request?.(failure) ?? new ApiError(failure.status, 'bad_request', failure.message)
     case 'unavailable':
-      return wording.unavailable()
+      return failure.named ? errors.unavailable(failure.named.code, failure.named.message, failure.named.retryAfterSeconds) : wording.unavailable()
     case 'fault':
       return new ApiError(500, 'internal_error', wording.internalMessage)
   }

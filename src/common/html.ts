@@ -5,6 +5,7 @@
 // A page that concatenates strings instead can forget an escape; a page built with `html`
 // cannot.
 import escapeHtml from 'escape-html'
+import { isoSeconds } from './time.js'
 
 /** Markup built by `html` (its interpolations escaped), safe to embed as it is. */
 export class SafeHtml {
@@ -56,17 +57,12 @@ export function readableTime(at: number | Date, dateOnly = false): string {
   return `${day}, ${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')} UTC`
 }
 
-/** The instant to the second, as `datetime` attributes and the API have it. */
-export function isoInstant(at: number | Date): string {
-  return new Date(at).toISOString().replace(/\.[0-9]{3}Z$/, 'Z')
-}
-
 /**
  * Every instant a page shows: `<time datetime="2026-11-27T02:10:53Z" title="…">27 Nov 2026,
  * 02:10 UTC</time>`, or the date alone (`dateOnly`). `local` marks it for the migration
  * page's script, which rewrites it in the reader's time zone.
  */
 export function timeHtml(at: number | Date, options: { dateOnly?: boolean; local?: boolean } = {}): SafeHtml {
-  const iso = isoInstant(at)
+  const iso = isoSeconds(at)
   return html`<time datetime="${iso}" title="${iso}"${options.local ? trusted(' data-local="datetime"') : ''}>${readableTime(at, options.dateOnly)}</time>`
 }

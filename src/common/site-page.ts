@@ -53,43 +53,6 @@ ${o.tail}</body>
 // Our own constant; its selectors' `>` must stay as written.
 const siteStyle = trusted(siteStylesheet)
 
-export interface PagePolicy {
-  /** Where the page's forms may post besides nowhere: 'self' and these origins (a client's callback, which browsers check on the redirect too); 'none' for a page without a form. */
-  formAction?: readonly string[] | 'none'
-  /** The img-src sources, when the page shows images. */
-  images?: string
-  /** The nonce of the page's one inline script. */
-  scriptNonce?: string
-  /** no-referrer where URLs carry request tokens; same-origin where a sign-in post needs its Origin. */
-  referrer?: 'no-referrer' | 'same-origin'
-  cache?: 'no-store' | 'no-cache'
-}
-
-/**
- * The security headers of every page: nothing but inline style loads (and, where said,
- * images of this origin and one script by nonce), forms post only where allowed, no
- * framing, no sniffing, the Referer policy and caching the page needs.
- */
-export function pageSecurityHeaders(p: PagePolicy = {}): Record<string, string> {
-  const formAction = p.formAction === 'none' ? "'none'" : ["'self'", ...(p.formAction ?? [])].join(' ')
-  const csp = [
-    "default-src 'none'",
-    "style-src 'unsafe-inline'",
-    ...(p.images ? [`img-src ${p.images}`] : []),
-    ...(p.scriptNonce ? [`script-src 'nonce-${p.scriptNonce}'`] : []),
-    `form-action ${formAction}`,
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-  ].join('; ')
-  return {
-    'content-security-policy': csp,
-    'x-frame-options': 'DENY',
-    'referrer-policy': p.referrer ?? 'no-referrer',
-    'cache-control': p.cache ?? 'no-store',
-    'x-content-type-options': 'nosniff',
-  }
-}
-
 /** /favicon.ico: a 16×16 "k" in the header's colours (an ICO holding one PNG), served by both ports. */
 export const favicon = Buffer.from(
   'AAABAAEAEBAAAAEAIAB1AAAAFgAAAIlQTkcNChoKAAAADUlIRFIAAAAQAAAAEAgCAAAAkJFoNgAAADxJREFUeNpj0LYKJQkxkK/hPxgMhAY0cQIaMAXxacBqBE4NuFyIrgEZkOZpYm0g3w/khBKBeKB94iMSAQAN2xkO8cwI3AAAAABJRU5ErkJggg==',

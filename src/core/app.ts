@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from '../common/config.js'
 import type { AppTracing } from '../common/tracing.js'
-import { ApiError, errors, type FailureWording } from '../common/errors.js'
+import { classifyFailure, errors, type FailureWording } from '../common/errors.js'
 import { closeSilentConnections } from '../common/client-deadlines.js'
 import { clientGone } from '../common/client-gone.js'
 import errorAnswers from '../common/error-answers.js'
@@ -101,10 +101,11 @@ export function buildCoreApp(options: CoreAppOptions): FastifyInstance {
   void app.register(errorAnswers, {
     wording: coreWording,
     render: sendError,
-    log: (request, reply, err, answer) => {
+    log: (request, reply, err) => {
       // The client closed the connection mid-request (an aborted upload): nothing failed here.
       if (clientGone(request, reply)) request.log.info({ error: (err as Error).message, code: (err as FastifyError).code }, 'client closed the connection before the request was read')
-      else if (answer.status >= 500 && !(err instanceof ApiError)) request.log.error({ err }, 'request failed')
+      // An outage is logged where it starts and ends (dependency-watch.ts); a fault with its stack.
+      else if (classifyFailure(err).kind === 'fault') request.log.error({ err }, 'request failed')
     },
     notFound: (request, reply) => (wantsPage(request) && !request.url.startsWith('/api/') ? sendNotFoundPage(request, reply, deps) : sendError(request, reply, errors.notFound())),
   })

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { DeadlineExceeded } from '../../src/common/deadline.js'
-import { ApiError, classifyFailure, errorCodes, errors, failureResponse, type FailureWording } from '../../src/common/errors.js'
+import { ApiError, classifyFailure, errorCodes, errors, failureResponse, Unavailable, type FailureWording } from '../../src/common/errors.js'
+import { CoreUnreachable } from '../../src/gateway/proxy/forward.js'
+import { FormBytesBusy } from '../../src/gateway/plugins/body-parsers.js'
+import { StoreNotReady } from '../../src/core/routes/health.js'
+import { UploadsBusy } from '../../src/core/routes/upload-guard.js'
 
 /** An error as node-postgres raises it: the SQLSTATE in `code`. */
 function pgError(code: string, message: string): Error {
@@ -46,6 +50,23 @@ describe('classifyFailure and failureResponse', () => {
 
   it('an ApiError 503 keeps its own code and Retry-After', () => {
     expect(answer(errors.unavailable('replay_cache_unavailable', 'x', 7))).toEqual({ status: 503, code: 'replay_cache_unavailable', retryAfter: '7' })
+  })
+
+  it.each([
+    ['the core unreachable', new CoreUnreachable(), { status: 503, code: 'upstream_unavailable', retryAfter: '5' }],
+    ['the forms in flight full', new FormBytesBusy(), { status: 503, code: 'service_unavailable', retryAfter: '2' }],
+    ['the uploads in flight full', new UploadsBusy(3), { status: 503, code: 'uploads_busy', retryAfter: '3' }],
+    ['the store not ready', new StoreNotReady(), { status: 503, code: 'store_unavailable', retryAfter: '1' }],
+  ])('%s, a named failure, is a 503 with its own code, words and Retry-After, whatever the area', (_name, err, expected) => {
+    expect(classifyFailure(err)).toEqual({ kind: 'unavailable', named: err })
+    expect(answer(err)).toEqual(expected)
+    expect(failureResponse(err, wording).message).toBe(err.message)
+  })
+
+  it('a named failure a body stream failed with stays a 503, though Fastify marks it a 400', () => {
+    const err = Object.assign(new FormBytesBusy(), { statusCode: 400 })
+    expect(err).toBeInstanceOf(Unavailable)
+    expect(answer(err)).toEqual({ status: 503, code: 'service_unavailable', retryAfter: '2' })
   })
 
   it("a framework 4xx is the request's fault: its status, bad_request unless the app words it", () => {

@@ -1,21 +1,21 @@
-// Real clients of the original service, taken at test time from a mirror of their public
-// repositories at a pinned commit (test/interop/clients.json) with only their host changed,
-// and run against a running kigo. Their code is never part of this repository. Outside CI
-// a missing mirror or runtime skips the client's suite with the reason printed; under
-// CI=true it fails the run. How the mirrors are obtained: docs/interop.md#mirrors.
+// Real clients of the original service, taken at test time from their public repositories
+// at a pinned commit (test/interop/clients.json; where from: sources.ts) with only their
+// host changed, and run against a running kigo. Their code is never part of this
+// repository. Outside CI a client that cannot be had, or a missing runtime, skips the
+// client's suite with the reason printed; under CI=true it fails the run
+// (docs/interop.md#where-the-clients-come-from).
 import { execFile, execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { inCi } from '../helpers/services.js'
+import { clientSource } from './sources.js'
 
 export interface ClientEntry {
   repository: string
   commit: string
-  /** The client's git directory under the mirrors' root. */
-  mirror: string
   language: string
   hostPatch: { file: string; from: string; to: string }
 }
@@ -23,7 +23,6 @@ export interface ClientEntry {
 const here = dirname(fileURLToPath(import.meta.url))
 const manifest = JSON.parse(readFileSync(join(here, 'clients.json'), 'utf8')) as Record<string, ClientEntry>
 
-export const mirrorsRoot = process.env.KIGO_INTEROP_MIRRORS || '/work/.mirror'
 export const driversDir = join(here, 'drivers')
 
 export function client(name: string): ClientEntry {
@@ -44,16 +43,18 @@ export interface Runtime {
   package: string
 }
 
+/** The git directory each available client's pinned commit was found in. */
+const gitDirs = new Map<string, string>()
+
 /**
- * True when the client's mirror holds the pinned commit and every runtime answers; otherwise
- * false with the reason printed (outside CI) or an error (under CI=true).
+ * True when the client's pinned commit can be had (sources.ts) and every runtime answers;
+ * otherwise false with the reason printed (outside CI) or an error (under CI=true).
  */
 export function available(name: string, runtimes: Runtime[]): boolean {
   const c = client(name)
-  const gitDir = join(mirrorsRoot, c.mirror)
-  if (!existsSync(gitDir)) return unavailable(`${name} needs a mirror of ${c.repository} at ${gitDir} (KIGO_INTEROP_MIRRORS; see docs/interop.md#mirrors)`)
-  const has = spawnSync('git', ['--git-dir', gitDir, 'cat-file', '-e', `${c.commit}^{commit}`], { stdio: 'ignore' })
-  if (has.status !== 0) return unavailable(`${name}'s mirror ${gitDir} does not hold the pinned commit ${c.commit}`)
+  const source = clientSource(c)
+  if ('missing' in source) return unavailable(`${name}: ${source.missing}`)
+  gitDirs.set(name, source.gitDir)
   for (const r of runtimes) {
     const ran = spawnSync(r.check[0]!, r.check.slice(1), { stdio: 'ignore' })
     if (ran.status !== 0) return unavailable(`${name} needs ${r.package} (apt-get install -y ${r.package})`)
@@ -69,7 +70,9 @@ export function available(name: string, runtimes: Runtime[]): boolean {
 export function checkout(name: string, base: string): { dir: string; remove: () => void } {
   const c = client(name)
   const dir = mkdtempSync(join(tmpdir(), `kigo-interop-${name}-`))
-  const archive = execFileSync('git', ['--git-dir', join(mirrorsRoot, c.mirror), 'archive', c.commit], { maxBuffer: 256 * 1024 * 1024 })
+  const gitDir = gitDirs.get(name)
+  if (gitDir === undefined) throw new Error(`${name}: checkout before available()`)
+  const archive = execFileSync('git', ['--git-dir', gitDir, 'archive', c.commit], { maxBuffer: 256 * 1024 * 1024 })
   execFileSync('tar', ['-x', '-C', dir], { input: archive })
   const file = join(dir, c.hostPatch.file)
   const text = readFileSync(file, 'latin1')

@@ -1,5 +1,5 @@
 // The login API with an independent client: the CPAN module Hatena::API::Auth, taken at
-// test time from a mirror of its repository at the commit pinned in
+// test time from its public repository (test/interop/sources.ts) at the commit pinned in
 // login-api-clients.json, with only its two URLs changed to the running kigo, and run by
 // perl. The module writes the sign-in URL and performs the exchange; the browser between
 // them is this test's cookie-keeping client. Then both icon URLs it returned are fetched
@@ -7,7 +7,7 @@
 // exchange on the other). The client's code never enters this repository.
 import { execFile, execFileSync, spawnSync } from 'node:child_process'
 import { promisify } from 'node:util'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshPostgres, inCi } from '../helpers/services.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { WebClient, signInThrough } from '../gateway/login-api/helpers.js'
+import { clientSource } from './sources.js'
 
 const execFileAsync = promisify(execFile)
 const here = dirname(fileURLToPath(import.meta.url))
@@ -23,17 +24,16 @@ const manifest = (JSON.parse(readFileSync(join(here, 'login-api-clients.json'), 
   repo: string
   commit: string
   path: string
-  mirror: string
   urls: { signIn: string; exchange: string }
 }>)['Hatena::API::Auth']!
-const mirrorRoot = process.env.KIGO_MIRROR_DIR ?? '/work/.mirror'
-const gitDir = join(mirrorRoot, manifest.mirror)
+const source = clientSource({ repository: manifest.repo, commit: manifest.commit })
+const gitDir = 'gitDir' in source ? source.gitDir : ''
 
 /** Why the client cannot run here, or null. */
 function missing(): string | null {
   if (spawnSync('perl', ['-v']).status !== 0) return 'perl is not installed'
-  if (!existsSync(gitDir)) return `no mirror of ${manifest.repo} at ${gitDir} (set KIGO_MIRROR_DIR)`
-  if (spawnSync('git', ['--git-dir', gitDir, 'cat-file', '-e', `${manifest.commit}:${manifest.path}`]).status !== 0) return `the mirror has no ${manifest.path} at ${manifest.commit}`
+  if ('missing' in source) return source.missing
+  if (spawnSync('git', ['--git-dir', gitDir, 'cat-file', '-e', `${manifest.commit}:${manifest.path}`]).status !== 0) return `${manifest.repo} has no ${manifest.path} at ${manifest.commit}`
   const deps = spawnSync('perl', ['-MURI', '-MLWP::UserAgent', '-MClass::Accessor::Fast', '-MClass::ErrorHandler', '-MJSON::Syck', '-e', '1'], { encoding: 'utf8' })
   if (deps.status !== 0) return `perl modules missing (Debian: libyaml-syck-perl libclass-accessor-perl libclass-errorhandler-perl liburi-perl libwww-perl): ${deps.stderr.split('\n')[0]}`
   return null

@@ -5,6 +5,7 @@
 // for an empty list, as the original service wrote it and its XML clients read it
 // (docs/api-differences.md#xml-lists).
 import type { XmlObject } from '../../common/formats.js'
+import { isoSeconds } from '../../common/time.js'
 import { baseUrl, type Hosts } from '../../common/deployment.js'
 import { entryText } from '../entries/text.js'
 import type { Deployment, EntryPage, EntryRow, PhotoRow } from '../store/types.js'
@@ -21,11 +22,6 @@ export interface RenderContext {
 export interface Rendition {
   json: Record<string, unknown>
   xml: XmlObject
-}
-
-/** `2026-11-21T09:30:00Z`: UTC, whole seconds. */
-export function formatTimestamp(date: Date): string {
-  return date.toISOString().replace(/\.[0-9]{3}Z$/, 'Z')
 }
 
 export function userObject(
@@ -51,7 +47,7 @@ export function renderEntry(
   followersCount = entry.authorFollowers ?? 0,
 ): Rendition {
   const user = userObject({ id: entry.authorId, name: entry.authorName, followersCount }, entry.deployment, ctx)
-  const createdAt = formatTimestamp(entry.createdAt)
+  const createdAt = isoSeconds(entry.createdAt)
   const link = entryLink(ctx.hosts, entry)
   const text = entryText(entry)
   const target = targetOf(entry.keyword)
@@ -137,7 +133,7 @@ export function renderPhoto(photo: PhotoRow, owner: { id: string; name: string }
     title: photo.title,
     folder: photo.folder,
     source: photo.source,
-    created_at: formatTimestamp(photo.createdAt),
+    created_at: isoSeconds(photo.createdAt),
     user: userObject(owner, photo.deployment, ctx),
   }
   return { json: value, xml: value }

@@ -7,10 +7,11 @@ import type { Deployment, EntryPage, EntryRow } from '../store/types.js'
 import { renderNotation } from './notation.js'
 import { entryLink, isPhotoUrl, keywordPageUrl, profileImageUrl, userPageUrl } from './urls.js'
 import { html, joinHtml, timeHtml, trusted, type SafeHtml } from '../../common/html.js'
-import { pageSecurityHeaders, siteHeader, sitePage } from '../../common/site-page.js'
+import { siteHeader, sitePage } from '../../common/site-page.js'
+import type { PagePolicy } from '../../common/security-headers.js'
 
 /** The same rules as the account pages: nothing but inline style and our own images, no form. */
-export const pageHeaders = pageSecurityHeaders({ formAction: 'none', images: "'self'", referrer: 'same-origin', cache: 'no-cache' })
+export const pagePolicy: PagePolicy = { formAction: 'none', images: "'self'", referrer: 'same-origin', cache: 'no-cache' }
 
 export interface PageContext {
   hosts: Hosts

@@ -4,7 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { deploymentMatcher } from '../../common/deployment.js'
 import { parseId, userIdPattern } from '../entries/ids.js'
-import { entryHtml, entryListHtml, layout, pageHeaders, type PageContext } from '../render/pages.js'
+import { entryHtml, entryListHtml, layout, pagePolicy, type PageContext } from '../render/pages.js'
+import { securePage } from '../../common/security-headers.js'
 import { html, joinHtml } from '../../common/html.js'
 import type { TimelineSource } from '../store/types.js'
 import type { CoreDeps } from './deps.js'
@@ -26,7 +27,7 @@ export function sendNotFoundPage(request: FastifyRequest, reply: FastifyReply, d
 }
 
 export function sendPage(reply: FastifyReply, status: number, document: string): FastifyReply {
-  return reply.code(status).headers(pageHeaders).type('text/html; charset=utf-8').send(document)
+  return securePage(reply, pagePolicy).code(status).type('text/html; charset=utf-8').send(document)
 }
 
 export function pageRoutes(app: FastifyInstance, deps: CoreDeps): void {

@@ -120,7 +120,7 @@ async function readMultipart(
       take(part.fieldname, part.value)
     }
   } catch (err) {
-    if (err instanceof ApiError) throw err
+    if (err instanceof ApiError || (guard !== undefined && err === guard.refusal())) throw err
     const status = (err as { statusCode?: number }).statusCode
     const code = (err as { code?: string }).code
     if (code === 'FST_REQ_FILE_TOO_LARGE') throw errors.tooLarge('file_too_large', `each file must be at most ${byteSize(opts.fileBytes)}`)

@@ -8,7 +8,7 @@
 // answer is done.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ByteBudget } from '../../common/byte-budget.js'
-import { ApiError, errors } from '../../common/errors.js'
+import { ApiError, errors, Unavailable } from '../../common/errors.js'
 import { closeAfterAnswer } from '../../common/linger.js'
 
 export interface UploadLimits {
@@ -18,11 +18,22 @@ export interface UploadLimits {
   retryAfterSeconds: number
 }
 
+/** The uploads in progress hold the process's budget already: a 503 by classifyFailure. */
+export class UploadsBusy extends Unavailable {
+  override name = 'UploadsBusy'
+  constructor(retryAfterSeconds: number) {
+    super('uploads_busy', 'Too many uploads are in progress; try again shortly', retryAfterSeconds)
+  }
+}
+
+/** Why an upload was stopped: a refusal of the catalogue, or the uploads busy. */
+export type UploadRefusal = ApiError | UploadsBusy
+
 export interface UploadGuard {
-  /** Rejects with the ApiError to answer once the upload is stopped; never settles otherwise. */
+  /** Rejects with the refusal to answer once the upload is stopped; never settles otherwise. */
   stop: Promise<never>
-  /** That error once stopped, else null. */
-  refusal(): ApiError | null
+  /** That refusal once stopped, else null. */
+  refusal(): UploadRefusal | null
 }
 
 /** Starts guarding `request`'s multipart body; the reader races its own reads against `stop`. */
@@ -30,16 +41,16 @@ export function guardUpload(request: FastifyRequest, reply: FastifyReply, holder
   const raw = request.raw
   const { budget } = limits
   let taken = 0
-  let stopped: ApiError | null = null
+  let stopped: UploadRefusal | null = null
   let timer: NodeJS.Timeout | undefined
-  let reject!: (err: ApiError) => void
+  let reject!: (err: UploadRefusal) => void
   const stop = new Promise<never>((_resolve, r) => (reject = r))
   // Nobody may be waiting yet (a profile refresh before the handler): never unhandled.
   stop.catch(() => undefined)
 
-  const busy = () => errors.unavailable('uploads_busy', 'Too many uploads are in progress; try again shortly', limits.retryAfterSeconds)
+  const busy = () => new UploadsBusy(limits.retryAfterSeconds)
 
-  const refuse = (err: ApiError): void => {
+  const refuse = (err: UploadRefusal): void => {
     if (stopped) return
     stopped = err
     clearTimeout(timer)

@@ -4,7 +4,8 @@
 // markup is written with `html` (src/common/html.ts), which escapes every value.
 import type { FastifyReply } from 'fastify'
 import { html, trusted, type SafeHtml } from '../../common/html.js'
-import { pageSecurityHeaders, siteHeader, sitePage } from '../../common/site-page.js'
+import { siteHeader, sitePage } from '../../common/site-page.js'
+import { securePage } from '../../common/security-headers.js'
 
 export { html, SafeHtml, timeHtml, trusted } from '../../common/html.js'
 
@@ -50,7 +51,7 @@ export function page(o: PageOptions): string {
  * the redirect too), no Referer (the URLs carry request tokens), never cached.
  */
 export function pageHeaders(reply: FastifyReply, formActionOrigins: string[] = []): FastifyReply {
-  return reply.headers(pageSecurityHeaders({ formAction: formActionOrigins }))
+  return securePage(reply, { formAction: formActionOrigins })
 }
 
 /** Sends a page with its status and headers. */

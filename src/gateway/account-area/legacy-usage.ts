@@ -4,6 +4,7 @@
 // (policy/outlook.ts). Exceptions are told only to the user they name; the page shows
 // nothing of other users. A client whose family has since been seen with OAuth (a newer
 // version that moved, usage/moved.ts) is told as moved, not as one to update.
+import { utcMinute } from '../../common/time.js'
 import { methodNames } from '../policy/evaluate.js'
 import { policyOutlook } from '../policy/outlook.js'
 import type { LegacyMethod, MethodPolicy } from '../policy/types.js'
@@ -24,13 +25,12 @@ export interface LegacyClientView {
   movedAs: string | null
 }
 
-const minute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`
 
 export function legacyClientView(row: UsageRow, policy: MethodPolicy, userId: string, now: number, oauth: OAuthUse | null = null): LegacyClientView {
   const method = row.method as LegacyMethod
   const client = row.client === '' ? '(no name sent)' : row.client
   if (hasMoved(row, oauth)) {
-    const fate = `Moved: ${oauth!.client === '' ? 'this client' : oauth!.client} signs in with OAuth (last ${minute(oauth!.lastSeen)}). Nothing to do, unless this older version still runs somewhere.`
+    const fate = `Moved: ${oauth!.client === '' ? 'this client' : oauth!.client} signs in with OAuth (last ${utcMinute(oauth!.lastSeen)}). Nothing to do, unless this older version still runs somewhere.`
     return { client, method, methodName: methodNames[method], count: row.count, lastSeen: row.lastSeen, fate, refusedNow: false, movedAs: oauth!.client }
   }
   const outlook = policyOutlook(policy, now, { user: userId, client: () => row.client })

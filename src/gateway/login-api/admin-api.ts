@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail, operatorActor } from '../audit/audited.js'
-import { sendOperatorJson } from '../../common/api-errors.js'
+import { operatorErrorArea } from '../../common/operator-errors.js'
 import { NotFound } from '../store/types.js'
 import { InvalidInput } from '../store/validation.js'
 import { siteView } from './site-pages.js'
@@ -22,16 +22,10 @@ const invalid = (message: string) => new ApiError(400, 'invalid_parameter', `Inv
 export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOptions): Promise<void> {
   const { sites } = options
   const audited = auditTrail(options.audit, app.log)
-  app.answerErrorsAs({
+  app.answerErrorsAs(operatorErrorArea({
     known: (err) => (err instanceof NotFound ? new ApiError(404, 'not_found', err.message) : err instanceof InvalidInput ? invalid(err.message) : undefined),
-    wording: {
-      request: (f) => new ApiError(f.status, f.status === 415 ? 'unsupported_media_type' : 'invalid_json', f.status === 415 ? 'Send the body as application/json' : `The body is not valid JSON: ${f.message}`),
-      unavailable: () => errors.unavailable('store_unavailable', 'The identity store is unavailable; try again shortly'),
-      internalMessage: 'Internal error',
-    },
-    render: sendOperatorJson,
-    logMessage: 'operator API request failed',
-  })
+    unavailable: () => errors.unavailable('store_unavailable', 'The identity store is unavailable; try again shortly'),
+  }))
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store')
   })

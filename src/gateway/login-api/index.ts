@@ -13,7 +13,7 @@ import type { AuditStore } from '../audit/store.js'
 import type { Outcome } from '../domain/auth.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 import { evaluatePolicy, methodNames, effectiveState, type PolicyVerdict } from '../policy/evaluate.js'
-import { utcText } from '../policy/outlook.js'
+import { utcMinute } from '../../common/time.js'
 import type { PolicyService } from '../policy/service.js'
 import { maxClientLength } from '../usage/client-name.js'
 import type { ProviderRepository, User } from '../store/types.js'
@@ -144,7 +144,7 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     for (const [k, val] of Object.entries(v.headers)) void reply.header(k, val)
     const back = { href: siteUrl(site), text: `Back to ${site.name}` }
     if (v.code === 'method_retired_temporarily') {
-      const until = v.headers['retry-after'] === undefined ? '' : ` until ${utcText(now() + Number(v.headers['retry-after']) * 1000).slice(11)}`
+      const until = v.headers['retry-after'] === undefined ? '' : ` until ${utcMinute(now() + Number(v.headers['retry-after']) * 1000).slice(11)}`
       return sendPage(reply, v.status, signInProblemPage(`${site.name} cannot sign you in with kigo right now`, `The way ${site.name} signs people in with kigo is being retired, and is switched off for a while${until}. Try again later, or ask ${site.name} about another way to sign in.`, back))
     }
     return sendPage(reply, v.status, signInProblemPage(`${site.name} can no longer sign you in with kigo`, `The way ${site.name} signed people in with kigo has been retired. Ask ${site.name} how to sign in now.`, back))

@@ -3,6 +3,7 @@
 // delete. Every post is CSRF-checked by the account area; every change is audited.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
+import { isoSeconds } from '../../common/time.js'
 import { field, page, sendPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
@@ -10,7 +11,7 @@ import { InvalidInput } from '../store/validation.js'
 import type { LoginSite, LoginSiteStore } from './store.js'
 
 
-export const siteView = (s: LoginSite) => ({ api_key: s.apiKey, name: s.name, owner: s.ownerId, callback: s.callbackUrl, created_at: s.createdAt.toISOString() })
+export const siteView = (s: LoginSite) => ({ api_key: s.apiKey, name: s.name, owner: s.ownerId, callback: s.callbackUrl, created_at: isoSeconds(s.createdAt) })
 
 function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSite[]; form?: { name: string; callback: string; error?: string }; created?: { site: LoginSite; secret: string; rotated?: boolean }; notice?: string }): string {
   const f = o.form ?? { name: '', callback: '' }

@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail, operatorActor } from '../audit/audited.js'
-import { sendOperatorJson } from '../../common/api-errors.js'
+import { operatorErrorArea } from '../../common/operator-errors.js'
+import { isoSeconds } from '../../common/time.js'
 import { userIdPattern } from '../domain/identifiers.js'
 import { InvalidInput } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
@@ -28,7 +29,7 @@ export const clientView = (c: OidcClient) => ({
   type: c.public ? 'public' : 'confidential',
   redirect_uris: c.redirectUris,
   post_logout_redirect_uris: c.postLogoutRedirectUris,
-  created_at: c.createdAt.toISOString(),
+  created_at: isoSeconds(c.createdAt),
 })
 
 const bad = (code: string, message: string) => new ApiError(400, code as never, message)
@@ -46,11 +47,7 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
 
   const audited = auditTrail(options.audit, app.log)
 
-  app.answerErrorsAs({
-    wording: { internalMessage: 'Internal error', unavailable: () => errors.unavailable('store_unavailable', 'The store cannot answer right now; try again shortly') },
-    render: sendOperatorJson,
-    logMessage: 'operator API request failed',
-  })
+  app.answerErrorsAs(operatorErrorArea({ unavailable: () => errors.unavailable('store_unavailable', 'The store cannot answer right now; try again shortly') }))
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store')
   })

@@ -3,13 +3,14 @@
 // `offline_access` scopes, userinfo, revocation and RP-initiated logout. Its state lives in
 // the gateway's SQL store (adapter below), its signing keys too (store.ts), and sign-in and
 // consent are the account area's own pages (interactions.ts).
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
 import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider'
 import type { OidcLibrary } from './library.js'
 import { deriveKey } from '../../common/secrets.js'
 import { sessionCookie } from '../account-area/session.js'
 import { html, trusted } from '../../common/html.js'
-import { pageSecurityHeaders } from '../../common/site-page.js'
+import { securePageResponse } from '../../common/security-headers.js'
 import { page } from '../account-area/html.js'
 import type { OidcStore, SigningKey } from './store.js'
 import type { User } from '../store/types.js'
@@ -105,7 +106,9 @@ function adapterFor(store: OidcStore) {
 }
 
 function sendKoaPage(ctx: KoaContextWithOIDC, document: string, formActionOrigins: string[] = []): void {
-  for (const [k, v] of Object.entries(pageSecurityHeaders({ formAction: formActionOrigins }))) ctx.set(k, v)
+  // Koa's context holds Node's request and response (oidc-provider's types leave them out).
+  const { req, res } = ctx as unknown as { req: IncomingMessage; res: ServerResponse }
+  securePageResponse(req, res, { formAction: formActionOrigins })
   ctx.type = 'text/html; charset=utf-8'
   ctx.body = document
 }

@@ -6,14 +6,14 @@ import type { FastifyInstance, FastifySchemaCompiler } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Compile, type TSchema } from '../../common/typebox.js'
 import type { ErrorArea } from '../../common/error-answers.js'
-import { ApiError, errors, type ErrorCode } from '../../common/errors.js'
+import { ApiError, errors } from '../../common/errors.js'
+import { operatorErrorArea } from '../../common/operator-errors.js'
 import { randomToken } from '../../common/secrets.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { InvalidInput } from '../store/validation.js'
 import { Conflict, NotFound, type IdentityAdministration } from '../store/types.js'
 import { adminApps } from './admin-apps.js'
-import { sendOperatorJson } from './errors.js'
 import type { AdminChange, AdminRouteOptions } from './admin-routes.js'
 import { adminTokens } from './admin-tokens.js'
 import { adminUsers } from './admin-users.js'
@@ -116,32 +116,14 @@ const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpP
 
 // ---- errors ----------------------------------------------------------------------------
 
-// Fastify's own 4xx errors (body parsing), with kigo codes and plain messages.
-const fastifyErrors: Record<string, { code: ErrorCode; message?: string }> = {
-  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'invalid_json', message: 'The request body is not valid JSON' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'invalid_json', message: 'The request body is empty but Content-Type says JSON' },
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'unsupported_media_type', message: 'Send the request body as application/json' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'body_too_large', message: 'The request body is too large' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'bad_request', message: 'Content-Length does not match the body' },
-}
-
 /** The users, applications and tokens API's answers: the identity store's refusals, then the classifier. */
-const identityErrors: ErrorArea = {
+const identityErrors: ErrorArea = operatorErrorArea({
   known: (err) => err instanceof Conflict ? new ApiError(409, 'conflict', err.message)
     : err instanceof NotFound ? new ApiError(404, 'not_found', err.message)
       : err instanceof InvalidInput ? new ApiError(400, 'invalid_parameter', err.message)
         : undefined,
-  wording: {
-    request: (f) => {
-      const known = fastifyErrors[f.reason]
-      return new ApiError(f.status, known?.code ?? 'bad_request', known?.message ?? f.message)
-    },
-    unavailable: () => errors.unavailable('store_unavailable', 'The identity store is unavailable; try again shortly'),
-    internalMessage: 'Internal error',
-  },
-  render: sendOperatorJson,
-  logMessage: 'operator API request failed',
-}
+  unavailable: () => errors.unavailable('store_unavailable', 'The identity store is unavailable; try again shortly'),
+})
 
 // ---- routes ----------------------------------------------------------------------------
 

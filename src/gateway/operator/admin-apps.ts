@@ -6,7 +6,8 @@ import { ApiError } from '../../common/errors.js'
 import { Type } from '../../common/typebox.js'
 import { checkCallbackUrl, InvalidInput } from '../store/validation.js'
 import { NotFound, type Consumer } from '../store/types.js'
-import { bodyLimit, consumerNotFound, errorResponses, isoSeconds, Key, Name, ScopeList, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
+import { bodyLimit, consumerNotFound, errorResponses, Key, Name, ScopeList, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
+import { isoSeconds } from '../../common/time.js'
 import { operatorActor } from '../audit/audited.js'
 
 const CallbackUrl = Type.String({ minLength: 1, maxLength: 2048 })

@@ -42,8 +42,5 @@ const ErrorBody = Type.Object({
 })
 export const errorResponses = { '4xx': ErrorBody, '5xx': ErrorBody }
 
-/** UTC to the second, as elsewhere in kigo (docs/api.md#objects). */
-export const isoSeconds = (d: Date) => d.toISOString().replace(/\.[0-9]{3}Z$/, 'Z')
-
 export const userNotFound = (id: string) => new ApiError(404, 'user_not_found', `No user ${JSON.stringify(id)}`)
 export const consumerNotFound = (key: string) => new ApiError(404, 'consumer_not_found', `No application with consumer key ${JSON.stringify(key)}`)

@@ -7,7 +7,8 @@ import { ApiError } from '../../common/errors.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
 import { Type } from '../../common/typebox.js'
 import { Conflict, type User } from '../store/types.js'
-import { bodyLimit, errorResponses, isoSeconds, Name, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
+import { bodyLimit, errorResponses, Name, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
+import { isoSeconds } from '../../common/time.js'
 import { operatorActor } from '../audit/audited.js'
 
 const Password = Type.String({ minLength: 1, maxLength: 1024 })

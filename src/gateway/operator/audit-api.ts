@@ -3,7 +3,7 @@
 // key, token or legacy method), since (ISO 8601), limit (1 to 1000, default 100).
 import type { FastifyInstance } from 'fastify'
 import { auditKinds, type AuditEvent, type AuditKind, type AuditStore } from '../audit/store.js'
-import { isoSeconds } from '../policy/time.js'
+import { isoSeconds } from '../../common/time.js'
 import { queryFilters } from './query-filters.js'
 import { actorName } from '../audit/audited.js'
 

@@ -2,6 +2,7 @@
 // server-rendered SVG of 100 % stacked columns. Built from the per-minute counts every
 // gateway writes to the store; no script, no external asset.
 import { html, type SafeHtml } from '../../common/html.js'
+import { isoSeconds, utcClock } from '../../common/time.js'
 import type { MinuteRow } from '../usage/store.js'
 
 export const chartMethods = ['oauth', 'basic', 'wsse', 'login_api', 'none'] as const
@@ -66,8 +67,7 @@ export function totals(buckets: Bucket[]): Record<ChartMethod, number> & { all: 
 }
 
 function timeLabel(ms: number, range: ChartRange): string {
-  const iso = new Date(ms).toISOString()
-  return range.bucketMs >= 180 * minute ? `${iso.slice(5, 10)} ${iso.slice(11, 16)}` : iso.slice(11, 16)
+  return range.bucketMs >= 180 * minute ? `${isoSeconds(ms).slice(5, 10)} ${utcClock(ms)}` : utcClock(ms)
 }
 
 const pct = (n: number, total: number) => (total === 0 ? 0 : (100 * n) / total)

@@ -15,7 +15,7 @@ import type { UsageStore } from '../usage/store.js'
 import { hasAdminBearer } from './admin-auth.js'
 import { bucketize, chartRanges, defaultRange, rangeWindow } from './dashboard-chart.js'
 import { dashboardPage, loginPage } from './dashboard-page.js'
-import { pageSecurityHeaders } from '../../common/site-page.js'
+import { securePage, type PagePolicy } from '../../common/security-headers.js'
 import { sessionCookie, sessionCookieOptions, sessionSeconds } from './dashboard-session.js'
 import type { OperatorSessionStore } from './session-store.js'
 import { methodPolicyView } from './policy-api.js'
@@ -65,10 +65,10 @@ const tableRows = 200
 // No script at all, styles inline only, forms post back here only (defence in depth for a
 // page that shows user IDs and client names chosen by API clients). Referrer same-origin,
 // not no-referrer: with no-referrer a browser sends `Origin: null` on the sign-in post.
-const securityHeaders = pageSecurityHeaders({ images: "'self' data:", referrer: 'same-origin' })
+const pagePolicy: PagePolicy = { images: "'self' data:", referrer: 'same-origin' }
 
 function html(reply: FastifyReply, status: number, body: string): FastifyReply {
-  return reply.code(status).headers(securityHeaders).type('text/html; charset=utf-8').send(body)
+  return securePage(reply, pagePolicy).code(status).type('text/html; charset=utf-8').send(body)
 }
 
 /** A cross-site form post carries a foreign Origin; SameSite=Strict already keeps the cookie away. */

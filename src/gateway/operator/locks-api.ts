@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../../common/errors.js'
 import type { AuditStore } from '../audit/store.js'
 import { userIdPattern } from '../domain/identifiers.js'
-import { isoSeconds } from '../policy/time.js'
+import { isoSeconds } from '../../common/time.js'
 import type { UserLocks } from '../throttle/user-locks.js'
 import { auditTrail, operatorActor } from '../audit/audited.js'
 

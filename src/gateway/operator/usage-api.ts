@@ -20,7 +20,8 @@ export interface UsageApiOptions {
   emails?: () => Promise<Map<string, string | null>>
 }
 
-const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'oidc', 'legacy']
+/** The report's `method` filter: one method, or `legacy` for every method but OAuth and OpenID Connect. */
+export const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'oidc', 'legacy']
 const allowedParams = ['method', 'user', 'client', 'since', 'moved', 'sort', 'order', 'limit', 'all']
 
 /** A record of GET /admin/usage: the report's columns (usage-report.ts), as the CSV has them. */

@@ -12,7 +12,7 @@
 // the policy (a real user's real credentials); `all` adds rows of failed or throttled
 // attempts only, and the "(unknown users)" row, which name nobody to write to. Every
 // surface shows the same columns (usageColumns), in the same order.
-import { isoSeconds } from '../policy/time.js'
+import { isoSeconds } from '../../common/time.js'
 import { hasMoved, oauthUseByFamily } from '../usage/moved.js'
 import type { UsageRow, UsageStore } from '../usage/store.js'
 

@@ -11,11 +11,19 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../common/config.js'
 import { ByteBudget } from '../../common/byte-budget.js'
-import { errors } from '../../common/errors.js'
+import { Unavailable } from '../../common/errors.js'
 import { isFormContentType } from '../../common/formats.js'
 
 /** What a form refused for the shared bound is told to wait (Retry-After, seconds). */
 const formRetryAfterSeconds = 2
+
+/** The forms in flight hold gateway.formBytesInFlight already: a 503 by classifyFailure. */
+export class FormBytesBusy extends Unavailable {
+  override name = 'FormBytesBusy'
+  constructor() {
+    super('service_unavailable', 'The gateway is reading too many request bodies; try again shortly', formRetryAfterSeconds)
+  }
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,7 +48,7 @@ async function bodyParsers(app: FastifyInstance, { config }: { config: Config })
     const counted = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         if (budget.take('', chunk.length) !== null) {
-          return callback(errors.unavailable('service_unavailable', 'The gateway is reading too many request bodies; try again shortly', formRetryAfterSeconds))
+          return callback(new FormBytesBusy())
         }
         taken += chunk.length
         callback(null, chunk)

@@ -2,6 +2,7 @@
 // asks the app's own dependencies and answers 503 while one of them does not.
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import { readinessStatus } from '../../common/errors.js'
 
 export interface HealthOptions {
   /** Readiness of each dependency, by name. */
@@ -13,7 +14,7 @@ async function health(app: FastifyInstance, options: HealthOptions): Promise<voi
   app.get('/readyz', async (_request, reply) => {
     const checks = await options.ready()
     const ok = Object.values(checks).every(Boolean)
-    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable', checks })
+    return reply.code(readinessStatus(ok)).send({ status: ok ? 'ready' : 'unavailable', checks })
   })
 }
 

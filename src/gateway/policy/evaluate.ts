@@ -1,7 +1,8 @@
 // Pure evaluation of a method's migration policy at an instant (docs/gateway.md#the-migration-policy): which state
 // is in effect, whether a brownout window is open, since when the method is deprecated,
 // and what a verified request of that method gets: the deprecation headers, or a 403.
-import { clockMinutes, isoSeconds } from './time.js'
+import { utcClock } from '../../common/time.js'
+import { clockMinutes } from './time.js'
 import type { LegacyMethod, MethodPolicy, PolicyState } from './types.js'
 
 export interface PolicySubject {
@@ -202,8 +203,6 @@ function stretchAt(policy: MethodPolicy, now: number, guideUrl: string): Stretch
   return stretch
 }
 
-const hhmm = (ms: number) => isoSeconds(ms).slice(11, 16)
-
 /**
  * What a request that verified with `method` gets at `now`. Only verified requests are
  * evaluated: failed credentials are answered by authentication as before.
@@ -229,7 +228,7 @@ export function evaluatePolicy(method: LegacyMethod, policy: MethodPolicy, subje
       state,
       status: 403,
       code: 'method_retired_temporarily',
-      message: `${name} is switched off until ${hhmm(window.end)} UTC (a scheduled brownout before its retirement); move this client to OAuth. Migration guide: ${guideUrl}`,
+      message: `${name} is switched off until ${utcClock(window.end)} UTC (a scheduled brownout before its retirement); move this client to OAuth. Migration guide: ${guideUrl}`,
       // The window's end is known: RFC 9110 §10.2.3 lets a client that must retry wait for it.
       headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil((window.end - now) / 1000))) },
     }

@@ -1,7 +1,8 @@
 // Checks that go beyond the schema (dates that exist, windows that make sense, one
 // subject per exception) and brings a method policy into its stored form.
 import { deprecatedSince } from './evaluate.js'
-import { clockMinutes, isoSeconds } from './time.js'
+import { isoSeconds } from '../../common/time.js'
+import { clockMinutes } from './time.js'
 import type { MethodPolicy, MethodPolicyInput, PolicyState } from './types.js'
 
 export class InvalidPolicy extends Error {

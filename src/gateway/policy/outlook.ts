@@ -12,7 +12,7 @@
 //   first words are "Works until …", never "Refused".
 // - A brownout refuses during its windows only; between them the method works.
 import { deprecatedSince, effectiveState, endOf, exceptionEnd, nextChange, openWindow, type PolicySubject } from './evaluate.js'
-import { isoSeconds } from './time.js'
+import { utcClock, utcMinute } from '../../common/time.js'
 import type { MethodPolicy, PolicyState } from './types.js'
 
 export interface PolicyOutlook {
@@ -38,13 +38,8 @@ export interface PolicyOutlook {
   summary: string
 }
 
-/** `2027-06-30 00:00 UTC`: minutes are as precise as a person needs here. */
-export const utcText = (ms: number): string => `${isoSeconds(ms).slice(0, 16).replace('T', ' ')} UTC`
-
-const hhmm = (ms: number) => isoSeconds(ms).slice(11, 16)
-
 function nextText(next: { state: PolicyState; at: number }, windows: string): string {
-  const when = utcText(next.at)
+  const when = utcMinute(next.at)
   switch (next.state) {
     case 'deny':
       return `It stops working on ${when}.`
@@ -75,18 +70,18 @@ export function policyOutlook(policy: MethodPolicy, now: number, subject?: Polic
 
   const parts: string[] = []
   if (state === 'deny') {
-    parts.push(exceptionUntil !== null ? `Works until ${utcText(exceptionUntil)} (an exception for this client); refused after that.` : `Refused: switched off since ${utcText(endedAt!)}.`)
+    parts.push(exceptionUntil !== null ? `Works until ${utcMinute(exceptionUntil)} (an exception for this client); refused after that.` : `Refused: switched off since ${utcMinute(endedAt!)}.`)
   } else {
     if (state === 'allow') parts.push('Works.')
     else if (state === 'deprecate') parts.push('Works, but is deprecated.')
-    else if (exceptionUntil !== null) parts.push(`Works, even during the brownouts (every day ${windows} UTC), until ${utcText(exceptionUntil)} (an exception for this client).`)
-    else if (window !== null) parts.push(`Refused now, until ${hhmm(window.end)} UTC (a brownout); refused every day ${windows} UTC, working otherwise.`)
+    else if (exceptionUntil !== null) parts.push(`Works, even during the brownouts (every day ${windows} UTC), until ${utcMinute(exceptionUntil)} (an exception for this client).`)
+    else if (window !== null) parts.push(`Refused now, until ${utcClock(window.end)} UTC (a brownout); refused every day ${windows} UTC, working otherwise.`)
     else parts.push(`Works, except every day ${windows} UTC (brownouts).`)
     if (next !== null && next.state !== 'deny') parts.push(nextText(next, windows))
     if (endsAt === null) parts.push('No end date is set yet.')
-    else if (exceptionUntil !== null && exceptionUntil > endsAt) parts.push(`It stops working on ${utcText(endsAt)}, but an exception keeps this client working until ${utcText(exceptionUntil)}.`)
-    else if (endsAt <= now) parts.push(`It was announced to stop working on ${utcText(endsAt)}, and may stop at any time.`)
-    else parts.push(`It stops working on ${utcText(endsAt)}.`)
+    else if (exceptionUntil !== null && exceptionUntil > endsAt) parts.push(`It stops working on ${utcMinute(endsAt)}, but an exception keeps this client working until ${utcMinute(exceptionUntil)}.`)
+    else if (endsAt <= now) parts.push(`It was announced to stop working on ${utcMinute(endsAt)}, and may stop at any time.`)
+    else parts.push(`It stops working on ${utcMinute(endsAt)}.`)
   }
   return { state, refusedNow, window, deprecatedSince: deprecatedSince(policy, now), endedAt, endsAt, exceptionUntil, worksUntil, next, summary: parts.join(' ') }
 }

@@ -5,9 +5,10 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { methodNames, nextWindow } from '../policy/evaluate.js'
-import { policyOutlook, utcText } from '../policy/outlook.js'
-import { clockMinutes, isoSeconds } from '../policy/time.js'
-import { pageSecurityHeaders } from '../../common/site-page.js'
+import { policyOutlook } from '../policy/outlook.js'
+import { isoSeconds, utcMinute } from '../../common/time.js'
+import { clockMinutes } from '../policy/time.js'
+import { securePage } from '../../common/security-headers.js'
 import { legacyMethods, type LegacyMethod, type MethodPolicy, type PolicyState } from '../policy/types.js'
 import type { ProviderContext } from './context.js'
 import { html, page, type SafeHtml } from '../account-area/html.js'
@@ -20,8 +21,8 @@ export const stateMeaning: Record<PolicyState, string> = {
   deny: 'refused (403 method_retired)',
 }
 
-/** An instant in the words of every policy surface (`utcText`: `2027-07-01 00:00 UTC`), with the reader's own time added by the script. */
-const dateTime = (ms: number): SafeHtml => html`<time datetime="${isoSeconds(ms)}" data-local="datetime">${utcText(ms)}</time>`
+/** An instant in the words of every policy surface (`utcMinute`: `2027-07-01 00:00 UTC`), with the reader's own time added by the script. */
+const dateTime = (ms: number): SafeHtml => html`<time datetime="${isoSeconds(ms)}" data-local="datetime">${utcMinute(ms)}</time>`
 
 /** A daily window as today's UTC instants (the script shows them in local time). */
 function windowText(w: { start: string; end: string }, now: number): SafeHtml {
@@ -78,8 +79,7 @@ if (tz) tz.textContent = Intl.DateTimeFormat().resolvedOptions().timeZone;
 /** Sends a page that runs one inline script (allowed by its nonce, nothing else). */
 export function sendPageWithScript(reply: FastifyReply, document: (nonce: string) => string): FastifyReply {
   const nonce = randomBytes(16).toString('base64')
-  return reply
-    .headers(pageSecurityHeaders({ scriptNonce: nonce }))
+  return securePage(reply, { scriptNonce: nonce })
     .code(200)
     .type('text/html; charset=utf-8')
     .send(document(nonce))

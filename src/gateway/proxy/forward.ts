@@ -22,7 +22,7 @@ import { Agent, type Dispatcher } from 'undici'
 import { clientGone } from '../../common/client-gone.js'
 import { closeAfterAnswer } from '../../common/linger.js'
 import { type Identity, signIdentity } from '../../common/identity.js'
-import { ApiError, errors } from '../../common/errors.js'
+import { ApiError, errors, Unavailable } from '../../common/errors.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
 import { withoutTraceContext, type ForwardSpan } from '../../common/tracing.js'
 
@@ -135,14 +135,20 @@ export function withoutKigoCookies(header: string): string {
     .join('; ')
 }
 
+/** The core could not be reached at all (refused, unknown, unreachable): an outage of the core, a 503 by classifyFailure. */
+export class CoreUnreachable extends Unavailable {
+  override name = 'CoreUnreachable'
+  constructor() {
+    super('upstream_unavailable', 'The entry service is unavailable; try again shortly')
+  }
+}
+
 /** What the client is told when the core could not be reached or did not answer in time. */
-export function upstreamError(err: Error & { code?: string; cause?: unknown }): ApiError {
+export function upstreamError(err: Error & { code?: string; cause?: unknown }): ApiError | CoreUnreachable {
   const cause = (err.cause ?? {}) as { code?: string }
   const code = err.code ?? cause.code ?? ''
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return errors.gatewayTimeout()
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT') {
-    return errors.unavailable('upstream_unavailable', 'The entry service is unavailable; try again shortly')
-  }
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT') return new CoreUnreachable()
   return errors.badGateway('The entry service failed to answer')
 }
 
@@ -310,13 +316,13 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
       if (!reply.sent) void reply.send(err)
       return
     }
-    const apiError = upstreamError(err)
+    const answer = upstreamError(err)
     if (clientGone(request, reply)) {
       // The client went away mid-request (an aborted upload): theirs to retry, not ours.
       request.log.info({ error: err.message, code: err.code }, 'client closed the request before the core answered')
-    } else if (apiError.code === 'upstream_unavailable') opts.watch?.failed(err)
+    } else if (answer instanceof CoreUnreachable) opts.watch?.failed(err)
     else request.log.warn({ error: err.message, code: err.code }, 'upstream failed')
-    if (!reply.sent) void reply.send(apiError)
+    if (!reply.sent) void reply.send(answer)
   }
 
   return (request, reply, context) => {

@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest'
 import { evaluatePolicy, httpDate } from '../../../src/gateway/policy/evaluate.js'
 import { normalizePolicy } from '../../../src/gateway/policy/normalize.js'
-import { policyOutlook, utcText } from '../../../src/gateway/policy/outlook.js'
+import { policyOutlook } from '../../../src/gateway/policy/outlook.js'
+import { utcMinute } from '../../../src/common/time.js'
 import type { MethodPolicyInput, PolicyState } from '../../../src/gateway/policy/types.js'
 
 const guide = 'https://kigo.example/migration'
@@ -69,7 +70,7 @@ describe('policyOutlook over every state × schedule × sunset × exception', ()
     if (c.excepted && (c.policy.state === 'deny' || c.policy.state === 'brownout')) {
       expect(outlook.refusedNow).toBe(false)
       expect(outlook.summary).toMatch(/^Works/)
-      expect(outlook.summary).toContain(`until ${utcText(at(c.exceptionUntil!))}`)
+      expect(outlook.summary).toContain(`until ${utcMinute(at(c.exceptionUntil!))}`)
     }
 
     if (!c.excepted) {
@@ -94,7 +95,7 @@ describe('policyOutlook over every state × schedule × sunset × exception', ()
       const expectedEnd = scheduled ? at(scheduled.from) : c.policy.sunset ? at(c.policy.sunset) : null
       expect(outlook.endsAt).toBe(expectedEnd)
       if (expectedEnd === null) expect(outlook.summary).toContain('No end date is set yet.')
-      else expect(outlook.summary).toContain(utcText(expectedEnd))
+      else expect(outlook.summary).toContain(utcMinute(expectedEnd))
     }
 
     // The Sunset header says what the words say: this client's end, or the method's.

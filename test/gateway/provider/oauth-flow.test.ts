@@ -193,7 +193,7 @@ describe('GET and POST /oauth/authorize', () => {
     expect(res.text).toMatch(/<input type="password" id="password" name="password"/)
     expect(res.text).toContain('Open &lt;Client&gt; &amp; Co')
     expect(res.text).not.toContain('Open <Client>')
-    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none';style-src 'unsafe-inline';form-action 'self'")
     expect(res.headers.get('x-frame-options')).toBe('DENY')
     expect(res.headers.get('referrer-policy')).toBe('no-referrer')
     expect(res.headers.get('cache-control')).toBe('no-store')

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto'
 import type { ErrorCode } from '../../../common/errors.js'
 import { randomToken, safeEqual } from '../../../common/secrets.js'
+import { isoSeconds } from '../../../common/time.js'
 import type { ReplayCache } from '../../replay/types.js'
 import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from '../../domain/auth-results.js'
 import type { AuthRequest, AuthResult, CredentialLookup, CredentialVerifier, Outcome } from '../../domain/auth.js'
@@ -109,7 +110,7 @@ export function checkOAuthRequest(
     if (Math.abs(timestamp - now) > opts.windowSeconds) {
       // State the server's time: a client whose clock is off can see by how much.
       const skew = timestamp - now
-      const advice = `The server's time is ${new Date(now * 1000).toISOString().replace('.000Z', 'Z')} (${now} seconds since the epoch); your oauth_timestamp is ${Math.abs(skew)} seconds ${skew < 0 ? 'behind' : 'ahead'}. Set your clock (NTP), or use the server's Date header.`
+      const advice = `The server's time is ${isoSeconds(now * 1000)} (${now} seconds since the epoch); your oauth_timestamp is ${Math.abs(skew)} seconds ${skew < 0 ? 'behind' : 'ahead'}. Set your clock (NTP), or use the server's Date header.`
       return {
         ok: false,
         result: oauthFailure(401, 'timestamp_refused', `oauth_timestamp is more than ${opts.windowSeconds} seconds from the server's clock. ${advice}`, 'stale', {

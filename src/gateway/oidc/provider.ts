@@ -55,13 +55,28 @@ export interface OidcProviderDeps {
   now: () => number
 }
 
-/** The library's storage interface over the gateway's store; relying parties come from oidc_clients. */
-function adapterFor(store: OidcStore) {
+/** Where a stored payload records the issuer (deployment) that stored it. */
+const issuerMark = 'kigo_issuer'
+
+/**
+ * The payload as the library stored it, when `issuer` stored it (docs/oidc.md#storage):
+ * both deployments share one table, so a code, token, grant, session or interaction of
+ * one deployment is not found at the other. State stored before the mark existed has
+ * none and is read by either until it expires.
+ */
+function ownPayload(found: AdapterPayload | undefined, issuer: string): AdapterPayload | undefined {
+  if (found === undefined) return undefined
+  const { [issuerMark]: storedBy, ...payload } = found
+  return storedBy === undefined || storedBy === issuer ? payload : undefined
+}
+
+/** The library's storage interface over the gateway's store, for one issuer; relying parties come from oidc_clients. */
+function adapterFor(store: OidcStore, issuer: string) {
   return class SqlAdapter implements Adapter {
     constructor(private readonly model: string) {}
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
-      await store.upsertState(this.model, id, payload, expiresIn)
+      await store.upsertState(this.model, id, { ...payload, [issuerMark]: issuer }, expiresIn)
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
@@ -79,7 +94,7 @@ function adapterFor(store: OidcStore) {
           response_types: ['code'],
         }
       }
-      return (await store.findState(this.model, id))
+      return ownPayload(await store.findState(this.model, id), issuer)
     }
 
     async findByUserCode(): Promise<AdapterPayload | undefined> {
@@ -87,7 +102,7 @@ function adapterFor(store: OidcStore) {
     }
 
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      return (await store.findStateByUid(this.model, uid))
+      return ownPayload(await store.findStateByUid(this.model, uid), issuer)
     }
 
     async consume(id: string): Promise<void> {
@@ -138,7 +153,7 @@ export function buildProvider(library: OidcLibrary, issuer: string, keys: Signin
   )
 
   const configuration: Configuration = {
-    adapter: adapterFor(store),
+    adapter: adapterFor(store, issuer),
     findAccount: async (_ctx, sub) => {
       const user = await users.getUser(sub)
       if (!user) return undefined

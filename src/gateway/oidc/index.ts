@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
+import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { Config } from '../../common/config.js'
 import { errors } from '../../common/errors.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
@@ -68,10 +69,21 @@ export class OidcProviders {
     for (const host of this.hosts) {
       const provider = buildProvider(library, `${this.options.config.publicScheme}://${host}`, keys, deps)
       // One session: signing out through the provider (RP-initiated logout) ends the
-      // account session too.
-      provider.on('end_session.success', (ctx: { cookies: { get(n: string, o: { signed: boolean }): string | undefined }; res: ServerResponse }) => {
+      // account session too, when it is the same user's. A browser whose provider
+      // session is alice's while bob is signed in to kigo (she signed out of the account
+      // area, he signed in) keeps bob signed in; so does "Stay signed in", and a browser
+      // with no provider session (the library then asks nobody). Done before the answer.
+      provider.on('end_session.success', (ctx: KoaContextWithOIDC) => {
+        if (ctx.oidc.params?.logout !== undefined && ctx.oidc.session?.accountId) ctx.state[signedOutAccount] = ctx.oidc.session.accountId
+      })
+      provider.use(async (ctx, next) => {
+        await next()
+        const accountId = ctx.state[signedOutAccount]
         const id = ctx.cookies.get(sessionCookie, { signed: false })
-        if (id) void this.options.users.deleteWebSession(id).catch(() => undefined)
+        if (typeof accountId !== 'string' || !id) return
+        const users = this.options.users
+        const session = await users.getWebSession(id, new Date((this.options.now ?? Date.now)())).catch(() => null)
+        if (session?.user?.id === accountId) await users.deleteWebSession(id).catch(() => undefined)
       })
       // The usage report counts each successful exchange for its user under the site's
       // name: a login-API site registered under the same name shows as moved.
@@ -111,6 +123,9 @@ export class OidcProviders {
     return this.byHost.get(host)
   }
 }
+
+/** Where the end_session.success event leaves the account the provider session signed out (ctx.state). */
+const signedOutAccount = Symbol('kigo signed-out account')
 
 const sessionExpired = 'This sign-in request has expired, or was started in another browser. Go back to the site and sign in again.'
 const isSessionNotFound = (thrown: unknown) => (thrown as { name?: unknown } | null)?.name === 'SessionNotFound'

@@ -29,6 +29,8 @@ declare module 'oidc-provider' {
     body: unknown
     host: string
     set(name: string, value: string): void
+    response: { get(name: string): string | number | string[] | undefined }
+    state: Record<string | symbol, unknown>
     cookies: { get(name: string, options?: { signed?: boolean }): string | undefined }
     oidc: {
       client?: ClientView
@@ -91,6 +93,7 @@ declare module 'oidc-provider' {
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>
     interactionResult(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<string>
     on(event: string, listener: (...args: never[]) => void): this
+    use(middleware: (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>): this
     Grant: typeof Grant
     Client: { find(id: string): Promise<ClientView | undefined> }
   }

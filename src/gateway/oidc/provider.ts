@@ -5,6 +5,7 @@
 // consent are the account area's own pages (interactions.ts).
 import type Provider from 'oidc-provider'
 import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider'
+import { createHash } from 'node:crypto'
 import type { OidcLibrary } from './library.js'
 import { deriveKey } from '../../common/secrets.js'
 import { sessionCookie } from '../provider/session.js'
@@ -236,6 +237,15 @@ ${trusted(form)}
     issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
   }
   const provider = new library.Provider(issuer, configuration)
+  // The library's own pages (RP-initiated logout's auto-submitting form) get the account
+  // pages' headers too: never framed, nothing loaded, forms posted to this origin only;
+  // their inline script is allowed by its hash alone.
+  provider.use(async (ctx, next) => {
+    await next()
+    if (typeof ctx.body !== 'string' || ctx.type !== 'text/html' || ctx.response.get('content-security-policy')) return
+    const scripts = [...ctx.body.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => `'sha256-${createHash('sha256').update(m[1]!).digest('base64')}'`)
+    for (const [k, v] of Object.entries(pageSecurityHeaders())) ctx.set(k, k === 'content-security-policy' && scripts.length > 0 ? `${v}; script-src ${scripts.join(' ')}` : v)
+  })
   // The public origin is decided by the gateway's own rules (trusted proxies) and handed
   // to the library as X-Forwarded-* of the request it is given (mount.ts).
   provider.proxy = true

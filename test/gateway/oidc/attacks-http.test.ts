@@ -1,8 +1,10 @@
 // The OpenID Connect provider from an attacker's side, over HTTP against a running gateway
 // and core (docs/security.md#openid-connect): what a code, a token, a cookie or a client
 // credential of one place is worth in another.
+import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../../helpers/stack.js'
+import { WebClient, csrfOf } from '../provider/helpers.js'
 import { browse, discover, oidc, registerClient, startSignIn, type RegisteredClient } from './helpers.js'
 
 let stack: Stack
@@ -65,5 +67,67 @@ describe('codes and tokens are bound to the deployment that issued them', () => 
     const home = await fetch(`${stack.url}/oidc/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })
     expect(home.status).toBe(200)
     expect(((await home.json()) as { sub: string }).sub).toBe('alice')
+  })
+})
+
+describe('signing out through a site signs out only the user it was for', () => {
+  /** The logout confirmation's form (action and xsrf), as the library renders it in kigo's page. */
+  const logoutForm = (text: string) => {
+    const form = /<form[^>]*id="op.logoutForm"[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/.exec(text) ?? /<form[^>]*action="([^"]+)"[^>]*id="op.logoutForm"[^>]*>([\s\S]*?)<\/form>/.exec(text)
+    expect(form, text.slice(0, 400)).not.toBeNull()
+    return { action: new URL(form![1]!, stack.url).pathname, xsrf: /name="xsrf" value="([^"]+)"/.exec(form![2]!)![1]! }
+  }
+
+  it('alice signs in to a site, signs out of kigo, bob signs in in the same browser: the site’s logout does not sign bob out', async () => {
+    const bob = await stack.addUser('bob', 'Bob')
+    const config = await discover(stack.url, site)
+    const started = await startSignIn(config, redirectUri)
+    const { browser } = await browse(started.url, redirectUri, alice)
+    const account = await browser.get('/account')
+    expect((await browser.post('/account/logout', { csrf_token: csrfOf(account.text) })).status).toBe(303)
+    expect((await browser.signIn('/account/login', bob.id, bob.password)).status).toBe(303)
+    expect((await browser.get('/account')).text).toContain('Bob')
+
+    // The site sends the browser to sign out; the provider session there is still alice's.
+    const ask = await browser.get(`/oidc/session/end?client_id=${site.client_id}`)
+    expect(ask.status).toBe(200)
+    const form = logoutForm(ask.text)
+    const done = await browser.post(form.action, { xsrf: form.xsrf, logout: 'yes' })
+    expect(done.status).toBe(303)
+    const after = await browser.get('/account')
+    expect(after.status).toBe(200)
+    expect(after.text).toContain('Bob')
+  })
+
+  it('Stay signed in keeps the kigo session', async () => {
+    const config = await discover(stack.url, site)
+    const started = await startSignIn(config, redirectUri)
+    const { browser } = await browse(started.url, redirectUri, alice)
+    const ask = await browser.get(`/oidc/session/end?client_id=${site.client_id}`)
+    const form = logoutForm(ask.text)
+    expect((await browser.post(form.action, { xsrf: form.xsrf })).status).toBe(303)
+    expect((await browser.get('/account')).status).toBe(200)
+  })
+
+  it('a browser signed in to kigo but never through a site is not signed out by the auto-submitting logout page, which cannot be framed', async () => {
+    const browser = new WebClient(stack.url)
+    expect((await browser.signIn('/account/login', alice.id, alice.password)).status).toBe(303)
+    const page = await browser.get(`/oidc/session/end?client_id=${site.client_id}`)
+    expect(page.status).toBe(200)
+    expect(page.text).toContain('document.forms[0].submit()')
+    const csp = page.headers.get('content-security-policy') ?? ''
+    expect(csp).toContain("frame-ancestors 'none'")
+    expect(csp).toContain("default-src 'none'")
+    expect(csp).toContain("form-action 'self'")
+    // The one inline script runs by its hash; nothing else may.
+    const script = /<script>([\s\S]*?)<\/script>/.exec(page.text)![1]!
+    expect(csp).toContain(`script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'`)
+    expect(csp).not.toMatch(/script-src[^;]*unsafe/)
+    expect(page.headers.get('x-frame-options')).toBe('DENY')
+    // The form it submits.
+    const action = /<form method="post" action="([^"]+)"/.exec(page.text)![1]!
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(page.text)![1]!
+    expect((await browser.post(new URL(action, stack.url).pathname, { xsrf, logout: 'yes' })).status).toBe(303)
+    expect((await browser.get('/account')).status).toBe(200)
   })
 })

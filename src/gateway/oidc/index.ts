@@ -127,6 +127,8 @@ export class OidcProviders {
 /** Where the end_session.success event leaves the account the provider session signed out (ctx.state). */
 const signedOutAccount = Symbol('kigo signed-out account')
 
+const mismatchPage = () => messagePage({ title: 'Sign-in request expired', message: 'This sign-in request does not match your session. Go back to the site and sign in again.' })
+
 const sessionExpired = 'This sign-in request has expired, or was started in another browser. Go back to the site and sign in again.'
 const isSessionNotFound = (thrown: unknown) => (thrown as { name?: unknown } | null)?.name === 'SessionNotFound'
 
@@ -245,6 +247,9 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
       return seeOther(reply, to, redirectOrigins)
     }
     if (details.prompt.name !== 'consent') return sendPage(reply, 400, messagePage({ title: 'Bad request', message: 'kigo cannot complete this sign-in request.' }))
+    // The consent step is for the user the interaction signed in, shown to that user only
+    // (another user holding its cookie is not shown it), as the confirmation checks too.
+    if (details.session?.accountId !== session.user.id) return sendPage(reply, 400, mismatchPage())
     const scopes = String(details.params.scope ?? '').split(' ').filter((s) => s !== '')
     return sendPage(
       reply,
@@ -262,9 +267,7 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     const user = posted.session.user
     const uid = (request.params as { uid: string }).uid
     const details = await provider.interactionDetails(request.raw, reply.raw)
-    if (details.uid !== uid || details.prompt.name !== 'consent' || details.session?.accountId !== user.id) {
-      return sendPage(reply, 400, messagePage({ title: 'Sign-in request expired', message: 'This sign-in request does not match your session. Go back to the site and sign in again.' }))
-    }
+    if (details.uid !== uid || details.prompt.name !== 'consent' || details.session?.accountId !== user.id) return sendPage(reply, 400, mismatchPage())
     const decision = field(posted.form, 'decision')
     if (decision !== 'allow' && decision !== 'deny') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Choose Allow or Deny.' }))
     const clientId = String(details.params.client_id)

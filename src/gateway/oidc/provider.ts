@@ -175,8 +175,14 @@ export function buildProvider(library: OidcLibrary, issuer: string, keys: Signin
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
     clientDefaults: { grant_types: ['authorization_code'], response_types: ['code'], id_token_signed_response_alg: 'RS256', token_endpoint_auth_method: 'client_secret_basic' },
+    // What docs/oidc.md offers and nothing more: HTTP Basic, or no secret for a public
+    // client (the library would otherwise take the secret in the body from a Basic client,
+    // and advertise JWT client assertions, pushed requests and DPoP).
+    clientAuthMethods: ['client_secret_basic', 'none'],
     features: {
       devInteractions: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
       userinfo: { enabled: true },
       revocation: { enabled: true },
       rpInitiatedLogout: {

@@ -131,3 +131,73 @@ describe('signing out through a site signs out only the user it was for', () => 
     expect((await browser.get('/account')).status).toBe(200)
   })
 })
+
+describe('only what docs/oidc.md offers', () => {
+  it('refuses the client secret in the body (client_secret_post) from a client registered for Basic; Basic still redeems the code', async () => {
+    const config = await discover(stack.url, site)
+    const started = await startSignIn(config, redirectUri)
+    const { callback } = await browse(started.url, redirectUri, alice)
+    const code = callback.searchParams.get('code')!
+    const res = await fetch(`${stack.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: started.verifier, redirect_uri: redirectUri, client_id: site.client_id, client_secret: site.client_secret! }).toString(),
+    })
+    expect(res.status).toBe(401)
+    const body = (await res.json()) as Record<string, string>
+    expect(body.error).toBe('invalid_client')
+    expect(body.access_token).toBeUndefined()
+    const basicAnswer = await redeem(stack.url, code, started.verifier)
+    expect(basicAnswer.status).toBe(200)
+    expect(typeof basicAnswer.body.access_token).toBe('string')
+  })
+
+  it('discovery advertises Basic and none only, no pushed requests and no DPoP, and /oidc/request does not take one', async () => {
+    for (const base of [stack.url, stack.globalUrl]) {
+      const meta = (await (await fetch(`${base}/.well-known/openid-configuration`)).json()) as Record<string, unknown>
+      expect(meta.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'none'])
+      expect(meta).not.toHaveProperty('token_endpoint_auth_signing_alg_values_supported')
+      expect(meta).not.toHaveProperty('pushed_authorization_request_endpoint')
+      expect(meta).not.toHaveProperty('require_pushed_authorization_requests')
+      expect(meta).not.toHaveProperty('dpop_signing_alg_values_supported')
+    }
+    const par = await fetch(`${stack.url}/oidc/request`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(site) },
+      body: new URLSearchParams({ response_type: 'code', client_id: site.client_id, redirect_uri: redirectUri, scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' }).toString(),
+    })
+    expect(par.status).not.toBe(201)
+    expect(par.status).toBeGreaterThanOrEqual(400)
+    expect(par.status).toBeLessThan(500)
+    expect(await par.text()).not.toContain('request_uri')
+  })
+
+  it('bob holding alice’s interaction cookie is not shown her consent page', async () => {
+    const bob = { id: 'bob2', password: (await stack.addUser('bob2', 'Bob Two')).password }
+    const config = await discover(stack.url, site)
+    // A consent is asked for even after an earlier grant.
+    const started = await startSignIn(config, redirectUri, { prompt: 'consent' })
+    let consentPath = ''
+    const aliceBrowser = new WebClient(stack.url)
+    await browse(started.url, redirectUri, alice, {
+      browser: aliceBrowser,
+      onPage: (path, text) => {
+        if (consentPath === '' && /action="\/oidc\/interaction\/[^"]+\/confirm"/.test(text)) {
+          consentPath = path.split('?')[0]!
+          throw new Error('stop at the consent page')
+        }
+      },
+    }).catch(() => undefined)
+    expect(consentPath).toMatch(/^\/oidc\/interaction\//)
+    // Alice's own browser is shown it.
+    expect((await aliceBrowser.get(consentPath)).status).toBe(200)
+
+    const bobBrowser = new WebClient(stack.url)
+    expect((await bobBrowser.signIn('/account/login', bob.id, bob.password)).status).toBe(303)
+    for (const [name, value] of aliceBrowser.cookies) if (name.startsWith('_interaction')) bobBrowser.cookies.set(name, value)
+    const stolen = await bobBrowser.get(consentPath)
+    expect(stolen.status).toBe(400)
+    expect(stolen.text).toContain('does not match your session')
+    expect(stolen.text).not.toMatch(/action="\/oidc\/interaction\/[^"]+\/confirm"/)
+  })
+})

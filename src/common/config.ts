@@ -38,6 +38,12 @@ export const ConfigSchema = Type.Object({
     port: Port,
     adminHost: Type.String({ minLength: 1 }),
     adminPort: Port,
+    /**
+     * Host names the operator port answers besides 127.0.0.1, localhost and [::1]
+     * (`name` on any port, `name:port` on that port): the names scrapers and operators
+     * reach it by (docs/operations.md#operator-port-host-names).
+     */
+    adminHostNames: Type.Array(HostPort),
     coreUrl: Type.String({ pattern: '^https?://' }),
     coreTimeoutMs: Type.Integer({ minimum: 1 }),
     stripCredentials: Type.Boolean(),
@@ -256,6 +262,7 @@ const envSettings: ReadonlyArray<{ name: string; path: string; kind: 'text' | 'p
   { name: 'KIGO_DOMESTIC_HOST_ALIASES', path: '/domesticHostAliases', kind: 'list' },
   { name: 'KIGO_GLOBAL_HOST_ALIASES', path: '/globalHostAliases', kind: 'list' },
   { name: 'KIGO_TRUSTED_PROXIES', path: '/trustedProxies', kind: 'list' },
+  { name: 'KIGO_ADMIN_HOST_NAMES', path: '/gateway/adminHostNames', kind: 'list' },
 ]
 
 /** Setting (JSON pointer) → the environment variable that sets it. */

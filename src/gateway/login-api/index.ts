@@ -58,6 +58,9 @@ const rawQuery = (url: string) => {
   return q === -1 ? '' : url.slice(q + 1)
 }
 
+/** What the exchange defines; it takes nothing else. */
+const exchangeParams = ['api_key', 'cert', 'api_sig'] as const
+
 type Verified = { site: LoginSite; params: Array<[string, string]> }
 type Refusal = { status: 400 | 401; outcome: Outcome; title: string; message: string }
 
@@ -106,9 +109,14 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
   }
 
   // ---- verification shared by sign-in and exchange -------------------------------------------
-  const verify = async (query: string, required: string[]): Promise<Verified | Refusal> => {
+  /** `only`: the parameters the request may carry, when it may carry no others. */
+  const verify = async (query: string, required: string[], only?: readonly string[]): Promise<Verified | Refusal> => {
     const read = readLoginQuery(query)
     if (!read.ok) return { status: 400, outcome: 'malformed', title: 'Bad request', message: read.message }
+    // A parameter the request does not define could only be there to re-split the
+    // separator-less signature (docs/login-api.md#signature).
+    const extra = only && read.params.find(([n]) => !only.includes(n))
+    if (extra) return { status: 400, outcome: 'malformed', title: 'Unknown parameter', message: `The request takes ${only.join(', ')} only; ${extra[0].slice(0, 40)} is not one of them.` }
     const get = (n: string) => read.params.find(([k]) => k === n)?.[1]
     for (const name of ['api_key', ...required, 'api_sig']) {
       const v = get(name)
@@ -222,7 +230,7 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
 
   const exchange = (format: 'json' | 'xml') => async (request: FastifyRequest, reply: FastifyReply) => {
     request.routeName = 'api/auth'
-    const checked = await verify(rawQuery(request.url), ['cert'])
+    const checked = await verify(rawQuery(request.url), ['cert'], exchangeParams)
     if (!('site' in checked)) {
       count('api/auth', checked.outcome, null, null)
       return sendExchange(reply, format, checked.status, { message: `${checked.title}: ${checked.message}` })

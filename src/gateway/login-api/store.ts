@@ -73,6 +73,13 @@ export class LoginSiteStore {
     return row ? { site: toSite(row), secret: this.box.open(row.secret, secretAad(row.api_key)) } : null
   }
 
+  /** The site without its secret (owner checks, listings: nothing is decrypted), or null. */
+  async find(apiKey: string): Promise<LoginSite | null> {
+    if (!isPlausibleKey(apiKey)) return null
+    const rows = await this.db.query<SiteRow>(`SELECT ${columns} FROM kigo_gateway.login_sites WHERE api_key = $1`, [apiKey])
+    return rows[0] ? toSite(rows[0]) : null
+  }
+
   async list(ownerId?: string): Promise<LoginSite[]> {
     const rows = ownerId === undefined
       ? await this.db.query<SiteRow>(`SELECT ${columns} FROM kigo_gateway.login_sites ORDER BY created_at, api_key`)

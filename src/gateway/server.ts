@@ -64,7 +64,7 @@ function accountArea(config: Config, d: GatewayDependencies, options: GatewaySta
       ...fixedNow,
     },
     // The OpenID Connect provider (docs/oidc.md) on the same account area.
-    oidc: { config, store: oidcStore, users: store, providers: d.oidcProviders, metrics, now, ...accountSessions },
+    oidc: { config, store: oidcStore, users: store, providers: d.oidcProviders, metrics, audit, now, ...accountSessions },
     oidcClientPages: { store: oidcStore, users: store, audit, now, ...accountSessions },
   }
 }

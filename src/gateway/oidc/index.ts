@@ -19,6 +19,7 @@ import type { UsageRecorder } from '../usage/recorder.js'
 import { loadOidcLibrary } from './library.js'
 import { buildProvider, oidcPrefix, retiredKeySeconds, type OidcProviderDeps } from './provider.js'
 import type { OidcStore } from './store.js'
+import type { AuditStore } from '../audit/store.js'
 import { oidcConsentPage, signedInSitesSection } from './pages.js'
 import { sessionCookie } from '../provider/session.js'
 
@@ -41,6 +42,8 @@ export interface OidcOptions {
   keyPollMs?: number
   /** How often expired provider state is swept, ms (default 10 minutes). */
   sweepMs?: number
+  /** The audit trail: a user revoking a site from the account page. */
+  audit?: Pick<AuditStore, 'record'>
 }
 
 /**
@@ -297,7 +300,11 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     if (!read) return reply
     const clientId = field(read.form, 'client_id')
     if (clientId === null || clientId === '') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Which site? The form named none.' }))
-    await store.revokeSite(read.session.user.id, clientId)
+    const grants = await store.revokeSite(read.session.user.id, clientId)
+    if (grants > 0 && options.audit) {
+      const event = { action: 'oidc_site.revoke', kind: 'oidc' as const, target: clientId, before: { user: read.session.user.id, grants }, after: { by: read.session.user.id }, address: app.publicOrigin(request).ip }
+      await options.audit.record(event).catch((err: Error) => request.log.warn({ err: { message: err.message }, action: event.action }, 'audit record failed'))
+    }
     return seeOther(reply, '/account?notice=oidc_revoked#oidc-sites')
   })
 }

@@ -201,3 +201,24 @@ describe('only what docs/oidc.md offers', () => {
     expect(stolen.text).not.toMatch(/action="\/oidc\/interaction\/[^"]+\/confirm"/)
   })
 })
+
+describe('the account page', () => {
+  it('revoking a site is audited with the user and the address; a revoke that finds no grant records nothing', async () => {
+    const config = await discover(stack.url, site)
+    const started = await startSignIn(config, redirectUri)
+    const { browser } = await browse(started.url, redirectUri, alice)
+    const page = await browser.get('/account')
+    expect((await browser.post('/account/oidc-sites/revoke', { csrf_token: csrfOf(page.text), client_id: site.client_id })).status).toBe(303)
+    const audit = await stack.admin<{ events: Array<{ action: string; kind: string; target: string; address: string; before: unknown; after: unknown }> }>('GET', `/admin/audit?kind=oidc&target=${site.client_id}`)
+    expect(audit.status).toBe(200)
+    const revokes = audit.body.events.filter((e) => e.action === 'oidc_site.revoke')
+    expect(revokes).toHaveLength(1)
+    expect(revokes[0]).toMatchObject({ kind: 'oidc', target: site.client_id, after: { by: 'alice' }, before: { user: 'alice' } })
+    expect(revokes[0]!.address).toMatch(/127\.0\.0\.1/)
+    // Nothing left to revoke: nothing recorded.
+    const again = await browser.get('/account')
+    expect((await browser.post('/account/oidc-sites/revoke', { csrf_token: csrfOf(again.text), client_id: site.client_id })).status).toBe(303)
+    const after = await stack.admin<{ events: Array<{ action: string }> }>('GET', `/admin/audit?kind=oidc&target=${site.client_id}`)
+    expect(after.body.events.filter((e) => e.action === 'oidc_site.revoke')).toHaveLength(1)
+  })
+})

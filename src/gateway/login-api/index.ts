@@ -37,6 +37,8 @@ export interface LoginApiOptions {
   certTtlSeconds?: number
   sessionTtlSeconds?: number
   visitorSessionTtlSeconds?: number
+  /** How often expired certs are deleted, ms (default 10 minutes; never on a sign-in). */
+  certSweepMs?: number
 }
 
 const wording: FailureWording = {
@@ -74,6 +76,12 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     sessionTtlSeconds: options.sessionTtlSeconds ?? config.provider.sessionTtlSeconds,
     visitorSessionTtlSeconds: options.visitorSessionTtlSeconds ?? 3600,
   })
+
+  // Expired certs are deleted now and then, not by each sign-in (a flood of sign-ins
+  // would otherwise run a delete each).
+  const sweep = setInterval(() => void sites.sweepCerts(now()).catch((err: Error) => app.log.warn({ err: { message: err.message } }, 'login API cert sweep failed')), options.certSweepMs ?? 10 * 60_000)
+  sweep.unref()
+  app.addHook('onClose', async () => clearInterval(sweep))
 
   // ---- counting (metrics, usage report) ----------------------------------------------------
   const count = (route: string, outcome: Outcome, user: string | null, site: LoginSite | null) => {

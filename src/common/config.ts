@@ -59,6 +59,8 @@ export const ConfigSchema = Type.Object({
      * a form is refused with 503 and Retry-After before it is read.
      */
     formBytesInFlight: Type.Integer({ minimum: 1024 }),
+    /** The same for the requests of one client (its address; IPv6 its /64): past it 429, others unaffected. */
+    formBytesInFlightPerClient: Type.Integer({ minimum: 1024 }),
     /** Client-side deadlines (both listeners) and the connection caps (like nginx's defaults). */
     http: Type.Object({
       /** The whole request head must arrive within this. */

@@ -38,6 +38,12 @@ export const ConfigSchema = Type.Object({
     port: Port,
     adminHost: Type.String({ minLength: 1 }),
     adminPort: Port,
+    /**
+     * Host names the operator port answers besides 127.0.0.1, localhost and [::1]
+     * (`name` on any port, `name:port` on that port): the names scrapers and operators
+     * reach it by (docs/operations.md#operator-port-host-names).
+     */
+    adminHostNames: Type.Array(HostPort),
     coreUrl: Type.String({ pattern: '^https?://' }),
     coreTimeoutMs: Type.Integer({ minimum: 1 }),
     stripCredentials: Type.Boolean(),
@@ -53,6 +59,8 @@ export const ConfigSchema = Type.Object({
      * a form is refused with 503 and Retry-After before it is read.
      */
     formBytesInFlight: Type.Integer({ minimum: 1024 }),
+    /** The same for the requests of one client (its address; IPv6 its /64): past it 429, others unaffected. */
+    formBytesInFlightPerClient: Type.Integer({ minimum: 1024 }),
     /** Client-side deadlines (both listeners) and the connection caps (like nginx's defaults). */
     http: Type.Object({
       /** The whole request head must arrive within this. */
@@ -256,6 +264,7 @@ const envSettings: ReadonlyArray<{ name: string; path: string; kind: 'text' | 'p
   { name: 'KIGO_DOMESTIC_HOST_ALIASES', path: '/domesticHostAliases', kind: 'list' },
   { name: 'KIGO_GLOBAL_HOST_ALIASES', path: '/globalHostAliases', kind: 'list' },
   { name: 'KIGO_TRUSTED_PROXIES', path: '/trustedProxies', kind: 'list' },
+  { name: 'KIGO_ADMIN_HOST_NAMES', path: '/gateway/adminHostNames', kind: 'list' },
 ]
 
 /** Setting (JSON pointer) → the environment variable that sets it. */

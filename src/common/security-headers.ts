@@ -20,6 +20,8 @@ export interface PagePolicy {
   images?: string
   /** The nonce of the page's one inline script. */
   scriptNonce?: string
+  /** The hashes (`'sha256-…'`) of inline scripts a page written by a library carries. */
+  scriptHashes?: string[]
   /** no-referrer where URLs carry request tokens; same-origin where a sign-in post needs its Origin. */
   referrer?: 'no-referrer' | 'same-origin'
   cache?: 'no-store' | 'no-cache'
@@ -48,6 +50,7 @@ function helmetOptions(p: PagePolicy): HelmetOptions {
         'style-src': ["'unsafe-inline'"],
         ...(p.images ? { 'img-src': [p.images] } : {}),
         ...(p.scriptNonce ? { 'script-src': [(_req: IncomingMessage, res: ServerResponse) => `'nonce-${policyOf(res).scriptNonce}'`] } : {}),
+        ...(p.scriptHashes ? { 'script-src': [(_req: IncomingMessage, res: ServerResponse) => (policyOf(res).scriptHashes ?? []).join(' ')] } : {}),
         'form-action': [(_req: IncomingMessage, res: ServerResponse) => formActionOf(policyOf(res))],
         'frame-ancestors': ["'none'"],
         'base-uri': ["'none'"],
@@ -68,7 +71,7 @@ function formActionOf(p: PagePolicy): string {
 // handful in all, made on first use.
 const middlewares = new Map<string, Middleware>()
 function middlewareFor(p: PagePolicy): Middleware {
-  const shape = `${p.images ?? ''}|${p.scriptNonce === undefined ? '' : 'script'}|${p.referrer ?? ''}`
+  const shape = `${p.images ?? ''}|${p.scriptNonce === undefined ? '' : 'script'}|${p.scriptHashes === undefined ? '' : 'hashes'}|${p.referrer ?? ''}`
   let middleware = middlewares.get(shape)
   if (middleware === undefined) {
     middleware = helmet(helmetOptions(p))

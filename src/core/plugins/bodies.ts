@@ -55,7 +55,9 @@ async function bodies(app: FastifyInstance, { config }: BodiesOptions): Promise<
     const expected = ctx.bodySha256
     // The multipart parser reads the request itself (and marks it only after this hook).
     if (/^\s*multipart\/form-data/i.test(request.headers['content-type'] ?? '')) {
-      if (routeOf(request).operation?.method === 'POST') {
+      // Counted against the upload budget where an operation takes files; elsewhere a
+      // multipart body has its parts' own limits and is refused at its first file.
+      if (routeOf(request).takesFiles === true) {
         ctx.upload = guardUpload(request, reply, ctx.identity?.user ?? '', { budget: uploads, timeoutMs: config.core.uploads.timeoutMs, retryAfterSeconds: uploadRetryAfterSeconds })
       }
       if (expected !== undefined) ctx.bodyCheck = tapBodyDigest(payload, expected)

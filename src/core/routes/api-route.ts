@@ -54,7 +54,7 @@ export async function registerBodyRoutes(app: FastifyInstance): Promise<void> {
  * Registers the handler of the route table's operation `spec.operation` under every URL
  * the table gives it, and 405 for the other methods.
  */
-export function apiRoute(app: FastifyInstance, spec: { operation: string; storesProfile?: boolean; handler: Handler }): void {
+export function apiRoute(app: FastifyInstance, spec: { operation: string; storesProfile?: boolean; takesFiles?: boolean; handler: Handler }): void {
   const operation = operationNamed(spec.operation)
   const allowed = allowOf(operation)
   const auth: AuthNeed = operation.anonymous ? 'optional' : 'required'
@@ -62,7 +62,7 @@ export function apiRoute(app: FastifyInstance, spec: { operation: string; stores
     const route: RouteOptions = {
       method: operation.method,
       url,
-      config: { api: true, auth, operation, storesProfile: spec.storesProfile ?? false } satisfies RouteFlags as FastifyContextConfig,
+      config: { api: true, auth, operation, storesProfile: spec.storesProfile ?? false, takesFiles: spec.takesFiles ?? false } satisfies RouteFlags as FastifyContextConfig,
       handler: spec.handler,
     }
     if (operation.method === 'GET') app.route(route)

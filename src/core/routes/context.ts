@@ -45,6 +45,8 @@ export interface RouteFlags {
   operation?: Operation
   /** The handler records the requester's display name itself (no separate refresh). */
   storesProfile?: boolean
+  /** The operation takes files (multipart uploads): its bodies count against the upload budget. */
+  takesFiles?: boolean
 }
 
 /** What the app's hooks read of a route's config: api-route.ts's flags and Fastify's pattern. */

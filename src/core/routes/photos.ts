@@ -29,6 +29,7 @@ export function photoRoutes(app: FastifyInstance, deps: CoreDeps): void {
   apiRoute(app, {
     operation: 'photos/create',
     storesProfile: true,
+    takesFiles: true,
     handler: async (request, reply) => {
       const user = requester(request)
       const { params } = await readEntryRequest(request, { names: ['title', 'folder', 'source'], maxFiles: 1, fileBytes: limits.fileBytes, imageMaxSide: limits.imageMaxSide })

@@ -42,6 +42,7 @@ export function statusRoutes(app: FastifyInstance, deps: CoreDeps): void {
   apiRoute(app, {
     operation: 'statuses/update',
     storesProfile: true,
+    takesFiles: true,
     handler: async (request, reply) => {
       const poster = requester(request)
       const { params, bodyFormats } = await readEntryRequest(request, {

@@ -59,9 +59,9 @@ export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOpt
   const keyOf = (request: FastifyRequest) => (request.params as { key: string }).key
 
   app.get('/admin/sites/:key', async (request) => {
-    const found = await sites.get(keyOf(request))
+    const found = await sites.find(keyOf(request))
     if (!found) throw notFound(keyOf(request))
-    return siteView(found.site)
+    return siteView(found)
   })
 
   app.post('/admin/sites/:key/rotate-secret', { bodyLimit: 64 * 1024 }, async (request) => {

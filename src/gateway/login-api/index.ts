@@ -38,6 +38,8 @@ export interface LoginApiOptions {
   certTtlSeconds?: number
   sessionTtlSeconds?: number
   visitorSessionTtlSeconds?: number
+  /** How often expired certs are deleted, ms (default 10 minutes; never on a sign-in). */
+  certSweepMs?: number
 }
 
 const wording: FailureWording = {
@@ -59,6 +61,9 @@ const rawQuery = (url: string) => {
   return q === -1 ? '' : url.slice(q + 1)
 }
 
+/** What the exchange defines; it takes nothing else. */
+const exchangeParams = ['api_key', 'cert', 'api_sig'] as const
+
 type Verified = { site: LoginSite; params: Array<[string, string]> }
 type Refusal = { status: 400 | 401; outcome: Outcome; title: string; message: string }
 
@@ -73,6 +78,12 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     visitorSessionTtlSeconds: options.visitorSessionTtlSeconds ?? 3600,
     secretKey: config.secretKey,
   })
+
+  // Expired certs are deleted now and then, not by each sign-in (a flood of sign-ins
+  // would otherwise run a delete each).
+  const sweep = setInterval(() => void sites.sweepCerts(now()).catch((err: Error) => app.log.warn({ err: { message: err.message } }, 'login API cert sweep failed')), options.certSweepMs ?? 10 * 60_000)
+  sweep.unref()
+  app.addHook('onClose', async () => clearInterval(sweep))
 
   // ---- counting (metrics, usage report) ----------------------------------------------------
   const count = (route: string, outcome: Outcome, user: string | null, site: LoginSite | null) => {
@@ -108,9 +119,14 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
   }
 
   // ---- verification shared by sign-in and exchange -------------------------------------------
-  const verify = async (query: string, required: string[]): Promise<Verified | Refusal> => {
+  /** `only`: the parameters the request may carry, when it may carry no others. */
+  const verify = async (query: string, required: string[], only?: readonly string[]): Promise<Verified | Refusal> => {
     const read = readLoginQuery(query)
     if (!read.ok) return { status: 400, outcome: 'malformed', title: 'Bad request', message: read.message }
+    // A parameter the request does not define could only be there to re-split the
+    // separator-less signature (docs/login-api.md#signature).
+    const extra = only && read.params.find(([n]) => !only.includes(n))
+    if (extra) return { status: 400, outcome: 'malformed', title: 'Unknown parameter', message: `The request takes ${only.join(', ')} only; ${extra[0].slice(0, 40)} is not one of them.` }
     const get = (n: string) => read.params.find(([k]) => k === n)?.[1]
     for (const name of ['api_key', ...required, 'api_sig']) {
       const v = get(name)
@@ -224,7 +240,7 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
 
   const exchange = (format: 'json' | 'xml') => async (request: FastifyRequest, reply: FastifyReply) => {
     request.routeName = 'api/auth'
-    const checked = await verify(rawQuery(request.url), ['cert'])
+    const checked = await verify(rawQuery(request.url), ['cert'], exchangeParams)
     if (!('site' in checked)) {
       count('api/auth', checked.outcome, null, null)
       return sendExchange(reply, format, checked.status, { message: `${checked.title}: ${checked.message}` })

@@ -1,7 +1,10 @@
 // The login API's query and signature (docs/login-api.md#signature): parameters as
 // decoded from the URL, a name `amp;X` read as `X` first (a widely deployed client writes
 // its query with `&amp;` separators), and `api_sig` the lower-case hex MD5 of the secret
-// followed by every other parameter as name + value, sorted by name in byte order.
+// followed by every other parameter as name + value, sorted by name in byte order. Names
+// and values are joined with no separator (the original protocol's), so `zz=ab` and
+// `zza=b` sign alike: an empty name is refused, and the exchange takes its three
+// parameters only (index.ts).
 import { createHash } from 'node:crypto'
 import { safeEqual } from '../../common/secrets.js'
 
@@ -16,7 +19,9 @@ export function readLoginQuery(raw: string): LoginQuery {
   const seen = new Set<string>()
   for (const [rawName, value] of new URLSearchParams(raw)) {
     const name = rawName.startsWith('amp;') ? rawName.slice(4) : rawName
-    if (name === '') continue
+    // The signature joins names and values with no separator, so a parameter without a
+    // name would be signed as its value alone, or (as the original did) not at all.
+    if (name === '') return { ok: false, message: 'A parameter has no name (=value with nothing before the =).' }
     // One spelling of each parameter: two values (or `x` beside `amp;x`) would let the
     // signature cover one and the site or the check read the other.
     if (seen.has(name)) return { ok: false, message: `The parameter ${name} is given more than once.` }

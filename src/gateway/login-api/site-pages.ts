@@ -90,12 +90,12 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
   /** The signed-in user's own site named in the path, or null after answering 404. */
   const own = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession): Promise<LoginSite | null> => {
     const key = (request.params as { key: string }).key
-    const found = await sites.get(key)
-    if (!found || found.site.ownerId !== session.user.id) {
+    const found = await sites.find(key)
+    if (!found || found.ownerId !== session.user.id) {
       await render(reply, 404, session, { notice: 'You have no login site with this api_key.' })
       return null
     }
-    return found.site
+    return found
   }
 
   app.post('/account/sites/:key/rotate-secret', async (request, reply) => {

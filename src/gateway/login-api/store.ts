@@ -73,6 +73,13 @@ export class LoginSiteStore {
     return row ? { site: toSite(row), secret: this.box.open(row.secret, secretAad(row.api_key)) } : null
   }
 
+  /** The site without its secret (owner checks, listings: nothing is decrypted), or null. */
+  async find(apiKey: string): Promise<LoginSite | null> {
+    if (!isPlausibleKey(apiKey)) return null
+    const rows = await this.db.query<SiteRow>(`SELECT ${columns} FROM kigo_gateway.login_sites WHERE api_key = $1`, [apiKey])
+    return rows[0] ? toSite(rows[0]) : null
+  }
+
   async list(ownerId?: string): Promise<LoginSite[]> {
     const rows = ownerId === undefined
       ? await this.db.query<SiteRow>(`SELECT ${columns} FROM kigo_gateway.login_sites ORDER BY created_at, api_key`)
@@ -98,15 +105,26 @@ export class LoginSiteStore {
     return rows[0] ? toSite(rows[0]) : null
   }
 
-  /** Issues a cert for `userId` at `apiKey`'s site, valid `ttlSeconds`; expired rows of a day ago are swept. */
+  /** Issues a cert for `userId` at `apiKey`'s site, valid `ttlSeconds` (one statement: sweeping is sweepCerts's, on a timer). */
   async issueCert(apiKey: string, userId: string, now: number, ttlSeconds: number): Promise<string> {
     const cert = randomToken(certBytes)
     await this.db.query(
       `INSERT INTO kigo_gateway.login_certs (cert_hash, api_key, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
       [sha256(cert), apiKey, userId, new Date(now), new Date(now + ttlSeconds * 1000)],
     )
-    await this.db.query(`DELETE FROM kigo_gateway.login_certs WHERE expires_at < $1`, [new Date(now - 86_400_000)])
     return cert
+  }
+
+  /**
+   * Deletes certs that expired more than a day before `now` (kept that long so that a late
+   * exchange is told "expired", not "unknown"), at most `limit` rows; how many.
+   */
+  async sweepCerts(now: number, limit = 1000): Promise<number> {
+    const rows = await this.db.query(
+      `DELETE FROM kigo_gateway.login_certs WHERE cert_hash IN (SELECT cert_hash FROM kigo_gateway.login_certs WHERE expires_at < $1 LIMIT ${Math.max(1, Math.floor(limit))}) RETURNING 1`,
+      [new Date(now - 86_400_000)],
+    )
+    return rows.length
   }
 
   /**

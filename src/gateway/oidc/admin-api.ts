@@ -84,9 +84,9 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
 
   app.get('/admin/oidc-clients/:id', async (request) => {
     const id = (request.params as { id: string }).id
-    const found = await store.getClient(id)
+    const found = await store.findClient(id)
     if (!found) throw clientNotFound(id)
-    return clientView(found.client)
+    return clientView(found)
   })
 
   app.post('/admin/oidc-clients/:id/rotate-secret', async (request) => {

@@ -157,12 +157,12 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
   /** The signed-in user's own client named in the path, or null after answering 404. */
   const own = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession): Promise<OidcClient | null> => {
     const id = (request.params as { id: string }).id
-    const found = await store.getClient(id)
-    if (!found || found.client.ownerId !== session.user.id) {
+    const found = await store.findClient(id)
+    if (!found || found.ownerId !== session.user.id) {
       await render(reply, 404, session, { notice: notOwned })
       return null
     }
-    return found.client
+    return found
   }
 
   app.get(base, async (request, reply) => {

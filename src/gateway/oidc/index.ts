@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
+import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { Config } from '../../common/config.js'
 import { errors } from '../../common/errors.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
@@ -80,11 +81,21 @@ export class OidcProviders {
       }
       const provider = buildProvider(library, baseUrl(hostsOf(config), deployment), keys, deps)
       // One session: signing out through the provider (RP-initiated logout) ends the
-      // account session too.
-      provider.on('end_session.success', (ctx: { cookies: { get(n: string, o: { signed: boolean }): string | undefined }; res: ServerResponse }) => {
+      // account session too, when it is the same user's. A browser whose provider
+      // session is alice's while bob is signed in to kigo (she signed out of the account
+      // area, he signed in) keeps bob signed in; so does "Stay signed in", and a browser
+      // with no provider session (the library then asks nobody). Done before the answer.
+      provider.on('end_session.success', (ctx: KoaContextWithOIDC) => {
+        if (ctx.oidc.params?.logout !== undefined && ctx.oidc.session?.accountId) ctx.state[signedOutAccount] = ctx.oidc.session.accountId
+      })
+      provider.use(async (ctx, next) => {
+        await next()
+        const accountId = ctx.state[signedOutAccount]
         const cookie = ctx.cookies.get(sessionCookie, { signed: false })
         const id = cookie ? sessionId(cookie) : null
-        if (id) void users.deleteWebSession(id).catch(() => undefined)
+        if (typeof accountId !== 'string' || !id) return
+        const session = await users.getWebSession(id, new Date((this.options.now ?? Date.now)())).catch(() => null)
+        if (session?.user?.id === accountId) await users.deleteWebSession(id).catch(() => undefined)
       })
       // The usage report counts each successful exchange for its user under the site's
       // name: a login-API site registered under the same name shows as moved.
@@ -124,6 +135,11 @@ export class OidcProviders {
     return this.byDeployment.get(deployment)
   }
 }
+
+/** Where the end_session.success event leaves the account the provider session signed out (ctx.state). */
+const signedOutAccount = Symbol('kigo signed-out account')
+
+const mismatchPage = () => messagePage({ title: 'Sign-in request expired', message: 'This sign-in request does not match your session. Go back to the site and sign in again.' })
 
 const sessionExpired = 'This sign-in request has expired, or was started in another browser. Go back to the site and sign in again.'
 const isSessionNotFound = (thrown: unknown) => (thrown as { name?: unknown } | null)?.name === 'SessionNotFound'
@@ -247,6 +263,9 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
       return seeOther(reply, to, redirectOrigins)
     }
     if (details.prompt.name !== 'consent') return sendPage(reply, 400, messagePage({ title: 'Bad request', message: 'kigo cannot complete this sign-in request.' }))
+    // The consent step is for the user the interaction signed in, shown to that user only
+    // (another user holding its cookie is not shown it), as the confirmation checks too.
+    if (details.session?.accountId !== session.user.id) return sendPage(reply, 400, mismatchPage())
     const scopes = String(details.params.scope ?? '').split(' ').filter((s) => s !== '')
     return sendPage(
       reply,
@@ -264,9 +283,7 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     const user = posted.session.user
     const uid = (request.params as { uid: string }).uid
     const details = await provider.interactionDetails(request.raw, reply.raw)
-    if (details.uid !== uid || details.prompt.name !== 'consent' || details.session?.accountId !== user.id) {
-      return sendPage(reply, 400, messagePage({ title: 'Sign-in request expired', message: 'This sign-in request does not match your session. Go back to the site and sign in again.' }))
-    }
+    if (details.uid !== uid || details.prompt.name !== 'consent' || details.session?.accountId !== user.id) return sendPage(reply, 400, mismatchPage())
     const decision = field(posted.form, 'decision')
     if (decision !== 'allow' && decision !== 'deny') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Choose Allow or Deny.' }))
     const clientId = String(details.params.client_id)

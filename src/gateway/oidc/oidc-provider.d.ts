@@ -24,11 +24,15 @@ declare module 'oidc-provider' {
   }
 
   export interface KoaContextWithOIDC {
+    req: IncomingMessage
+    res: ServerResponse
     status: number
     type: string
     body: unknown
     host: string
     set(name: string, value: string): void
+    response: { get(name: string): string | number | string[] | undefined }
+    state: Record<string | symbol, unknown>
     cookies: { get(name: string, options?: { signed?: boolean }): string | undefined }
     oidc: {
       client?: ClientView
@@ -91,6 +95,7 @@ declare module 'oidc-provider' {
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>
     interactionResult(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<string>
     on(event: string, listener: (...args: never[]) => void): this
+    use(middleware: (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>): this
     Grant: typeof Grant
     Client: { find(id: string): Promise<ClientView | undefined> }
   }

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
 import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider'
+import { createHash } from 'node:crypto'
 import type { OidcLibrary } from './library.js'
 import { deriveKey } from '../../common/secrets.js'
 import { sessionCookie } from '../account-area/session.js'
@@ -56,13 +57,28 @@ export interface OidcProviderDeps {
   now: () => number
 }
 
-/** The library's storage interface over the gateway's store; relying parties come from oidc_clients. */
-function adapterFor(store: OidcStore) {
+/** Where a stored payload records the issuer (deployment) that stored it. */
+const issuerMark = 'kigo_issuer'
+
+/**
+ * The payload as the library stored it, when `issuer` stored it (docs/oidc.md#storage):
+ * both deployments share one table, so a code, token, grant, session or interaction of
+ * one deployment is not found at the other. State stored before the mark existed has
+ * none and is read by either until it expires.
+ */
+function ownPayload(found: AdapterPayload | undefined, issuer: string): AdapterPayload | undefined {
+  if (found === undefined) return undefined
+  const { [issuerMark]: storedBy, ...payload } = found
+  return storedBy === undefined || storedBy === issuer ? payload : undefined
+}
+
+/** The library's storage interface over the gateway's store, for one issuer; relying parties come from oidc_clients. */
+function adapterFor(store: OidcStore, issuer: string) {
   return class SqlAdapter implements Adapter {
     constructor(private readonly model: string) {}
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
-      await store.upsertState(this.model, id, payload, expiresIn)
+      await store.upsertState(this.model, id, { ...payload, [issuerMark]: issuer }, expiresIn)
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
@@ -80,7 +96,7 @@ function adapterFor(store: OidcStore) {
           response_types: ['code'],
         }
       }
-      return (await store.findState(this.model, id))
+      return ownPayload(await store.findState(this.model, id), issuer)
     }
 
     async findByUserCode(): Promise<AdapterPayload | undefined> {
@@ -88,7 +104,7 @@ function adapterFor(store: OidcStore) {
     }
 
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      return (await store.findStateByUid(this.model, uid))
+      return ownPayload(await store.findStateByUid(this.model, uid), issuer)
     }
 
     async consume(id: string): Promise<void> {
@@ -141,7 +157,7 @@ export function buildProvider(library: OidcLibrary, issuer: string, keys: Signin
   )
 
   const configuration: Configuration = {
-    adapter: adapterFor(store),
+    adapter: adapterFor(store, issuer),
     findAccount: async (_ctx, sub) => {
       const user = await users.getUser(sub)
       if (!user) return undefined
@@ -162,8 +178,14 @@ export function buildProvider(library: OidcLibrary, issuer: string, keys: Signin
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
     clientDefaults: { grant_types: ['authorization_code'], response_types: ['code'], id_token_signed_response_alg: 'RS256', token_endpoint_auth_method: 'client_secret_basic' },
+    // What docs/oidc.md offers and nothing more: HTTP Basic, or no secret for a public
+    // client (the library would otherwise take the secret in the body from a Basic client,
+    // and advertise JWT client assertions, pushed requests and DPoP).
+    clientAuthMethods: ['client_secret_basic', 'none'],
     features: {
       devInteractions: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
       userinfo: { enabled: true },
       revocation: { enabled: true },
       rpInitiatedLogout: {
@@ -224,6 +246,15 @@ ${trusted(form)}
     issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
   }
   const provider = new library.Provider(issuer, configuration)
+  // The library's own pages (RP-initiated logout's auto-submitting form) get the account
+  // pages' headers too: never framed, nothing loaded, forms posted to this origin only;
+  // their inline script is allowed by its hash alone.
+  provider.use(async (ctx, next) => {
+    await next()
+    if (typeof ctx.body !== 'string' || ctx.type !== 'text/html' || ctx.response.get('content-security-policy')) return
+    const scripts = [...ctx.body.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => `'sha256-${createHash('sha256').update(m[1]!).digest('base64')}'`)
+    securePageResponse(ctx.req, ctx.res, scripts.length > 0 ? { scriptHashes: scripts } : {})
+  })
   // The public origin is decided by the gateway's own rules (trusted proxies) and handed
   // to the library as X-Forwarded-* of the request it is given (mount.ts).
   provider.proxy = true

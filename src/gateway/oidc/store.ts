@@ -136,6 +136,13 @@ export class OidcStore {
     return { client: toClient(r), secret: r.secret === null ? null : this.box.open(r.secret, `oidc_clients.secret:${clientId}`) }
   }
 
+  /** The client without its secret (owner checks, listings: nothing is decrypted), or null. */
+  async findClient(clientId: string): Promise<OidcClient | null> {
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(clientId)) return null
+    const rows = await this.db.query<ClientRow>('SELECT * FROM kigo_gateway.oidc_clients WHERE client_id = $1', [clientId])
+    return rows[0] ? toClient(rows[0]) : null
+  }
+
   async listClients(ownerId?: string): Promise<OidcClient[]> {
     const rows = ownerId === undefined
       ? await this.db.query<ClientRow>('SELECT * FROM kigo_gateway.oidc_clients ORDER BY created_at, client_id')
@@ -145,12 +152,12 @@ export class OidcStore {
 
   /** A new secret for a confidential client (null: no such client; a public one has none to rotate). */
   async rotateClientSecret(clientId: string): Promise<{ client: OidcClient; secret: string } | 'public' | null> {
-    const found = await this.getClient(clientId)
-    if (!found) return null
-    if (found.client.public) return 'public'
+    const client = await this.findClient(clientId)
+    if (!client) return null
+    if (client.public) return 'public'
     const secret = randomToken(32)
     await this.db.query('UPDATE kigo_gateway.oidc_clients SET secret = $2 WHERE client_id = $1', [clientId, this.sealSecret(clientId, secret)])
-    return { client: found.client, secret }
+    return { client, secret }
   }
 
   /** Deletes the client and everything the provider holds for it (grants, codes, tokens). */

@@ -10,6 +10,7 @@ import { withDeadline } from '../../common/deadline.js'
 import type { AppTracing } from '../../common/tracing.js'
 import { createAuthenticator, type AuthDecision } from '../auth/authenticate.js'
 import { readStreamedBody } from '../auth/read-body.js'
+import { bodyHolder } from './body-parsers.js'
 import type { AuthRequest, CredentialLookup } from '../domain/auth.js'
 import type { BodyHash } from '../proxy/body-hash-gate.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
@@ -77,8 +78,9 @@ function readForAdvice(request: FastifyRequest, limit: number): Promise<Buffer |
   const budget = (request.server as Partial<Pick<FastifyInstance, 'bodyBudget'>>).bodyBudget
   const declared = Math.min(Number(request.headers['content-length']) || limit, limit)
   if (budget === undefined) return readStreamedBody(request.body, limit)
-  if (budget.take('', declared) !== null) return Promise.resolve(null)
-  return readStreamedBody(request.body, limit).finally(() => budget.release('', declared))
+  const holder = bodyHolder(request)
+  if (budget.take(holder, declared) !== null) return Promise.resolve(null)
+  return readStreamedBody(request.body, limit).finally(() => budget.release(holder, declared))
 }
 
 function isStream(body: unknown): body is NodeJS.ReadableStream {

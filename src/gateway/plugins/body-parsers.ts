@@ -4,15 +4,16 @@
 // (§3.5.2), so it is read before the credential is verified. It is therefore bounded
 // twice: each form to gateway.formBodyLimitBytes (413 past it), and the forms all requests
 // hold at once to gateway.formBytesInFlight (503 with Retry-After past it, before more is
-// read); the small bodies read to explain a failed signature count against the same bound. Everything else (multipart uploads, JSON, bytes) is passed on as a stream, never
+// read), those of one client's network to gateway.formBytesInFlightPerClient (429); the small bodies read to explain a failed signature count against the same bound. Everything else (multipart uploads, JSON, bytes) is passed on as a stream, never
 // read here: a body under oauth_body_hash is checked as it streams (proxy/body-hash-gate.ts).
 import { Transform } from 'node:stream'
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../common/config.js'
 import { ByteBudget } from '../../common/byte-budget.js'
-import { Unavailable } from '../../common/errors.js'
+import { errors, Unavailable } from '../../common/errors.js'
 import { isFormContentType } from '../../common/formats.js'
+import { addressNetwork } from '../throttle/attempts.js'
 
 /** What a form refused for the shared bound is told to wait (Retry-After, seconds). */
 const formRetryAfterSeconds = 2
@@ -32,8 +33,18 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Whose share of the body budget a request's bytes are: its client's network (the address
+ * the gateway believes, trusted proxies considered; IPv6 by its /64), so that one client
+ * holding forms open takes its own share, never the others'.
+ */
+export function bodyHolder(request: FastifyRequest): string {
+  const app = request.server as Partial<Pick<FastifyInstance, 'publicOrigin'>>
+  return addressNetwork(app.publicOrigin ? app.publicOrigin(request).ip : request.ip)
+}
+
 async function bodyParsers(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
-  const budget = new ByteBudget(config.gateway.formBytesInFlight)
+  const budget = new ByteBudget(config.gateway.formBytesInFlight, config.gateway.formBytesInFlightPerClient)
   app.decorate('bodyBudget', budget)
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: config.gateway.formBodyLimitBytes }, (_req, body, done) => done(null, body))
@@ -44,10 +55,15 @@ async function bodyParsers(app: FastifyInstance, { config }: { config: Config })
   app.addHook('preParsing', (request, reply, payload, done) => {
     if (!isFormContentType(request.headers['content-type'])) return done(null, payload)
     let taken = 0
-    reply.raw.once('close', () => budget.release('', taken))
+    const holder = bodyHolder(request)
+    reply.raw.once('close', () => budget.release(holder, taken))
     const counted = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
-        if (budget.take('', chunk.length) !== null) {
+        const refusal = budget.take(holder, chunk.length)
+        if (refusal === 'holder') {
+          return callback(errors.tooManyRequests(formRetryAfterSeconds, 'Your requests in progress hold as many form bytes as one client may; try again when they are done'))
+        }
+        if (refusal !== null) {
           return callback(new FormBytesBusy())
         }
         taken += chunk.length

@@ -1,0 +1,45 @@
+// The operator port answers only the Host names it is meant to be reached by
+// (docs/security.md#request-edges): a page whose name an attacker re-points at the
+// operator's address (DNS rebinding) sends its own name as Host, and is refused before any
+// route, /metrics included, sees the request. Two Host fields are refused as on the public
+// port.
+import type { FastifyInstance } from 'fastify'
+import { sendOperatorJson } from '../../common/api-errors.js'
+import { errors } from '../../common/errors.js'
+import { repeatedHost, repeatedHostError } from '../../common/request-edges.js'
+
+/** The loopback names, answered on any port (a published port may differ from the one listened on). */
+const loopbackNames = ['127.0.0.1', 'localhost', '[::1]']
+
+/** The host part and the port of a Host value (`name`, `name:port`, `[v6]:port`), lower case. */
+function split(value: string): { name: string; port: string | null } {
+  const v = value.toLowerCase()
+  const m = /^(\[[^\]]*\]|[^:]*)(?::([0-9]+))?$/.exec(v)
+  return m ? { name: m[1]!, port: m[2] ?? null } : { name: v, port: null }
+}
+
+/**
+ * Whether `host` is one the operator port answers: a loopback name on any port, or a
+ * name of `configured` (an entry without a port: that name on any port; with one: that
+ * port only).
+ */
+export function operatorHostAllowed(host: string | undefined, configured: readonly string[]): boolean {
+  if (host === undefined || host === '') return false
+  const given = split(host)
+  if (given.name === '') return false
+  if (loopbackNames.includes(given.name)) return true
+  return configured.some((entry) => {
+    const allowed = split(entry)
+    return allowed.name === given.name && (allowed.port === null || allowed.port === given.port)
+  })
+}
+
+export function operatorHostCheck(app: FastifyInstance, configured: readonly string[]): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (repeatedHost(request.raw.rawHeaders)) return void sendOperatorJson(request, reply, repeatedHostError(), undefined)
+    if (!operatorHostAllowed(request.headers.host, configured)) {
+      return void sendOperatorJson(request, reply, errors.badRequest('bad_request', 'The operator port does not answer to this Host; use 127.0.0.1, localhost or a name configured in KIGO_ADMIN_HOST_NAMES'), undefined)
+    }
+    done()
+  })
+}

@@ -1,0 +1,27 @@
+// The login API's cert store on the embedded database and on PostgreSQL: issuing a cert is
+// one insert (a flood of sign-ins runs no deletes), and the timed sweep deletes certs
+// expired for more than a day, and nothing else.
+import { randomBytes } from 'node:crypto'
+import { expect, it } from 'vitest'
+import { describeBackends, gatewayDbBackends } from '../../helpers/backends.js'
+import { LoginSiteStore } from '../../../src/gateway/login-api/store.js'
+
+describeBackends('LoginSiteStore certs', await gatewayDbBackends('login-certs'), (current) => {
+  it('a sign-in leaves old certs alone; the sweep deletes those expired a day ago', async () => {
+    const db = current().db
+    await db.query("INSERT INTO kigo_gateway.users (id, name, password_hash, api_password) VALUES ('alice', 'Alice', 'x', 'x')")
+    const store = new LoginSiteStore(db, randomBytes(32).toString('base64'))
+    const { site } = await store.create({ name: 'Blog', ownerId: 'alice', callbackUrl: 'https://blog.example/cb' })
+    const t0 = Date.parse('2027-01-01T00:00:00Z')
+    const old = await store.issueCert(site.apiKey, 'alice', t0, 600)
+    const twoDays = t0 + 2 * 86_400_000
+    const fresh = await store.issueCert(site.apiKey, 'alice', twoDays, 600)
+    // Still there after another sign-in: it reads as expired, not unknown.
+    expect(await store.redeemCert(site.apiKey, old, twoDays)).toEqual({ problem: 'expired' })
+    expect(await store.sweepCerts(twoDays)).toBe(1)
+    expect(await store.redeemCert(site.apiKey, old, twoDays)).toEqual({ problem: 'unknown' })
+    // A cert expired less than a day ago, and a live one, are kept.
+    expect(await store.sweepCerts(twoDays + 600_000 + 3_600_000)).toBe(0)
+    expect(await store.redeemCert(site.apiKey, fresh, twoDays + 1000)).toEqual({ userId: 'alice' })
+  })
+})

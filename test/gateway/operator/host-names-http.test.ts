@@ -1,0 +1,74 @@
+// The operator port answers only its own Host names (docs/security.md#request-edges): a
+// page on another name re-pointed at the operator's address (DNS rebinding) cannot read
+// /metrics or reach the API, and two Host fields are refused as on the public port. Raw
+// sockets, since Node's client would tidy the head up.
+import { connect } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startStack, type Stack } from '../../helpers/stack.js'
+
+let stack: Stack
+let port: number
+
+beforeAll(async () => {
+  stack = await startStack({ overrides: { gateway: { adminHostNames: ['ops.example', 'scrape.example:9999'] } } })
+  port = Number(new URL(stack.adminUrl).port)
+})
+
+afterAll(async () => {
+  await stack?.close()
+})
+
+function raw(text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port })
+    let out = ''
+    socket.setEncoding('latin1')
+    socket.on('data', (d: string) => (out += d))
+    socket.on('close', () => resolve(out))
+    socket.on('error', reject)
+    socket.write(text)
+  })
+}
+
+const statusOf = (response: string) => Number(/^HTTP\/1\.[01] (\d{3})/.exec(response)?.[1] ?? 0)
+const bodyOf = (response: string) => response.slice(response.indexOf('\r\n\r\n') + 4)
+const get = (path: string, host: string | null, extra: string[] = []) =>
+  raw([`GET ${path} HTTP/1.1`, ...(host === null ? [] : [`Host: ${host}`]), ...extra, 'Connection: close', '', ''].join('\r\n'))
+
+describe('the operator port and the Host header', () => {
+  it('refuses /metrics for a name it does not answer to, however spelled', async () => {
+    for (const host of ['evil.example', `evil.example:${port}`, 'EVIL.example', 'localhost.', `localhost.evil.example:${port}`, `127.0.0.1.nip.io:${port}`, 'ops.example.evil.example', `scrape.example:${port}`, '']) {
+      const res = await get('/metrics', host)
+      expect(statusOf(res), host).toBe(400)
+      const body = JSON.parse(bodyOf(res)) as { error: { code: string; message: string } }
+      expect(body.error.code, host).toBe('bad_request')
+      expect(bodyOf(res), host).not.toContain('kigo_')
+    }
+  })
+
+  it('refuses the operator API and the dashboard there too, even with the admin token', async () => {
+    const api = await get('/admin/users', 'evil.example', [`Authorization: Bearer ${stack.config.adminToken}`])
+    expect(statusOf(api)).toBe(400)
+    expect(bodyOf(api)).not.toContain('"users"')
+    expect(statusOf(await get('/admin/', `evil.example:${port}`))).toBe(400)
+  })
+
+  it('refuses a request with no Host, and one with two', async () => {
+    expect(statusOf(await raw('GET /metrics HTTP/1.0\r\n\r\n'))).toBe(400)
+    const two = await get('/metrics', `127.0.0.1:${port}`, ['Host: evil.example'])
+    expect(statusOf(two)).toBe(400)
+    expect(JSON.parse(bodyOf(two)).error.message).toMatch(/one Host/)
+    const spelled = await raw(`GET /metrics HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nHOST: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`)
+    expect(statusOf(spelled)).toBe(400)
+  })
+
+  it('answers the loopback names on any port, and the configured names', async () => {
+    for (const host of [`127.0.0.1:${port}`, '127.0.0.1', `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`, 'localhost:9092', 'ops.example', `ops.example:${port}`, 'scrape.example:9999']) {
+      const res = await get('/metrics', host)
+      expect(statusOf(res), host).toBe(200)
+      expect(bodyOf(res), host).toContain('kigo_')
+    }
+    // The CLI's and the tests' own way in is unchanged.
+    expect((await stack.admin('GET', '/admin/users')).status).toBe(200)
+  })
+})

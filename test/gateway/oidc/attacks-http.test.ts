@@ -209,11 +209,11 @@ describe('the account page', () => {
     const { browser } = await browse(started.url, redirectUri, alice)
     const page = await browser.get('/account')
     expect((await browser.post('/account/oidc-sites/revoke', { csrf_token: csrfOf(page.text), client_id: site.client_id })).status).toBe(303)
-    const audit = await stack.admin<{ events: Array<{ action: string; kind: string; target: string; address: string; before: unknown; after: unknown }> }>('GET', `/admin/audit?kind=oidc&target=${site.client_id}`)
+    const audit = await stack.admin<{ events: Array<{ action: string; kind: string; target: string; by: string; address: string; before: unknown; after: unknown }> }>('GET', `/admin/audit?kind=oidc&target=${site.client_id}`)
     expect(audit.status).toBe(200)
     const revokes = audit.body.events.filter((e) => e.action === 'account.oidc_revoke')
     expect(revokes).toHaveLength(1)
-    expect(revokes[0]).toMatchObject({ kind: 'oidc', target: site.client_id, after: { by: 'alice' }, before: { user: 'alice' } })
+    expect(revokes[0]).toMatchObject({ kind: 'oidc', target: site.client_id, by: 'user alice', after: null, before: { user: 'alice' } })
     expect(revokes[0]!.address).toMatch(/127\.0\.0\.1/)
     // Nothing left to revoke: nothing recorded.
     const again = await browser.get('/account')

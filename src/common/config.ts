@@ -147,6 +147,17 @@ export const ConfigSchema = Type.Object({
     /** How long a reset link works (once). */
     resetTtlSeconds: Type.Integer({ minimum: 60, maximum: 86400 }),
   }),
+  /** Migration notices (docs/gateway.md#migration-notices): who is told, how often the sender runs. */
+  notices: Type.Object({
+    /** false turns the whole feature off: no notices decided, mailed or shown. */
+    enabled: Type.Boolean(),
+    /** How often each gateway runs a pass of the sender; 0: never on its own (kigo notices run still does). */
+    intervalSeconds: Type.Integer({ minimum: 0, maximum: 86400 }),
+    /** Users with legacy requests seen this many days back are told (and counted by the plan). */
+    lookbackDays: Type.Integer({ minimum: 1, maximum: 400 }),
+    /** A directory of templates replacing the notices' wording (subject.txt, text.txt, html.html); null: the built-in wording. */
+    templateDir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+  }),
   /** The legacy login API (docs/login-api.md): how long a sign-in's cert may be exchanged. */
   loginApi: Type.Object({
     certTtlSeconds: Type.Integer({ minimum: 1, maximum: 86400 }),

@@ -17,4 +17,6 @@ export interface NoticeOutbox {
   runOnce(): Promise<{ sent: number; failed: number; pending: number }>
   /** What became of the messages of these keys. */
   status(keys: string[]): Promise<Map<string, OutboxStatus>>
+  /** Tells `listener` of each delivery attempt's outcome, by message key (kigo_notices_total). */
+  onDelivery?(listener: (key: string, outcome: 'sent' | 'failed') => void): void
 }

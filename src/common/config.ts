@@ -146,6 +146,13 @@ export const ConfigSchema = Type.Object({
     from: Type.String({ minLength: 3 }),
     /** How long a reset link works (once). */
     resetTtlSeconds: Type.Integer({ minimum: 60, maximum: 86400 }),
+    /** The outbox's sender (docs/operations.md#mail): a pass every this long (0: only when mail is enqueued and on demand). */
+    sendIntervalSeconds: Type.Integer({ minimum: 0, maximum: 86400 }),
+    /** How long one send may take; a claimed message's lease is four times this. */
+    sendTimeoutSeconds: Type.Integer({ minimum: 1, maximum: 600 }),
+    /** The delay before retrying a failed send, doubled after each further failure up to retryMaxSeconds. */
+    retryBaseSeconds: Type.Integer({ minimum: 1, maximum: 86400 }),
+    retryMaxSeconds: Type.Integer({ minimum: 1, maximum: 604800 }),
   }),
   /** Migration notices (docs/gateway.md#migration-notices): who is told, how often the sender runs. */
   notices: Type.Object({

@@ -14,6 +14,7 @@ import { openDb, type Db } from '../common/sql.js'
 import { request } from 'undici'
 import { AuditStore } from './audit/store.js'
 import { LoginSiteStore } from './login-api/index.js'
+import { openOutbox, type Outbox } from './mail/index.js'
 import { createMetrics, watchPolicy, type GatewayMetrics } from './metrics/metrics.js'
 import { OidcProviders, OidcStore } from './oidc/index.js'
 import { OperatorSessionStore } from './operator/session-store.js'
@@ -59,6 +60,8 @@ export interface GatewayDependencies {
   operatorSessions: OperatorSessionStore
   /** "Forgot your password?" mails a link when an SMTP server is configured. */
   passwordReset?: PasswordReset
+  /** Every mail kigo sends, sent off the request path by this gateway's sender (mail/index.ts). */
+  outbox: Outbox
   coreWatch: DependencyWatch
   /** Every check at once, each bounded: names the dependency that failed (/readyz). */
   ready(): Promise<Record<string, boolean>>
@@ -173,6 +176,13 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
   })
   appUse.start()
 
+  // ---- the outbox (docs/operations.md#mail): every gateway runs the sender; a row goes out once.
+  const outbox = openOutbox(database, config, {
+    registry: metrics.registry,
+    onPassError: (err) => logger && !isConnectionFailure(err) && logger.warn({ err: { message: (err as Error).message } }, 'outbox pass failed; the next one tries again'),
+  })
+  outbox.start()
+
   // ---- the OpenID Connect provider (docs/oidc.md): its state and keys in the shared store.
   const oidcStore = new OidcStore(database, config.secretKey, now)
   const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now, usage, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
@@ -202,6 +212,7 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
     sites: new LoginSiteStore(database, config.secretKey),
     operatorSessions: new OperatorSessionStore(database),
     ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), mailer: smtpMailer(config.mail.smtpUrl, config.mail.from), ttlSeconds: config.mail.resetTtlSeconds } }),
+    outbox,
     coreWatch,
     async ready() {
       const [storeOk, redisOk, coreOk] = await Promise.all([
@@ -214,6 +225,7 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
     async close() {
       policy.close()
       userLocks.close()
+      await outbox.close()
       await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))
       await appUse.close().catch(() => undefined)
       await replay.close().catch(() => undefined)

@@ -7,6 +7,7 @@
 import type { Migration } from '../common/sql.js'
 import { auditMigrations } from './audit/migrations.js'
 import { loginApiMigrations } from './login-api/migrations.js'
+import { mailMigrations } from './mail/migrations.js'
 import { oidcMigrations } from './oidc/migrations.js'
 import { operatorMigrations } from './operator/migrations.js'
 import { policyMigrations } from './policy/migrations.js'
@@ -25,4 +26,5 @@ export const gatewayMigrations: readonly Migration[] = [
   ...providerMigrations,
   ...loginApiMigrations,
   ...oidcMigrations,
+  ...mailMigrations,
 ]

@@ -15,6 +15,8 @@ import { request } from 'undici'
 import { AuditStore } from './audit/store.js'
 import { LoginSiteStore } from './login-api/index.js'
 import { openOutbox, type Outbox } from './mail/index.js'
+import { EndpointRecorder, EndpointStore } from './notices/endpoints.js'
+import { Notices } from './notices/index.js'
 import { createMetrics, watchPolicy, type GatewayMetrics } from './metrics/metrics.js'
 import { OidcProviders, OidcStore } from './oidc/index.js'
 import { OperatorSessionStore } from './operator/session-store.js'
@@ -62,6 +64,11 @@ export interface GatewayDependencies {
   passwordReset?: PasswordReset
   /** Every mail kigo sends, sent off the request path by this gateway's sender (mail/index.ts). */
   outbox: Outbox
+  /** The last endpoints each legacy client called (the account page's notice). */
+  endpointStore: EndpointStore
+  endpoints: EndpointRecorder
+  /** Migration notices, unless notices.enabled is false. */
+  notices?: Notices
   coreWatch: DependencyWatch
   /** Every check at once, each bounded: names the dependency that failed (/readyz). */
   ready(): Promise<Record<string, boolean>>
@@ -183,6 +190,16 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
   })
   outbox.start()
 
+  // ---- migration notices (docs/gateway.md#migration-notices): every gateway runs the pass; one at a time decides.
+  const endpointStore = new EndpointStore(database)
+  const endpoints = new EndpointRecorder(endpointStore, {
+    flushMs: config.migration.usageFlushMs,
+    onFlushError: (err) => logger && !isConnectionFailure(err) && logger.warn({ err: { message: (err as Error).message } }, 'endpoint flush failed; kept for the next one'),
+  })
+  endpoints.start()
+  const notices = config.notices.enabled ? new Notices({ config, db: database, policy, outbox, registry: metrics.registry, now, logger }) : undefined
+  notices?.start()
+
   // ---- the OpenID Connect provider (docs/oidc.md): its state and keys in the shared store.
   const oidcStore = new OidcStore(database, config.secretKey, now)
   const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now, usage, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
@@ -213,6 +230,9 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
     operatorSessions: new OperatorSessionStore(database),
     ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), mailer: smtpMailer(config.mail.smtpUrl, config.mail.from), ttlSeconds: config.mail.resetTtlSeconds } }),
     outbox,
+    endpointStore,
+    endpoints,
+    ...(notices ? { notices } : {}),
     coreWatch,
     async ready() {
       const [storeOk, redisOk, coreOk] = await Promise.all([
@@ -225,9 +245,11 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
     async close() {
       policy.close()
       userLocks.close()
+      await notices?.close()
       await outbox.close()
       await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))
       await appUse.close().catch(() => undefined)
+      await endpoints.close().catch(() => undefined)
       await replay.close().catch(() => undefined)
       await throttle.close().catch(() => undefined)
       if (redis) redis.disconnect()

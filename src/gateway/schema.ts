@@ -15,6 +15,7 @@ import { providerMigrations } from './provider/migrations.js'
 import { identityMigrations } from './store/migrations.js'
 import { throttleMigrations } from './throttle/migrations.js'
 import { usageMigrations } from './usage/migrations.js'
+import { noticeMigrations } from './notices/migrations.js'
 
 export const gatewayMigrations: readonly Migration[] = [
   ...identityMigrations,
@@ -27,4 +28,5 @@ export const gatewayMigrations: readonly Migration[] = [
   ...loginApiMigrations,
   ...oidcMigrations,
   ...mailMigrations,
+  ...noticeMigrations,
 ]

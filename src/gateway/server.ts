@@ -13,6 +13,7 @@ import type { ProviderOptions } from './provider/index.js'
 import { defaults as providerDefaults } from './provider/context.js'
 import { accountSitesSection } from './oidc/index.js'
 import { oidcGuideSection } from './oidc/guide.js'
+import { noticeAccountSection } from './notices/account-section.js'
 import type { UsageRecorder } from './usage/recorder.js'
 
 export interface RunningGateway {
@@ -40,7 +41,11 @@ export interface GatewayStartOptions {
 /** The account area's options: the provider's, and the session lifetime it shares with the login API's and OpenID Connect's pages. */
 function accountArea(config: Config, d: GatewayDependencies, options: GatewayStartOptions, now: () => number): AccountAreaOptions {
   const { store, policy, usage, metrics, audit, oidcStore } = d
-  const accountSections = [(user: { id: string; name: string }, csrfToken: string) => accountSitesSection(oidcStore, user, csrfToken)]
+  const accountSections = [
+    (user: { id: string; name: string }, csrfToken: string) => accountSitesSection(oidcStore, user, csrfToken),
+    // Migration notices (docs/gateway.md#migration-notices): the notice that applies to the user, with each client's endpoints.
+    ...(d.notices ? [noticeAccountSection({ notices: d.notices, endpoints: d.endpointStore, policies: () => policy.current(), baseUrl: `${config.publicScheme}://${config.domesticHost}`, now })] : []),
+  ]
   // One account area, one session lifetime: the login API's and OpenID Connect's pages
   // read and refresh the sessions the provider's pages made, under the same rules.
   const accountSessions = {
@@ -88,14 +93,15 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     // 2. The apps.
     const { usage, appUse } = d
     const observer: Pick<UsageRecorder, 'observe'> = {
-      observe(decision, client, at) {
+      observe(decision, client, at, endpoint) {
         usage.observe(decision, client, at)
         appUse.observe(decision, at)
+        d.endpoints.observe(decision, client, at, endpoint)
       },
     }
     const deps: GatewayDeps = { config, lookup: d.lookup, replay: d.replay, throttle: d.throttle, metrics: d.metrics, ready: () => d.ready(), logger, policy: d.policy, usage: observer, coreWatch: d.coreWatch, ...(options.now ? { now: options.now } : {}) }
     app = await buildGatewayApp(deps, accountArea(config, d, options, now))
-    operator = await buildOperatorApp({ ...deps, store: d.store, migration: { policy: d.policy, usageStore: d.usageStore, recorder: usage }, audit: d.audit, sites: d.sites, oidc: { store: d.oidcStore, providers: d.oidcProviders }, operatorSessions: d.operatorSessions, userLocks: d.userLocks })
+    operator = await buildOperatorApp({ ...deps, store: d.store, migration: { policy: d.policy, usageStore: d.usageStore, recorder: usage }, audit: d.audit, sites: d.sites, oidc: { store: d.oidcStore, providers: d.oidcProviders }, operatorSessions: d.operatorSessions, userLocks: d.userLocks, ...(d.notices ? { notices: d.notices } : {}) })
 
     // 3. Listening.
     const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })

@@ -38,7 +38,7 @@ export async function noticesApi(app: FastifyInstance, options: { notices: Notic
       if (err instanceof InvalidPolicy) throw new ApiError(400, 'invalid_parameter', `Invalid request body: ${err.message}`)
       throw err
     }
-    const plan = await notices.plan(body.method as LegacyMethod, body.state as PolicyState, from)
+    const plan = await notices.plan(body.method, body.state, from)
     return reply.header('cache-control', 'no-store').send(plan)
   })
 

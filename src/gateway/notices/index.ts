@@ -10,24 +10,24 @@ import type { PolicyService } from '../policy/service.js'
 import type { LegacyMethod, PolicyState } from '../policy/types.js'
 import { isoSeconds } from '../policy/time.js'
 import { loadTemplates, type NoticeMessage } from './message.js'
-import type { NoticeOutbox, OutboxStatus } from './outbox.js'
+import type { Outbox, OutboxEntry } from '../mail/index.js'
 import { policyPlan, type PolicyPlan } from './plan.js'
 import { noticeSteps, type NoticeStep } from './rules.js'
-import { NoticeSender, parseNoticeKey, type DecideResult, type RecipientNotice } from './sender.js'
+import { NoticeSender, noticeKind, type DecideResult, type RecipientNotice } from './sender.js'
 import { NoticeStore } from './store.js'
 
 export interface NoticesOptions {
   config: Config
   db: Db
   policy: PolicyService
-  outbox: NoticeOutbox
+  outbox: Outbox
   /** Where kigo_notices_total is registered. */
   registry?: Registry
   now?: () => number
   logger?: FastifyBaseLogger | false
 }
 
-export type NoticeStatus = OutboxStatus['status'] | 'unreachable'
+export type NoticeStatus = 'pending' | 'sent' | 'failed' | 'expired' | 'unreachable'
 
 export interface NoticeListing {
   user: string
@@ -79,9 +79,10 @@ export class Notices {
         if (outcome === 'unreachable') this.counter?.inc({ method, step, outcome })
       },
     })
-    o.outbox.onDelivery?.((key, outcome) => {
-      const notice = parseNoticeKey(key)
-      if (notice) for (const step of notice.steps) this.counter?.inc({ method: notice.method, step, outcome })
+    o.outbox.observe((event) => {
+      if (event.kind !== noticeKind || (event.outcome !== 'sent' && event.outcome !== 'failed')) return
+      const method = event.labels.method ?? ''
+      for (const step of (event.labels.steps ?? '').split('+')) this.counter?.inc({ method, step, outcome: event.outcome })
     })
   }
 
@@ -122,8 +123,9 @@ export class Notices {
   /** The notices recorded, with what became of their messages, newest first. */
   async list(filter: { user?: string; method?: string; status?: NoticeStatus; limit: number }): Promise<NoticeListing[]> {
     const rows = await this.store.list({ ...(filter.user !== undefined ? { user: filter.user } : {}), ...(filter.method !== undefined ? { method: filter.method } : {}), limit: filter.status === undefined ? filter.limit : 10_000 })
-    const keys = [...new Set(rows.flatMap((r) => (r.messageKey === null ? [] : [r.messageKey])))]
-    const status = await this.o.outbox.status(keys)
+    // The outbox's listing is at most 1000 rows: one user's notices, or the newest 1000.
+    const mails = await this.o.outbox.list({ kind: noticeKind, limit: 1000, ...(filter.user !== undefined ? { labels: { user: filter.user } } : {}) })
+    const status = new Map<string, OutboxEntry>(mails.map((m) => [m.key, m]))
     const listed: NoticeListing[] = rows.map((r) => {
       const s = r.messageKey === null ? undefined : status.get(r.messageKey)
       return {
@@ -133,7 +135,7 @@ export class Notices {
         step: r.step,
         status: r.messageKey === null ? 'unreachable' : s?.status ?? 'pending',
         createdAt: r.createdAt,
-        sentAt: s?.sentAt ?? null,
+        sentAt: s?.sentAt?.getTime() ?? null,
         attempts: s?.attempts ?? 0,
         lastError: s?.lastError ?? null,
       }
@@ -161,7 +163,8 @@ export class Notices {
     for (const r of rows) {
       const k = `${r.method}\n${r.step}`
       if (!counts.has(k)) counts.set(k, { method: r.method, step: r.step, sent: 0, failed: 0, pending: 0, unreachable: 0 })
-      counts.get(k)![r.status] += 1
+      // Notices carry no expiry: `expired` cannot happen; counted as pending if it ever did.
+      counts.get(k)![r.status === 'expired' ? 'pending' : r.status] += 1
     }
     const steps = [...counts.values()].sort((a, b) => a.method.localeCompare(b.method) || noticeSteps.indexOf(a.step) - noticeSteps.indexOf(b.step))
     return { steps, effect }

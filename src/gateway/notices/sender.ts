@@ -18,13 +18,13 @@ import { hasMoved, oauthUseByFamily } from '../usage/moved.js'
 import { renderNotice, type NoticeClient, type NoticeMessage, type NoticeTemplates } from './message.js'
 import { dueSignature, dueSteps, recipientSteps, type DueSteps, type NoticeStep, type RecipientClient } from './rules.js'
 import type { NoticeRecord, NoticeStore, Recipient, RecipientRow } from './store.js'
-import type { NoticeOutbox } from './outbox.js'
+import type { Outbox } from '../mail/index.js'
 
 export interface NoticeSenderOptions {
   db: Db
   store: NoticeStore
   policies: () => Policies
-  outbox: NoticeOutbox
+  outbox: Pick<Outbox, 'enqueue'>
   /** The deployment base URL links point at (scheme and host). */
   baseUrl: string
   lookbackDays: number
@@ -63,11 +63,8 @@ export interface RecipientNotice {
 /** The message key of a notice in the outbox: one per (recipient, method, steps). */
 export const noticeKey = (user: string, method: string, steps: readonly NoticeStep[]) => `notice:${method}:${user}:${steps.join('+')}`
 
-/** The method and steps of a notice's message key; null for another kind of message. */
-export function parseNoticeKey(key: string): { method: string; steps: NoticeStep[] } | null {
-  const m = /^notice:([a-z_]+):[^:]+:([a-z0-9_+]+)$/.exec(key)
-  return m ? { method: m[1]!, steps: m[2]!.split('+') as NoticeStep[] } : null
-}
+/** The outbox kind of every notice; its labels are the recipient, the method and the steps (joined by +). */
+export const noticeKind = 'notice'
 
 export class NoticeSender {
   private readonly holder = randomBytes(9).toString('base64url')
@@ -159,7 +156,7 @@ export class NoticeSender {
         const message = email === null ? null : this.message(n, policies, started)
         const fresh = await db.transaction(async (tx) => {
           const recorded = await store.record(tx, records)
-          if (recorded.length > 0 && message !== null) await this.o.outbox.enqueue(tx, { key: key!, to: email!, ...message })
+          if (recorded.length > 0 && message !== null) await this.o.outbox.enqueue({ key: key!, kind: noticeKind, labels: { user: n.recipient.id, method, steps: n.steps.join('+') }, to: email!, ...message }, tx)
           return recorded
         })
         if (fresh.length === 0) continue

@@ -9,7 +9,7 @@ import { describeSchemaError } from '../operator/admin-api.js'
 import { queryFilters } from '../operator/query-filters.js'
 import { InvalidPolicy, parseInstant } from '../policy/normalize.js'
 import { isoSeconds } from '../policy/time.js'
-import { Instant, PolicyStateSchema, legacyMethods, type LegacyMethod, type PolicyState } from '../policy/types.js'
+import { Instant, PolicyStateSchema, legacyMethods } from '../policy/types.js'
 import type { Notices } from './index.js'
 
 const PlanRequest = Type.Object({

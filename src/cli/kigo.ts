@@ -4,7 +4,7 @@
 // failed request, 2 for a wrong command line.
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { createInterface } from 'node:readline/promises'
+import { createInterface } from 'node:readline'
 import { projectRoot } from '../common/config.js'
 import { AdminClient, CliError, adminToken, adminUrl, usageError, type ApiResult, type Env } from './admin-client.js'
 import { readArgs, suggestion } from './argv.js'
@@ -31,9 +31,12 @@ function terminalOf(io: CliIo): Terminal | undefined {
   if (stdin?.isTTY !== true || io.stderr.isTTY !== true) return undefined
   return {
     async ask(question) {
-      const rl = createInterface({ input: stdin, output: io.stderr as NodeJS.WritableStream })
+      io.stderr.write(question)
+      // The terminal echoes what is typed (cooked mode): only the line is read here.
+      const rl = createInterface({ input: stdin, terminal: false })
       try {
-        return await rl.question(question)
+        for await (const line of rl) return line
+        return ''
       } finally {
         rl.close()
       }

@@ -96,7 +96,7 @@ export function noticeParts(input: NoticeInput) {
     const lines = m.clients.map((c) => {
       const outlook = policyOutlook(policy, now, { user: c.user, client: () => c.client })
       const label = c.client === '' ? '(no name sent)' : c.client
-      const what = m.method === 'login_api' ? 'sign-ins' : 'requests'
+      const what = `${m.method === 'login_api' ? 'sign-in' : 'request'}${c.requests === 1 ? '' : 's'}`
       return { label, requests: c.requests, lastSeen: utcText(c.lastSeen), outlook: outlook.summary, what }
     })
     return { method: m.method, name, headline: `${name} ${stepWords[urgent(m.steps)]}`, whatToDo: whatToDo[m.method], lines }

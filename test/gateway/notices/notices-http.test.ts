@@ -5,6 +5,7 @@
 // with the endpoints their client called, `kigo notices run|list|preview`, the metric,
 // and the dashboard's panel. The clock is the test's: the gateway's policy, usage and
 // notices read it.
+import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../src/cli/kigo.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
@@ -14,7 +15,6 @@ import { WebClient } from '../provider/helpers.js'
 
 const day = 86_400_000
 let clock = Date.parse('2030-03-01T08:00:00Z')
-const t0 = clock
 let stack: Stack
 let smtp: TestSmtp
 let env: Record<string, string>
@@ -111,6 +111,42 @@ describe('migration notices', () => {
       expect(r.body.error.code).toBe('invalid_parameter')
     }
     expect((await kigo('policy', 'plan', 'basic', 'gone')).code).toBe(2)
+  })
+
+  it('policy set to deny on a terminal shows the plan and asks; no answer changes nothing, --yes asks nothing', async () => {
+    /** `kigo` as on a terminal: stdin and stderr are TTYs; `answer` is typed once the question is asked. */
+    const onTerminal = async (answer: string, ...args: string[]) => {
+      let stdout = ''
+      let stderr = ''
+      const stdin = Object.assign(new PassThrough(), { isTTY: true })
+      const code = await main(args, env, {
+        stdout: { write: (s: string) => (stdout += s) },
+        stderr: { isTTY: true, write: (s: string) => { stderr += s; if (s.includes('[y/N]')) stdin.write(`${answer}\n`) } },
+        stdin,
+      })
+      return { code, stdout, stderr }
+    }
+    const no = await onTerminal('n', 'policy', 'set', 'basic', 'deny')
+    expect(no.code).toBe(1)
+    expect(no.stderr).toContain('basic deny from ')
+    expect(no.stderr).toContain('touches 3 users (2 with a contact e-mail, 1 without)')
+    expect(no.stderr).toMatch(/Apply this change\? \[y\/N\] /)
+    expect(no.stderr).toMatch(/kigo: policy set: not changed/)
+    expect((await kigoJson<{ basic: { state: string } }>('policy', 'show')).basic.state).toBe('allow')
+    // Deprecate is not refusing anything: nothing asked.
+    const deprecate = await onTerminal('n', 'policy', 'set', 'basic', 'deprecate')
+    expect(deprecate.code).toBe(0)
+    expect(deprecate.stderr).toBe('')
+    const yes = await onTerminal('y', 'policy', 'set', 'basic', 'brownout', '--windows', '03:00-04:00', '--from', '2031-01-01T00:00:00Z')
+    expect(yes.code).toBe(0)
+    expect(yes.stdout).toContain('scheduled: brownout from 2031-01-01T00:00:00Z')
+    const skipped = await onTerminal('n', 'policy', 'set', 'basic', 'deprecate', '--schedule', 'none', '--yes')
+    expect(skipped.code).toBe(0)
+    expect(skipped.stderr).toBe('')
+    const policy = await kigoJson<{ basic: { state: string; schedule: unknown[] } }>('policy', 'show')
+    expect(policy.basic).toMatchObject({ state: 'deprecate', schedule: [] })
+    // Back to allow for what follows (the announcement is tested next).
+    expect((await kigo('policy', 'set', 'basic', 'allow')).code).toBe(0)
   })
 
   it('announces a scheduled deny: one mail to alice, bobby unreachable, carol (moved to OAuth) told nothing', async () => {

@@ -5,12 +5,12 @@
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../../common/errors.js'
 import { Compile, Type } from '../../common/typebox.js'
-import { describeSchemaError } from '../operator/admin-api.js'
-import { queryFilters } from '../operator/query-filters.js'
+import { describeSchemaError } from './admin-api.js'
+import { queryFilters } from './query-filters.js'
 import { InvalidPolicy, parseInstant } from '../policy/normalize.js'
 import { isoSeconds } from '../policy/time.js'
 import { Instant, PolicyStateSchema, legacyMethods } from '../policy/types.js'
-import type { Notices } from './index.js'
+import type { Notices } from '../notices/index.js'
 
 const PlanRequest = Type.Object({
   method: Type.Enum([...legacyMethods]),

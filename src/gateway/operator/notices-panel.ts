@@ -7,8 +7,8 @@
 import { html, joinHtml, timeHtml, type SafeHtml } from '../../common/html.js'
 import { methodNames, nextChange } from '../policy/evaluate.js'
 import { legacyMethods, type LegacyMethod, type Policies } from '../policy/types.js'
-import type { Notices } from './index.js'
-import { planText } from './plan.js'
+import type { Notices } from '../notices/index.js'
+import { planText } from '../notices/plan.js'
 
 const stepLabels: Record<string, string> = { announced: 'announced', reminder_7d: '7 days before', reminder_1d: '1 day before', retired: 'retired' }
 

@@ -148,22 +148,30 @@ export class NoticeSender {
       if (!(await store.claimLease(this.holder, this.now(), leaseMs))) throw new Error('notices: the pass lost its lease')
       const notices = await this.noticesFor(method, due, candidates.slice(i, i + batch), started, policies)
       result.read += notices.length
-      for (const n of notices) {
-        if (n.steps.length === 0) continue
+      // One transaction per batch: every step recorded, and every message queued with it.
+      const telling = notices.filter((n) => n.steps.length > 0).map((n) => {
         const email = n.recipient.email
         const key = email === null ? null : noticeKey(n.recipient.id, method, n.steps)
         const records: NoticeRecord[] = n.steps.map((step) => ({ user: n.recipient.id, method, step, email, messageKey: key, createdAt: started }))
-        const message = email === null ? null : this.message(n, policies, started)
-        const fresh = await db.transaction(async (tx) => {
-          const recorded = await store.record(tx, records)
-          if (recorded.length > 0 && message !== null) await this.o.outbox.enqueue({ key: key!, kind: noticeKind, labels: { user: n.recipient.id, method, steps: n.steps.join('+') }, to: email!, ...message }, tx)
-          return recorded
-        })
-        if (fresh.length === 0) continue
-        if (email === null) result.unreachable += 1
+        return { n, email, key, records }
+      })
+      if (telling.length === 0) continue
+      const fresh = await db.transaction(async (tx) => {
+        const recorded = await store.record(tx, telling.flatMap((d) => d.records))
+        const told = new Set(recorded.map((r) => r.user))
+        for (const d of telling) {
+          if (d.email === null || !told.has(d.n.recipient.id)) continue
+          await this.o.outbox.enqueue({ key: d.key!, kind: noticeKind, labels: { user: d.n.recipient.id, method, steps: d.n.steps.join('+') }, to: d.email, ...this.message(d.n, policies, started) }, tx)
+        }
+        return recorded
+      })
+      const recipientsTold = new Set(fresh.map((r) => r.user))
+      for (const d of telling) {
+        if (!recipientsTold.has(d.n.recipient.id)) continue
+        if (d.email === null) result.unreachable += 1
         else result.queued += 1
-        for (const r of fresh) this.o.onDecided?.(method, r.step, email === null ? 'unreachable' : 'queued')
       }
+      for (const r of fresh) this.o.onDecided?.(method, r.step, r.email === null ? 'unreachable' : 'queued')
     }
     await store.setSweep(method, signature, started)
   }

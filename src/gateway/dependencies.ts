@@ -23,7 +23,7 @@ import { PolicyService } from './policy/service.js'
 import { PolicyStore } from './policy/store.js'
 import { legacyMethods } from './policy/types.js'
 import type { PasswordReset } from './provider/context.js'
-import { PasswordResetStore, smtpMailer } from './provider/password-reset.js'
+import { PasswordResetStore } from './provider/password-reset.js'
 import { createReplayCaches, type ReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, identityStoreOn, type SqlIdentityStore } from './store/index.js'
 import { gatewayMigrations } from './schema.js'
@@ -211,7 +211,7 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
     oidcProviders,
     sites: new LoginSiteStore(database, config.secretKey),
     operatorSessions: new OperatorSessionStore(database),
-    ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), mailer: smtpMailer(config.mail.smtpUrl, config.mail.from), ttlSeconds: config.mail.resetTtlSeconds } }),
+    ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), outbox, ttlSeconds: config.mail.resetTtlSeconds } }),
     outbox,
     coreWatch,
     async ready() {

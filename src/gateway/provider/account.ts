@@ -6,7 +6,6 @@
 // a confirmation page, whose button posts again with it (no script). The user's own
 // changes go to the audit trail as `account.*` actions (docs/operations.md#the-audit-trail).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'
 import { type User } from '../store/types.js'
@@ -23,6 +22,7 @@ import { isLegacyMethod, type LegacyMethod } from '../policy/types.js'
 import { legacyClientView } from './legacy-usage.js'
 import { oauthUseByFamily } from '../usage/moved.js'
 import { safeNext } from './next.js'
+import { mailResetLink } from './password-reset.js'
 
 /** Same size as the operator API's generated passwords. */
 const apiPasswordBytes = 18
@@ -40,12 +40,6 @@ const notices: Record<string, string> = {
   email: 'Your contact e-mail was saved.',
   password_reset: 'Your password was set. Sign in with the new one; you were signed out everywhere.',
   oidc_revoked: 'The site’s access was revoked. Signing in there again asks you first.',
-}
-
-/** A reset mail the SMTP server did not take (MailUnavailable) is a 503; anything else a 500. */
-const mailWording: FailureWording = {
-  unavailable: () => errors.unavailable('service_unavailable', 'The mail could not be sent right now. Try again later, or ask the operator.'),
-  internalMessage: 'The mail could not be sent. Ask the operator.',
 }
 
 export function registerAccount(app: FastifyInstance, ctx: ProviderContext): void {
@@ -165,8 +159,8 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
   })
 
   // "Forgot your password?": a single-use link by mail when SMTP is configured
-  // (password-reset.ts), else the operator's command. The answer never says whether the
-  // account exists or has an e-mail; asking is throttled per address like sign-in.
+  // (password-reset.ts), else a page that sends the user to the operator. The answer never
+  // says whether the account exists or has an e-mail; asking is throttled per address like sign-in.
   const reset = ctx.passwordReset
   app.get('/account/forgot', async (request, reply) => {
     request.routeName = 'account'
@@ -191,24 +185,18 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     // Each request counts against the address, as a failed sign-in does: no mail flood.
     await throttle.failed(keys)
     const username = (field(read.form, 'username') ?? '').trim()
-    const email = userIdPattern.test(username) ? await store.getUserEmail(username).catch(() => null) : null
-    if (email) {
-      const origin = app.publicOrigin(request)
-      const token = await reset.store.create(username, reset.ttlSeconds, ctx.now())
-      const link = `${origin.scheme}://${origin.host}/account/reset?token=${encodeURIComponent(token)}`
-      try {
-        await reset.mailer.send({
-          to: email,
-          subject: 'Set a new kigo password',
-          text: `Someone (you, we hope) asked to set a new password for the kigo account ${username}.\n\nOpen this link within ${Math.round(reset.ttlSeconds / 60)} minutes to choose one; it works once:\n\n${link}\n\nIf you did not ask, ignore this mail: your password stays as it is.\n`,
-        })
-      } catch (err) {
-        request.log.error({ err: { message: (err as Error).message } }, 'password reset mail not sent')
-        const answer = failureResponse(err, mailWording)
-        return sendPage(reply.headers(answer.headers), answer.status, forgotByMailPage({ csrfToken: session!.csrfToken, error: answer.message }))
-      }
-    }
-    return sendPage(reply, 200, forgotByMailPage({ csrfToken: session!.csrfToken, sent: { minutes: Math.round(reset.ttlSeconds / 60) } }))
+    const origin = app.publicOrigin(request)
+    // The same page for every ID, at once: whether the account exists or has an e-mail is
+    // looked up only after the answer is on its way, and the mail goes through the outbox
+    // (docs/security.md#the-password-reset-reveals-nothing). A failure there is logged, never answered.
+    const answered = sendPage(reply, 200, forgotByMailPage({ csrfToken: session!.csrfToken, sent: { minutes: Math.round(reset.ttlSeconds / 60) } }))
+    setImmediate(() => {
+      void (async () => {
+        const email = userIdPattern.test(username) ? await store.getUserEmail(username) : null
+        if (email) await mailResetLink({ ...reset, now: ctx.now() }, username, email, `${origin.scheme}://${origin.host}`)
+      })().catch((err: unknown) => request.log.error({ err: { message: (err as Error).message } }, 'password reset mail not recorded'))
+    })
+    return answered
   })
 
   const badLink = (reply: FastifyReply) =>

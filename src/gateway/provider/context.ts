@@ -10,7 +10,8 @@ import type { PolicyService } from '../policy/service.js'
 import type { AppUseStore } from '../usage/app-use.js'
 import type { UsageStore } from '../usage/store.js'
 import type { AuditStore } from '../audit/store.js'
-import type { Mailer, PasswordResetStore } from './password-reset.js'
+import type { PasswordResetStore } from './password-reset.js'
+import type { Outbox } from '../mail/index.js'
 
 /** The migration policy and usage, for the guide pages and the account page (docs/gateway.md#migration-controls). */
 export interface ProviderMigration {
@@ -56,7 +57,8 @@ export interface ProviderOptions {
 
 export interface PasswordReset {
   store: PasswordResetStore
-  mailer: Mailer
+  /** The mail goes out through the outbox, off the request's path. */
+  outbox: Pick<Outbox, 'enqueue' | 'nudge'>
   ttlSeconds: number
 }
 

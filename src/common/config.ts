@@ -153,6 +153,8 @@ export const ConfigSchema = Type.Object({
     /** The delay before retrying a failed send, doubled after each further failure up to retryMaxSeconds. */
     retryBaseSeconds: Type.Integer({ minimum: 1, maximum: 86400 }),
     retryMaxSeconds: Type.Integer({ minimum: 1, maximum: 604800 }),
+    /** How long the link that confirms a user's new contact e-mail works (once). */
+    verifyTtlSeconds: Type.Integer({ minimum: 300, maximum: 604800 }),
   }),
   /** The legacy login API (docs/login-api.md): how long a sign-in's cert may be exchanged. */
   loginApi: Type.Object({

@@ -14,7 +14,7 @@ import { openDb, type Db } from '../common/sql.js'
 import { request } from 'undici'
 import { AuditStore } from './audit/store.js'
 import { LoginSiteStore } from './login-api/index.js'
-import { openOutbox, type Outbox } from './mail/index.js'
+import { ContactEmailStore, openOutbox, type ContactEmail, type Outbox } from './mail/index.js'
 import { createMetrics, watchPolicy, type GatewayMetrics } from './metrics/metrics.js'
 import { OidcProviders, OidcStore } from './oidc/index.js'
 import { OperatorSessionStore } from './operator/session-store.js'
@@ -62,6 +62,8 @@ export interface GatewayDependencies {
   passwordReset?: PasswordReset
   /** Every mail kigo sends, sent off the request path by this gateway's sender (mail/index.ts). */
   outbox: Outbox
+  /** A user's new contact e-mail, used once confirmed by mail. */
+  contactEmail: ContactEmail
   coreWatch: DependencyWatch
   /** Every check at once, each bounded: names the dependency that failed (/readyz). */
   ready(): Promise<Record<string, boolean>>
@@ -178,6 +180,7 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
 
   // ---- the outbox (docs/operations.md#mail): every gateway runs the sender; a row goes out once.
   const outbox = openOutbox(database, config, {
+    now,
     registry: metrics.registry,
     onPassError: (err) => logger && !isConnectionFailure(err) && logger.warn({ err: { message: (err as Error).message } }, 'outbox pass failed; the next one tries again'),
   })
@@ -213,6 +216,7 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
     operatorSessions: new OperatorSessionStore(database),
     ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), outbox, ttlSeconds: config.mail.resetTtlSeconds } }),
     outbox,
+    contactEmail: { store: new ContactEmailStore(database), outbox, ttlSeconds: config.mail.verifyTtlSeconds },
     coreWatch,
     async ready() {
       const [storeOk, redisOk, coreOk] = await Promise.all([

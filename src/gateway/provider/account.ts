@@ -23,6 +23,7 @@ import { legacyClientView } from './legacy-usage.js'
 import { oauthUseByFamily } from '../usage/moved.js'
 import { safeNext } from './next.js'
 import { mailResetLink } from './password-reset.js'
+import { changeContactEmail } from '../mail/contact-email.js'
 
 /** Same size as the operator API's generated passwords. */
 const apiPasswordBytes = 18
@@ -38,6 +39,9 @@ const notices: Record<string, string> = {
   signed_out: 'You are signed out.',
   password_changed: 'Your password was changed. You were signed out everywhere else.',
   email: 'Your contact e-mail was saved.',
+  email_pending: 'We mailed a link to the new address. It becomes your contact e-mail when you open that link; until then nothing changes.',
+  email_verified: 'Your new contact e-mail is confirmed and in use.',
+  email_removed: 'Your contact e-mail was removed. kigo no longer mails you about this account.',
   password_reset: 'Your password was set. Sign in with the new one; you were signed out everywhere.',
   oidc_revoked: 'The site’s access was revoked. Signing in there again asks you first.',
 }
@@ -77,7 +81,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
 
   const renderAccount = async (reply: FastifyReply, status: number, session: Session & { user: User }, form: RegisterForm, notice?: string, passwordError?: string) => {
     const migration = ctx.migration
-    const [api, authorized, registered, usage, lastUsed, email, sections] = await Promise.all([
+    const [api, authorized, registered, usage, lastUsed, email, sections, emailPending] = await Promise.all([
       store.getApiPassword(session.user.id),
       store.listAuthorizedApplications(session.user.id),
       store.listConsumers(session.user.id),
@@ -85,6 +89,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
       migration ? migration.appUse.forUser(session.user.id) : Promise.resolve(new Map<string, number>()),
       store.getUserEmail(session.user.id),
       Promise.all(ctx.accountSections.map((section) => section(session.user, session.csrfToken))),
+      ctx.contactEmail ? ctx.contactEmail.store.pending(session.user.id, ctx.now()) : Promise.resolve(null),
     ])
     const now = ctx.now()
     const oauthUse = oauthUseByFamily(usage)
@@ -103,6 +108,8 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
         form,
         legacy,
         email,
+        emailPending,
+        emailByMail: ctx.contactEmail?.outbox.mailing ?? false,
         sections,
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
@@ -343,12 +350,24 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     return seeOther(reply, '/account?notice=password_changed#password')
   })
 
-  // The operator's contact for this user about migrating off Basic and WSSE (docs/gateway.md#the-usage-report):
-  // the user may set or clear it here, as the operator may through the operator API.
+  // The address kigo mails migration notices and reset links to (docs/gateway.md#the-contact-e-mail):
+  // a new one is used once its owner opens the link mailed to it (mail/contact-email.ts);
+  // the user may remove it here; the operator sets it through the operator API.
   app.post('/account/email', async (request, reply) => {
     const ok = await signedInPost(request, reply)
     if (!ok) return reply
     const email = (field(ok.form, 'email') ?? '').trim()
+    const contact = ctx.contactEmail
+    if (contact) {
+      const origin = app.publicOrigin(request)
+      const change = await changeContactEmail(contact, store, ok.session.user.id, email, `${origin.scheme}://${origin.host}`, ctx.now())
+      const again = (message: string) => renderAccount(reply, 400, ok.session, { name: '', callback: '', scopes: ['read_public'] }, message)
+      if (change.outcome === 'invalid') return again('That is not an e-mail address such as alice@example.com; nothing was saved.')
+      if (change.outcome === 'no_mail') return again('This service sends no mail, so it cannot check a new address. Ask the operator of this service to set it; nothing was saved.')
+      if (change.outcome === 'pending') await audited(request, { kind: 'user', action: 'account.request_email', target: ok.session.user.id, before: null, after: { pending: change.email } })
+      if (change.outcome === 'removed') await audited(request, { kind: 'user', action: 'account.set_email', target: ok.session.user.id, before: { email: change.before }, after: { email: null } })
+      return seeOther(reply, `/account?notice=${change.outcome === 'pending' ? 'email_pending' : change.outcome === 'removed' ? 'email_removed' : 'email'}#contact`)
+    }
     const before = await store.getUserEmail(ok.session.user.id)
     try {
       await store.setUserEmail(ok.session.user.id, email === '' ? null : email)

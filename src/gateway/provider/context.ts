@@ -11,7 +11,7 @@ import type { AppUseStore } from '../usage/app-use.js'
 import type { UsageStore } from '../usage/store.js'
 import type { AuditStore } from '../audit/store.js'
 import type { PasswordResetStore } from './password-reset.js'
-import type { Outbox } from '../mail/index.js'
+import type { ContactEmail, Outbox } from '../mail/index.js'
 
 /** The migration policy and usage, for the guide pages and the account page (docs/gateway.md#migration-controls). */
 export interface ProviderMigration {
@@ -49,6 +49,8 @@ export interface ProviderOptions {
   audit?: Pick<AuditStore, 'record'>
   /** "Forgot your password?" by mail, when an SMTP server is configured. */
   passwordReset?: PasswordReset
+  /** A new contact e-mail is used once its owner confirms it by mail (mail/contact-email.ts). */
+  contactEmail?: ContactEmail
   /** Sections other parts of the account area add to the account page (below the applications). */
   accountSections?: AccountSection[]
   /** Sections other features add to the developer guide (after the samples), each linked from its table of contents. */
@@ -94,6 +96,7 @@ export interface ProviderContext {
   migration?: ProviderMigration
   audit?: Pick<AuditStore, 'record'>
   passwordReset?: PasswordReset
+  contactEmail?: ContactEmail
   accountSections: AccountSection[]
   guideSections: GuideSection[]
 }

@@ -195,8 +195,12 @@ export function accountPage(
     /** The user's clients still on WSSE or Basic; null when the gateway has no usage report. */
     legacy?: LegacyClientView[] | null
     passwordError?: string
-    /** The contact e-mail the operator sees beside the user's legacy usage. */
+    /** The contact e-mail: migration notices and reset links go there; the operator sees it beside the user's legacy usage. */
     email?: string | null
+    /** A new address waiting for its owner to open the link mailed to it. */
+    emailPending?: { email: string; expiresAt: Date } | null
+    /** Whether this service mails (a new address can be confirmed). */
+    emailByMail?: boolean
     /** Sections added by other parts of the account area (context.ts, AccountSection). */
     sections?: SafeHtml[]
   },
@@ -290,7 +294,8 @@ ${csrfField(o.csrfToken)}
 
 <section class="card" id="contact">
 <h2>Contact e-mail</h2>
-<p class="muted">Optional. The operator writes here about moving your clients to OAuth; leave empty to remove it.</p>
+<p class="muted">Optional. This address receives migration notices (when a tool of yours must move to a newer way of signing in) and password-reset links. ${o.emailByMail === false ? 'This service sends no mail: to set a new address, ask the operator of this service. Leave empty to remove it.' : 'A new address is used once you open the link we mail to it. Leave empty to remove it.'}</p>
+${o.emailPending ? html`<p class="notice" role="status">Waiting for confirmation: <strong>${o.emailPending.email}</strong>. Open the link we mailed there (it works until ${timeHtml(o.emailPending.expiresAt.getTime())}); until then ${o.email ? html`<strong>${o.email}</strong> stays in use` : 'no address is in use'}.</p>` : ''}
 <form method="post" action="/account/email">
 ${csrfField(o.csrfToken)}
 <label for="email">E-mail</label>

@@ -19,7 +19,6 @@ export type { OutboxRun } from './sender.js'
 export type { MailTransport } from './smtp.js'
 export { MailUnavailable, smtpTransport } from './smtp.js'
 export { mailMigrations } from './migrations.js'
-export { ContactEmailStore, changeContactEmail, registerContactEmailRoutes, type ContactEmail, type EmailChange, type PendingEmail } from './contact-email.js'
 
 export interface Outbox {
   /** Whether mail is sent at all (KIGO_SMTP_URL is set); without it rows are only recorded. */

@@ -37,20 +37,4 @@ CREATE INDEX outbox_due ON kigo_gateway.outbox (next_attempt_at, id) WHERE statu
 CREATE INDEX outbox_kind ON kigo_gateway.outbox (kind, id);
 `,
   },
-  {
-    version: 61,
-    name: 'contact e-mail confirmation links',
-    sql: `
--- A user's new contact e-mail waits here until its owner opens the link mailed to it
--- (src/gateway/mail/contact-email.ts): single use, expiring, kept as SHA-256 digests only.
-CREATE TABLE kigo_gateway.email_verifications (
-  token_hash text PRIMARY KEY,
-  user_id text NOT NULL REFERENCES kigo_gateway.users (id) ON DELETE CASCADE,
-  email text NOT NULL,
-  expires_at timestamptz NOT NULL,
-  used_at timestamptz
-);
-CREATE INDEX email_verifications_user ON kigo_gateway.email_verifications (user_id);
-`,
-  },
 ]

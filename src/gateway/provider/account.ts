@@ -23,7 +23,7 @@ import { legacyClientView } from './legacy-usage.js'
 import { oauthUseByFamily } from '../usage/moved.js'
 import { safeNext } from './next.js'
 import { mailResetLink } from './password-reset.js'
-import { changeContactEmail } from '../mail/contact-email.js'
+import { changeContactEmail } from './contact-email.js'
 
 /** Same size as the operator API's generated passwords. */
 const apiPasswordBytes = 18

@@ -11,7 +11,8 @@ import type { AppUseStore } from '../usage/app-use.js'
 import type { UsageStore } from '../usage/store.js'
 import type { AuditStore } from '../audit/store.js'
 import type { PasswordResetStore } from './password-reset.js'
-import type { ContactEmail, Outbox } from '../mail/index.js'
+import type { Outbox } from '../mail/index.js'
+import type { ContactEmail } from './contact-email.js'
 
 /** The migration policy and usage, for the guide pages and the account page (docs/gateway.md#migration-controls). */
 export interface ProviderMigration {

@@ -17,7 +17,7 @@ import { registerMigrationGuide } from './migration-guide.js'
 import { registerDeveloperGuide } from './developer-guide.js'
 import { Sessions } from './session.js'
 import { registerUserInfo } from './user-info.js'
-import { registerContactEmailRoutes } from '../mail/contact-email.js'
+import { registerContactEmailRoutes } from './contact-email.js'
 
 export type { ProviderOptions } from './context.js'
 

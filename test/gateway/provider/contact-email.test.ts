@@ -4,11 +4,11 @@
 // old address is told; the account page says what the address receives and what is
 // waiting. The link's store keeps digests only, on both engines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ContactEmailStore } from '../../../src/gateway/mail/contact-email.js'
+import { ContactEmailStore } from '../../../src/gateway/provider/contact-email.js'
 import { describeBackends, gatewayDbBackends } from '../../helpers/backends.js'
 import { startTestSmtp, type TestSmtp } from '../../helpers/smtp.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
-import { WebClient, csrfOf, hiddenField } from '../provider/helpers.js'
+import { WebClient, csrfOf, hiddenField } from './helpers.js'
 
 let stack: Stack
 let smtp: TestSmtp

@@ -15,13 +15,13 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Db } from '../../common/sql.js'
 import { randomToken } from '../../common/secrets.js'
-import { html, page, sendPage, seeOther } from '../provider/html.js'
-import { messagePage } from '../provider/pages.js'
-import { readForm, field } from '../provider/form.js'
-import { csrfMatches, type Sessions } from '../provider/session.js'
+import { html, page, sendPage, seeOther } from './html.js'
+import { messagePage } from './pages.js'
+import { readForm, field } from './form.js'
+import { csrfMatches, type Sessions } from './session.js'
 import { checkEmail, InvalidInput } from '../store/validation.js'
 import type { AuditStore } from '../audit/store.js'
-import type { Outbox } from './index.js'
+import type { Outbox } from '../mail/index.js'
 
 const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex')
 const at = (ms: number) => new Date(ms).toISOString()
@@ -31,7 +31,7 @@ export interface PendingEmail {
   expiresAt: Date
 }
 
-/** The links of migration 61: one live link per user at most. */
+/** The links of migration 36: one live link per user at most. */
 export class ContactEmailStore {
   constructor(private readonly db: Db) {}
 

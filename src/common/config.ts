@@ -153,6 +153,8 @@ export const ConfigSchema = Type.Object({
     /** The delay before retrying a failed send, doubled after each further failure up to retryMaxSeconds. */
     retryBaseSeconds: Type.Integer({ minimum: 1, maximum: 86400 }),
     retryMaxSeconds: Type.Integer({ minimum: 1, maximum: 604800 }),
+    /** How long the link that confirms a user's new contact e-mail works (once). */
+    verifyTtlSeconds: Type.Integer({ minimum: 300, maximum: 604800 }),
   }),
   /** Migration notices (docs/gateway.md#migration-notices): who is told, how often the sender runs. */
   notices: Type.Object({

@@ -25,7 +25,8 @@ import { PolicyService } from './policy/service.js'
 import { PolicyStore } from './policy/store.js'
 import { legacyMethods } from './policy/types.js'
 import type { PasswordReset } from './provider/context.js'
-import { PasswordResetStore, smtpMailer } from './provider/password-reset.js'
+import { PasswordResetStore } from './provider/password-reset.js'
+import { ContactEmailStore, type ContactEmail } from './provider/contact-email.js'
 import { createReplayCaches, type ReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, identityStoreOn, type SqlIdentityStore } from './store/index.js'
 import { gatewayMigrations } from './schema.js'
@@ -69,6 +70,8 @@ export interface GatewayDependencies {
   endpoints: EndpointRecorder
   /** Migration notices, unless notices.enabled is false. */
   notices?: Notices
+  /** A user's new contact e-mail, used once confirmed by mail. */
+  contactEmail: ContactEmail
   coreWatch: DependencyWatch
   /** Every check at once, each bounded: names the dependency that failed (/readyz). */
   ready(): Promise<Record<string, boolean>>
@@ -185,6 +188,7 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
 
   // ---- the outbox (docs/operations.md#mail): every gateway runs the sender; a row goes out once.
   const outbox = openOutbox(database, config, {
+    now,
     registry: metrics.registry,
     onPassError: (err) => logger && !isConnectionFailure(err) && logger.warn({ err: { message: (err as Error).message } }, 'outbox pass failed; the next one tries again'),
   })
@@ -228,11 +232,12 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
     oidcProviders,
     sites: new LoginSiteStore(database, config.secretKey),
     operatorSessions: new OperatorSessionStore(database),
-    ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), mailer: smtpMailer(config.mail.smtpUrl, config.mail.from), ttlSeconds: config.mail.resetTtlSeconds } }),
+    ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), outbox, ttlSeconds: config.mail.resetTtlSeconds } }),
     outbox,
     endpointStore,
     endpoints,
     ...(notices ? { notices } : {}),
+    contactEmail: { store: new ContactEmailStore(database), outbox, ttlSeconds: config.mail.verifyTtlSeconds },
     coreWatch,
     async ready() {
       const [storeOk, redisOk, coreOk] = await Promise.all([

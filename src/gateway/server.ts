@@ -54,7 +54,7 @@ function accountArea(config: Config, d: GatewayDependencies, options: GatewaySta
   }
   const fixedNow = options.now ? { now: options.now } : {}
   return {
-    provider: { config, store, replay: d.replay.oauth, throttle: d.throttle, migration: { policy, usage: d.usageStore, appUse: d.appUseStore }, accountSections, guideSections: [oidcGuideSection], audit, ...(d.passwordReset ? { passwordReset: d.passwordReset } : {}), ...config.provider, ...options.provider, ...fixedNow },
+    provider: { config, store, replay: d.replay.oauth, throttle: d.throttle, migration: { policy, usage: d.usageStore, appUse: d.appUseStore }, accountSections, guideSections: [oidcGuideSection], audit, ...(d.passwordReset ? { passwordReset: d.passwordReset } : {}), contactEmail: d.contactEmail, ...config.provider, ...options.provider, ...fixedNow },
     // The legacy login API (docs/login-api.md): its sites and certs in the shared store.
     loginApi: {
       config,

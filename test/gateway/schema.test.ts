@@ -28,6 +28,7 @@ const recordedBefore: Array<[number, string]> = [
   [33, 'operator dashboard sessions'],
   [34, 'operator locks on users'],
   [35, 'password reset links'],
+  [36, 'contact e-mail confirmation links'],
   [40, 'login API: sites and their certs; login_api under the migration policy'],
   [50, 'OpenID Connect relying parties, signing keys and provider state'],
   [60, 'mail outbox'],
@@ -93,7 +94,7 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       // A release that had migrations up to 34, in version order.
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([35, 40, 50, 60, 70, 71])
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([35, 36, 40, 50, 60, 70, 71])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recordedBefore)
     } finally {
       await db.close()

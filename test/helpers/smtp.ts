@@ -19,6 +19,8 @@ export interface TestSmtp {
   readonly open: number
   /** While true, new connections are accepted and never greeted. */
   hang: boolean
+  /** Ends the held connections with an error (the client sees its send fail). */
+  release(): void
   /** Stops listening (and drops held connections): connecting is refused. */
   stop(): Promise<void>
   /** Listens again on the same port. */
@@ -64,12 +66,15 @@ export async function startTestSmtp(): Promise<TestSmtp> {
     server = make()
     await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve))
   }
+  const release = () => {
+    for (const end of held) end()
+    held.clear()
+  }
   const stop = async () => {
     const s = server
     server = undefined
     if (!s) return
-    for (const release of held) release()
-    held.clear()
+    release()
     await new Promise<void>((resolve) => s.close(() => resolve()))
   }
   await start()
@@ -86,6 +91,7 @@ export async function startTestSmtp(): Promise<TestSmtp> {
     set hang(v: boolean) {
       state.hang = v
     },
+    release,
     stop,
     start,
     close: stop,

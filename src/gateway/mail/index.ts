@@ -52,8 +52,14 @@ export interface OutboxOptions {
   onPassError?: (err: unknown) => void
 }
 
+/** The settings the outbox reads (docs/operations.md#mail). */
+export interface OutboxConfig {
+  secretKey: string
+  mail: Pick<Config['mail'], 'smtpUrl' | 'from' | 'sendIntervalSeconds' | 'sendTimeoutSeconds' | 'retryBaseSeconds' | 'retryMaxSeconds'>
+}
+
 /** The outbox on the gateway's database, sending through config.mail's SMTP server. */
-export function openOutbox(db: Db, config: Pick<Config, 'mail' | 'secretKey'>, o: OutboxOptions = {}): Outbox {
+export function openOutbox(db: Db, config: OutboxConfig, o: OutboxOptions = {}): Outbox {
   const mail = config.mail
   const now = o.now ?? Date.now
   const store = new OutboxStore(db, config.secretKey, now)

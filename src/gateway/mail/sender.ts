@@ -105,12 +105,16 @@ export class OutboxSender {
     }
   }
 
-  /** Stops the timer and waits for the pass in progress. */
-  async close(): Promise<void> {
+  /**
+   * Stops the timer and waits for the pass in progress to finish its send, at most
+   * `closeWaitMs` (a shutdown is not held for a mail server that hangs: a send cut short
+   * here is retried after its lease, and counted as unconfirmed).
+   */
+  async close(closeWaitMs = 5000): Promise<void> {
     this.closed = true
     if (this.timer) clearInterval(this.timer)
     this.timer = undefined
-    await this.running?.catch(() => undefined)
+    if (this.running) await withDeadline(this.running, closeWaitMs, 'the outbox pass in progress').catch(() => undefined)
   }
 
   private emit(c: ClaimedMessage, outcome: OutboxEvent['outcome']): void {

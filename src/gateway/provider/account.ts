@@ -6,7 +6,6 @@
 // a confirmation page, whose button posts again with it (no script). The user's own
 // changes go to the audit trail as `account.*` actions (docs/operations.md#the-audit-trail).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'
 import { type User } from '../store/types.js'
@@ -23,6 +22,8 @@ import { isLegacyMethod, type LegacyMethod } from '../policy/types.js'
 import { legacyClientView } from './legacy-usage.js'
 import { oauthUseByFamily } from '../usage/moved.js'
 import { safeNext } from './next.js'
+import { mailResetLink } from './password-reset.js'
+import { changeContactEmail } from './contact-email.js'
 
 /** Same size as the operator API's generated passwords. */
 const apiPasswordBytes = 18
@@ -38,14 +39,11 @@ const notices: Record<string, string> = {
   signed_out: 'You are signed out.',
   password_changed: 'Your password was changed. You were signed out everywhere else.',
   email: 'Your contact e-mail was saved.',
+  email_pending: 'We mailed a link to the new address. It becomes your contact e-mail when you open that link; until then nothing changes.',
+  email_verified: 'Your new contact e-mail is confirmed and in use.',
+  email_removed: 'Your contact e-mail was removed. kigo no longer mails you about this account.',
   password_reset: 'Your password was set. Sign in with the new one; you were signed out everywhere.',
   oidc_revoked: 'The site’s access was revoked. Signing in there again asks you first.',
-}
-
-/** A reset mail the SMTP server did not take (MailUnavailable) is a 503; anything else a 500. */
-const mailWording: FailureWording = {
-  unavailable: () => errors.unavailable('service_unavailable', 'The mail could not be sent right now. Try again later, or ask the operator.'),
-  internalMessage: 'The mail could not be sent. Ask the operator.',
 }
 
 export function registerAccount(app: FastifyInstance, ctx: ProviderContext): void {
@@ -83,7 +81,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
 
   const renderAccount = async (reply: FastifyReply, status: number, session: Session & { user: User }, form: RegisterForm, notice?: string, passwordError?: string) => {
     const migration = ctx.migration
-    const [api, authorized, registered, usage, lastUsed, email, sections] = await Promise.all([
+    const [api, authorized, registered, usage, lastUsed, email, sections, emailPending] = await Promise.all([
       store.getApiPassword(session.user.id),
       store.listAuthorizedApplications(session.user.id),
       store.listConsumers(session.user.id),
@@ -91,6 +89,7 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
       migration ? migration.appUse.forUser(session.user.id) : Promise.resolve(new Map<string, number>()),
       store.getUserEmail(session.user.id),
       Promise.all(ctx.accountSections.map((section) => section(session.user, session.csrfToken))),
+      ctx.contactEmail ? ctx.contactEmail.store.pending(session.user.id, ctx.now()) : Promise.resolve(null),
     ])
     const now = ctx.now()
     const oauthUse = oauthUseByFamily(usage)
@@ -109,6 +108,8 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
         form,
         legacy,
         email,
+        emailPending,
+        emailByMail: ctx.contactEmail?.outbox.mailing ?? false,
         sections,
         ...(notice ? { notice } : {}),
         ...(passwordError ? { passwordError } : {}),
@@ -165,8 +166,8 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
   })
 
   // "Forgot your password?": a single-use link by mail when SMTP is configured
-  // (password-reset.ts), else the operator's command. The answer never says whether the
-  // account exists or has an e-mail; asking is throttled per address like sign-in.
+  // (password-reset.ts), else a page that sends the user to the operator. The answer never
+  // says whether the account exists or has an e-mail; asking is throttled per address like sign-in.
   const reset = ctx.passwordReset
   app.get('/account/forgot', async (request, reply) => {
     request.routeName = 'account'
@@ -191,24 +192,18 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     // Each request counts against the address, as a failed sign-in does: no mail flood.
     await throttle.failed(keys)
     const username = (field(read.form, 'username') ?? '').trim()
-    const email = userIdPattern.test(username) ? await store.getUserEmail(username).catch(() => null) : null
-    if (email) {
-      const origin = app.publicOrigin(request)
-      const token = await reset.store.create(username, reset.ttlSeconds, ctx.now())
-      const link = `${origin.scheme}://${origin.host}/account/reset?token=${encodeURIComponent(token)}`
-      try {
-        await reset.mailer.send({
-          to: email,
-          subject: 'Set a new kigo password',
-          text: `Someone (you, we hope) asked to set a new password for the kigo account ${username}.\n\nOpen this link within ${Math.round(reset.ttlSeconds / 60)} minutes to choose one; it works once:\n\n${link}\n\nIf you did not ask, ignore this mail: your password stays as it is.\n`,
-        })
-      } catch (err) {
-        request.log.error({ err: { message: (err as Error).message } }, 'password reset mail not sent')
-        const answer = failureResponse(err, mailWording)
-        return sendPage(reply.headers(answer.headers), answer.status, forgotByMailPage({ csrfToken: session!.csrfToken, error: answer.message }))
-      }
-    }
-    return sendPage(reply, 200, forgotByMailPage({ csrfToken: session!.csrfToken, sent: { minutes: Math.round(reset.ttlSeconds / 60) } }))
+    const origin = app.publicOrigin(request)
+    // The same page for every ID, at once: whether the account exists or has an e-mail is
+    // looked up only after the answer is on its way, and the mail goes through the outbox
+    // (docs/security.md#the-password-reset-reveals-nothing). A failure there is logged, never answered.
+    const answered = sendPage(reply, 200, forgotByMailPage({ csrfToken: session!.csrfToken, sent: { minutes: Math.round(reset.ttlSeconds / 60) } }))
+    setImmediate(() => {
+      void (async () => {
+        const email = userIdPattern.test(username) ? await store.getUserEmail(username) : null
+        if (email) await mailResetLink({ ...reset, now: ctx.now() }, username, email, `${origin.scheme}://${origin.host}`)
+      })().catch((err: unknown) => request.log.error({ err: { message: (err as Error).message } }, 'password reset mail not recorded'))
+    })
+    return answered
   })
 
   const badLink = (reply: FastifyReply) =>
@@ -355,12 +350,24 @@ export function registerAccount(app: FastifyInstance, ctx: ProviderContext): voi
     return seeOther(reply, '/account?notice=password_changed#password')
   })
 
-  // The operator's contact for this user about migrating off Basic and WSSE (docs/gateway.md#the-usage-report):
-  // the user may set or clear it here, as the operator may through the operator API.
+  // The address kigo mails migration notices and reset links to (docs/gateway.md#the-contact-e-mail):
+  // a new one is used once its owner opens the link mailed to it (mail/contact-email.ts);
+  // the user may remove it here; the operator sets it through the operator API.
   app.post('/account/email', async (request, reply) => {
     const ok = await signedInPost(request, reply)
     if (!ok) return reply
     const email = (field(ok.form, 'email') ?? '').trim()
+    const contact = ctx.contactEmail
+    if (contact) {
+      const origin = app.publicOrigin(request)
+      const change = await changeContactEmail(contact, store, ok.session.user.id, email, `${origin.scheme}://${origin.host}`, ctx.now())
+      const again = (message: string) => renderAccount(reply, 400, ok.session, { name: '', callback: '', scopes: ['read_public'] }, message)
+      if (change.outcome === 'invalid') return again('That is not an e-mail address such as alice@example.com; nothing was saved.')
+      if (change.outcome === 'no_mail') return again('This service sends no mail, so it cannot check a new address. Ask the operator of this service to set it; nothing was saved.')
+      if (change.outcome === 'pending') await audited(request, { kind: 'user', action: 'account.request_email', target: ok.session.user.id, before: null, after: { pending: change.email } })
+      if (change.outcome === 'removed') await audited(request, { kind: 'user', action: 'account.set_email', target: ok.session.user.id, before: { email: change.before }, after: { email: null } })
+      return seeOther(reply, `/account?notice=${change.outcome === 'pending' ? 'email_pending' : change.outcome === 'removed' ? 'email_removed' : 'email'}#contact`)
+    }
     const before = await store.getUserEmail(ok.session.user.id)
     try {
       await store.setUserEmail(ok.session.user.id, email === '' ? null : email)

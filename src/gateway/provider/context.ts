@@ -10,7 +10,9 @@ import type { PolicyService } from '../policy/service.js'
 import type { AppUseStore } from '../usage/app-use.js'
 import type { UsageStore } from '../usage/store.js'
 import type { AuditStore } from '../audit/store.js'
-import type { Mailer, PasswordResetStore } from './password-reset.js'
+import type { PasswordResetStore } from './password-reset.js'
+import type { Outbox } from '../mail/index.js'
+import type { ContactEmail } from './contact-email.js'
 
 /** The migration policy and usage, for the guide pages and the account page (docs/gateway.md#migration-controls). */
 export interface ProviderMigration {
@@ -48,6 +50,8 @@ export interface ProviderOptions {
   audit?: Pick<AuditStore, 'record'>
   /** "Forgot your password?" by mail, when an SMTP server is configured. */
   passwordReset?: PasswordReset
+  /** A new contact e-mail is used once its owner confirms it by mail (mail/contact-email.ts). */
+  contactEmail?: ContactEmail
   /** Sections other parts of the account area add to the account page (below the applications). */
   accountSections?: AccountSection[]
   /** Sections other features add to the developer guide (after the samples), each linked from its table of contents. */
@@ -56,7 +60,8 @@ export interface ProviderOptions {
 
 export interface PasswordReset {
   store: PasswordResetStore
-  mailer: Mailer
+  /** The mail goes out through the outbox, off the request's path. */
+  outbox: Pick<Outbox, 'enqueue' | 'nudge'>
   ttlSeconds: number
 }
 
@@ -92,6 +97,7 @@ export interface ProviderContext {
   migration?: ProviderMigration
   audit?: Pick<AuditStore, 'record'>
   passwordReset?: PasswordReset
+  contactEmail?: ContactEmail
   accountSections: AccountSection[]
   guideSections: GuideSection[]
 }

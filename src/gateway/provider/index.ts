@@ -17,6 +17,7 @@ import { registerMigrationGuide } from './migration-guide.js'
 import { registerDeveloperGuide } from './developer-guide.js'
 import { Sessions } from './session.js'
 import { registerUserInfo } from './user-info.js'
+import { registerContactEmailRoutes } from './contact-email.js'
 
 export type { ProviderOptions } from './context.js'
 
@@ -60,6 +61,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
     ...(options.migration ? { migration: options.migration } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
     ...(options.passwordReset ? { passwordReset: options.passwordReset } : {}),
+    ...(options.contactEmail ? { contactEmail: options.contactEmail } : {}),
     accountSections: options.accountSections ?? [],
     guideSections: options.guideSections ?? [],
     verifyOptions: {
@@ -84,6 +86,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
   registerOAuthEndpoints(app, ctx)
   registerAuthorize(app, ctx)
   registerAccount(app, ctx)
+  if (ctx.contactEmail) registerContactEmailRoutes(app, { contactEmail: ctx.contactEmail, users: ctx.store, sessions: ctx.sessions, now, ...(ctx.audit ? { audit: ctx.audit } : {}) })
   registerUserInfo(app, ctx)
   registerMigrationGuide(app, ctx)
   registerDeveloperGuide(app, ctx)

@@ -6,8 +6,7 @@
 // leases and backoff are read from it.
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest'
 import { Registry } from 'prom-client'
-import type { Config } from '../../../src/common/config.js'
-import { openOutbox, type Outbox, type OutboxEvent, type OutboxMessage } from '../../../src/gateway/mail/index.js'
+import { openOutbox, type Outbox, type OutboxConfig, type OutboxEvent, type OutboxMessage } from '../../../src/gateway/mail/index.js'
 import { OutboxStore } from '../../../src/gateway/mail/outbox.js'
 import { describeBackends, gatewayDbBackends } from '../../helpers/backends.js'
 import { startTestSmtp, type TestSmtp } from '../../helpers/smtp.js'
@@ -15,9 +14,9 @@ import { startTestSmtp, type TestSmtp } from '../../helpers/smtp.js'
 const backends = await gatewayDbBackends('outbox')
 
 const secretKey = 'outbox-contract-secret-key-0123456789abcdef'
-const mailConfig = (smtpUrl: string | null): Pick<Config, 'mail' | 'secretKey'> => ({
+const mailConfig = (smtpUrl: string | null): OutboxConfig => ({
   secretKey,
-  mail: { smtpUrl, from: 'kigo <no-reply@kigo.test>', resetTtlSeconds: 600, sendIntervalSeconds: 0, sendTimeoutSeconds: 2, retryBaseSeconds: 30, retryMaxSeconds: 3600 },
+  mail: { smtpUrl, from: 'kigo <no-reply@kigo.test>', sendIntervalSeconds: 0, sendTimeoutSeconds: 2, retryBaseSeconds: 30, retryMaxSeconds: 3600 },
 })
 
 let smtp: TestSmtp

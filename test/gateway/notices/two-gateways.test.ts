@@ -60,7 +60,7 @@ describe.skipIf(!pg)('two gateways running the notices', () => {
     for (const s of [a, b]) expect((await s.admin('GET', '/admin/usage')).status).toBe(200)
     expect((await a.admin('PUT', '/admin/policy', { basic: { state: 'deprecate' } })).status).toBe(200)
 
-    await eventually(() => (smtp.mails.length >= ids.length ? true : undefined), 30_000)
+    await eventually(() => (smtp.mails.length >= ids.length ? true : undefined), 60_000)
     // A few more passes of both gateways: nothing more arrives.
     await new Promise((r) => setTimeout(r, 3000))
     const recipients = smtp.mails.flatMap((m) => m.to).sort()
@@ -72,5 +72,5 @@ describe.skipIf(!pg)('two gateways running the notices', () => {
     // Either gateway lists the same notices, every one sent.
     const listed = await b.admin<{ notices: Array<{ user: string; status: string; step: string }> }>('GET', '/admin/notices')
     expect(listed.body.notices.map((n) => `${n.user} ${n.step} ${n.status}`).sort()).toEqual(ids.map((id) => `${id} announced sent`))
-  })
+  }, 120_000)
 })

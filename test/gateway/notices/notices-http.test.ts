@@ -12,6 +12,7 @@ import { startStack, type Stack } from '../../helpers/stack.js'
 import { startTestSmtp, type TestSmtp } from '../../helpers/smtp.js'
 import { basicHeader, form, oauthHeader, type OAuthClient } from '../policy/signers.js'
 import { WebClient } from '../provider/helpers.js'
+import { signInPath, signInThrough, type Site } from '../login-api/helpers.js'
 
 const day = 86_400_000
 let clock = Date.parse('2030-03-01T08:00:00Z')
@@ -255,5 +256,24 @@ describe('migration notices', () => {
     expect(last).toMatch(/^Subject: HTTP Basic authentication has been switched off/m)
     expect(last).toContain('Refused: switched off since')
     expect(await kigoJson('notices', 'run')).toEqual({ sent: 0, failed: 0, pending: 0 })
+  })
+
+  it('a login-API site\'s owner is told about their site, not the users who sign in through it', async () => {
+    const site = (await stack.admin<Site>('POST', '/admin/sites', { name: "Carol's blog", owner: 'carol', callback: 'https://blog.example/cb' })).body
+    const { answer } = await signInThrough(new WebClient(stack.url), signInPath(site), { id: 'alice', password: users.alice!.password })
+    expect(answer.status).toBe(302)
+    await flushUsage()
+    const plan = await kigoJson('policy', 'plan', 'login_api', 'deny')
+    expect(plan).toMatchObject({ users: 1, sites: 1, clients: 1 })
+    expect((await kigo('policy', 'set', 'login_api', 'deprecate')).code).toBe(0)
+    const before = smtp.mails.length
+    expect(await kigoJson('notices', 'run')).toEqual({ sent: 1, failed: 0, pending: 0 })
+    expect(smtp.mails.length).toBe(before + 1)
+    const mail = mailsTo('carol@example.test')[0]!.text
+    expect(mail).toMatch(/^Subject: The login API is being retired/m)
+    expect(mail).toContain("Carol's blog: 1 sign-in, last seen")
+    expect(mail).toContain('Move your site from the login API to OpenID Connect')
+    const listed = await kigoJson<{ notices: Array<{ user: string; method: string; step: string; status: string }> }>('notices', 'list', '--method', 'login_api')
+    expect(listed.notices).toEqual([expect.objectContaining({ user: 'carol', method: 'login_api', step: 'announced', status: 'sent' })])
   })
 })

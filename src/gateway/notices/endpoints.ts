@@ -2,9 +2,11 @@
 // tool is this?", docs/gateway.md#migration-notices). The usage report keeps counts per
 // (method, user, client) but no endpoint, so this keeps, per (method, user, client), the
 // last few operations (route-table names, a closed set) with when each was last called.
-// Like the usage report (usage/recorder.ts), a request only notes it in memory; a timer
-// writes the batch in one statement and trims each client to its newest `keep`.
+// Like an application's last use (usage/latest-times.ts), a request only notes it in
+// memory; a timer writes the batch in one transaction and trims each client to its newest
+// `keep`.
 import type { Db } from '../../common/sql.js'
+import { LatestTimes } from '../usage/latest-times.js'
 import type { ObservedDecision } from '../usage/recorder.js'
 
 export interface EndpointUse {
@@ -70,47 +72,29 @@ export const endpointKey = (method: string, client: string) => `${method}\n${cli
 
 /** Notes accepted Basic and WSSE requests' endpoints in memory; a timer writes them. */
 export class EndpointRecorder {
-  private pending = new Map<string, Pending>()
-  private timer: NodeJS.Timeout | undefined
+  private readonly times: LatestTimes<Pending>
 
-  constructor(private readonly store: EndpointStore, private readonly options: { flushMs?: number; maxKeys?: number; onFlushError?: (err: unknown) => void } = {}) {}
+  constructor(store: EndpointStore, options: { flushMs?: number; maxKeys?: number; onFlushError?: (err: unknown) => void } = {}) {
+    this.times = new LatestTimes((r) => `${r.method}\n${r.user}\n${r.client}\n${r.endpoint}`, (rows) => store.touch(rows), options)
+  }
 
   start(): void {
-    this.timer = setInterval(() => {
-      this.flush().catch((err) => this.options.onFlushError?.(err))
-    }, this.options.flushMs ?? 5000)
-    this.timer.unref()
+    this.times.start()
   }
 
   observe(decision: ObservedDecision, client: () => string, now: number, endpoint: string | undefined): void {
     if (!decision.ok || (decision.method !== 'basic' && decision.method !== 'wsse') || endpoint === undefined || endpoint === '') return
     const user = decision.identity?.user
     if (user === undefined) return
-    const name = client()
-    const key = `${decision.method}\n${user}\n${name}\n${endpoint}`
-    const cur = this.pending.get(key)
-    if (cur) cur.at = Math.max(cur.at, now)
-    else if (this.pending.size < (this.options.maxKeys ?? 100_000)) this.pending.set(key, { method: decision.method, user, client: name, endpoint, at: now })
+    this.times.note({ method: decision.method, user, client: client(), endpoint, at: now })
   }
 
-  async flush(): Promise<void> {
-    const rows = [...this.pending.values()]
-    this.pending = new Map()
-    try {
-      await this.store.touch(rows)
-    } catch (err) {
-      for (const r of rows) {
-        const key = `${r.method}\n${r.user}\n${r.client}\n${r.endpoint}`
-        if (!this.pending.has(key)) this.pending.set(key, r)
-      }
-      throw err
-    }
+  flush(): Promise<void> {
+    return this.times.flush()
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = undefined
-    await this.flush()
+  close(): Promise<void> {
+    return this.times.close()
   }
 }
 

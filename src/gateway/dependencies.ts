@@ -189,7 +189,7 @@ export async function openGatewayDependencies(config: Config, { logger, now }: O
   // ---- the outbox (docs/operations.md#mail): every gateway runs the sender; a row goes out once.
   const outbox = openOutbox(database, config, {
     now,
-    registry: metrics.registry,
+    counter: metrics.mailSends,
     onPassError: (err) => logger && !isConnectionFailure(err) && logger.warn({ err: { message: (err as Error).message } }, 'outbox pass failed; the next one tries again'),
   })
   outbox.start()

@@ -6,8 +6,7 @@
 // then reads its rows back with `list`, counts its own outcomes with `observe`, and the
 // CLI or operator API runs a pass with `runOnce()`. The semantics (unique keys, leases,
 // retries, expiry) are in outbox.ts's header; the sender's in sender.ts's.
-import type { Registry } from 'prom-client'
-import { Counter } from 'prom-client'
+import type { Counter } from 'prom-client'
 import type { Config } from '../../common/config.js'
 import type { Db, Queryable } from '../../common/sql.js'
 import { OutboxStore, type OutboxEntry, type OutboxEvent, type OutboxFilter, type OutboxMessage } from './outbox.js'
@@ -47,8 +46,8 @@ export interface OutboxOptions {
   /** In place of the SMTP server of config.mail (tests). Null: nothing is mailed. */
   transport?: MailTransport | null
   now?: () => number
-  /** Where kigo_mail_total is registered. */
-  registry?: Registry
+  /** kigo_mail_total (the gateway's metrics): counted by kind and outcome. */
+  counter?: Pick<Counter<'kind' | 'outcome'>, 'inc'>
   onPassError?: (err: unknown) => void
 }
 
@@ -73,15 +72,8 @@ export function openOutbox(db: Db, config: OutboxConfig, o: OutboxOptions = {}):
     now,
     ...(o.onPassError ? { onPassError: o.onPassError } : {}),
   })
-  if (o.registry) {
-    const counter = new Counter({
-      name: 'kigo_mail_total',
-      help: 'Outbox sends by kind of mail and outcome (sent, failed attempt, expired unsent, unconfirmed claim taken over)',
-      labelNames: ['kind', 'outcome'],
-      registers: [o.registry],
-    })
-    sender.observe((e) => counter.inc({ kind: e.kind, outcome: e.outcome }))
-  }
+  const counter = o.counter
+  if (counter) sender.observe((e) => counter.inc({ kind: e.kind, outcome: e.outcome }))
   return {
     mailing: sender.mailing,
     enqueue: (message, tx) => store.enqueue(message, tx),

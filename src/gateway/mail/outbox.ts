@@ -239,7 +239,7 @@ export class OutboxStore {
     if (filter.status === 'sent' || filter.status === 'expired') where.push(`status = ${param(filter.status)}`)
     else if (filter.status === 'failed') where.push(`status = 'pending' AND last_error IS NOT NULL`)
     else if (filter.status === 'pending') where.push(`status = 'pending' AND last_error IS NULL`)
-    const limit = Math.min(Math.max(filter.limit ?? 100, 1), 1000)
+    const limit = Number.isInteger(filter.limit) ? Math.min(Math.max(filter.limit!, 1), 1000) : 100
     const rows = await this.db.query<Row>(
       `SELECT id, key, kind, labels, recipient, subject, status, created_at, sent_at, expires_at, next_attempt_at, attempts, unconfirmed, last_error
        FROM kigo_gateway.outbox ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ${limit}`,

@@ -39,8 +39,6 @@ describe.skipIf(!pgDb)('the outbox across gateway processes on one PostgreSQL', 
     if (build.status !== 0) throw new Error(`build failed: ${build.stdout}${build.stderr}`)
     work = mkdtempSync(join(tmpdir(), 'kigo-outbox-'))
     smtp = await startTestSmtp()
-    // A pass every second; a send may take 2 s, so a claim's lease is 8 s; a failure is retried after 1 s.
-    writeFileSync(join(work, 'config.json'), JSON.stringify({ mail: { sendIntervalSeconds: 1, sendTimeoutSeconds: 2, retryBaseSeconds: 1, retryMaxSeconds: 1 } }))
   }, 180_000)
 
   afterAll(async () => {
@@ -50,12 +48,14 @@ describe.skipIf(!pgDb)('the outbox across gateway processes on one PostgreSQL', 
     if (work) rmSync(work, { recursive: true, force: true })
   })
 
-  async function gateway(name: string): Promise<Gateway> {
+  /** A gateway process passing every second, retrying a failure after 1 s; a send may take `sendTimeoutSeconds` (its lease is four times that). */
+  async function gateway(name: string, sendTimeoutSeconds = 2): Promise<Gateway> {
+    writeFileSync(join(work, `${name}.json`), JSON.stringify({ mail: { sendIntervalSeconds: 1, sendTimeoutSeconds, retryBaseSeconds: 1, retryMaxSeconds: 1 } }))
     const { env, gatewayPort, adminPort } = await stackEnv(join(work, name), {
       DATABASE_URL: pgDb!.url,
       KIGO_SECRET_KEY: secretKey,
       KIGO_ADMIN_TOKEN: adminToken,
-      KIGO_CONFIG: join(work, 'config.json'),
+      KIGO_CONFIG: join(work, `${name}.json`),
       KIGO_SMTP_URL: smtp.url,
       KIGO_GATEWAY_BIND: '127.0.0.1',
       LOG_LEVEL: 'warn',
@@ -106,7 +106,8 @@ describe.skipIf(!pgDb)('the outbox across gateway processes on one PostgreSQL', 
   }, 120_000)
 
   it('a gateway killed with SIGKILL while its sender holds a mail: another gateway sends it after the lease, once, and counts it', async () => {
-    const a = await gateway('killed')
+    // A send may take 6 s (lease 24 s): the kill comes while the claim is held, even on a busy machine.
+    const a = await gateway('killed', 6)
     await admin(a, 'POST', '/admin/users', { id: 'killme' })
     await admin(a, 'PUT', '/admin/users/killme/email', { email: 'killme@example.com' })
     smtp.hang = true
@@ -122,7 +123,7 @@ describe.skipIf(!pgDb)('the outbox across gateway processes on one PostgreSQL', 
     }
     expect(mailsTo('killme@example.com')).toBe(0)
     const b = await gateway('survivor')
-    await expect.poll(() => mailsTo('killme@example.com'), { timeout: 30_000 }).toBe(1)
+    await expect.poll(() => mailsTo('killme@example.com'), { timeout: 60_000 }).toBe(1)
     await sleep(3_000)
     expect(mailsTo('killme@example.com')).toBe(1)
     // The takeover is counted: this mail is the one that could have gone out twice.

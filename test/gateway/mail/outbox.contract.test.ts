@@ -5,7 +5,7 @@
 // and without an SMTP server nothing is mailed and the rows stay. The clock is the test's:
 // leases and backoff are read from it.
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest'
-import { Registry } from 'prom-client'
+import { createMetrics } from '../../../src/gateway/metrics/metrics.js'
 import { openOutbox, type Outbox, type OutboxConfig, type OutboxEvent, type OutboxMessage } from '../../../src/gateway/mail/index.js'
 import { OutboxStore } from '../../../src/gateway/mail/outbox.js'
 import { describeBackends, gatewayDbBackends } from '../../helpers/backends.js'
@@ -37,8 +37,8 @@ describeBackends('outbox contract', backends, (backend, name) => {
   let clock = Date.parse('2027-01-01T00:00:00Z')
   const now = () => clock
   const opened: Outbox[] = []
-  const outbox = (smtpUrl: string | null = smtp.url, registry?: Registry) => {
-    const o = openOutbox(backend().db, mailConfig(smtpUrl), { now, ...(registry ? { registry } : {}) })
+  const outbox = (smtpUrl: string | null = smtp.url, metrics?: ReturnType<typeof createMetrics>) => {
+    const o = openOutbox(backend().db, mailConfig(smtpUrl), { now, ...(metrics ? { counter: metrics.mailSends } : {}) })
     opened.push(o)
     return o
   }
@@ -104,8 +104,8 @@ describeBackends('outbox contract', backends, (backend, name) => {
   })
 
   it('reports each outcome with the kind and labels given, counted in kigo_mail_total; lists filter by them', async () => {
-    const registry = new Registry()
-    const o = outbox(smtp.url, registry)
+    const metrics = createMetrics({ processMetrics: false })
+    const o = outbox(smtp.url, metrics)
     const seen = events(o)
     const a = message({ kind: 'notice', labels: { method: 'basic', step: 'announced' } })
     const b = message({ kind: 'notice', labels: { method: 'wsse', step: 'announced' } })
@@ -120,7 +120,7 @@ describeBackends('outbox contract', backends, (backend, name) => {
     expect((await o.list({ labels: { method: 'wsse' } })).map((e) => e.key)).toEqual([b.key])
     expect((await o.list({ kind: 'notice', status: 'sent' })).map((e) => e.key)).toEqual([b.key, a.key])
     expect(await o.list({ status: 'failed' })).toEqual([])
-    expect(await registry.metrics()).toContain('kigo_mail_total{kind="notice",outcome="sent"} 2')
+    expect(await metrics.registry.metrics()).toContain('kigo_mail_total{kind="notice",outcome="sent"} 2')
   })
 
   it('keeps a message while the mail server is away, retries with backoff, and mails it once when it is back', async () => {

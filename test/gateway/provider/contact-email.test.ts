@@ -124,12 +124,19 @@ describe('a new contact e-mail', () => {
     expect(mailsTo('iris@example.com')[0]!.text).toContain('The contact e-mail of the kigo account iris was removed.')
   })
 
-  it('refuses a token that is not whole or too long, without a 5xx', async () => {
+  it('refuses a token that is not whole or too long, a post without the form\'s CSRF token or not a form, without a 5xx', async () => {
     const web = new WebClient(stack.url)
     for (const q of ['', '?token=', '?token=wrong', `?token=${'a'.repeat(201)}`, '?token=a&token=b', '?token=%ZZ']) {
       const res = await web.get(`/account/email/verify${q}`)
       expect(res.status, q).toBe(400)
     }
+    const csrf = csrfOf((await web.get('/account/forgot')).text)
+    expect((await web.post('/account/email/verify', { token: 'wrong' })).status).toBe(403)
+    for (const token of ['', 'wrong', 'a'.repeat(201)]) expect((await web.post('/account/email/verify', { csrf_token: csrf, token })).status, token).toBe(400)
+    expect((await web.post('/account/email/verify', { csrf_token: csrf })).status).toBe(400)
+    const notForm = await fetch(`${stack.url}/account/email/verify`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: [...web.cookies].map(([k, v]) => `${k}=${v}`).join('; ') }, body: '{}' })
+    expect(notForm.status).toBeGreaterThanOrEqual(400)
+    expect(notForm.status).toBeLessThan(500)
   })
 })
 

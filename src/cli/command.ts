@@ -28,7 +28,7 @@ export interface Command {
   examples: string[]
   /** Flag options of this command besides --json and --help. */
   flags?: Record<string, string>
-  run?(client: AdminClient, input: Parsed): Promise<{ result: ApiResult; text: () => string }>
+  run?(client: AdminClient, input: Parsed, terminal?: Terminal): Promise<{ result: ApiResult; text: () => string }>
   /** In place of run, a command that needs no operator API (kigo export, kigo import): prints its own output, returns the exit status. */
   local?(input: Parsed & { json: boolean }, env: Env, io: CommandIo): Promise<number>
 }
@@ -37,4 +37,10 @@ export interface Command {
 export interface CommandIo {
   stdout: { write(text: string): unknown }
   stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number }
+}
+
+/** The terminal a command may ask a question on (`kigo policy set` before a brownout or deny): present only when stdin and stderr are one. */
+export interface Terminal {
+  /** Writes `question` and resolves with the line typed. */
+  ask(question: string): Promise<string>
 }

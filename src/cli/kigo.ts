@@ -4,21 +4,44 @@
 // failed request, 2 for a wrong command line.
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { createInterface } from 'node:readline'
 import { projectRoot } from '../common/config.js'
 import { AdminClient, CliError, adminToken, adminUrl, usageError, type ApiResult, type Env } from './admin-client.js'
 import { readArgs, suggestion } from './argv.js'
-import type { Command, Parsed } from './command.js'
+import type { Command, Parsed, Terminal } from './command.js'
 import { migrationCommands } from './migration-commands.js'
 import { accessCommands } from './access-commands.js'
 import { oidcCommands } from './oidc-commands.js'
 import { siteCommands } from './site-commands.js'
 import { exportImportCommands } from './export-import.js'
+import { noticeCommands } from './notice-commands.js'
 import { formatRecord, formatTable, type Field } from './output.js'
 import { loginPasswordProblem } from '../common/password-rule.js'
 
 export interface CliIo {
   stdout: { write(text: string): unknown }
-  stderr: { write(text: string): unknown }
+  stderr: { write(text: string): unknown; isTTY?: boolean }
+  /** The process's stdin; a command asks questions only when it and stderr are a terminal. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean }
+}
+
+/** A question asked on stderr, answered on stdin, when both are a terminal; none otherwise. */
+function terminalOf(io: CliIo): Terminal | undefined {
+  const stdin = io.stdin
+  if (stdin?.isTTY !== true || io.stderr.isTTY !== true) return undefined
+  return {
+    async ask(question) {
+      io.stderr.write(question)
+      // The terminal echoes what is typed (cooked mode): only the line is read here.
+      const rl = createInterface({ input: stdin, terminal: false })
+      try {
+        for await (const line of rl) return line
+        return ''
+      } finally {
+        rl.close()
+      }
+    },
+  }
 }
 
 
@@ -236,6 +259,7 @@ const commands: Command[] = [
   ...oidcCommands,
   ...siteCommands,
   ...exportImportCommands,
+  ...noticeCommands,
 ]
 
 const groups = [...new Set(commands.map((c) => c.group))]
@@ -406,7 +430,7 @@ export async function main(argv: string[], env: Env, io: CliIo): Promise<number>
     }
     if (c.local) return await c.local(input, env, io)
     const client = new AdminClient(adminUrl(env), adminToken(env))
-    const { result, text } = await c.run!(client, input)
+    const { result, text } = await c.run!(client, input, terminalOf(io))
     io.stdout.write(input.json ? result.text.trimEnd() + '\n' : text())
     return 0
   } catch (err) {

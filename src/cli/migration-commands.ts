@@ -3,7 +3,8 @@
 // /admin/policy. `policy set` reads the method's policy, changes what the options say and
 // writes it back; the gateway keeps `since` when the state does not change.
 import { usageError, type AdminClient, type ApiResult } from './admin-client.js'
-import type { Command, Parsed } from './command.js'
+import type { Command, Parsed, Terminal } from './command.js'
+import { confirmPlan } from './notice-commands.js'
 import { formatTable, type Field } from './output.js'
 import { eventSummary, fieldChanges } from '../common/audit-diff.js'
 
@@ -225,19 +226,21 @@ export const migrationCommands: Command[] = [
       exceptions: { value: 'none' },
       schedule: { value: 'none' },
     },
+    flags: { yes: 'apply a brownout or deny without asking (on a terminal it shows `kigo policy plan` and asks first)' },
     summary: 'set basic, wsse or login_api to allow, deprecate, brownout or deny (now, or --from a date); windows are UTC; --except-user ID [--except-client NAME] --until DATE adds an exception for that user (and only that self-declared client)',
     examples: [
       'kigo policy set wsse deprecate --sunset 2027-06-30T00:00:00Z',
       'kigo policy set basic brownout --windows 09:00-12:00,15:00-18:00 --except-user alice --until 2027-01-31T00:00:00Z',
       'kigo policy set basic deny --from 2027-07-01T00:00:00Z',
     ],
-    async run(client: AdminClient, { args, values }: Parsed) {
+    async run(client: AdminClient, { args, values, flags }: Parsed, terminal?: Terminal) {
       const [method, state] = args as [string, string]
       if (method === 'oauth') throw usageError('policy set: OAuth is always allowed; the policy is for basic, wsse and login_api')
       if (!legacyMethods.includes(method)) throw usageError(`policy set: <method> must be basic, wsse or login_api, not ${JSON.stringify(method)}`)
       if (!states.includes(state)) throw usageError(`policy set: <state> must be one of ${states.join(', ')}, not ${JSON.stringify(state)}`)
       const current = (await client.request('GET', '/admin/policy')).json as PolicyView
       const body = { [method]: changedPolicy(current[method as 'basic' | 'wsse'], state, values) }
+      await confirmPlan(client, terminal, { method, state, ...(values.from !== undefined ? { from: values.from } : {}), yes: flags?.has('yes') === true })
       const result = await client.request('PUT', '/admin/policy', body)
       const after = (result.json as PolicyView)[method as 'basic' | 'wsse']
       return { result, text: () => methodText(method, after) + '\n' + sunsetMoved(current[method as 'basic' | 'wsse'], after) }

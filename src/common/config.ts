@@ -154,6 +154,26 @@ export const ConfigSchema = Type.Object({
     from: Type.String({ minLength: 3 }),
     /** How long a reset link works (once). */
     resetTtlSeconds: Type.Integer({ minimum: 60, maximum: 86400 }),
+    /** The outbox's sender (docs/operations.md#mail): a pass every this long (0: only when mail is enqueued and on demand). */
+    sendIntervalSeconds: Type.Integer({ minimum: 0, maximum: 86400 }),
+    /** How long one send may take; a claimed message's lease is four times this. */
+    sendTimeoutSeconds: Type.Integer({ minimum: 1, maximum: 600 }),
+    /** The delay before retrying a failed send, doubled after each further failure up to retryMaxSeconds. */
+    retryBaseSeconds: Type.Integer({ minimum: 1, maximum: 86400 }),
+    retryMaxSeconds: Type.Integer({ minimum: 1, maximum: 604800 }),
+    /** How long the link that confirms a user's new contact e-mail works (once). */
+    verifyTtlSeconds: Type.Integer({ minimum: 300, maximum: 604800 }),
+  }),
+  /** Migration notices (docs/gateway.md#migration-notices): who is told, how often the sender runs. */
+  notices: Type.Object({
+    /** false turns the whole feature off: no notices decided, mailed or shown. */
+    enabled: Type.Boolean(),
+    /** How often each gateway runs a pass of the sender; 0: never on its own (kigo notices run still does). */
+    intervalSeconds: Type.Integer({ minimum: 0, maximum: 86400 }),
+    /** Users with legacy requests seen this many days back are told (and counted by the plan). */
+    lookbackDays: Type.Integer({ minimum: 1, maximum: 400 }),
+    /** A directory of templates replacing the notices' wording (subject.txt, text.txt, html.html); null: the built-in wording. */
+    templateDir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
   }),
   /** The legacy login API (docs/login-api.md): how long a sign-in's cert may be exchanged. */
   loginApi: Type.Object({

@@ -15,6 +15,9 @@ import type { AppTracing } from '../common/tracing.js'
 import { request } from 'undici'
 import { AuditStore } from './audit/store.js'
 import { LoginSiteStore } from './login-api/index.js'
+import { openOutbox, type Outbox } from './mail/index.js'
+import { EndpointRecorder, EndpointStore } from './notices/endpoints.js'
+import { Notices } from './notices/index.js'
 import { createMetrics, watchPolicy, type GatewayMetrics } from './metrics/metrics.js'
 import { OidcProviders, OidcStore } from './oidc/index.js'
 import { OperatorSessionStore } from './operator/session-store.js'
@@ -23,7 +26,8 @@ import { PolicyService } from './policy/service.js'
 import { PolicyStore } from './policy/store.js'
 import { legacyMethods } from './policy/types.js'
 import type { PasswordReset } from './account-area/context.js'
-import { PasswordResetStore, smtpMailer } from './account-area/password-reset.js'
+import { PasswordResetStore } from './account-area/password-reset.js'
+import { ContactEmailStore, type ContactEmail } from './account-area/contact-email.js'
 import { createReplayCaches, type ReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, identityStoreOn, type SqlIdentityStore } from './store/index.js'
 import { CoreUserSync } from './store/core-users.js'
@@ -61,6 +65,15 @@ export interface GatewayDependencies {
   operatorSessions: OperatorSessionStore
   /** "Forgot your password?" mails a link when an SMTP server is configured. */
   passwordReset?: PasswordReset
+  /** Every mail kigo sends, sent off the request path by this gateway's sender (mail/index.ts). */
+  outbox: Outbox
+  /** The last endpoints each legacy client called (the account page's notice). */
+  endpointStore: EndpointStore
+  endpoints: EndpointRecorder
+  /** Migration notices, unless notices.enabled is false. */
+  notices?: Notices
+  /** A user's new contact e-mail, used once confirmed by mail. */
+  contactEmail: ContactEmail
   coreWatch: DependencyWatch
   /** Every check at once, each bounded: names the dependency that failed (/readyz). */
   ready(): Promise<Record<string, boolean>>
@@ -181,6 +194,24 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
   })
   appUse.start()
 
+  // ---- the outbox (docs/operations.md#mail): every gateway runs the sender; a row goes out once.
+  const outbox = openOutbox(database, config, {
+    now,
+    counter: metrics.mailSends,
+    onPassError: (err) => logger && !isConnectionFailure(err) && logger.warn({ err: { message: (err as Error).message } }, 'outbox pass failed; the next one tries again'),
+  })
+  outbox.start()
+
+  // ---- migration notices (docs/gateway.md#migration-notices): every gateway runs the pass; one at a time decides.
+  const endpointStore = new EndpointStore(database)
+  const endpoints = new EndpointRecorder(endpointStore, {
+    flushMs: config.migration.usageFlushMs,
+    onFlushError: (err) => logger && !isConnectionFailure(err) && logger.warn({ err: { message: (err as Error).message } }, 'endpoint flush failed; kept for the next one'),
+  })
+  endpoints.start()
+  const notices = config.notices.enabled ? new Notices({ config, db: database, policy, outbox, registry: metrics.registry, now, logger }) : undefined
+  notices?.start()
+
   // ---- the OpenID Connect provider (docs/oidc.md): its state and keys in the shared store.
   const oidcStore = new OidcStore(database, config.secretKey, now)
   const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now, usage, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
@@ -209,7 +240,12 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
     oidcProviders,
     sites: new LoginSiteStore(database, config.secretKey),
     operatorSessions: new OperatorSessionStore(database),
-    ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), mailer: smtpMailer(config.mail.smtpUrl, config.mail.from), ttlSeconds: config.mail.resetTtlSeconds } }),
+    ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), outbox, ttlSeconds: config.mail.resetTtlSeconds } }),
+    outbox,
+    endpointStore,
+    endpoints,
+    ...(notices ? { notices } : {}),
+    contactEmail: { store: new ContactEmailStore(database), outbox, ttlSeconds: config.mail.verifyTtlSeconds },
     coreWatch,
     async ready() {
       const [storeOk, redisOk, coreOk] = await Promise.all([
@@ -222,8 +258,11 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
     async close() {
       policy.close()
       userLocks.close()
+      await notices?.close()
+      await outbox.close()
       await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))
       await appUse.close().catch(() => undefined)
+      await endpoints.close().catch(() => undefined)
       await replay.close().catch(() => undefined)
       await throttle.close().catch(() => undefined)
       if (redis) redis.disconnect()

@@ -7,6 +7,7 @@
 import type { Migration } from '../common/sql.js'
 import { auditMigrations } from './audit/migrations.js'
 import { loginApiMigrations } from './login-api/migrations.js'
+import { mailMigrations } from './mail/migrations.js'
 import { oidcMigrations } from './oidc/migrations.js'
 import { operatorMigrations } from './operator/migrations.js'
 import { policyMigrations } from './policy/migrations.js'
@@ -14,6 +15,7 @@ import { providerMigrations } from './account-area/migrations.js'
 import { identityMigrations } from './store/migrations.js'
 import { throttleMigrations } from './throttle/migrations.js'
 import { usageMigrations } from './usage/migrations.js'
+import { noticeMigrations } from './notices/migrations.js'
 
 export const gatewayMigrations: readonly Migration[] = [
   ...identityMigrations,
@@ -25,4 +27,6 @@ export const gatewayMigrations: readonly Migration[] = [
   ...providerMigrations,
   ...loginApiMigrations,
   ...oidcMigrations,
+  ...mailMigrations,
+  ...noticeMigrations,
 ]

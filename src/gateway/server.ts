@@ -14,6 +14,7 @@ import type { ProviderOptions } from './provider/index.js'
 import { defaults as providerDefaults } from './provider/context.js'
 import { accountSitesSection } from './oidc/index.js'
 import { oidcGuideSection } from './oidc/guide.js'
+import { noticeAccountSection } from './notices/account-section.js'
 import type { UsageRecorder } from './usage/recorder.js'
 import { tracedPolicy, tracedReplay } from './tracing.js'
 
@@ -42,7 +43,11 @@ export interface GatewayStartOptions {
 /** The account area's options: the provider's, and the session lifetime it shares with the login API's and OpenID Connect's pages. */
 function accountArea(config: Config, d: GatewayDependencies, options: GatewayStartOptions, now: () => number): AccountAreaOptions {
   const { store, policy, usage, metrics, audit, oidcStore } = d
-  const accountSections = [(user: { id: string; name: string }, csrfToken: string) => accountSitesSection(oidcStore, user, csrfToken)]
+  const accountSections = [
+    (user: { id: string; name: string }, csrfToken: string) => accountSitesSection(oidcStore, user, csrfToken),
+    // Migration notices (docs/gateway.md#migration-notices): the notice that applies to the user, with each client's endpoints.
+    ...(d.notices ? [noticeAccountSection({ notices: d.notices, endpoints: d.endpointStore, policies: () => policy.current(), baseUrl: `${config.publicScheme}://${config.domesticHost}`, now })] : []),
+  ]
   // One account area, one session lifetime: the login API's and OpenID Connect's pages
   // read and refresh the sessions the provider's pages made, under the same rules.
   const accountSessions = {
@@ -51,7 +56,7 @@ function accountArea(config: Config, d: GatewayDependencies, options: GatewaySta
   }
   const fixedNow = options.now ? { now: options.now } : {}
   return {
-    provider: { config, store, replay: d.replay.oauth, throttle: d.throttle, migration: { policy, usage: d.usageStore, appUse: d.appUseStore }, accountSections, guideSections: [oidcGuideSection], audit, ...(d.passwordReset ? { passwordReset: d.passwordReset } : {}), ...config.provider, ...options.provider, ...fixedNow },
+    provider: { config, store, replay: d.replay.oauth, throttle: d.throttle, migration: { policy, usage: d.usageStore, appUse: d.appUseStore }, accountSections, guideSections: [oidcGuideSection], audit, ...(d.passwordReset ? { passwordReset: d.passwordReset } : {}), contactEmail: d.contactEmail, ...config.provider, ...options.provider, ...fixedNow },
     // The legacy login API (docs/login-api.md): its sites and certs in the shared store.
     loginApi: {
       config,
@@ -99,16 +104,17 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     // 2. The apps.
     const { usage, appUse } = d
     const observer: Pick<UsageRecorder, 'observe'> = {
-      observe(decision, client, at) {
+      observe(decision, client, at, endpoint) {
         usage.observe(decision, client, at)
         appUse.observe(decision, at)
+        d.endpoints.observe(decision, client, at, endpoint)
       },
     }
     const deps: GatewayDeps = { config, lookup: d.lookup, replay: d.replay, throttle: d.throttle, metrics: d.metrics, ready: () => d.ready(), logger, policy: d.policy, usage: observer, coreWatch: d.coreWatch, ...(options.now ? { now: options.now } : {}) }
     // The public app's steps as spans (the operator app is not traced).
     const publicDeps: GatewayDeps = tracing ? { ...deps, replay: tracedReplay(d.replay, tracing), policy: tracedPolicy(d.policy, tracing), tracing } : deps
     app = await buildGatewayApp(publicDeps, accountArea(config, d, options, now))
-    operator = await buildOperatorApp({ ...deps, store: d.store, migration: { policy: d.policy, usageStore: d.usageStore, recorder: usage }, audit: d.audit, sites: d.sites, oidc: { store: d.oidcStore, providers: d.oidcProviders }, operatorSessions: d.operatorSessions, userLocks: d.userLocks })
+    operator = await buildOperatorApp({ ...deps, store: d.store, migration: { policy: d.policy, usageStore: d.usageStore, recorder: usage }, audit: d.audit, sites: d.sites, oidc: { store: d.oidcStore, providers: d.oidcProviders }, operatorSessions: d.operatorSessions, userLocks: d.userLocks, ...(d.notices ? { notices: d.notices } : {}) })
 
     // 3. Listening.
     const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })

@@ -35,7 +35,11 @@ const recordedBefore: Array<[number, string]> = [
 /** Migrations added since, in version order. */
 const addedSince: Array<[number, string]> = [
   [36, 'who made each audited change'],
+  [37, 'contact e-mail confirmation links'],
+  [60, 'mail outbox'],
   [61, 'registered users sent to the core'],
+  [70, 'migration notices: the steps each recipient was told, sweeps and the sender lease'],
+  [71, 'the last endpoints each legacy client called'],
 ]
 const recorded = [...recordedBefore, ...addedSince].sort((a, b) => a[0] - b[0])
 
@@ -97,8 +101,8 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       // A release that had migrations up to 34, in version order.
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
-      // The identity store's list comes first, so its later migration (61) too; then the audit's (36).
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 36, 35, 40, 50])
+      // In the lists' order (src/gateway/schema.ts): the identity store's 61 first, the audit's 36, …
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 36, 35, 37, 40, 50, 60, 70, 71])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

@@ -25,6 +25,9 @@ const notices: Record<string, string> = {
   signed_out: 'You are signed out.',
   password_changed: 'Your password was changed. You were signed out everywhere else.',
   email: 'Your contact e-mail was saved.',
+  email_pending: 'We mailed a link to the new address. It becomes your contact e-mail when you open that link; until then nothing changes.',
+  email_verified: 'Your new contact e-mail is confirmed and in use.',
+  email_removed: 'Your contact e-mail was removed. kigo no longer mails you about this account.',
   password_reset: 'Your password was set. Sign in with the new one; you were signed out everywhere.',
   oidc_revoked: 'The site’s access was revoked. Signing in there again asks you first.',
 }
@@ -75,7 +78,7 @@ export function accountKit(app: FastifyInstance, ctx: AccountContext): AccountKi
     },
     async renderAccount(reply, status, session, form, notice, passwordError) {
       const migration = ctx.migration
-      const [api, authorized, registered, usage, lastUsed, email, sections] = await Promise.all([
+      const [api, authorized, registered, usage, lastUsed, email, sections, emailPending] = await Promise.all([
         store.getApiPassword(session.user.id),
         store.listAuthorizedApplications(session.user.id),
         store.listConsumers(session.user.id),
@@ -83,6 +86,7 @@ export function accountKit(app: FastifyInstance, ctx: AccountContext): AccountKi
         migration ? migration.appUse.forUser(session.user.id) : Promise.resolve(new Map<string, number>()),
         store.getUserEmail(session.user.id),
         Promise.all(ctx.accountSections.map((section) => section(session.user, session.csrfToken))),
+        ctx.contactEmail ? ctx.contactEmail.store.pending(session.user.id, ctx.now()) : Promise.resolve(null),
       ])
       const now = ctx.now()
       const oauthUse = oauthUseByFamily(usage)
@@ -101,6 +105,8 @@ export function accountKit(app: FastifyInstance, ctx: AccountContext): AccountKi
           form,
           legacy,
           email,
+          emailPending,
+          emailByMail: ctx.contactEmail?.outbox.mailing ?? false,
           sections,
           ...(notice ? { notice } : {}),
           ...(passwordError ? { passwordError } : {}),

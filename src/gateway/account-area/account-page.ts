@@ -8,6 +8,7 @@ import { loginPasswordProblem } from '../../common/password-rule.js'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'
 import { emptyRegisterForm, type AccountKit } from './account-kit.js'
+import { changeContactEmail } from './contact-email.js'
 import type { AccountContext } from './context.js'
 import { field } from './form.js'
 import { seeOther } from './html.js'
@@ -59,12 +60,24 @@ export function registerAccountPage(app: FastifyInstance, ctx: AccountContext, k
     return seeOther(reply, '/account?notice=password_changed#password')
   })
 
-  // The operator's contact for this user about migrating off Basic and WSSE (docs/gateway.md#the-usage-report):
-
+  // The address kigo mails migration notices and reset links to (docs/gateway.md#the-contact-e-mail):
+  // a new one is used once its owner opens the link mailed to it (contact-email.ts);
+  // the user may remove it here; the operator sets it through the operator API.
   app.post('/account/email', async (request, reply) => {
     const ok = await kit.signedInPost(request, reply)
     if (!ok) return reply
     const email = (field(ok.form, 'email') ?? '').trim()
+    const contact = ctx.contactEmail
+    if (contact) {
+      const change = await changeContactEmail(contact, store, ok.session.user.id, email, request.deployment!.baseUrl, ctx.now())
+      const again = (message: string) => kit.renderAccount(reply, 400, ok.session, emptyRegisterForm, message)
+      if (change.outcome === 'invalid') return again('That is not an e-mail address such as alice@example.com; nothing was saved.')
+      if (change.outcome === 'no_mail') return again('This service sends no mail, so it cannot check a new address. Ask the operator of this service to set it; nothing was saved.')
+      const by = kit.by(request, ok.session.user.id)
+      if (change.outcome === 'pending') await kit.audited(by, { kind: 'user', action: 'account.request_email', target: ok.session.user.id, before: null, after: { pending: change.email } })
+      if (change.outcome === 'removed') await kit.audited(by, { kind: 'user', action: 'account.set_email', target: ok.session.user.id, before: { email: change.before }, after: { email: null } })
+      return seeOther(reply, `/account?notice=${change.outcome === 'pending' ? 'email_pending' : change.outcome === 'removed' ? 'email_removed' : 'email'}#contact`)
+    }
     const before = await store.getUserEmail(ok.session.user.id)
     try {
       await store.setUserEmail(ok.session.user.id, email === '' ? null : email)

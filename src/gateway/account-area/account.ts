@@ -1,6 +1,6 @@
 // The account area's own pages (docs/gateway.md#the-oauth-provider-and-the-account-pages):
-// sign-in and sign-out (sign-in.ts), "Forgot your password?" (password-reset-pages.ts) and
-// the account page (account-page.ts). Every post passes one opening (posted-form.ts): a
+// sign-in and sign-out (sign-in.ts), "Forgot your password?" (password-reset-pages.ts),
+// the account page (account-page.ts) and a new contact e-mail's confirmation (contact-email.ts). Every post passes one opening (posted-form.ts): a
 // readable form with the session's CSRF token. What cannot be undone asks first: the
 // button posts without `confirm=yes` and gets a confirmation page, whose button posts
 // again with it (no script). Returns what the pages share, for the features that add
@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify'
 import { accountKit, type AccountKit } from './account-kit.js'
 import { registerAccountPage } from './account-page.js'
+import { registerContactEmailRoutes } from './contact-email.js'
 import type { AccountContext } from './context.js'
 import { registerPasswordResetPages } from './password-reset-pages.js'
 import { registerSignIn } from './sign-in.js'
@@ -17,5 +18,6 @@ export function registerAccount(app: FastifyInstance, ctx: AccountContext): Acco
   registerSignIn(app, ctx, kit)
   registerPasswordResetPages(app, ctx, kit)
   registerAccountPage(app, ctx, kit)
+  if (ctx.contactEmail) registerContactEmailRoutes(app, { contactEmail: ctx.contactEmail, users: ctx.store, sessions: ctx.sessions, now: ctx.now }, kit)
   return kit
 }

@@ -9,7 +9,9 @@ import type { CredentialRepository, IdentityAdministration, ProviderRepository }
 import type { AttemptThrottle } from '../throttle/attempts.js'
 import type { AppUseStore } from '../usage/app-use.js'
 import type { UsageStore } from '../usage/store.js'
-import type { Mailer, PasswordResetStore } from './password-reset.js'
+import type { Outbox } from '../mail/index.js'
+import type { ContactEmail } from './contact-email.js'
+import type { PasswordResetStore } from './password-reset.js'
 import type { Sessions } from './session.js'
 
 /** The migration policy and usage, for the guide pages and the account page (docs/gateway.md#migration-controls). */
@@ -30,7 +32,8 @@ export type AccountStore = ProviderRepository &
 
 export interface PasswordReset {
   store: PasswordResetStore
-  mailer: Mailer
+  /** The mail goes out through the outbox, off the request's path. */
+  outbox: Pick<Outbox, 'enqueue' | 'nudge'>
   ttlSeconds: number
 }
 
@@ -48,6 +51,8 @@ export interface AccountContext {
   audit?: Pick<AuditStore, 'record'>
   /** "Forgot your password?" by mail, when an SMTP server is configured. */
   passwordReset?: PasswordReset
+  /** A new contact e-mail is used once its owner confirms it by mail (contact-email.ts). */
+  contactEmail?: ContactEmail
   /** Sections other features add to the account page (below the applications). */
   accountSections: AccountSection[]
 }

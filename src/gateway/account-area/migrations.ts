@@ -1,4 +1,5 @@
-// The provider's own table in the gateway's schema, the password reset links: version 35,
+// The provider's own tables in the gateway's schema, the password reset links (version 35)
+// and the contact e-mail confirmation links (36),
 // applied in the gateway schema's order (src/gateway/schema.ts). Its consumers, tokens and
 // sessions are the identity store's (src/gateway/store/migrations.ts), which reads and
 // writes them. Never edit one that has shipped.
@@ -18,6 +19,22 @@ CREATE TABLE kigo_gateway.password_resets (
   used_at timestamptz
 );
 CREATE INDEX password_resets_expires ON kigo_gateway.password_resets (expires_at);
+`,
+  },
+  {
+    version: 37,
+    name: 'contact e-mail confirmation links',
+    sql: `
+-- A user's new contact e-mail waits here until its owner opens the link mailed to it
+-- (src/gateway/account-area/contact-email.ts): single use, expiring, kept as SHA-256 digests only.
+CREATE TABLE kigo_gateway.email_verifications (
+  token_hash text PRIMARY KEY,
+  user_id text NOT NULL REFERENCES kigo_gateway.users (id) ON DELETE CASCADE,
+  email text NOT NULL,
+  expires_at timestamptz NOT NULL,
+  used_at timestamptz
+);
+CREATE INDEX email_verifications_user ON kigo_gateway.email_verifications (user_id);
 `,
   },
 ]

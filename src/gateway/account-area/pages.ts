@@ -51,7 +51,7 @@ export function forgotByMailPage(o: { csrfToken: string; sent?: { minutes: numbe
 ${o.error ? html`<div class="error" role="alert">${o.error}</div>` : ''}
 ${o.sent
       ? html`<div class="notice" role="status">If that account has a contact e-mail, a link to set a new password is on its way. It works once, within ${o.sent.minutes} minutes.</div>`
-      : html`<p>Enter your user ID: a link to set a new password is mailed to your account's contact e-mail. Without one, ask the operator (<code>kigo users reset-password YOUR_USER_ID</code>).</p>
+      : html`<p>Enter your user ID: a link to set a new password is mailed to your account's contact e-mail. If your account has none, ask the operator of this service.</p>
 <form method="post" action="/account/forgot">
 ${csrfField(o.csrfToken)}
 <label for="username">User ID</label>
@@ -84,16 +84,14 @@ ${csrfField(o.csrfToken)}
   })
 }
 
-/** Without a mail server to send a reset link, the operator resets the password. */
+/** Without a mail server to send a reset link, the operator resets the password (the page names no command: the user cannot run it). */
 export function forgotPasswordPage(): string {
   return page({
     title: 'Forgot your password?',
     narrow: true,
     body: html`<div class="card" id="forgot">
 <h1>Forgot your password?</h1>
-<p>Ask the operator of this kigo to reset it. They run:</p>
-<pre><code>kigo users reset-password YOUR_USER_ID</code></pre>
-<p>and give you the new password; sign in with it and change it under “Sign-in password” on your account page. Your API password (for WSSE and Basic clients) and the applications you authorized stay as they are.</p>
+<p>This service does not send mail. To get a new password, ask the operator of this service: they can give you one. Sign in with it and change it under “Sign-in password” on your account page. Your API password (for WSSE and Basic clients) and the applications you authorized stay as they are.</p>
 <p><a href="/account/login">Back to sign-in</a></p>
 </div>`,
   })
@@ -150,8 +148,12 @@ export function accountPage(
     /** The user's clients still on WSSE or Basic; null when the gateway has no usage report. */
     legacy?: LegacyClientView[] | null
     passwordError?: string
-    /** The contact e-mail the operator sees beside the user's legacy usage. */
+    /** The contact e-mail: migration notices and reset links go there; the operator sees it beside the user's legacy usage. */
     email?: string | null
+    /** A new address waiting for its owner to open the link mailed to it. */
+    emailPending?: { email: string; expiresAt: Date } | null
+    /** Whether this service mails (a new address can be confirmed). */
+    emailByMail?: boolean
     /** Sections added by other parts of the account area (context.ts, AccountSection). */
     sections?: SafeHtml[]
   },
@@ -245,7 +247,8 @@ ${csrfField(o.csrfToken)}
 
 <section class="card" id="contact">
 <h2>Contact e-mail</h2>
-<p class="muted">Optional. The operator writes here about moving your clients to OAuth; leave empty to remove it.</p>
+<p class="muted">Optional. This address receives migration notices (when a tool of yours must move to a newer way of signing in) and password-reset links. ${o.emailByMail === false ? 'This service sends no mail: to set a new address, ask the operator of this service. Leave empty to remove it.' : 'A new address is used once you open the link we mail to it. Leave empty to remove it.'}</p>
+${o.emailPending ? html`<p class="notice" role="status">Waiting for confirmation: <strong>${o.emailPending.email}</strong>. Open the link we mailed there (it works until ${timeHtml(o.emailPending.expiresAt.getTime())}); until then ${o.email ? html`<strong>${o.email}</strong> stays in use` : 'no address is in use'}.</p>` : ''}
 <form method="post" action="/account/email">
 ${csrfField(o.csrfToken)}
 <label for="email">E-mail</label>

@@ -1,11 +1,13 @@
 // "Forgot your password?" by mail: a link holding a random token is mailed to the
 // account's contact e-mail; the store keeps only the token's SHA-256 digest, with an
 // expiry, and a link works once (the consuming UPDATE marks it used atomically, so two
-// gateways cannot both accept it). Mail goes through nodemailer to KIGO_SMTP_URL.
-import { createHash } from 'node:crypto'
-import nodemailer from 'nodemailer'
+// gateways cannot both accept it). The mail goes through the outbox (src/gateway/mail/),
+// never on the request's path: the page answers first, the same for every user ID, and
+// the lookup and the mail follow (docs/security.md#the-password-reset-reveals-nothing).
+import { createHash, randomUUID } from 'node:crypto'
 import type { Db } from '../../common/sql.js'
 import { randomToken } from '../../common/secrets.js'
+import type { Outbox } from '../mail/index.js'
 
 const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex')
 
@@ -36,25 +38,17 @@ export class PasswordResetStore {
   }
 }
 
-export interface Mailer {
-  send(message: { to: string; subject: string; text: string }): Promise<void>
-}
-
-/** The SMTP server could not be reached or did not take the mail: a dependency's failure (common/errors.ts). */
-export class MailUnavailable extends Error {
-  override name = 'MailUnavailable'
-}
-
-/** Mail through the SMTP server of `smtpUrl` (smtp:// or smtps://, credentials in the URL). */
-export function smtpMailer(smtpUrl: string, from: string): Mailer {
-  const transport = nodemailer.createTransport(smtpUrl)
-  return {
-    async send(message) {
-      try {
-        await transport.sendMail({ from, ...message })
-      } catch (err) {
-        throw new MailUnavailable(`mail not sent: ${(err as Error).message}`, { cause: err })
-      }
-    },
-  }
+/** The reset mail for `userId` at `email`: a new link on `base`, through the outbox, expiring with the link. */
+export async function mailResetLink(o: { store: PasswordResetStore; outbox: Pick<Outbox, 'enqueue' | 'nudge'>; ttlSeconds: number; now: number }, userId: string, email: string, base: string): Promise<void> {
+  const token = await o.store.create(userId, o.ttlSeconds, o.now)
+  const link = `${base}/account/reset?token=${encodeURIComponent(token)}`
+  await o.outbox.enqueue({
+    key: `password_reset:${randomUUID()}`,
+    kind: 'password_reset',
+    to: email,
+    subject: 'Set a new kigo password',
+    text: `Someone (you, we hope) asked to set a new password for the kigo account ${userId}.\n\nOpen this link within ${Math.round(o.ttlSeconds / 60)} minutes to choose one; it works once:\n\n${link}\n\nIf you did not ask, ignore this mail: your password stays as it is.\n`,
+    expiresAt: o.now + o.ttlSeconds * 1000,
+  })
+  o.outbox.nudge()
 }

@@ -14,6 +14,8 @@ export interface GatewayMetrics {
   throttleErrors: Counter
   /** Attempts refused before verifying, by realm (api, web) and rule (pair, address, user, locked). */
   throttleRefusals: Counter<'realm' | 'rule'>
+  /** The outbox's sends by kind of mail and outcome (docs/operations.md#mail). */
+  mailSends: Counter<'kind' | 'outcome'>
 }
 
 export function createMetrics(options: { processMetrics?: boolean } = {}): GatewayMetrics {
@@ -65,12 +67,21 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Gatew
       labelNames: ['realm', 'rule'],
       registers,
     }),
+    mailSends: new Counter({
+      name: 'kigo_mail_total',
+      help: 'Outbox sends by kind of mail and outcome (sent, failed attempt, expired unsent, unconfirmed claim taken over)',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    }),
   }
   // Counters that can be zero are exported at zero from start-up: rate() and increase()
   // need a sample before the first event, or the first failure goes unseen by alerts.
   for (const method of ['wsse', 'oauth']) {
     metrics.replayErrors.inc({ method }, 0)
     metrics.replayFailOpen.inc({ method }, 0)
+  }
+  for (const kind of ['password_reset', 'email_verify', 'email_changed']) {
+    for (const outcome of ['sent', 'failed']) metrics.mailSends.inc({ kind, outcome }, 0)
   }
   return metrics
 }

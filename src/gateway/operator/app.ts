@@ -28,6 +28,9 @@ import { sessionsApi } from './sessions-api.js'
 import { locksApi } from './locks-api.js'
 import type { UserLocks } from '../throttle/user-locks.js'
 import { usageApi } from './usage-api.js'
+import type { Notices } from '../notices/index.js'
+import { noticesApi } from './notices-api.js'
+import { noticesDashboardSection } from './notices-panel.js'
 import { oidcAdminApi } from '../oidc/admin-api.js'
 import type { OidcProviders } from '../oidc/index.js'
 import type { OidcStore } from '../oidc/store.js'
@@ -46,6 +49,8 @@ export interface OperatorDeps extends GatewayDeps {
   oidc?: { store: OidcStore; providers: Pick<OidcProviders, 'rotateKey'> }
   /** The login API's sites (docs/login-api.md). */
   sites?: LoginSiteStore
+  /** Migration notices and the policy plan (docs/gateway.md#migration-notices). */
+  notices?: Notices
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
@@ -85,6 +90,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
       await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })
       await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder, emails })
     }
+    if (deps.notices) await api.register(noticesApi, { notices: deps.notices })
     // Unknown operator paths answer only to the token holder, as before the split.
     api.all('/admin/*', async (request) => {
       throw noOperatorResource(request.method, request.url)
@@ -100,6 +106,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
       now,
       emails,
       ...(deps.audit ? { audit: deps.audit } : {}),
+      ...(deps.notices ? { sections: [noticesDashboardSection(deps.notices, () => migration.policy.current(), now)] } : {}),
     })
   }
 

@@ -40,6 +40,8 @@ export interface DashboardData {
   usageQuery: UsageQuery & { sort: UsageSortKey }
   /** The newest audit events, when the trail is available. */
   audit?: AuditEvent[]
+  /** Sections other features add below the policy (the migration notices). */
+  sections?: SafeHtml[]
   /** The session can sign out (it came from the login form, not a bearer header). */
   signedInWithCookie: boolean
   /** The bound of distinct clients per user in the report. */
@@ -226,6 +228,7 @@ export function dashboardPage(d: DashboardData): string {
 <h1 class="dash-title">kigo gateway: migration dashboard</h1>
 ${chartSection(d)}
 ${policySection(d)}
+${d.sections ?? ''}
 ${usageSection(d)}
 ${auditSection(d)}`, html`<div class="who"><span class="meta">as of ${when(d.now)}</span>${signOut}</div>`)
 }

@@ -7,6 +7,7 @@ import fastifyCookie from '@fastify/cookie'
 import escapeHtml from 'escape-html'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
+import type { SafeHtml } from '../../common/html.js'
 import { safeEqual } from '../../common/secrets.js'
 import type { PolicyService } from '../policy/service.js'
 import { legacyMethods } from '../policy/types.js'
@@ -34,6 +35,8 @@ export interface DashboardOptions {
   emails?: () => Promise<Map<string, string | null>>
   /** The audit trail shown under the policy. */
   audit?: Pick<AuditStore, 'list'>
+  /** Sections other features add below the policy (the migration notices). */
+  sections?: Array<() => Promise<SafeHtml>>
 }
 
 /** Rows of the audit table on the page (`kigo audit` and GET /admin/audit have them all). */
@@ -126,6 +129,7 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       usageReport(options.usage, options.emails, usageQuery),
       options.audit ? options.audit.list({ limit: auditRows }) : Promise.resolve(undefined),
     ])
+    const sections = await Promise.all((options.sections ?? []).map((section) => section()))
     const policies = options.policy.current()
     return html(reply, 200, dashboardPage({
       now: t,
@@ -138,6 +142,7 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       legacyTotal: report.length,
       usageQuery,
       ...(audit ? { audit } : {}),
+      sections,
       signedInWithCookie: cookie,
       maxClientsPerUser: options.usage.maxClientsPerUser,
     }))

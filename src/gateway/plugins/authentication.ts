@@ -130,7 +130,7 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
   const record = (request: FastifyRequest, authReq: AuthRequest, started: bigint, decision: AuthDecision): AuthDecision => {
     metrics.authDuration.series(decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
     // Usage (docs/gateway.md#the-usage-report): counted in memory here, written to the store in batches elsewhere.
-    deps.usage?.observe(decision, () => clientName(authReq), authReq.now)
+    deps.usage?.observe(decision, () => clientName(authReq), authReq.now, request.routeName ?? undefined)
     request.auth = decision
     return decision
   }

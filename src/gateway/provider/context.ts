@@ -5,6 +5,7 @@ import type { ReplayCache } from '../replay/types.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
 import type { AuditStore } from '../audit/store.js'
 import type { AccountContext, AccountMigration, AccountSection, AccountStore, PasswordReset } from '../account-area/context.js'
+import type { ContactEmail } from '../account-area/contact-email.js'
 import type { SafeHtml } from '../../common/html.js'
 
 export type { AccountSection, PasswordReset } from '../account-area/context.js'
@@ -32,6 +33,8 @@ export interface ProviderOptions {
   audit?: Pick<AuditStore, 'record'>
   /** "Forgot your password?" by mail, when an SMTP server is configured. */
   passwordReset?: PasswordReset
+  /** A new contact e-mail is used once its owner confirms it by mail (account-area/contact-email.ts). */
+  contactEmail?: ContactEmail
   /** Sections other parts of the account area add to the account page (below the applications). */
   accountSections?: AccountSection[]
   /** Sections other features add to the developer guide (after the samples), each linked from its table of contents. */

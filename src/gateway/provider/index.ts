@@ -62,6 +62,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
     ...(options.migration ? { migration: options.migration } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
     ...(options.passwordReset ? { passwordReset: options.passwordReset } : {}),
+    ...(options.contactEmail ? { contactEmail: options.contactEmail } : {}),
     accountSections: options.accountSections ?? [],
     guideSections: options.guideSections ?? [],
     verifyOptions: {

@@ -3,6 +3,7 @@
 // memory; a timer writes the latest instants in one statement, so an OAuth request costs
 // no database write. Kept per (user, consumer): the pair the account page lists and revokes.
 import type { Db } from '../../common/sql.js'
+import { LatestTimes } from './latest-times.js'
 import type { ObservedDecision } from './recorder.js'
 
 export class AppUseStore {
@@ -31,46 +32,27 @@ export class AppUseStore {
 }
 
 export class AppUseRecorder {
-  private pending = new Map<string, { user: string; consumer: string; at: number }>()
-  private timer: NodeJS.Timeout | undefined
+  private readonly times: LatestTimes<{ user: string; consumer: string; at: number }>
 
-  constructor(private readonly store: AppUseStore, private readonly options: { flushMs?: number; maxKeys?: number; onFlushError?: (err: unknown) => void } = {}) {}
+  constructor(store: AppUseStore, options: { flushMs?: number; maxKeys?: number; onFlushError?: (err: unknown) => void } = {}) {
+    this.times = new LatestTimes((r) => `${r.user}\n${r.consumer}`, (rows) => store.touch(rows), options)
+  }
 
   start(): void {
-    this.timer = setInterval(() => {
-      this.flush().catch((err) => this.options.onFlushError?.(err))
-    }, this.options.flushMs ?? 5000)
-    this.timer.unref()
+    this.times.start()
   }
 
   /** Notes a verified OAuth request (its consumer acted for its user at `now`). */
   observe(decision: ObservedDecision & { identity?: { user: string; consumer?: string } | null }, now: number): void {
     if (!decision.ok || decision.method !== 'oauth' || !decision.identity?.consumer) return
-    const { user, consumer } = decision.identity
-    const key = `${user}\n${consumer}`
-    const cur = this.pending.get(key)
-    if (cur) cur.at = Math.max(cur.at, now)
-    else if (this.pending.size < (this.options.maxKeys ?? 100_000)) this.pending.set(key, { user, consumer, at: now })
+    this.times.note({ user: decision.identity.user, consumer: decision.identity.consumer, at: now })
   }
 
-  async flush(): Promise<void> {
-    const rows = [...this.pending.values()]
-    this.pending = new Map()
-    try {
-      await this.store.touch(rows)
-    } catch (err) {
-      // Kept for the next flush, unless newer instants arrived meanwhile.
-      for (const r of rows) {
-        const key = `${r.user}\n${r.consumer}`
-        if (!this.pending.has(key)) this.pending.set(key, r)
-      }
-      throw err
-    }
+  flush(): Promise<void> {
+    return this.times.flush()
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = undefined
-    await this.flush()
+  close(): Promise<void> {
+    return this.times.close()
   }
 }

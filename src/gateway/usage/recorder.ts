@@ -71,9 +71,10 @@ export class UsageRecorder {
    * Counts one request. Every request counts towards the per-minute counts by its
    * credential method (accepted ones apart, for the chart); one that names a user (verified,
    * or claimed by a credential that failed or was throttled) counts towards the report
-   * under `client()`, in the column of its outcome.
+   * under `client()`, in the column of its outcome. `_endpoint` (the operation) is for
+   * the observers beside this one (notices/endpoints.ts); the report keeps none.
    */
-  observe(decision: ObservedDecision, client: () => string, now: number): void {
+  observe(decision: ObservedDecision, client: () => string, now: number, _endpoint?: string): void {
     const minute = Math.floor(now / minuteMs) * minuteMs
     const mk = `${minute} ${decision.method}`
     const accepted = decision.ok ? 1 : 0

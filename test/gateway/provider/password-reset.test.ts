@@ -1,50 +1,45 @@
 // "Forgot your password?" by mail, against a real SMTP server started here (smtp-server):
-// the link arrives at the account's contact e-mail, works once, expires, never says
-// whether an account exists, and a refused password does not spend it. Without SMTP the
-// page names the operator's command (account.test.ts).
-import { SMTPServer } from 'smtp-server'
+// the link arrives at the account's contact e-mail through the outbox, works once,
+// expires, and a refused password does not spend it. From the attacker's side: every user
+// ID gets the same page at once, even while the mail server holds a connection and never
+// answers, and a mail server that is away costs nothing but a later delivery, once.
+// Without SMTP the page sends the user to the operator (account.test.ts).
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../../helpers/stack.js'
-import { freePort } from '../../helpers/ports.js'
+import { startTestSmtp, type TestSmtp } from '../../helpers/smtp.js'
 import { WebClient, csrfOf, hiddenField } from './helpers.js'
 
 let stack: Stack
-let smtp: SMTPServer
-const mails: Array<{ to: string[]; text: string }> = []
+let smtp: TestSmtp
+let mails: TestSmtp['mails']
 let ann: { id: string; password: string }
 
 beforeAll(async () => {
-  const port = await freePort()
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      let text = ''
-      stream.setEncoding('utf8')
-      stream.on('data', (chunk: string) => (text += chunk))
-      stream.on('end', () => {
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), text })
-        callback()
-      })
-    },
-  })
-  await new Promise<void>((resolve) => smtp.listen(port, '127.0.0.1', resolve))
-  stack = await startStack({ overrides: { mail: { smtpUrl: `smtp://127.0.0.1:${port}`, from: 'kigo <no-reply@kigo.test>', resetTtlSeconds: 600 } } })
+  smtp = await startTestSmtp()
+  mails = smtp.mails
+  // A send may take 20 s (held connections outlast the requests below); a failure is retried after 1 s.
+  stack = await startStack({ overrides: { mail: { smtpUrl: smtp.url, from: 'kigo <no-reply@kigo.test>', resetTtlSeconds: 600, sendIntervalSeconds: 1, sendTimeoutSeconds: 20, retryBaseSeconds: 1, retryMaxSeconds: 1 } } })
   ann = await stack.addUser('annreset', 'Ann')
   expect((await stack.admin('PUT', '/admin/users/annreset/email', { email: 'ann@example.com' })).status).toBe(200)
   await stack.addUser('noemail', 'No Mail')
 }, 60_000)
 
 afterAll(async () => {
+  await smtp?.close()
   await stack?.close()
-  await new Promise<void>((resolve) => smtp?.close(() => resolve()))
 })
 
-/** The link of the newest mail (quoted-printable soft breaks undone). */
+/** The link of a mail. */
 function linkIn(text: string): string {
-  const plain = text.replace(/=\r?\n/g, '').replace(/=3D/g, '=')
-  return /(http:\/\/\S+\/account\/reset\?token=[A-Za-z0-9_%-]+)/.exec(plain)![1]!
+  return /(http:\/\/\S+\/account\/reset\?token=[A-Za-z0-9_%-]+)/.exec(text)![1]!
+}
+
+/** The gateway's kigo_mail_total for reset mails with `outcome`. */
+async function resetMails(outcome: string): Promise<number> {
+  const text = await (await fetch(`${stack.adminUrl}/metrics`, { headers: { authorization: `Bearer ${stack.config.adminToken}` } })).text()
+  const line = text.split('\n').find((l) => l.startsWith(`kigo_mail_total{kind="password_reset",outcome="${outcome}"}`))
+  return line === undefined ? 0 : Number(line.split(' ').pop())
 }
 
 async function ask(web: WebClient, username: string) {
@@ -103,5 +98,62 @@ describe('forgot password by mail', () => {
     expect((await fetch(`${stack.url}/account/reset`)).status).toBe(400)
     const web = new WebClient(stack.url)
     expect((await web.post('/account/forgot', { username: 'annreset' })).status).toBe(403)
+  })
+})
+
+describe('the reset from the attacker\'s side (docs/security.md#the-password-reset-reveals-nothing)', () => {
+  it('answers every user ID with the same page at once while the mail server holds the connection and never answers', async () => {
+    const web = new WebClient(stack.url)
+    const csrf = csrfOf((await web.get('/account/forgot')).text)
+    const before = mails.length
+    smtp.hang = true
+    let first!: Awaited<ReturnType<WebClient['post']>>
+    const others: Array<Awaited<ReturnType<WebClient['post']>>> = []
+    try {
+      first = await web.post('/account/forgot', { csrf_token: csrf, username: 'annreset' })
+      // Ann's mail is being sent: the mail server has accepted the sender's connection and says nothing.
+      await expect.poll(() => smtp.open, { timeout: 10_000 }).toBeGreaterThanOrEqual(1)
+      for (const username of ['annreset', 'noemail', 'nobodyhere', 'x', 'ANNRESET', ' annreset', '../annreset', '']) {
+        others.push(await web.post('/account/forgot', { csrf_token: csrf, username }))
+      }
+      // Every answer came while the server still held that connection, and before any mail.
+      expect(smtp.open).toBeGreaterThanOrEqual(1)
+      expect(mails.length).toBe(before)
+    } finally {
+      smtp.hang = false
+      smtp.release()
+    }
+    for (const answer of [first, ...others]) {
+      expect(answer.status).toBe(200)
+      expect(answer.text).toBe(first.text)
+    }
+    expect(first.text).toContain('If that account has a contact e-mail, a link to set a new password is on its way.')
+    // The held send failed when the server let go; it is retried. Ann asked three times
+    // (" annreset" is trimmed to her ID): three mails, each once.
+    await expect.poll(() => mails.length - before, { timeout: 15_000 }).toBe(3)
+    await sleep(2_500)
+    expect(mails.slice(before).map((m) => m.to)).toEqual([['ann@example.com'], ['ann@example.com'], ['ann@example.com']])
+    expect(new Set(mails.slice(before).map((m) => linkIn(m.text))).size).toBe(3)
+  })
+
+  it('keeps the reset mail while the mail server is away, and delivers it once when it is back', async () => {
+    const web = new WebClient(stack.url)
+    const before = mails.length
+    const failedBefore = await resetMails('failed')
+    await smtp.stop()
+    try {
+      const res = await ask(web, 'annreset')
+      expect(res.status).toBe(200)
+      expect(res.text).toContain('If that account has a contact e-mail, a link to set a new password is on its way.')
+      // Tried, failed, and tried again (1 s apart here).
+      await expect.poll(() => resetMails('failed'), { timeout: 10_000 }).toBeGreaterThanOrEqual(failedBefore + 2)
+    } finally {
+      await smtp.start()
+    }
+    await expect.poll(() => mails.length - before, { timeout: 10_000 }).toBe(1)
+    await sleep(2_500)
+    expect(mails.length - before).toBe(1)
+    const link = linkIn(mails.at(-1)!.text)
+    expect((await web.get(link.slice(stack.url.length))).status).toBe(200)
   })
 })

@@ -1,0 +1,212 @@
+// Contact e-mails that can be trusted (docs/gateway.md#the-contact-e-mail): the address
+// kigo mails migration notices and password-reset links to. A user's new address is used
+// only after its owner opens a link mailed to it (through the outbox): until then the old
+// one stays, and the account page shows the new one as waiting. The link's token is
+// random, stored as its SHA-256 digest only, works once (the consuming UPDATE marks it
+// used, so two gateways cannot both accept it) and for `ttlSeconds`. Opening it shows a
+// page whose button confirms (a mail scanner that fetches links confirms nothing). The
+// old address is told when the address changes or is removed.
+//
+// An address the operator sets (`kigo users email`, PUT /admin/users/:id/email) is taken
+// as given, without a link: the operator vouches for it. Removing one's own address needs
+// no link. Without a mail server no link can reach anyone, so a user cannot set a new
+// address themselves: the page says to ask the operator of this service.
+import { createHash, randomUUID } from 'node:crypto'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { Db } from '../../common/sql.js'
+import { randomToken } from '../../common/secrets.js'
+import { html, page, sendPage, seeOther } from './html.js'
+import { messagePage } from './pages.js'
+import { field } from './form.js'
+import type { AccountKit } from './account-kit.js'
+import type { Sessions } from './session.js'
+import { checkEmail, InvalidInput } from '../store/validation.js'
+import type { Outbox } from '../mail/index.js'
+
+const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex')
+const at = (ms: number) => new Date(ms).toISOString()
+
+export interface PendingEmail {
+  email: string
+  expiresAt: Date
+}
+
+/** The links of migration 36: one live link per user at most. */
+export class ContactEmailStore {
+  constructor(private readonly db: Db) {}
+
+  /** A new link's token for `userId` to start using `email`; the user's earlier links stop working. */
+  async create(userId: string, email: string, ttlSeconds: number, now: number): Promise<string> {
+    const token = randomToken(24)
+    await this.db.transaction(async (tx) => {
+      await tx.query('DELETE FROM kigo_gateway.email_verifications WHERE user_id = $1 OR expires_at < $2', [userId, at(now)])
+      await tx.query('INSERT INTO kigo_gateway.email_verifications (token_hash, user_id, email, expires_at) VALUES ($1, $2, $3, $4)', [digest(token), userId, email, at(now + ttlSeconds * 1000)])
+    })
+    return token
+  }
+
+  /** The address waiting for its owner's confirmation, while its link works. */
+  async pending(userId: string, now: number): Promise<PendingEmail | null> {
+    const rows = await this.db.query<{ email: string; expires_at: Date | string }>('SELECT email, expires_at FROM kigo_gateway.email_verifications WHERE user_id = $1 AND used_at IS NULL AND expires_at > $2', [userId, at(now)])
+    const row = rows[0]
+    return row ? { email: row.email, expiresAt: new Date(row.expires_at) } : null
+  }
+
+  /** Forgets the user's waiting address (its link stops working). */
+  async cancel(userId: string): Promise<void> {
+    await this.db.query('DELETE FROM kigo_gateway.email_verifications WHERE user_id = $1', [userId])
+  }
+
+  /** The user and address a live, unused token stands for (without using it), or null. */
+  async peek(token: string, now: number): Promise<{ userId: string; email: string } | null> {
+    const rows = await this.db.query<{ user_id: string; email: string }>('SELECT user_id, email FROM kigo_gateway.email_verifications WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2', [digest(token), at(now)])
+    return rows[0] ? { userId: rows[0].user_id, email: rows[0].email } : null
+  }
+
+  /** Uses the token once: its user and address, or null when unknown, used or expired. */
+  async consume(token: string, now: number): Promise<{ userId: string; email: string } | null> {
+    const rows = await this.db.query<{ user_id: string; email: string }>('UPDATE kigo_gateway.email_verifications SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING user_id, email', [digest(token), at(now)])
+    return rows[0] ? { userId: rows[0].user_id, email: rows[0].email } : null
+  }
+}
+
+export interface ContactEmail {
+  store: ContactEmailStore
+  outbox: Pick<Outbox, 'enqueue' | 'nudge' | 'mailing'>
+  /** How long a confirmation link works. */
+  ttlSeconds: number
+}
+
+/** What the account page's e-mail form led to. */
+export type EmailChange =
+  | { outcome: 'invalid' }
+  /** No mail server: a new address cannot be confirmed. */
+  | { outcome: 'no_mail' }
+  | { outcome: 'unchanged' }
+  | { outcome: 'pending'; email: string }
+  | { outcome: 'removed'; before: string | null }
+
+interface Users {
+  getUserEmail(id: string): Promise<string | null>
+  setUserEmail(id: string, email: string | null): Promise<boolean>
+}
+
+const hours = (seconds: number) => {
+  const h = Math.round(seconds / 3600)
+  return h >= 1 ? `${h} hour${h === 1 ? '' : 's'}` : `${Math.round(seconds / 60)} minutes`
+}
+
+/** Tells `old` that the account's address changed to `now` (or was removed). */
+async function tellOldAddress(c: ContactEmail, userId: string, old: string, next: string | null, base: string): Promise<void> {
+  await c.outbox.enqueue({
+    key: `email_changed:${randomUUID()}`,
+    kind: 'email_changed',
+    to: old,
+    subject: next === null ? 'Your kigo contact e-mail was removed' : 'Your kigo contact e-mail was changed',
+    text:
+      (next === null
+        ? `The contact e-mail of the kigo account ${userId} was removed. kigo no longer mails this address about the account: no migration notices, no password-reset links.\n\n`
+        : `The contact e-mail of the kigo account ${userId} is now ${next}. Migration notices and password-reset links for the account go there, not here.\n\n`) +
+      `If you did not make this change, sign in at ${base}/account, change your password and set the address again, or ask the operator of this service.\n`,
+  })
+}
+
+/**
+ * The account page's e-mail form for `userId`: an empty address removes it at once (the
+ * old address is told); a new one waits for its owner to open the link mailed to it.
+ */
+export async function changeContactEmail(c: ContactEmail, users: Users, userId: string, posted: string, base: string, now: number): Promise<EmailChange> {
+  const before = await users.getUserEmail(userId)
+  if (posted === '') {
+    await c.store.cancel(userId)
+    if (before === null) return { outcome: 'unchanged' }
+    await users.setUserEmail(userId, null)
+    await tellOldAddress(c, userId, before, null, base)
+    c.outbox.nudge()
+    return { outcome: 'removed', before }
+  }
+  let email: string
+  try {
+    email = checkEmail(posted)
+  } catch (err) {
+    if (err instanceof InvalidInput) return { outcome: 'invalid' }
+    throw err
+  }
+  if (email === before) {
+    await c.store.cancel(userId)
+    return { outcome: 'unchanged' }
+  }
+  if (!c.outbox.mailing) return { outcome: 'no_mail' }
+  const token = await c.store.create(userId, email, c.ttlSeconds, now)
+  await c.outbox.enqueue({
+    key: `email_verify:${randomUUID()}`,
+    kind: 'email_verify',
+    to: email,
+    subject: 'Confirm your kigo contact e-mail',
+    text:
+      `Someone (you, we hope) asked to use this address as the contact e-mail of the kigo account ${userId}. kigo mails it notices about tools that must move to a newer way of signing in, and password-reset links.\n\n` +
+      `To confirm, open this link within ${hours(c.ttlSeconds)}; it works once:\n\n${base}/account/email/verify?token=${encodeURIComponent(token)}\n\n` +
+      `If you did not ask, ignore this mail: the address will not be used.\n`,
+    expiresAt: now + c.ttlSeconds * 1000,
+  })
+  c.outbox.nudge()
+  return { outcome: 'pending', email }
+}
+
+export interface ContactEmailRoutesOptions {
+  contactEmail: ContactEmail
+  users: Users
+  sessions: Sessions
+  now: () => number
+}
+
+/** GET and POST /account/email/verify: the page a mailed link opens, and its confirmation. */
+export function registerContactEmailRoutes(app: FastifyInstance, o: ContactEmailRoutesOptions, kit: AccountKit): void {
+  const { contactEmail: c } = o
+    const badLink = (reply: FastifyReply) =>
+    sendPage(reply, 400, messagePage({ title: 'This link does not work', message: 'It was used already, it expired, or it is not whole. Enter the address again on your account page to get a new one.', link: { href: '/account#contact', text: 'Your account' } }))
+  const tokenOf = (value: unknown) => (typeof value === 'string' && value.length > 0 && value.length <= 200 ? value : null)
+
+  app.get('/account/email/verify', async (request, reply) => {
+    request.routeName = 'account'
+    const token = tokenOf((request.query as Record<string, unknown>).token)
+    const found = token === null ? null : await c.store.peek(token, o.now())
+    if (token === null || found === null) return badLink(reply)
+    const session = await o.sessions.currentOrVisitor(request, reply, kit.secureOf(request))
+    return sendPage(
+      reply,
+      200,
+      page({
+        title: 'Confirm your contact e-mail',
+        narrow: true,
+        body: html`<div class="card" id="verify-email">
+<h1>Confirm your contact e-mail</h1>
+<p>Use <strong>${found.email}</strong> as the contact e-mail of the account <strong>${found.userId}</strong>? Migration notices and password-reset links for the account go to this address.</p>
+<form method="post" action="/account/email/verify">
+<input type="hidden" name="csrf_token" value="${session.csrfToken}">
+<input type="hidden" name="token" value="${token}">
+<div class="actions"><button type="submit">Use this address</button></div>
+</form>
+</div>`,
+      }),
+    )
+  })
+
+  app.post('/account/email/verify', async (request, reply) => {
+    const read = await kit.posted(request, reply, { message: 'This form is out of date or did not come from kigo. Open the link in the mail again.', link: { href: '/account#contact', text: 'Your account' } })
+    if (!read) return reply
+    const session = read.session
+    const token = tokenOf(field(read.form, 'token'))
+    const used = token === null ? null : await c.store.consume(token, o.now())
+    if (used === null) return badLink(reply)
+    const before = await o.users.getUserEmail(used.userId)
+    await o.users.setUserEmail(used.userId, used.email)
+    if (before !== null && before !== used.email) {
+      await tellOldAddress(c, used.userId, before, used.email, request.deployment!.baseUrl)
+      c.outbox.nudge()
+    }
+    await kit.audited(kit.by(request, used.userId), { kind: 'user', action: 'account.verify_email', target: used.userId, before: { email: before }, after: { email: used.email } })
+    if (session?.user?.id === used.userId) return seeOther(reply, '/account?notice=email_verified#contact')
+    return sendPage(reply, 200, messagePage({ title: 'Contact e-mail confirmed', message: `${used.email} is now the contact e-mail of the account ${used.userId}.`, link: { href: '/account', text: 'Your account' } }))
+  })
+}

@@ -1,0 +1,162 @@
+// What a notice says (docs/gateway.md#migration-notices): per method, each of the
+// recipient's legacy clients with its requests and when last seen, when it stops working
+// in the words every other surface uses (policy/outlook.ts), what to do, and the links to
+// the migration guide and the account page. Plain text, with an HTML alternative. The
+// operator may replace the wording with templates (notices.templateDir): `subject.txt`,
+// `text.txt`, `html.html`, each optional, with {{placeholders}} filled in (escaped in the
+// HTML one).
+import { readFileSync, existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { html } from '../../common/html.js'
+import { methodNames } from '../policy/evaluate.js'
+import { policyOutlook } from '../policy/outlook.js'
+import { utcMinute } from '../../common/time.js'
+import type { LegacyMethod, MethodPolicy } from '../policy/types.js'
+import type { NoticeStep } from './rules.js'
+
+/** One legacy client of the recipient, as told. */
+export interface NoticeClient {
+  client: string
+  requests: number
+  lastSeen: number
+  /** The user whose requests these are (the recipient, or a login-API site's users). */
+  user: string
+}
+
+/** One method's part of a notice. */
+export interface NoticeMethod {
+  method: LegacyMethod
+  steps: NoticeStep[]
+  clients: NoticeClient[]
+}
+
+export interface NoticeInput {
+  recipient: { id: string; name: string }
+  /** The deployment's base URL the links point at (scheme and host). */
+  baseUrl: string
+  methods: NoticeMethod[]
+  policies: Record<LegacyMethod, MethodPolicy>
+  now: number
+}
+
+export interface NoticeMessage {
+  subject: string
+  text: string
+  html: string
+}
+
+/** The operator's templates, read once; any of the three may be absent. */
+export interface NoticeTemplates {
+  subject?: string
+  text?: string
+  html?: string
+}
+
+export class TemplateError extends Error {
+  override name = 'TemplateError'
+}
+
+/** Reads `dir`'s templates; throws TemplateError naming the directory when it holds none. */
+export function loadTemplates(dir: string): NoticeTemplates {
+  const read = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8') : undefined)
+  const t: NoticeTemplates = {}
+  const subject = read('subject.txt')
+  const text = read('text.txt')
+  const html = read('html.html')
+  if (subject !== undefined) t.subject = subject.trim()
+  if (text !== undefined) t.text = text
+  if (html !== undefined) t.html = html
+  if (Object.keys(t).length === 0) throw new TemplateError(`notices.templateDir ${dir} holds none of subject.txt, text.txt, html.html`)
+  return t
+}
+
+const stepWords: Record<NoticeStep, string> = {
+  announced: 'is being retired',
+  reminder_7d: 'stops working in a week or less',
+  reminder_1d: 'stops working within a day',
+  retired: 'has been switched off',
+}
+
+/** The most urgent step of a method's part, for the headline. */
+const urgent = (steps: NoticeStep[]): NoticeStep => steps.at(-1) ?? 'announced'
+
+const whatToDo: Record<LegacyMethod, string> = {
+  basic: 'Update each client below to a version that signs in with OAuth, or ask its developer to; the migration guide shows how.',
+  wsse: 'Update each client below to a version that signs in with OAuth, or ask its developer to; the migration guide shows how.',
+  login_api: 'Move your site from the login API to OpenID Connect (or OAuth); the migration guide shows how. Your site’s users need to do nothing.',
+}
+
+/** The parts of a notice, as the built-in wording and the templates' placeholders use them. */
+export function noticeParts(input: NoticeInput) {
+  const { baseUrl, now } = input
+  const migrationUrl = `${baseUrl}/migration`
+  const accountUrl = `${baseUrl}/account`
+  const sections = input.methods.map((m) => {
+    const policy = input.policies[m.method]
+    const name = methodNames[m.method]
+    const lines = m.clients.map((c) => {
+      const outlook = policyOutlook(policy, now, { user: c.user, client: () => c.client })
+      const label = c.client === '' ? '(no name sent)' : c.client
+      const what = `${m.method === 'login_api' ? 'sign-in' : 'request'}${c.requests === 1 ? '' : 's'}`
+      return { label, requests: c.requests, lastSeen: utcMinute(c.lastSeen), outlook: outlook.summary, what }
+    })
+    return { method: m.method, name, headline: `${name} ${stepWords[urgent(m.steps)]}`, whatToDo: whatToDo[m.method], lines }
+  })
+  const subject = sections.length === 1 ? `${sections[0]!.headline}: your clients need to move` : `${sections.map((s) => s.name).join(' and ')}: your clients need to move`
+  const clientsText = sections.map((s) => [
+    `${s.headline}.`,
+    ...s.lines.map((l) => `  - ${l.label}: ${l.requests} ${l.what}, last seen ${l.lastSeen}.\n    ${l.outlook}`),
+    `  What to do: ${s.whatToDo}`,
+  ].join('\n')).join('\n\n')
+  return { subject, sections, clientsText, migrationUrl, accountUrl }
+}
+
+/** Replaces {{name}} in `template` with `values[name]` (through `escape`); unknown names stay as written. */
+function fill(template: string, values: Record<string, string>, escape: (s: string) => string = (s) => s): string {
+  return template.replace(/\{\{\s*([a-z_]+)\s*\}\}/g, (whole, name: string) => (Object.hasOwn(values, name) ? escape(values[name]!) : whole))
+}
+
+/** The message for `input`, in the built-in wording or the operator's templates. */
+export function renderNotice(input: NoticeInput, templates: NoticeTemplates = {}): NoticeMessage {
+  const p = noticeParts(input)
+  const name = input.recipient.name || input.recipient.id
+  const values: Record<string, string> = {
+    name,
+    user: input.recipient.id,
+    clients: p.clientsText,
+    migration_url: p.migrationUrl,
+    account_url: p.accountUrl,
+    methods: p.sections.map((s) => s.name).join(', '),
+    subject: p.subject,
+  }
+  const text = templates.text !== undefined
+    ? fill(templates.text, values)
+    : [
+      `Hello ${name},`,
+      '',
+      'Some of the tools you use with your account sign in with a method that is being retired. Here is what we saw in the last weeks, and when each one stops working:',
+      '',
+      p.clientsText,
+      '',
+      `Migration guide: ${p.migrationUrl}`,
+      `Your account (the same list, kept up to date): ${p.accountUrl}`,
+      '',
+      'You receive this because these requests used your account. Once your tools have moved, no more of these mails are sent.',
+      '',
+    ].join('\n')
+  const escaped = (v: string) => html`${v}`.value
+  const body = templates.html !== undefined
+    ? fill(templates.html, values, escaped)
+    : html`<p>Hello ${name},</p>
+<p>Some of the tools you use with your account sign in with a method that is being retired. Here is what we saw in the last weeks, and when each one stops working:</p>
+${p.sections.map((s) => html`<h2>${s.headline}</h2>
+<ul>
+${s.lines.map((l) => html`<li><strong>${l.label}</strong>: ${l.requests} ${l.what}, last seen ${l.lastSeen}.<br>${l.outlook}</li>
+`)}</ul>
+<p>What to do: ${s.whatToDo}</p>
+`)}<p><a href="${p.migrationUrl}">Migration guide</a> · <a href="${p.accountUrl}">Your account</a> (the same list, kept up to date)</p>
+<p>You receive this because these requests used your account. Once your tools have moved, no more of these mails are sent.</p>
+`.value
+  const subject = templates.subject !== undefined ? fill(templates.subject, values).replace(/[\r\n]+/g, ' ') : p.subject
+  return { subject, text, html: body }
+}

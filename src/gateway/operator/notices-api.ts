@@ -1,0 +1,80 @@
+// The notices' operator API (docs/gateway.md#migration-notices), behind the admin token:
+// POST /admin/policy/plan (the impact of a change before it is made), POST
+// /admin/notices/run (one pass now), GET /admin/notices (what was told, and what became
+// of each message), GET /admin/notices/preview?user= (what a user would be told now).
+import type { FastifyInstance } from 'fastify'
+import { ApiError } from '../../common/errors.js'
+import { Compile, Type } from '../../common/typebox.js'
+import { describeSchemaError } from './admin-api.js'
+import { queryFilters } from './query-filters.js'
+import { InvalidPolicy, parseInstant } from '../policy/normalize.js'
+import { isoSeconds } from '../../common/time.js'
+import { Instant, PolicyStateSchema, legacyMethods } from '../policy/types.js'
+import type { Notices } from '../notices/index.js'
+
+const PlanRequest = Type.Object({
+  method: Type.Enum([...legacyMethods]),
+  state: PolicyStateSchema,
+  /** When the change would take effect; default now. */
+  from: Type.Optional(Instant),
+}, { additionalProperties: false })
+const checkPlan = Compile(PlanRequest)
+
+const statuses = ['sent', 'failed', 'pending', 'unreachable'] as const
+
+export async function noticesApi(app: FastifyInstance, options: { notices: Notices }): Promise<void> {
+  const { notices } = options
+
+  app.post('/admin/policy/plan', async (request, reply) => {
+    const body = request.body
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new ApiError(400, 'invalid_parameter', 'Invalid request body: must be a JSON object such as {"method":"basic","state":"deny"}')
+    }
+    if (!checkPlan.Check(body)) throw new ApiError(400, 'invalid_parameter', describeSchemaError(checkPlan.Errors(body), 'body', PlanRequest))
+    let from: number | undefined
+    try {
+      from = body.from === undefined ? undefined : parseInstant(body.from, 'from')
+    } catch (err) {
+      if (err instanceof InvalidPolicy) throw new ApiError(400, 'invalid_parameter', `Invalid request body: ${err.message}`)
+      throw err
+    }
+    const plan = await notices.plan(body.method, body.state, from)
+    return reply.header('cache-control', 'no-store').send(plan)
+  })
+
+  app.post('/admin/notices/run', async (_request, reply) => {
+    const result = await notices.runOnce()
+    return reply.header('cache-control', 'no-store').send({ sent: result.sent, failed: result.failed, pending: result.pending })
+  })
+
+  app.get('/admin/notices', async (request, reply) => {
+    const filters = queryFilters(request.query as Record<string, unknown>, ['user', 'method', 'status', 'limit'])
+    const user = filters.userId('user')
+    const method = filters.oneOf('method', legacyMethods)
+    const status = filters.oneOf('status', statuses)
+    const limit = filters.count('limit', 10_000) ?? 1000
+    const rows = await notices.list({ ...(user !== undefined ? { user } : {}), ...(method !== undefined ? { method } : {}), ...(status !== undefined ? { status } : {}), limit })
+    return reply.header('cache-control', 'no-store').send({
+      notices: rows.map((n) => ({
+        user: n.user,
+        email: n.email,
+        method: n.method,
+        step: n.step,
+        status: n.status,
+        created_at: isoSeconds(n.createdAt),
+        sent_at: n.sentAt === null ? null : isoSeconds(n.sentAt),
+        attempts: n.attempts,
+        last_error: n.lastError,
+      })),
+    })
+  })
+
+  app.get('/admin/notices/preview', async (request, reply) => {
+    const filters = queryFilters(request.query as Record<string, unknown>, ['user'])
+    const user = filters.userId('user')
+    if (user === undefined) throw new ApiError(400, 'invalid_parameter', 'Invalid query: "user" is required')
+    const preview = await notices.preview(user)
+    if (preview === null) throw new ApiError(404, 'not_found', `No user ${user}`)
+    return reply.header('cache-control', 'no-store').send(preview)
+  })
+}

@@ -253,10 +253,12 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     if (!validUid(uid)) return sendPage(reply, 400, messagePage({ title: 'Bad request', message: 'This is not a sign-in request kigo made.' }))
     const details = await provider.interactionDetails(request.raw, reply.raw)
     if (details.uid !== uid) return sendPage(reply, 400, messagePage({ title: 'Sign-in request expired', message: 'This sign-in request was replaced by a newer one in this browser. Go back to the site and sign in again.' }))
-    const session = await account.session(request)
-    if (!session?.user) return seeOther(reply, account.loginUrl(interactionPath(uid)))
     const client = await provider.Client.find(String(details.params.client_id ?? ''))
     if (!client) return sendPage(reply, 400, messagePage({ title: 'Unknown site', message: 'The site that sent you here is no longer registered with kigo.' }))
+    // A visitor not signed in gets the account's sign-in form here, saying which site they
+    // are signing in to (its registered name), and comes back to this step after it.
+    const session = await account.requireSignIn(request, reply, { next: interactionPath(uid), context: `Sign in to continue to ${client.clientName ?? client.clientId}.` })
+    if (!session) return reply
     const redirectOrigins = (client.redirectUris ?? []).map((u) => new URL(u).origin)
     if (details.prompt.name === 'login') {
       const to = await provider.interactionResult(request.raw, reply.raw, { login: { accountId: session.user.id } }, { mergeWithLastSubmission: false })

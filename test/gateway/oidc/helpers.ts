@@ -86,6 +86,7 @@ export async function browse(
     }
     if (page.status !== 200) throw new Error(`stopped at ${next}: ${page.status} ${page.text.slice(0, 500)}`)
     if (page.text.includes('action="/account/login"')) {
+      pages[pages.length - 1] += ' [sign-in form]'
       const answer = await browser.post('/account/login', { csrf_token: csrfOf(page.text), next: hiddenField(page.text, 'next') ?? '', username: user.id, password: user.password })
       if (answer.status !== 303) throw new Error(`login refused: ${answer.status} ${answer.text.slice(0, 300)}`)
       next = answer.headers.get('location')!

@@ -54,6 +54,12 @@ export const movedTables: Readonly<Record<string, string>> = {
   'kigo_gateway.oidc_clients': 'OpenID Connect relying parties (sealed secrets)',
   'kigo_gateway.oidc_keys': 'OpenID Connect signing keys (sealed)',
   'kigo_gateway.oidc_state': 'OpenID Connect grants, codes, tokens and sessions',
+  'kigo_gateway.email_verifications': 'contact e-mail confirmation links (digests)',
+  'kigo_gateway.outbox': 'mail waiting, sent or failed (sealed bodies until sent)',
+  'kigo_gateway.notices': 'the migration-notice steps each recipient was sent',
+  'kigo_gateway.notice_sweeps': "the notices' sweep marks, per method",
+  'kigo_gateway.notice_lease': "the notices pass's lease",
+  'kigo_gateway.usage_endpoints': 'the last endpoints each legacy client called',
 }
 
 /**

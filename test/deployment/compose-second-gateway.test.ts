@@ -33,7 +33,9 @@ describe.skipIf(!pg || !redis)('docker-compose.yml’s second gateway, as real p
   const envOf = (service: string, own: Record<string, string>): NodeJS.ProcessEnv => {
     const moved = (v: string) => v.replace(/:8080\b/g, `:${ports.gateway1}`).replace(/:8082\b/g, `:${ports.gateway2}`).replace('http://core:8081', `http://127.0.0.1:${ports.core}`)
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, LOG_LEVEL: 'warn' }
-    for (const [k, v] of Object.entries(compose.services[service]!.environment ?? {})) env[k] = moved(String(v))
+    // Compose's ${VAR:-default} as compose reads it where VAR is not set: the default.
+    const interpolated = (v: string) => v.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*:-([^}]*)\}/g, '$1')
+    for (const [k, v] of Object.entries(compose.services[service]!.environment ?? {})) env[k] = moved(interpolated(String(v)))
     return { ...env, DATABASE_URL: pg!.url, REDIS_URL: redis!, KIGO_SECRET_KEY: secretKey, KIGO_ADMIN_TOKEN: adminToken, KIGO_ADMIN_BIND: '127.0.0.1', KIGO_CORE_BIND: '127.0.0.1', KIGO_CORE_METRICS_PORT: '0', KIGO_CORE_METRICS_BIND: '127.0.0.1', ...own }
   }
   const secretKey = randomBytes(32).toString('base64')

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
 import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { Config } from '../../common/config.js'
-import { errors } from '../../common/errors.js'
+import { errors, Unavailable } from '../../common/errors.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 import { sendError } from '../../common/api-errors.js'
 import { sendErrorPage } from '../account-area/error-page.js'
@@ -139,6 +139,14 @@ export class OidcProviders {
 /** Where the end_session.success event leaves the account the provider session signed out (ctx.state). */
 const signedOutAccount = Symbol('kigo signed-out account')
 
+/** The providers are not loaded yet (their keys come from the store): classifyFailure answers 503 with Retry-After. */
+export class ProvidersNotLoaded extends Unavailable {
+  override name = 'ProvidersNotLoaded'
+  constructor() {
+    super('store_unavailable', 'The service cannot answer right now; try again shortly')
+  }
+}
+
 const mismatchPage = () => messagePage({ title: 'Sign-in request expired', message: 'This sign-in request does not match your session. Go back to the site and sign in again.' })
 
 const sessionExpired = 'This sign-in request has expired, or was started in another browser. Go back to the site and sign in again.'
@@ -182,7 +190,7 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
   // provider is picked by the deployment, never by the raw host.
   const deploymentOf = (request: FastifyRequest) => {
     const found = providers.for(request.deployment!.name)
-    if (!found) throw errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly')
+    if (!found) throw new ProvidersNotLoaded()
     return found
   }
 

@@ -275,5 +275,13 @@ describe('migration notices', () => {
     expect(mail).toContain('Move your site from the login API to OpenID Connect')
     const listed = await kigoJson<{ notices: Array<{ user: string; method: string; step: string; status: string }> }>('notices', 'list', '--method', 'login_api')
     expect(listed.notices).toEqual([expect.objectContaining({ user: 'carol', method: 'login_api', step: 'announced', status: 'sent' })])
+    // The site's owner sees the same on the account page: the site, its sign-ins, what to do.
+    const owner = new WebClient(stack.url)
+    expect((await owner.signIn('/account/login', 'carol', users.carol!.password)).status).toBe(303)
+    const page = (await owner.get('/account')).text
+    const notice = page.slice(page.indexOf('id="migration-notice"'), page.indexOf('</section>', page.indexOf('id="migration-notice"')))
+    expect(notice).toContain('Carol&#39;s blog')
+    expect(notice).toMatch(/1 sign-in/)
+    expect(notice).toContain('OpenID Connect')
   })
 })

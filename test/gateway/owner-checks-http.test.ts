@@ -42,7 +42,7 @@ describe.skipIf(!database)('owner checks do not open secrets', () => {
     const web = new WebClient(stack.url)
     await web.signIn('/account/login', alice.id, alice.password)
     const page = await web.get('/account/sites')
-    const deleted = await web.post(`/account/sites/${key}/delete`, { csrf_token: csrfOf(page.text) })
+    const deleted = await web.post(`/account/sites/${key}/delete`, { csrf_token: csrfOf(page.text), confirm: 'yes' })
     expect(deleted.status).toBe(303)
     expect((await stack.admin('GET', `/admin/sites/${key}`)).status).toBe(404)
   })

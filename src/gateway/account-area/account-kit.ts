@@ -8,10 +8,10 @@ import { auditTrail, userActor } from '../audit/audited.js'
 import { isLegacyMethod, type LegacyMethod } from '../policy/types.js'
 import { oauthUseByFamily } from '../usage/moved.js'
 import type { AccountContext } from './context.js'
-import { field } from './form.js'
 import { sendPage } from './html.js'
 import { legacyClientView } from './legacy-usage.js'
-import { accountPage, confirmPage, type RegisterForm } from './pages.js'
+import { accountPage, type RegisterForm } from './pages.js'
+import { confirmFirst } from './confirm.js'
 import { postedForm, signedInPost, type Expired, type SignedInSession } from './posted-form.js'
 import type { Session } from './session.js'
 
@@ -49,7 +49,7 @@ export interface AccountKit {
   /** The user `user` acting from the request's client address. */
   by(request: FastifyRequest, user: string): AuditActor
   /** Unless the form says confirm=yes: the confirmation page (its button posts the same form again, confirmed). */
-  confirmFirst(reply: FastifyReply, session: SignedInSession, form: URLSearchParams, o: { action: string; title: string; message: string; button: string; fields?: Record<string, string> }): FastifyReply | null
+  confirmFirst: typeof confirmFirst
   /** The account page for the signed-in user, with the registration form as given and an optional notice or password error. */
   renderAccount(reply: FastifyReply, status: number, session: SignedInSession, form: RegisterForm, notice?: string, passwordError?: string): Promise<FastifyReply>
 }
@@ -72,10 +72,7 @@ export function accountKit(app: FastifyInstance, ctx: AccountContext): AccountKi
     },
     audited: auditTrail(ctx.audit, app.log),
     by: (request, user) => userActor(user, app.publicOrigin(request).ip),
-    confirmFirst(reply, session, form, o) {
-      if (field(form, 'confirm') === 'yes') return null
-      return sendPage(reply, 200, confirmPage({ user: session.user, csrfToken: session.csrfToken, ...o }))
-    },
+    confirmFirst,
     async renderAccount(reply, status, session, form, notice, passwordError) {
       const migration = ctx.migration
       const [api, authorized, registered, usage, lastUsed, email, sections, emailPending] = await Promise.all([

@@ -12,6 +12,7 @@ import { loginPage } from './pages.js'
 import { Sessions, sessionBinding, type Session } from './session.js'
 import { signedInPost, type SignedInSession } from './posted-form.js'
 import { safeNext } from './next.js'
+import { confirmFirst } from './confirm.js'
 import { userActor, type AuditActor } from '../audit/audited.js'
 
 export { allowOrDenyButtons, page, pageHeaders, sendPage, seeOther, type PageOptions } from './html.js'
@@ -60,6 +61,8 @@ export interface AccountArea {
   secure(request: FastifyRequest): boolean
   /** The signed-in user as the audit trail names them, with the client address of `request`. */
   actor(request: FastifyRequest, session: SignedInSession): AuditActor
+  /** Unless the form says confirm=yes: the confirmation page, answered (confirm.ts); a post without it changes nothing. */
+  confirmFirst: typeof confirmFirst
 }
 
 /**
@@ -92,5 +95,6 @@ export async function accountArea(app: FastifyInstance, o: AccountAreaOptions): 
     signedInPost: (request, reply) => signedInPost(sessions, request, reply),
     secure,
     actor: (request, session) => userActor(session.user.id, app.publicOrigin(request).ip),
+    confirmFirst,
   }
 }

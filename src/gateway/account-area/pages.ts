@@ -112,7 +112,7 @@ ${o.link ? html`<p><a href="${o.link.href}">${o.link.text}</a></p>` : ''}
 }
 
 /** A step before what cannot be undone: the question, and a button that posts the same form with confirm=yes. */
-export function confirmPage(o: Viewer & { action: string; title: string; message: string; button: string; fields?: Record<string, string> }): string {
+export function confirmPage(o: Viewer & { action: string; title: string; message: string; button: string; fields?: Record<string, string>; cancel?: string }): string {
   return page({
     title: o.title,
     narrow: true,
@@ -125,7 +125,7 @@ export function confirmPage(o: Viewer & { action: string; title: string; message
 ${csrfField(o.csrfToken)}
 ${Object.entries(o.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
 <input type="hidden" name="confirm" value="yes">
-<div class="actions"><button type="submit" class="danger">${o.button}</button><a class="button secondary" href="/account">Cancel</a></div>
+<div class="actions"><button type="submit" class="danger">${o.button}</button><a class="button secondary" href="${o.cancel ?? '/account'}">Cancel</a></div>
 </form>
 </div>`,
   })

@@ -36,8 +36,8 @@ ${o.sites.length === 0 ? html`<p class="muted">You have no login site.</p>` : ht
 <thead><tr><th>Name</th><th>api_key</th><th>Callback</th><th>Registered</th><th></th></tr></thead>
 <tbody>${o.sites.map((s) => html`<tr>
 <td data-label="Name">${s.name}</td><td data-label="api_key"><code>${s.apiKey}</code></td><td data-label="Callback" class="url">${s.callbackUrl}</td><td data-label="Registered" class="nowrap">${timeHtml(s.createdAt, { dateOnly: true })}</td>
-<td class="row-actions"><form method="post" action="/account/sites/${s.apiKey}/rotate-secret">${o.csrf}<button type="submit" class="secondary">New secret</button></form>
-<form method="post" action="/account/sites/${s.apiKey}/delete">${o.csrf}<button type="submit" class="danger">Delete</button></form></td>
+<td class="row-actions"><form method="post" action="/account/sites/${s.apiKey}/rotate-secret">${o.csrf}<button type="submit" class="secondary">New secret…</button></form>
+<form method="post" action="/account/sites/${s.apiKey}/delete">${o.csrf}<button type="submit" class="danger">Delete…</button></form></td>
 </tr>`)}</tbody></table>`}
 </section>
 <section class="card" id="register-site">
@@ -104,6 +104,8 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     if (!posted) return reply
     const site = await own(request, reply, posted.session)
     if (!site) return reply
+    const asked = area.confirmFirst(reply, posted.session, posted.form, { action: `/account/sites/${site.apiKey}/rotate-secret`, title: `New secret for ${site.name}?`, message: 'A new secret is made and the current one stops working at once: the site cannot sign anyone in until it is given the new one.', button: 'Make a new secret', cancel: '/account/sites' })
+    if (asked) return asked
     const rotated = await sites.rotateSecret(site.apiKey)
     if (!rotated) return render(reply, 404, posted.session, { notice: 'You have no login site with this api_key.' })
     await audited(area.actor(request, posted.session), { kind: 'site', action: 'site.rotate_secret', target: site.apiKey, before: null, after: null })
@@ -116,6 +118,8 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     if (!posted) return reply
     const site = await own(request, reply, posted.session)
     if (!site) return reply
+    const asked = area.confirmFirst(reply, posted.session, posted.form, { action: `/account/sites/${site.apiKey}/delete`, title: `Delete ${site.name}?`, message: 'The site is deleted: its api_key and secret stop working, and so does every sign-in it started. This cannot be undone.', button: 'Delete the site', cancel: '/account/sites' })
+    if (asked) return asked
     const deleted = await sites.delete(site.apiKey)
     if (deleted) await audited(area.actor(request, posted.session), { kind: 'site', action: 'site.delete', target: site.apiKey, before: siteView(deleted), after: null })
     return seeOther(reply, '/account/sites?notice=deleted')

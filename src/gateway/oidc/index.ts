@@ -322,6 +322,9 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     if (!read) return reply
     const clientId = field(read.form, 'client_id')
     if (clientId === null || clientId === '') return sendPage(reply, 400, messagePage({ title: 'Bad form', message: 'Which site? The form named none.' }))
+    const name = (await store.findClient(clientId))?.name ?? 'this site'
+    const asked = account.confirmFirst(reply, read.session, read.form, { action: '/account/oidc-sites/revoke', title: `Revoke ${name}'s access?`, message: `${name} can no longer use your kigo account; the next time you sign in there, kigo asks you again.`, button: 'Revoke access', fields: { client_id: clientId }, cancel: '/account#oidc-sites' })
+    if (asked) return asked
     const grants = await store.revokeSite(read.session.user.id, clientId)
     if (grants > 0) await audited(account.actor(request, read.session), { kind: 'oidc', action: 'account.oidc_revoke', target: clientId, before: { user: read.session.user.id, grants }, after: null })
     return seeOther(reply, '/account?notice=oidc_revoked#oidc-sites')

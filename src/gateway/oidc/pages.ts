@@ -45,7 +45,7 @@ ${o.sites.length === 0
 <td data-label="Site">${s.client.name}<br><span class="muted">${s.client.redirectUris.map((u) => originText(u)).filter((v, i, a) => a.indexOf(v) === i).join(', ')}</span></td>
 <td data-label="Access"><ul class="scopes">${s.scopes.map((sc) => html`<li>${scopeText[sc] ?? sc}</li>`)}</ul></td>
 <td data-label="Since" class="nowrap">${timeHtml(s.grantedAt, { dateOnly: true })}</td>
-<td class="row-actions"><form method="post" action="/account/oidc-sites/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="client_id" value="${s.client.clientId}"><button type="submit" class="danger">Revoke</button></form></td>
+<td class="row-actions"><form method="post" action="/account/oidc-sites/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="client_id" value="${s.client.clientId}"><button type="submit" class="danger">Revoke…</button></form></td>
 </tr>`)}</tbody>
 </table>
 <p class="muted">Revoking ends the site's access at once; the next time you sign in there, kigo asks you again.</p>`}

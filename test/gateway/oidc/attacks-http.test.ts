@@ -208,7 +208,7 @@ describe('the account page', () => {
     const started = await startSignIn(config, redirectUri)
     const { browser } = await browse(started.url, redirectUri, alice)
     const page = await browser.get('/account')
-    expect((await browser.post('/account/oidc-sites/revoke', { csrf_token: csrfOf(page.text), client_id: site.client_id })).status).toBe(303)
+    expect((await browser.post('/account/oidc-sites/revoke', { csrf_token: csrfOf(page.text), client_id: site.client_id, confirm: 'yes' })).status).toBe(303)
     const audit = await stack.admin<{ events: Array<{ action: string; kind: string; target: string; by: string; address: string; before: unknown; after: unknown }> }>('GET', `/admin/audit?kind=oidc&target=${site.client_id}`)
     expect(audit.status).toBe(200)
     const revokes = audit.body.events.filter((e) => e.action === 'account.oidc_revoke')
@@ -217,7 +217,7 @@ describe('the account page', () => {
     expect(revokes[0]!.address).toMatch(/127\.0\.0\.1/)
     // Nothing left to revoke: nothing recorded.
     const again = await browser.get('/account')
-    expect((await browser.post('/account/oidc-sites/revoke', { csrf_token: csrfOf(again.text), client_id: site.client_id })).status).toBe(303)
+    expect((await browser.post('/account/oidc-sites/revoke', { csrf_token: csrfOf(again.text), client_id: site.client_id, confirm: 'yes' })).status).toBe(303)
     const after = await stack.admin<{ events: Array<{ action: string }> }>('GET', `/admin/audit?kind=oidc&target=${site.client_id}`)
     expect(after.body.events.filter((e) => e.action === 'account.oidc_revoke')).toHaveLength(1)
   })

@@ -301,7 +301,12 @@ describe('the account page', () => {
     expect(page.text).toContain('Sites you sign in to with kigo')
     expect(page.text).toContain('Tea Party')
     expect(await stateRows()).toBe(1)
-    const revoked = await browser.post('/account/oidc-sites/revoke', { csrf_token: csrfOf(page.text), client_id: site.client_id })
+    // Unconfirmed, the revoke asks first and changes nothing.
+    const ask = await browser.post('/account/oidc-sites/revoke', { csrf_token: csrfOf(page.text), client_id: site.client_id })
+    expect(ask.status).toBe(200)
+    expect(ask.text).toContain("Revoke Tea Party&#39;s access?")
+    expect(await stateRows()).toBe(1)
+    const revoked = await browser.post('/account/oidc-sites/revoke', { csrf_token: csrfOf(page.text), client_id: site.client_id, confirm: 'yes' })
     expect(revoked.status).toBe(303)
     const after = await browser.get('/account')
     expect(after.text).not.toContain('Tea Party')

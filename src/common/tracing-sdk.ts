@@ -51,6 +51,22 @@ function failed(span: Span, err: unknown): void {
   span.setAttribute('error.type', err instanceof Error ? err.name : 'error')
 }
 
+/** Ends `span` when `running` settles: marked failed (and the error rethrown) on a rejection, described by `describe` on success. */
+function endWhenSettled<T>(span: Span, running: Promise<T>, describe?: (result: T) => void): Promise<T> {
+  return running.then(
+    (result) => {
+      describe?.(result)
+      span.end()
+      return result
+    },
+    (err: unknown) => {
+      failed(span, err)
+      span.end()
+      throw err
+    },
+  )
+}
+
 /** The first keyword of a statement (SELECT, INSERT …), past leading comments. */
 export function sqlOperation(sql: string): string {
   const m = /^\s*(?:\/\*.*?\*\/\s*)*([A-Za-z]+)/s.exec(sql)
@@ -134,18 +150,7 @@ export async function createAppTracing(serviceName: string, settings: TracingSet
       span.end()
       throw err
     }
-    return running.then(
-      (result) => {
-        if (describe) span.setAttributes(attributes(describe(result)))
-        span.end()
-        return result
-      },
-      (err: unknown) => {
-        failed(span, err)
-        span.end()
-        throw err
-      },
-    )
+    return endWhenSettled(span, running, describe && ((result) => span.setAttributes(attributes(describe(result)))))
   }
 
   const stepSync = <T>(name: string, fn: () => T, describe?: (result: T) => StepAttributes): T =>
@@ -217,17 +222,7 @@ export async function createAppTracing(serviceName: string, settings: TracingSet
         const parent = context.active()
         if (trace.getSpan(parent) === undefined) return inner.transaction(fn, options)
         const span = tracer.startSpan('transaction', { kind: SpanKind.INTERNAL, attributes: { 'db.system': 'postgresql', 'db.system.name': 'postgresql', 'kigo.db.engine': inner.engine } }, parent)
-        return context.with(trace.setSpan(parent, span), () => inner.transaction((tx) => fn(traced(tx)), options)).then(
-          (result) => {
-            span.end()
-            return result
-          },
-          (err: unknown) => {
-            failed(span, err)
-            span.end()
-            throw err
-          },
-        )
+        return endWhenSettled(span, context.with(trace.setSpan(parent, span), () => inner.transaction((tx) => fn(traced(tx)), options)))
       },
       ping: () => inner.ping(),
       close: () => inner.close(),

@@ -3,7 +3,7 @@
 // service.name), so in embedded mode the gateway's spans and the core's stay apart though
 // they share the process; the context manager and the W3C propagator are the process's.
 // The sampler, the batch processor and the exporter read their OTEL_* variables themselves.
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api'
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
@@ -65,6 +65,16 @@ function endWhenSettled<T>(span: Span, running: Promise<T>, describe?: (result: 
       throw err
     },
   )
+}
+
+/**
+ * Whether `ctx` holds a span that records: a request the sampler left out (or no request
+ * at all) gets no child spans, so a trace not sampled costs its steps and statements
+ * nothing but this check. Its trace context still reaches the core (forward), which then
+ * leaves it out too.
+ */
+function recording(ctx: Context): boolean {
+  return trace.getSpan(ctx)?.isRecording() === true
 }
 
 /** The first keyword of a statement (SELECT, INSERT …), past leading comments. */
@@ -141,10 +151,12 @@ export async function createAppTracing(serviceName: string, settings: TracingSet
   )
 
   const step = <T>(request: FastifyRequest | null, name: string, fn: () => Promise<T>, describe?: (result: T) => StepAttributes): Promise<T> => {
-    const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL }, parentOf(request))
+    const parent = parentOf(request)
+    if (!recording(parent)) return fn()
+    const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL }, parent)
     let running: Promise<T>
     try {
-      running = context.with(trace.setSpan(parentOf(request), span), fn)
+      running = context.with(trace.setSpan(parent, span), fn)
     } catch (err) {
       failed(span, err)
       span.end()
@@ -154,7 +166,7 @@ export async function createAppTracing(serviceName: string, settings: TracingSet
   }
 
   const stepSync = <T>(name: string, fn: () => T, describe?: (result: T) => StepAttributes): T =>
-    tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL }, (span) => {
+    !recording(context.active()) ? fn() : tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL }, (span) => {
       try {
         const result = fn()
         if (describe) span.setAttributes(attributes(describe(result)))
@@ -187,10 +199,10 @@ export async function createAppTracing(serviceName: string, settings: TracingSet
     }
   }
 
-  /** A statement's span, only inside a trace: pings, refreshes and flushes start none. */
+  /** A statement's span, only inside a sampled trace: pings, refreshes, flushes and the statements of a request left out start none. */
   const statement = <T>(engine: Db['engine'], sql: string, run: () => Promise<T>): Promise<T> => {
     const parent = context.active()
-    if (trace.getSpan(parent) === undefined) return run()
+    if (!recording(parent)) return run()
     const operation = sqlOperation(sql)
     const target = sqlTarget(sql)
     // The statement's text only: values are parameters ($1 …), never part of it.
@@ -220,7 +232,7 @@ export async function createAppTracing(serviceName: string, settings: TracingSet
       query: (sql, params) => statement(inner.engine, sql, () => inner.query(sql, params)),
       transaction: <T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions) => {
         const parent = context.active()
-        if (trace.getSpan(parent) === undefined) return inner.transaction(fn, options)
+        if (!recording(parent)) return inner.transaction(fn, options)
         const span = tracer.startSpan('transaction', { kind: SpanKind.INTERNAL, attributes: { 'db.system': 'postgresql', 'db.system.name': 'postgresql', 'kigo.db.engine': inner.engine } }, parent)
         return endWhenSettled(span, context.with(trace.setSpan(parent, span), () => inner.transaction((tx) => fn(traced(tx)), options)))
       },
@@ -238,6 +250,10 @@ export async function createAppTracing(serviceName: string, settings: TracingSet
     stepSync,
     forward,
     db,
+    sampledTraceId: () => {
+      const c = trace.getSpan(context.active())?.spanContext()
+      return c !== undefined && (c.traceFlags & TraceFlags.SAMPLED) !== 0 ? c.traceId : undefined
+    },
     logMixin: (): Record<string, string> => {
       const span = trace.getSpan(context.active())
       if (span === undefined) return {}

@@ -6,8 +6,10 @@
 // times per request (docs/performance.md#labelled-metrics-as-plain-objects), against 35-75 ns here, lookup included. Both
 // register in a prom-client Registry and expose through it exactly what prom-client's
 // Counter and Histogram expose for the same observations
-// (test/common/labelled-metrics.test.ts compares the two texts).
-import type { Metric, Registry } from 'prom-client'
+// (test/common/labelled-metrics.test.ts compares the two texts). With tracing on, a
+// histogram's buckets carry exemplars: the trace of the latest sampled observation in each
+// (withExemplars, below).
+import { Registry, type Metric } from 'prom-client'
 
 interface MetricOptions<L extends string> {
   name: string
@@ -105,20 +107,36 @@ export interface HistogramSeries {
   observe(value: number): void
 }
 
+/** The trace of one observation, shown beside its bucket (OpenMetrics only). */
+interface Exemplar {
+  traceId: string
+  value: number
+  /** Seconds since the epoch, as OpenMetrics writes them. */
+  at: number
+}
+
+/** Where a histogram's series ask for the trace of an observation; `traceId` is null while exemplars are off. */
+interface ExemplarSource {
+  traceId: (() => string | undefined) | null
+}
+
 class HistogramValue implements HistogramSeries {
   /** Observations per bucket, not cumulative; past the last bound they count in `count` only. */
   readonly buckets: Float64Array
   sum = 0
   count = 0
+  /** Per bucket, +Inf last: the latest observation made inside a sampled trace. */
+  exemplars: Array<Exemplar | undefined> | null = null
 
-  constructor(readonly bounds: readonly number[]) {
+  constructor(readonly bounds: readonly number[], private readonly source: ExemplarSource) {
     this.buckets = new Float64Array(bounds.length)
   }
 
   observe(value: number): void {
     if (!Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${value}`)
     const bounds = this.bounds
-    for (let i = 0; i < bounds.length; i++) {
+    let i = 0
+    for (; i < bounds.length; i++) {
       if (value <= bounds[i]!) {
         this.buckets[i]!++
         break
@@ -126,13 +144,24 @@ class HistogramValue implements HistogramSeries {
     }
     this.sum += value
     this.count++
+    if (this.source.traceId !== null) {
+      const traceId = this.source.traceId()
+      if (traceId !== undefined) (this.exemplars ??= [])[i] = { traceId, value, at: Date.now() / 1000 }
+    }
   }
 }
+
+/** One line of a histogram's exposition, as prom-client's registry takes it. */
+type HistogramLine = { value: number; labels: Record<string, string | number>; metricName: string; exemplar?: { labelSet: Record<string, string>; value: number; timestamp: number } }
+
+/** prom-client's form of an exemplar, which its registry writes in OpenMetrics. */
+const exemplarOf = (e: Exemplar | undefined) => (e === undefined ? {} : { exemplar: { labelSet: { trace_id: e.traceId }, value: e.value, timestamp: e.at } })
 
 /** A Prometheus histogram with labels (prom-client's exposition). */
 export class LabelledHistogram<L extends string> extends LabelledMetric<HistogramValue> {
   readonly type = 'histogram'
   readonly #bounds: readonly number[]
+  readonly #exemplars: ExemplarSource = { traceId: null }
 
   constructor(options: MetricOptions<L> & { buckets: readonly number[] }) {
     if (options.labelNames.includes('le' as L)) throw new Error('le is a reserved label keyword')
@@ -141,27 +170,45 @@ export class LabelledHistogram<L extends string> extends LabelledMetric<Histogra
   }
 
   protected make(): HistogramValue {
-    return new HistogramValue(this.#bounds)
+    return new HistogramValue(this.#bounds, this.#exemplars)
+  }
+
+  /** From now on, each observation made inside a sampled trace (`traceId` says which) is its bucket's exemplar. */
+  exemplarsFrom(traceId: () => string | undefined): void {
+    this.#exemplars.traceId = traceId
   }
 
   series(...values: string[]): HistogramSeries {
     return this.find(values)
   }
 
-  get(): Promise<{ name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: Array<{ value: number; labels: Record<string, string | number>; metricName: string }> }> {
-    const values: Array<{ value: number; labels: Record<string, string | number>; metricName: string }> = []
+  get(): Promise<{ name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: HistogramLine[] }> {
+    const values: HistogramLine[] = []
     for (const { labels, series } of this.all) {
       let cumulative = 0
+      const exemplars = series.exemplars ?? []
       this.#bounds.forEach((le, i) => {
         cumulative += series.buckets[i]!
-        values.push({ value: cumulative, labels: { le, ...labels }, metricName: `${this.name}_bucket` })
+        values.push({ value: cumulative, labels: { le, ...labels }, metricName: `${this.name}_bucket`, ...exemplarOf(exemplars[i]) })
       })
       values.push(
-        { value: series.count, labels: { le: '+Inf', ...labels }, metricName: `${this.name}_bucket` },
+        { value: series.count, labels: { le: '+Inf', ...labels }, metricName: `${this.name}_bucket`, ...exemplarOf(exemplars[this.#bounds.length]) },
         { value: series.sum, labels: { ...labels }, metricName: `${this.name}_sum` },
         { value: series.count, labels: { ...labels }, metricName: `${this.name}_count` },
       )
     }
     return Promise.resolve({ name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values })
   }
+}
+
+/**
+ * Exemplars on (docs/operations.md#traces): the histograms' buckets carry the trace of their
+ * latest sampled observation, and the registry answers in OpenMetrics, the text format that
+ * has exemplars (Prometheus reads both; the series are the same). Called only when tracing
+ * is on: without it the exposition stays Prometheus' text format 0.0.4.
+ */
+export function withExemplars(registry: Registry, histograms: ReadonlyArray<LabelledHistogram<string>>, traceId: () => string | undefined): void {
+  // The registry is typed with the content type it was made with; this one changes it.
+  registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE as unknown as typeof Registry.PROMETHEUS_CONTENT_TYPE)
+  for (const h of histograms) h.exemplarsFrom(traceId)
 }

@@ -40,6 +40,8 @@ export interface AppTracing {
   readonly forward: (request: FastifyRequest, method: string) => ForwardSpan
   /** The database with a span around each statement made inside a trace. */
   readonly db: (db: Db) => Db
+  /** The active trace's ID when it is sampled (a histogram's exemplar), else undefined. */
+  readonly sampledTraceId: () => string | undefined
   /** pino's mixin: the active span's trace_id and span_id on every line written inside one. */
   readonly logMixin: () => Record<string, string>
   /** Exports what is still buffered and stops. */

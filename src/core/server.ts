@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { closeSilentConnections } from '../common/client-deadlines.js'
 import type { Config } from '../common/config.js'
 import { DependencyWatch } from '../common/dependency-watch.js'
+import { withExemplars } from '../common/labelled-metrics.js'
 import { loggerOptions } from '../common/logger.js'
 import { startTracing } from '../common/tracing.js'
 import { metricsTokenHook } from '../common/metrics-token.js'
@@ -33,6 +34,8 @@ export async function startCore(config: Config, opts: { logger?: boolean | objec
   const base = loggerOptions(config.logLevel, 'kigo-core', tracing?.logMixin)
   const logger = opts.logger === false ? false : typeof opts.logger === 'object' ? { ...base, ...opts.logger } : base
   const metrics = createCoreMetrics({ poolStats: () => store.poolStats?.() })
+  // A slow request's latency bucket names its trace (docs/operations.md#traces).
+  if (tracing) withExemplars(metrics.registry, [metrics.duration], tracing.sampledTraceId)
   // The metrics listener is separate from the public one: the gateway forwards whatever
   // path a client asks for, and the core's internals are no client's business.
   const metricsApp = Fastify({ logger: false })

@@ -11,6 +11,7 @@ import { DependencyWatch } from '../common/dependency-watch.js'
 import { isConnectionFailure } from '../common/errors.js'
 import { createRedis, redisReady, type RedisClient } from '../common/redis.js'
 import { openDb, type Db } from '../common/sql.js'
+import { withExemplars } from '../common/labelled-metrics.js'
 import type { AppTracing } from '../common/tracing.js'
 import { request } from 'undici'
 import { AuditStore } from './audit/store.js'
@@ -84,7 +85,7 @@ export interface OpenOptions {
   logger: FastifyBaseLogger | false
   now: () => number
   /** Spans around the database's statements (docs/operations.md#traces), when tracing is on. */
-  tracing?: Pick<AppTracing, 'db'>
+  tracing?: Pick<AppTracing, 'db' | 'sampledTraceId'>
 }
 
 /**
@@ -127,6 +128,8 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
   redis?.on('ready', () => redisWatch.succeeded())
   const coreWatch = new DependencyWatch('core', watchLog)
   const metrics = createMetrics()
+  // A slow request's latency bucket names its trace (docs/operations.md#traces).
+  if (tracing) withExemplars(metrics.registry, [metrics.authDuration, metrics.upstreamDuration], tracing.sampledTraceId)
   const replay = createReplayCaches(config.auth, redis, {
     onError: (err, method) => {
       metrics.replayErrors.inc({ method })

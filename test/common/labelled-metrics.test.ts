@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Counter, Histogram, Registry } from 'prom-client'
-import { LabelledCounter, LabelledHistogram } from '../../src/common/labelled-metrics.js'
+import { LabelledCounter, LabelledHistogram, withExemplars } from '../../src/common/labelled-metrics.js'
 
 const buckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.1, 1]
 
@@ -80,5 +80,52 @@ describe('LabelledCounter and LabelledHistogram', () => {
     expect(() => h2.series('statuses_show')).toThrow(RangeError)
     expect(() => c2.series('wsse', 'ok')).toThrow(RangeError)
     expect(() => h2.series('statuses_show', '2xx').observe(Number.NaN)).toThrow(TypeError)
+  })
+})
+
+describe('exemplars (docs/operations.md#traces)', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('name the latest sampled trace of each bucket exactly as prom-client’s histogram with exemplars does', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2027-03-01T12:00:00.250Z') })
+    const theirs = new Registry()
+    const ours = new Registry()
+    const openMetrics = Registry.OPENMETRICS_CONTENT_TYPE as unknown as typeof Registry.PROMETHEUS_CONTENT_TYPE
+    theirs.setContentType(openMetrics)
+    const h1 = new Histogram({ name: 'kigo_x_duration_seconds', help: 'Time', labelNames: ['route'], buckets, registers: [theirs], enableExemplars: true })
+    const h2 = new LabelledHistogram({ name: 'kigo_x_duration_seconds', help: 'Time', labelNames: ['route'], buckets, registers: [ours] })
+    let trace: string | undefined
+    withExemplars(ours, [h2], () => trace)
+    const observations: Array<[number, string | undefined]> = [
+      [0.0004, 'a'.repeat(32)],
+      [0.003, undefined], // not sampled: counted, no exemplar
+      [0.004, 'b'.repeat(32)],
+      [0.0045, 'c'.repeat(32)], // the same bucket later: this one is its exemplar
+      [0.2, undefined],
+    ]
+    for (const [value, id] of observations) {
+      trace = id
+      // prom-client's types take exemplar labels of the metric's own label names; any name works.
+      h1.observe({ labels: { route: 'statuses_show' }, value, ...(id ? { exemplarLabels: { trace_id: id } as Record<string, string> } : {}) })
+      h2.series('statuses_show').observe(value)
+      vi.advanceTimersByTime(1000)
+    }
+    const text = await ours.metrics()
+    expect(ours.contentType).toBe(Registry.OPENMETRICS_CONTENT_TYPE)
+    expect(text).toBe(await theirs.metrics())
+    expect(text).toContain(`kigo_x_duration_seconds_bucket{le="0.005",route="statuses_show"} 4 # {trace_id="${'c'.repeat(32)}"} 0.0045 1803902403.25`)
+    expect(text).not.toContain('b'.repeat(32))
+    expect(text).toMatch(/kigo_x_duration_seconds_bucket\{le="1",route="statuses_show"\} 5\n/)
+  })
+
+  it('are off until asked for: the text format stays Prometheus 0.0.4, with no trace in it', async () => {
+    const registry = new Registry()
+    const h = new LabelledHistogram({ name: 'kigo_y_seconds', help: 'Time', labelNames: ['route'], buckets, registers: [registry] })
+    h.series('r').observe(0.002)
+    expect(registry.contentType).toBe(Registry.PROMETHEUS_CONTENT_TYPE)
+    expect(await registry.metrics()).not.toContain(' # {')
+    expect(await registry.metrics()).not.toContain('trace_id')
   })
 })

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basicAuthorization, oauthAuthorization, wsseHeader } from '../../bench/signing.js'
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js'
 import { availableRedis, freshPostgres } from '../helpers/services.js'
-import { stackEnv } from '../helpers/stack.js'
+import { freePort, stackEnv } from '../helpers/stack.js'
 
 const mainJs = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url))
 const pgDb = await freshPostgres()
@@ -155,12 +155,15 @@ describe.skipIf(!pgDb || !redisUrl)('traces in production mode (gateway and core
   let gateway: Started | undefined
   let url: string
   let adminUrl: string
+  let coreMetricsUrl: string
   let env: Record<string, string>
 
   beforeAll(async () => {
     receiver = await OtlpReceiver.start()
     dir = mkdtempSync(join(tmpdir(), 'kigo-traces-'))
-    const s = await stackEnv(dir, { DATABASE_URL: pgDb!.url, REDIS_URL: redisUrl!, KIGO_GATEWAY_BIND: '127.0.0.1', LOG_LEVEL: 'info' })
+    const coreMetricsPort = await freePort()
+    coreMetricsUrl = `http://127.0.0.1:${coreMetricsPort}/metrics`
+    const s = await stackEnv(dir, { DATABASE_URL: pgDb!.url, REDIS_URL: redisUrl!, KIGO_GATEWAY_BIND: '127.0.0.1', LOG_LEVEL: 'info', KIGO_CORE_METRICS_PORT: String(coreMetricsPort) })
     env = { ...s.env, ...otlpEnv(receiver, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_EXPORTER: 'otlp' }) }
     url = `http://localhost:${s.gatewayPort}`
     adminUrl = `http://127.0.0.1:${s.adminPort}`
@@ -207,6 +210,19 @@ describe.skipIf(!pgDb || !redisUrl)('traces in production mode (gateway and core
     expect(gatewayLine?.span_id).toMatch(/^[0-9a-f]{16}$/)
     expect(coreLine?.span_id).toMatch(/^[0-9a-f]{16}$/)
     expect(coreLine?.span_id).not.toBe(gatewayLine?.span_id)
+
+    // The latency histograms name the trace of a request in their buckets (exemplars), in
+    // OpenMetrics, which Prometheus stores and Grafana links to the trace.
+    const gatewayMetrics = await fetch(`${adminUrl}/metrics`)
+    expect(gatewayMetrics.headers.get('content-type')).toMatch(/^application\/openmetrics-text; version=1\.0\.0/)
+    const gatewayText = await gatewayMetrics.text()
+    expect(gatewayText.trimEnd().endsWith('# EOF')).toBe(true)
+    expect(gatewayText).toMatch(new RegExp(`^kigo_upstream_duration_seconds_bucket\\{[^}]*route="statuses/update"[^}]*\\} \\d+ # \\{trace_id="[0-9a-f]{32}"\\} [0-9.e-]+ \\d+(\\.\\d+)?$`, 'm'))
+    expect(gatewayText).toMatch(/^kigo_auth_requests_total\{/m)
+    const coreText = await (await fetch(coreMetricsUrl)).text()
+    expect(coreText).toMatch(/^kigo_core_request_duration_seconds_bucket\{[^}]*\} \d+ # \{trace_id="[0-9a-f]{32}"\} /m)
+    // The WSSE write was the only WSSE request: its authentication's bucket names its trace.
+    expect(gatewayText).toMatch(new RegExp(`^kigo_auth_duration_seconds_bucket\\{[^}]*method="wsse"[^}]*\\} 1 # \\{trace_id="${caller.traceId}"\\} `, 'm'))
   }, 60_000)
 
   it('a traceparent sent straight to the core is trace context only: no identity, and a signed request\'s signature still holds', async () => {

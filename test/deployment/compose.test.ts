@@ -144,6 +144,17 @@ describe('docker-compose.yml', () => {
     expect(datasource.datasources[0]).toMatchObject({ type: 'jaeger', url: 'http://jaeger:16686' })
     expect(jaeger.ports).toContain('127.0.0.1:16686:16686')
   })
+
+  it('links a latency chart\'s exemplars to their traces: Prometheus keeps exemplars, Grafana opens their trace_id in Jaeger, every p99 panel asks for them', () => {
+    expect(services.prometheus!.command).toContain('--enable-feature=exemplar-storage')
+    const sources = parse(read('config', 'grafana', 'provisioning', 'datasources', 'prometheus.yml')) as { datasources: Array<{ jsonData?: { exemplarTraceIdDestinations?: Array<{ name: string; datasourceUid: string }> } }> }
+    const jaegerUid = (parse(read('config', 'grafana', 'provisioning', 'datasources', 'jaeger.yml')) as { datasources: Array<{ uid: string }> }).datasources[0]!.uid
+    expect(sources.datasources[0]!.jsonData?.exemplarTraceIdDestinations).toEqual([{ name: 'trace_id', datasourceUid: jaegerUid }])
+    const dashboard = JSON.parse(read('config', 'grafana-dashboard.json')) as { panels: Array<{ targets?: Array<{ expr?: string; exemplar?: boolean }> }> }
+    const p99 = dashboard.panels.flatMap((p) => p.targets ?? []).filter((t) => t.expr?.startsWith('histogram_quantile(0.99,'))
+    expect(p99.length).toBe(3)
+    for (const t of p99) expect(t.exemplar, t.expr).toBe(true)
+  })
 })
 
 describe('Dockerfile and supported Node.js versions', () => {

@@ -28,6 +28,8 @@ export interface Outbox {
    * `tx` commits) for a mail someone is waiting for.
    */
   enqueue(message: OutboxMessage, tx?: Queryable): Promise<{ created: boolean }>
+  /** Many messages in one statement, as `enqueue` each: the keys newly recorded. */
+  enqueueAll(messages: readonly OutboxMessage[], tx?: Queryable): Promise<Set<string>>
   /** A pass of this gateway's sender soon, off the caller's path. */
   nudge(): void
   /** One pass now (`kigo notices run`): what it sent and failed, and how many remain unsent. */
@@ -77,6 +79,7 @@ export function openOutbox(db: Db, config: OutboxConfig, o: OutboxOptions = {}):
   return {
     mailing: sender.mailing,
     enqueue: (message, tx) => store.enqueue(message, tx),
+    enqueueAll: (messages, tx) => store.enqueueAll(messages, tx),
     nudge: () => sender.nudge(),
     runOnce: () => sender.runOnce(),
     list: (filter) => store.list(filter),

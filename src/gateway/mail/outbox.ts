@@ -149,15 +149,37 @@ export class OutboxStore {
    * `created` is false when a message with this key exists already (nothing changed).
    */
   async enqueue(m: OutboxMessage, tx?: Queryable): Promise<{ created: boolean }> {
-    if (m.key === '' || m.key.length > 200) throw new RangeError('an outbox key is 1 to 200 characters')
-    const now = this.now()
-    const rows = await (tx ?? this.db).query<{ id: string }>(
+    return { created: (await this.enqueueAll([m], tx)).has(m.key) }
+  }
+
+  /**
+   * Records many messages in one statement (a notices batch), each as `enqueue` would; in
+   * `tx` when given. Returns the keys newly recorded: a key that exists already, or that
+   * appears twice in `messages` (the first one wins), changes nothing.
+   */
+  async enqueueAll(messages: readonly OutboxMessage[], tx?: Queryable): Promise<Set<string>> {
+    for (const m of messages) if (m.key === '' || m.key.length > 200) throw new RangeError('an outbox key is 1 to 200 characters')
+    if (messages.length === 0) return new Set()
+    const now = at(this.now())
+    const rows = await (tx ?? this.db).query<{ key: string }>(
       `INSERT INTO kigo_gateway.outbox (key, kind, labels, recipient, subject, body, created_at, expires_at, next_attempt_at)
-       VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $7)
-       ON CONFLICT (key) DO NOTHING RETURNING id`,
-      [m.key, m.kind, JSON.stringify(m.labels ?? {}), m.to, m.subject, this.sealedBody(m.key, m), at(now), m.expiresAt === undefined ? null : at(m.expiresAt)],
+       SELECT m.key, m.kind, m.labels::jsonb, m.recipient, m.subject, m.body, $8::timestamptz, m.expires_at, $8::timestamptz
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+         WITH ORDINALITY AS m(key, kind, labels, recipient, subject, body, expires_at, n)
+       ORDER BY m.n
+       ON CONFLICT (key) DO NOTHING RETURNING key`,
+      [
+        messages.map((m) => m.key),
+        messages.map((m) => m.kind),
+        messages.map((m) => JSON.stringify(m.labels ?? {})),
+        messages.map((m) => m.to),
+        messages.map((m) => m.subject),
+        messages.map((m) => this.sealedBody(m.key, m)),
+        messages.map((m) => (m.expiresAt === undefined ? null : at(m.expiresAt))),
+        now,
+      ],
     )
-    return { created: rows.length === 1 }
+    return new Set(rows.map((r) => r.key))
   }
 
   /**

@@ -24,7 +24,7 @@ export interface NoticeSenderOptions {
   db: Db
   store: NoticeStore
   policies: () => Policies
-  outbox: Pick<Outbox, 'enqueue'>
+  outbox: Pick<Outbox, 'enqueueAll'>
   /** The deployment base URL links point at (scheme and host). */
   baseUrl: string
   lookbackDays: number
@@ -159,10 +159,11 @@ export class NoticeSender {
       const fresh = await db.transaction(async (tx) => {
         const recorded = await store.record(tx, telling.flatMap((d) => d.records))
         const told = new Set(recorded.map((r) => r.user))
-        for (const d of telling) {
-          if (d.email === null || !told.has(d.n.recipient.id)) continue
-          await this.o.outbox.enqueue({ key: d.key!, kind: noticeKind, labels: { user: d.n.recipient.id, method, steps: d.n.steps.join('+') }, to: d.email, ...this.message(d.n, policies, started) }, tx)
-        }
+        // The batch's messages in one statement: a pass over 10⁵ users is 200 inserts, not 10⁵.
+        const messages = telling
+          .filter((d) => d.email !== null && told.has(d.n.recipient.id))
+          .map((d) => ({ key: d.key!, kind: noticeKind, labels: { user: d.n.recipient.id, method, steps: d.n.steps.join('+') }, to: d.email!, ...this.message(d.n, policies, started) }))
+        await this.o.outbox.enqueueAll(messages, tx)
         return recorded
       })
       const recipientsTold = new Set(fresh.map((r) => r.user))

@@ -88,6 +88,26 @@ describeBackends('outbox contract', backends, (backend, name) => {
     expect(smtp.mails.map((x) => x.text.includes(`Subject: ${m.subject}`))).toEqual([true])
   })
 
+  it('enqueues many in one go as one each: a key known already or given twice is one message, expiry kept', async () => {
+    const o = outbox()
+    const known = message()
+    await o.enqueue(known)
+    const [a, b] = [message({ html: '<p>A</p>' }), message({ expiresAt: clock + 60_000 })]
+    const created = await o.enqueueAll([a, { ...known, subject: 'Changed' }, b, { ...a, subject: 'Again' }])
+    expect([...created].sort()).toEqual([a.key, b.key].sort())
+    expect(await o.enqueueAll([])).toEqual(new Set())
+    const bodies = await backend().db.query<{ key: string; body: string; expires_at: Date | string | null }>('SELECT key, body, expires_at FROM kigo_gateway.outbox ORDER BY id')
+    expect(bodies.map((r) => r.key)).toEqual([known.key, a.key, b.key])
+    for (const r of bodies) expect(r.body).not.toContain('secret')
+    expect(new Date(bodies[2]!.expires_at!).getTime()).toBe(clock + 60_000)
+    expect(await o.runOnce()).toEqual({ sent: 3, failed: 0, pending: 0 })
+    const subjects = smtp.mails.map((x) => /Subject: (.*)/.exec(x.text)![1])
+    expect(subjects.sort()).toEqual([known.subject, a.subject, b.subject].sort())
+    expect(smtp.mails.find((x) => x.text.includes(`Subject: ${a.subject}`))!.text).toContain('<p>A</p>')
+    await expect(o.enqueueAll([message(), message({ key: '' })])).rejects.toBeInstanceOf(RangeError)
+    expect(await backend().db.query('SELECT key FROM kigo_gateway.outbox')).toHaveLength(3)
+  })
+
   it('enqueues in the caller\'s transaction: rolled back with it, committed with it', async () => {
     const o = outbox()
     const dropped = message()

@@ -68,13 +68,19 @@ function endWhenSettled<T>(span: Span, running: Promise<T>, describe?: (result: 
 }
 
 /**
- * Whether `ctx` holds a span that records: a request the sampler left out (or no request
- * at all) gets no child spans, so a trace not sampled costs its steps and statements
- * nothing but this check. Its trace context still reaches the core (forward), which then
- * leaves it out too.
+ * Whether `ctx` holds a span that records. A statement makes a span only then: neither a
+ * request the sampler left out nor work outside any request (pings, flushes) pays for
+ * one beyond this check. A left-out request's trace context still reaches the core
+ * (forward), which then leaves it out too.
  */
 function recording(ctx: Context): boolean {
   return trace.getSpan(ctx)?.isRecording() === true
+}
+
+/** Whether `ctx` holds a span the sampler left out: a step under it makes none either (a step outside any span starts its own trace). */
+function leftOut(ctx: Context): boolean {
+  const span = trace.getSpan(ctx)
+  return span !== undefined && !span.isRecording()
 }
 
 /** The first keyword of a statement (SELECT, INSERT …), past leading comments. */
@@ -152,7 +158,7 @@ export async function createAppTracing(serviceName: string, settings: TracingSet
 
   const step = <T>(request: FastifyRequest | null, name: string, fn: () => Promise<T>, describe?: (result: T) => StepAttributes): Promise<T> => {
     const parent = parentOf(request)
-    if (!recording(parent)) return fn()
+    if (leftOut(parent)) return fn()
     const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL }, parent)
     let running: Promise<T>
     try {
@@ -166,7 +172,7 @@ export async function createAppTracing(serviceName: string, settings: TracingSet
   }
 
   const stepSync = <T>(name: string, fn: () => T, describe?: (result: T) => StepAttributes): T =>
-    !recording(context.active()) ? fn() : tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL }, (span) => {
+    leftOut(context.active()) ? fn() : tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL }, (span) => {
       try {
         const result = fn()
         if (describe) span.setAttributes(attributes(describe(result)))

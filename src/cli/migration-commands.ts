@@ -7,21 +7,16 @@ import type { Command, Parsed, Terminal } from './command.js'
 import { confirmPlan } from './notice-commands.js'
 import { formatTable, type Field } from './output.js'
 import { eventSummary, fieldChanges } from '../common/audit-diff.js'
+import { changedPolicy, parseWindows, sunsetMoved, windowsText, type MethodChange } from '../gateway/policy/change.js'
+import { InvalidPolicy } from '../gateway/policy/normalize.js'
+import type { LegacyMethod, MethodPolicy, PolicyState } from '../gateway/policy/types.js'
 
 const legacyMethods = ['basic', 'wsse', 'login_api']
 const states = ['allow', 'deprecate', 'brownout', 'deny']
 const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'oidc', 'legacy']
 
-interface Window { start: string; end: string }
-interface Exception { user?: string; client?: string; until: string }
-interface MethodView {
-  state: string
-  since: string
-  deprecated_since: string | null
-  sunset: string | null
-  windows: Window[]
-  schedule: Array<{ state: string; from: string }>
-  exceptions: Exception[]
+/** A method's policy as GET /admin/policy answers it: the stored fields, then what is in effect. */
+interface MethodView extends MethodPolicy {
   effective: {
     state: string
     summary: string
@@ -49,18 +44,6 @@ function policyEventText(e: AuditEventView): string {
   const changes = fieldChanges(before, after).map((c) => `  ${c.field}: ${c.before} -> ${c.after}`)
   return `${e.at}  ${e.target}: ${before?.state ?? '-'} -> ${after?.state ?? '-'}  (from ${e.address})\n${changes.length === 0 ? '  unchanged' : changes.join('\n')}`
 }
-
-/** `09:00-12:00,21:00-24:00` as windows; `none` for none. */
-function parseWindows(value: string): Window[] {
-  if (value === 'none') return []
-  return value.split(',').map((part) => {
-    const m = /^\s*([0-9]{2}:[0-9]{2})\s*-\s*([0-9]{2}:[0-9]{2})\s*$/.exec(part)
-    if (!m) throw usageError(`policy set: --windows takes UTC windows like 09:00-12:00,21:00-24:00 (or none), not ${JSON.stringify(part)}`)
-    return { start: m[1]!, end: m[2]! }
-  })
-}
-
-const windowsText = (windows: Window[]) => windows.map((w) => `${w.start}-${w.end}`).join(', ')
 
 /**
  * One method's policy, leading with what is in effect now, then what is scheduled.
@@ -109,54 +92,41 @@ function policyText(result: ApiResult): () => string {
  * A line saying so when the date clients are sent as `Sunset` moved with this change, and
  * why: a scheduled deny is the end, whatever sunset was announced (docs/gateway.md#the-migration-policy).
  */
-export function sunsetMoved(before: MethodView, after: MethodView): string {
-  const was = before.effective.ends_at
-  const now = after.effective.ends_at
-  if (was === now || now === null || was === null) return ''
-  const why = after.sunset !== null && after.sunset !== now
-    ? `the scheduled deny is the end clients are told of; the announced sunset ${after.sunset} is kept but no longer sent (give --sunset ${now} to make them agree)`
-    : 'the sunset or the schedule changed'
-  return `note: clients' Sunset moves from ${was} to ${now}: ${why}\n`
+function sunsetNote(before: MethodView, after: MethodView): string {
+  const note = sunsetMoved(before, after, (date) => `give --sunset ${date}`)
+  return note === '' ? '' : `note: ${note}\n`
 }
 
-/** The method's policy with the changes the options ask for, in the shape PUT takes. */
-export function changedPolicy(current: MethodView, state: string, values: Parsed['values']): Record<string, unknown> {
-  const next: Record<string, unknown> = {
-    state: current.state,
-    sunset: current.sunset,
-    windows: current.windows,
-    schedule: current.schedule,
-    exceptions: current.exceptions,
+/** The change the options ask for (policy/change.ts makes it, as the dashboard's form does). */
+function optionsChange(state: PolicyState, values: Parsed['values']): MethodChange {
+  const change: MethodChange = values.from !== undefined ? { schedule: { state, from: values.from } } : { state }
+  if (values.sunset !== undefined) change.sunset = values.sunset === 'none' ? null : values.sunset
+  if (values.windows !== undefined) {
+    try {
+      change.windows = parseWindows(values.windows)
+    } catch (err) {
+      if (err instanceof InvalidPolicy) throw usageError(`policy set: --windows: ${err.message} (or none)`)
+      throw err
+    }
   }
-  if (values.from !== undefined) {
-    // A change that takes effect later: one schedule entry (replacing one at the same instant).
-    next.schedule = [...current.schedule.filter((s) => s.from !== values.from), { state, from: values.from }]
-  } else {
-    next.state = state
-  }
-  if (values.sunset !== undefined) next.sunset = values.sunset === 'none' ? null : values.sunset
-  if (values.windows !== undefined) next.windows = parseWindows(values.windows)
   if (values.schedule !== undefined) {
     if (values.schedule !== 'none') throw usageError('policy set: --schedule takes only none (clears the schedule); add entries with --from')
-    next.schedule = values.from !== undefined ? [{ state, from: values.from }] : []
+    change.unschedule = 'all'
   }
   if (values.exceptions !== undefined) {
     if (values.exceptions !== 'none') throw usageError('policy set: --exceptions takes only none (clears them); add one with --except-user [--except-client] and --until')
-    next.exceptions = []
+    change.clearExceptions = true
   }
   // A client name is self-declared (source parameter or User-Agent): it only narrows an
   // exception for a user, never stands alone.
   if (values['except-client'] !== undefined && values['except-user'] === undefined) {
     throw usageError('policy set: --except-client needs --except-user ID: a client name is self-declared by the request (source or User-Agent), so the exception is for that user with that client')
   }
-  const subject = values['except-user'] !== undefined ? { user: values['except-user'], ...(values['except-client'] !== undefined ? { client: values['except-client'] } : {}) } : null
-  if (subject && values.until === undefined) throw usageError('policy set: an exception needs --until DATE')
-  if (!subject && values.until !== undefined) throw usageError('policy set: --until goes with --except-user [--except-client]')
-  if (subject) {
-    const others = (next.exceptions as Exception[]).filter((x) => x.user !== subject.user || x.client !== (subject as Exception).client)
-    next.exceptions = [...others, { ...subject, until: values.until! }]
-  }
-  return next
+  const user = values['except-user']
+  if (user !== undefined && values.until === undefined) throw usageError('policy set: an exception needs --until DATE')
+  if (user === undefined && values.until !== undefined) throw usageError('policy set: --until goes with --except-user [--except-client]')
+  if (user !== undefined) change.exception = { user, ...(values['except-client'] !== undefined ? { client: values['except-client'] } : {}), until: values.until! }
+  return change
 }
 
 export const migrationCommands: Command[] = [
@@ -239,11 +209,11 @@ export const migrationCommands: Command[] = [
       if (!legacyMethods.includes(method)) throw usageError(`policy set: <method> must be basic, wsse or login_api, not ${JSON.stringify(method)}`)
       if (!states.includes(state)) throw usageError(`policy set: <state> must be one of ${states.join(', ')}, not ${JSON.stringify(state)}`)
       const current = (await client.request('GET', '/admin/policy')).json as PolicyView
-      const body = { [method]: changedPolicy(current[method as 'basic' | 'wsse'], state, values) }
+      const body = { [method]: changedPolicy(current[method as LegacyMethod], optionsChange(state as PolicyState, values)) }
       await confirmPlan(client, terminal, { method, state, ...(values.from !== undefined ? { from: values.from } : {}), yes: flags?.has('yes') === true })
       const result = await client.request('PUT', '/admin/policy', body)
-      const after = (result.json as PolicyView)[method as 'basic' | 'wsse']
-      return { result, text: () => methodText(method, after) + '\n' + sunsetMoved(current[method as 'basic' | 'wsse'], after) }
+      const after = (result.json as PolicyView)[method as LegacyMethod]
+      return { result, text: () => methodText(method, after) + '\n' + sunsetNote(current[method as LegacyMethod], after) }
     },
   },
   {

@@ -98,11 +98,15 @@ td a[href^="mailto:"]{overflow-wrap:break-word}
 form.login{max-width:380px;margin:60px auto;background:#fff;border:1px solid #d8dee4;border-radius:6px;padding:24px}
 form.login input{width:100%;padding:8px;border:1px solid #d0d7de;border-radius:4px;font:inherit}
 form.login button{margin-top:16px}
-form.filters{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:flex-end;margin:0 0 12px}
-form.filters label{display:flex;flex-direction:column;font-size:12px;color:#57606a;gap:2px;margin:0;font-weight:400}
-form.filters input,form.filters select{font:inherit;padding:4px 6px;border:1px solid #d0d7de;border-radius:4px;min-width:0;max-width:100%}
-form.filters button{padding:5px 12px;border:1px solid #1f883d;background:#1f883d;color:#fff;border-radius:4px;font-weight:600}
+form.filters,form.policy-form{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:flex-end;margin:0 0 12px}
+form.filters label,form.policy-form label{display:flex;flex-direction:column;font-size:12px;color:#57606a;gap:2px;margin:0;font-weight:400}
+form.filters input,form.filters select,form.policy-form input,form.policy-form select{font:inherit;padding:4px 6px;border:1px solid #d0d7de;border-radius:4px;min-width:0;max-width:100%}
+form.filters button,form.policy-form button{padding:5px 12px;border:1px solid #1f883d;background:#1f883d;color:#fff;border-radius:4px;font-weight:600}
 .moved-yes{color:#1a7f37;font-weight:600}.moved-no{color:#953800}
+details#policy-forms summary{cursor:pointer;font-weight:600;margin:10px 0}
+details#policy-forms h3{font-size:14px;margin:12px 0 6px}
+form.apply{margin:12px 0}
+ul.diff.told{margin:10px 0}
 pre.change{margin:0;white-space:pre-wrap;overflow-wrap:anywhere;font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:none;padding:0}
 ul.diff{margin:0;padding:0;list-style:none;font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
 ul.diff li{overflow-wrap:anywhere}
@@ -130,7 +134,7 @@ ul.diff del{color:#cf222e;text-decoration:line-through}ul.diff ins{color:#1a7f37
   table.cards td code,table.cards td.url{overflow-wrap:anywhere}
   table.cards td.row-actions{display:flex;flex-wrap:wrap;gap:6px;padding-top:6px}
   table.cards td.row-actions form{margin:0}
-  form.filters label{flex:1 1 40%}
+  form.filters label,form.policy-form label{flex:1 1 40%}
   /* The chart is scaled to the screen (about 0.45 at 390 px): its labels are drawn larger to stay readable. */
   #method-chart text{font-size:26px}
 }

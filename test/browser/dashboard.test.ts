@@ -1,7 +1,8 @@
 // The operator dashboard (docs/gateway.md#the-operator-api-and-dashboard) at GET /admin/ on the operator port: its sign-in
 // (bearer token, or a form that sets an HttpOnly SameSite=Strict session cookie), then in
 // Debian's Chromium: the chart of requests per auth method, the legacy-usage table, the
-// policy and the next scheduled change. A screenshot goes to test-artifacts/screenshots/.
+// policy and the next scheduled change, and a change of the policy through its form (preview,
+// then Apply). Screenshots go to test-artifacts/screenshots/.
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromiumAvailable, screenshotDir, suiteBrowser } from '../helpers/browser.js'
@@ -238,6 +239,31 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     const labelHeight = await page.locator('svg#method-chart text').first().evaluate((t) => t.getBoundingClientRect().height)
     expect(labelHeight).toBeGreaterThanOrEqual(9)
     await page.screenshot({ path: join(screenshotDir(), 'dashboard-phone.png'), fullPage: true })
+    await context.close()
+  })
+
+  it('changes a method\'s policy through its form: the preview and its plan first, then Apply', async () => {
+    const context = await browser().newContext({ viewport: { width: 1200, height: 900 } })
+    const page = await context.newPage()
+    await page.goto(dashboard())
+    await page.fill('input[name="token"]', stack.config.adminToken)
+    await page.click('button[type="submit"]')
+    await page.waitForSelector('svg#method-chart')
+    await page.click('#policy-forms summary')
+    const form = page.locator('form.policy-form[data-method="wsse"]')
+    expect(await form.locator('input[name="windows"]').inputValue()).toBe('09:00-12:00, 21:00-24:00')
+    await form.locator('input[name="deny_from"]').fill('2099-03-01')
+    await form.locator('button[type="submit"]').click()
+    await page.waitForSelector('#policy-diff')
+    expect(await page.locator('#policy-diff tr[data-field="schedule"]').innerText()).toContain('{"state":"deny","from":"2099-03-01T00:00:00Z"}')
+    expect(await page.locator('#policy-plan li').innerText()).toMatch(/^wsse deny from 2099-03-01T00:00:00Z touches 1 user /)
+    await page.screenshot({ path: join(screenshotDir(), 'dashboard-policy-preview.png'), fullPage: true })
+    const wsse = async () => (await stack.admin<{ wsse: { schedule: unknown[] } }>('GET', '/admin/policy')).body.wsse.schedule
+    expect(await wsse()).toEqual([])
+    await page.click('form.apply button[type="submit"]')
+    await page.waitForSelector('#policy-applied')
+    expect(page.url()).toBe(`${dashboard()}?applied=wsse#policy`)
+    expect(await wsse()).toEqual([{ state: 'deny', from: '2099-03-01T00:00:00Z' }])
     await context.close()
   })
 })

@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../common/config.js'
 import type { Db } from '../../common/sql.js'
 import type { PolicyService } from '../policy/service.js'
-import type { LegacyMethod, PolicyState } from '../policy/types.js'
+import type { LegacyMethod, MethodPolicy, PolicyState } from '../policy/types.js'
 import { isoSeconds } from '../../common/time.js'
 import { loadTemplates, type NoticeMessage } from './message.js'
 import type { Outbox, OutboxEntry } from '../mail/index.js'
@@ -114,10 +114,14 @@ export class Notices {
     await this.running?.catch(() => undefined)
   }
 
-  /** The impact of setting `method` to `state` from `from` (default now). */
-  async plan(method: LegacyMethod, state: PolicyState, from?: number): Promise<PolicyPlan> {
+  /**
+   * The impact of setting `method` to `state` from `from` (default now), the method's
+   * exceptions those of `policy` (default the policy in force: a preview passes the
+   * policy it would store).
+   */
+  async plan(method: LegacyMethod, state: PolicyState, from?: number, policy?: MethodPolicy): Promise<PolicyPlan> {
     const now = this.now()
-    return policyPlan(this.store, this.o.policy.current()[method], { method, state, from: from ?? now, now, lookbackDays: this.lookbackDays })
+    return policyPlan(this.store, policy ?? this.o.policy.current()[method], { method, state, from: from ?? now, now, lookbackDays: this.lookbackDays })
   }
 
   /** The notices recorded, with what became of their messages, newest first. */

@@ -32,13 +32,16 @@ export const clientView = (c: OidcClient) => ({
   created_at: isoSeconds(c.createdAt),
 })
 
-const bad = (code: string, message: string) => new ApiError(400, code as never, message)
-const clientNotFound = (id: string) => new ApiError(404, 'client_not_found' as never, `No OpenID Connect client with client_id ${JSON.stringify(id)}`)
+// Catalogue codes (docs/api.md#errors): a bad field is `invalid_parameter`, as in every
+// area of the operator API; a redirect URI kigo will not register is `invalid_redirect_uri`
+// (the code of RFC 7591 §3.2.2, also on the account pages).
+const bad = (message: string) => new ApiError(400, 'invalid_parameter', message)
+const clientNotFound = (id: string) => new ApiError(404, 'client_not_found', `No OpenID Connect client with client_id ${JSON.stringify(id)}`)
 
 function stringList(body: Record<string, unknown>, name: string, required: boolean): string[] {
   const v = body[name]
   if (v === undefined && !required) return []
-  if (!Array.isArray(v) || v.some((u) => typeof u !== 'string')) throw bad('invalid_body', `Invalid request body: ${name} must be an array of URLs`)
+  if (!Array.isArray(v) || v.some((u) => typeof u !== 'string')) throw bad(`Invalid request body: ${name} must be an array of URLs`)
   return v as string[]
 }
 
@@ -54,13 +57,13 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
 
   app.post('/admin/oidc-clients', { bodyLimit: 64 * 1024 }, async (request, reply) => {
     const body = request.body
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('invalid_body', 'Invalid request body: send a JSON object')
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('Invalid request body: send a JSON object')
     const b = body as Record<string, unknown>
     const unknown = Object.keys(b).filter((k) => !['name', 'owner', 'redirect_uris', 'post_logout_redirect_uris', 'public'].includes(k))
-    if (unknown.length > 0) throw bad('invalid_body', `Invalid request body: unknown field ${unknown[0]}`)
-    if (typeof b.name !== 'string') throw bad('invalid_body', 'Invalid request body: name is required')
-    if (typeof b.owner !== 'string' || !userIdPattern.test(b.owner)) throw bad('invalid_body', 'Invalid request body: owner must be a user ID')
-    if (b.public !== undefined && typeof b.public !== 'boolean') throw bad('invalid_body', 'Invalid request body: public must be true or false')
+    if (unknown.length > 0) throw bad(`Invalid request body: unknown field ${unknown[0]}`)
+    if (typeof b.name !== 'string') throw bad('Invalid request body: name is required')
+    if (typeof b.owner !== 'string' || !userIdPattern.test(b.owner)) throw bad('Invalid request body: owner must be a user ID')
+    if (b.public !== undefined && typeof b.public !== 'boolean') throw bad('Invalid request body: public must be true or false')
     const redirectUris = stringList(b, 'redirect_uris', true)
     const postLogout = stringList(b, 'post_logout_redirect_uris', false)
     if (!(await options.users.getUser(b.owner))) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)
@@ -68,7 +71,7 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     try {
       created = await store.createClient({ name: b.name, ownerId: b.owner, redirectUris, postLogoutRedirectUris: postLogout, public: b.public === true })
     } catch (err) {
-      if (err instanceof InvalidInput) throw bad(err.field === 'name' ? 'invalid_body' : 'invalid_redirect_uri', `Invalid request body: ${err.message}`)
+      if (err instanceof InvalidInput) throw new ApiError(400, err.field === 'name' ? 'invalid_parameter' : 'invalid_redirect_uri', `Invalid request body: ${err.message}`)
       if (err instanceof NotFound) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)
       throw err
     }
@@ -78,7 +81,7 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
 
   app.get('/admin/oidc-clients', async (request) => {
     const owner = (request.query as Record<string, unknown>).owner
-    if (owner !== undefined && (typeof owner !== 'string' || !userIdPattern.test(owner))) throw bad('invalid_query', 'owner must be a user ID')
+    if (owner !== undefined && (typeof owner !== 'string' || !userIdPattern.test(owner))) throw bad('Invalid query: owner must be a user ID')
     return { clients: (await store.listClients(owner)).map(clientView) }
   })
 
@@ -93,7 +96,7 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     const id = (request.params as { id: string }).id
     const rotated = await store.rotateClientSecret(id)
     if (rotated === null) throw clientNotFound(id)
-    if (rotated === 'public') throw new ApiError(409, 'public_client' as never, 'This is a public client: it has no secret to rotate')
+    if (rotated === 'public') throw new ApiError(409, 'conflict', 'This is a public client: it has no secret to rotate')
     await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_client.rotate_secret', target: id, before: null, after: null })
     return { client_id: id, client_secret: rotated.secret }
   })

@@ -106,7 +106,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
       now,
       emails,
       ...(deps.audit ? { audit: deps.audit } : {}),
-      ...(deps.notices ? { sections: [noticesDashboardSection(deps.notices, () => migration.policy.current(), now)] } : {}),
+      ...(deps.notices ? { notices: deps.notices, sections: [noticesDashboardSection(deps.notices, () => migration.policy.current(), now)] } : {}),
     })
   }
 

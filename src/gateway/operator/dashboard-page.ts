@@ -10,7 +10,8 @@ import type { methodPolicyView } from './policy-api.js'
 import type { AuditEvent } from '../audit/store.js'
 import { usageColumns, type UsageColumn, type UsageQuery, type UsageReportRow, type UsageSortKey } from './usage-report.js'
 
-function page(title: string, body: SafeHtml, right?: SafeHtml): string {
+/** A dashboard page: the site's header (titled "operator dashboard") and stylesheet around `body`. */
+export function page(title: string, body: SafeHtml, right?: SafeHtml): string {
   return sitePage({ title, header: siteHeader({ home: '/admin/', links: [], signIn: false, title: 'operator dashboard', ...(right ? { right } : {}) }), bodyClass: 'dash', mainClass: 'full', body })
 }
 
@@ -46,6 +47,10 @@ export interface DashboardData {
   signedInWithCookie: boolean
   /** The bound of distinct clients per user in the report. */
   maxClientsPerUser?: number
+  /** Each method's change form (policy-form.ts), filled with its stored policy. */
+  policyForms: Record<LegacyMethod, SafeHtml>
+  /** The method whose policy the dashboard has just changed. */
+  applied?: LegacyMethod
 }
 
 // Readable ("27 Nov 2026, 02:10 UTC"); the datetime attribute keeps the second.
@@ -111,7 +116,12 @@ function policySection(d: DashboardData): SafeHtml {
 ${nextLine}
 <table class="cards"><thead><tr><th>Method</th><th>In effect now</th><th>Set to</th><th>Deprecated since</th><th>Sunset</th><th>Brownout windows (UTC)</th><th>Exceptions</th><th>Scheduled</th></tr></thead>
 <tbody>${joinHtml(rows, '\n')}</tbody></table>
-<p class="muted">Migration guide: <a href="${d.guideUrl}" rel="noreferrer">${d.guideUrl}</a>. Change the policy with <code>kigo policy set</code> or <code>PUT /admin/policy</code>.</p>
+${d.applied ? html`<p class="notice" role="status" id="policy-applied">The ${methodLabels[d.applied]} policy was changed; the audit trail below has the change.</p>` : ''}
+<details id="policy-forms"><summary>Change the policy</summary>
+${legacyMethods.map((m) => html`<h3>${methodLabels[m]}</h3>${d.policyForms[m]}`)}
+<p class="muted">Each change is shown first, with whom it touches; only its Apply changes the policy. Windows are UTC; dates without a time are midnight UTC. Exceptions: <code>kigo policy set</code>.</p>
+</details>
+<p class="muted">Migration guide: <a href="${d.guideUrl}" rel="noreferrer">${d.guideUrl}</a>. <code>kigo policy set</code> and <code>PUT /admin/policy</code> change the policy too.</p>
 </section>`
 }
 

@@ -2,7 +2,9 @@
 // the JSON API, or the session cookie its sign-in form sets (browsers cannot send a bearer
 // header by themselves), whose record is in the gateway's store
 // (docs/security.md#operator-sessions). It is registered beside, not under, the bearer-only hook
-// of admin-auth.ts, so that the sign-in form itself can be reached.
+// of admin-auth.ts, so that the sign-in form itself can be reached. Its policy forms
+// (policy-form.ts) post a change to a preview, then to Apply
+// (docs/operations.md#changing-the-policy-on-the-dashboard).
 import fastifyCookie from '@fastify/cookie'
 import escapeHtml from 'escape-html'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -10,7 +12,7 @@ import { errors } from '../../common/errors.js'
 import type { SafeHtml } from '../../common/html.js'
 import { safeEqual } from '../../common/secrets.js'
 import type { PolicyService } from '../policy/service.js'
-import { legacyMethods } from '../policy/types.js'
+import { isLegacyMethod, legacyMethods } from '../policy/types.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
 import { hasAdminBearer } from './admin-auth.js'
@@ -19,7 +21,11 @@ import { dashboardPage, loginPage } from './dashboard-page.js'
 import { securePage, type PagePolicy } from '../../common/security-headers.js'
 import { sessionCookie, sessionCookieOptions, sessionSeconds } from './dashboard-session.js'
 import type { OperatorSessionStore } from './session-store.js'
-import { methodPolicyView } from './policy-api.js'
+import { applyPolicyUpdate, methodPolicyView } from './policy-api.js'
+import { previewPolicyChange, type PolicyChangePreview } from './policy-change.js'
+import { formChange, policyForm, policyFormPage, policyPreviewPage, postedPolicyForm, storedPolicyForm, type PolicyFormValues } from './policy-form.js'
+import { InvalidPolicy } from '../policy/normalize.js'
+import type { Notices } from '../notices/index.js'
 import type { AuditStore } from '../audit/store.js'
 import { usageReport, usageSortKeys, type UsageQuery, type UsageSortKey } from './usage-report.js'
 
@@ -33,8 +39,10 @@ export interface DashboardOptions {
   now?: () => number
   /** Users' contact e-mails, by user ID (the usage table as an outreach list). */
   emails?: () => Promise<Map<string, string | null>>
-  /** The audit trail shown under the policy. */
-  audit?: Pick<AuditStore, 'list'>
+  /** The audit trail shown under the policy, and where the dashboard's policy changes are recorded. */
+  audit?: Pick<AuditStore, 'list' | 'record'>
+  /** The impact plan and notice steps of a policy change's preview (none: notices are off). */
+  notices?: Pick<Notices, 'plan'>
   /** Sections other features add below the policy (the migration notices). */
   sections?: Array<() => Promise<SafeHtml>>
 }
@@ -136,6 +144,8 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       range,
       buckets: bucketize(minutes, range, t),
       policies: Object.fromEntries(legacyMethods.map((m) => [m, methodPolicyView(policies[m], t)])) as Parameters<typeof dashboardPage>[0]['policies'],
+      policyForms: Object.fromEntries(legacyMethods.map((m) => [m, policyForm(storedPolicyForm(m, policies[m]))])) as Parameters<typeof dashboardPage>[0]['policyForms'],
+      ...(typeof q.applied === 'string' && isLegacyMethod(q.applied) ? { applied: q.applied } : {}),
       guideUrl: options.policy.guideUrl,
       // Who must migrate: the report's legacy rows, as the CSV link below the table has them.
       legacy: report.slice(0, tableRows),
@@ -146,6 +156,49 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       signedInWithCookie: cookie,
       maxClientsPerUser: options.usage.maxClientsPerUser,
     }))
+  })
+
+  // A change of the policy (docs/operations.md#changing-the-policy-on-the-dashboard): the
+  // form posts to the preview, which changes nothing; its Apply posts the same values and
+  // the digest of the policy previewed. Both need the session (or the bearer token) and a
+  // post from this origin; bad values bring the form back with the error, nothing changed.
+  const changes = { policy: options.policy, notices: options.notices, now }
+
+  /** The posted change and its preview, or the answer sent instead (nothing was changed). */
+  async function postedChange(request: FastifyRequest, reply: FastifyReply): Promise<{ values: PolicyFormValues; preview: PolicyChangePreview } | FastifyReply> {
+    if (!sameOrigin(request)) return html(reply, 403, policyFormPage(null, 'This change came from another site; nothing was changed.'))
+    if (!hasAdminBearer(request, adminToken) && !(await session(request))) return html(reply, 401, loginPage())
+    const values = postedPolicyForm(request.body)
+    if (values === null) return html(reply, 400, policyFormPage(null, 'Choose the method to change: basic, wsse or login_api.'))
+    try {
+      return { values, preview: await previewPolicyChange(changes, values.method, formChange(values)) }
+    } catch (err) {
+      if (err instanceof InvalidPolicy) return html(reply, 400, policyFormPage(values, err.message))
+      throw err
+    }
+  }
+
+  app.post('/admin/policy/preview', async (request, reply) => {
+    const posted = await postedChange(request, reply)
+    if (!('preview' in posted)) return posted
+    return html(reply, 200, policyPreviewPage(posted.values, posted.preview))
+  })
+
+  app.post('/admin/policy/apply', async (request, reply) => {
+    const posted = await postedChange(request, reply)
+    if (!('preview' in posted)) return posted
+    const { values, preview } = posted
+    // The policy changed since the preview confirmed: show the change against it instead.
+    const base = (request.body as Record<string, unknown>).base
+    if (base !== preview.base) return html(reply, 409, policyPreviewPage(values, preview, true))
+    if (preview.changes.length === 0) return html(reply, 200, policyPreviewPage(values, preview))
+    try {
+      await applyPolicyUpdate({ policy: options.policy, ...(options.audit ? { audit: options.audit } : {}) }, request, preview.update)
+    } catch (err) {
+      if (err instanceof InvalidPolicy) return html(reply, 400, policyFormPage(values, err.message))
+      throw err
+    }
+    return reply.header('cache-control', 'no-store').redirect(`/admin/?applied=${values.method}#policy`, 303)
   })
 
   app.post('/admin/login', async (request, reply) => {

@@ -1,6 +1,6 @@
 // The dashboard's notices panel (docs/gateway.md#migration-notices): the impact of each
-// method's next scheduled change (the dashboard cannot change the policy, so the plan
-// shown is the one of the change already scheduled), then per method and step how many
+// method's next scheduled change (a change not yet made has its plan in the policy
+// form's preview), then per method and step how many
 // notices were sent, failed, are pending or went to nobody (no contact e-mail), and the
 // effect of telling people: recipients whose legacy use stopped within 7 and within 30
 // days of their first notice, against those still using it a week after.
@@ -31,7 +31,7 @@ export function noticesDashboardSection(notices: Pick<Notices, 'plan' | 'summary
     return html`<section id="notices">
 <h2>Migration notices</h2>
 <h3>Impact of the next scheduled change</h3>
-${planLines.length === 0 ? html`<p class="muted">No change is scheduled. <code>kigo policy plan METHOD STATE</code> shows the impact of one before you make it.</p>` : html`<ul id="notice-plans">${planLines}</ul>`}
+${planLines.length === 0 ? html`<p class="muted">No change is scheduled. The policy's “Change the policy” form, or <code>kigo policy plan METHOD STATE</code>, shows the impact of one before you make it.</p>` : html`<ul id="notice-plans">${planLines}</ul>`}
 <h3>Notices per step</h3>
 ${stepRows.length === 0 ? html`<p class="muted">No notice has been decided yet.</p>` : html`<table id="notices-table" class="cards"><thead><tr><th>Method</th><th>Step</th><th>Sent</th><th>Failed</th><th>Pending</th><th>Unreachable (no e-mail)</th></tr></thead>
 <tbody>${joinHtml(stepRows, '\n')}</tbody></table>`}

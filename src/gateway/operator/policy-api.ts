@@ -1,7 +1,7 @@
 // GET/PUT /admin/policy (docs/gateway.md#the-migration-policy, docs/gateway.md#the-operator-api-and-dashboard): the migration policy of the legacy methods,
 // as stored and as in effect now. PUT replaces the policy of each method it names;
 // every gateway applies it within one poll of the store (5 s by default).
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Compile } from '../../common/typebox.js'
 import { ApiError } from '../../common/errors.js'
 import { nextWindow } from '../policy/evaluate.js'
@@ -9,7 +9,7 @@ import { policyOutlook } from '../policy/outlook.js'
 import { InvalidPolicy } from '../policy/normalize.js'
 import { isoSeconds } from '../../common/time.js'
 import type { PolicyService } from '../policy/service.js'
-import { PolicyUpdateSchema, legacyMethods, type MethodPolicy, type Policies } from '../policy/types.js'
+import { PolicyUpdateSchema, legacyMethods, type MethodPolicy, type Policies, type PolicyUpdate } from '../policy/types.js'
 import type { AuditStore } from '../audit/store.js'
 import { describeSchemaError } from './admin-api.js'
 import { auditTrail, operatorActor } from '../audit/audited.js'
@@ -59,6 +59,27 @@ export function policyView(policies: Policies, now: number, guideUrl: string) {
   }
 }
 
+/**
+ * Stores `update` (validated by the schema already), logs it and records each method it
+ * changes in the audit trail, by the operator: PUT /admin/policy and the dashboard's
+ * Apply. Throws InvalidPolicy, nothing changed, for a policy that makes no sense.
+ */
+export async function applyPolicyUpdate(
+  options: Pick<PolicyApiOptions, 'policy' | 'audit'>,
+  request: FastifyRequest,
+  update: PolicyUpdate,
+): Promise<Policies> {
+  const { before, after } = await options.policy.update(update)
+  const methods = legacyMethods.filter((m) => update[m] !== undefined)
+  request.log.info({ methods, states: legacyMethods.map((m) => `${m}=${after[m].state}`) }, 'migration policy changed')
+  for (const method of methods) {
+    // A change that leaves a method as it was is not worth a line in the trail.
+    if (JSON.stringify(before[method]) === JSON.stringify(after[method])) continue
+    await auditTrail(options.audit, request.log)(operatorActor(request), { kind: 'policy', action: 'policy.update', target: method, before: before[method], after: after[method] })
+  }
+  return after
+}
+
 export async function policyApi(app: FastifyInstance, options: PolicyApiOptions): Promise<void> {
   const { policy } = options
   const now = options.now ?? Date.now
@@ -77,19 +98,12 @@ export async function policyApi(app: FastifyInstance, options: PolicyApiOptions)
     if (!checkUpdate.Check(body)) {
       throw new ApiError(400, 'invalid_parameter', describeSchemaError(checkUpdate.Errors(body), 'body', PolicyUpdateSchema))
     }
-    const before = policy.current()
     let updated: Policies
     try {
-      updated = await policy.update(body)
+      updated = await applyPolicyUpdate(options, request, body)
     } catch (err) {
       if (err instanceof InvalidPolicy) throw new ApiError(400, 'invalid_parameter', `Invalid request body: ${err.message}`)
       throw err
-    }
-    request.log.info({ methods: legacyMethods.filter((m) => m in body), states: legacyMethods.map((m) => `${m}=${updated[m].state}`) }, 'migration policy changed')
-    for (const method of legacyMethods.filter((m) => m in body)) {
-      // A PUT that leaves a method as it was is not a change worth a line in the trail.
-      if (JSON.stringify(before[method]) === JSON.stringify(updated[method])) continue
-      await auditTrail(options.audit, request.log)(operatorActor(request), { kind: 'policy', action: 'policy.update', target: method, before: before[method], after: updated[method] })
     }
     return reply.header('cache-control', 'no-store').send(policyView(updated, now(), policy.guideUrl))
   })

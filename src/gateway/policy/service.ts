@@ -58,23 +58,33 @@ export class PolicyService implements LegacyPolicyCheck {
   }
 
   /**
-   * Replaces the policies of the methods in `update` (validated first, all or nothing),
-   * stores them and applies them here at once; other gateways follow on their next poll.
+   * What `update` would make of the policy, storing nothing: the policy as stored now
+   * (read again first, so that `since` is kept from the latest stored state, not a stale
+   * copy) and the methods it changes in their stored form (validated, all or nothing).
    * Throws InvalidPolicy for input the schema lets through but that makes no sense.
    */
-  async update(update: PolicyUpdate): Promise<Policies> {
+  async preview(update: PolicyUpdate): Promise<{ before: Policies; changed: Partial<Policies> }> {
     const now = this.now()
-    // Re-read first, so that `since` is kept from the latest stored state, not a stale copy.
     await this.refresh()
+    const before = this.policies
     const changed: Partial<Policies> = {}
     for (const method of legacyMethods) {
       const input = update[method]
-      if (input !== undefined) changed[method] = normalizePolicy(method, input, now, this.policies[method])
+      if (input !== undefined) changed[method] = normalizePolicy(method, input, now, before[method])
     }
+    return { before, changed }
+  }
+
+  /**
+   * Replaces the policies of the methods in `update` as `preview` computes them, stores
+   * them and applies them here at once; other gateways follow on their next poll.
+   */
+  async update(update: PolicyUpdate): Promise<{ before: Policies; after: Policies }> {
+    const { before, changed } = await this.preview(update)
     await this.store.save(changed)
-    const next = { ...this.policies, ...changed }
-    this.policies = next
-    return next
+    const after = { ...before, ...changed }
+    this.policies = after
+    return { before, after }
   }
 
   close(): void {

@@ -18,14 +18,17 @@ export class PolicyStore {
       const value = typeof row.policy === 'string' ? JSON.parse(row.policy) as unknown : row.policy
       if (!checkStored.Check(value)) continue
       // Rows were normalized when written; absent optional fields take their defaults.
+      // jsonb keeps an object's keys in its own order (shorter first), so each object is
+      // rebuilt in the order normalizePolicy writes: a policy read back then compares
+      // equal, as JSON, to the one written (an unchanged policy is seen as unchanged).
       out[row.method] = {
         state: value.state,
         since: value.since ?? defaultMethodPolicy().since,
         deprecated_since: value.state === 'allow' ? null : value.deprecated_since ?? value.since ?? null,
         sunset: value.sunset ?? null,
-        windows: value.windows ?? [],
-        schedule: value.schedule ?? [],
-        exceptions: value.exceptions ?? [],
+        windows: (value.windows ?? []).map((w) => ({ start: w.start, end: w.end })),
+        schedule: (value.schedule ?? []).map((e) => ({ state: e.state, from: e.from })),
+        exceptions: (value.exceptions ?? []).map((e) => ({ ...(e.user !== undefined ? { user: e.user } : {}), ...(e.client !== undefined ? { client: e.client } : {}), until: e.until })),
       }
     }
     return out

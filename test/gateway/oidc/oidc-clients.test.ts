@@ -136,6 +136,26 @@ describe('kigo oidc-clients', () => {
   })
 })
 
+describe('the operator API\'s error answers for OpenID Connect clients', () => {
+  it('are catalogue codes (docs/api.md#errors), in the operator API\'s JSON, and change nothing', async () => {
+    const before = await clientCount()
+    const error = (status: number, code: string, message: RegExp) => ({ status, body: { error: { status, code, message: expect.stringMatching(message) } } })
+    const uris = { name: 'x', owner: 'alice', redirect_uris: ['https://x.example/cb'] }
+    expect(await stack.admin('POST', '/admin/oidc-clients', [uris])).toEqual(error(400, 'invalid_parameter', /send a JSON object/))
+    expect(await stack.admin('POST', '/admin/oidc-clients', { ...uris, grant_types: ['implicit'] })).toEqual(error(400, 'invalid_parameter', /unknown field grant_types/))
+    expect(await stack.admin('POST', '/admin/oidc-clients', { ...uris, owner: 'no one' })).toEqual(error(400, 'invalid_parameter', /owner must be a user ID/))
+    expect(await stack.admin('POST', '/admin/oidc-clients', { ...uris, redirect_uris: 'https://x.example/cb' })).toEqual(error(400, 'invalid_parameter', /redirect_uris must be an array/))
+    expect(await stack.admin('POST', '/admin/oidc-clients', { ...uris, redirect_uris: ['https://x.example/cb#frag'] })).toEqual(error(400, 'invalid_redirect_uri', /fragment/))
+    expect(await stack.admin('GET', '/admin/oidc-clients?owner=no%20one')).toEqual(error(400, 'invalid_parameter', /^Invalid query: owner must be a user ID$/))
+    expect(await stack.admin('GET', '/admin/oidc-clients/no-such-client')).toEqual(error(404, 'client_not_found', /No OpenID Connect client/))
+    expect(await stack.admin('POST', '/admin/oidc-clients/no-such-client/rotate-secret')).toEqual(error(404, 'client_not_found', /No OpenID Connect client/))
+    expect(await stack.admin('DELETE', '/admin/oidc-clients/no-such-client')).toEqual(error(404, 'client_not_found', /No OpenID Connect client/))
+    const phone = await kigoJson(['oidc-clients', 'add', 'Phone', '--owner', 'alice', '--redirect-uri', 'http://127.0.0.1:8765/cb', '--public'])
+    expect(await stack.admin('POST', `/admin/oidc-clients/${phone.client_id}/rotate-secret`)).toEqual(error(409, 'conflict', /public client: it has no secret/))
+    expect(await clientCount()).toBe(before + 1)
+  })
+})
+
 describe('kigo oidc rotate-key', () => {
   it('publishes the new key first and keeps the old one, and is audited', async () => {
     const before = (await (await fetch(`${stack.url}/oidc/jwks`)).json()) as { keys: Array<{ kid: string }> }

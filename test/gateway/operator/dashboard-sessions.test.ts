@@ -10,16 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../src/cli/kigo.js'
 import { openDb } from '../../../src/common/sql.js'
 import { freshPostgres } from '../../helpers/services.js'
+import { dashboardSignIn } from '../../helpers/dashboard.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
 
-const form = { 'content-type': 'application/x-www-form-urlencoded' }
-
-async function signIn(stack: Stack, token = stack.config.adminToken): Promise<string> {
-  const res = await fetch(`${stack.adminUrl}/admin/login`, { method: 'POST', headers: form, body: new URLSearchParams({ token }), redirect: 'manual' })
-  await res.arrayBuffer()
-  expect(res.status).toBe(303)
-  return /^(kigo_admin_session=[^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!
-}
+const signIn = dashboardSignIn
 
 /** The dashboard as the browser holding `cookie` sees it. */
 async function open(stack: Stack, cookie: string): Promise<{ status: number; signInPage: boolean }> {

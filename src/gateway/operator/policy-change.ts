@@ -1,0 +1,76 @@
+// A change of one method's policy, before it is made (docs/operations.md#changing-the-policy-on-the-dashboard):
+// what it makes of the stored policy (as PUT /admin/policy would store it: PolicyService.
+// preview), the fields that change, whom each state it begins would touch (the plan of
+// POST /admin/policy/plan and `kigo policy plan`, with the exceptions the changed policy
+// would have) and which notice steps become due. The dashboard's preview shows it; its
+// Apply sends the same change with `base`, so a policy changed meanwhile is not applied
+// blindly.
+import { createHash } from 'node:crypto'
+import { fieldChanges, type FieldChange } from '../../common/audit-diff.js'
+import { Compile } from '../../common/typebox.js'
+import type { Notices } from '../notices/index.js'
+import type { PolicyPlan } from '../notices/plan.js'
+import { dueSteps, type DueSteps } from '../notices/rules.js'
+import { changedPolicy, type MethodChange } from '../policy/change.js'
+import { InvalidPolicy } from '../policy/normalize.js'
+import type { PolicyService } from '../policy/service.js'
+import { PolicyUpdateSchema, type LegacyMethod, type MethodPolicy, type PolicyState, type PolicyUpdate } from '../policy/types.js'
+import { describeSchemaError } from './admin-api.js'
+import { methodPolicyView } from './policy-api.js'
+
+const checkUpdate = Compile(PolicyUpdateSchema)
+
+export interface PolicyChangePreview {
+  method: LegacyMethod
+  /** The body PUT /admin/policy takes for this change. */
+  update: PolicyUpdate
+  before: ReturnType<typeof methodPolicyView>
+  after: ReturnType<typeof methodPolicyView>
+  /** The stored fields that change (as the audit trail will show them). */
+  changes: FieldChange[]
+  /** Each state the change begins (allow aside) and whom it would touch; null without migration notices. */
+  plans: Array<{ state: PolicyState; from: number | null; plan: PolicyPlan }> | null
+  /** The notice steps due now (notices/rules.ts), before and after; null without migration notices. */
+  due: { before: DueSteps; after: DueSteps } | null
+  /** Names the stored policy the preview started from (`policyDigest`). */
+  base: string
+}
+
+/** A digest of a method's stored policy: an Apply whose preview began from another is stale. */
+export const policyDigest = (p: MethodPolicy): string => createHash('sha256').update(JSON.stringify(p)).digest('base64url')
+
+/**
+ * What `change` would make of `method`'s policy and whom it would touch; stores nothing.
+ * Throws InvalidPolicy for a change the gateway would refuse (as PUT would answer 400).
+ */
+export async function previewPolicyChange(
+  deps: { policy: PolicyService; notices?: Pick<Notices, 'plan'> | undefined; now: () => number },
+  method: LegacyMethod,
+  change: MethodChange,
+): Promise<PolicyChangePreview> {
+  await deps.policy.refresh()
+  const update: PolicyUpdate = {}
+  update[method] = changedPolicy(deps.policy.current()[method], change)
+  if (!checkUpdate.Check(update)) throw new InvalidPolicy(describeSchemaError(checkUpdate.Errors(update), 'body', PolicyUpdateSchema))
+  const { before: policies, changed } = await deps.policy.preview(update)
+  const before = policies[method]
+  const after = changed[method]!
+  // The states the change begins: a new state now, and each scheduled entry it adds.
+  const begins = [
+    ...(after.state !== before.state ? [{ state: after.state, from: null }] : []),
+    ...after.schedule.filter((e) => !before.schedule.some((b) => b.state === e.state && b.from === e.from)).map((e) => ({ state: e.state, from: Date.parse(e.from) })),
+  ].filter((b) => b.state !== 'allow')
+  const notices = deps.notices
+  const plans = notices === undefined ? null : await Promise.all(begins.map(async (b) => ({ ...b, plan: await notices.plan(method, b.state, b.from ?? undefined, after) })))
+  const t = deps.now()
+  return {
+    method,
+    update,
+    before: methodPolicyView(before, t),
+    after: methodPolicyView(after, t),
+    changes: fieldChanges(before, after),
+    plans,
+    due: notices === undefined ? null : { before: dueSteps(before, t), after: dueSteps(after, t) },
+    base: policyDigest(before),
+  }
+}

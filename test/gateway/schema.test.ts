@@ -40,6 +40,8 @@ const addedSince: Array<[number, string]> = [
   [61, 'registered users sent to the core'],
   [70, 'migration notices: the steps each recipient was told, sweeps and the sender lease'],
   [71, 'the last endpoints each legacy client called'],
+  [83, 'application home pages; unrevoked tokens by application and user'],
+  [84, 'login site home pages'],
 ]
 const recorded = [...recordedBefore, ...addedSince].sort((a, b) => a[0] - b[0])
 

@@ -9,7 +9,7 @@ import { auditTrail, operatorActor } from '../audit/audited.js'
 import { operatorErrorArea } from '../../common/operator-errors.js'
 import { isoSeconds } from '../../common/time.js'
 import { userIdPattern } from '../domain/identifiers.js'
-import { InvalidInput } from '../store/validation.js'
+import { InvalidInput, refused } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
 import type { OidcClient, OidcStore } from './store.js'
 import type { OidcProviders } from './index.js'
@@ -87,6 +87,30 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     const found = await store.findClient(id)
     if (!found) throw clientNotFound(id)
     return clientView(found)
+  })
+
+  // The operator corrects a registration: the fields given (at least one), checked as a
+  // registration checks them; the client_id, type, secret and grants stay.
+  app.patch('/admin/oidc-clients/:id', { bodyLimit: 64 * 1024 }, async (request) => {
+    const id = (request.params as { id: string }).id
+    const body = request.body
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('invalid_body', 'Invalid request body: send a JSON object')
+    const b = body as Record<string, unknown>
+    const unknown = Object.keys(b).filter((k) => !['name', 'redirect_uris', 'post_logout_redirect_uris'].includes(k))
+    if (unknown.length > 0) throw bad('invalid_body', `Invalid request body: unknown field ${unknown[0]}; a client's name, redirect_uris and post_logout_redirect_uris can be changed`)
+    if (Object.keys(b).length === 0) throw bad('invalid_body', 'Invalid request body: give name, redirect_uris or post_logout_redirect_uris')
+    if (b.name !== undefined && typeof b.name !== 'string') throw bad('invalid_body', 'Invalid request body: name must be a string')
+    const found = await store.findClient(id)
+    if (!found) throw clientNotFound(id)
+    const edited = await store.updateClient(id, {
+      name: typeof b.name === 'string' ? b.name : found.name,
+      redirectUris: b.redirect_uris === undefined ? found.redirectUris : stringList(b, 'redirect_uris', true),
+      postLogoutRedirectUris: b.post_logout_redirect_uris === undefined ? found.postLogoutRedirectUris : stringList(b, 'post_logout_redirect_uris', false),
+    }).catch(refused)
+    if (edited instanceof InvalidInput) throw bad(edited.field === 'name' ? 'invalid_body' : 'invalid_redirect_uri', `Invalid request body: ${edited.message}`)
+    if (!edited) throw clientNotFound(id)
+    await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_client.edit', target: id, before: clientView(edited.before), after: clientView(edited.after) })
+    return clientView(edited.after)
   })
 
   app.post('/admin/oidc-clients/:id/rotate-secret', async (request) => {

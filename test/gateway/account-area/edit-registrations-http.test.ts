@@ -382,5 +382,59 @@ for (const backend of backends) {
         expect(third).not.toContain('rel="noopener noreferrer nofollow"')
       })
     })
+
+    describe('the operator API', () => {
+      it('edits the fields given (PATCH) of an application, a login site and an OpenID Connect client, checked and audited alike', async () => {
+        const app = await addApp('Operator app', 'https://op.example/cb')
+        const edited = await stack.admin<Record<string, unknown>>('PATCH', `/admin/apps/${app.consumer_key}`, { home_page: 'https://op.example/' })
+        expect(edited.status).toBe(200)
+        expect(edited.body).toMatchObject({ name: 'Operator app', callback: 'https://op.example/cb', home_page: 'https://op.example/', scopes: ['read_public'] })
+        const badCallback = await stack.admin<{ error: { code: string } }>('PATCH', `/admin/apps/${app.consumer_key}`, { callback: 'ftp://op.example/' })
+        expect(badCallback.status).toBe(400)
+        expect(badCallback.body.error.code).toBe('invalid_callback')
+        expect((await stack.admin('PATCH', `/admin/apps/${app.consumer_key}`, { home_page: 'https://op.example/#x' })).status).toBe(400)
+        expect((await stack.admin('PATCH', `/admin/apps/${app.consumer_key}`, { scopes: ['write_public'] })).status).toBe(400)
+        expect((await stack.admin('PATCH', `/admin/apps/${app.consumer_key}`, {})).status).toBe(400)
+        expect((await stack.admin('PATCH', `/admin/apps/${randomBytes(18).toString('base64url')}`, { name: 'Nobody' })).status).toBe(404)
+        expect((await stack.admin('GET', `/admin/apps/${app.consumer_key}`)).body).toMatchObject({ callback: 'https://op.example/cb', home_page: 'https://op.example/', scopes: ['read_public'] })
+        expect((await auditOf('app', app.consumer_key))[0]).toMatchObject({ action: 'app.edit', by: 'operator', before: { home_page: null }, after: { home_page: 'https://op.example/' } })
+
+        const site = (await stack.admin<Site>('POST', '/admin/sites', { name: 'Operator site', owner: 'alice', callback: 'https://op.example/cb' })).body
+        const renamed = await stack.admin<Record<string, unknown>>('PATCH', `/admin/sites/${site.api_key}`, { name: 'Renamed site', home_page: null })
+        expect(renamed.status).toBe(200)
+        expect(renamed.body).toMatchObject({ name: 'Renamed site', callback: 'https://op.example/cb', home_page: null })
+        expect((await stack.admin('PATCH', `/admin/sites/${site.api_key}`, { callback: 'ftp://op.example/' })).status).toBe(400)
+        expect((await stack.admin('PATCH', `/admin/sites/${site.api_key}`, { secret: 'mine' })).status).toBe(400)
+        expect((await stack.admin('PATCH', `/admin/sites/${site.api_key}`, {})).status).toBe(400)
+        expect((await stack.admin('PATCH', `/admin/sites/${randomBytes(18).toString('base64url')}`, { name: 'Nobody' })).status).toBe(404)
+        expect((await stack.admin('GET', `/admin/sites/${site.api_key}`)).body).toMatchObject({ name: 'Renamed site', callback: 'https://op.example/cb' })
+        expect((await auditOf('site', site.api_key))[0]).toMatchObject({ action: 'site.edit', by: 'operator', before: { name: 'Operator site' }, after: { name: 'Renamed site' } })
+
+        const client = await registerClient(stack, { name: 'Operator client', owner: 'alice', redirect_uris: ['https://op.example/cb'] })
+        const moved = await stack.admin<Record<string, unknown>>('PATCH', `/admin/oidc-clients/${client.client_id}`, { redirect_uris: ['https://op.example/new'] })
+        expect(moved.status).toBe(200)
+        expect(moved.body).toMatchObject({ name: 'Operator client', redirect_uris: ['https://op.example/new'], type: 'confidential' })
+        expect((await stack.admin('PATCH', `/admin/oidc-clients/${client.client_id}`, { redirect_uris: ['ftp://op.example/'] })).status).toBe(400)
+        expect((await stack.admin('PATCH', `/admin/oidc-clients/${client.client_id}`, { redirect_uris: [] })).status).toBe(400)
+        expect((await stack.admin('PATCH', `/admin/oidc-clients/${client.client_id}`, { public: true })).status).toBe(400)
+        expect((await stack.admin('PATCH', `/admin/oidc-clients/${client.client_id}`, {})).status).toBe(400)
+        expect((await stack.admin('PATCH', '/admin/oidc-clients/no-such-client', { name: 'Nobody' })).status).toBe(404)
+        expect((await stack.admin('GET', `/admin/oidc-clients/${client.client_id}`)).body).toMatchObject({ redirect_uris: ['https://op.example/new'], type: 'confidential' })
+        expect((await auditOf('oidc', client.client_id))[0]).toMatchObject({ action: 'oidc_client.edit', by: 'operator', after: { redirect_uris: ['https://op.example/new'] } })
+
+        // Malformed bodies are a 4xx in the operator API's JSON, never a 5xx, and change nothing.
+        const views = async () => Promise.all([`/admin/apps/${app.consumer_key}`, `/admin/sites/${site.api_key}`, `/admin/oidc-clients/${client.client_id}`].map(async (path) => (await stack.admin('GET', path)).body))
+        const before = await views()
+        for (const path of [`/admin/apps/${app.consumer_key}`, `/admin/sites/${site.api_key}`, `/admin/oidc-clients/${client.client_id}`]) {
+          for (const payload of ['null', 'true', '"x"', '[]', '{"a":', '{"name":{"x":1}}', '{"name":null}', '{"name":""}', '{"callback":1}', '{"home_page":[]}', '{"redirect_uris":[null]}', '{"redirect_uris":"x"}', '\u0000']) {
+            const res = await fetch(stack.adminUrl + path, { method: 'PATCH', headers: { authorization: `Bearer ${stack.config.adminToken}`, 'content-type': 'application/json' }, body: payload })
+            expect(res.status, `${path} ${payload}`).toBeGreaterThanOrEqual(400)
+            expect(res.status, `${path} ${payload}`).toBeLessThan(500)
+            expect(((await res.json()) as { error: { status: number } }).error.status).toBe(res.status)
+          }
+        }
+        expect(await views()).toEqual(before)
+      })
+    })
   })
 }

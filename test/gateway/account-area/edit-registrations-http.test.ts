@@ -1,7 +1,8 @@
 // An owner edits what they registered, on the account pages
 // (docs/gateway.md#editing-what-one-registered, docs/login-api.md#users,
-// docs/oidc.md#on-the-account-pages-users): an OAuth application's name, callback and home page, a login site's name, callback and home page, an OpenID Connect
-// client's name and redirect URIs. Each edit is used at once (on another gateway of the
+// docs/oidc.md#on-the-account-pages-users): an OAuth application's name, callback and
+// home page, a login site's name, callback and home page, an OpenID Connect client's
+// name and redirect URIs; the operator the same with PATCH. Each edit is used at once (on another gateway of the
 // deployment too, on PostgreSQL) and audited with the user; a bad value comes back in the
 // form with why, and changes nothing; another user, a post without the session's CSRF
 // token and a signed-out visitor change nothing. The consent pages name who registered
@@ -185,29 +186,29 @@ for (const backend of backends) {
           expect(consent.status).toBe(200)
           return { consent, token: rt.form.get('oauth_token')!, secret: rt.form.get('oauth_token_secret')! }
         }
-        const dave_ = await signedIn(dave)
-        const first = (await consentFor(dave_)).consent.text
+        const asDave = await signedIn(dave)
+        const first = (await consentFor(asDave)).consent.text
         expect(first).toContain('Registered by <strong>alice</strong> · nobody uses it yet')
         expect(first).toContain('<a href="https://www.counted.example/about?ref=kigo" rel="noopener noreferrer nofollow" target="_blank">www.counted.example</a>')
 
         // Bob authorizes it through the whole flow; carol is given a token by the operator.
-        const bob_ = await signedIn(bob)
-        const asked = await consentFor(bob_)
-        const allowed = await bob_.post('/oauth/authorize', { csrf_token: csrfOf(asked.consent.text), oauth_token: asked.token, decision: 'allow' })
+        const asBob = await signedIn(bob)
+        const asked = await consentFor(asBob)
+        const allowed = await asBob.post('/oauth/authorize', { csrf_token: csrfOf(asked.consent.text), oauth_token: asked.token, decision: 'allow' })
         expect(allowed.status).toBe(200)
         const verifier = /id="oauth_verifier"[^>]*>([^<]+)</.exec(allowed.text)![1]!
         const exchanged = await oauthFetch({ url: `${stack.url}/oauth/token`, consumer: { key: counted.consumer_key, secret: counted.consumer_secret }, token: { token: asked.token, secret: asked.secret }, oauth: { oauth_verifier: verifier } })
         expect(exchanged.status).toBe(200)
-        expect((await consentFor(dave_)).consent.text).toContain('Registered by <strong>alice</strong> · used by 1 person')
+        expect((await consentFor(asDave)).consent.text).toContain('Registered by <strong>alice</strong> · used by 1 person')
         // Two tokens of one person count once.
         for (let i = 0; i < 2; i++) expect((await stack.admin('POST', '/admin/tokens', { consumer: counted.consumer_key, user: 'carol', scopes: ['read_public'] })).status).toBe(201)
-        expect((await consentFor(dave_)).consent.text).toContain('Registered by <strong>alice</strong> · used by 2 people')
+        expect((await consentFor(asDave)).consent.text).toContain('Registered by <strong>alice</strong> · used by 2 people')
 
         // Carol revokes its access: she no longer counts.
-        const carol_ = await signedIn(carol)
-        const revoked = await carol_.post('/account/revoke', { csrf_token: csrfOf((await carol_.get('/account')).text), consumer_key: counted.consumer_key, confirm: 'yes' })
+        const asCarol = await signedIn(carol)
+        const revoked = await asCarol.post('/account/revoke', { csrf_token: csrfOf((await asCarol.get('/account')).text), consumer_key: counted.consumer_key, confirm: 'yes' })
         expect(revoked.status).toBe(303)
-        expect((await consentFor(dave_)).consent.text).toContain('used by 1 person')
+        expect((await consentFor(asDave)).consent.text).toContain('used by 1 person')
       })
     })
 

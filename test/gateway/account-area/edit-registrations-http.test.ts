@@ -228,7 +228,7 @@ for (const backend of backends) {
         const edited = await web.post(`/account/sites/${site.api_key}/edit`, { csrf_token: csrfOf(page.text), name: 'New Blog', callback: 'https://blog.example/login/back', home_url: 'https://blog.example/' })
         expect(edited.status).toBe(303)
         expect(edited.headers.get('location')).toBe('/account/sites?notice=edited')
-        const after = await web.get('/account/sites')
+        const after = await web.get(edited.headers.get('location')!)
         expect(after.text).toContain('Your changes to the site were saved')
         expect(after.text).toContain('New Blog')
         expect((await stack.admin('GET', `/admin/sites/${site.api_key}`)).body).toMatchObject({ name: 'New Blog', callback: 'https://blog.example/login/back', home_page: 'https://blog.example/' })
@@ -304,7 +304,7 @@ for (const backend of backends) {
         })
         expect(edited.status).toBe(303)
         expect(edited.headers.get('location')).toBe('/account/oidc-clients?notice=edited')
-        expect((await web.get('/account/oidc-clients')).text).toContain('Your changes to the client were saved')
+        expect((await web.get(edited.headers.get('location')!)).text).toContain('Your changes to the client were saved')
         expect((await stack.admin('GET', `/admin/oidc-clients/${client.client_id}`)).body).toMatchObject({
           name: 'Tea Garden',
           redirect_uris: ['https://tea.example/new-cb', 'https://tea.example/app-cb'],

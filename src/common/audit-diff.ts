@@ -32,7 +32,7 @@ export function fieldChanges(before: unknown, after: unknown): FieldChange[] {
     .map((k) => ({ field: k, before: valueText(b[k]), after: valueText(a[k]) }))
 }
 
-/** What an action did, in words, for actions that carry no before/after to compare. */
+/** What an action did, in words: for actions that carry no before/after to compare, and for an owner's edits (their changed fields follow). */
 const actionWords: Record<string, string> = {
   'user.reset_api_password': 'API password reset (the old one stops working)',
   'user.reset_password': 'sign-in password reset',
@@ -43,6 +43,9 @@ const actionWords: Record<string, string> = {
   'account.revoke': 'access revoked',
   'account.reset_password_by_mail': 'sign-in password reset through the mailed link',
   'account.oidc_revoke': 'OpenID Connect site’s access revoked',
+  'account.app_edit': 'application edited by its owner',
+  'site.edit': 'login site edited by its owner',
+  'oidc_client.edit': 'OpenID Connect client edited by its owner',
 }
 
 /** The event in one line: its verb, then `field: old -> new` for each changed field (a creation: the new fields). */

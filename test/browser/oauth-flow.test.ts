@@ -131,6 +131,8 @@ describe.skipIf(!haveChromium)('OAuth flow in a browser', () => {
     await Promise.all([page.waitForURL(/\/oauth\/authorize\?/), page.click('button:text("Sign in")')])
     expect(await page.textContent('h1')).toContain('Photo Diary')
     expect(await page.textContent('ul.scopes')).toContain('Post and delete entries')
+    // Who registered it and how many people use it (nobody has authorized it yet).
+    expect(await page.textContent('#registrant')).toBe('Registered by alice · nobody uses it yet')
     await page.screenshot({ path: join(screenshots, 'consent.png'), fullPage: true })
 
     const arrived = cb.next()

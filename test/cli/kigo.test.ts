@@ -471,7 +471,7 @@ describe('users, applications and the audit trail', () => {
     const token = await kigoJson(['tokens', 'add', '--consumer', created.consumer_key, '--user', owner, '--scopes', 'read_public'])
 
     const shown = await kigoJson(['apps', 'show', created.consumer_key])
-    expect(shown).toEqual({ consumer_key: created.consumer_key, name: 'Rotating', owner, scopes: ['read_public'], callback: null, created_at: expect.stringMatching(/Z$/), tokens: 1, active_tokens: 1 })
+    expect(shown).toEqual({ consumer_key: created.consumer_key, name: 'Rotating', owner, scopes: ['read_public'], callback: null, home_page: null, created_at: expect.stringMatching(/Z$/), tokens: 1, active_tokens: 1 })
     expect(JSON.stringify(shown)).not.toContain(created.consumer_secret)
 
     const rotated = await kigoJson(['apps', 'rotate-secret', created.consumer_key])

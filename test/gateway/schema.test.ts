@@ -40,6 +40,8 @@ const addedSince: Array<[number, string]> = [
   [61, 'registered users sent to the core'],
   [70, 'migration notices: the steps each recipient was told, sweeps and the sender lease'],
   [71, 'the last endpoints each legacy client called'],
+  [83, 'application home pages; unrevoked tokens by application and user'],
+  [84, 'login site home pages'],
 ]
 const recorded = [...recordedBefore, ...addedSince].sort((a, b) => a[0] - b[0])
 
@@ -101,8 +103,8 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       // A release that had migrations up to 34, in version order.
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
-      // In the lists' order (src/gateway/schema.ts): the identity store's 61 first, the audit's 36, …
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 36, 35, 37, 40, 50, 60, 70, 71])
+      // In the lists' order (src/gateway/schema.ts): the identity store's 61 and 83 first, the audit's 36, …
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 83, 36, 35, 37, 40, 84, 50, 60, 70, 71])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

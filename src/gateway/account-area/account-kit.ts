@@ -21,6 +21,7 @@ const notices: Record<string, string> = {
   reset: 'Your API password was reset. Update the clients that use it.',
   registered: 'Your application is registered. Keep the consumer secret private.',
   rotated: 'A new consumer secret was made. The old one no longer works: update the application.',
+  app_edited: 'Your changes to the application were saved and apply at once.',
   app_deleted: 'The application was deleted, with every access it had.',
   signed_out: 'You are signed out.',
   password_changed: 'Your password was changed. You were signed out everywhere else.',
@@ -33,7 +34,7 @@ const notices: Record<string, string> = {
 }
 
 /** The empty registration form of the account page. */
-export const emptyRegisterForm: RegisterForm = { name: '', callback: '', scopes: ['read_public'] }
+export const emptyRegisterForm: RegisterForm = { name: '', callback: '', home: '', scopes: ['read_public'] }
 
 export interface AccountKit {
   /** Whether the request reached the deployment over https (the cookie's Secure flag). */

@@ -28,7 +28,7 @@ export interface AccountMigration {
  */
 export type AccountStore = ProviderRepository &
   CredentialRepository &
-  Pick<IdentityAdministration, 'setApiPassword' | 'setLoginPassword' | 'endUserSessions' | 'getUserEmail' | 'setUserEmail' | 'createConsumer' | 'listConsumers' | 'rotateConsumerSecret' | 'deleteConsumer'>
+  Pick<IdentityAdministration, 'setApiPassword' | 'setLoginPassword' | 'endUserSessions' | 'getUserEmail' | 'setUserEmail' | 'createConsumer' | 'updateConsumer' | 'listConsumers' | 'rotateConsumerSecret' | 'deleteConsumer'>
 
 export interface PasswordReset {
   store: PasswordResetStore

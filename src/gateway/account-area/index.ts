@@ -17,6 +17,7 @@ import { userActor, type AuditActor } from '../audit/audited.js'
 
 export { allowOrDenyButtons, page, pageHeaders, sendPage, seeOther, type PageOptions } from './html.js'
 export { messagePage } from './pages.js'
+export { registrantLine, type Registrant } from './registrant.js'
 export { field, readForm } from './form.js'
 export { returnPaths, safeNext } from './next.js'
 export type { Session } from './session.js'

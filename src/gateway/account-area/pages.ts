@@ -8,6 +8,7 @@ import { html, page, timeHtml, type SafeHtml } from './html.js'
 import { scopeDescriptions } from '../domain/scopes.js'
 import type { LegacyClientView } from './legacy-usage.js'
 import { minLoginPasswordLength } from '../../common/password-rule.js'
+import { applicationEditSection } from './application-edit.js'
 
 /** A signed-in viewer of a page: the header's sign-out form needs the session's CSRF token. */
 export type Viewer = { user: User; csrfToken: string }
@@ -134,6 +135,8 @@ ${Object.entries(o.fields ?? {}).map(([k, v]) => html`<input type="hidden" name=
 export interface RegisterForm {
   name: string
   callback: string
+  /** The optional home page, linked on the consent page. */
+  home: string
   scopes: Scope[]
   error?: string
 }
@@ -282,6 +285,8 @@ ${csrfField(o.csrfToken)}
 <input type="text" id="app_name" name="name" value="${f.name}" maxlength="100" required>
 <label for="app_callback">Callback URL <span class="muted">(optional; leave empty to accept any callback or “oob”)</span></label>
 <input type="url" id="app_callback" name="callback" value="${f.callback}" placeholder="https://example.com/oauth/callback">
+<label for="app_home">Home page <span class="muted">(optional; linked on the page where people authorize the application)</span></label>
+<input type="url" id="app_home" name="home_url" value="${f.home}" placeholder="https://example.com/">
 <label>Scopes</label>
 ${allScopes.map(
       (s) => html`<label class="check"><input type="checkbox" name="scope" value="${s}"${checked(f.scopes.includes(s))}> <span>${scopeDescriptions[s]} <span class="muted">(${s})</span></span></label>`,
@@ -312,6 +317,7 @@ ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 <dt>Registered</dt><dd>${timeHtml(c.createdAt, { dateOnly: true })}</dd>
 </dl>
 </div>
+${applicationEditSection({ csrfToken: o.csrfToken, consumer: c })}
 <div class="card">
 <h2>Endpoints</h2>
 <dl>

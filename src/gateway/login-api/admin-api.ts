@@ -1,5 +1,5 @@
 // Login sites on the operator API (docs/login-api.md#operators): register, list, show,
-// rotate the secret, delete. Registered inside the operator API's token-protected scope;
+// edit, rotate the secret, delete. Registered inside the operator API's token-protected scope;
 // every change is audited like the other operator changes.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
@@ -18,6 +18,13 @@ export interface SitesAdminOptions {
 
 const notFound = (key: string) => new ApiError(404, 'not_found', `No login site with api_key ${JSON.stringify(key)}`)
 const invalid = (message: string) => new ApiError(400, 'invalid_parameter', `Invalid request body: ${message}`)
+
+/** A field that may be left out: absent, or a string (else 400 saying `what`). */
+function optional(value: unknown, what: string): string | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string') throw invalid(what)
+  return value
+}
 
 export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOptions): Promise<void> {
   const { sites } = options
@@ -62,6 +69,26 @@ export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOpt
     const found = await sites.find(keyOf(request))
     if (!found) throw notFound(keyOf(request))
     return siteView(found)
+  })
+
+  // The operator corrects a registration: the fields given (at least one), checked as a
+  // registration checks them; the api_key and secret stay.
+  app.patch('/admin/sites/:key', { bodyLimit: 64 * 1024 }, async (request) => {
+    const body = request.body
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('expected a JSON object with name, callback or home_page')
+    const { name, callback, home_page: home, ...rest } = body as Record<string, unknown>
+    const extra = Object.keys(rest)
+    if (extra.length > 0) throw invalid(`unknown field ${JSON.stringify(extra[0])}; a site's name, callback and home_page can be changed`)
+    if (name === undefined && callback === undefined && home === undefined) throw invalid('give name, callback or home_page')
+    const newName = optional(name, 'name must be a string')
+    const newCallback = optional(callback, 'callback must be the http or https URL the sign-in returns to')
+    const newHome = home === null ? null : optional(home, 'home_page must be an http or https URL, or null')
+    const found = await sites.find(keyOf(request))
+    if (!found) throw notFound(keyOf(request))
+    const edited = await sites.update(found.apiKey, { name: newName ?? found.name, callbackUrl: newCallback ?? found.callbackUrl, homeUrl: newHome === undefined ? found.homeUrl : newHome })
+    if (!edited) throw notFound(keyOf(request))
+    await audited(operatorActor(request), { kind: 'site', action: 'site.edit', target: found.apiKey, before: siteView(edited.before), after: siteView(edited.after) })
+    return siteView(edited.after)
   })
 
   app.post('/admin/sites/:key/rotate-secret', { bodyLimit: 64 * 1024 }, async (request) => {

@@ -190,7 +190,7 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     return sendPage(
       reply,
       200,
-      siteConsentPage({ user: session.user, session, csrf: area.csrfField(session), siteName: site.name, siteHost: new URL(site.callbackUrl).host, query, notice: deprecationNotice(site, session.user.id) }),
+      siteConsentPage({ user: session.user, session, csrf: area.csrfField(session), siteName: site.name, siteHost: new URL(site.callbackUrl).host, query, notice: deprecationNotice(site, session.user.id), registrant: { owner: site.ownerId, homeUrl: site.homeUrl } }),
       callbackOrigin(site),
     )
   })

@@ -1,7 +1,7 @@
 // The login API's tables (docs/login-api.md) in the gateway's schema, applied in the
 // gateway schema's order (src/gateway/schema.ts), after the migration policy's table,
-// whose check 40 widens. Versions 40 to 49 belong to the login API; never edit one that
-// has shipped.
+// whose check 40 widens. Versions 40 to 49 and 84 belong to the login API; never edit one
+// that has shipped.
 import type { Migration } from '../../common/sql.js'
 
 export const loginApiMigrations: Migration[] = [
@@ -38,6 +38,14 @@ CREATE INDEX login_certs_expiry ON kigo_gateway.login_certs (expires_at);
 
 ALTER TABLE kigo_gateway.auth_policy DROP CONSTRAINT auth_policy_method_check;
 ALTER TABLE kigo_gateway.auth_policy ADD CONSTRAINT auth_policy_method_check CHECK (method IN ('basic', 'wsse', 'login_api'));
+`,
+  },
+  {
+    version: 84,
+    name: 'login site home pages',
+    sql: `
+-- Optional: the page the sign-in's consent page links, so that a visitor sees who is asking.
+ALTER TABLE kigo_gateway.login_sites ADD COLUMN home_url text;
 `,
   },
 ]

@@ -1,9 +1,9 @@
 // The login API's pages (docs/login-api.md#sign-in): the consent page naming the site,
 // the page after Deny, and the refusals, in the account area's layout.
 import { html, type SafeHtml } from '../../common/html.js'
-import { allowOrDenyButtons, messagePage, page, type Session, type User } from '../account-area/index.js'
+import { allowOrDenyButtons, messagePage, page, registrantLine, type Registrant, type Session, type User } from '../account-area/index.js'
 
-export function siteConsentPage(o: { user: User; session: Session; csrf: SafeHtml; siteName: string; siteHost: string; query: string; notice?: string | null }): string {
+export function siteConsentPage(o: { user: User; session: Session; csrf: SafeHtml; siteName: string; siteHost: string; query: string; notice?: string | null; registrant?: Registrant }): string {
   return page({
     title: `Sign in to ${o.siteName}`,
     narrow: true,
@@ -11,6 +11,7 @@ export function siteConsentPage(o: { user: User; session: Session; csrf: SafeHtm
     csrfToken: o.session.csrfToken,
     body: html`<div class="card">
 <h1>Sign in to <strong>${o.siteName}</strong> with kigo?</h1>
+${o.registrant ? registrantLine(o.registrant) : ''}
 ${o.notice ? html`<div class="warn" role="status" id="deprecation">${o.notice}</div>` : ''}
 <p>${o.siteName} (${o.siteHost}) asks to know who you are: your user ID <strong>${o.user.id}</strong> and your icon. It gets nothing else and cannot post for you.</p>
 <form method="post" action="/auth">

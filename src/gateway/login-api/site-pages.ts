@@ -1,20 +1,71 @@
 // A user's own login sites on the account pages (docs/login-api.md#users):
-// list, register (the secret shown once, on the answer to the post), rotate the secret,
-// delete. Every post is CSRF-checked by the account area; every change is audited.
+// list, register (the secret shown once, on the answer to the post), edit the name,
+// callback and home page, rotate the secret, delete. Every post is CSRF-checked by the
+// account area; every change is audited.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { isoSeconds } from '../../common/time.js'
 import { field, page, sendPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
-import { InvalidInput } from '../store/validation.js'
-import type { LoginSite, LoginSiteStore } from './store.js'
+import { InvalidInput, refused } from '../store/validation.js'
+import type { LoginSite, LoginSiteStore, SiteDetails } from './store.js'
 
 
-export const siteView = (s: LoginSite) => ({ api_key: s.apiKey, name: s.name, owner: s.ownerId, callback: s.callbackUrl, created_at: isoSeconds(s.createdAt) })
+export const siteView = (s: LoginSite) => ({ api_key: s.apiKey, name: s.name, owner: s.ownerId, callback: s.callbackUrl, home_page: s.homeUrl, created_at: isoSeconds(s.createdAt) })
 
-function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSite[]; form?: { name: string; callback: string; error?: string }; created?: { site: LoginSite; secret: string; rotated?: boolean }; notice?: string }): string {
-  const f = o.form ?? { name: '', callback: '' }
+/** A registration's or an edit's fields as typed. */
+interface SiteForm {
+  name: string
+  callback: string
+  home: string
+  error?: string
+}
+
+/** An edit refused: which site, and its form as typed. */
+type SiteEdit = SiteForm & { apiKey: string }
+
+const siteFormOf = (form: URLSearchParams): SiteForm => ({
+  name: (field(form, 'name') ?? '').trim(),
+  callback: (field(form, 'callback') ?? '').trim(),
+  home: (field(form, 'home_url') ?? '').trim(),
+})
+
+/** What a registration and an edit refuse before the store is asked (the store checks the rest, for both), or null. */
+const missingField = (f: SiteForm): string | null =>
+  f.name === '' ? 'Give the site a name.' : f.callback === '' ? 'Give the callback URL the sign-in returns to.' : null
+
+/** The fields as the store takes them (an empty home page: none). */
+const siteDetails = (f: SiteForm): SiteDetails => ({ name: f.name, callbackUrl: f.callback, homeUrl: f.home === '' ? null : f.home })
+
+/** Each of the user's sites, its details in a form of its own (opened when an edit of it was refused). */
+function editSection(o: { csrf: SafeHtml; sites: LoginSite[]; edit?: SiteEdit }): SafeHtml {
+  if (o.sites.length === 0) return html``
+  return html`<section class="card" id="edit-sites">
+<h2>Edit a site</h2>
+<p class="muted">Changes apply at once, on the next sign-in. The api_key and secret stay as they are.</p>
+${o.sites.map((s) => {
+    const e = o.edit?.apiKey === s.apiKey ? o.edit : undefined
+    const f = e ?? { name: s.name, callback: s.callbackUrl, home: s.homeUrl ?? '' }
+    return html`<details id="edit-${s.apiKey}"${e ? html` open` : ''}><summary>${s.name}</summary>
+${e?.error ? html`<div class="error" role="alert">${e.error}</div>` : ''}
+<form method="post" action="/account/sites/${s.apiKey}/edit">
+${o.csrf}
+<label for="name-${s.apiKey}">Name</label>
+<input type="text" id="name-${s.apiKey}" name="name" value="${f.name}" maxlength="100" required>
+<label for="callback-${s.apiKey}">Callback URL</label>
+<input type="url" id="callback-${s.apiKey}" name="callback" value="${f.callback}" required>
+<label for="home-${s.apiKey}">Home page <span class="muted">(optional; linked on the page where people sign in)</span></label>
+<input type="url" id="home-${s.apiKey}" name="home_url" value="${f.home}" placeholder="https://example.com/">
+<div class="actions"><button type="submit" class="secondary">Save changes</button></div>
+</form>
+</details>`
+  })}
+</section>`
+}
+
+function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSite[]; form?: SiteForm; edit?: SiteEdit; created?: { site: LoginSite; secret: string; rotated?: boolean }; notice?: string }): string {
+  const f = o.form ?? { name: '', callback: '', home: '' }
   return page({
     title: 'Your login sites',
     user: o.session.user,
@@ -40,6 +91,7 @@ ${o.sites.length === 0 ? html`<p class="muted">You have no login site.</p>` : ht
 <form method="post" action="/account/sites/${s.apiKey}/delete">${o.csrf}<button type="submit" class="danger">Delete…</button></form></td>
 </tr>`)}</tbody></table>`}
 </section>
+${editSection({ csrf: o.csrf, sites: o.sites, ...(o.edit ? { edit: o.edit } : {}) })}
 <section class="card" id="register-site">
 <h2>Register a login site</h2>
 ${f.error ? html`<div class="error" role="alert">${f.error}</div>` : ''}
@@ -49,6 +101,8 @@ ${o.csrf}
 <input type="text" id="site_name" name="name" value="${f.name}" maxlength="100" required>
 <label for="site_callback">Callback URL</label>
 <input type="url" id="site_callback" name="callback" value="${f.callback}" placeholder="https://example.com/login/callback" required>
+<label for="site_home">Home page <span class="muted">(optional; linked on the page where people sign in)</span></label>
+<input type="url" id="site_home" name="home_url" value="${f.home}" placeholder="https://example.com/">
 <div class="actions"><button type="submit">Register</button></div>
 </form>
 </section>`,
@@ -66,7 +120,7 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     const session = await area.requireSignIn(request, reply, { next: '/account/sites' })
     if (!session) return reply
     const n = (request.query as Record<string, unknown>).notice
-    return render(reply, 200, session, n === 'deleted' ? { notice: 'The site was deleted: its api_key no longer works.' } : {})
+    return render(reply, 200, session, n === 'deleted' ? { notice: 'The site was deleted: its api_key no longer works.' } : n === 'edited' ? { notice: 'Your changes to the site were saved and apply at once.' } : {})
   })
 
   app.post('/account/sites', async (request, reply) => {
@@ -74,11 +128,11 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     const posted = await area.signedInPost(request, reply)
     if (!posted) return reply
     const { session, form } = posted
-    const input = { name: (field(form, 'name') ?? '').trim(), callback: (field(form, 'callback') ?? '').trim() }
-    if (input.name === '') return render(reply, 400, session, { form: { ...input, error: 'Give the site a name.' } })
-    if (input.callback === '') return render(reply, 400, session, { form: { ...input, error: 'Give the callback URL the sign-in returns to.' } })
+    const input = siteFormOf(form)
+    const missing = missingField(input)
+    if (missing !== null) return render(reply, 400, session, { form: { ...input, error: missing } })
     try {
-      const created = await sites.create({ name: input.name, ownerId: session.user.id, callbackUrl: input.callback })
+      const created = await sites.create({ ...siteDetails(input), ownerId: session.user.id })
       await audited(area.actor(request, session), { kind: 'site', action: 'site.create', target: created.site.apiKey, before: null, after: siteView(created.site) })
       return render(reply, 201, session, { created })
     } catch (err) {
@@ -97,6 +151,26 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     }
     return found
   }
+
+  // The owner edits the name, callback and home page: checked as a registration is, and
+  // refused whole (the form again, as typed, with why). Sites are read from the store on
+  // every sign-in and exchange, so every gateway uses the change at once.
+  app.post('/account/sites/:key/edit', async (request, reply) => {
+    request.routeName = 'account'
+    const posted = await area.signedInPost(request, reply)
+    if (!posted) return reply
+    const site = await own(request, reply, posted.session)
+    if (!site) return reply
+    const input = siteFormOf(posted.form)
+    const refuse = (error: string) => render(reply, 400, posted.session, { edit: { ...input, apiKey: site.apiKey, error: `${error} Nothing was changed.` } })
+    const missing = missingField(input)
+    if (missing !== null) return refuse(missing)
+    const edited = await sites.update(site.apiKey, siteDetails(input)).catch(refused)
+    if (edited instanceof InvalidInput) return refuse(`The ${edited.message}.`)
+    if (!edited) return render(reply, 404, posted.session, { notice: 'You have no login site with this api_key.' })
+    await audited(area.actor(request, posted.session), { kind: 'site', action: 'site.edit', target: site.apiKey, before: siteView(edited.before), after: siteView(edited.after) })
+    return seeOther(reply, '/account/sites?notice=edited')
+  })
 
   app.post('/account/sites/:key/rotate-secret', async (request, reply) => {
     request.routeName = 'account'

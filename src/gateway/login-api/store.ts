@@ -6,7 +6,7 @@ import type { Db } from '../../common/sql.js'
 import { randomToken } from '../../common/secrets.js'
 import { SecretBox } from '../store/crypto.js'
 import { NotFound } from '../store/types.js'
-import { checkCallbackUrl, checkName, InvalidInput, isPlausibleKey } from '../store/validation.js'
+import { checkCallbackUrl, checkHomeUrl, checkName, InvalidInput, isPlausibleKey } from '../store/validation.js'
 import { userIdPattern } from '../domain/identifiers.js'
 
 export interface LoginSite {
@@ -14,7 +14,24 @@ export interface LoginSite {
   name: string
   ownerId: string
   callbackUrl: string
+  /** The site's home page, linked on the consent page; null when none was given. */
+  homeUrl: string | null
   createdAt: Date
+}
+
+/** What the owner of a site may change after registering it. */
+export interface SiteDetails {
+  name: string
+  callbackUrl: string
+  homeUrl: string | null
+}
+
+/** A site's name, callback (required) and home page as the store keeps them: the one check of a registration and of an edit. */
+function checkSiteDetails(input: { name: string; callbackUrl: string; homeUrl?: string | null }): SiteDetails {
+  const name = checkName(input.name)
+  const callbackUrl = checkCallbackUrl(input.callbackUrl)
+  if (callbackUrl === null) throw new InvalidInput('callbackUrl', 'callback URL is required')
+  return { name, callbackUrl, homeUrl: checkHomeUrl(input.homeUrl) }
 }
 
 /** Why a cert was not redeemed. */
@@ -34,11 +51,12 @@ interface SiteRow {
   name: string
   owner_id: string
   callback_url: string
+  home_url: string | null
   created_at: Date | string
 }
 
-const columns = 'api_key, secret, name, owner_id, callback_url, created_at'
-const toSite = (r: SiteRow): LoginSite => ({ apiKey: r.api_key, name: r.name, ownerId: r.owner_id, callbackUrl: r.callback_url, createdAt: new Date(r.created_at) })
+const columns = 'api_key, secret, name, owner_id, callback_url, home_url, created_at'
+const toSite = (r: SiteRow): LoginSite => ({ apiKey: r.api_key, name: r.name, ownerId: r.owner_id, callbackUrl: r.callback_url, homeUrl: r.home_url, createdAt: new Date(r.created_at) })
 
 export class LoginSiteStore {
   private readonly box: SecretBox
@@ -47,19 +65,17 @@ export class LoginSiteStore {
     this.box = new SecretBox(secretKey)
   }
 
-  /** A new site; throws InvalidInput for a bad name or callback, NotFound for an unknown owner. */
-  async create(input: { name: string; ownerId: string; callbackUrl: string }): Promise<{ site: LoginSite; secret: string }> {
-    const name = checkName(input.name)
-    const callbackUrl = checkCallbackUrl(input.callbackUrl)
-    if (callbackUrl === null) throw new InvalidInput('callbackUrl', 'callback URL is required')
+  /** A new site; throws InvalidInput for a bad name, callback or home page, NotFound for an unknown owner. */
+  async create(input: { name: string; ownerId: string; callbackUrl: string; homeUrl?: string | null }): Promise<{ site: LoginSite; secret: string }> {
+    const { name, callbackUrl, homeUrl } = checkSiteDetails(input)
     if (!userIdPattern.test(input.ownerId)) throw new NotFound(`no user ${JSON.stringify(input.ownerId)}`)
     const apiKey = randomToken(keyBytes)
     const secret = randomToken(secretBytes)
     const rows = await this.db.query<SiteRow>(
-      `INSERT INTO kigo_gateway.login_sites (api_key, secret, name, owner_id, callback_url)
-       SELECT $1, $2, $3, u.id, $5 FROM kigo_gateway.users u WHERE u.id = $4
+      `INSERT INTO kigo_gateway.login_sites (api_key, secret, name, owner_id, callback_url, home_url)
+       SELECT $1, $2, $3, u.id, $5, $6 FROM kigo_gateway.users u WHERE u.id = $4
        RETURNING ${columns}`,
-      [apiKey, this.box.seal(secret, secretAad(apiKey)), name, input.ownerId, callbackUrl],
+      [apiKey, this.box.seal(secret, secretAad(apiKey)), name, input.ownerId, callbackUrl, homeUrl],
     )
     if (rows.length === 0) throw new NotFound(`no user ${input.ownerId}`)
     return { site: toSite(rows[0]!), secret }
@@ -85,6 +101,25 @@ export class LoginSiteStore {
       ? await this.db.query<SiteRow>(`SELECT ${columns} FROM kigo_gateway.login_sites ORDER BY created_at, api_key`)
       : await this.db.query<SiteRow>(`SELECT ${columns} FROM kigo_gateway.login_sites WHERE owner_id = $1 ORDER BY created_at, api_key`, [ownerId])
     return rows.map(toSite)
+  }
+
+  /**
+   * New name, callback and home page, checked as a registration checks them (InvalidInput);
+   * the site before and after, or null for an unknown key. Every gateway reads sites from
+   * here on each request, so the change applies everywhere at once.
+   */
+  async update(apiKey: string, details: SiteDetails): Promise<{ before: LoginSite; after: LoginSite } | null> {
+    const { name, callbackUrl, homeUrl } = checkSiteDetails(details)
+    if (!isPlausibleKey(apiKey)) return null
+    return this.db.transaction(async (tx) => {
+      const old = await tx.query<SiteRow>(`SELECT ${columns} FROM kigo_gateway.login_sites WHERE api_key = $1 FOR UPDATE`, [apiKey])
+      if (!old[0]) return null
+      const rows = await tx.query<SiteRow>(
+        `UPDATE kigo_gateway.login_sites SET name = $2, callback_url = $3, home_url = $4 WHERE api_key = $1 RETURNING ${columns}`,
+        [apiKey, name, callbackUrl, homeUrl],
+      )
+      return { before: toSite(old[0]), after: toSite(rows[0]!) }
+    })
   }
 
   /** A new secret (the old one stops working at once); null for an unknown key. */

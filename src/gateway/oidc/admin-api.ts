@@ -9,7 +9,7 @@ import { auditTrail, operatorActor } from '../audit/audited.js'
 import { operatorErrorArea } from '../../common/operator-errors.js'
 import { isoSeconds } from '../../common/time.js'
 import { userIdPattern } from '../domain/identifiers.js'
-import { InvalidInput } from '../store/validation.js'
+import { InvalidInput, refused } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
 import type { OidcClient, OidcStore } from './store.js'
 import type { OidcProviders } from './index.js'
@@ -36,6 +36,8 @@ export const clientView = (c: OidcClient) => ({
 // area of the operator API; a redirect URI kigo will not register is `invalid_redirect_uri`
 // (the code of RFC 7591 §3.2.2, also on the account pages).
 const bad = (message: string) => new ApiError(400, 'invalid_parameter', message)
+/** A registration's own check refused a value: the name is a bad parameter, a redirect URI one kigo will not register. */
+const refusedInput = (err: InvalidInput) => new ApiError(400, err.field === 'name' ? 'invalid_parameter' : 'invalid_redirect_uri', `Invalid request body: ${err.message}`)
 const clientNotFound = (id: string) => new ApiError(404, 'client_not_found', `No OpenID Connect client with client_id ${JSON.stringify(id)}`)
 
 function stringList(body: Record<string, unknown>, name: string, required: boolean): string[] {
@@ -71,7 +73,7 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     try {
       created = await store.createClient({ name: b.name, ownerId: b.owner, redirectUris, postLogoutRedirectUris: postLogout, public: b.public === true })
     } catch (err) {
-      if (err instanceof InvalidInput) throw new ApiError(400, err.field === 'name' ? 'invalid_parameter' : 'invalid_redirect_uri', `Invalid request body: ${err.message}`)
+      if (err instanceof InvalidInput) throw refusedInput(err)
       if (err instanceof NotFound) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)
       throw err
     }
@@ -90,6 +92,30 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     const found = await store.findClient(id)
     if (!found) throw clientNotFound(id)
     return clientView(found)
+  })
+
+  // The operator corrects a registration: the fields given (at least one), checked as a
+  // registration checks them; the client_id, type, secret and grants stay.
+  app.patch('/admin/oidc-clients/:id', { bodyLimit: 64 * 1024 }, async (request) => {
+    const id = (request.params as { id: string }).id
+    const body = request.body
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('Invalid request body: send a JSON object')
+    const b = body as Record<string, unknown>
+    const unknown = Object.keys(b).filter((k) => !['name', 'redirect_uris', 'post_logout_redirect_uris'].includes(k))
+    if (unknown.length > 0) throw bad(`Invalid request body: unknown field ${unknown[0]}; a client's name, redirect_uris and post_logout_redirect_uris can be changed`)
+    if (Object.keys(b).length === 0) throw bad('Invalid request body: give name, redirect_uris or post_logout_redirect_uris')
+    if (b.name !== undefined && typeof b.name !== 'string') throw bad('Invalid request body: name must be a string')
+    const found = await store.findClient(id)
+    if (!found) throw clientNotFound(id)
+    const edited = await store.updateClient(id, {
+      name: typeof b.name === 'string' ? b.name : found.name,
+      redirectUris: b.redirect_uris === undefined ? found.redirectUris : stringList(b, 'redirect_uris', true),
+      postLogoutRedirectUris: b.post_logout_redirect_uris === undefined ? found.postLogoutRedirectUris : stringList(b, 'post_logout_redirect_uris', false),
+    }).catch(refused)
+    if (edited instanceof InvalidInput) throw refusedInput(edited)
+    if (!edited) throw clientNotFound(id)
+    await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_client.edit', target: id, before: clientView(edited.before), after: clientView(edited.after) })
+    return clientView(edited.after)
   })
 
   app.post('/admin/oidc-clients/:id/rotate-secret', async (request) => {

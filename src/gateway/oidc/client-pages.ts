@@ -1,9 +1,9 @@
 // A user's own OpenID Connect relying parties on the account pages
 // (docs/oidc.md#registering-a-site): list, register (confidential or public; the client
-// secret shown once, on the answer to the post), rotate the secret, delete. Rotating and
-// deleting ask first, on a page of their own (no script). Every post is CSRF-checked by
-// the account area; every change is audited (kind `oidc`, `by` the user); a user sees and
-// changes only the clients they own.
+// secret shown once, on the answer to the post), edit the name and redirect URIs, rotate
+// the secret, delete. Rotating and deleting ask first, on a page of their own (no
+// script). Every post is CSRF-checked by the account area; every change is audited (kind
+// `oidc`, `by` the user); a user sees and changes only the clients they own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
@@ -11,9 +11,9 @@ import { sendErrorPage } from '../account-area/error-page.js'
 import { accountArea, field, page, sendPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
-import { InvalidInput } from '../store/validation.js'
+import { InvalidInput, refused } from '../store/validation.js'
 import { clientView } from './admin-api.js'
-import { checkRedirectUri, type OidcClient, type OidcStore } from './store.js'
+import { checkRedirectUri, type ClientDetails, type OidcClient, type OidcStore } from './store.js'
 
 const base = '/account/oidc-clients'
 const notOwned = 'You have no OpenID Connect client with this client_id.'
@@ -35,7 +35,71 @@ interface Created {
 /** The URIs of a text area, one per line (blank lines ignored). */
 const lines = (value: string) => value.split(/\r\n|\r|\n/).map((l) => l.trim()).filter((l) => l !== '')
 
-function clientsPage(o: { session: SignedInSession; csrf: SafeHtml; clients: OidcClient[]; discoveryUrl: string; form?: FormInput; created?: Created; notice?: string }): string {
+/** A registration's or an edit's name and URIs as typed. */
+type DetailsInput = Pick<FormInput, 'name' | 'redirectUris' | 'postLogoutRedirectUris'>
+
+/** An edit refused: which client, and its form as typed. */
+type EditInput = DetailsInput & { clientId: string; error?: string }
+
+const detailsOf = (form: URLSearchParams): DetailsInput => ({
+  name: (field(form, 'name') ?? '').trim(),
+  redirectUris: field(form, 'redirect_uris') ?? '',
+  postLogoutRedirectUris: field(form, 'post_logout_redirect_uris') ?? '',
+})
+
+/**
+ * The name and URIs for the store, or what is wrong with them, in the words of the form:
+ * a registration and an edit check alike. Each URI is checked here too, so that the
+ * message names the one refused; the store checks them all again.
+ */
+function readDetails(input: DetailsInput): ClientDetails | { error: string } {
+  if (input.name === '') return { error: 'Give the client a name.' }
+  const redirectUris = lines(input.redirectUris)
+  const postLogoutRedirectUris = lines(input.postLogoutRedirectUris)
+  if (redirectUris.length === 0) return { error: 'Give at least one redirect URI the sign-in returns to.' }
+  for (const [list, label] of [[redirectUris, 'redirect URI'], [postLogoutRedirectUris, 'post-logout redirect URI']] as const) {
+    for (const uri of list) {
+      try {
+        checkRedirectUri(uri, label)
+      } catch (err) {
+        if (err instanceof InvalidInput) return { error: `The ${err.message}: ${JSON.stringify(uri.length > 200 ? `${uri.slice(0, 200)}…` : uri)}.` }
+        throw err
+      }
+    }
+  }
+  return { name: input.name, redirectUris, postLogoutRedirectUris }
+}
+
+/** The store's refusal as a sentence of the form ("The name must…", "Give 1 to 10 redirect URIs"). */
+const refusal = (err: InvalidInput): string => (err.field === 'redirect_uris' ? `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}` : `The ${err.message}`)
+
+/** Each of the user's clients, its name and URIs in a form of its own (opened when an edit of it was refused). */
+function editSection(o: { csrf: SafeHtml; clients: OidcClient[]; edit?: EditInput }): SafeHtml {
+  if (o.clients.length === 0) return html``
+  return html`<section class="card" id="edit-clients">
+<h2>Edit a client</h2>
+<p class="muted">Changes apply at once, on the next sign-in. The client_id, type and secret stay as they are; people who signed in keep their access.</p>
+${o.clients.map((k) => {
+    const e = o.edit?.clientId === k.clientId ? o.edit : undefined
+    const f = e ?? { name: k.name, redirectUris: k.redirectUris.join('\n'), postLogoutRedirectUris: k.postLogoutRedirectUris.join('\n') }
+    return html`<details id="edit-${k.clientId}"${e ? html` open` : ''}><summary>${k.name}</summary>
+${e?.error ? html`<div class="error" role="alert">${e.error}</div>` : ''}
+<form method="post" action="${base}/${k.clientId}/edit">
+${o.csrf}
+<label for="name-${k.clientId}">Name <span class="muted">(shown to people when they sign in)</span></label>
+<input type="text" id="name-${k.clientId}" name="name" value="${f.name}" maxlength="100" required>
+<label for="redirect-${k.clientId}">Redirect URIs <span class="muted">(one per line; http or https, no fragment; compared exactly)</span></label>
+<textarea id="redirect-${k.clientId}" name="redirect_uris" rows="3" required>${f.redirectUris}</textarea>
+<label for="logout-${k.clientId}">Post-logout redirect URIs <span class="muted">(optional, one per line)</span></label>
+<textarea id="logout-${k.clientId}" name="post_logout_redirect_uris" rows="2">${f.postLogoutRedirectUris}</textarea>
+<div class="actions"><button type="submit" class="secondary">Save changes</button></div>
+</form>
+</details>`
+  })}
+</section>`
+}
+
+function clientsPage(o: { session: SignedInSession; csrf: SafeHtml; clients: OidcClient[]; discoveryUrl: string; form?: FormInput; edit?: EditInput; created?: Created; notice?: string }): string {
   const f = o.form ?? { name: '', redirectUris: '', postLogoutRedirectUris: '', type: 'confidential' }
   const c = o.created
   return page({
@@ -65,6 +129,7 @@ ${o.clients.length === 0 ? html`<p class="muted">You have no OpenID Connect clie
 <td class="row-actions">${k.public ? '' : html`<a href="${base}/${k.clientId}/rotate-secret">New secret…</a><br>`}<a href="${base}/${k.clientId}/delete">Delete…</a></td>
 </tr>`)}</tbody></table>`}
 </section>
+${editSection({ csrf: o.csrf, clients: o.clients, ...(o.edit ? { edit: o.edit } : {}) })}
 <section class="card" id="register-client">
 <h2>Register an OpenID Connect client</h2>
 ${f.error ? html`<div class="error" role="alert">${f.error}</div>` : ''}
@@ -170,7 +235,7 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     const session = await area.requireSignIn(request, reply, { next: base })
     if (!session) return reply
     const n = (request.query as Record<string, unknown>).notice
-    return render(reply, 200, session, n === 'deleted' ? { notice: 'The client was deleted: its client_id no longer works.' } : {})
+    return render(reply, 200, session, n === 'deleted' ? { notice: 'The client was deleted: its client_id no longer works.' } : n === 'edited' ? { notice: 'Your changes to the client were saved and apply at once.' } : {})
   })
 
   app.post(base, async (request, reply) => {
@@ -178,38 +243,42 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     const posted = await area.signedInPost(request, reply)
     if (!posted) return reply
     const { session, form } = posted
-    const input: FormInput = {
-      name: (field(form, 'name') ?? '').trim(),
-      redirectUris: field(form, 'redirect_uris') ?? '',
-      postLogoutRedirectUris: field(form, 'post_logout_redirect_uris') ?? '',
-      type: field(form, 'type') ?? '',
-    }
+    const input: FormInput = { ...detailsOf(form), type: field(form, 'type') ?? '' }
     const refuse = (error: string) => render(reply, 400, session, { form: { ...input, error } })
     if (input.name === '') return refuse('Give the client a name.')
     if (input.type !== 'confidential' && input.type !== 'public') return refuse('Choose whether the client is confidential (it keeps a secret) or public.')
-    const redirectUris = lines(input.redirectUris)
-    const postLogout = lines(input.postLogoutRedirectUris)
-    if (redirectUris.length === 0) return refuse('Give at least one redirect URI the sign-in returns to.')
-    // Each URI checked here too, so that the message names the one refused.
-    for (const [list, label] of [[redirectUris, 'redirect URI'], [postLogout, 'post-logout redirect URI']] as const) {
-      for (const uri of list) {
-        try {
-          checkRedirectUri(uri, label)
-        } catch (err) {
-          if (err instanceof InvalidInput) return refuse(`The ${err.message}: ${JSON.stringify(uri.length > 200 ? `${uri.slice(0, 200)}…` : uri)}. Nothing was registered.`)
-          throw err
-        }
-      }
-    }
+    const details = readDetails(input)
+    if ('error' in details) return refuse(`${details.error} Nothing was registered.`)
     let created: Created
     try {
-      created = await store.createClient({ name: input.name, ownerId: session.user.id, redirectUris, postLogoutRedirectUris: postLogout, public: input.type === 'public' })
+      created = await store.createClient({ ...details, ownerId: session.user.id, public: input.type === 'public' })
     } catch (err) {
-      if (err instanceof InvalidInput) return refuse(`The ${err.message}; nothing was registered.`)
+      if (err instanceof InvalidInput) return refuse(`${refusal(err)}; nothing was registered.`)
       throw err
     }
     await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.create', target: created.client.clientId, before: null, after: clientView(created.client) })
     return render(reply, 201, session, { created })
+  })
+
+  // The owner edits the name and redirect URIs: checked as a registration is, and refused
+  // whole (the form again, as typed, with why). The provider reads a client from the store
+  // on every request, so every gateway uses the change at once.
+  app.post(`${base}/:id/edit`, async (request, reply) => {
+    request.routeName = 'account'
+    const posted = await area.signedInPost(request, reply)
+    if (!posted) return reply
+    const { session } = posted
+    const client = await own(request, reply, session)
+    if (!client) return reply
+    const input = detailsOf(posted.form)
+    const refuse = (error: string) => render(reply, 400, session, { edit: { ...input, clientId: client.clientId, error: `${error} Nothing was changed.` } })
+    const details = readDetails(input)
+    if ('error' in details) return refuse(details.error)
+    const edited = await store.updateClient(client.clientId, details).catch(refused)
+    if (edited instanceof InvalidInput) return refuse(`${refusal(edited)}.`)
+    if (!edited) return render(reply, 404, session, { notice: notOwned })
+    await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.edit', target: client.clientId, before: clientView(edited.before), after: clientView(edited.after) })
+    return seeOther(reply, `${base}?notice=edited`)
   })
 
   for (const action of ['rotate-secret', 'delete'] as const) {

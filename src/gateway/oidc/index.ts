@@ -277,10 +277,13 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     // (another user holding its cookie is not shown it), as the confirmation checks too.
     if (details.session?.accountId !== session.user.id) return sendPage(reply, 400, mismatchPage())
     const scopes = String(details.params.scope ?? '').split(' ').filter((s) => s !== '')
+    // Who registered the site and how many people signed in to it, for the person deciding.
+    const registered = await store.findClient(client.clientId)
+    const registrant = registered && { owner: registered.ownerId, users: await store.countSignedInUsers(registered.clientId), homeUrl: null }
     return sendPage(
       reply,
       200,
-      oidcConsentPage({ user: session.user, csrfToken: session.csrfToken, uid, clientName: client.clientName ?? client.clientId, redirectsTo: new URL(String(details.params.redirect_uri)).host, scopes }),
+      oidcConsentPage({ user: session.user, csrfToken: session.csrfToken, uid, clientName: client.clientName ?? client.clientId, redirectsTo: new URL(String(details.params.redirect_uri)).host, scopes, ...(registrant ? { registrant } : {}) }),
       redirectOrigins,
     )
   })

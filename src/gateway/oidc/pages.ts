@@ -2,6 +2,7 @@
 // the consent page, and the account page's list of sites the user signed in to.
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { allowOrDenyButtons, page } from '../account-area/html.js'
+import { registrantLine, type Registrant } from '../account-area/registrant.js'
 import type { User } from '../store/types.js'
 import type { SignedInSite } from './store.js'
 
@@ -13,7 +14,7 @@ const scopeText: Record<string, string> = {
 
 const csrfField = (token: string) => html`<input type="hidden" name="csrf_token" value="${token}">`
 
-export function oidcConsentPage(o: { user: User; csrfToken: string; uid: string; clientName: string; redirectsTo: string; scopes: string[] }): string {
+export function oidcConsentPage(o: { user: User; csrfToken: string; uid: string; clientName: string; redirectsTo: string; scopes: string[]; registrant?: Registrant }): string {
   return page({
     title: `Sign in to ${o.clientName}`,
     narrow: true,
@@ -21,6 +22,7 @@ export function oidcConsentPage(o: { user: User; csrfToken: string; uid: string;
     csrfToken: o.csrfToken,
     body: html`<div class="card">
 <h1>Sign in to <strong>${o.clientName}</strong> with your kigo account?</h1>
+${o.registrant ? registrantLine(o.registrant) : ''}
 <p>${o.clientName} asks to:</p>
 <ul class="scopes">${o.scopes.map((s) => html`<li>${scopeText[s] ?? s} <span class="muted">(${s})</span></li>`)}</ul>
 <p class="muted">You are signed in as ${o.user.name} (${o.user.id}). After you choose, you will be sent back to ${o.redirectsTo}. You can revoke the site's access at any time on your account page.</p>

@@ -70,6 +70,23 @@ export function checkRedirectUri(value: unknown, field = 'redirect_uri'): string
   return value
 }
 
+/** What the owner of a client may change after registering it (its type and secret stay). */
+export interface ClientDetails {
+  name: string
+  redirectUris: string[]
+  postLogoutRedirectUris: string[]
+}
+
+/** A client's name and URIs as the store keeps them: the one check of a registration and of an edit (InvalidInput). */
+function checkClientDetails(input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[] }): ClientDetails {
+  const name = input.name.trim()
+  if (name === '' || name.length > limits.name || /[\u0000-\u001f\u007f]/.test(name)) throw new InvalidInput('name', `name must be 1 to ${limits.name} characters without control characters`)
+  if (input.redirectUris.length === 0 || input.redirectUris.length > limits.uris) throw new InvalidInput('redirect_uris', `give 1 to ${limits.uris} redirect URIs`)
+  const redirectUris = [...new Set(input.redirectUris.map((u) => checkRedirectUri(u)))]
+  const postLogoutRedirectUris = [...new Set((input.postLogoutRedirectUris ?? []).map((u) => checkRedirectUri(u, 'post_logout_redirect_uri')))]
+  return { name, redirectUris, postLogoutRedirectUris }
+}
+
 interface ClientRow {
   client_id: string
   secret: string | null
@@ -108,11 +125,7 @@ export class OidcStore {
   // ---- relying parties -------------------------------------------------------------------
 
   async createClient(input: { name: string; ownerId: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean }): Promise<{ client: OidcClient; secret: string | null }> {
-    const name = input.name.trim()
-    if (name === '' || name.length > limits.name || /[\u0000-\u001f\u007f]/.test(name)) throw new InvalidInput('name', `name must be 1 to ${limits.name} characters without control characters`)
-    if (input.redirectUris.length === 0 || input.redirectUris.length > limits.uris) throw new InvalidInput('redirect_uris', `give 1 to ${limits.uris} redirect URIs`)
-    const redirectUris = [...new Set(input.redirectUris.map((u) => checkRedirectUri(u)))]
-    const postLogout = [...new Set((input.postLogoutRedirectUris ?? []).map((u) => checkRedirectUri(u, 'post_logout_redirect_uri')))]
+    const { name, redirectUris, postLogoutRedirectUris: postLogout } = checkClientDetails(input)
     const clientId = randomToken(18)
     const secret = input.public ? null : randomToken(32)
     try {
@@ -148,6 +161,26 @@ export class OidcStore {
       ? await this.db.query<ClientRow>('SELECT * FROM kigo_gateway.oidc_clients ORDER BY created_at, client_id')
       : await this.db.query<ClientRow>('SELECT * FROM kigo_gateway.oidc_clients WHERE owner_id = $1 ORDER BY created_at, client_id', [ownerId])
     return rows.map(toClient)
+  }
+
+  /**
+   * New name and redirect URIs, checked as a registration checks them (InvalidInput); the
+   * client before and after, or null when there is no such client. The provider reads a
+   * client from here on every request (provider.ts, its adapter), so every gateway uses the
+   * new URIs at once.
+   */
+  async updateClient(clientId: string, details: ClientDetails): Promise<{ before: OidcClient; after: OidcClient } | null> {
+    const checked = checkClientDetails(details)
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(clientId)) return null
+    return this.db.transaction(async (tx) => {
+      const old = await tx.query<ClientRow>('SELECT * FROM kigo_gateway.oidc_clients WHERE client_id = $1 FOR UPDATE', [clientId])
+      if (!old[0]) return null
+      const rows = await tx.query<ClientRow>(
+        'UPDATE kigo_gateway.oidc_clients SET name = $2, redirect_uris = $3, post_logout_redirect_uris = $4 WHERE client_id = $1 RETURNING *',
+        [clientId, checked.name, checked.redirectUris, checked.postLogoutRedirectUris],
+      )
+      return { before: toClient(old[0]), after: toClient(rows[0]!) }
+    })
   }
 
   /** A new secret for a confidential client (null: no such client; a public one has none to rotate). */
@@ -192,6 +225,17 @@ export class OidcStore {
       seen.set(r.client_id, { client: toClient(r), grantedAt: new Date((r.payload.iat ?? 0) * 1000), scopes })
     }
     return [...seen.values()]
+  }
+
+  /** How many people hold an unexpired grant of the client (one count, never the rows). */
+  async countSignedInUsers(clientId: string): Promise<number> {
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(clientId)) return 0
+    const rows = await this.db.query<{ n: number | string }>(
+      `SELECT count(DISTINCT account_id) AS n FROM kigo_gateway.oidc_state
+       WHERE model = 'Grant' AND client_id = $1 AND account_id IS NOT NULL AND (expires_at IS NULL OR expires_at > $2)`,
+      [clientId, new Date(this.now())],
+    )
+    return Number(rows[0]?.n ?? 0)
   }
 
   /** Revokes every grant of `userId` to `clientId` with its codes and tokens; how many grants. */

@@ -1,5 +1,5 @@
 // The operator API's applications, OAuth consumers (docs/gateway.md#the-operator-api-and-dashboard):
-// register one (its secret shown once), list, read, rotate the secret, delete.
+// register one (its secret shown once), list, read, edit, rotate the secret, delete.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ApiError } from '../../common/errors.js'
@@ -21,12 +21,18 @@ const CreatedApp = Type.Object({
   name: Type.String(),
   scopes: Type.Array(Type.String()),
 })
+// What may be edited after registration: any of these; the scopes stay as registered.
+const EditAppBody = Type.Object(
+  { name: Type.Optional(Name), callback: Type.Optional(Type.Union([CallbackUrl, Type.Null()])), home_page: Type.Optional(Type.Union([CallbackUrl, Type.Null()])) },
+  { additionalProperties: false, minProperties: 1, errorMessage: 'must give name, callback or home_page' },
+)
 const AppView = Type.Object({
   consumer_key: Type.String(),
   name: Type.String(),
   owner: Type.String(),
   scopes: Type.Array(Type.String()),
   callback: Type.Union([Type.String(), Type.Null()]),
+  home_page: Type.Union([Type.String(), Type.Null()]),
   created_at: Timestamp,
 })
 const AppsQuery = Type.Object({ owner: Type.Optional(UserId) }, { additionalProperties: false })
@@ -45,6 +51,7 @@ const appView = (c: Consumer) => ({
   owner: c.ownerId,
   scopes: c.scopes,
   callback: c.callbackUrl,
+  home_page: c.homeUrl,
   created_at: isoSeconds(c.createdAt),
 })
 
@@ -96,6 +103,24 @@ export async function adminApps(instance: FastifyInstance, { store, audited, cha
     if (!found) throw consumerNotFound(request.params.key)
     const tokens = await store.listAccessTokens({ consumerKey: found.consumer.key })
     return { ...appView(found.consumer), tokens: tokens.length, active_tokens: tokens.filter((t) => t.revokedAt === null).length }
+  })
+
+  // The operator corrects a registration: the fields given, checked as a registration
+  // checks them (an empty body is refused); the key, secret, scopes and tokens stay.
+  app.patch('/admin/apps/:key', {
+    bodyLimit,
+    schema: { params: AppParams, body: EditAppBody, response: { 200: AppView, ...errorResponses } },
+  }, async (request) => {
+    const found = await store.getConsumer(request.params.key)
+    if (!found) throw consumerNotFound(request.params.key)
+    const c = found.consumer
+    const b = request.body
+    const callbackUrl = b.callback === undefined ? c.callbackUrl : checkCallback(b.callback)
+    const edited = await store.updateConsumer(c.key, { name: b.name ?? c.name, callbackUrl, homeUrl: b.home_page === undefined ? c.homeUrl : b.home_page })
+    if (!edited) throw consumerNotFound(request.params.key)
+    changed({ kind: 'consumer', consumerKey: c.key })
+    await audited(operatorActor(request), { kind: 'app', action: 'app.edit', target: c.key, before: appView(edited.before), after: appView(edited.after) })
+    return appView(edited.after)
   })
 
   // A leaked consumer secret is replaced without re-registering: the key and the

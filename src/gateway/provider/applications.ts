@@ -1,17 +1,38 @@
 // The user's own OAuth applications on the account area (docs/gateway.md#the-oauth-provider-and-the-account-pages):
-// registering one, its page (key, secret, endpoints), rotating its secret, deleting it,
-// and revoking an application's access to one's account; each change audited as an
-// `account.*` action naming the user. Registered on the account area as the login API's
-// and OpenID Connect's pages are, with the account area's posted-form opening.
+// registering one, its page (key, secret, endpoints), editing its name, callback and home
+// page, rotating its secret, deleting it, and revoking an application's access to one's
+// account; each change audited as an `account.*` action naming the user. Registered on
+// the account area as the login API's and OpenID Connect's pages are, with the account
+// area's posted-form opening.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccountKit } from '../account-area/account-kit.js'
 import { field } from '../account-area/form.js'
 import { sendPage, seeOther } from '../account-area/html.js'
 import { applicationPage, messagePage, type RegisterForm } from '../account-area/pages.js'
+import { applicationEditPage } from '../account-area/application-edit.js'
 import type { SignedInSession } from '../account-area/posted-form.js'
 import { scopesFromCheckboxes } from '../domain/scopes.js'
-import { InvalidInput } from '../store/validation.js'
+import { InvalidInput, refused } from '../store/validation.js'
+import type { Consumer, ConsumerDetails } from '../store/types.js'
 import type { ProviderContext } from './context.js'
+
+const noName = 'Give the application a name.'
+
+/** The name, callback and home page fields as posted, trimmed: a registration's and an edit's. */
+const detailsOf = (form: URLSearchParams) => ({
+  name: (field(form, 'name') ?? '').trim(),
+  callback: (field(form, 'callback') ?? '').trim(),
+  home: (field(form, 'home_url') ?? '').trim(),
+})
+
+/** The details as the store takes them (an empty field: none). */
+const storedDetails = (d: ReturnType<typeof detailsOf>): ConsumerDetails => ({ name: d.name, callbackUrl: d.callback === '' ? null : d.callback, homeUrl: d.home === '' ? null : d.home })
+
+/** What the form says about details the store refused (it checks a registration and an edit alike). */
+const refusal = (err: InvalidInput): string => (err.field === 'callbackUrl' ? `The callback ${err.message.replace(/^callback URL /, 'URL ')}.` : `The ${err.message}.`)
+
+/** The application as the audit trail records it, before and after a change. */
+const auditView = (c: Consumer) => ({ name: c.name, callback_url: c.callbackUrl, home_url: c.homeUrl })
 
 export function registerApplications(app: FastifyInstance, ctx: ProviderContext, kit: AccountKit): void {
   const { store, sessions } = ctx
@@ -19,20 +40,16 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
     const ok = await kit.signedInPost(request, reply)
     if (!ok) return reply
     const { session, form } = ok
-    const input: RegisterForm = {
-      name: (field(form, 'name') ?? '').trim(),
-      callback: (field(form, 'callback') ?? '').trim(),
-      scopes: scopesFromCheckboxes(form.getAll('scope')),
-    }
+    const input: RegisterForm = { ...detailsOf(form), scopes: scopesFromCheckboxes(form.getAll('scope')) }
     const invalid = (error: string) => kit.renderAccount(reply, 400, session, { ...input, error })
-    if (input.name === '') return invalid('Give the application a name.')
+    if (input.name === '') return invalid(noName)
     if (input.scopes.length === 0) return invalid('Choose at least one scope.')
     try {
-      const { consumer } = await store.createConsumer({ name: input.name, ownerId: session.user.id, scopes: input.scopes, callbackUrl: input.callback === '' ? null : input.callback })
-      await kit.audited(kit.by(request, session.user.id), { kind: 'app', action: 'account.app_create', target: consumer.key, before: null, after: { user: session.user.id, name: consumer.name, scopes: consumer.scopes, callback_url: consumer.callbackUrl } })
+      const { consumer } = await store.createConsumer({ ...storedDetails(input), ownerId: session.user.id, scopes: input.scopes })
+      await kit.audited(kit.by(request, session.user.id), { kind: 'app', action: 'account.app_create', target: consumer.key, before: null, after: { user: session.user.id, ...auditView(consumer), scopes: consumer.scopes } })
       return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=registered`)
     } catch (err) {
-      if (err instanceof InvalidInput) return invalid(err.field === 'callbackUrl' ? `The callback ${err.message.replace(/^callback URL /, 'URL ')}.` : `The ${err.message}.`)
+      if (err instanceof InvalidInput) return invalid(refusal(err))
       throw err
     }
   })
@@ -77,6 +94,28 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
     await sendPage(reply, 404, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'No such application', message: 'You have no application with this key.', link: { href: '/account', text: 'Your account' } }))
     return null
   }
+
+  // The owner edits the name, callback and home page: checked as a registration is, and
+  // refused whole (the form again, as typed, with why) when one is wrong. The initiate and
+  // consent steps read the application from the store on every request, so every gateway
+  // uses the change at once (the verifiers' credential cache uses none of these fields).
+  app.post('/account/apps/:key/edit', async (request, reply) => {
+    const ok = await kit.signedInPost(request, reply)
+    if (!ok) return reply
+    const consumer = await ownApplication(request, reply, ok.session)
+    if (!consumer) return reply
+    const input = detailsOf(ok.form)
+    const invalid = (error: string) => sendPage(reply, 400, applicationEditPage({ user: ok.session.user, csrfToken: ok.session.csrfToken, consumer, form: { ...input, error: `${error} Nothing was changed.` } }))
+    if (input.name === '') return invalid(noName)
+    const edited = await store.updateConsumer(consumer.key, storedDetails(input)).catch(refused)
+    if (edited instanceof InvalidInput) return invalid(refusal(edited))
+    if (!edited) {
+      await ownApplication(request, reply, ok.session) // deleted meanwhile: its 404
+      return reply
+    }
+    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: 'account.app_edit', target: consumer.key, before: auditView(edited.before), after: auditView(edited.after) })
+    return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=app_edited`)
+  })
 
   // The owner rotates the consumer secret (the old one stops working) or deletes the
 

@@ -4,8 +4,9 @@ import type { Scope } from '../domain/identifiers.js'
 import { html } from '../../common/html.js'
 import { allowOrDenyButtons, page } from '../account-area/html.js'
 import { csrfField, scopeList, type Viewer } from '../account-area/pages.js'
+import { registrantLine, type Registrant } from '../account-area/registrant.js'
 
-export function consentPage(o: Viewer & { appName: string; scopes: Scope[]; token: string; redirectsTo: string | null }): string {
+export function consentPage(o: Viewer & { appName: string; scopes: Scope[]; token: string; redirectsTo: string | null; registrant?: Registrant }): string {
   return page({
     title: `Authorize ${o.appName}`,
     narrow: true,
@@ -13,6 +14,7 @@ export function consentPage(o: Viewer & { appName: string; scopes: Scope[]; toke
     csrfToken: o.csrfToken,
     body: html`<div class="card">
 <h1>Allow <strong>${o.appName}</strong> to use your kigo account?</h1>
+${o.registrant ? registrantLine(o.registrant) : ''}
 <p>${o.appName} asks to:</p>
 ${scopeList(o.scopes)}
 <p class="muted">You are signed in as ${o.user.name} (${o.user.id}). ${

@@ -10,14 +10,14 @@ import { signedInPost } from '../account-area/posted-form.js'
 import { sendPage, seeOther } from '../account-area/html.js'
 import { loginPage, messagePage } from '../account-area/pages.js'
 import { consentPage, deniedPage, verifierPage } from './authorize-pages.js'
-import type { RequestToken } from '../store/types.js'
+import type { Consumer, RequestToken } from '../store/types.js'
 
 export function registerAuthorize(app: FastifyInstance, ctx: ProviderContext): void {
   const { store, sessions } = ctx
   const secureOf = (request: FastifyRequest) => app.publicOrigin(request).scheme === 'https'
 
-  /** The pending, unexpired request token and its application's name, or the page explaining why not. */
-  const pendingToken = async (token: string | null): Promise<{ rt: RequestToken; appName: string } | { problem: string; title: string }> => {
+  /** The pending, unexpired request token, its application and the application's name, or the page explaining why not. */
+  const pendingToken = async (token: string | null): Promise<{ rt: RequestToken; appName: string; consumer: Consumer | null } | { problem: string; title: string }> => {
     if (token === null || token === '') return { title: 'Missing request token', problem: 'This link has no oauth_token. Go back to the application and start again.' }
     const found = await store.getRequestToken(token)
     if (!found) return { title: 'Unknown request', problem: 'This authorization request is not known. Go back to the application and start again.' }
@@ -25,7 +25,7 @@ export function registerAuthorize(app: FastifyInstance, ctx: ProviderContext): v
     if (rt.state !== 'pending') return { title: 'Request already answered', problem: 'This authorization request was already answered. Go back to the application and start again.' }
     if (rt.expiresAt.getTime() <= ctx.now()) return { title: 'Request expired', problem: 'This authorization request has expired. Go back to the application and start again.' }
     const consumer = await store.getConsumer(rt.consumerKey)
-    return { rt, appName: consumer?.consumer.name ?? 'An application' }
+    return { rt, appName: consumer?.consumer.name ?? 'An application', consumer: consumer?.consumer ?? null }
   }
 
   const show = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -39,6 +39,9 @@ export function registerAuthorize(app: FastifyInstance, ctx: ProviderContext): v
       return sendPage(reply, 200, loginPage({ csrfToken: session.csrfToken, next: request.url, context: `Sign in to decide whether ${found.appName} may use your account.` }))
     }
     const cb = found.rt.callback
+    // Who registered the application and how many people use it, for the person deciding.
+    const registered = found.consumer
+    const registrant = registered && { owner: registered.ownerId, users: await store.countApplicationUsers(registered.key), homeUrl: registered.homeUrl }
     return sendPage(
       reply,
       200,
@@ -49,6 +52,7 @@ export function registerAuthorize(app: FastifyInstance, ctx: ProviderContext): v
         scopes: found.rt.scopes,
         token: found.rt.token,
         redirectsTo: cb === outOfBand ? null : new URL(cb).host,
+        ...(registrant ? { registrant } : {}),
       }),
       callbackOrigins(cb),
     )

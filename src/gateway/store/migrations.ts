@@ -1,11 +1,12 @@
 // The identity store's tables in the gateway's schema `kigo_gateway` (docs/operations.md#stored-data):
 // users, applications (consumers) and their tokens, request tokens and web sessions, all
-// read and written by src/gateway/store/sql-identity-store.ts. Versions 1 to 9 and 31 (a
-// user's contact e-mail). Every feature keeps its own tables' migrations in its folder;
-// src/gateway/schema.ts lists them all in the order `migrate` of src/common/sql.ts applies
-// them. The same SQL runs on PGlite and on PostgreSQL. Statements end with `;` at a line
-// end: that is where `migrate` splits them. Append new migrations with the next free
-// version of the owner's range; never edit one that has shipped.
+// read and written by src/gateway/store/sql-identity-store.ts. Versions 1 to 9, 31 (a
+// user's contact e-mail), 61 and 83 (an application's home page). Every feature keeps its
+// own tables' migrations in its folder; src/gateway/schema.ts lists them all in the order
+// `migrate` of src/common/sql.ts applies them. The same SQL runs on PGlite and on
+// PostgreSQL. Statements end with `;` at a line end: that is where `migrate` splits them.
+// Append new migrations with the next free version of the owner's range; never edit one
+// that has shipped.
 import type { Migration } from '../../common/sql.js'
 
 export const gatewaySchema = 'kigo_gateway'
@@ -117,6 +118,17 @@ ALTER TABLE kigo_gateway.users ADD COLUMN email text;
 ALTER TABLE kigo_gateway.users ADD COLUMN name_version bigint NOT NULL DEFAULT 1;
 ALTER TABLE kigo_gateway.users ADD COLUMN core_version bigint NOT NULL DEFAULT 0;
 CREATE INDEX users_core_pending ON kigo_gateway.users (id) WHERE core_version < name_version;
+`,
+  },
+  {
+    version: 83,
+    name: 'application home pages; unrevoked tokens by application and user',
+    sql: `
+-- Optional: the page the consent page links, so that a visitor sees who is asking.
+ALTER TABLE kigo_gateway.consumers ADD COLUMN home_url text;
+-- The consent page counts the people using an application (distinct users holding an
+-- unrevoked token) from this index alone.
+CREATE INDEX access_tokens_consumer_live ON kigo_gateway.access_tokens (consumer_key, user_id) WHERE revoked_at IS NULL;
 `,
   },
 ]

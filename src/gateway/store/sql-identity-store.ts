@@ -11,6 +11,7 @@ import {
   InvalidInput,
   checkCallbackUrl,
   checkEmail,
+  checkHomeUrl,
   checkName,
   checkPassword,
   checkScopes,
@@ -21,7 +22,7 @@ import {
   reservedUserIds,
   scopesBeyondRegistration,
 } from './validation.js'
-import { Conflict, NotFound, type AccessToken, type AuthorizedApplication, type Consumer, type ExchangeResult, type IdentityStore, type RequestToken, type RequestTokenState, type User, type UserContact, type WebSession } from './types.js'
+import { Conflict, NotFound, type AccessToken, type AuthorizedApplication, type Consumer, type ConsumerDetails, type ExchangeResult, type IdentityStore, type RequestToken, type RequestTokenState, type User, type UserContact, type WebSession } from './types.js'
 import { scopes as allScopes, userIdPattern, type Scope } from '../domain/identifiers.js'
 
 /** What changed, so that caches of this process (CachedCredentialLookup) drop it at once. */
@@ -64,6 +65,7 @@ interface ConsumerRow {
   owner_id: string
   scopes: string[]
   callback_url: string | null
+  home_url: string | null
   created_at: Date
 }
 interface TokenRow {
@@ -89,7 +91,7 @@ interface RequestTokenRow {
 }
 
 const userColumns = 'id, name, created_at'
-const consumerColumns = 'key, secret, name, owner_id, scopes, callback_url, created_at'
+const consumerColumns = 'key, secret, name, owner_id, scopes, callback_url, home_url, created_at'
 const tokenColumns = 'token, secret, consumer_key, user_id, scopes, created_at, revoked_at'
 const requestTokenColumns = 'token, secret, consumer_key, callback, scopes, state, user_id, created_at, expires_at'
 
@@ -100,6 +102,7 @@ const toConsumer = (r: ConsumerRow): Consumer => ({
   ownerId: r.owner_id,
   scopes: r.scopes as Scope[],
   callbackUrl: r.callback_url,
+  homeUrl: r.home_url,
   createdAt: new Date(r.created_at),
 })
 const toToken = (r: TokenRow): AccessToken => ({
@@ -121,6 +124,11 @@ const toRequestToken = (r: RequestTokenRow): RequestToken => ({
   createdAt: new Date(r.created_at),
   expiresAt: new Date(r.expires_at),
 })
+
+/** An application's name, callback and home page as the store keeps them: the one check of a registration and of an edit. */
+function checkConsumerDetails(input: { name: string; callbackUrl: string | null; homeUrl?: string | null }): ConsumerDetails {
+  return { name: checkName(input.name), callbackUrl: checkCallbackUrl(input.callbackUrl), homeUrl: checkHomeUrl(input.homeUrl) }
+}
 
 /** A lookup id that cannot name a stored user is answered without a query. */
 const isUserId = (id: unknown): id is string => typeof id === 'string' && userIdPattern.test(id)
@@ -322,19 +330,19 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     ownerId: string
     scopes: Scope[]
     callbackUrl: string | null
+    homeUrl?: string | null
   }): Promise<{ consumer: Consumer; secret: string }> {
-    const name = checkName(input.name)
+    const { name, callbackUrl, homeUrl } = checkConsumerDetails(input)
     const scopes = checkScopes(input.scopes)
-    const callbackUrl = checkCallbackUrl(input.callbackUrl)
     if (!isUserId(input.ownerId)) throw new NotFound(`no user ${JSON.stringify(input.ownerId)}`)
     const key = randomToken(consumerKeyBytes)
     const secret = randomToken(secretBytes)
     // Inserting from the owner's row makes "owner exists" and the insert one statement.
     const rows = await this.db.query<ConsumerRow>(
-      `INSERT INTO kigo_gateway.consumers (key, secret, name, owner_id, scopes, callback_url)
-       SELECT $1, $2, $3, u.id, $5::text[], $6 FROM kigo_gateway.users u WHERE u.id = $4
+      `INSERT INTO kigo_gateway.consumers (key, secret, name, owner_id, scopes, callback_url, home_url)
+       SELECT $1, $2, $3, u.id, $5::text[], $6, $7 FROM kigo_gateway.users u WHERE u.id = $4
        RETURNING ${consumerColumns}`,
-      [key, this.box.seal(secret, aad.consumerSecret(key)), name, input.ownerId, scopes, callbackUrl],
+      [key, this.box.seal(secret, aad.consumerSecret(key)), name, input.ownerId, scopes, callbackUrl, homeUrl],
     )
     if (rows.length === 0) throw new NotFound(`no user ${input.ownerId}`)
     this.changed({ kind: 'consumer', key })
@@ -359,6 +367,23 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
             [ownerId],
           )
     return rows.map(toConsumer)
+  }
+
+  async updateConsumer(key: string, details: ConsumerDetails): Promise<{ before: Consumer; after: Consumer } | null> {
+    const { name, callbackUrl, homeUrl } = checkConsumerDetails(details)
+    if (!isPlausibleKey(key)) return null
+    const result = await this.db.transaction(async (tx: Queryable) => {
+      // The row locked and read first: the audit's "before" is the state this edit replaced.
+      const old = await tx.query<ConsumerRow>(`SELECT ${consumerColumns} FROM kigo_gateway.consumers WHERE key = $1 FOR UPDATE`, [key])
+      if (!old[0]) return null
+      const rows = await tx.query<ConsumerRow>(
+        `UPDATE kigo_gateway.consumers SET name = $2, callback_url = $3, home_url = $4 WHERE key = $1 RETURNING ${consumerColumns}`,
+        [key, name, callbackUrl, homeUrl],
+      )
+      return { before: toConsumer(old[0]), after: toConsumer(rows[0]!) }
+    })
+    if (result) this.changed({ kind: 'consumer', key })
+    return result
   }
 
   async rotateConsumerSecret(key: string): Promise<{ consumer: Consumer; secret: string } | null> {
@@ -633,6 +658,16 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     )
     for (const row of rows) this.changed({ kind: 'token', token: row.token })
     return rows.length
+  }
+
+  async countApplicationUsers(consumerKey: string): Promise<number> {
+    if (!isPlausibleKey(consumerKey)) return 0
+    // Read from the index of unrevoked tokens by application and user (migration 83).
+    const rows = await this.db.query<{ n: number | string }>(
+      `SELECT count(DISTINCT user_id) AS n FROM kigo_gateway.access_tokens WHERE consumer_key = $1 AND revoked_at IS NULL`,
+      [consumerKey],
+    )
+    return Number(rows[0]?.n ?? 0)
   }
 
   // ---- lifecycle -----------------------------------------------------------------------

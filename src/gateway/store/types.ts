@@ -24,7 +24,16 @@ export interface Consumer {
   scopes: Scope[]
   /** Registered callback URL, or null (any http/https callback or oob accepted). */
   callbackUrl: string | null
+  /** The application's home page, linked on the consent page; null when none was given. */
+  homeUrl: string | null
   createdAt: Date
+}
+
+/** What the owner of an application may change after registering it (the scopes stay as registered). */
+export interface ConsumerDetails {
+  name: string
+  callbackUrl: string | null
+  homeUrl: string | null
 }
 
 export interface AccessToken {
@@ -76,6 +85,8 @@ export interface ProviderRepository {
   listAuthorizedApplications(userId: string): Promise<AuthorizedApplication[]>
   /** Revokes every access token the user gave the application; returns how many were revoked. */
   revokeUserTokensForConsumer(userId: string, consumerKey: string): Promise<number>
+  /** How many people hold an unrevoked access token of the application (one count, never the rows). */
+  countApplicationUsers(consumerKey: string): Promise<number>
 }
 
 /**
@@ -102,7 +113,12 @@ export interface IdentityAdministration extends CredentialRepository {
   setUserEmail(id: string, email: string | null): Promise<boolean>
 
   /** Generates the consumer key and secret. Throws NotFound when the owner does not exist. */
-  createConsumer(input: { name: string; ownerId: string; scopes: Scope[]; callbackUrl: string | null }): Promise<{ consumer: Consumer; secret: string }>
+  createConsumer(input: { name: string; ownerId: string; scopes: Scope[]; callbackUrl: string | null; homeUrl?: string | null }): Promise<{ consumer: Consumer; secret: string }>
+  /**
+   * New name, callback and home page, checked as a registration checks them (InvalidInput);
+   * the consumer before and after, or null when there is no such consumer.
+   */
+  updateConsumer(key: string, details: ConsumerDetails): Promise<{ before: Consumer; after: Consumer } | null>
   listConsumers(ownerId?: string): Promise<Consumer[]>
   /** A new consumer secret (the old one stops verifying); null when there is no such consumer. */
   rotateConsumerSecret(key: string): Promise<{ consumer: Consumer; secret: string } | null>

@@ -14,6 +14,12 @@ export class InvalidInput extends Error {
   }
 }
 
+/** For a store call's `.catch`: the InvalidInput it refused with, returned to be answered; anything else thrown on. */
+export function refused(err: unknown): InvalidInput {
+  if (err instanceof InvalidInput) return err
+  throw err
+}
+
 export const limits = {
   /** Display names of users and applications. */
   nameLength: 100,
@@ -115,24 +121,38 @@ export function scopesBeyondRegistration(requested: readonly Scope[], registered
  */
 export function checkCallbackUrl(value: unknown): string | null {
   if (value === null || value === undefined) return null
-  const field = 'callbackUrl'
+  return checkWebUrl(value, 'callbackUrl', 'callback URL')
+}
+
+/**
+ * null, or the page where people learn what an application or a login site is: the
+ * consent pages link it, so it has a callback's shape (an absolute http/https URL
+ * without credentials or fragment, at most 2048 characters).
+ */
+export function checkHomeUrl(value: unknown): string | null {
+  if (value === null || value === undefined) return null
+  return checkWebUrl(value, 'homeUrl', 'home page URL')
+}
+
+/** An absolute http/https URL as written, without credentials or fragment; `label` names it in the messages. */
+function checkWebUrl(value: unknown, field: string, label: string): string {
   if (typeof value !== 'string' || value.length > limits.callbackUrlLength) {
-    throw new InvalidInput(field, `callback URL must be an http or https URL of at most ${limits.callbackUrlLength} characters`)
+    throw new InvalidInput(field, `${label} must be an http or https URL of at most ${limits.callbackUrlLength} characters`)
   }
-  const notAbsolute = () => new InvalidInput(field, 'callback URL must be an absolute http or https URL')
-  // The URL parser would percent-encode or drop these; a callback is registered as written.
+  const notAbsolute = () => new InvalidInput(field, `${label} must be an absolute http or https URL`)
+  // The URL parser would percent-encode or drop these; a URL is registered as written.
   if (controlCharacter.test(value) || /\s/.test(value)) throw notAbsolute()
   // WHATWG reads a backslash as `/`, other URL parsers as data: two hosts in one string.
-  if (value.includes('\\')) throw new InvalidInput(field, 'callback URL must not contain a backslash')
+  if (value.includes('\\')) throw new InvalidInput(field, `${label} must not contain a backslash`)
   let url: URL
   try {
     url = new URL(value)
   } catch {
     throw notAbsolute()
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidInput(field, 'callback URL must use http or https')
-  if (url.username !== '' || url.password !== '') throw new InvalidInput(field, 'callback URL must not carry credentials')
-  if (url.hash !== '') throw new InvalidInput(field, 'callback URL must not have a fragment')
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidInput(field, `${label} must use http or https`)
+  if (url.username !== '' || url.password !== '') throw new InvalidInput(field, `${label} must not carry credentials`)
+  if (url.hash !== '') throw new InvalidInput(field, `${label} must not have a fragment`)
   return value
 }
 

@@ -270,7 +270,7 @@ describe('/account/oidc-clients', () => {
       [{ redirect_uris: 'https://site%00.example/cb' }, /redirect URI (must not have percent-encoded control characters in its host|must be an absolute http or https URL)/],
       [{ redirect_uris: 'https://ok.example/cb\nhttps://bad.example/cb#x' }, /redirect URI must not have a fragment: &quot;https:\/\/bad.example\/cb#x&quot;/],
       [{ redirect_uris: '' }, /at least one redirect URI/],
-      [{ redirect_uris: Array.from({ length: 11 }, (_, i) => `https://many.example/${i}`).join('\n') }, /give 1 to 10 redirect URIs; nothing was registered/],
+      [{ redirect_uris: Array.from({ length: 11 }, (_, i) => `https://many.example/${i}`).join('\n') }, /Give 1 to 10 redirect URIs; nothing was registered/],
       [{ redirect_uris: 'https://site.example/cb', post_logout_redirect_uris: 'https://site.example/bye#x' }, /post-logout redirect URI must not have a fragment/],
       [{ redirect_uris: 'https://site.example/cb', type: 'secret' }, /confidential .* or public/],
       [{ redirect_uris: 'https://site.example/cb', name: '' }, /Give the client a name/],

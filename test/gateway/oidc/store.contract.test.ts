@@ -1,7 +1,8 @@
 // The OpenID Connect store on the embedded database and on PostgreSQL: the library's state
 // expires (reads ignore it, the sweep deletes it), a code is consumed, a grant's revocation
-// removes its codes and tokens, ids are kept only as hashes, and the first signing key is
-// generated once however many gateways ask at the same time.
+// removes its codes and tokens, ids are kept only as hashes, the first signing key is
+// generated once however many gateways ask at the same time, a client is edited as it is
+// registered, and the people holding a grant of a client are counted.
 import { randomBytes } from 'node:crypto'
 import { expect, it } from 'vitest'
 import { describeBackends, gatewayDbBackends } from '../../helpers/backends.js'
@@ -31,6 +32,35 @@ describeBackends('OidcStore', await gatewayDbBackends('oidc-store'), (current) =
     const raw = JSON.stringify(await current().db.query('SELECT id_hash, uid_hash FROM kigo_gateway.oidc_state'))
     expect(raw).not.toContain('code-secret-value')
     expect(raw).not.toContain('uid-1')
+  })
+
+  it('counts the people holding an unexpired grant of a client, each once', async () => {
+    const s = store()
+    expect(await s.countSignedInUsers('c-count')).toBe(0)
+    await s.upsertState('Grant', 'gc1', { accountId: 'ann', clientId: 'c-count' }, 3600)
+    await s.upsertState('Grant', 'gc2', { accountId: 'ann', clientId: 'c-count' }, 3600)
+    await s.upsertState('Grant', 'gc3', { accountId: 'ben', clientId: 'c-count' }, 3600)
+    await s.upsertState('Grant', 'gc4', { accountId: 'cid', clientId: 'c-count' }, 60)
+    await s.upsertState('Grant', 'gc5', { accountId: 'dot', clientId: 'c-other' }, 3600)
+    await s.upsertState('AccessToken', 'tc1', { accountId: 'eve', clientId: 'c-count', grantId: 'gc3' }, 3600)
+    expect(await s.countSignedInUsers('c-count')).toBe(3)
+    clock += 61_000
+    expect(await s.countSignedInUsers('c-count')).toBe(2)
+    await s.revokeGrant('gc3')
+    expect(await s.countSignedInUsers('c-count')).toBe(1)
+  })
+
+  it('edits the name and URIs of a client as a registration checks them, returning before and after', async () => {
+    const s = store()
+    await current().db.query("INSERT INTO kigo_gateway.users (id, name, password_hash, api_password) VALUES ('olive', 'Olive', 'x', 'x') ON CONFLICT DO NOTHING")
+    const { client, secret } = await s.createClient({ name: 'Site', ownerId: 'olive', redirectUris: ['https://site.example/cb'], public: false })
+    const edited = await s.updateClient(client.clientId, { name: ' New site ', redirectUris: ['https://site.example/new', 'https://site.example/new'], postLogoutRedirectUris: ['https://site.example/'] })
+    expect(edited).toEqual({ before: client, after: { ...client, name: 'New site', redirectUris: ['https://site.example/new'], postLogoutRedirectUris: ['https://site.example/'] } })
+    for (const bad of [{ name: '' }, { redirectUris: [] }, { redirectUris: ['ftp://site.example/cb'] }, { postLogoutRedirectUris: ['https://site.example/#x'] }]) {
+      await expect(s.updateClient(client.clientId, { name: 'Again', redirectUris: ['https://site.example/again'], postLogoutRedirectUris: [], ...bad })).rejects.toThrow(/must|give/)
+    }
+    expect(await s.getClient(client.clientId)).toEqual({ client: edited!.after, secret })
+    expect(await s.updateClient('no-such-client', { name: 'X', redirectUris: ['https://x.example/'], postLogoutRedirectUris: [] })).toBeNull()
   })
 
   it('revokes a grant with its codes and tokens', async () => {

@@ -297,6 +297,7 @@ describe('POST /admin/apps and GET /admin/apps', () => {
         owner: owner.id,
         scopes: expect.arrayContaining(['read_public', 'write_public']),
         callback: 'https://app.example/cb?x=1',
+        home_page: null,
         created_at: expect.stringMatching(/Z$/),
       }],
     })

@@ -189,6 +189,7 @@ for (const { name, setup } of backends) {
           ownerId: owner.id,
           scopes: ['read_public', 'write_public'],
           callbackUrl: 'https://app.example/callback?x=1',
+          homeUrl: null,
           createdAt: expect.any(Date),
         })
         expect(secret).toMatch(/^[A-Za-z0-9_-]{32,}$/)
@@ -226,6 +227,19 @@ for (const { name, setup } of backends) {
           await expect(store.createConsumer({ ...base, scopes: [...base.scopes], ...bad } as never)).rejects.toThrow(InvalidInput)
         }
         expect(await store.listConsumers(owner.id)).toEqual([])
+      })
+
+      it('edits the name, callback and home page as a registration checks them, returning before and after', async () => {
+        const owner = await addUser()
+        const { consumer, secret } = await addApp(owner.id)
+        const edited = await store.updateConsumer(consumer.key, { name: ' Renamed ', callbackUrl: 'https://new.example/cb', homeUrl: 'https://new.example/' })
+        expect(edited).toEqual({ before: consumer, after: { ...consumer, name: 'Renamed', callbackUrl: 'https://new.example/cb', homeUrl: 'https://new.example/' } })
+        expect(await store.getConsumer(consumer.key)).toEqual({ consumer: edited!.after, secret })
+        for (const bad of [{ name: '' }, { callbackUrl: 'ftp://files.example/' }, { homeUrl: 'javascript:alert(1)' }, { homeUrl: 'https://user:pw@new.example/' }]) {
+          await expect(store.updateConsumer(consumer.key, { name: 'Again', callbackUrl: null, homeUrl: null, ...bad })).rejects.toThrow(InvalidInput)
+        }
+        expect((await store.getConsumer(consumer.key))!.consumer).toEqual(edited!.after)
+        expect(await store.updateConsumer(randomBytes(18).toString('base64url'), { name: 'X', callbackUrl: null, homeUrl: null })).toBeNull()
       })
 
       it('lists consumers, all or by owner, oldest first', async () => {

@@ -267,6 +267,21 @@ for (const { name, setup } of backends) {
         expect(await store.revokeUserTokensForConsumer('no', writer.key)).toBe(0)
       })
 
+      it('counts the people holding an unrevoked token of an application, each once', async () => {
+        const owner = await addUser()
+        const app = await addApp(owner.id, ['read_public'])
+        expect(await store.countApplicationUsers(app.key)).toBe(0)
+        const [a, b, c] = [await addUser(), await addUser(), await addUser()]
+        for (const user of [a, a, b]) await store.createAccessToken({ consumerKey: app.key, userId: user.id, scopes: ['read_public'] })
+        const gone = await store.createAccessToken({ consumerKey: app.key, userId: c.id, scopes: ['read_public'] })
+        await store.revokeAccessToken(gone.token.token)
+        await store.createAccessToken({ consumerKey: (await addApp(owner.id, ['read_public'])).key, userId: c.id, scopes: ['read_public'] })
+        expect(await store.countApplicationUsers(app.key)).toBe(2)
+        await store.revokeUserTokensForConsumer(a.id, app.key)
+        expect(await store.countApplicationUsers(app.key)).toBe(1)
+        expect(await store.countApplicationUsers('no such key at all')).toBe(0)
+      })
+
       it('lists the consumers an owner registered', async () => {
         const owner = await addUser()
         const a = await addApp(owner.id, ['read_public'], 'First')

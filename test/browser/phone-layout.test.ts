@@ -160,6 +160,14 @@ describe.skipIf(!haveChromium)('every page at 390 px', () => {
       return split
     }))
     expect(words.flat()).toEqual([])
+    // The policy forms, open, and the preview of a change with its plan: fit too.
+    await page.click('#policy-forms summary')
+    await noSideScroll(page, 'dashboard-policy-forms')
+    const form = page.locator('form.policy-form[data-method="basic"]')
+    await form.locator('input[name="deny_from"]').fill('2099-03-01')
+    await form.locator('button[type="submit"]').click()
+    await page.waitForSelector('#policy-diff')
+    await noSideScroll(page, 'dashboard-policy-preview')
     await context.close()
   })
 })

@@ -44,3 +44,13 @@ export interface Terminal {
   /** Writes `question` and resolves with the line typed. */
   ask(question: string): Promise<string>
 }
+
+/**
+ * The body of a rotate-secret with `--overlap SECONDS` (docs/gateway.md#rotating-a-secret):
+ * none without it. A value that is not a whole number is sent as given, for the operator
+ * API to refuse in its own words.
+ */
+export function overlapBody(value: string | undefined): { overlap_seconds: unknown } | undefined {
+  if (value === undefined) return undefined
+  return { overlap_seconds: /^\d{1,9}$/.test(value) ? Number(value) : value }
+}

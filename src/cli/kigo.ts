@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline'
 import { projectRoot } from '../common/config.js'
 import { AdminClient, CliError, adminToken, adminUrl, usageError, type ApiResult, type Env } from './admin-client.js'
 import { readArgs, suggestion } from './argv.js'
-import type { Command, Parsed, Terminal } from './command.js'
+import { overlapBody, type Command, type Parsed, type Terminal } from './command.js'
 import { migrationCommands } from './migration-commands.js'
 import { accessCommands } from './access-commands.js'
 import { oidcCommands } from './oidc-commands.js'
@@ -192,11 +192,11 @@ const commands: Command[] = [
     group: 'apps',
     action: 'rotate-secret',
     args: ['consumer_key'],
-    options: {},
-    summary: "generate a new consumer secret; the old one stops working at once, the application's tokens stay valid",
-    examples: ['kigo apps rotate-secret CONSUMER_KEY --json'],
-    async run(client, { args }) {
-      const result = await client.request('POST', `/admin/apps/${seg(args[0]!)}/rotate-secret`)
+    options: { overlap: { value: '0|3600|86400|604800' } },
+    summary: "generate a new consumer secret; the old one stops working at once, or after --overlap seconds; the application's tokens stay valid",
+    examples: ['kigo apps rotate-secret CONSUMER_KEY --json', 'kigo apps rotate-secret CONSUMER_KEY --overlap 3600'],
+    async run(client, { args, values }) {
+      const result = await client.request('POST', `/admin/apps/${seg(args[0]!)}/rotate-secret`, overlapBody(values.overlap))
       return { result, text: record(result) }
     },
   },

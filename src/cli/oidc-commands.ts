@@ -2,7 +2,7 @@
 // (`kigo oidc-clients …`) and the signing key (`kigo oidc rotate-key`), through the
 // operator API's /admin/oidc-clients and /admin/oidc/rotate-key.
 import type { ApiResult } from './admin-client.js'
-import type { Command } from './command.js'
+import { overlapBody, type Command } from './command.js'
 import { formatRecord, formatTable, type Field } from './output.js'
 
 const seg = encodeURIComponent
@@ -57,11 +57,11 @@ export const oidcCommands: Command[] = [
     group: 'oidc-clients',
     action: 'rotate-secret',
     args: ['client_id'],
-    options: {},
-    summary: "generate a new client secret (shown once); the old one stops working at once, the users' grants stay",
-    examples: ['kigo oidc-clients rotate-secret CLIENT_ID --json'],
-    async run(client, { args }) {
-      const result = await client.request('POST', `/admin/oidc-clients/${seg(args[0]!)}/rotate-secret`)
+    options: { overlap: { value: '0|3600|86400|604800' } },
+    summary: "generate a new client secret (shown once); the old one stops working at once, or after --overlap seconds; the users' grants stay",
+    examples: ['kigo oidc-clients rotate-secret CLIENT_ID --json', 'kigo oidc-clients rotate-secret CLIENT_ID --overlap 86400'],
+    async run(client, { args, values }) {
+      const result = await client.request('POST', `/admin/oidc-clients/${seg(args[0]!)}/rotate-secret`, overlapBody(values.overlap))
       return { result, text: record(result) }
     },
   },

@@ -1,6 +1,6 @@
 // `kigo sites …`: the login API's sites on the operator API (docs/login-api.md#operators).
 import type { ApiResult } from './admin-client.js'
-import type { Command } from './command.js'
+import { overlapBody, type Command } from './command.js'
 import { formatRecord, formatTable, type Field } from './output.js'
 
 const seg = encodeURIComponent
@@ -48,11 +48,11 @@ export const siteCommands: Command[] = [
     group: 'sites',
     action: 'rotate-secret',
     args: ['api_key'],
-    options: {},
-    summary: "generate a new secret for a login API site; the old one stops working at once",
-    examples: ['kigo sites rotate-secret API_KEY --json'],
-    async run(client, { args }) {
-      const result = await client.request('POST', `/admin/sites/${seg(args[0]!)}/rotate-secret`)
+    options: { overlap: { value: '0|3600|86400|604800' } },
+    summary: "generate a new secret for a login API site; the old one stops working at once, or after --overlap seconds",
+    examples: ['kigo sites rotate-secret API_KEY --json', 'kigo sites rotate-secret API_KEY --overlap 86400'],
+    async run(client, { args, values }) {
+      const result = await client.request('POST', `/admin/sites/${seg(args[0]!)}/rotate-secret`, overlapBody(values.overlap))
       return { result, text: record(result) }
     },
   },

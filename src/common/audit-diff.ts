@@ -36,10 +36,13 @@ export function fieldChanges(before: unknown, after: unknown): FieldChange[] {
 const actionWords: Record<string, string> = {
   'user.reset_api_password': 'API password reset (the old one stops working)',
   'user.reset_password': 'sign-in password reset',
-  'app.rotate_secret': 'consumer secret rotated (the old one stops working)',
+  // A rotation's fields say how long the old secret kept working (overlap_seconds, previous_secret_until).
+  'app.rotate_secret': 'consumer secret rotated',
+  'site.rotate_secret': 'login site secret rotated',
+  'oidc_client.rotate_secret': 'OpenID Connect client secret rotated',
   'account.change_password': 'sign-in password changed',
   'account.reset_api_password': 'API password reset (the old one stops working)',
-  'account.app_rotate_secret': 'consumer secret rotated (the old one stops working)',
+  'account.app_rotate_secret': 'consumer secret rotated',
   'account.revoke': 'access revoked',
   'account.reset_password_by_mail': 'sign-in password reset through the mailed link',
   'account.oidc_revoke': 'OpenID Connect site’s access revoked',

@@ -34,6 +34,8 @@ input[type=text],input[type=password],input[type=url],input[type=email],textarea
 button{font:inherit;padding:.5rem 1.1rem;border-radius:5px;border:1px solid #2b3a55;background:#2b3a55;color:#fff;cursor:pointer}
 button.secondary,a.button.secondary{background:#fff;color:#2b3a55}
 button.danger{background:#fff;color:#b42318;border-color:#b42318}
+button.copy{padding:.15rem .6rem;margin-left:.4rem;font-size:.85rem}
+select{padding:.45rem .6rem;border:1px solid #b9c0ca;border-radius:5px;font:inherit;background:#fff}
 a.button{display:inline-block;padding:.5rem 1.1rem;border-radius:5px;border:1px solid #2b3a55;text-decoration:none}
 .actions{display:flex;flex-wrap:wrap;gap:.8rem;margin-top:1.2rem}
 .error{background:#fdecea;border:1px solid #f5c2bd;color:#8a1c12;border-radius:5px;padding:.6rem .8rem;margin:.5rem 0 1rem}

@@ -112,11 +112,22 @@ describe.skipIf(!haveChromium)('OAuth flow in a browser', () => {
     await page.fill('input[name=callback]', cb.url)
     await page.check('input[name=scope][value=read_public]')
     await page.check('input[name=scope][value=write_public]')
-    await Promise.all([page.waitForURL(/\/account\/apps\//), page.click('button:text("Register")')])
+    // The answer to the post shows the secret (once): no redirect to the application's page.
+    await Promise.all([page.waitForURL(/\/account\/apps$/), page.click('button:text("Register")')])
     await page.screenshot({ path: join(screenshots, 'application.png'), fullPage: true })
     app = { key: (await page.textContent('#consumer_key'))!, secret: (await page.textContent('#consumer_secret'))! }
     expect(app.key).toMatch(/^[A-Za-z0-9_-]{20,}$/)
     expect(app.secret).toMatch(/^[A-Za-z0-9_-]{40,}$/)
+    // The copy button's script ran (the page's CSP allows it by its hash) and copies the secret.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.url })
+    const copy = page.locator('button[data-copy="consumer_secret"]')
+    expect(await copy.isVisible()).toBe(true)
+    await copy.click()
+    await page.waitForFunction(() => document.querySelector('button[data-copy="consumer_secret"]')?.textContent === 'Copied')
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(app.secret)
+    // A later visit shows no secret.
+    await page.goto(`${stack.url}/account/apps/${app.key}`)
+    expect(await page.locator('#consumer_secret').count()).toBe(0)
   })
 
   it('authorizes with Allow, then the client exchanges the verifier, posts an entry and reads applications/my', async () => {

@@ -480,6 +480,11 @@ describe('users, applications and the audit trail', () => {
     expect((await store.getConsumer(created.consumer_key))?.secret).toBe(rotated.consumer_secret)
     // The application's tokens stay.
     expect((await store.getAccessToken(token.token))?.token.revokedAt).toBeNull()
+    // --overlap keeps the replaced secret working that long; a value the API does not offer is refused.
+    const overlapping = await kigoJson(['apps', 'rotate-secret', created.consumer_key, '--overlap', '3600'])
+    expect(overlapping).toMatchObject({ consumer_key: created.consumer_key, overlap_seconds: 3600, previous_secret_until: expect.stringMatching(/Z$/) })
+    expect((await store.getConsumer(created.consumer_key))?.previous?.secret).toBe(rotated.consumer_secret)
+    expectOneLineError(await kigo(['apps', 'rotate-secret', created.consumer_key, '--overlap', 'soon']), 1, /400 invalid_parameter/)
 
     const deleted = await kigoJson(['apps', 'delete', created.consumer_key])
     expect(deleted).toEqual({ deleted: true, consumer_key: created.consumer_key, name: 'Rotating', tokens_deleted: 1 })

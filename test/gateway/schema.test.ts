@@ -40,6 +40,9 @@ const addedSince: Array<[number, string]> = [
   [61, 'registered users sent to the core'],
   [70, 'migration notices: the steps each recipient was told, sweeps and the sender lease'],
   [71, 'the last endpoints each legacy client called'],
+  [80, "a consumer's previous secret, working until it expires"],
+  [81, "a login site's previous secret, working until it expires"],
+  [82, "an OpenID Connect client's previous secret, working until it expires"],
   [83, 'application home pages; unrevoked tokens by application and user'],
   [84, 'login site home pages'],
 ]
@@ -103,8 +106,8 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       // A release that had migrations up to 34, in version order.
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
-      // In the lists' order (src/gateway/schema.ts): the identity store's 61 and 83 first, the audit's 36, …
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 83, 36, 35, 37, 40, 84, 50, 60, 70, 71])
+      // In the lists' order (src/gateway/schema.ts): the identity store's 61, 80 and 83 first, the audit's 36, …
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 36, 35, 37, 40, 81, 84, 50, 82, 60, 70, 71])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

@@ -19,8 +19,6 @@ import type { Session } from './session.js'
 const notices: Record<string, string> = {
   revoked: 'Access was revoked. The application can no longer use your account.',
   reset: 'Your API password was reset. Update the clients that use it.',
-  registered: 'Your application is registered. Keep the consumer secret private.',
-  rotated: 'A new consumer secret was made. The old one no longer works: update the application.',
   app_edited: 'Your changes to the application were saved and apply at once.',
   app_deleted: 'The application was deleted, with every access it had.',
   signed_out: 'You are signed out.',

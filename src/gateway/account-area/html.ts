@@ -6,6 +6,7 @@ import type { FastifyReply } from 'fastify'
 import { html, trusted, type SafeHtml } from '../../common/html.js'
 import { siteHeader, sitePage } from '../../common/site-page.js'
 import { securePage } from '../../common/security-headers.js'
+import { copySecretScript, copySecretScriptHash } from './copy-secret.js'
 
 export { html, SafeHtml, timeHtml, trusted } from '../../common/html.js'
 
@@ -27,6 +28,8 @@ export interface PageOptions {
   wide?: boolean
   /** One inline script of our own, allowed by the page's CSP nonce (sendPageWithScript). */
   script?: { nonce: string; code: string }
+  /** The page shows a secret once, with copy buttons (copy-secret.ts): send it with sendSecretPage. */
+  copySecret?: boolean
 }
 
 export function page(o: PageOptions): string {
@@ -41,7 +44,11 @@ export function page(o: PageOptions): string {
     header: siteHeader(who === undefined ? {} : { right: who }),
     mainClass: o.narrow ? 'narrow' : o.wide ? 'wide' : '',
     body: o.body,
-    tail: o.script ? html`<script nonce="${o.script.nonce}">${trusted(o.script.code)}</script>\n` : undefined,
+    tail: o.script
+      ? html`<script nonce="${o.script.nonce}">${trusted(o.script.code)}</script>\n`
+      : o.copySecret
+        ? html`<script>${trusted(copySecretScript)}</script>\n`
+        : undefined,
   })
 }
 
@@ -57,6 +64,11 @@ export function pageHeaders(reply: FastifyReply, formActionOrigins: string[] = [
 /** Sends a page with its status and headers. */
 export function sendPage(reply: FastifyReply, status: number, document: string, formActionOrigins: string[] = []): FastifyReply {
   return pageHeaders(reply, formActionOrigins).code(status).type('text/html; charset=utf-8').send(document)
+}
+
+/** Sends a page that shows a secret once (page's copySecret): its copy script is allowed by its hash, nothing else. */
+export function sendSecretPage(reply: FastifyReply, status: number, document: string): FastifyReply {
+  return securePage(reply, { formAction: [], scriptHashes: [copySecretScriptHash] }).code(status).type('text/html; charset=utf-8').send(document)
 }
 
 /** A 303 redirect (after a form post, the browser follows with GET). */

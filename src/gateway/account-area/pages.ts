@@ -9,6 +9,8 @@ import { scopeDescriptions } from '../domain/scopes.js'
 import type { LegacyClientView } from './legacy-usage.js'
 import { minLoginPasswordLength } from '../../common/password-rule.js'
 import { applicationEditSection } from './application-edit.js'
+import { overlapChoices } from '../domain/secret-rotation.js'
+import { copyButton } from './copy-secret.js'
 
 /** A signed-in viewer of a page: the header's sign-out form needs the session's CSRF token. */
 export type Viewer = { user: User; csrfToken: string }
@@ -112,8 +114,28 @@ ${o.link ? html`<p><a href="${o.link.href}">${o.link.text}</a></p>` : ''}
   })
 }
 
-/** A step before what cannot be undone: the question, and a button that posts the same form with confirm=yes. */
-export function confirmPage(o: Viewer & { action: string; title: string; message: string; button: string; fields?: Record<string, string>; cancel?: string }): string {
+/** A choice a confirmation asks for (a select), posted with the confirmed form. */
+export interface FormChoice {
+  name: string
+  label: string
+  options: ReadonlyArray<{ value: string; label: string }>
+  selected?: string
+}
+
+/** The select of a FormChoice, with its label. */
+export const choiceField = (c: FormChoice): SafeHtml => html`<label for="choice_${c.name}">${c.label}</label>
+<select id="choice_${c.name}" name="${c.name}">${c.options.map((o) => html`<option value="${o.value}"${o.value === c.selected ? html` selected` : ''}>${o.label}</option>`)}</select>`
+
+/** How long the secret being replaced keeps working (docs/gateway.md#rotating-a-secret): the form field `overlap`, in seconds. */
+export const overlapChoice: FormChoice = {
+  name: 'overlap',
+  label: 'How long the current secret keeps working beside the new one',
+  options: overlapChoices.map((c) => ({ value: String(c.seconds), label: c.label })),
+  selected: '0',
+}
+
+/** A step before what cannot be undone: the question, and a button that posts the same form with confirm=yes (and the choice asked, if any). */
+export function confirmPage(o: Viewer & { action: string; title: string; message: string; button: string; fields?: Record<string, string>; choice?: FormChoice; cancel?: string }): string {
   return page({
     title: o.title,
     narrow: true,
@@ -125,6 +147,7 @@ export function confirmPage(o: Viewer & { action: string; title: string; message
 <form method="post" action="${o.action}">
 ${csrfField(o.csrfToken)}
 ${Object.entries(o.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
+${o.choice ? choiceField(o.choice) : ''}
 <input type="hidden" name="confirm" value="yes">
 <div class="actions"><button type="submit" class="danger">${o.button}</button><a class="button secondary" href="${o.cancel ?? '/account'}">Cancel</a></div>
 </form>
@@ -299,19 +322,48 @@ ${allScopes.map(
 
 const checked = (on: boolean): SafeHtml => (on ? html` checked` : html``)
 
-export function applicationPage(o: Viewer & { consumer: Consumer; secret: string; baseUrl: string; notice?: string }): string {
+/** What the secret's row of a page shows once a secret was made or replaced (docs/gateway.md#rotating-a-secret). */
+export interface ShownSecret {
+  /** The new secret: shown only on the answer to the registration or rotation that made it. */
+  secret: string
+  /** After a rotation: until when the replaced secret keeps working (null: it stopped at once). */
+  previousUntil?: Date | null
+}
+
+/** The sentence on the replaced secret, after a rotation. */
+export const previousSecretSentence = (previousUntil: Date | null): SafeHtml =>
+  previousUntil === null
+    ? html`The secret it replaced stopped working at once.`
+    : html`The secret it replaced keeps working until ${timeHtml(previousUntil.getTime())}; then only the new one works.`
+
+export function applicationPage(
+  o: Viewer & {
+    consumer: Consumer
+    baseUrl: string
+    notice?: string
+    /** The secret made by the post this page answers; absent on a later visit. */
+    shown?: ShownSecret
+    /** Until when the secret a rotation replaced still works, when it still does. */
+    previousUntil?: Date | null
+  },
+): string {
   const c = o.consumer
+  const shown = o.shown
   return page({
     title: c.name,
     user: o.user,
     csrfToken: o.csrfToken,
+    copySecret: shown !== undefined,
     body: html`<p><a href="/account">← Your account</a></p>
 <div class="card">
 <h1>${c.name}</h1>
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
+${shown ? html`<div class="warn" id="shown-once">Copy the consumer secret now: kigo shows it only this once.${shown.previousUntil === undefined ? '' : html` ${previousSecretSentence(shown.previousUntil)}`}</div>` : ''}
 <dl>
 <dt>Consumer key</dt><dd><code id="consumer_key">${c.key}</code></dd>
-<dt>Consumer secret</dt><dd><code class="secret" id="consumer_secret">${o.secret}</code></dd>
+<dt>Consumer secret</dt><dd>${shown
+      ? html`<code class="secret" id="consumer_secret">${shown.secret}</code>${copyButton('consumer_secret')}`
+      : html`<span class="muted" id="consumer_secret_hidden">Shown once, when it was made. Lost it? Make a new secret below.</span>${o.previousUntil ? html`<br><span class="muted" id="previous_secret">The secret it replaced keeps working until ${timeHtml(o.previousUntil.getTime())}.</span>` : ''}`}</dd>
 <dt>Scopes</dt><dd>${c.scopes.join(', ')}</dd>
 <dt>Callback URL</dt><dd>${c.callbackUrl ?? html`<span class="muted">none registered (any callback or “oob”)</span>`}</dd>
 <dt>Registered</dt><dd>${timeHtml(c.createdAt, { dateOnly: true })}</dd>
@@ -329,7 +381,7 @@ ${applicationEditSection({ csrfToken: o.csrfToken, consumer: c })}
 </div>
 <div class="card" id="manage">
 <h2>Secret and deletion</h2>
-<p class="muted">A new secret replaces the current one at once. Deleting removes the application and every access it holds.</p>
+<p class="muted">A new secret is shown once; you choose how long the current one keeps working beside it (not at all, an hour, a day or a week), time to give the application the new one. Deleting removes the application and every access it holds.</p>
 <div class="actions">
 <form method="post" action="/account/apps/${c.key}/rotate">${csrfField(o.csrfToken)}<button type="submit" class="secondary">Make a new secret…</button></form>
 <form method="post" action="/account/apps/${c.key}/delete">${csrfField(o.csrfToken)}<button type="submit" class="danger">Delete the application…</button></form>

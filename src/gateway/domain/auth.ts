@@ -4,6 +4,7 @@
 import type { ErrorCode } from '../../common/errors.js'
 import type { AuthMethod } from '../../common/identity.js'
 import type { Scope } from './identifiers.js'
+import type { PreviousSecret } from './secret-rotation.js'
 
 export interface Principal {
   userId: string
@@ -54,8 +55,8 @@ export type AuthResult =
 
 /** A user's API password, as Basic and WSSE need it. */
 export interface ApiPasswordEntry { userId: string; userName: string; apiPassword: string }
-/** An OAuth consumer and its secret. */
-export interface ConsumerEntry { key: string; name: string; secret: string; scopes: Scope[] }
+/** An OAuth consumer and its secret, with the one a rotation replaced while it is kept (it may have expired: the verifier checks). */
+export interface ConsumerEntry { key: string; name: string; secret: string; scopes: Scope[]; previous?: PreviousSecret }
 /** An access token, its secret, and the user it acts for. */
 export interface TokenEntry {
   token: string
@@ -72,6 +73,12 @@ export interface CredentialLookup {
   apiPassword(userId: string): Promise<ApiPasswordEntry | null>
   consumer(key: string): Promise<ConsumerEntry | null>
   accessToken(token: string): Promise<TokenEntry | null>
+  /**
+   * The consumer read from the store past any cache, when there is one: a signature that
+   * fails against a cached entry is checked once more against this, so that a secret
+   * rotated on another gateway works here at once (docs/gateway.md#rotating-a-secret).
+   */
+  freshConsumer?(key: string): Promise<ConsumerEntry | null>
 }
 
 /**

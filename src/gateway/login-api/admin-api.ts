@@ -1,6 +1,7 @@
 // Login sites on the operator API (docs/login-api.md#operators): register, list, show,
-// edit, rotate the secret, delete. Registered inside the operator API's token-protected scope;
-// every change is audited like the other operator changes.
+// edit, rotate the secret (with an optional overlap, docs/login-api.md#rotating-the-secret),
+// delete. Registered inside the operator API's token-protected scope; every change is
+// audited like the other operator changes.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
 import type { AuditStore } from '../audit/store.js'
@@ -9,11 +10,14 @@ import { operatorErrorArea } from '../../common/operator-errors.js'
 import { NotFound } from '../store/types.js'
 import { InvalidInput } from '../store/validation.js'
 import { siteView } from './site-pages.js'
+import { overlapFromBody, rotationAudit } from '../domain/secret-rotation.js'
 import type { LoginSiteStore } from './store.js'
 
 export interface SitesAdminOptions {
   sites: LoginSiteStore
   audit?: Pick<AuditStore, 'record'>
+  /** Clock in milliseconds (default Date.now): a rotated secret's overlap ends from it. */
+  now?: () => number
 }
 
 const notFound = (key: string) => new ApiError(404, 'not_found', `No login site with api_key ${JSON.stringify(key)}`)
@@ -91,11 +95,14 @@ export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOpt
     return siteView(edited.after)
   })
 
+  // The optional body {"overlap_seconds": N} keeps the old secret working that long.
   app.post('/admin/sites/:key/rotate-secret', { bodyLimit: 64 * 1024 }, async (request) => {
-    const rotated = await sites.rotateSecret(keyOf(request))
+    const overlapSeconds = overlapFromBody(request.body)
+    const rotated = await sites.rotateSecret(keyOf(request), { overlapSeconds, now: (options.now ?? Date.now)() })
     if (!rotated) throw notFound(keyOf(request))
-    await audited(operatorActor(request), { kind: 'site', action: 'site.rotate_secret', target: rotated.site.apiKey, before: null, after: null })
-    return { api_key: rotated.site.apiKey, secret: rotated.secret }
+    const overlap = rotationAudit(overlapSeconds, rotated.previousUntil)
+    await audited(operatorActor(request), { kind: 'site', action: 'site.rotate_secret', target: rotated.site.apiKey, before: null, after: overlap })
+    return { api_key: rotated.site.apiKey, secret: rotated.secret, ...overlap }
   })
 
   app.delete('/admin/sites/:key', async (request) => {

@@ -20,6 +20,7 @@ import type { ProviderRepository, User } from '../store/types.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import { signInProblemPage, siteConsentPage, siteDeniedPage } from './pages.js'
 import { readLoginQuery, signatureMatches } from './signature.js'
+import { livePrevious } from '../domain/secret-rotation.js'
 import type { CertProblem, LoginSite, LoginSiteStore } from './store.js'
 import { registerSitePages } from './site-pages.js'
 
@@ -134,7 +135,8 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     }
     const found = await sites.get(get('api_key')!)
     if (!found) return { status: 401, outcome: 'unknown_client', title: 'Unknown site', message: 'No site is registered with this api_key (it may have been deleted).' }
-    if (!signatureMatches(found.secret, read.params, get('api_sig')!)) {
+    // The secret, or the one a rotation replaced until its overlap ends (docs/login-api.md#rotating-the-secret).
+    if (!signatureMatches(found.secret, read.params, get('api_sig')!, livePrevious(found.previous, now())?.secret)) {
       return { status: 401, outcome: 'bad_signature', title: 'Bad signature', message: 'The api_sig does not match: it must be the MD5 of the secret followed by every other parameter as name and value, sorted by name.' }
     }
     return { site: found.site, params: read.params }
@@ -268,5 +270,5 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
   app.get('/api/auth.json', exchange('json'))
   app.get('/api/auth.xml', exchange('xml'))
 
-  registerSitePages(app, { area, sites, ...(options.audit ? { audit: options.audit } : {}) })
+  registerSitePages(app, { area, sites, now, ...(options.audit ? { audit: options.audit } : {}) })
 }

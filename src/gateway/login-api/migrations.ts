@@ -1,7 +1,7 @@
 // The login API's tables (docs/login-api.md) in the gateway's schema, applied in the
 // gateway schema's order (src/gateway/schema.ts), after the migration policy's table,
-// whose check 40 widens. Versions 40 to 49 and 84 belong to the login API; never edit one
-// that has shipped.
+// whose check 40 widens. Versions 40 to 49, 81 and 84 belong to the login API; never edit
+// one that has shipped.
 import type { Migration } from '../../common/sql.js'
 
 export const loginApiMigrations: Migration[] = [
@@ -38,6 +38,16 @@ CREATE INDEX login_certs_expiry ON kigo_gateway.login_certs (expires_at);
 
 ALTER TABLE kigo_gateway.auth_policy DROP CONSTRAINT auth_policy_method_check;
 ALTER TABLE kigo_gateway.auth_policy ADD CONSTRAINT auth_policy_method_check CHECK (method IN ('basic', 'wsse', 'login_api'));
+`,
+  },
+  {
+    version: 81,
+    name: "a login site's previous secret, working until it expires",
+    sql: `
+-- docs/login-api.md#rotating-the-secret: the secret a rotation with an overlap replaced,
+-- sealed under login_sites.previous_secret:<api_key>, and when it stops working.
+ALTER TABLE kigo_gateway.login_sites ADD COLUMN previous_secret text;
+ALTER TABLE kigo_gateway.login_sites ADD COLUMN previous_secret_expires_at timestamptz;
 `,
   },
   {

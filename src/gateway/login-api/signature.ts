@@ -39,7 +39,14 @@ export function loginApiSignature(secret: string, params: ReadonlyArray<readonly
   return md5.digest('hex')
 }
 
-/** Whether `given` is the signature of `params` under `secret` (constant-time comparison). */
-export function signatureMatches(secret: string, params: ReadonlyArray<readonly [string, string]>, given: string): boolean {
-  return safeEqual(given, loginApiSignature(secret, params))
+/**
+ * Whether `given` is the signature of `params` under `secret` or, when given, under
+ * `previousSecret` (the one a rotation replaced while it still works,
+ * docs/login-api.md#rotating-the-secret); constant-time comparisons, both made.
+ */
+export function signatureMatches(secret: string, params: ReadonlyArray<readonly [string, string]>, given: string, previousSecret?: string): boolean {
+  const current = safeEqual(given, loginApiSignature(secret, params))
+  if (previousSecret === undefined) return current
+  const previous = safeEqual(given, loginApiSignature(previousSecret, params))
+  return current || previous
 }

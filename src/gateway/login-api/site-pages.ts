@@ -1,11 +1,13 @@
 // A user's own login sites on the account pages (docs/login-api.md#users):
-// list, register (the secret shown once, on the answer to the post), edit the name,
-// callback and home page, rotate the secret, delete. Every post is CSRF-checked by the
-// account area; every change is audited.
+// list, register (the secret shown once, on the answer to the post, with a copy button),
+// edit the name, callback and home page, rotate the secret with the overlap the owner
+// chooses (docs/login-api.md#rotating-the-secret), delete. Every post is CSRF-checked by
+// the account area; every change is audited.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { isoSeconds } from '../../common/time.js'
-import { field, page, sendPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { copyButton, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { overlapOf, rotationAudit } from '../domain/secret-rotation.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { InvalidInput, refused } from '../store/validation.js'
@@ -64,21 +66,22 @@ ${o.csrf}
 </section>`
 }
 
-function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSite[]; form?: SiteForm; edit?: SiteEdit; created?: { site: LoginSite; secret: string; rotated?: boolean }; notice?: string }): string {
+function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSite[]; form?: SiteForm; edit?: SiteEdit; created?: { site: LoginSite; secret: string; rotated?: boolean; previousUntil?: Date | null }; notice?: string }): string {
   const f = o.form ?? { name: '', callback: '', home: '' }
   return page({
     title: 'Your login sites',
     user: o.session.user,
     csrfToken: o.session.csrfToken,
+    copySecret: o.created !== undefined,
     body: html`<p><a href="/account">← Your account</a></p>
 <h1>Your login sites</h1>
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 ${o.created ? html`<div class="card" id="created">
 <h2>${o.created.rotated ? 'New secret for' : 'Registered'} ${o.created.site.name}</h2>
-<div class="warn">Copy the secret now: kigo shows it only this once.</div>
+<div class="warn">Copy the secret now: kigo shows it only this once.${o.created.rotated ? (o.created.previousUntil ? html` The secret it replaced keeps working until ${timeHtml(o.created.previousUntil.getTime())}; then only the new one works.` : ' The secret it replaced stopped working at once.') : ''}</div>
 <dl>
 <dt>api_key</dt><dd><code id="api_key">${o.created.site.apiKey}</code></dd>
-<dt>secret</dt><dd><code class="secret" id="secret">${o.created.secret}</code></dd>
+<dt>secret</dt><dd><code class="secret" id="secret">${o.created.secret}</code>${copyButton('secret')}</dd>
 </dl>
 </div>` : ''}
 <section class="card" id="sites">
@@ -109,11 +112,12 @@ ${o.csrf}
   })
 }
 
-export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; sites: LoginSiteStore; audit?: Pick<AuditStore, 'record'> }): void {
+export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; sites: LoginSiteStore; now: () => number; audit?: Pick<AuditStore, 'record'> }): void {
   const { area, sites } = o
   const audited = auditTrail(o.audit, app.log)
+  // A page showing a secret carries its copy script (allowed by its hash).
   const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof sitesPage>[0], 'session' | 'csrf' | 'sites'> = {}) =>
-    sendPage(reply, status, sitesPage({ session, csrf: area.csrfField(session), sites: await sites.list(session.user.id), ...extra }))
+    (extra.created ? sendSecretPage : sendPage)(reply, status, sitesPage({ session, csrf: area.csrfField(session), sites: await sites.list(session.user.id), ...extra }))
 
   app.get('/account/sites', async (request, reply) => {
     request.routeName = 'account'
@@ -178,11 +182,14 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     if (!posted) return reply
     const site = await own(request, reply, posted.session)
     if (!site) return reply
-    const asked = area.confirmFirst(reply, posted.session, posted.form, { action: `/account/sites/${site.apiKey}/rotate-secret`, title: `New secret for ${site.name}?`, message: 'A new secret is made and the current one stops working at once: the site cannot sign anyone in until it is given the new one.', button: 'Make a new secret', cancel: '/account/sites' })
+    const asked = area.confirmFirst(reply, posted.session, posted.form, { action: `/account/sites/${site.apiKey}/rotate-secret`, title: `New secret for ${site.name}?`, message: 'A new secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the site cannot sign anyone in until it is given the new one.', button: 'Make a new secret', choice: overlapChoice, cancel: '/account/sites' })
     if (asked) return asked
-    const rotated = await sites.rotateSecret(site.apiKey)
+    // No choice posted (a form of before the choice existed) is no overlap.
+    const overlapSeconds = overlapOf(field(posted.form, 'overlap') ?? '0')
+    if (overlapSeconds === null) return render(reply, 400, posted.session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' })
+    const rotated = await sites.rotateSecret(site.apiKey, { overlapSeconds, now: o.now() })
     if (!rotated) return render(reply, 404, posted.session, { notice: 'You have no login site with this api_key.' })
-    await audited(area.actor(request, posted.session), { kind: 'site', action: 'site.rotate_secret', target: site.apiKey, before: null, after: null })
+    await audited(area.actor(request, posted.session), { kind: 'site', action: 'site.rotate_secret', target: site.apiKey, before: null, after: rotationAudit(overlapSeconds, rotated.previousUntil) })
     return render(reply, 200, posted.session, { created: { ...rotated, rotated: true } })
   })
 

@@ -8,6 +8,7 @@ import { SecretBox } from '../store/crypto.js'
 import { NotFound } from '../store/types.js'
 import { checkCallbackUrl, checkHomeUrl, checkName, InvalidInput, isPlausibleKey } from '../store/validation.js'
 import { userIdPattern } from '../domain/identifiers.js'
+import type { PreviousSecret } from '../domain/secret-rotation.js'
 
 export interface LoginSite {
   apiKey: string
@@ -44,6 +45,7 @@ const certBytes = 32
 
 const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex')
 const secretAad = (apiKey: string) => `login_sites.secret:${apiKey}`
+const previousSecretAad = (apiKey: string) => `login_sites.previous_secret:${apiKey}`
 
 interface SiteRow {
   api_key: string
@@ -81,12 +83,22 @@ export class LoginSiteStore {
     return { site: toSite(rows[0]!), secret }
   }
 
-  /** The site and its secret, or null (anything that cannot be a key is not looked up). */
-  async get(apiKey: string): Promise<{ site: LoginSite; secret: string } | null> {
+  /**
+   * The site and its secret, with the secret a rotation replaced while it is kept
+   * (`previous`, absent when none; it may have expired), or null (anything that cannot be
+   * a key is not looked up).
+   */
+  async get(apiKey: string): Promise<{ site: LoginSite; secret: string; previous?: PreviousSecret } | null> {
     if (!isPlausibleKey(apiKey)) return null
-    const rows = await this.db.query<SiteRow>(`SELECT ${columns} FROM kigo_gateway.login_sites WHERE api_key = $1`, [apiKey])
+    const rows = await this.db.query<SiteRow & { previous_secret: string | null; previous_secret_expires_at: Date | string | null }>(
+      `SELECT ${columns}, previous_secret, previous_secret_expires_at FROM kigo_gateway.login_sites WHERE api_key = $1`,
+      [apiKey],
+    )
     const row = rows[0]
-    return row ? { site: toSite(row), secret: this.box.open(row.secret, secretAad(row.api_key)) } : null
+    if (!row) return null
+    const found = { site: toSite(row), secret: this.box.open(row.secret, secretAad(row.api_key)) }
+    if (row.previous_secret === null || row.previous_secret_expires_at === null) return found
+    return { ...found, previous: { secret: this.box.open(row.previous_secret, previousSecretAad(row.api_key)), expiresAt: new Date(row.previous_secret_expires_at).getTime() } }
   }
 
   /** The site without its secret (owner checks, listings: nothing is decrypted), or null. */
@@ -122,15 +134,29 @@ export class LoginSiteStore {
     })
   }
 
-  /** A new secret (the old one stops working at once); null for an unknown key. */
-  async rotateSecret(apiKey: string): Promise<{ site: LoginSite; secret: string } | null> {
+  /**
+   * A new secret; null for an unknown key. Without an overlap the old one stops working at
+   * once and any previous secret is forgotten; with one, the old secret keeps working until
+   * `now` + the overlap (`previousUntil`), replacing any earlier previous secret
+   * (docs/login-api.md#rotating-the-secret).
+   */
+  async rotateSecret(apiKey: string, options: { overlapSeconds?: number; now?: number } = {}): Promise<{ site: LoginSite; secret: string; previousUntil: Date | null } | null> {
     if (!isPlausibleKey(apiKey)) return null
     const secret = randomToken(secretBytes)
-    const rows = await this.db.query<SiteRow>(
-      `UPDATE kigo_gateway.login_sites SET secret = $2 WHERE api_key = $1 RETURNING ${columns}`,
-      [apiKey, this.box.seal(secret, secretAad(apiKey))],
-    )
-    return rows[0] ? { site: toSite(rows[0]), secret } : null
+    const overlapSeconds = options.overlapSeconds ?? 0
+    const previousUntil = overlapSeconds > 0 ? new Date((options.now ?? Date.now()) + overlapSeconds * 1000) : null
+    const row = await this.db.transaction(async (tx) => {
+      // Locked while the old secret moves: of two rotations at once, the second keeps the first's.
+      const current = await tx.query<{ secret: string }>('SELECT secret FROM kigo_gateway.login_sites WHERE api_key = $1 FOR UPDATE', [apiKey])
+      if (!current[0]) return null
+      const previous = previousUntil === null ? null : this.box.seal(this.box.open(current[0].secret, secretAad(apiKey)), previousSecretAad(apiKey))
+      const rows = await tx.query<SiteRow>(
+        `UPDATE kigo_gateway.login_sites SET secret = $2, previous_secret = $3, previous_secret_expires_at = $4 WHERE api_key = $1 RETURNING ${columns}`,
+        [apiKey, this.box.seal(secret, secretAad(apiKey)), previous, previousUntil],
+      )
+      return rows[0] ?? null
+    })
+    return row ? { site: toSite(row), secret, previousUntil } : null
   }
 
   /** Deletes the site and its outstanding certs; null for an unknown key. */

@@ -1,7 +1,8 @@
 // The operator API for OpenID Connect (docs/oidc.md#by-the-operator), on the operator port
 // behind the admin token: relying parties (`kigo oidc-clients …`) and the signing key
 // (`kigo oidc rotate-key`). Every change is audited; a client secret appears only in the
-// answer that creates it.
+// answer that creates or rotates it. A rotation takes an optional overlap
+// (docs/oidc.md#rotating-the-client-secret).
 import type { FastifyInstance } from 'fastify'
 import { ApiError, errors } from '../../common/errors.js'
 import type { AuditStore } from '../audit/store.js'
@@ -14,6 +15,7 @@ import { NotFound } from '../store/types.js'
 import type { OidcClient, OidcStore } from './store.js'
 import type { OidcProviders } from './index.js'
 import { retiredKeySeconds } from './provider.js'
+import { overlapFromBody, rotationAudit } from '../domain/secret-rotation.js'
 
 export interface OidcAdminOptions {
   store: OidcStore
@@ -118,13 +120,16 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     return clientView(edited.after)
   })
 
-  app.post('/admin/oidc-clients/:id/rotate-secret', async (request) => {
+  // The optional body {"overlap_seconds": N} keeps the old secret working that long.
+  app.post('/admin/oidc-clients/:id/rotate-secret', { bodyLimit: 64 * 1024 }, async (request) => {
     const id = (request.params as { id: string }).id
-    const rotated = await store.rotateClientSecret(id)
+    const overlapSeconds = overlapFromBody(request.body)
+    const rotated = await store.rotateClientSecret(id, { overlapSeconds })
     if (rotated === null) throw clientNotFound(id)
     if (rotated === 'public') throw new ApiError(409, 'conflict', 'This is a public client: it has no secret to rotate')
-    await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_client.rotate_secret', target: id, before: null, after: null })
-    return { client_id: id, client_secret: rotated.secret }
+    const overlap = rotationAudit(overlapSeconds, rotated.previousUntil)
+    await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_client.rotate_secret', target: id, before: null, after: overlap })
+    return { client_id: id, client_secret: rotated.secret, ...overlap }
   })
 
   app.delete('/admin/oidc-clients/:id', async (request) => {

@@ -1,14 +1,17 @@
 // A user's own OpenID Connect relying parties on the account pages
 // (docs/oidc.md#registering-a-site): list, register (confidential or public; the client
-// secret shown once, on the answer to the post), edit the name and redirect URIs, rotate
-// the secret, delete. Rotating and deleting ask first, on a page of their own (no
-// script). Every post is CSRF-checked by the account area; every change is audited (kind
-// `oidc`, `by` the user); a user sees and changes only the clients they own.
+// secret shown once, on the answer to the post, with a copy button), edit the name and
+// redirect URIs, rotate the secret with the overlap the owner chooses
+// (docs/oidc.md#rotating-the-client-secret), delete. Rotating and deleting ask first, on a
+// page of their own (no script). Every post is CSRF-checked by the account area; every
+// change is audited (kind `oidc`, `by` the user); a user sees and changes only the clients
+// they own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { sendErrorPage } from '../account-area/error-page.js'
-import { accountArea, field, page, sendPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { accountArea, choiceField, copyButton, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { overlapOf, rotationAudit } from '../domain/secret-rotation.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { InvalidInput, refused } from '../store/validation.js'
@@ -30,6 +33,8 @@ interface Created {
   client: OidcClient
   secret: string | null
   rotated?: boolean
+  /** After a rotation: until when the replaced secret keeps working (null: it stopped at once). */
+  previousUntil?: Date | null
 }
 
 /** The URIs of a text area, one per line (blank lines ignored). */
@@ -106,15 +111,16 @@ function clientsPage(o: { session: SignedInSession; csrf: SafeHtml; clients: Oid
     title: 'Your OpenID Connect clients',
     user: o.session.user,
     csrfToken: o.session.csrfToken,
+    copySecret: c !== undefined && c.secret !== null,
     body: html`<p><a href="/account">← Your account</a></p>
 <h1>Your OpenID Connect clients</h1>
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 ${c ? html`<div class="card" id="created">
 <h2>${c.rotated ? 'New secret for' : 'Registered'} ${c.client.name}</h2>
-${c.secret === null ? html`<p class="muted">A public client has no secret: it proves itself with PKCE alone.</p>` : html`<div class="warn">Copy the client secret now: kigo shows it only this once.</div>`}
+${c.secret === null ? html`<p class="muted">A public client has no secret: it proves itself with PKCE alone.</p>` : html`<div class="warn">Copy the client secret now: kigo shows it only this once.${c.rotated ? (c.previousUntil ? html` The secret it replaced keeps working until ${timeHtml(c.previousUntil.getTime())}; then only the new one works.` : ' The secret it replaced stopped working at once.') : ''}</div>`}
 <dl>
 <dt>client_id</dt><dd><code id="client_id">${c.client.clientId}</code></dd>
-${c.secret === null ? '' : html`<dt>client_secret</dt><dd><code class="secret" id="client_secret">${c.secret}</code></dd>`}
+${c.secret === null ? '' : html`<dt>client_secret</dt><dd><code class="secret" id="client_secret">${c.secret}</code>${copyButton('client_secret')}</dd>`}
 <dt>Type</dt><dd>${c.client.public ? 'public' : 'confidential'}</dd>
 <dt>Redirect URIs</dt><dd>${c.client.redirectUris.map((u) => html`<code>${u}</code> `)}</dd>
 </dl>
@@ -153,7 +159,7 @@ ${o.csrf}
 const confirmations = {
   'rotate-secret': {
     title: 'New client secret?',
-    text: 'kigo makes a new client secret and shows it once. The current secret stops working at once: the site cannot sign anyone in until it uses the new one.',
+    text: 'kigo makes a new client secret and shows it once. The current secret keeps working for as long as you choose below, and then stops: the site cannot sign anyone in until it uses the new one.',
     button: 'Make a new secret',
   },
   delete: {
@@ -179,6 +185,7 @@ function confirmPage(o: { session: SignedInSession; csrf: SafeHtml; client: Oidc
 <p>${c.text}</p>
 <form method="post" action="${base}/${o.client.clientId}/${o.action}">
 ${o.csrf}
+${o.action === 'rotate-secret' ? choiceField(overlapChoice) : ''}
 <input type="hidden" name="confirm" value="yes">
 <div class="actions"><button type="submit" class="danger">${c.button}</button><a href="${base}">Cancel</a></div>
 </form>
@@ -216,8 +223,9 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     const origin = app.publicOrigin(reply.request)
     return `${origin.scheme}://${origin.host}/.well-known/openid-configuration`
   }
+  // A page showing a secret carries its copy script (allowed by its hash).
   const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof clientsPage>[0], 'session' | 'csrf' | 'clients' | 'discoveryUrl'> = {}) =>
-    sendPage(reply, status, clientsPage({ session, csrf: area.csrfField(session), clients: await store.listClients(session.user.id), discoveryUrl: discoveryUrl(reply), ...extra }))
+    (extra.created?.secret ? sendSecretPage : sendPage)(reply, status, clientsPage({ session, csrf: area.csrfField(session), clients: await store.listClients(session.user.id), discoveryUrl: discoveryUrl(reply), ...extra }))
 
   /** The signed-in user's own client named in the path, or null after answering 404. */
   const own = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession): Promise<OidcClient | null> => {
@@ -306,10 +314,13 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     if (!client) return reply
     if (client.public) return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
     if (!confirmed(posted.form)) return sendPage(reply, 200, confirmPage({ session, csrf: area.csrfField(session), client, action: 'rotate-secret' }))
-    const rotated = await store.rotateClientSecret(client.clientId)
+    // No choice posted (a form of before the choice existed) is no overlap.
+    const overlapSeconds = overlapOf(field(posted.form, 'overlap') ?? '0')
+    if (overlapSeconds === null) return render(reply, 400, session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' })
+    const rotated = await store.rotateClientSecret(client.clientId, { overlapSeconds })
     if (rotated === null) return render(reply, 404, session, { notice: notOwned })
     if (rotated === 'public') return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
-    await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.rotate_secret', target: client.clientId, before: null, after: null })
+    await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.rotate_secret', target: client.clientId, before: null, after: rotationAudit(overlapSeconds, rotated.previousUntil) })
     return render(reply, 200, session, { created: { ...rotated, rotated: true } })
   })
 

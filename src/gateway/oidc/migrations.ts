@@ -1,4 +1,4 @@
-// The OpenID Connect provider's tables (docs/oidc.md#storage), versions 50 to 59 of the
+// The OpenID Connect provider's tables (docs/oidc.md#storage), versions 50 to 59 and 82 of the
 // gateway schema's migrations, applied in the gateway schema's order
 // (src/gateway/schema.ts). The same SQL runs on PGlite and on PostgreSQL.
 import type { Migration } from '../../common/sql.js'
@@ -57,6 +57,16 @@ CREATE INDEX oidc_state_uid ON kigo_gateway.oidc_state (uid_hash) WHERE uid_hash
 CREATE INDEX oidc_state_account ON kigo_gateway.oidc_state (account_id, model) WHERE account_id IS NOT NULL;
 
 CREATE INDEX oidc_state_expiry ON kigo_gateway.oidc_state (expires_at);
+`,
+  },
+  {
+    version: 82,
+    name: "an OpenID Connect client's previous secret, working until it expires",
+    sql: `
+-- docs/oidc.md#rotating-the-client-secret: the client secret a rotation with an overlap
+-- replaced, sealed under oidc_clients.previous_secret:<client_id>, and when it stops working.
+ALTER TABLE kigo_gateway.oidc_clients ADD COLUMN previous_secret text;
+ALTER TABLE kigo_gateway.oidc_clients ADD COLUMN previous_secret_expires_at timestamptz;
 `,
   },
 ]

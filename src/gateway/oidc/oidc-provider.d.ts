@@ -97,7 +97,11 @@ declare module 'oidc-provider' {
     on(event: string, listener: (...args: never[]) => void): this
     use(middleware: (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>): this
     Grant: typeof Grant
-    Client: { find(id: string): Promise<ClientView | undefined> }
+    Client: {
+      find(id: string): Promise<ClientView | undefined>
+      /** The library's client class; its one comparison of a presented client secret with the client's. */
+      prototype: { compareClientSecret(this: ClientView, actual: string): Promise<boolean> | boolean }
+    }
   }
   export { Provider }
 

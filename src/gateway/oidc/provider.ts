@@ -5,10 +5,11 @@
 // consent are the account area's own pages (interactions.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
-import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider'
+import type { Adapter, AdapterPayload, ClientView, Configuration, KoaContextWithOIDC } from 'oidc-provider'
 import { createHash } from 'node:crypto'
 import type { OidcLibrary } from './library.js'
-import { deriveKey } from '../../common/secrets.js'
+import { deriveKey, safeEqual } from '../../common/secrets.js'
+import { livePrevious } from '../domain/secret-rotation.js'
 import { sessionCookie } from '../account-area/session.js'
 import { html, trusted } from '../../common/html.js'
 import { securePageResponse } from '../../common/security-headers.js'
@@ -72,8 +73,16 @@ function ownPayload(found: AdapterPayload | undefined, issuer: string): AdapterP
   return storedBy === undefined || storedBy === issuer ? payload : undefined
 }
 
+/**
+ * Where a client's metadata, as the adapter gives it to the library, carries the secret a
+ * rotation replaced while it still works (docs/oidc.md#rotating-the-client-secret). The
+ * adapter reads it at every lookup, so it is absent once expired (the library keys its
+ * clients by their metadata).
+ */
+const previousSecretProperty = 'kigo_previous_client_secret'
+
 /** The library's storage interface over the gateway's store, for one issuer; relying parties come from oidc_clients. */
-function adapterFor(store: OidcStore, issuer: string) {
+function adapterFor(store: OidcStore, issuer: string, now: () => number) {
   return class SqlAdapter implements Adapter {
     constructor(private readonly model: string) {}
 
@@ -86,10 +95,12 @@ function adapterFor(store: OidcStore, issuer: string) {
         const found = await store.getClient(id)
         if (!found) return undefined
         const c = found.client
+        const previous = livePrevious(found.previous, now())
         return {
           client_id: c.clientId,
           client_name: c.name,
           ...(found.secret === null ? { token_endpoint_auth_method: 'none' } : { client_secret: found.secret, token_endpoint_auth_method: 'client_secret_basic' }),
+          ...(found.secret !== null && previous !== null ? { [previousSecretProperty]: previous.secret } : {}),
           redirect_uris: c.redirectUris,
           post_logout_redirect_uris: c.postLogoutRedirectUris,
           grant_types: ['authorization_code', 'refresh_token'],
@@ -157,7 +168,10 @@ export function buildProvider(library: OidcLibrary, issuer: string, keys: Signin
   )
 
   const configuration: Configuration = {
-    adapter: adapterFor(store, issuer),
+    adapter: adapterFor(store, issuer, deps.now),
+    // The replaced secret rides in the client's metadata, never published: there is no
+    // registration endpoint, and the library only compares it (compareClientSecret below).
+    extraClientMetadata: { properties: [previousSecretProperty] },
     findAccount: async (_ctx, sub) => {
       const user = await users.getUser(sub)
       if (!user) return undefined
@@ -246,6 +260,20 @@ ${trusted(form)}
     issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
   }
   const provider = new library.Provider(issuer, configuration)
+  // client_secret_basic is checked by the library's one comparison of a presented secret
+  // with the client's; it also accepts the secret a rotation replaced while the overlap
+  // lasts (the adapter hands it over only then). Both are compared, in constant time.
+  const clientPrototype = provider.Client.prototype
+  // The library's own method, called with the client as `this` below.
+  // eslint-disable-next-line @typescript-eslint/unbound-method
+  const compareCurrent = clientPrototype.compareClientSecret
+  clientPrototype.compareClientSecret = async function (this: ClientView & Record<string, unknown>, actual: string): Promise<boolean> {
+    const current = await compareCurrent.call(this, actual)
+    const previous = this[previousSecretProperty]
+    if (typeof previous !== 'string') return current
+    const old = safeEqual(actual, previous)
+    return current || old
+  }
   // The library's own pages (RP-initiated logout's auto-submitting form) get the account
   // pages' headers too: never framed, nothing loaded, forms posted to this origin only;
   // their inline script is allowed by its hash alone.

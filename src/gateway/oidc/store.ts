@@ -8,6 +8,7 @@ import { urlAmbiguity, type UrlAmbiguity } from '../provider/callback.js'
 import { SecretBox } from '../store/crypto.js'
 import { InvalidInput } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
+import type { PreviousSecret } from '../domain/secret-rotation.js'
 
 export interface OidcClient {
   clientId: string
@@ -90,6 +91,8 @@ function checkClientDetails(input: { name: string; redirectUris: string[]; postL
 interface ClientRow {
   client_id: string
   secret: string | null
+  previous_secret?: string | null
+  previous_secret_expires_at?: Date | string | null
   name: string
   owner_id: string
   redirect_uris: string[]
@@ -122,6 +125,11 @@ export class OidcStore {
     return this.box.seal(secret, `oidc_clients.secret:${clientId}`)
   }
 
+  /** A replaced client secret, bound to its own column (docs/oidc.md#rotating-the-client-secret). */
+  private sealPrevious(clientId: string, secret: string): string {
+    return this.box.seal(secret, `oidc_clients.previous_secret:${clientId}`)
+  }
+
   // ---- relying parties -------------------------------------------------------------------
 
   async createClient(input: { name: string; ownerId: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean }): Promise<{ client: OidcClient; secret: string | null }> {
@@ -141,12 +149,15 @@ export class OidcStore {
     }
   }
 
-  async getClient(clientId: string): Promise<{ client: OidcClient; secret: string | null } | null> {
+  /** The client and its secret, with the secret a rotation replaced while it is kept (`previous`, absent when none; it may have expired). */
+  async getClient(clientId: string): Promise<{ client: OidcClient; secret: string | null; previous?: PreviousSecret } | null> {
     if (!/^[A-Za-z0-9_-]{1,128}$/.test(clientId)) return null
     const rows = await this.db.query<ClientRow>('SELECT * FROM kigo_gateway.oidc_clients WHERE client_id = $1', [clientId])
     const r = rows[0]
     if (!r) return null
-    return { client: toClient(r), secret: r.secret === null ? null : this.box.open(r.secret, `oidc_clients.secret:${clientId}`) }
+    const found = { client: toClient(r), secret: r.secret === null ? null : this.box.open(r.secret, `oidc_clients.secret:${clientId}`) }
+    if (!r.previous_secret || !r.previous_secret_expires_at) return found
+    return { ...found, previous: { secret: this.box.open(r.previous_secret, `oidc_clients.previous_secret:${clientId}`), expiresAt: new Date(r.previous_secret_expires_at).getTime() } }
   }
 
   /** The client without its secret (owner checks, listings: nothing is decrypted), or null. */
@@ -183,14 +194,32 @@ export class OidcStore {
     })
   }
 
-  /** A new secret for a confidential client (null: no such client; a public one has none to rotate). */
-  async rotateClientSecret(clientId: string): Promise<{ client: OidcClient; secret: string } | 'public' | null> {
-    const client = await this.findClient(clientId)
-    if (!client) return null
-    if (client.public) return 'public'
+  /**
+   * A new secret for a confidential client (null: no such client; a public one has none to
+   * rotate). Without an overlap the old secret stops working at once and any previous one
+   * is forgotten; with one, the old secret keeps working until now + the overlap
+   * (`previousUntil`), replacing any earlier previous secret (docs/oidc.md#rotating-the-client-secret).
+   */
+  async rotateClientSecret(clientId: string, options: { overlapSeconds?: number } = {}): Promise<{ client: OidcClient; secret: string; previousUntil: Date | null } | 'public' | null> {
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(clientId)) return null
     const secret = randomToken(32)
-    await this.db.query('UPDATE kigo_gateway.oidc_clients SET secret = $2 WHERE client_id = $1', [clientId, this.sealSecret(clientId, secret)])
-    return { client, secret }
+    const overlapSeconds = options.overlapSeconds ?? 0
+    const previousUntil = overlapSeconds > 0 ? new Date(this.now() + overlapSeconds * 1000) : null
+    return this.db.transaction(async (tx) => {
+      // Locked while the old secret moves: of two rotations at once, the second keeps the first's.
+      const rows = await tx.query<ClientRow>('SELECT * FROM kigo_gateway.oidc_clients WHERE client_id = $1 FOR UPDATE', [clientId])
+      const row = rows[0]
+      if (!row) return null
+      if (row.secret === null) return 'public' as const
+      const previous = previousUntil === null ? null : this.sealPrevious(clientId, this.box.open(row.secret, `oidc_clients.secret:${clientId}`))
+      await tx.query('UPDATE kigo_gateway.oidc_clients SET secret = $2, previous_secret = $3, previous_secret_expires_at = $4 WHERE client_id = $1', [
+        clientId,
+        this.sealSecret(clientId, secret),
+        previous,
+        previousUntil,
+      ])
+      return { client: toClient(row), secret, previousUntil }
+    })
   }
 
   /** Deletes the client and everything the provider holds for it (grants, codes, tokens). */

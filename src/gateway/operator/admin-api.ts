@@ -28,6 +28,8 @@ export interface AdminApiOptions {
   passwordBytes?: number
   /** Where each change is recorded (src/gateway/audit/store.ts); none: not recorded. */
   audit?: Pick<AuditStore, 'record'>
+  /** Clock in milliseconds (default Date.now): a rotated secret's overlap ends from it. */
+  now?: () => number
 }
 
 // ---- validation ------------------------------------------------------------------------
@@ -154,7 +156,7 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
   })
 
   // One group per resource, each in this context (its validator, errors and no-store).
-  const routes: AdminRouteOptions = { store, newPassword, audited, changed }
+  const routes: AdminRouteOptions = { store, newPassword, audited, changed, now: options.now ?? Date.now }
   await app.register(adminUsers, routes)
   await app.register(adminApps, routes)
   await app.register(adminTokens, routes)

@@ -1,5 +1,6 @@
 // The operator API's applications, OAuth consumers (docs/gateway.md#the-operator-api-and-dashboard):
-// register one (its secret shown once), list, read, edit, rotate the secret, delete.
+// register one (its secret shown once), list, read, edit, rotate the secret (with an
+// optional overlap, docs/gateway.md#rotating-a-secret; the new secret shown once), delete.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ApiError } from '../../common/errors.js'
@@ -9,6 +10,7 @@ import { NotFound, type Consumer } from '../store/types.js'
 import { bodyLimit, consumerNotFound, errorResponses, Key, Name, ScopeList, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
 import { isoSeconds } from '../../common/time.js'
 import { operatorActor } from '../audit/audited.js'
+import { overlapFromBody, rotationAudit } from '../domain/secret-rotation.js'
 
 const CallbackUrl = Type.String({ minLength: 1, maxLength: 2048 })
 const CreateAppBody = Type.Object(
@@ -42,7 +44,13 @@ const AppDetail = Type.Object({
   tokens: Type.Integer(),
   active_tokens: Type.Integer(),
 })
-const RotatedSecret = Type.Object({ consumer_key: Type.String(), consumer_secret: Type.String() })
+const RotatedSecret = Type.Object({
+  consumer_key: Type.String(),
+  consumer_secret: Type.String(),
+  overlap_seconds: Type.Integer(),
+  /** Until when the replaced secret keeps working; null when it stopped at once. */
+  previous_secret_until: Type.Union([Timestamp, Type.Null()]),
+})
 const DeletedApp = Type.Object({ deleted: Type.Boolean(), consumer_key: Type.String(), name: Type.String(), tokens_deleted: Type.Integer() })
 
 const appView = (c: Consumer) => ({
@@ -65,7 +73,7 @@ function checkCallback(value: string | null | undefined): string | null {
   }
 }
 
-export async function adminApps(instance: FastifyInstance, { store, audited, changed }: AdminRouteOptions): Promise<void> {
+export async function adminApps(instance: FastifyInstance, { store, audited, changed, now }: AdminRouteOptions): Promise<void> {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()
 
   app.post('/admin/apps', {
@@ -124,16 +132,20 @@ export async function adminApps(instance: FastifyInstance, { store, audited, cha
   })
 
   // A leaked consumer secret is replaced without re-registering: the key and the
-  // application's access tokens stay, only requests signed with the old secret fail.
+  // application's access tokens stay. Requests signed with the old secret fail at once,
+  // or after the overlap the optional body asks for ({"overlap_seconds": 3600}; 0, 3600,
+  // 86400 or 604800), time to give the application the new one.
   app.post('/admin/apps/:key/rotate-secret', {
     bodyLimit,
     schema: { params: AppParams, response: { 200: RotatedSecret, ...errorResponses } },
   }, async (request) => {
-    const rotated = await store.rotateConsumerSecret(request.params.key)
+    const overlapSeconds = overlapFromBody(request.body)
+    const rotated = await store.rotateConsumerSecret(request.params.key, { overlapSeconds, now: new Date(now()) })
     if (!rotated) throw consumerNotFound(request.params.key)
     changed({ kind: 'consumer', consumerKey: rotated.consumer.key })
-    await audited(operatorActor(request), { kind: 'app', action: 'app.rotate_secret', target: rotated.consumer.key, before: null, after: null })
-    return { consumer_key: rotated.consumer.key, consumer_secret: rotated.secret }
+    const overlap = rotationAudit(overlapSeconds, rotated.previousUntil)
+    await audited(operatorActor(request), { kind: 'app', action: 'app.rotate_secret', target: rotated.consumer.key, before: null, after: overlap })
+    return { consumer_key: rotated.consumer.key, consumer_secret: rotated.secret, ...overlap }
   })
 
   app.delete('/admin/apps/:key', {

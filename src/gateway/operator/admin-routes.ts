@@ -23,6 +23,8 @@ export interface AdminRouteOptions {
   audited: Audited
   /** Tells the listener what changed; a throwing listener does not fail the request. */
   changed: (change: AdminChange) => void
+  /** The clock, in milliseconds (a rotation's overlap ends from it). */
+  now: () => number
 }
 
 /** The largest body a mutation takes. */

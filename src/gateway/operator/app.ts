@@ -80,12 +80,12 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
   await app.register(async (api) => {
     await api.register(adminAuth, { adminToken: deps.config.adminToken })
     const audit = deps.audit
-    await api.register(adminApi, { store: deps.store, ...(audit ? { audit } : {}) })
+    await api.register(adminApi, { store: deps.store, now, ...(audit ? { audit } : {}) })
     if (audit) await api.register(auditApi, { audit })
     if (deps.userLocks) await api.register(locksApi, { locks: deps.userLocks, now, ...(audit ? { audit } : {}) })
     if (deps.operatorSessions) await api.register(sessionsApi, { sessions: deps.operatorSessions, now, ...(audit ? { audit } : {}) })
     if (deps.oidc) await api.register(oidcAdminApi, { store: deps.oidc.store, providers: deps.oidc.providers, users: deps.store, ...(audit ? { audit } : {}) })
-    if (deps.sites) await api.register(sitesAdminApi, { sites: deps.sites, ...(audit ? { audit } : {}) })
+    if (deps.sites) await api.register(sitesAdminApi, { sites: deps.sites, now, ...(audit ? { audit } : {}) })
     if (migration) {
       await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })
       await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder, emails })

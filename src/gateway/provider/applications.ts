@@ -1,15 +1,18 @@
 // The user's own OAuth applications on the account area (docs/gateway.md#the-oauth-provider-and-the-account-pages):
-// registering one, its page (key, secret, endpoints), editing its name, callback and home
-// page, rotating its secret, deleting it, and revoking an application's access to one's
-// account; each change audited as an `account.*` action naming the user. Registered on
-// the account area as the login API's and OpenID Connect's pages are, with the account
+// registering one, its page (key, endpoints), editing its name, callback and home page,
+// rotating its secret with the overlap the owner chooses (docs/gateway.md#rotating-a-secret),
+// deleting it, and revoking an application's access to one's account; each change audited
+// as an `account.*` action naming the user. The consumer secret is shown once: on the
+// answer to the registration or rotation that made it, never on a later visit. Registered
+// on the account area as the login API's and OpenID Connect's pages are, with the account
 // area's posted-form opening.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccountKit } from '../account-area/account-kit.js'
 import { field } from '../account-area/form.js'
-import { sendPage, seeOther } from '../account-area/html.js'
-import { applicationPage, messagePage, type RegisterForm } from '../account-area/pages.js'
+import { sendPage, sendSecretPage, seeOther } from '../account-area/html.js'
+import { applicationPage, messagePage, overlapChoice, type RegisterForm, type ShownSecret } from '../account-area/pages.js'
 import { applicationEditPage } from '../account-area/application-edit.js'
+import { livePrevious, overlapOf, rotationAudit } from '../domain/secret-rotation.js'
 import type { SignedInSession } from '../account-area/posted-form.js'
 import { scopesFromCheckboxes } from '../domain/scopes.js'
 import { InvalidInput, refused } from '../store/validation.js'
@@ -36,6 +39,11 @@ const auditView = (c: Consumer) => ({ name: c.name, callback_url: c.callbackUrl,
 
 export function registerApplications(app: FastifyInstance, ctx: ProviderContext, kit: AccountKit): void {
   const { store, sessions } = ctx
+
+  /** The application's page with the secret just made, the one answer that shows it. */
+  const showSecret = (request: FastifyRequest, reply: FastifyReply, status: number, session: SignedInSession, consumer: Consumer, shown: ShownSecret, notice: string) =>
+    sendSecretPage(reply, status, applicationPage({ user: session.user, csrfToken: session.csrfToken, consumer, baseUrl: request.deployment!.baseUrl, notice, shown }))
+
   app.post('/account/apps', async (request, reply) => {
     const ok = await kit.signedInPost(request, reply)
     if (!ok) return reply
@@ -45,9 +53,9 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
     if (input.name === '') return invalid(noName)
     if (input.scopes.length === 0) return invalid('Choose at least one scope.')
     try {
-      const { consumer } = await store.createConsumer({ ...storedDetails(input), ownerId: session.user.id, scopes: input.scopes })
+      const { consumer, secret } = await store.createConsumer({ ...storedDetails(input), ownerId: session.user.id, scopes: input.scopes })
       await kit.audited(kit.by(request, session.user.id), { kind: 'app', action: 'account.app_create', target: consumer.key, before: null, after: { user: session.user.id, ...auditView(consumer), scopes: consumer.scopes } })
-      return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=registered`)
+      return showSecret(request, reply, 201, session, consumer, { secret }, 'Your application is registered. Keep the consumer secret private.')
     } catch (err) {
       if (err instanceof InvalidInput) return invalid(refusal(err))
       throw err
@@ -64,10 +72,11 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
       return sendPage(reply, 404, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'No such application', message: 'You have no application with this key.', link: { href: '/account', text: 'Your account' } }))
     }
     const notice = kit.noticeOf(request)
+    const previous = livePrevious(found.previous, ctx.now())
     return sendPage(
       reply,
       200,
-      applicationPage({ user: session.user, csrfToken: session.csrfToken, consumer: found.consumer, secret: found.secret, baseUrl: request.deployment!.baseUrl, ...(notice ? { notice } : {}) }),
+      applicationPage({ user: session.user, csrfToken: session.csrfToken, consumer: found.consumer, baseUrl: request.deployment!.baseUrl, previousUntil: previous === null ? null : new Date(previous.expiresAt), ...(notice ? { notice } : {}) }),
     )
   })
 
@@ -84,14 +93,16 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
     return seeOther(reply, '/account?notice=revoked')
   })
 
-  // Changing the login password needs the current one (a session left open on a shared
+
+  const noSuchApplication = (reply: FastifyReply, session: SignedInSession) =>
+    sendPage(reply, 404, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'No such application', message: 'You have no application with this key.', link: { href: '/account', text: 'Your account' } }))
 
   /** The signed-in user's own application named in the path, or the 404 page already sent. */
   const ownApplication = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession) => {
     const key = (request.params as { key: string }).key
     const found = await store.getConsumer(key)
     if (found && found.consumer.ownerId === session.user.id) return found.consumer
-    await sendPage(reply, 404, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'No such application', message: 'You have no application with this key.', link: { href: '/account', text: 'Your account' } }))
+    await noSuchApplication(reply, session)
     return null
   }
 
@@ -117,7 +128,8 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
     return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=app_edited`)
   })
 
-  // The owner rotates the consumer secret (the old one stops working) or deletes the
+  // The owner rotates the consumer secret (the old one keeps working as long as chosen,
+  // docs/gateway.md#rotating-a-secret) or deletes the application; each asks first.
 
   app.post('/account/apps/:key/rotate', async (request, reply) => {
     const ok = await kit.signedInPost(request, reply)
@@ -125,11 +137,18 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
     const consumer = await ownApplication(request, reply, ok.session)
     if (!consumer) return reply
     const path = `/account/apps/${encodeURIComponent(consumer.key)}/rotate`
-    const asked = kit.confirmFirst(reply, ok.session, ok.form, { action: path, title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and the current one stops working at once: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret' })
+    const cancel = `/account/apps/${encodeURIComponent(consumer.key)}`
+    const asked = kit.confirmFirst(reply, ok.session, ok.form, { action: path, title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret', choice: overlapChoice, cancel })
     if (asked) return asked
-    await store.rotateConsumerSecret(consumer.key)
-    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: 'account.app_rotate_secret', target: consumer.key, before: { user: ok.session.user.id }, after: { user: ok.session.user.id } })
-    return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=rotated`)
+    // No choice posted (a form of before the choice existed) is no overlap.
+    const overlapSeconds = overlapOf(field(ok.form, 'overlap') ?? '0')
+    if (overlapSeconds === null) {
+      return sendPage(reply, 400, messagePage({ user: ok.session.user, csrfToken: ok.session.csrfToken, title: 'Choose how long the old secret works', message: 'The form named no overlap this page offers: none, 1 hour, 24 hours or 7 days. Nothing was changed.', link: { href: cancel, text: `Back to ${consumer.name}` } }))
+    }
+    const rotated = await store.rotateConsumerSecret(consumer.key, { overlapSeconds, now: new Date(ctx.now()) })
+    if (!rotated) return noSuchApplication(reply, ok.session)
+    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: 'account.app_rotate_secret', target: consumer.key, before: { user: ok.session.user.id }, after: { user: ok.session.user.id, ...rotationAudit(overlapSeconds, rotated.previousUntil) } })
+    return showSecret(request, reply, 200, ok.session, rotated.consumer, { secret: rotated.secret, previousUntil: rotated.previousUntil }, 'A new consumer secret was made. Give it to the application.')
   })
 
   app.post('/account/apps/:key/delete', async (request, reply) => {

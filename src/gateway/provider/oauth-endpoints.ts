@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { randomToken } from '../../common/secrets.js'
 import { percentEncode } from '../auth/oauth/percent-encode.js'
-import { bodyHashMatches, checkOAuthRequest, oauthFailure, oauthNonceKey, signatureFailure, verifyOAuthSignature, type CheckedOAuthRequest } from '../auth/oauth/verify.js'
+import { bodyHashMatches, checkOAuthRequest, oauthFailure, oauthNonceKey, signatureFailure, verifyConsumerSignature, type CheckedOAuthRequest } from '../auth/oauth/verify.js'
 import { claimNonce, defaultRetryAfterSeconds } from '../domain/auth-results.js'
 import type { AuthRequest } from '../domain/auth.js'
 import { sendError } from '../../common/api-errors.js'
@@ -24,8 +24,8 @@ export const initiateParameters = [...common, 'oauth_callback'] as const
 /** §2.3: signed with the request token; the verifier proves the user's approval. */
 export const tokenParameters = [...common, 'oauth_token', 'oauth_verifier'] as const
 
-// Stand-ins for unknown secrets, so that the signature is computed either way (docs/gateway.md#oauth-10a).
-const dummyConsumerSecret = randomToken(30)
+// A stand-in for an unknown token's secret, so that the signature is computed either way
+// (docs/gateway.md#oauth-10a; verifyConsumerSignature stands in for an unknown consumer).
 const dummyTokenSecret = randomToken(30)
 
 /** A form-encoded answer (RFC 5849 §2.1, §2.3), never cached (it carries secrets). */
@@ -67,9 +67,10 @@ export function registerOAuthEndpoints(app: FastifyInstance, ctx: ProviderContex
       throw problem(realm, 400, 'parameter_rejected', 'oauth/initiate is signed with the consumer credentials only; send no oauth_token', { oauth_parameters_rejected: 'oauth_token' })
     }
     const found = await store.getConsumer(r.consumerKey)
-    const signatureOk = verifyOAuthSignature(req, r.params, found?.secret ?? dummyConsumerSecret, '')
+    // The consumer secret, or the one a rotation replaced while it still works (docs/gateway.md#rotating-a-secret).
+    const signatureOk = verifyConsumerSignature(req, r.params, found, '')
     if (found === null) throw problem(realm, 401, 'consumer_key_unknown', 'Unknown oauth_consumer_key')
-    if (!signatureOk) throw problemError(realm, await signatureFailure(req, r.params, found.secret, '', ctx.verifyOptions))
+    if (!signatureOk) throw problemError(realm, await signatureFailure(req, r.params, found, '', ctx.verifyOptions))
     if (!bodyHashMatches(req, r.params)) throw problem(realm, 401, 'signature_invalid', 'oauth_body_hash does not match the body')
     await claim(r)
 
@@ -106,10 +107,10 @@ export function registerOAuthEndpoints(app: FastifyInstance, ctx: ProviderContex
     const r = check(req, tokenParameters)
     const [found, pending] = await Promise.all([store.getConsumer(r.consumerKey), store.getRequestToken(r.token)])
     const tokenMatches = found !== null && pending !== null && pending.requestToken.consumerKey === found.consumer.key
-    const signatureOk = verifyOAuthSignature(req, r.params, found?.secret ?? dummyConsumerSecret, tokenMatches ? pending.secret : dummyTokenSecret)
+    const signatureOk = verifyConsumerSignature(req, r.params, found, tokenMatches ? pending.secret : dummyTokenSecret)
     if (found === null) throw problem(realm, 401, 'consumer_key_unknown', 'Unknown oauth_consumer_key')
     if (!tokenMatches) throw problem(realm, 401, 'token_rejected', 'Unknown oauth_token')
-    if (!signatureOk) throw problemError(realm, await signatureFailure(req, r.params, found.secret, pending.secret, ctx.verifyOptions))
+    if (!signatureOk) throw problemError(realm, await signatureFailure(req, r.params, found, pending.secret, ctx.verifyOptions))
     if (!bodyHashMatches(req, r.params)) throw problem(realm, 401, 'signature_invalid', 'oauth_body_hash does not match the body')
     await claim(r)
 

@@ -19,6 +19,13 @@
 //   callers waiting on it; lru-cache's fetchMethod would reject them instead (a delete
 //   aborts the fetch), hence the few lines of `inflight` below.
 // - Store errors are not cached: they propagate (the gateway answers 503, docs/operations.md#dependability).
+// - A consumer secret rotated on another gateway (docs/gateway.md#rotating-a-secret): a
+//   signature that fails against a cached consumer is checked once more against the store
+//   (freshConsumer), which also refills the cache, so the new secret works here at once.
+//   Those reloads are spaced `refreshSpacingMs` (1 s) apart per consumer, so a stream of
+//   bad signatures costs at most one query a second each. The previous secret's expiry is
+//   compared at each request's time, never the cache's; the replaced secret of a rotation
+//   without overlap may still verify here until the entry's TTL ends.
 import { LRUCache } from 'lru-cache'
 import type { ApiPasswordEntry, ConsumerEntry, CredentialLookup, TokenEntry } from '../domain/auth.js'
 import type { IdentityChange, IdentityChangeSource } from './sql-identity-store.js'
@@ -35,7 +42,7 @@ export function storeCredentialLookup(store: CredentialRepository): CredentialLo
     },
     async consumer(key) {
       const found = await store.getConsumer(key)
-      return found && { key: found.consumer.key, name: found.consumer.name, secret: found.secret, scopes: found.consumer.scopes }
+      return found && { key: found.consumer.key, name: found.consumer.name, secret: found.secret, scopes: found.consumer.scopes, ...(found.previous ? { previous: found.previous } : {}) }
     },
     async accessToken(token) {
       const found = await store.getAccessToken(token)
@@ -65,6 +72,8 @@ export interface CredentialLookupOptions {
   maxEntries?: number
   /** Clock in milliseconds (default Date.now). */
   now?: () => number
+  /** Least time between two reloads of one consumer by freshConsumer (default 1000 ms). */
+  refreshSpacingMs?: number
 }
 
 /** Drops the entries whose value passes `test` (keys collected first: no delete while iterating). */
@@ -87,6 +96,8 @@ export class CachedCredentialLookup implements CredentialLookup {
   private readonly tokens: LRUCache<string, TokenEntry>
   private readonly unknown: LRUCache<string, true>
   private readonly inflight = new Map<string, Promise<unknown>>()
+  /** When each consumer was last reloaded by freshConsumer (entries live refreshSpacingMs). */
+  private readonly refreshed: LRUCache<string, number>
   /** Bumped by every invalidation; a load that saw it change does not fill the cache. */
   private epoch = 0
   private readonly unsubscribe: () => void
@@ -104,6 +115,7 @@ export class CachedCredentialLookup implements CredentialLookup {
     this.consumers = lru(this.ttlMs)
     this.tokens = lru(this.ttlMs)
     this.unknown = lru(this.negativeTtlMs)
+    this.refreshed = lru(options.refreshSpacingMs ?? 1000)
     this.unsubscribe = isChangeSource(store) ? store.onChange((change) => this.handleChange(change)) : () => undefined
   }
 
@@ -115,6 +127,14 @@ export class CachedCredentialLookup implements CredentialLookup {
   async consumer(key: string): Promise<ConsumerEntry | null> {
     const entry = await this.cached('consumer', key, this.consumers, () => this.direct.consumer(key))
     return entry && { ...entry, scopes: [...entry.scopes] }
+  }
+
+  /** The consumer loaded again from the store (at most once per refreshSpacingMs; otherwise what the cache holds), and cached. */
+  async freshConsumer(key: string): Promise<ConsumerEntry | null> {
+    if (this.refreshed.has(key)) return this.consumer(key)
+    this.refreshed.set(key, this.now())
+    this.invalidateConsumer(key)
+    return this.consumer(key)
   }
 
   async accessToken(token: string): Promise<TokenEntry | null> {
@@ -151,6 +171,7 @@ export class CachedCredentialLookup implements CredentialLookup {
     this.consumers.clear()
     this.tokens.clear()
     this.unknown.clear()
+    this.refreshed.clear()
     this.inflight.clear()
   }
 

@@ -1,12 +1,13 @@
 // The identity store's tables in the gateway's schema `kigo_gateway` (docs/operations.md#stored-data):
 // users, applications (consumers) and their tokens, request tokens and web sessions, all
 // read and written by src/gateway/store/sql-identity-store.ts. Versions 1 to 9, 31 (a
-// user's contact e-mail), 61 and 83 (an application's home page). Every feature keeps its
-// own tables' migrations in its folder; src/gateway/schema.ts lists them all in the order
-// `migrate` of src/common/sql.ts applies them. The same SQL runs on PGlite and on
-// PostgreSQL. Statements end with `;` at a line end: that is where `migrate` splits them.
-// Append new migrations with the next free version of the owner's range; never edit one
-// that has shipped.
+// user's contact e-mail), 61 (users sent to the core), 80 (a consumer's previous secret)
+// and 83 (an application's home page). Every feature keeps its own tables' migrations in
+// its folder; src/gateway/schema.ts lists them all in the order `migrate` of
+// src/common/sql.ts applies them. The same SQL runs on PGlite and on PostgreSQL.
+// Statements end with `;` at a line end: that is where `migrate` splits them. Append new
+// migrations with the next free version of the owner's range; never edit one that has
+// shipped.
 import type { Migration } from '../../common/sql.js'
 
 export const gatewaySchema = 'kigo_gateway'
@@ -118,6 +119,17 @@ ALTER TABLE kigo_gateway.users ADD COLUMN email text;
 ALTER TABLE kigo_gateway.users ADD COLUMN name_version bigint NOT NULL DEFAULT 1;
 ALTER TABLE kigo_gateway.users ADD COLUMN core_version bigint NOT NULL DEFAULT 0;
 CREATE INDEX users_core_pending ON kigo_gateway.users (id) WHERE core_version < name_version;
+`,
+  },
+  {
+    version: 80,
+    name: "a consumer's previous secret, working until it expires",
+    sql: `
+-- docs/gateway.md#rotating-a-secret: a rotation with an overlap keeps the replaced secret,
+-- sealed like the current one but bound to its own column (consumers.previous_secret:<key>),
+-- until previous_secret_expires_at. Both are null when there is none.
+ALTER TABLE kigo_gateway.consumers ADD COLUMN previous_secret text;
+ALTER TABLE kigo_gateway.consumers ADD COLUMN previous_secret_expires_at timestamptz;
 `,
   },
   {

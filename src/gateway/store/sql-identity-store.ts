@@ -24,6 +24,7 @@ import {
 } from './validation.js'
 import { Conflict, NotFound, type AccessToken, type AuthorizedApplication, type Consumer, type ConsumerDetails, type ExchangeResult, type IdentityStore, type RequestToken, type RequestTokenState, type User, type UserContact, type WebSession } from './types.js'
 import { scopes as allScopes, userIdPattern, type Scope } from '../domain/identifiers.js'
+import type { PreviousSecret } from '../domain/secret-rotation.js'
 
 /** What changed, so that caches of this process (CachedCredentialLookup) drop it at once. */
 export type IdentityChange = { kind: 'user'; id: string } | { kind: 'consumer'; key: string } | { kind: 'token'; token: string }
@@ -48,6 +49,7 @@ const sha256 = (value: string): string => createHash('sha256').update(value, 'ut
 const aad = {
   apiPassword: (userId: string) => `users.api_password:${userId}`,
   consumerSecret: (key: string) => `consumers.secret:${key}`,
+  previousConsumerSecret: (key: string) => `consumers.previous_secret:${key}`,
   tokenSecret: (token: string) => `access_tokens.secret:${token}`,
   requestTokenSecret: (token: string) => `request_tokens.secret:${token}`,
   csrfToken: (idHash: string) => `web_sessions.csrf_token:${idHash}`,
@@ -67,6 +69,11 @@ interface ConsumerRow {
   callback_url: string | null
   home_url: string | null
   created_at: Date
+}
+/** A replaced secret kept for a while (docs/gateway.md#rotating-a-secret), sealed; both null when there is none. */
+interface PreviousSecretColumns {
+  previous_secret: string | null
+  previous_secret_expires_at: Date | string | null
 }
 interface TokenRow {
   token: string
@@ -349,12 +356,17 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     return { consumer: toConsumer(rows[0]!), secret }
   }
 
-  async getConsumer(key: string): Promise<{ consumer: Consumer; secret: string } | null> {
+  async getConsumer(key: string): Promise<{ consumer: Consumer; secret: string; previous?: PreviousSecret } | null> {
     if (!isPlausibleKey(key)) return null
-    const rows = await this.db.query<ConsumerRow>(`SELECT ${consumerColumns} FROM kigo_gateway.consumers WHERE key = $1`, [key])
+    const rows = await this.db.query<ConsumerRow & PreviousSecretColumns>(
+      `SELECT ${consumerColumns}, previous_secret, previous_secret_expires_at FROM kigo_gateway.consumers WHERE key = $1`,
+      [key],
+    )
     const row = rows[0]
     if (!row) return null
-    return { consumer: toConsumer(row), secret: this.box.open(row.secret, aad.consumerSecret(row.key)) }
+    const found = { consumer: toConsumer(row), secret: this.box.open(row.secret, aad.consumerSecret(row.key)) }
+    if (row.previous_secret === null || row.previous_secret_expires_at === null) return found
+    return { ...found, previous: { secret: this.box.open(row.previous_secret, aad.previousConsumerSecret(row.key)), expiresAt: new Date(row.previous_secret_expires_at).getTime() } }
   }
 
   async listConsumers(ownerId?: string): Promise<Consumer[]> {
@@ -386,16 +398,26 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     return result
   }
 
-  async rotateConsumerSecret(key: string): Promise<{ consumer: Consumer; secret: string } | null> {
+  async rotateConsumerSecret(key: string, options: { overlapSeconds?: number; now?: Date } = {}): Promise<{ consumer: Consumer; secret: string; previousUntil: Date | null } | null> {
     if (!isPlausibleKey(key)) return null
     const secret = randomToken(secretBytes)
-    const rows = await this.db.query<ConsumerRow>(
-      `UPDATE kigo_gateway.consumers SET secret = $2 WHERE key = $1 RETURNING ${consumerColumns}`,
-      [key, this.box.seal(secret, aad.consumerSecret(key))],
-    )
-    if (rows.length === 0) return null
+    const overlapSeconds = options.overlapSeconds ?? 0
+    const previousUntil = overlapSeconds > 0 ? new Date((options.now ?? new Date()).getTime() + overlapSeconds * 1000) : null
+    const row = await this.db.transaction(async (tx: Queryable) => {
+      // The row is locked while the old secret is read and moved: of two rotations at once,
+      // the second keeps the first one's new secret as its previous one.
+      const current = await tx.query<{ secret: string }>(`SELECT secret FROM kigo_gateway.consumers WHERE key = $1 FOR UPDATE`, [key])
+      if (!current[0]) return null
+      const previous = previousUntil === null ? null : this.box.seal(this.box.open(current[0].secret, aad.consumerSecret(key)), aad.previousConsumerSecret(key))
+      const rows = await tx.query<ConsumerRow>(
+        `UPDATE kigo_gateway.consumers SET secret = $2, previous_secret = $3, previous_secret_expires_at = $4 WHERE key = $1 RETURNING ${consumerColumns}`,
+        [key, this.box.seal(secret, aad.consumerSecret(key)), previous, previousUntil],
+      )
+      return rows[0] ?? null
+    })
+    if (!row) return null
     this.changed({ kind: 'consumer', key })
-    return { consumer: toConsumer(rows[0]!), secret }
+    return { consumer: toConsumer(row), secret, previousUntil }
   }
 
   async deleteConsumer(key: string): Promise<{ consumer: Consumer; tokens: number } | null> {

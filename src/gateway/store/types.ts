@@ -5,6 +5,7 @@
 // key derived from KIGO_SECRET_KEY, and come out decrypted only where a verifier needs them.
 
 import type { Scope } from '../domain/identifiers.js'
+import type { PreviousSecret } from '../domain/secret-rotation.js'
 
 export interface User {
   id: string
@@ -56,7 +57,8 @@ export interface CredentialRepository {
   verifyLoginPassword(id: string, password: string): Promise<User | null>
   /** The user and the decrypted API password (Basic and WSSE need the plain value). */
   getApiPassword(id: string): Promise<{ user: User; apiPassword: string } | null>
-  getConsumer(key: string): Promise<{ consumer: Consumer; secret: string } | null>
+  /** The consumer and its secret, with the secret a rotation replaced while it is kept (`previous`, absent when none; it may have expired). */
+  getConsumer(key: string): Promise<{ consumer: Consumer; secret: string; previous?: PreviousSecret } | null>
   getAccessToken(token: string): Promise<{ token: AccessToken; secret: string } | null>
 }
 
@@ -120,8 +122,13 @@ export interface IdentityAdministration extends CredentialRepository {
    */
   updateConsumer(key: string, details: ConsumerDetails): Promise<{ before: Consumer; after: Consumer } | null>
   listConsumers(ownerId?: string): Promise<Consumer[]>
-  /** A new consumer secret (the old one stops verifying); null when there is no such consumer. */
-  rotateConsumerSecret(key: string): Promise<{ consumer: Consumer; secret: string } | null>
+  /**
+   * A new consumer secret; null when there is no such consumer. Without an overlap the old
+   * one stops verifying at once and any previous secret is forgotten; with one, the old
+   * secret becomes the previous secret until `now` + the overlap, replacing any earlier one
+   * (docs/gateway.md#rotating-a-secret). `previousUntil` is that expiry, or null.
+   */
+  rotateConsumerSecret(key: string, options?: { overlapSeconds?: number; now?: Date }): Promise<{ consumer: Consumer; secret: string; previousUntil: Date | null } | null>
   /** Deletes the consumer with its request and access tokens; null when there is no such consumer. */
   deleteConsumer(key: string): Promise<{ consumer: Consumer; tokens: number } | null>
 

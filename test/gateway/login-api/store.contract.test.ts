@@ -1,7 +1,9 @@
 // The login API's cert store on the embedded database and on PostgreSQL: issuing a cert is
 // one insert (a flood of sign-ins runs no deletes), and the timed sweep deletes certs
-// expired for more than a day, and nothing else. A site is edited as it is registered.
+// expired for more than a day, and nothing else. A site is edited as it is registered. A
+// rotation with an overlap keeps the old secret sealed as the previous one until its expiry.
 import { randomBytes } from 'node:crypto'
+import { UnreadableSecret } from '../../../src/gateway/store/crypto.js'
 import { expect, it } from 'vitest'
 import { describeBackends, gatewayDbBackends } from '../../helpers/backends.js'
 import { LoginSiteStore } from '../../../src/gateway/login-api/store.js'
@@ -39,5 +41,28 @@ describeBackends('LoginSiteStore certs', await gatewayDbBackends('login-certs'),
     }
     expect(await store.get(site.apiKey)).toEqual({ site: edited!.after, secret })
     expect(await store.update(randomBytes(18).toString('base64url'), { name: 'X', callbackUrl: 'https://x.example/cb', homeUrl: null })).toBeNull()
+  })
+
+  it('rotates the secret with an overlap: the old one kept sealed until its expiry, replaced by the next rotation, forgotten without one', async () => {
+    const db = current().db
+    await db.query("INSERT INTO kigo_gateway.users (id, name, password_hash, api_password) VALUES ('bob', 'Bob', 'x', 'x') ON CONFLICT DO NOTHING")
+    const store = new LoginSiteStore(db, randomBytes(32).toString('base64'))
+    const { site, secret } = await store.create({ name: 'Shop', ownerId: 'bob', callbackUrl: 'https://shop.example/cb' })
+    const t0 = Date.parse('2027-01-01T00:00:00Z')
+    const first = await store.rotateSecret(site.apiKey, { overlapSeconds: 86400, now: t0 })
+    expect(first).toEqual({ site, secret: expect.any(String), previousUntil: new Date(t0 + 86_400_000) })
+    expect(await store.get(site.apiKey)).toEqual({ site, secret: first!.secret, previous: { secret, expiresAt: t0 + 86_400_000 } })
+    const [row] = await db.query<{ previous_secret: string }>('SELECT previous_secret FROM kigo_gateway.login_sites WHERE api_key = $1', [site.apiKey])
+    expect(row!.previous_secret).toMatch(/^v1\./)
+    expect(row!.previous_secret).not.toContain(secret)
+    await db.query('UPDATE kigo_gateway.login_sites SET previous_secret = secret WHERE api_key = $1', [site.apiKey])
+    await expect(store.get(site.apiKey)).rejects.toThrow(UnreadableSecret)
+    await db.query('UPDATE kigo_gateway.login_sites SET previous_secret = $2 WHERE api_key = $1', [site.apiKey, row!.previous_secret])
+
+    await store.rotateSecret(site.apiKey, { overlapSeconds: 3600, now: t0 + 1000 })
+    expect((await store.get(site.apiKey))?.previous).toEqual({ secret: first!.secret, expiresAt: t0 + 1000 + 3_600_000 })
+    const last = await store.rotateSecret(site.apiKey, { overlapSeconds: 0, now: t0 + 2000 })
+    expect(await store.get(site.apiKey)).toEqual({ site, secret: last!.secret })
+    expect(await store.rotateSecret('no-such-site-key-at-all', { overlapSeconds: 3600 })).toBeNull()
   })
 })

@@ -2,11 +2,13 @@
 // expires (reads ignore it, the sweep deletes it), a code is consumed, a grant's revocation
 // removes its codes and tokens, ids are kept only as hashes, the first signing key is
 // generated once however many gateways ask at the same time, a client is edited as it is
-// registered, and the people holding a grant of a client are counted.
+// registered, and the people holding a grant of a client are counted. A client secret
+// rotated with an overlap is kept sealed as the previous one until its expiry.
 import { randomBytes } from 'node:crypto'
 import { expect, it } from 'vitest'
 import { describeBackends, gatewayDbBackends } from '../../helpers/backends.js'
 import { OidcStore } from '../../../src/gateway/oidc/store.js'
+import { UnreadableSecret } from '../../../src/gateway/store/crypto.js'
 
 describeBackends('OidcStore', await gatewayDbBackends('oidc-store'), (current) => {
   let clock = Date.parse('2027-01-01T00:00:00Z')
@@ -82,5 +84,26 @@ describeBackends('OidcStore', await gatewayDbBackends('oidc-store'), (current) =
     expect(rows).toHaveLength(1)
     expect(rows[0]!.jwk).toMatch(/^v1\./)
     expect(rows[0]!.jwk).not.toContain('"d"')
+  })
+
+  it('rotates a client secret with an overlap: the old one kept sealed until its expiry, forgotten without one; a public client has none', async () => {
+    const db = current().db
+    await db.query("INSERT INTO kigo_gateway.users (id, name, password_hash, api_password) VALUES ('carol', 'Carol', 'x', 'x') ON CONFLICT DO NOTHING")
+    const s = store()
+    const { client, secret } = await s.createClient({ name: 'Site', ownerId: 'carol', redirectUris: ['https://site.example/cb'], public: false })
+    const rotated = await s.rotateClientSecret(client.clientId, { overlapSeconds: 3600 })
+    expect(rotated).toEqual({ client, secret: expect.any(String), previousUntil: new Date(clock + 3_600_000) })
+    expect(await s.getClient(client.clientId)).toEqual({ client, secret: (rotated as { secret: string }).secret, previous: { secret, expiresAt: clock + 3_600_000 } })
+    const [row] = await db.query<{ previous_secret: string }>('SELECT previous_secret FROM kigo_gateway.oidc_clients WHERE client_id = $1', [client.clientId])
+    expect(row!.previous_secret).toMatch(/^v1\./)
+    expect(row!.previous_secret).not.toContain(secret!)
+    await db.query('UPDATE kigo_gateway.oidc_clients SET previous_secret = secret WHERE client_id = $1', [client.clientId])
+    await expect(s.getClient(client.clientId)).rejects.toThrow(UnreadableSecret)
+
+    const none = await s.rotateClientSecret(client.clientId)
+    expect(await s.getClient(client.clientId)).toEqual({ client, secret: (none as { secret: string }).secret })
+    const pub = await s.createClient({ name: 'App', ownerId: 'carol', redirectUris: ['https://app.example/cb'], public: true })
+    expect(await s.rotateClientSecret(pub.client.clientId, { overlapSeconds: 3600 })).toBe('public')
+    expect(await s.rotateClientSecret('no-such-client', { overlapSeconds: 3600 })).toBeNull()
   })
 })

@@ -191,6 +191,29 @@ describeBackends('CachedCredentialLookup', backends, (backend) => {
     expect(calls.getApiPassword).toBe(2)
   })
 
+  it('freshConsumer reads a consumer rotated elsewhere from the store, at most once a second per consumer', async () => {
+    const { app } = await fixture()
+    const { proxy, calls } = counted(store)
+    const lookup = new CachedCredentialLookup(proxy, { now })
+    expect((await lookup.consumer(app.consumer.key))?.secret).toBe(app.secret)
+    const rotated = await elsewhere.rotateConsumerSecret(app.consumer.key, { overlapSeconds: 3600, now: new Date(clock) })
+    expect((await lookup.consumer(app.consumer.key))?.secret).toBe(app.secret)
+    const fresh = await lookup.freshConsumer(app.consumer.key)
+    expect(fresh).toMatchObject({ secret: rotated!.secret, previous: { secret: app.secret, expiresAt: clock + 3_600_000 } })
+    // Cached again: the next lookups are answered from memory.
+    expect((await lookup.consumer(app.consumer.key))?.secret).toBe(rotated!.secret)
+    expect(calls.getConsumer).toBe(2)
+    // Another reload within the second answers from the cache.
+    await elsewhere.rotateConsumerSecret(app.consumer.key)
+    expect((await lookup.freshConsumer(app.consumer.key))?.secret).toBe(rotated!.secret)
+    expect(calls.getConsumer).toBe(2)
+    clock += 1001
+    const again = await lookup.freshConsumer(app.consumer.key)
+    expect(again?.secret).not.toBe(rotated!.secret)
+    expect(again?.previous).toBeUndefined()
+    expect(calls.getConsumer).toBe(3)
+  })
+
   it('hands out copies: a caller changing a result does not change the cache', async () => {
     const { app } = await fixture()
     const lookup = new CachedCredentialLookup(store, { now })

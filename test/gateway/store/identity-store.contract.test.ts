@@ -201,6 +201,31 @@ for (const { name, setup } of backends) {
         expect(other.consumer.callbackUrl).toBeNull()
       })
 
+      it('rotates with an overlap: the old secret kept sealed as the previous one until its expiry; a rotation without one forgets it', async () => {
+        const { consumer, secret } = await addApp()
+        const now = new Date('2027-02-01T12:00:00Z')
+        const first = await store.rotateConsumerSecret(consumer.key, { overlapSeconds: 3600, now })
+        expect(first).toEqual({ consumer, secret: expect.stringMatching(/^[A-Za-z0-9_-]{32,}$/), previousUntil: new Date('2027-02-01T13:00:00Z') })
+        expect(await store.getConsumer(consumer.key)).toEqual({ consumer, secret: first!.secret, previous: { secret, expiresAt: Date.parse('2027-02-01T13:00:00Z') } })
+        // Sealed, and bound to its own column: not the current secret's ciphertext, not plain.
+        const [row] = await raw.query<{ secret: string; previous_secret: string }>('SELECT secret, previous_secret FROM kigo_gateway.consumers WHERE key = $1', [consumer.key])
+        expect(row!.previous_secret).toMatch(/^v1\./)
+        expect(row!.previous_secret).not.toContain(secret)
+        await raw.query('UPDATE kigo_gateway.consumers SET previous_secret = secret WHERE key = $1', [consumer.key])
+        await expect(store.getConsumer(consumer.key)).rejects.toThrow(UnreadableSecret)
+        await raw.query('UPDATE kigo_gateway.consumers SET previous_secret = $2 WHERE key = $1', [consumer.key, row!.previous_secret])
+
+        // A second rotation with an overlap replaces the previous secret with the one it replaced.
+        const second = await store.rotateConsumerSecret(consumer.key, { overlapSeconds: 604800, now })
+        expect((await store.getConsumer(consumer.key))?.previous).toEqual({ secret: first!.secret, expiresAt: Date.parse('2027-02-08T12:00:00Z') })
+        // Without one, none is kept.
+        const third = await store.rotateConsumerSecret(consumer.key)
+        expect(third?.previousUntil).toBeNull()
+        expect(await store.getConsumer(consumer.key)).toEqual({ consumer, secret: third!.secret })
+        expect(second!.secret).not.toBe(third!.secret)
+        expect(await store.rotateConsumerSecret(randomBytes(18).toString('base64url'), { overlapSeconds: 3600 })).toBeNull()
+      })
+
       it('answers null for an unknown key', async () => {
         expect(await store.getConsumer(randomBytes(18).toString('base64url'))).toBeNull()
         expect(await store.getConsumer('short')).toBeNull()

@@ -6,8 +6,9 @@ import type { ErrorCode } from '../../../common/errors.js'
 import { randomToken, safeEqual } from '../../../common/secrets.js'
 import { isoSeconds } from '../../../common/time.js'
 import type { ReplayCache } from '../../replay/types.js'
+import { livePrevious, type PreviousSecret } from '../../domain/secret-rotation.js'
 import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from '../../domain/auth-results.js'
-import type { AuthRequest, AuthResult, CredentialLookup, CredentialVerifier, Outcome } from '../../domain/auth.js'
+import type { AuthRequest, AuthResult, ConsumerEntry, CredentialLookup, CredentialVerifier, Outcome } from '../../domain/auth.js'
 import { adviceBodyLimit, adviseOnSignature, baseStringHeader, bodyFields, unsignedBodyKind, type SignatureAdviceOptions } from './advice.js'
 import { baseStringUri, signatureBaseString } from './base-string.js'
 import { collectOAuthParameters, type OAuthParameters } from './parameters.js'
@@ -158,12 +159,25 @@ function oneZeroAdvice(absent: readonly string[]): string | null {
   return null
 }
 
+/** A consumer's secrets as a signature may use them: the current one, and the one a rotation replaced (docs/gateway.md#rotating-a-secret). */
+export interface ConsumerSecrets {
+  secret: string
+  previous?: PreviousSecret
+}
+
 /**
  * The signature_invalid failure for a request whose consumer (and token) are known: with
  * oauth_problem_advice naming what the server signed and any mistake recognised, and the
- * base string in a header when the options allow it.
+ * base string in a header when the options allow it. A request signed with a replaced
+ * consumer secret whose overlap has ended is told so (only its holder can sign with it);
+ * while the overlap lasts, the mistakes are looked for under either secret.
  */
-export async function signatureFailure(req: AuthRequest, params: OAuthParameters, consumerSecret: string, tokenSecret: string, opts: OAuthVerifyOptions): Promise<AuthFailure> {
+export async function signatureFailure(req: AuthRequest, params: OAuthParameters, consumer: ConsumerSecrets, tokenSecret: string, opts: OAuthVerifyOptions): Promise<AuthFailure> {
+  const previous = consumer.previous
+  if (previous && livePrevious(previous, req.now) === null && verifyOAuthSignature(req, params, previous.secret, tokenSecret)) {
+    const advice = `This request is signed with a consumer secret that was replaced; it worked until ${isoSeconds(previous.expiresAt)}. Sign with the application's new consumer secret.`
+    return oauthFailure(401, 'signature_invalid', `Invalid oauth_signature. ${advice}`, 'bad_signature', { oauth_problem_advice: advice })
+  }
   const kind = unsignedBodyKind(req.contentType)
   let fields: Array<[string, string]> = []
   // The body of a request whose signature failed is read only to explain the failure, and
@@ -174,7 +188,11 @@ export async function signatureFailure(req: AuthRequest, params: OAuthParameters
     const body = req.body ?? (await req.readBodyForAdvice!(adviceBodyLimit).catch(() => null))
     if (body) fields = bodyFields(kind, req.contentType!, body)
   }
-  const a = adviseOnSignature(req, params, consumerSecret, tokenSecret, opts.advice ?? { hosts: [], exposeBaseString: false }, fields)
+  const adviceOptions = opts.advice ?? { hosts: [], exposeBaseString: false }
+  const live = livePrevious(previous, req.now)
+  const current = adviseOnSignature(req, params, consumer.secret, tokenSecret, adviceOptions, fields)
+  const underPrevious = live !== null && current.mistakes.length === 0 ? adviseOnSignature(req, params, live.secret, tokenSecret, adviceOptions, fields) : null
+  const a = underPrevious !== null && underPrevious.mistakes.length > 0 ? underPrevious : current
   const failed = oauthFailure(401, 'signature_invalid', `Invalid oauth_signature. ${a.advice}`, 'bad_signature', { oauth_problem_advice: a.advice })
   return a.baseString === undefined ? failed : { ...failed, headers: { [baseStringHeader]: a.baseString } }
 }
@@ -194,20 +212,38 @@ function isDigits(s: string): boolean {
   return true
 }
 
+// Stand-ins for an unknown consumer or token, so that the signature is still computed
+// and compared: the answer costs the same work either way (docs/gateway.md#oauth-10a).
+const dummyConsumerSecret = randomToken(30)
+const dummyTokenSecret = randomToken(30)
+
 /**
  * True when the request's oauth_signature is the one computed with these secrets
- * (constant-time comparison). The signature method must have been accepted already
- * (checkOAuthRequest); any other value fails.
+ * (constant-time comparison), or with `previousConsumerSecret` in place of the consumer
+ * secret when one is given (both compared, the base string built once). The signature
+ * method must have been accepted already (checkOAuthRequest); any other value fails.
  */
-export function verifyOAuthSignature(req: AuthRequest, params: OAuthParameters, consumerSecret: string, tokenSecret: string): boolean {
+export function verifyOAuthSignature(req: AuthRequest, params: OAuthParameters, consumerSecret: string, tokenSecret: string, previousConsumerSecret?: string): boolean {
   const method = params.protocol.get('oauth_signature_method')
   if (method !== 'HMAC-SHA1' && method !== 'HMAC-SHA256' && method !== 'PLAINTEXT') return false
   const base = method === 'PLAINTEXT' ? '' : signatureBaseString(req.method, baseStringUri(req.scheme, req.host, req.url), params.signed)
-  const expected = computeSignature(method, base, consumerSecret, tokenSecret)
   const sent = params.protocol.get('oauth_signature') ?? ''
   // Constant time, and for PLAINTEXT (whose expected value is the secrets themselves)
   // without revealing their length.
-  return safeEqual(sent, expected)
+  const current = safeEqual(sent, computeSignature(method, base, consumerSecret, tokenSecret))
+  if (previousConsumerSecret === undefined) return current
+  const previous = safeEqual(sent, computeSignature(method, base, previousConsumerSecret, tokenSecret))
+  return current || previous
+}
+
+/**
+ * True when the request is signed with the consumer's secret or, until its expiry at the
+ * request's time, with the one a rotation replaced (docs/gateway.md#rotating-a-secret).
+ * An unknown consumer (null) is checked against a stand-in, for the same work.
+ */
+export function verifyConsumerSignature(req: AuthRequest, params: OAuthParameters, consumer: ConsumerSecrets | null, tokenSecret: string): boolean {
+  const previous = livePrevious(consumer?.previous, req.now)
+  return verifyOAuthSignature(req, params, consumer?.secret ?? dummyConsumerSecret, tokenSecret, previous?.secret)
 }
 
 /**
@@ -237,10 +273,6 @@ export function oauthNonceKey(r: CheckedOAuthRequest): string {
   return `oauth:${percentEncode(r.consumerKey)}:${percentEncode(r.token)}:${r.timestamp}:${percentEncode(r.nonce)}`
 }
 
-// Stand-ins for an unknown consumer or token, so that the signature is still computed
-// and compared: the answer costs the same work either way (docs/gateway.md#oauth-10a).
-const dummyConsumerSecret = randomToken(30)
-const dummyTokenSecret = randomToken(30)
 
 /** Verifies an API request signed with an access token. */
 export async function verifyOAuth(
@@ -275,18 +307,20 @@ async function verifyCheckedOAuth(
   opts: OAuthVerifyOptions,
 ): Promise<AuthResult> {
   // Both loads (from the cache, for every client in use) run side by side.
-  const [consumer, token] = await Promise.all([lookup.consumer(r.consumerKey), lookup.accessToken(r.token)])
-  const tokenMatches = consumer !== null && token !== null && token.consumerKey === consumer.key
-  const signatureOk = verifyOAuthSignature(
-    req,
-    r.params,
-    consumer?.secret ?? dummyConsumerSecret,
-    tokenMatches ? token.secret : dummyTokenSecret,
-  )
+  const [loaded, token] = await Promise.all([lookup.consumer(r.consumerKey), lookup.accessToken(r.token)])
+  const matching = (c: ConsumerEntry | null): c is ConsumerEntry => c !== null && token !== null && token.consumerKey === c.key
+  let consumer = loaded
+  let signatureOk = verifyConsumerSignature(req, r.params, consumer, matching(consumer) ? token!.secret : dummyTokenSecret)
+  // The cached consumer may predate a rotation made on another gateway: a failed
+  // signature is checked once more against the store (docs/gateway.md#rotating-a-secret).
+  if (!signatureOk && matching(consumer) && lookup.freshConsumer) {
+    consumer = await lookup.freshConsumer(r.consumerKey)
+    signatureOk = matching(consumer) && verifyConsumerSignature(req, r.params, consumer, token!.secret)
+  }
   if (consumer === null) return oauthFailure(401, 'consumer_key_unknown', 'Unknown oauth_consumer_key', 'unknown_client')
-  if (!tokenMatches) return oauthFailure(401, 'token_rejected', 'Unknown oauth_token', 'bad_credentials')
+  if (token === null || !matching(consumer)) return oauthFailure(401, 'token_rejected', 'Unknown oauth_token', 'bad_credentials')
   const attemptedUser = token.userId
-  if (!signatureOk) return { ...(await signatureFailure(req, r.params, consumer.secret, token.secret, opts)), attemptedUser }
+  if (!signatureOk) return { ...(await signatureFailure(req, r.params, consumer, token.secret, opts)), attemptedUser }
   // The signature covers oauth_body_hash: only now, the credential proven, is the body's
   // hash looked at. A streamed body is never read here: its hash is checked as it streams
   // to the core, which never acts on a body that does not match (proxy/body-hash-gate.ts).

@@ -1,0 +1,60 @@
+// Rotating a secret with an overlap (docs/gateway.md#rotating-a-secret): the OAuth
+// consumer secret, a login site's secret and an OpenID Connect client secret. The owner
+// chooses how long the secret being replaced keeps working beside the new one, from a
+// short closed list; a rotation stores the old secret sealed as the previous one with
+// that expiry, replacing any earlier previous secret, and a rotation without overlap
+// forgets it. The verifiers accept the current secret, or the previous one before its
+// expiry (compared at the request's time, so a cached entry expires exactly).
+import { ApiError } from '../../common/errors.js'
+import { isoSeconds } from '../../common/time.js'
+
+/** The overlaps offered, in seconds: none, 1 hour, 24 hours, 7 days. */
+export const overlapChoices = [
+  { seconds: 0, label: 'None: the old secret stops working at once' },
+  { seconds: 3600, label: '1 hour' },
+  { seconds: 86_400, label: '24 hours' },
+  { seconds: 604_800, label: '7 days' },
+] as const
+
+export type OverlapSeconds = (typeof overlapChoices)[number]['seconds']
+
+const allowed: readonly number[] = overlapChoices.map((c) => c.seconds)
+
+/** The overlap `value` names (a number, or its decimal text as a form posts it); null when it is not one of the choices. */
+export function overlapOf(value: unknown): OverlapSeconds | null {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,7}$/.test(value) ? Number(value) : NaN
+  return allowed.includes(n) ? (n as OverlapSeconds) : null
+}
+
+/**
+ * The overlap of an operator API rotation: its optional JSON body `{ "overlap_seconds": N }`
+ * (no body, or no such field, is no overlap). Anything else is a 400 that changes nothing.
+ */
+export function overlapFromBody(body: unknown): OverlapSeconds {
+  if (body === undefined || body === null) return 0
+  const bad = (message: string) => new ApiError(400, 'invalid_parameter', `Invalid request body: ${message}`)
+  if (typeof body !== 'object' || Array.isArray(body)) throw bad('send a JSON object, e.g. {"overlap_seconds": 3600}, or no body')
+  const { overlap_seconds: value, ...rest } = body as Record<string, unknown>
+  const extra = Object.keys(rest)
+  if (extra.length > 0) throw bad(`unknown field ${JSON.stringify(extra[0])}; a rotation takes overlap_seconds only`)
+  if (value === undefined) return 0
+  const overlap = typeof value === 'number' ? overlapOf(value) : null
+  if (overlap === null) throw bad(`overlap_seconds must be one of ${allowed.join(', ')} (none, 1 hour, 24 hours, 7 days)`)
+  return overlap
+}
+
+/** A secret that was replaced and still works until `expiresAt` (epoch ms). */
+export interface PreviousSecret {
+  secret: string
+  expiresAt: number
+}
+
+/** The previous secret when it still works at `now` (epoch ms), else null. */
+export function livePrevious(previous: PreviousSecret | null | undefined, now: number): PreviousSecret | null {
+  return previous && now < previous.expiresAt ? previous : null
+}
+
+/** The rotation's account for the audit trail: the overlap chosen and until when the old secret works. */
+export function rotationAudit(overlapSeconds: number, previousUntil: Date | null): { overlap_seconds: number; previous_secret_until: string | null } {
+  return { overlap_seconds: overlapSeconds, previous_secret_until: previousUntil === null ? null : isoSeconds(previousUntil) }
+}

@@ -123,7 +123,7 @@ export interface FormChoice {
 }
 
 /** The select of a FormChoice, with its label. */
-export const choiceField = (c: FormChoice): SafeHtml => html`<label for="choice_${c.name}">${c.label}</label>
+const choiceField = (c: FormChoice): SafeHtml => html`<label for="choice_${c.name}">${c.label}</label>
 <select id="choice_${c.name}" name="${c.name}">${c.options.map((o) => html`<option value="${o.value}"${o.value === c.selected ? html` selected` : ''}>${o.label}</option>`)}</select>`
 
 /** How long the secret being replaced keeps working (docs/gateway.md#rotating-a-secret): the form field `overlap`, in seconds. */

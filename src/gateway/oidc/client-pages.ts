@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { sendErrorPage } from '../account-area/error-page.js'
-import { accountArea, choiceField, copyButton, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { accountArea, copyButton, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, type AccountArea, type Confirmation, type SignedInSession } from '../account-area/index.js'
 import { overlapOf, rotationAudit } from '../domain/secret-rotation.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
@@ -169,28 +169,17 @@ const confirmations = {
   },
 } as const
 
-function confirmPage(o: { session: SignedInSession; csrf: SafeHtml; client: OidcClient; action: keyof typeof confirmations }): string {
-  const c = confirmations[o.action]
-  return page({
+/** The account area's confirmation step (confirmFirst) for rotating or deleting `client`. */
+function confirmation(client: OidcClient, action: keyof typeof confirmations): Confirmation {
+  const c = confirmations[action]
+  return {
+    action: `${base}/${client.clientId}/${action}`,
     title: c.title,
-    user: o.session.user,
-    csrfToken: o.session.csrfToken,
-    narrow: true,
-    body: html`<div class="card" id="confirm">
-<h1>${c.title}</h1>
-<dl>
-<dt>Name</dt><dd>${o.client.name}</dd>
-<dt>client_id</dt><dd><code>${o.client.clientId}</code></dd>
-</dl>
-<p>${c.text}</p>
-<form method="post" action="${base}/${o.client.clientId}/${o.action}">
-${o.csrf}
-${o.action === 'rotate-secret' ? choiceField(overlapChoice) : ''}
-<input type="hidden" name="confirm" value="yes">
-<div class="actions"><button type="submit" class="danger">${c.button}</button><a href="${base}">Cancel</a></div>
-</form>
-</div>`,
-  })
+    message: `${client.name} (client_id ${client.clientId}): ${c.text}`,
+    button: c.button,
+    cancel: base,
+    ...(action === 'rotate-secret' ? { choice: overlapChoice } : {}),
+  }
 }
 
 export interface OidcClientPagesOptions {
@@ -298,12 +287,10 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
       const client = await own(request, reply, session)
       if (!client) return reply
       if (action === 'rotate-secret' && client.public) return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
-      return sendPage(reply, 200, confirmPage({ session, csrf: area.csrfField(session), client, action }))
+      // The link's page: the confirmation, whose button posts confirmed.
+      return area.confirmFirst(reply, session, new URLSearchParams(), confirmation(client, action))
     })
   }
-
-  /** The post of a confirmation page; without its `confirm=yes` the page is shown again and nothing changes. */
-  const confirmed = (form: URLSearchParams) => field(form, 'confirm') === 'yes'
 
   app.post(`${base}/:id/rotate-secret`, async (request, reply) => {
     request.routeName = 'account'
@@ -313,7 +300,8 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     const client = await own(request, reply, session)
     if (!client) return reply
     if (client.public) return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
-    if (!confirmed(posted.form)) return sendPage(reply, 200, confirmPage({ session, csrf: area.csrfField(session), client, action: 'rotate-secret' }))
+    const asked = area.confirmFirst(reply, session, posted.form, confirmation(client, 'rotate-secret'))
+    if (asked) return asked
     // No choice posted (a form of before the choice existed) is no overlap.
     const overlapSeconds = overlapOf(field(posted.form, 'overlap') ?? '0')
     if (overlapSeconds === null) return render(reply, 400, session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' })
@@ -331,7 +319,8 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     const { session } = posted
     const client = await own(request, reply, session)
     if (!client) return reply
-    if (!confirmed(posted.form)) return sendPage(reply, 200, confirmPage({ session, csrf: area.csrfField(session), client, action: 'delete' }))
+    const asked = area.confirmFirst(reply, session, posted.form, confirmation(client, 'delete'))
+    if (asked) return asked
     const deleted = await store.deleteClient(client.clientId)
     if (deleted) await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.delete', target: client.clientId, before: { ...clientView(deleted.client), grants: deleted.grants }, after: null })
     return seeOther(reply, `${base}?notice=deleted`)

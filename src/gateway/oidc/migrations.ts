@@ -1,4 +1,4 @@
-// The OpenID Connect provider's tables (docs/oidc.md#storage), versions 50 to 59 and 82 of the
+// The OpenID Connect provider's tables (docs/oidc.md#storage), versions 50 to 59, 82 and 85 of the
 // gateway schema's migrations, applied in the gateway schema's order
 // (src/gateway/schema.ts). The same SQL runs on PGlite and on PostgreSQL.
 import type { Migration } from '../../common/sql.js'
@@ -67,6 +67,15 @@ CREATE INDEX oidc_state_expiry ON kigo_gateway.oidc_state (expires_at);
 -- replaced, sealed under oidc_clients.previous_secret:<client_id>, and when it stops working.
 ALTER TABLE kigo_gateway.oidc_clients ADD COLUMN previous_secret text;
 ALTER TABLE kigo_gateway.oidc_clients ADD COLUMN previous_secret_expires_at timestamptz;
+`,
+  },
+  {
+    version: 85,
+    name: 'OpenID Connect grants by client',
+    sql: `
+-- The consent page counts the people holding a grant of a client (countSignedInUsers):
+-- from this index, never by reading the provider's whole state.
+CREATE INDEX oidc_state_client_grants ON kigo_gateway.oidc_state (client_id, account_id) WHERE model = 'Grant' AND client_id IS NOT NULL;
 `,
   },
 ]

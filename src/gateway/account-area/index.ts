@@ -61,6 +61,11 @@ export interface AccountArea {
    * wrong token, 403 "Not signed in" for a signed-out session.
    */
   signedInPost(request: FastifyRequest, reply: FastifyReply): Promise<{ session: SignedInSession; form: URLSearchParams } | null>
+  /**
+   * A signed-in post (as signedInPost) about the user's own thing named in the path: `own`
+   * finds it, or answers (its 404) and gives null. Null after any answer.
+   */
+  ownedPost<T>(request: FastifyRequest, reply: FastifyReply, own: (request: FastifyRequest, reply: FastifyReply, session: SignedInSession) => Promise<T | null>): Promise<{ posted: { session: SignedInSession; form: URLSearchParams }; item: T } | null>
   /** Whether the request reached the deployment over https (the cookie's Secure flag). */
   secure(request: FastifyRequest): boolean
   /** The signed-in user as the audit trail names them, with the client address of `request`. */
@@ -97,6 +102,13 @@ export async function accountArea(app: FastifyInstance, o: AccountAreaOptions): 
     loginUrl: (next) => `/account/login?next=${encodeURIComponent(safeNext(next) ?? '/account')}`,
     csrfField: (session) => html`<input type="hidden" name="csrf_token" value="${session.csrfToken}">`,
     signedInPost: (request, reply) => signedInPost(sessions, request, reply),
+    async ownedPost(request, reply, own) {
+      request.routeName = 'account'
+      const posted = await signedInPost(sessions, request, reply)
+      if (!posted) return null
+      const item = await own(request, reply, posted.session)
+      return item === null ? null : { posted, item }
+    },
     secure,
     actor: (request, session) => userActor(session.user.id, app.publicOrigin(request).ip),
     confirmFirst,

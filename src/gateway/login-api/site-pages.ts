@@ -160,11 +160,9 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
   // refused whole (the form again, as typed, with why). Sites are read from the store on
   // every sign-in and exchange, so every gateway uses the change at once.
   app.post('/account/sites/:key/edit', async (request, reply) => {
-    request.routeName = 'account'
-    const posted = await area.signedInPost(request, reply)
-    if (!posted) return reply
-    const site = await own(request, reply, posted.session)
-    if (!site) return reply
+    const owned = await area.ownedPost(request, reply, own)
+    if (!owned) return reply
+    const { posted, item: site } = owned
     const input = siteFormOf(posted.form)
     const refuse = (error: string) => render(reply, 400, posted.session, { edit: { ...input, apiKey: site.apiKey, error: `${error} Nothing was changed.` } })
     const missing = missingField(input)
@@ -177,11 +175,9 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
   })
 
   app.post('/account/sites/:key/rotate-secret', async (request, reply) => {
-    request.routeName = 'account'
-    const posted = await area.signedInPost(request, reply)
-    if (!posted) return reply
-    const site = await own(request, reply, posted.session)
-    if (!site) return reply
+    const owned = await area.ownedPost(request, reply, own)
+    if (!owned) return reply
+    const { posted, item: site } = owned
     const asked = area.confirmFirst(reply, posted.session, posted.form, { action: `/account/sites/${site.apiKey}/rotate-secret`, title: `New secret for ${site.name}?`, message: 'A new secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the site cannot sign anyone in until it is given the new one.', button: 'Make a new secret', choice: overlapChoice, cancel: '/account/sites' })
     if (asked) return asked
     // No choice posted (a form of before the choice existed) is no overlap.
@@ -194,11 +190,9 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
   })
 
   app.post('/account/sites/:key/delete', async (request, reply) => {
-    request.routeName = 'account'
-    const posted = await area.signedInPost(request, reply)
-    if (!posted) return reply
-    const site = await own(request, reply, posted.session)
-    if (!site) return reply
+    const owned = await area.ownedPost(request, reply, own)
+    if (!owned) return reply
+    const { posted, item: site } = owned
     const asked = area.confirmFirst(reply, posted.session, posted.form, { action: `/account/sites/${site.apiKey}/delete`, title: `Delete ${site.name}?`, message: 'The site is deleted: its api_key and secret stop working, and so does every sign-in it started. This cannot be undone.', button: 'Delete the site', cancel: '/account/sites' })
     if (asked) return asked
     const deleted = await sites.delete(site.apiKey)

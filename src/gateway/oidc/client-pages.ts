@@ -261,12 +261,10 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
   // whole (the form again, as typed, with why). The provider reads a client from the store
   // on every request, so every gateway uses the change at once.
   app.post(`${base}/:id/edit`, async (request, reply) => {
-    request.routeName = 'account'
-    const posted = await area.signedInPost(request, reply)
-    if (!posted) return reply
+    const owned = await area.ownedPost(request, reply, own)
+    if (!owned) return reply
+    const { posted, item: client } = owned
     const { session } = posted
-    const client = await own(request, reply, session)
-    if (!client) return reply
     const input = detailsOf(posted.form)
     const refuse = (error: string) => render(reply, 400, session, { edit: { ...input, clientId: client.clientId, error: `${error} Nothing was changed.` } })
     const details = readDetails(input)
@@ -293,12 +291,10 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
   }
 
   app.post(`${base}/:id/rotate-secret`, async (request, reply) => {
-    request.routeName = 'account'
-    const posted = await area.signedInPost(request, reply)
-    if (!posted) return reply
+    const owned = await area.ownedPost(request, reply, own)
+    if (!owned) return reply
+    const { posted, item: client } = owned
     const { session } = posted
-    const client = await own(request, reply, session)
-    if (!client) return reply
     if (client.public) return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
     const asked = area.confirmFirst(reply, session, posted.form, confirmation(client, 'rotate-secret'))
     if (asked) return asked
@@ -313,12 +309,10 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
   })
 
   app.post(`${base}/:id/delete`, async (request, reply) => {
-    request.routeName = 'account'
-    const posted = await area.signedInPost(request, reply)
-    if (!posted) return reply
+    const owned = await area.ownedPost(request, reply, own)
+    if (!owned) return reply
+    const { posted, item: client } = owned
     const { session } = posted
-    const client = await own(request, reply, session)
-    if (!client) return reply
     const asked = area.confirmFirst(reply, session, posted.form, confirmation(client, 'delete'))
     if (asked) return asked
     const deleted = await store.deleteClient(client.clientId)

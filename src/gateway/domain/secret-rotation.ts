@@ -6,6 +6,7 @@
 // forgets it. The verifiers accept the current secret, or the previous one before its
 // expiry (compared at the request's time, so a cached entry expires exactly).
 import { ApiError } from '../../common/errors.js'
+import { safeEqual } from '../../common/secrets.js'
 import { isoSeconds } from '../../common/time.js'
 
 /** The overlaps offered, in seconds: none, 1 hour, 24 hours, 7 days. */
@@ -52,6 +53,18 @@ export interface PreviousSecret {
 /** The previous secret when it still works at `now` (epoch ms), else null. */
 export function livePrevious(previous: PreviousSecret | null | undefined, now: number): PreviousSecret | null {
   return previous && now < previous.expiresAt ? previous : null
+}
+
+/**
+ * Whether `given` is what `expected` makes of the secret or, when there is one, of the
+ * previous secret: both computed and compared in constant time whichever matches, so the
+ * answer's time says nothing of which one did.
+ */
+export function signedWithEither(given: string, expected: (secret: string) => string, secret: string, previous?: string): boolean {
+  const current = safeEqual(given, expected(secret))
+  if (previous === undefined) return current
+  const old = safeEqual(given, expected(previous))
+  return current || old
 }
 
 /** The rotation's account for the audit trail: the overlap chosen and until when the old secret works. */

@@ -6,7 +6,7 @@
 // `zza=b` sign alike: an empty name is refused, and the exchange takes its three
 // parameters only (index.ts).
 import { createHash } from 'node:crypto'
-import { safeEqual } from '../../common/secrets.js'
+import { signedWithEither } from '../domain/secret-rotation.js'
 
 export type LoginQuery = { ok: true; params: Array<[string, string]> } | { ok: false; message: string }
 
@@ -45,8 +45,5 @@ export function loginApiSignature(secret: string, params: ReadonlyArray<readonly
  * docs/login-api.md#rotating-the-secret); constant-time comparisons, both made.
  */
 export function signatureMatches(secret: string, params: ReadonlyArray<readonly [string, string]>, given: string, previousSecret?: string): boolean {
-  const current = safeEqual(given, loginApiSignature(secret, params))
-  if (previousSecret === undefined) return current
-  const previous = safeEqual(given, loginApiSignature(previousSecret, params))
-  return current || previous
+  return signedWithEither(given, (s) => loginApiSignature(s, params), secret, previousSecret)
 }

@@ -6,7 +6,7 @@ import type { ErrorCode } from '../../../common/errors.js'
 import { randomToken, safeEqual } from '../../../common/secrets.js'
 import { isoSeconds } from '../../../common/time.js'
 import type { ReplayCache } from '../../replay/types.js'
-import { livePrevious, type PreviousSecret } from '../../domain/secret-rotation.js'
+import { livePrevious, signedWithEither, type PreviousSecret } from '../../domain/secret-rotation.js'
 import { claimNonce, defaultRetryAfterSeconds, failure, type AuthFailure } from '../../domain/auth-results.js'
 import type { AuthRequest, AuthResult, ConsumerEntry, CredentialLookup, CredentialVerifier, Outcome } from '../../domain/auth.js'
 import { adviceBodyLimit, adviseOnSignature, baseStringHeader, bodyFields, unsignedBodyKind, type SignatureAdviceOptions } from './advice.js'
@@ -230,10 +230,7 @@ export function verifyOAuthSignature(req: AuthRequest, params: OAuthParameters, 
   const sent = params.protocol.get('oauth_signature') ?? ''
   // Constant time, and for PLAINTEXT (whose expected value is the secrets themselves)
   // without revealing their length.
-  const current = safeEqual(sent, computeSignature(method, base, consumerSecret, tokenSecret))
-  if (previousConsumerSecret === undefined) return current
-  const previous = safeEqual(sent, computeSignature(method, base, previousConsumerSecret, tokenSecret))
-  return current || previous
+  return signedWithEither(sent, (secret) => computeSignature(method, base, secret, tokenSecret), consumerSecret, previousConsumerSecret)
 }
 
 /**

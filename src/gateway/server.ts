@@ -38,6 +38,8 @@ export interface GatewayStartOptions {
   provider?: Pick<ProviderOptions, 'requestTokenTtlSeconds' | 'sessionTtlSeconds' | 'visitorSessionTtlSeconds'>
   /** How long a login API cert may be exchanged, seconds (config loginApi.certTtlSeconds otherwise). */
   loginApiCertTtlSeconds?: number
+  /** How often this gateway looks for an OpenID Connect signing key rotated by another, ms (30 s otherwise). */
+  oidcKeyPollMs?: number
 }
 
 /** The account area's options: the provider's, and the session lifetime it shares with the login API's and OpenID Connect's pages. */
@@ -71,7 +73,7 @@ function accountArea(config: Config, d: GatewayDependencies, options: GatewaySta
       ...fixedNow,
     },
     // The OpenID Connect provider (docs/oidc.md) on the same account area.
-    oidc: { config, store: oidcStore, users: store, providers: d.oidcProviders, metrics, audit, now, ...accountSessions },
+    oidc: { config, store: oidcStore, users: store, providers: d.oidcProviders, metrics, audit, now, ...accountSessions, ...(options.oidcKeyPollMs ? { keyPollMs: options.oidcKeyPollMs } : {}) },
     oidcClientPages: { store: oidcStore, users: store, audit, now, secretKey: config.secretKey, ...accountSessions },
   }
 }

@@ -8,9 +8,8 @@
 // core's together; the attack stops early, and the test fails, as soon as it passes it.
 import { spawnSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -18,6 +17,7 @@ import { rssMiB, spawnApp, waitReady, type AppProcess } from '../../bench/proces
 import { stackEnv } from '../helpers/stack.js'
 import { pngHeader } from '../helpers/image-headers.js'
 import { percentEncode } from '../helpers/oauth-header.js'
+import { embeddedDataDir } from '../helpers/embedded-template.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -45,7 +45,7 @@ beforeAll(async () => {
   // The processes run the built code: built first when a source changed since.
   const build = spawnSync(process.execPath, ['bin/build.js', '--if-stale'], { cwd: root, encoding: 'utf8', timeout: 170_000 })
   if (build.status !== 0) throw new Error(`build failed: ${build.stdout}${build.stderr}`)
-  dataDir = mkdtempSync(join(tmpdir(), 'kigo-memory-'))
+  dataDir = embeddedDataDir('memory')
   const { env, gatewayPort, adminPort } = await stackEnv(dataDir, { LOG_LEVEL: 'warn' })
   kigo = spawnApp('kigo', [join(root, 'dist/src/main.js'), 'embedded'], { PATH: process.env.PATH, ...env, KIGO_GATEWAY_BIND: '127.0.0.1' })
   await waitReady(kigo, `http://127.0.0.1:${gatewayPort}/readyz`)

@@ -3,18 +3,17 @@
 // A stop is not held by connections that have asked nothing.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { freePort } from '../helpers/stack.js'
+import { embeddedDataDir } from '../helpers/embedded-template.js'
 
 const mainJs = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url))
 
 it('every line the core writes, from start to SIGTERM, is JSON, and the last says it stopped', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kigo-shutdown-'))
+  const dir = embeddedDataDir('shutdown')
   const port = await freePort()
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, KIGO_DATA_DIR: dir, KIGO_CORE_PORT: String(port), KIGO_CORE_METRICS_PORT: '0', KIGO_SECRET_KEY: randomBytes(32).toString('base64'), KIGO_ADMIN_TOKEN: randomBytes(24).toString('base64url') }
   const child = spawn(process.execPath, [mainJs, 'core'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -42,7 +41,7 @@ it('every line the core writes, from start to SIGTERM, is JSON, and the last say
 }, 60_000)
 
 it('a connection that never sent a byte does not hold a graceful stop: SIGTERM stops all three listeners at once', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kigo-shutdown-'))
+  const dir = embeddedDataDir('shutdown')
   const [gateway, admin, core] = [await freePort(), await freePort(), await freePort()]
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH, KIGO_DATA_DIR: dir, KIGO_GATEWAY_PORT: String(gateway), KIGO_ADMIN_PORT: String(admin), KIGO_CORE_PORT: String(core), KIGO_CORE_METRICS_PORT: '0',

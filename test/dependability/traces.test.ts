@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basicAuthorization, oauthAuthorization, wsseHeader } from '../../bench/signing.js'
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js'
+import { embeddedDataDir } from '../helpers/embedded-template.js'
 import { availableRedis, freshPostgres } from '../helpers/services.js'
 import { freePort, stackEnv } from '../helpers/stack.js'
 
@@ -248,7 +249,7 @@ describe('traces in embedded mode (one process, PGlite)', () => {
 
   beforeAll(async () => {
     receiver = await OtlpReceiver.start()
-    dir = mkdtempSync(join(tmpdir(), 'kigo-traces-embedded-'))
+    dir = embeddedDataDir('traces-embedded')
     const s = await stackEnv(dir, { KIGO_GATEWAY_BIND: '127.0.0.1' })
     // No OTEL_TRACES_EXPORTER: an OTLP endpoint alone turns tracing on.
     env = { ...s.env, ...otlpEnv(receiver) }
@@ -291,7 +292,7 @@ describe('traces in embedded mode (one process, PGlite)', () => {
 describe('sampling follows OTEL_TRACES_SAMPLER', () => {
   const withSampler = async (sampler: Record<string, string>, requests: (url: string) => Promise<void>): Promise<OtlpReceiver> => {
     const receiver = await OtlpReceiver.start()
-    const dir = mkdtempSync(join(tmpdir(), 'kigo-traces-sampling-'))
+    const dir = embeddedDataDir('traces-sampling')
     const s = await stackEnv(dir, { KIGO_GATEWAY_BIND: '127.0.0.1' })
     const app = await startApp('embedded', { ...s.env, ...otlpEnv(receiver, sampler) }, `http://127.0.0.1:${s.gatewayPort}/readyz`)
     try {

@@ -2,9 +2,7 @@
 // store away is a 503 with Retry-After that clients retry, logged where the outage starts
 // and ends only; a programming error in the check is kigo's own fault, a 500
 // internal_error logged with its stack, never a 503 that tells clients to wait it out.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import pino from 'pino'
@@ -16,12 +14,13 @@ import { createMetrics } from '../../src/gateway/metrics/metrics.js'
 import { createReplayCaches } from '../../src/gateway/replay/create.js'
 import { createFailureThrottle } from '../../src/gateway/throttle/create.js'
 import { stackEnv } from '../helpers/stack.js'
+import { embeddedDataDir } from '../helpers/embedded-template.js'
 
 let dir: string
 let config: Config
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'kigo-auth-failures-'))
+  dir = embeddedDataDir('auth-failures')
   config = loadConfig({ env: (await stackEnv(dir)).env, overrides: { gateway: { host: '127.0.0.1' } } })
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -2,16 +2,15 @@
 // core on that port (it used to dial 8081 and answer 503 to every forwarded request while
 // /healthz said ok), and /readyz fails once the core cannot be reached.
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/common/config.js'
 import { startCore, type RunningCore } from '../../src/core/server.js'
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js'
 import { stackEnv } from '../helpers/stack.js'
+import { embeddedDataDir } from '../helpers/embedded-template.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'kigo-core-url-'))
+const dir = embeddedDataDir('core-url')
 let core: RunningCore | undefined
 let gateway: RunningGateway | undefined
 

@@ -4,10 +4,8 @@
 // core over HTTP, signed with OAuth tokens that hold only read_public (or write_public).
 // For each: either the gateway refuses it, or the core ran the operation the gateway
 // authorized, and the token held the scope that operation needs.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -18,6 +16,7 @@ import { openContentStore, type ContentStore } from '../../src/core/store/index.
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js'
 import { authorizationHeader, hmacSha1Signature, protocolParams } from '../helpers/oauth-header.js'
 import { stackEnv } from '../helpers/stack.js'
+import { embeddedDataDir } from '../helpers/embedded-template.js'
 
 let config: Config
 let dir: string
@@ -49,7 +48,7 @@ function operationOfCoreRoute(request: FastifyRequest): string {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'kigo-diff-'))
+  dir = embeddedDataDir('diff')
   const { env, gatewayPort: gwPort, corePort, adminPort } = await stackEnv(dir, { LOG_LEVEL: 'info' })
   config = loadConfig({
     env,

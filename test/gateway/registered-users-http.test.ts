@@ -3,9 +3,7 @@
 // by the operator API (what `kigo users add` calls) who never made a request can be
 // followed, has empty timelines, a User and a page; a new display name shows at once; a
 // store made before the rule is filled in at start-up.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { request } from 'undici'
 import { loadConfig } from '../../src/common/config.js'
@@ -15,6 +13,7 @@ import { gatewayMigrations } from '../../src/gateway/schema.js'
 import { identityStoreOn } from '../../src/gateway/store/index.js'
 import { oauth1aClient } from '../helpers/oauth1a.js'
 import { startStack, stackEnv, type Stack } from '../helpers/stack.js'
+import { embeddedDataDir } from '../helpers/embedded-template.js'
 
 type Client = { consumerKey: string; consumerSecret: string; token: string; tokenSecret: string }
 
@@ -121,7 +120,7 @@ describe('registered users in the core, embedded', () => {
 
 describe('a store made before the rule', () => {
   test('is filled in at start-up: its users exist for the API', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kigo-old-store-'))
+    const dir = embeddedDataDir('old-store')
     try {
       // The schemas as the last kigo without the rule left them, and a user it registered.
       const { env } = await stackEnv(dir)

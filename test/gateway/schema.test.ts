@@ -5,15 +5,14 @@
 // order, from one list) must open without anything applied again and end with the very
 // tables, columns, constraints and indexes a fresh one gets. On both storage backends.
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { expect, it } from 'vitest'
 import { migrate, openDb, type Db, type Migration } from '../../src/common/sql.js'
 import { gatewayMigrations } from '../../src/gateway/schema.js'
 import { openIdentityStore } from '../../src/gateway/store/index.js'
 import { gatewaySchema } from '../../src/gateway/store/migrations.js'
 import { describeEachBackend, storageBackends } from '../helpers/backends.js'
+import { embeddedDataDir } from '../helpers/embedded-template.js'
 
 /** What schema_migrations holds in a gateway database migrated by any release before the migrations were split by folder. */
 const recordedBefore: Array<[number, string]> = [
@@ -118,7 +117,7 @@ describeEachBackend('a gateway database migrated before the migrations were spli
 })
 
 it('refuses a list that gives one version twice', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'kigo-schema-twice-'))
+  const dataDir = embeddedDataDir('schema-twice')
   const db = await openDb({ dataDir })
   try {
     const twice = [...gatewayMigrations, { version: 10, name: 'another table under a taken version', sql: 'CREATE TABLE kigo_gateway.other (id integer);' }]

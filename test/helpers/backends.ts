@@ -7,9 +7,7 @@
 // it wraps. A backend whose service is absent has no setup: outside CI its suite is
 // skipped with the reason services.ts printed; under CI=true that check fails the run.
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe } from 'vitest'
 import { createRedis, redisReady, type RedisClient } from '../../src/common/redis.js'
 import { migrate, openDb, type Db } from '../../src/common/sql.js'
@@ -26,6 +24,7 @@ import type { FailureThrottle, ThrottleSettings } from '../../src/gateway/thrott
 import { gatewayMigrations } from '../../src/gateway/schema.js'
 import { gatewaySchema } from '../../src/gateway/store/migrations.js'
 import { CachedCredentialLookup, openIdentityStore, storeCredentialLookup, type IdentityStoreOptions, type SqlIdentityStore } from '../../src/gateway/store/index.js'
+import { embeddedDataDir } from './embedded-template.js'
 import { availablePostgres, availableRedis, freshPostgres } from './services.js'
 
 /** What a backend's setup hands to its suite; `cleanup` undoes the setup. */
@@ -73,14 +72,14 @@ export interface StorageBackend extends Opened {
   dataDir: string
 }
 
-/** The embedded database and PostgreSQL, each set up afresh (a new directory, a new database). */
+/** The embedded database and PostgreSQL, each set up afresh (a new directory holding a blank database, a new database). */
 export async function storageBackends(label: string): Promise<Array<Backend<StorageBackend>>> {
   const postgres = await availablePostgres()
   return [
     {
       name: 'embedded',
       setup: async () => {
-        const dataDir = mkdtempSync(join(tmpdir(), `kigo-${label}-`))
+        const dataDir = embeddedDataDir(label)
         return { dataDir, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) }
       },
     },

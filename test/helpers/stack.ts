@@ -1,12 +1,11 @@
 // A whole kigo in one test process: core and gateway on free ports, embedded storage in a
 // temp directory (or PostgreSQL/Redis when given), seeded through the operator API.
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { loadConfig, type Config } from '../../src/common/config.js'
 import { startCore } from '../../src/core/server.js'
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js'
+import { embeddedDataDir } from './embedded-template.js'
 import { freePort } from './ports.js'
 
 export { freePort }
@@ -23,6 +22,8 @@ export interface StackOptions {
   now?: () => number
   /** Start no core (the gateway's core URL points at `coreUrl`). */
   coreUrl?: string
+  /** How often the gateway looks for a rotated OpenID Connect key, ms (30 s otherwise). */
+  oidcKeyPollMs?: number
 }
 
 export interface Stack {
@@ -74,7 +75,7 @@ export async function stackEnv(dataDir: string, extra: Record<string, string | u
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'kigo-stack-'))
+  const dataDir = options.dataDir ?? embeddedDataDir('stack')
   const ownsDir = options.dataDir === undefined
   const { env, gatewayPort: gwPort, adminPort } = await stackEnv(dataDir, {
     KIGO_SECRET_KEY: options.secretKey,
@@ -85,7 +86,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   })
   const config = loadConfig({ env, overrides: { gateway: { host: '127.0.0.1' }, ...options.overrides } })
   const core = options.coreUrl ? null : await startCore(config, { logger: false })
-  const gateway = await startGateway(config, { logger: false, ...(options.now ? { now: options.now } : {}) })
+  const gateway = await startGateway(config, { logger: false, ...(options.now ? { now: options.now } : {}), ...(options.oidcKeyPollMs ? { oidcKeyPollMs: options.oidcKeyPollMs } : {}) })
   const adminUrl = `http://127.0.0.1:${adminPort}`
 
   const admin = async <T>(method: string, path: string, body?: unknown) => {

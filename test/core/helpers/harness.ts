@@ -4,9 +4,7 @@
 import { gifHeader, jpegHeader, pngHeader, webpHeader } from '../../helpers/image-headers.js'
 import { createHash, randomBytes, randomUUID, type KeyObject } from 'node:crypto'
 import { operationNameOf } from '../../../src/common/route-table.js'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { XMLParser } from 'fast-xml-parser'
 import { loadConfig, type Config } from '../../../src/common/config.js'
@@ -15,6 +13,7 @@ import { buildCoreApp } from '../../../src/core/app.js'
 import { openContentStore } from '../../../src/core/store/index.js'
 import type { ContentStore } from '../../../src/core/store/types.js'
 import { storageBackends, type StorageBackend } from '../../helpers/backends.js'
+import { embeddedDataDir } from '../../helpers/embedded-template.js'
 
 export interface Harness {
   app: FastifyInstance
@@ -49,7 +48,7 @@ export const routeBackends = await storageBackends('core-test')
  * called once for this harness; default the embedded database), cleaned up by close().
  */
 export async function startHarness(overrides: Record<string, unknown> = {}, storage?: () => Promise<StorageBackend>): Promise<Harness> {
-  const dir = mkdtempSync(join(tmpdir(), 'kigo-core-test-'))
+  const dir = embeddedDataDir('core-test')
   const backend = storage ? await storage() : undefined
   const config = loadConfig({
     env: {

@@ -1,9 +1,7 @@
 // The operator API for users, applications and tokens (docs/gateway.md#the-operator-api-and-dashboard) over a real embedded
 // identity store, behind the admin bearer check.
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminAuth } from '../../../src/gateway/operator/admin-auth.js'
@@ -13,6 +11,7 @@ import { openIdentityStore } from '../../../src/gateway/store/index.js'
 import type { IdentityStore } from '../../../src/gateway/store/types.js'
 import errorAnswers from '../../../src/common/error-answers.js'
 import { operatorErrors } from '../../../src/gateway/operator/errors.js'
+import { embeddedDataDir } from '../../helpers/embedded-template.js'
 
 const adminToken = randomBytes(24).toString('base64url')
 const auth = { authorization: `Bearer ${adminToken}` }
@@ -23,7 +22,7 @@ let app: FastifyInstance
 const changes: AdminChange[] = []
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'kigo-admin-api-'))
+  dir = embeddedDataDir('admin-api')
   store = await openIdentityStore({ migrations: gatewayMigrations, dataDir: dir, secretKey: randomBytes(32).toString('base64') })
   app = Fastify()
   await app.register(errorAnswers, operatorErrors)
@@ -455,7 +454,7 @@ describe('bad input never gets a 5xx', () => {
 
 describe('store unavailable', () => {
   it('answers 503 with Retry-After and no internal detail (docs/operations.md#dependability)', async () => {
-    const otherDir = mkdtempSync(join(tmpdir(), 'kigo-admin-api-down-'))
+    const otherDir = embeddedDataDir('admin-api-down')
     const down = await openIdentityStore({ migrations: gatewayMigrations, dataDir: otherDir, secretKey: randomBytes(32).toString('base64') })
     const downApp = Fastify()
     await downApp.register(errorAnswers, operatorErrors)

@@ -3,15 +3,14 @@
 // the same cookie gets the sign-in page (401); two gateways sharing PostgreSQL see the
 // same sign-outs and revocations.
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../src/cli/kigo.js'
 import { openDb } from '../../../src/common/sql.js'
 import { freshPostgres } from '../../helpers/services.js'
 import { dashboardSignIn } from '../../helpers/dashboard.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
+import { embeddedDataDir } from '../../helpers/embedded-template.js'
 
 const signIn = dashboardSignIn
 
@@ -123,7 +122,7 @@ describe('one gateway', () => {
 
 describe('a changed admin token', () => {
   it('ends the sessions begun under the old one; a restart with the same token keeps them', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'kigo-sessions-'))
+    const dataDir = embeddedDataDir('sessions')
     const secretKey = randomBytes(32).toString('base64')
     const oldToken = randomBytes(24).toString('base64url')
     try {

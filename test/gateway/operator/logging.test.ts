@@ -4,15 +4,14 @@
 // WSSE, OAuth, operator and dashboard requests, good and bad, carry known secrets; none of
 // those strings may appear anywhere in it.
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig, type Config } from '../../../src/common/config.js'
 import { startCore } from '../../../src/core/server.js'
 import { startGateway, type RunningGateway } from '../../../src/gateway/server.js'
 import { stackEnv } from '../../helpers/stack.js'
 import { basicHeader, form, oauthHeader, wsseHeader, type OAuthClient } from '../policy/signers.js'
+import { embeddedDataDir } from '../../helpers/embedded-template.js'
 
 const lines: string[] = []
 const stream = { write: (chunk: string) => void lines.push(chunk) }
@@ -29,7 +28,7 @@ let adminBase: string
 let publicRequests = 0
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'kigo-logging-'))
+  dir = embeddedDataDir('logging')
   const { env, gatewayPort: gw, adminPort: admin } = await stackEnv(dir, { KIGO_ADMIN_TOKEN: `adm-${randomBytes(24).toString('base64url')}`, LOG_LEVEL: 'trace' })
   config = loadConfig({
     env,

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { DeadlineExceeded, withDeadline } from '../../src/common/deadline.js'
 
 const never = () => new Promise<never>(() => undefined)
@@ -17,7 +17,9 @@ async function settledAt<T>(p: Promise<T>, start: number): Promise<{ ms: number;
 describe('withDeadline', () => {
   const unhandled: unknown[] = []
   const onUnhandled = (reason: unknown) => void unhandled.push(reason)
-  process.on('unhandledRejection', onUnhandled)
+  // Removed after this file: the worker runs other files next (vitest.config.ts `isolate: false`).
+  beforeAll(() => void process.on('unhandledRejection', onUnhandled))
+  afterAll(() => void process.off('unhandledRejection', onUnhandled))
   afterEach(() => {
     expect(unhandled).toEqual([])
   })

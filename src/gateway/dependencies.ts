@@ -136,7 +136,7 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
       redisWatch.failed(err)
     },
     onFailOpen: (method) => metrics.replayFailOpen.inc({ method }),
-  })
+  }, now)
   // The Redis client queues nothing while disconnected; give it a moment to connect so the
   // first requests after start-up are not refused. A Redis that is down at start-up is
   // not fatal: nonce checks fail closed until it answers.

@@ -38,10 +38,10 @@ export const replaySetPrefix = (method: 'wsse' | 'oauth') => `kr:{${method === '
 /** The prefix of each method's keys of the shape 0.1.0 stored, one key per claim. */
 export const replayEarlierKeyPrefix = (method: 'wsse' | 'oauth') => `kigo:replay:${method}:`
 
-export function createReplayCaches(auth: Config['auth'], redis: RedisClient | undefined, hooks: ReplayCacheHooks = {}): ReplayCaches {
+export function createReplayCaches(auth: Config['auth'], redis: RedisClient | undefined, hooks: ReplayCacheHooks = {}, now: () => number = Date.now): ReplayCaches {
   const legacyUntil = Date.now() + legacyKeyShapeMs
   const make = (method: 'wsse' | 'oauth'): ReplayCache => {
-    const memory = () => new MemoryReplayCache({ perClientMax: auth.replayPerClientMax, clients: auth.replayClients })
+    const memory = () => new MemoryReplayCache({ perClientMax: auth.replayPerClientMax, clients: auth.replayClients, now })
     if (!redis) return memory()
     const primary = new RedisReplayCache(redis, { prefix: replaySetPrefix(method), legacyPrefix: replayEarlierKeyPrefix(method), legacyUntil })
     return new ResilientReplayCache(primary, {

@@ -36,6 +36,8 @@ export interface MemoryReplayCacheOptions {
   clients?: number
   /** How often expired entries are dropped; default 10 s. */
   sweepIntervalMs?: number
+  /** The clock entries expire by, ms; default Date.now (the gateway passes its own). */
+  now?: () => number
 }
 
 interface Claim {
@@ -86,8 +88,10 @@ export class MemoryReplayCache implements ReplayCache {
   readonly #maxEntries: number
   readonly #perClientMax: number
   readonly #timer: NodeJS.Timeout
+  readonly #now: () => number
 
   constructor(options: MemoryReplayCacheOptions = {}) {
+    this.#now = options.now ?? (() => Date.now())
     this.#perClientMax = options.perClientMax ?? defaultReplayPerClientMax
     this.#maxEntries = options.maxEntries ?? this.#perClientMax * (options.clients ?? defaultReplayClients)
     this.#timer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 10_000)
@@ -102,7 +106,7 @@ export class MemoryReplayCache implements ReplayCache {
   async claim(key: string, ttlSeconds: number, client?: string): Promise<boolean> {
     const ttlMs = wholeSeconds(ttlSeconds) * 1000
     const k = hashKey(key)
-    const now = Date.now()
+    const now = this.#now()
     const held = this.#claims.get(k)
     if (held !== undefined && held.until > now) return false
     if (client !== undefined && (this.#perClient.get(client) ?? 0) >= this.#perClientMax) {
@@ -173,7 +177,7 @@ export class MemoryReplayCache implements ReplayCache {
   /** True while `key` is claimed and unexpired (the resilient wrapper checks it after an outage). */
   has(key: string): boolean {
     const held = this.#claims.get(hashKey(key))
-    return held !== undefined && held.until > Date.now()
+    return held !== undefined && held.until > this.#now()
   }
 
   /** Entries held (expired ones go at the next sweep or eviction). */
@@ -183,7 +187,7 @@ export class MemoryReplayCache implements ReplayCache {
 
   /** Drops expired entries. */
   sweep(): void {
-    this.#dropExpired(Date.now())
+    this.#dropExpired(this.#now())
   }
 
   async ping(): Promise<void> {}

@@ -7,7 +7,7 @@
 import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../helpers/stack.js'
-import { oauthHeader, WebClient } from './provider/helpers.js'
+import { csrfOf, oauthHeader, WebClient } from './provider/helpers.js'
 import { signInPath, type Site } from './login-api/helpers.js'
 
 let stack: Stack
@@ -41,6 +41,34 @@ function send(path: string, host: string, o: { method?: string; headers?: Record
   })
 }
 const get = (path: string, host: string) => send(path, host)
+
+/** A visitor of the pages at `host`, keeping its cookies; redirects are not followed. */
+class Visitor {
+  readonly cookies = new Map<string, string>()
+  constructor(readonly host: string) {}
+
+  private keep(reply: Reply): Reply {
+    const lines = reply.headers['set-cookie'] ?? []
+    for (const line of Array.isArray(lines) ? lines : [lines]) {
+      const [pair] = line.split(';')
+      const eq = pair!.indexOf('=')
+      this.cookies.set(pair!.slice(0, eq).trim(), pair!.slice(eq + 1).trim())
+    }
+    return reply
+  }
+
+  private cookie(): Record<string, string> {
+    return this.cookies.size === 0 ? {} : { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') }
+  }
+
+  async get(path: string): Promise<Reply> {
+    return this.keep(await send(path, this.host, { headers: this.cookie() }))
+  }
+
+  async post(path: string, form: Record<string, string>): Promise<Reply> {
+    return this.keep(await send(path, this.host, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...this.cookie() }, body: new URLSearchParams(form).toString() }))
+  }
+}
 
 describe('deployment host names', () => {
   it('answers on an alias as on the host itself', async () => {
@@ -119,6 +147,45 @@ describe('deployment host names', () => {
     const r = await send('/oauth/initiate', 'localhost:18082', { method: 'POST', headers: { authorization } })
     expect(r.status).toBe(200)
     expect(new URLSearchParams(r.body).get('oauth_token')).toMatch(/.+/)
+  })
+
+  it('a user manages all they registered on a port-less alias: every account page and form answers there, and names only the main host', async () => {
+    const v = new Visitor('wiki.example')
+    const seen: Array<[string, Reply]> = []
+    const see = (what: string, r: Reply, status: number) => {
+      expect(r.status, `${what}: ${r.body.slice(0, 300)}`).toBe(status)
+      seen.push([what, r])
+      return r
+    }
+    const login = see('sign-in page', await v.get('/account/login'), 200)
+    see('sign-in', await v.post('/account/login', { csrf_token: csrfOf(login.body), next: '/account', username: alice.id, password: alice.password }), 303)
+    const account = see('account page', await v.get('/account'), 200)
+    expect(account.body).toContain('Your account')
+
+    // An OAuth application: registered, shown, edited, its secret replaced.
+    const app = see('application registered', await v.post('/account/apps', { csrf_token: csrfOf(account.body), name: 'Alias tool', scope: 'read_public' }), 201)
+    const key = /<code id="consumer_key">([^<]+)<\/code>/.exec(app.body)![1]!
+    const appPage = see('application page', await v.get(`/account/apps/${key}`), 200)
+    see('application edited', await v.post(`/account/apps/${key}/edit`, { csrf_token: csrfOf(appPage.body), name: 'Alias tool 2', callback: 'https://tool.example/cb', home_url: 'https://tool.example/' }), 303)
+    const asked = see('new secret asked', await v.post(`/account/apps/${key}/rotate`, { csrf_token: csrfOf(appPage.body) }), 200)
+    const rotated = see('new secret given', await v.post(`/account/apps/${key}/rotate`, { csrf_token: csrfOf(asked.body), confirm: 'yes', overlap: '0' }), 200)
+    expect(rotated.body).toContain('consumer_secret')
+
+    // A login API site and an OpenID Connect client, each on its own page.
+    const sites = see('sites page', await v.get('/account/sites'), 200)
+    see('site registered', await v.post('/account/sites', { csrf_token: csrfOf(sites.body), name: 'Alias wiki', callback: 'https://wiki.tea.example/cb', home_url: '' }), 201)
+    const clients = see('OpenID Connect clients page', await v.get('/account/oidc-clients'), 200)
+    see('OpenID Connect client registered', await v.post('/account/oidc-clients', { csrf_token: csrfOf(clients.body), name: 'Alias site', type: 'public', redirect_uris: 'https://site.tea.example/cb' }), 201)
+    see('account page after', await v.get('/account'), 200)
+
+    for (const [what, r] of seen) {
+      const leak = /.{0,200}(?:wiki\.example|18082).{0,100}/i.exec(r.body)
+      expect(leak?.[0] ?? null, what).toBeNull()
+      const location = r.headers.location
+      if (typeof location === 'string') expect(location.startsWith('/') || location.startsWith(`${main}/`), `${what}: ${location}`).toBe(true)
+    }
+    // What was done on the alias is there at the main host.
+    expect((await stack.admin<{ name: string }>('GET', `/admin/apps/${key}`)).body.name).toBe('Alias tool 2')
   })
 
   it('a session begun at one deployment is one on its aliases, and none at the other deployment', async () => {

@@ -208,10 +208,8 @@ export async function oidcClientPages(app: FastifyInstance, o: OidcClientPagesOp
 export function registerClientPages(app: FastifyInstance, o: { area: AccountArea; store: OidcStore; audit?: Pick<AuditStore, 'record'> }): void {
   const { area, store } = o
   const audited = auditTrail(o.audit, app.log)
-  const discoveryUrl = (reply: FastifyReply) => {
-    const origin = app.publicOrigin(reply.request)
-    return `${origin.scheme}://${origin.host}/.well-known/openid-configuration`
-  }
+  // The deployment's main URL, as the issuer and the guide name it, on every alias.
+  const discoveryUrl = (reply: FastifyReply) => `${reply.request.deployment!.baseUrl}/.well-known/openid-configuration`
   // A page showing a secret carries its copy script (allowed by its hash).
   const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof clientsPage>[0], 'session' | 'csrf' | 'clients' | 'discoveryUrl'> = {}) =>
     (extra.created?.secret ? sendSecretPage : sendPage)(reply, status, clientsPage({ session, csrf: area.csrfField(session), clients: await store.listClients(session.user.id), discoveryUrl: discoveryUrl(reply), ...extra }))

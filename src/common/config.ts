@@ -86,6 +86,11 @@ export const ConfigSchema = Type.Object({
     /** The core's own /metrics (docs/gateway.md#metrics for the core), on loopback by default. */
     metricsHost: Type.String({ minLength: 1 }),
     metricsPort: Port,
+    /**
+     * Host names the core's metrics port answers besides 127.0.0.1, localhost and [::1]:
+     * the names a scraper reaches it by (docs/operations.md#operator-port-host-names).
+     */
+    metricsHostNames: Type.Array(HostPort),
     identityMaxAgeSeconds: Type.Integer({ minimum: 1 }),
     limits: Type.Object({
       bodyChars: Type.Integer({ minimum: 1 }),
@@ -285,6 +290,7 @@ const envSettings: ReadonlyArray<{ name: string; path: string; kind: 'text' | 'p
   { name: 'KIGO_GLOBAL_HOST_ALIASES', path: '/globalHostAliases', kind: 'list' },
   { name: 'KIGO_TRUSTED_PROXIES', path: '/trustedProxies', kind: 'list' },
   { name: 'KIGO_ADMIN_HOST_NAMES', path: '/gateway/adminHostNames', kind: 'list' },
+  { name: 'KIGO_CORE_METRICS_HOST_NAMES', path: '/core/metricsHostNames', kind: 'list' },
 ]
 
 /** Setting (JSON pointer) → the environment variable that sets it. */

@@ -8,6 +8,7 @@ import { DependencyWatch } from '../common/dependency-watch.js'
 import { withExemplars } from '../common/labelled-metrics.js'
 import { loggerOptions } from '../common/logger.js'
 import { startTracing } from '../common/tracing.js'
+import { hostNameCheck } from '../common/host-names.js'
 import { metricsTokenHook } from '../common/metrics-token.js'
 import { buildCoreApp } from './app.js'
 import { createCoreMetrics } from './metrics.js'
@@ -40,6 +41,7 @@ export async function startCore(config: Config, opts: { logger?: boolean | objec
   // path a client asks for, and the core's internals are no client's business.
   const metricsApp = Fastify({ logger: false })
   closeSilentConnections(metricsApp)
+  hostNameCheck(metricsApp, config.core.metricsHostNames, { port: "core's metrics port", setting: 'KIGO_CORE_METRICS_HOST_NAMES' })
   const metricsToken = metricsTokenHook(config.metricsToken)
   metricsApp.get('/metrics', { ...(metricsToken ? { onRequest: metricsToken } : {}) }, async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()))
   let app: FastifyInstance | undefined

@@ -11,7 +11,7 @@ import health from '../plugins/health.js'
 import type { GatewayDeps } from '../plugins/deps.js'
 import type { IdentityAdministration } from '../store/types.js'
 import { adminAuth } from './admin-auth.js'
-import { operatorHostCheck } from './host-check.js'
+import { hostNameCheck } from '../../common/host-names.js'
 import { adminApi } from './admin-api.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditApi } from './audit-api.js'
@@ -69,7 +69,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
   app.server.maxConnections = deps.config.gateway.http.operatorMaxConnections
   closeSilentConnections(app)
   // Only its own Host names (DNS rebinding), and one Host (docs/security.md#request-edges).
-  operatorHostCheck(app, deps.config.gateway.adminHostNames)
+  hostNameCheck(app, deps.config.gateway.adminHostNames, { port: 'operator port', setting: 'KIGO_ADMIN_HOST_NAMES' })
   // Failures in the operator API's JSON; the dashboard and some API areas word their own.
   await app.register(errorAnswers, { ...operatorErrors, notFound: (request, reply) => sendOperatorJson(request, reply, noOperatorResource(request.method, request.url), undefined) })
   const migration = deps.migration

@@ -1,9 +1,9 @@
 // The operator port answers only its own Host names (docs/security.md#request-edges): a
 // page on another name re-pointed at the operator's address (DNS rebinding) cannot read
 // /metrics or reach the API, and two Host fields are refused as on the public port. Raw
-// sockets, since Node's client would tidy the head up.
-import { connect } from 'node:net'
+// sockets (test/helpers/raw-http.ts), since Node's client would tidy the head up.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bodyOf, rawGet, rawRequest, statusOf } from '../../helpers/raw-http.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
 
 let stack: Stack
@@ -18,22 +18,8 @@ afterAll(async () => {
   await stack?.close()
 })
 
-function raw(text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port })
-    let out = ''
-    socket.setEncoding('latin1')
-    socket.on('data', (d: string) => (out += d))
-    socket.on('close', () => resolve(out))
-    socket.on('error', reject)
-    socket.write(text)
-  })
-}
-
-const statusOf = (response: string) => Number(/^HTTP\/1\.[01] (\d{3})/.exec(response)?.[1] ?? 0)
-const bodyOf = (response: string) => response.slice(response.indexOf('\r\n\r\n') + 4)
-const get = (path: string, host: string | null, extra: string[] = []) =>
-  raw([`GET ${path} HTTP/1.1`, ...(host === null ? [] : [`Host: ${host}`]), ...extra, 'Connection: close', '', ''].join('\r\n'))
+const raw = (text: string) => rawRequest(port, text)
+const get = (path: string, host: string | null, extra: string[] = []) => rawGet(port, path, host, extra)
 
 describe('the operator port and the Host header', () => {
   it('refuses /metrics for a name it does not answer to, however spelled', async () => {

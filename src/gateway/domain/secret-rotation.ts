@@ -50,6 +50,23 @@ export interface PreviousSecret {
   expiresAt: number
 }
 
+/**
+ * A stored previous secret, or undefined when the row keeps none: `sealed` is opened by
+ * `open` only when its secret is read, and once. A lookup at every request (the login API,
+ * OpenID Connect's token endpoint) does not decrypt a secret that has expired.
+ */
+export function storedPrevious(sealed: string | null | undefined, expiresAt: Date | string | null | undefined, open: (sealed: string) => string): PreviousSecret | undefined {
+  if (!sealed || !expiresAt) return undefined
+  let secret: string | undefined
+  return {
+    expiresAt: new Date(expiresAt).getTime(),
+    get secret() {
+      secret ??= open(sealed)
+      return secret
+    },
+  }
+}
+
 /** The previous secret when it still works at `now` (epoch ms), else null. */
 export function livePrevious(previous: PreviousSecret | null | undefined, now: number): PreviousSecret | null {
   return previous && now < previous.expiresAt ? previous : null

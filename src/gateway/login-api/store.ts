@@ -8,7 +8,7 @@ import { SecretBox } from '../store/crypto.js'
 import { NotFound } from '../store/types.js'
 import { checkCallbackUrl, checkHomeUrl, checkName, InvalidInput, isPlausibleKey } from '../store/validation.js'
 import { userIdPattern } from '../domain/identifiers.js'
-import type { PreviousSecret } from '../domain/secret-rotation.js'
+import { storedPrevious, type PreviousSecret } from '../domain/secret-rotation.js'
 
 export interface LoginSite {
   apiKey: string
@@ -97,8 +97,8 @@ export class LoginSiteStore {
     const row = rows[0]
     if (!row) return null
     const found = { site: toSite(row), secret: this.box.open(row.secret, secretAad(row.api_key)) }
-    if (row.previous_secret === null || row.previous_secret_expires_at === null) return found
-    return { ...found, previous: { secret: this.box.open(row.previous_secret, previousSecretAad(row.api_key)), expiresAt: new Date(row.previous_secret_expires_at).getTime() } }
+    const previous = storedPrevious(row.previous_secret, row.previous_secret_expires_at, (sealed) => this.box.open(sealed, previousSecretAad(row.api_key)))
+    return previous ? { ...found, previous } : found
   }
 
   /** The site without its secret (owner checks, listings: nothing is decrypted), or null. */

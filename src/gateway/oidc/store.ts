@@ -8,7 +8,7 @@ import { urlAmbiguity, type UrlAmbiguity } from '../provider/callback.js'
 import { SecretBox } from '../store/crypto.js'
 import { InvalidInput } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
-import type { PreviousSecret } from '../domain/secret-rotation.js'
+import { storedPrevious, type PreviousSecret } from '../domain/secret-rotation.js'
 
 export interface OidcClient {
   clientId: string
@@ -156,8 +156,8 @@ export class OidcStore {
     const r = rows[0]
     if (!r) return null
     const found = { client: toClient(r), secret: r.secret === null ? null : this.box.open(r.secret, `oidc_clients.secret:${clientId}`) }
-    if (!r.previous_secret || !r.previous_secret_expires_at) return found
-    return { ...found, previous: { secret: this.box.open(r.previous_secret, `oidc_clients.previous_secret:${clientId}`), expiresAt: new Date(r.previous_secret_expires_at).getTime() } }
+    const previous = storedPrevious(r.previous_secret, r.previous_secret_expires_at, (sealed) => this.box.open(sealed, `oidc_clients.previous_secret:${clientId}`))
+    return previous ? { ...found, previous } : found
   }
 
   /** The client without its secret (owner checks, listings: nothing is decrypted), or null. */

@@ -24,7 +24,7 @@ import {
 } from './validation.js'
 import { Conflict, NotFound, type AccessToken, type AuthorizedApplication, type Consumer, type ConsumerDetails, type ExchangeResult, type IdentityStore, type RequestToken, type RequestTokenState, type User, type UserContact, type WebSession } from './types.js'
 import { scopes as allScopes, userIdPattern, type Scope } from '../domain/identifiers.js'
-import type { PreviousSecret } from '../domain/secret-rotation.js'
+import { storedPrevious, type PreviousSecret } from '../domain/secret-rotation.js'
 
 /** What changed, so that caches of this process (CachedCredentialLookup) drop it at once. */
 export type IdentityChange = { kind: 'user'; id: string } | { kind: 'consumer'; key: string } | { kind: 'token'; token: string }
@@ -365,8 +365,8 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     const row = rows[0]
     if (!row) return null
     const found = { consumer: toConsumer(row), secret: this.box.open(row.secret, aad.consumerSecret(row.key)) }
-    if (row.previous_secret === null || row.previous_secret_expires_at === null) return found
-    return { ...found, previous: { secret: this.box.open(row.previous_secret, aad.previousConsumerSecret(row.key)), expiresAt: new Date(row.previous_secret_expires_at).getTime() } }
+    const previous = storedPrevious(row.previous_secret, row.previous_secret_expires_at, (sealed) => this.box.open(sealed, aad.previousConsumerSecret(row.key)))
+    return previous ? { ...found, previous } : found
   }
 
   async listConsumers(ownerId?: string): Promise<Consumer[]> {

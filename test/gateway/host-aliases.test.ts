@@ -7,7 +7,7 @@
 import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../helpers/stack.js'
-import { csrfOf, oauthHeader, WebClient } from './provider/helpers.js'
+import { codeOf, csrfOf, oauthHeader, WebClient } from './provider/helpers.js'
 import { signInPath, type Site } from './login-api/helpers.js'
 
 let stack: Stack
@@ -164,7 +164,7 @@ describe('deployment host names', () => {
 
     // An OAuth application: registered, shown, edited, its secret replaced.
     const app = see('application registered', await v.post('/account/apps', { csrf_token: csrfOf(account.body), name: 'Alias tool', scope: 'read_public' }), 201)
-    const key = /<code id="consumer_key">([^<]+)<\/code>/.exec(app.body)![1]!
+    const key = codeOf(app.body, 'consumer_key')!
     const appPage = see('application page', await v.get(`/account/apps/${key}`), 200)
     see('application edited', await v.post(`/account/apps/${key}/edit`, { csrf_token: csrfOf(appPage.body), name: 'Alias tool 2', callback: 'https://tool.example/cb', home_url: 'https://tool.example/' }), 303)
     const asked = see('new secret asked', await v.post(`/account/apps/${key}/rotate`, { csrf_token: csrfOf(appPage.body) }), 200)

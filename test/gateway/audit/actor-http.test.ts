@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../src/cli/kigo.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
-import { WebClient, csrfOf } from '../provider/helpers.js'
+import { WebClient, codeOf, csrfOf } from '../provider/helpers.js'
 
 let stack: Stack
 let alice: { id: string; password: string }
@@ -31,7 +31,7 @@ describe('the actor of an audited change', () => {
     const form = await web.get('/account/sites')
     const created = await web.post('/account/sites', { csrf_token: csrfOf(form.text), name: 'Tea Party', callback: 'https://tea.example/cb' })
     expect(created.status).toBe(201)
-    const apiKey = /<code id="api_key">([^<]+)<\/code>/.exec(created.text)![1]!
+    const apiKey = codeOf(created.text, 'api_key')!
     const deleted = await web.post(`/account/sites/${apiKey}/delete`, { csrf_token: csrfOf(created.text), confirm: 'yes' })
     expect(deleted.status).toBe(303)
     // The operator's own change, for contrast.

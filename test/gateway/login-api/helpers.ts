@@ -3,9 +3,9 @@
 // a sign-in through the account area's login form and the consent page.
 import { createHash } from 'node:crypto'
 import { expect } from 'vitest'
-import { WebClient, csrfOf, hiddenField } from '../provider/helpers.js'
+import { WebClient, codeOf, csrfOf, hiddenField } from '../provider/helpers.js'
 
-export { WebClient, csrfOf, hiddenField }
+export { WebClient, codeOf, csrfOf, hiddenField }
 
 export interface Site {
   api_key: string

@@ -5,7 +5,7 @@
 import escapeHtml from 'escape-html'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../../helpers/stack.js'
-import { WebClient, callbackOf, exchangePath, sign, signInPath, signInThrough, type Site } from './helpers.js'
+import { callbackOf, codeOf, exchangePath, sign, signInPath, signInThrough, type Site, WebClient } from './helpers.js'
 
 let stack: Stack
 let clock = Date.now()
@@ -371,8 +371,7 @@ describe('login_api as a legacy method', () => {
 })
 
 describe('the pages: a user registers a site; the account page, /migration and the dashboard show the login API', () => {
-  const code = (page: string, id: string) => new RegExp(`<code[^>]*id="${id}"[^>]*>([^<]+)</code>`).exec(page)?.[1]
-  it('registers a site on the account pages, shows the secret once, rotates and deletes it (CSRF-checked)', async () => {
+    it('registers a site on the account pages, shows the secret once, rotates and deletes it (CSRF-checked)', async () => {
     const web = new WebClient(stack.url)
     const { csrfOf } = await import('./helpers.js')
     const first = await web.get('/account/sites')
@@ -388,7 +387,7 @@ describe('the pages: a user registers a site; the account page, /migration and t
     expect(bad.text).toMatch(/http or https; nothing was registered/)
     const created = await web.post('/account/sites', { csrf_token: csrfOf(page.text), name: 'My diary', callback: 'https://diary.example/cb' })
     expect(created.status).toBe(201)
-    const mine: Site = { api_key: code(created.text, 'api_key')!, secret: code(created.text, 'secret')!, name: 'My diary', callback: 'https://diary.example/cb' }
+    const mine: Site = { api_key: codeOf(created.text, 'api_key')!, secret: codeOf(created.text, 'secret')!, name: 'My diary', callback: 'https://diary.example/cb' }
     expect(mine.secret).toMatch(/^[A-Za-z0-9_-]{24,}$/)
     const later = await web.get('/account/sites')
     expect(later.text).toContain(mine.api_key)
@@ -404,18 +403,18 @@ describe('the pages: a user registers a site; the account page, /migration and t
     expect(ask.status).toBe(200)
     expect(ask.text).toContain('id="confirm"')
     expect(ask.text).toContain('name="confirm" value="yes"')
-    expect(code(ask.text, 'secret')).toBeUndefined()
+    expect(codeOf(ask.text, 'secret')).toBeUndefined()
     const askDelete = await web.post(`/account/sites/${mine.api_key}/delete`, { csrf_token: csrfOf(later.text) })
     expect(askDelete.status).toBe(200)
     expect(askDelete.text).toContain('Delete the site')
     expect(await certFor(mine)).toBeTruthy()
     const rotated = await web.post(`/account/sites/${mine.api_key}/rotate-secret`, { csrf_token: csrfOf(later.text), confirm: 'yes' })
     expect(rotated.status).toBe(200)
-    expect(code(rotated.text, 'secret')).not.toBe(mine.secret)
+    expect(codeOf(rotated.text, 'secret')).not.toBe(mine.secret)
     expect((await get(signInPath(mine))).status).toBe(400)
     const deleted = await web.post(`/account/sites/${mine.api_key}/delete`, { csrf_token: csrfOf(later.text), confirm: 'yes' })
     expect(deleted.status).toBe(303)
-    expect((await get(signInPath({ ...mine, secret: code(rotated.text, 'secret')! }))).text).toMatch(/Unknown site/)
+    expect((await get(signInPath({ ...mine, secret: codeOf(rotated.text, 'secret')! }))).text).toMatch(/Unknown site/)
     const audit = await stack.admin<{ events: Array<{ action: string; after: { by?: string } | null }> }>('GET', `/admin/audit?kind=site&target=${mine.api_key}`)
     expect(audit.body.events.map((e) => e.action).sort()).toEqual(['site.create', 'site.delete', 'site.rotate_secret'])
   })

@@ -5,7 +5,7 @@
 // clock, or stops at once with none; a bad overlap is refused and changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../../helpers/stack.js'
-import { WebClient, callbackOf, csrfOf, exchangePath, signInPath, signInThrough, type Site } from './helpers.js'
+import { callbackOf, codeOf, csrfOf, exchangePath, signInPath, signInThrough, type Site, WebClient } from './helpers.js'
 
 let stack: Stack
 let clock = Date.parse('2027-05-10T08:00:00Z')
@@ -20,7 +20,6 @@ afterAll(async () => {
   await stack?.close()
 })
 
-const code = (page: string, id: string) => new RegExp(`<code[^>]*id="${id}"[^>]*>([^<]+)</code>`).exec(page)?.[1]
 
 async function get(path: string) {
   const res = await fetch(stack.url + path, { redirect: 'manual' })
@@ -50,14 +49,14 @@ describe('on the account pages', () => {
     expect(created.status).toBe(201)
     expect(created.text).toContain('data-copy="secret"')
     expect(created.headers.get('content-security-policy')).toMatch(/script-src 'sha256-[A-Za-z0-9+/]+=*'/)
-    const site = { api_key: code(created.text, 'api_key')!, secret: code(created.text, 'secret')!, callback: 'https://shop.example/cb' }
+    const site = { api_key: codeOf(created.text, 'api_key')!, secret: codeOf(created.text, 'secret')!, callback: 'https://shop.example/cb' }
     expect((await web.get('/account/sites')).text).not.toContain(site.secret)
 
     const ask = await web.post(`/account/sites/${site.api_key}/rotate-secret`, { csrf_token: csrfOf(sites.text) })
     expect(ask.text).toContain('<select id="choice_overlap" name="overlap">')
     const rotated = await web.post(`/account/sites/${site.api_key}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '3600' })
     expect(rotated.status).toBe(200)
-    const fresh = { ...site, secret: code(rotated.text, 'secret')! }
+    const fresh = { ...site, secret: codeOf(rotated.text, 'secret')! }
     expect(fresh.secret).not.toBe(site.secret)
     expect(rotated.text).toContain('data-copy="secret"')
     expect(rotated.text).toContain('keeps working until <time datetime="2027-05-10T09:00:00Z"')
@@ -78,12 +77,12 @@ describe('on the account pages', () => {
     // None: the old secret stops at once; a choice the page does not offer changes nothing.
     const refused = await web.post(`/account/sites/${site.api_key}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '120' })
     expect(refused.status).toBe(400)
-    expect(code(refused.text, 'secret')).toBeUndefined()
+    expect(codeOf(refused.text, 'secret')).toBeUndefined()
     expect(await exchangeStatus(site, fresh.secret)).toBe(400)
     const none = await web.post(`/account/sites/${site.api_key}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '0' })
     expect(none.text).toContain('The secret it replaced stopped working at once.')
     expect(await exchangeStatus(site, fresh.secret)).toBe(401)
-    expect(await exchangeStatus(site, code(none.text, 'secret')!)).toBe(400)
+    expect(await exchangeStatus(site, codeOf(none.text, 'secret')!)).toBe(400)
   })
 })
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDb } from '../../../src/common/sql.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
-import { WebClient, csrfOf, hiddenField } from '../provider/helpers.js'
+import { codeOf, csrfOf, hiddenField, WebClient } from '../provider/helpers.js'
 import { browse, discover, oidc, startSignIn, type RegisteredClient } from './helpers.js'
 
 let stack: Stack
@@ -23,7 +23,6 @@ afterAll(async () => {
   await stack?.close()
 })
 
-const code = (page: string, id: string) => new RegExp(`<code[^>]*id="${id}"[^>]*>([^<]+)</code>`).exec(page)?.[1]
 
 async function signedIn(user: { id: string; password: string }): Promise<WebClient> {
   const web = new WebClient(stack.url)
@@ -92,7 +91,7 @@ describe('/account/oidc-clients', () => {
     const redirectUri = 'https://diary.example/oidc/cb'
     const created = await register(web, { name: 'My diary', redirect_uris: `${redirectUri}\r\nhttps://diary.example/other-cb\r\n`, type: 'confidential' })
     expect(created.status).toBe(201)
-    const client: RegisteredClient = { client_id: code(created.text, 'client_id')!, client_secret: code(created.text, 'client_secret')!, redirect_uris: [redirectUri] }
+    const client: RegisteredClient = { client_id: codeOf(created.text, 'client_id')!, client_secret: codeOf(created.text, 'client_secret')!, redirect_uris: [redirectUri] }
     expect(client.client_id).toMatch(/^[A-Za-z0-9_-]{16,}$/)
     expect(client.client_secret).toMatch(/^[A-Za-z0-9_-]{32,}$/)
     expect(created.text).toContain('https://diary.example/other-cb')
@@ -126,16 +125,16 @@ describe('/account/oidc-clients', () => {
     const unconfirmed = await web.post(`/account/oidc-clients/${client.client_id}/rotate-secret`, { csrf_token: csrfOf(ask.text) })
     expect(unconfirmed.status).toBe(200)
     expect(unconfirmed.text).toContain('New client secret?')
-    expect(code(unconfirmed.text, 'client_secret')).toBeUndefined()
+    expect(codeOf(unconfirmed.text, 'client_secret')).toBeUndefined()
     const stillOld = await exchangeWith(client, redirectUri, client.client_secret!)
     expect((stillOld as oidc.TokenEndpointResponse).access_token).toBeTruthy()
 
     const rotated = await web.post(`/account/oidc-clients/${client.client_id}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes' })
     expect(rotated.status).toBe(200)
-    const newSecret = code(rotated.text, 'client_secret')!
+    const newSecret = codeOf(rotated.text, 'client_secret')!
     expect(newSecret).toMatch(/^[A-Za-z0-9_-]{32,}$/)
     expect(newSecret).not.toBe(client.client_secret)
-    expect(code(rotated.text, 'client_id')).toBe(client.client_id)
+    expect(codeOf(rotated.text, 'client_id')).toBe(client.client_id)
     expect((await web.get('/account/oidc-clients')).text).not.toContain(newSecret)
     expectInvalidClient(await exchangeWith(client, redirectUri, client.client_secret!))
     const fresh = await exchangeWith(client, redirectUri, newSecret)
@@ -185,9 +184,9 @@ describe('/account/oidc-clients', () => {
     expect(created.status).toBe(201)
     expect(created.text).toContain('Phone &lt;app&gt;')
     expect(created.text).not.toContain('Phone <app>')
-    const clientId = code(created.text, 'client_id')!
+    const clientId = codeOf(created.text, 'client_id')!
     expect(clientId).toBeTruthy()
-    expect(code(created.text, 'client_secret')).toBeUndefined()
+    expect(codeOf(created.text, 'client_secret')).toBeUndefined()
     expect(created.text).toContain('PKCE alone')
     const list = await web.get('/account/oidc-clients')
     expect(list.text).toContain(clientId)
@@ -207,7 +206,7 @@ describe('/account/oidc-clients', () => {
     const web = await signedIn(alice)
     const redirectUri = 'https://private.example/cb'
     const created = await register(web, { name: 'Alice private', redirect_uris: redirectUri, type: 'confidential' })
-    const client: RegisteredClient = { client_id: code(created.text, 'client_id')!, client_secret: code(created.text, 'client_secret')!, redirect_uris: [redirectUri] }
+    const client: RegisteredClient = { client_id: codeOf(created.text, 'client_id')!, client_secret: codeOf(created.text, 'client_secret')!, redirect_uris: [redirectUri] }
     const eve = await signedIn(bob)
     const evePage = await eve.get('/account/oidc-clients')
     expect(evePage.status).toBe(200)
@@ -219,7 +218,7 @@ describe('/account/oidc-clients', () => {
       expect(ask.text).not.toContain('Alice private')
       const post = await eve.post(`/account/oidc-clients/${client.client_id}/${action}`, { csrf_token: csrfOf(evePage.text), confirm: 'yes' })
       expect(post.status, action).toBe(404)
-      expect(code(post.text, 'client_secret')).toBeUndefined()
+      expect(codeOf(post.text, 'client_secret')).toBeUndefined()
     }
     // An unknown or malformed client_id is the same 404.
     expect((await eve.post('/account/oidc-clients/no-such-client/delete', { csrf_token: csrfOf(evePage.text), confirm: 'yes' })).status).toBe(404)
@@ -234,7 +233,7 @@ describe('/account/oidc-clients', () => {
   it('refuses a post without the CSRF token (403) and a signed-out post, changing nothing', async () => {
     const web = await signedIn(alice)
     const created = await register(web, { name: 'Guarded', redirect_uris: 'https://guarded.example/cb', type: 'confidential' })
-    const clientId = code(created.text, 'client_id')!
+    const clientId = codeOf(created.text, 'client_id')!
     const before = (await stack.admin<{ clients: unknown[] }>('GET', '/admin/oidc-clients')).body.clients.length
     const noToken = await web.post('/account/oidc-clients', { name: 'Forged', redirect_uris: 'https://forged.example/cb', type: 'public' })
     expect(noToken.status).toBe(403)
@@ -281,7 +280,7 @@ describe('/account/oidc-clients', () => {
       expect(answer.status, JSON.stringify(form)).toBe(400)
       expect(answer.text, JSON.stringify(form)).toMatch(message)
       expect(answer.text).toMatch(/role="alert"/)
-      expect(code(answer.text, 'client_id'), JSON.stringify(form)).toBeUndefined()
+      expect(codeOf(answer.text, 'client_id'), JSON.stringify(form)).toBeUndefined()
     }
     // A repeated field is not guessed at.
     const page = await web.get('/account/oidc-clients')

@@ -7,7 +7,7 @@
 // takes overlap_seconds. A bad overlap is refused and changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../../helpers/stack.js'
-import { WebClient, csrfOf } from '../provider/helpers.js'
+import { codeOf, csrfOf, WebClient } from '../provider/helpers.js'
 import { browse, discover, oidc, registerClient, startSignIn, type RegisteredClient } from './helpers.js'
 
 let stack: Stack
@@ -24,7 +24,6 @@ afterAll(async () => {
   await stack?.close()
 })
 
-const code = (page: string, id: string) => new RegExp(`<code[^>]*id="${id}"[^>]*>([^<]+)</code>`).exec(page)?.[1]
 
 /**
  * A token request authenticated with `secret` (client_secret_basic) for a code that does
@@ -96,12 +95,12 @@ describe('on the account pages', () => {
     expect(ask.text).toContain('<select id="choice_overlap" name="overlap">')
     const refused = await web.post(`/account/oidc-clients/${client.client_id}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '86401' })
     expect(refused.status).toBe(400)
-    expect(code(refused.text, 'client_secret')).toBeUndefined()
+    expect(codeOf(refused.text, 'client_secret')).toBeUndefined()
     expect(await tokenRequest(client.client_id, client.client_secret!)).toMatchObject({ status: 400 })
 
     const rotated = await web.post(`/account/oidc-clients/${client.client_id}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '604800' })
     expect(rotated.status).toBe(200)
-    const secret = code(rotated.text, 'client_secret')!
+    const secret = codeOf(rotated.text, 'client_secret')!
     expect(secret).not.toBe(client.client_secret)
     expect(rotated.text).toContain('data-copy="client_secret"')
     expect(rotated.text).toContain('The secret it replaced keeps working until')

@@ -151,6 +151,11 @@ export function hiddenField(page: string, name: string): string | null {
   return m ? unescapeHtml(m[1]!) : null
 }
 
+/** The text of the page's `<code>` element of that id (a key or secret a page shows), or undefined. */
+export function codeOf(page: string, id: string): string | undefined {
+  return new RegExp(`<code[^>]*id="${id}"[^>]*>([^<]+)</code>`).exec(page)?.[1]
+}
+
 export function csrfOf(page: string): string {
   const token = hiddenField(page, 'csrf_token')
   if (!token) throw new Error('the page has no CSRF token')

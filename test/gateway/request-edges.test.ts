@@ -7,10 +7,10 @@
 // gateway forwards is asserted as the core receives it.
 import { createHash, createHmac, randomBytes } from 'node:crypto'
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http'
-import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { identityKey, signIdentity } from '../../src/common/identity.js'
 import { startCore, type RunningCore } from '../../src/core/server.js'
+import { bodyOf, rawRequest, statusOf } from '../helpers/raw-http.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 
 interface Seen { method: string; url: string; headers: IncomingHttpHeaders; body: Buffer; status: number }
@@ -115,22 +115,7 @@ function oauthQuery(method: string, path: string): string {
   return `${path}?${pairs.join('&')}&oauth_signature=${enc(signature)}`
 }
 
-/** A raw HTTP/1.1 exchange on `port`: the request exactly as written, the whole response as read. */
-function raw(port: number, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port })
-    let out = ''
-    socket.setEncoding('latin1')
-    socket.on('data', (d: string) => (out += d))
-    socket.on('end', () => resolve(out))
-    socket.on('close', () => resolve(out))
-    socket.on('error', reject)
-    socket.write(text)
-  })
-}
-
-const statusOf = (response: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0)
-const bodyOf = (response: string) => response.slice(response.indexOf('\r\n\r\n') + 4)
+const raw = rawRequest
 
 async function errorCode(res: Response): Promise<string> {
   return ((await res.json()) as { error: { code: string } }).error.code

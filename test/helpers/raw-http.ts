@@ -2,13 +2,14 @@
 // Host, two Host fields, odd spellings), which Node's clients would tidy up.
 import { connect } from 'node:net'
 
-/** Writes `text` to 127.0.0.1:`port` and resolves with all that came back once the server closes. */
+/** Writes `text` to 127.0.0.1:`port` exactly as written and resolves with all that came back once the server ends or closes. */
 export function rawRequest(port: number, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port })
     let out = ''
     socket.setEncoding('latin1')
     socket.on('data', (d: string) => (out += d))
+    socket.on('end', () => resolve(out))
     socket.on('close', () => resolve(out))
     socket.on('error', reject)
     socket.write(text)

@@ -6,6 +6,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // One blank embedded database, copied for each test that starts a store (test/helpers/embedded-template.ts).
     globalSetup: ['test/global-setup.ts'],
+    // Each file leaves the worker's process as it found it (isolate: false below).
+    setupFiles: ['test/file-hygiene.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Suites share one PostgreSQL and one Redis; each uses its own schema or key prefix.

@@ -90,10 +90,13 @@ export class AdminClient {
     return this.base.href.replace(/\/+$/, '') + path
   }
 
-  /** Sends one request; resolves with the 2xx body, throws CliError otherwise. `raw`: a 2xx body that is not JSON (CSV) is fine. */
-  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, raw = false): Promise<ApiResult> {
+  /**
+   * Sends one request; resolves with the 2xx body, throws CliError otherwise. `raw`: a 2xx
+   * body that is not JSON (CSV) is fine. `extra`: more request headers (If-Match).
+   */
+  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, raw = false, extra: Record<string, string> = {}): Promise<ApiResult> {
     const url = this.urlFor(path)
-    const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: raw ? '*/*' : 'application/json' }
+    const headers: Record<string, string> = { ...extra, authorization: `Bearer ${this.token}`, accept: raw ? '*/*' : 'application/json' }
     if (body !== undefined) headers['content-type'] = 'application/json'
     let response: Response
     let text: string

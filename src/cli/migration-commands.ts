@@ -1,7 +1,9 @@
 // `kigo usage` and `kigo policy show|set` (docs/operations.md#operator-command-line): the legacy-usage report of
 // docs/gateway.md#the-usage-report and the migration policy of docs/gateway.md#the-migration-policy, over GET /admin/usage and GET/PUT
 // /admin/policy. `policy set` reads the method's policy, changes what the options say and
-// writes it back; the gateway keeps `since` when the state does not change.
+// writes it back naming the version it read (If-Match), so a change made meanwhile (another
+// operator, the dashboard) is refused rather than overwritten; the gateway keeps `since`
+// when the state does not change, and says which scheduled entries the change replaced.
 import { usageError, type AdminClient, type ApiResult } from './admin-client.js'
 import type { Command, Parsed, Terminal } from './command.js'
 import { confirmPlan } from './notice-commands.js'
@@ -29,7 +31,9 @@ interface MethodView extends MethodPolicy {
     next_change: { state: string; at: string } | null
   }
 }
-type PolicyView = { guide_url: string; basic: MethodView; wsse: MethodView; login_api: MethodView }
+type PolicyView = { guide_url: string; version: string; basic: MethodView; wsse: MethodView; login_api: MethodView }
+/** PUT /admin/policy's answer: the policy, and the scheduled entries the change replaced. */
+type PolicyWriteView = PolicyView & { replaced: Array<{ method: string; state: string; from: string }> }
 interface AuditEventView { id: number; at: string; by: string; address: string; kind: string; action: string; target: string; before: unknown; after: unknown }
 
 /** An exception as the operator reads it: a client name is self-declared, and alone it matches nobody. */
@@ -211,9 +215,12 @@ export const migrationCommands: Command[] = [
       const current = (await client.request('GET', '/admin/policy')).json as PolicyView
       const body = { [method]: changedPolicy(current[method as LegacyMethod], optionsChange(state as PolicyState, values)) }
       await confirmPlan(client, terminal, { method, state, ...(values.from !== undefined ? { from: values.from } : {}), yes: flags?.has('yes') === true })
-      const result = await client.request('PUT', '/admin/policy', body)
-      const after = (result.json as PolicyView)[method as LegacyMethod]
-      return { result, text: () => methodText(method, after) + '\n' + sunsetNote(current[method as LegacyMethod], after) }
+      // Compared with the stored policy when written: a change made since is refused (412), not overwritten.
+      const result = await client.request('PUT', '/admin/policy', body, false, typeof current.version === 'string' ? { 'if-match': `"${current.version}"` } : {})
+      const written = result.json as PolicyWriteView
+      const after = written[method as LegacyMethod]
+      const replaced = written.replaced.map((e) => `replaced: the ${e.state} scheduled from ${e.from} (it would have undone this change)\n`).join('')
+      return { result, text: () => methodText(method, after) + '\n' + replaced + sunsetNote(current[method as LegacyMethod], after) }
     },
   },
   {

@@ -93,6 +93,7 @@ export const errorCodes = [
   'reply_target_not_found',
   'user_exists',
   'conflict',
+  'precondition_failed',
   // dependencies and kigo itself
   'store_unavailable',
   'replay_cache_unavailable',

@@ -108,7 +108,7 @@ function policySection(d: DashboardData): SafeHtml {
     // The end every client is told (the Sunset header): once denied, when it ended.
     const sunsetCell = e.ended_at !== null ? html`ended ${whenText(e.ended_at)}` : whenText(e.ends_at)
     const scheduled = schedule.length === 0 ? none : joinHtml(schedule.map((s) => html`${stateBadge(s.state)} at ${whenText(s.from)}`), html`<br>`)
-    return html`<tr data-method="${m}"><th scope="row" data-label="Method">${methodLabels[m]}</th><td data-label="In effect now">${now}</td><td data-label="Set to">${stateBadge(p.state)} since ${whenText(p.since)}</td><td data-label="Deprecated since">${whenText(e.deprecated_since)}</td><td data-label="Sunset">${sunsetCell}</td><td data-label="Brownout windows">${windowsCell}</td><td data-label="Exceptions">${exceptionsCell}</td><td data-label="Scheduled">${scheduled}</td></tr>`
+    return html`<tr data-method="${m}"><th scope="row" data-label="Method">${methodLabels[m]}</th><td data-label="In effect now">${now}</td><td data-label="Set to">${stateBadge(p.state)}${Date.parse(p.since) > 0 ? html` since ${whenText(p.since)}` : ''}</td><td data-label="Deprecated since">${whenText(e.deprecated_since)}</td><td data-label="Sunset">${sunsetCell}</td><td data-label="Brownout windows">${windowsCell}</td><td data-label="Exceptions">${exceptionsCell}</td><td data-label="Scheduled">${scheduled}</td></tr>`
   })
   rows.push(html`<tr data-method="oauth"><th scope="row" data-label="Method">OAuth</th><td data-label="In effect now">${stateBadge('allow')}</td><td class="muted" colspan="6">always allowed</td></tr>`)
   return html`<section id="policy">
@@ -165,15 +165,19 @@ export function usageCommand(q: UsageQuery): string {
   return words.join(' ')
 }
 
-function csvLink(q: UsageQuery): string {
+/** Where the usage table's CSV link points: the dashboard's own, which takes its sign-in. */
+export const dashboardCsvPath = '/admin/usage-table.csv'
+
+/** The CSV of the table as shown: the page's own filters, as its form sends them. */
+function csvLink(q: UsageQuery & { sort: UsageSortKey }): string {
   const params = new URLSearchParams()
   if (q.method) params.set('method', q.method)
   if (q.user) params.set('user', q.user)
   if (q.client) params.set('client', q.client)
-  if (q.moved !== undefined) params.set('moved', String(q.moved))
-  if (q.sort) params.set('sort', q.sort)
+  if (q.moved !== undefined) params.set('moved', q.moved ? 'yes' : 'no')
+  params.set('sort', q.sort)
   if (q.order) params.set('order', q.order)
-  return `/admin/usage.csv${params.size > 0 ? `?${params.toString()}` : ''}`
+  return `${dashboardCsvPath}?${params.toString()}`
 }
 
 /** One cell per column of the report (usage-report.ts), so the table has the CSV's columns. */
@@ -232,8 +236,12 @@ ${rows.length === 0 ? html`<p class="muted">No changes recorded.</p>` : html`<ta
 /** Who made the change: the operator, or the user on their own account pages; and from where. */
 const actorOf = (e: AuditEvent) => `${actorName(e.actor)} (from ${e.address})`
 
+/** The header's sign-out button, for an operator signed in with the form (a bearer header cannot sign out). */
+export const signOutForm = (signedInWithCookie: boolean): SafeHtml | '' =>
+  signedInWithCookie ? html`<form method="post" action="/admin/logout"><button type="submit">Sign out</button></form>` : ''
+
 export function dashboardPage(d: DashboardData): string {
-  const signOut = d.signedInWithCookie ? html`<form method="post" action="/admin/logout"><button type="submit">Sign out</button></form>` : ''
+  const signOut = signOutForm(d.signedInWithCookie)
   return page('kigo operator dashboard', html`
 <h1 class="dash-title">kigo gateway: migration dashboard</h1>
 ${chartSection(d)}

@@ -17,17 +17,19 @@ import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
 import { hasAdminBearer } from './admin-auth.js'
 import { bucketize, chartRanges, defaultRange, rangeWindow } from './dashboard-chart.js'
-import { dashboardPage, loginPage } from './dashboard-page.js'
+import { dashboardCsvPath, dashboardPage, loginPage } from './dashboard-page.js'
 import { securePage, type PagePolicy } from '../../common/security-headers.js'
 import { sessionCookie, sessionCookieOptions, sessionSeconds } from './dashboard-session.js'
 import type { OperatorSessionStore } from './session-store.js'
-import { applyPolicyUpdate, methodPolicyView } from './policy-api.js'
-import { previewPolicyChange, type PolicyChangePreview } from './policy-change.js'
+import { applyPolicyChange, methodPolicyView } from './policy-api.js'
+import { methodUpdate, previewPolicyChange } from './policy-change.js'
 import { formChange, policyForm, policyFormPage, policyPreviewPage, postedPolicyForm, storedPolicyForm, type PolicyFormValues } from './policy-form.js'
 import { InvalidPolicy } from '../policy/normalize.js'
+import { StalePolicy } from '../policy/service.js'
+import { policyDigest } from '../policy/store.js'
 import type { Notices } from '../notices/index.js'
 import type { AuditStore } from '../audit/store.js'
-import { usageReport, usageSortKeys, type UsageQuery, type UsageSortKey } from './usage-report.js'
+import { usageCsv, usageReport, usageSortKeys, type UsageQuery, type UsageSortKey } from './usage-report.js'
 
 export interface DashboardOptions {
   adminToken: string
@@ -117,13 +119,15 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
 
   const { sessions } = options
   const session = (request: FastifyRequest) => sessions.store.valid(request.cookies[sessionCookie], sessions.binding, now())
+  /** How the operator is signed in: the bearer token, or the sign-in form's session cookie (which can sign out); null for neither. */
+  const signedIn = async (request: FastifyRequest): Promise<'bearer' | 'cookie' | null> =>
+    hasAdminBearer(request, adminToken) ? 'bearer' : (await session(request)) ? 'cookie' : null
 
   app.get('/admin', async (_request, reply) => reply.redirect('/admin/', 308))
 
   app.get('/admin/', async (request, reply) => {
-    const bearer = hasAdminBearer(request, adminToken)
-    const cookie = !bearer && (await session(request))
-    if (!bearer && !cookie) return html(reply, 401, loginPage())
+    const by = await signedIn(request)
+    if (by === null) return html(reply, 401, loginPage())
 
     const q = request.query as Record<string, unknown>
     const range = chartRanges.find((r) => r.name === q.range) ?? defaultRange
@@ -153,9 +157,23 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       usageQuery,
       ...(audit ? { audit } : {}),
       sections,
-      signedInWithCookie: cookie,
+      signedInWithCookie: by === 'cookie',
       maxClientsPerUser: options.usage.maxClientsPerUser,
     }))
+  })
+
+  // The usage table's CSV link: the same rows with the dashboard's sign-in (a browser
+  // following a link sends the session cookie, never the bearer header GET
+  // /admin/usage.csv of the JSON API wants).
+  app.get(dashboardCsvPath, async (request, reply) => {
+    if ((await signedIn(request)) === null) return html(reply, 401, loginPage())
+    await options.recorder?.flush().catch(() => undefined)
+    const rows = await usageReport(options.usage, options.emails, usageQueryOf(request.query as Record<string, unknown>))
+    return reply
+      .header('cache-control', 'no-store')
+      .header('content-disposition', 'attachment; filename="kigo-usage.csv"')
+      .type('text/csv; charset=utf-8')
+      .send(usageCsv(rows))
   })
 
   // A change of the policy (docs/operations.md#changing-the-policy-on-the-dashboard): the
@@ -164,40 +182,57 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
   // post from this origin; bad values bring the form back with the error, nothing changed.
   const changes = { policy: options.policy, notices: options.notices, now }
 
-  /** The posted change and its preview, or the answer sent instead (nothing was changed). */
-  async function postedChange(request: FastifyRequest, reply: FastifyReply): Promise<{ values: PolicyFormValues; preview: PolicyChangePreview } | FastifyReply> {
+  /** The posted change, or the answer sent instead (nothing was changed). */
+  async function postedChange(request: FastifyRequest, reply: FastifyReply): Promise<{ values: PolicyFormValues; cookie: boolean } | FastifyReply> {
     if (!sameOrigin(request)) return html(reply, 403, policyFormPage(null, 'This change came from another site; nothing was changed.'))
-    if (!hasAdminBearer(request, adminToken) && !(await session(request))) return html(reply, 401, loginPage())
+    const by = await signedIn(request)
+    if (by === null) return html(reply, 401, loginPage())
+    const cookie = by === 'cookie'
     const values = postedPolicyForm(request.body)
-    if (values === null) return html(reply, 400, policyFormPage(null, 'Choose the method to change: basic, wsse or login_api.'))
+    if (values === null) return html(reply, 400, policyFormPage(null, 'Choose the method to change: basic, wsse or login_api.', cookie))
+    return { values, cookie }
+  }
+
+  /** The preview page of the posted change (against the policy as stored now), or the form again with what to correct. */
+  async function previewPage(reply: FastifyReply, values: PolicyFormValues, cookie: boolean, status = 200, stale = false): Promise<FastifyReply> {
     try {
-      return { values, preview: await previewPolicyChange(changes, values.method, formChange(values)) }
+      const preview = await previewPolicyChange(changes, values.method, formChange(values))
+      return html(reply, status, policyPreviewPage(values, preview, { stale, signOut: cookie }))
     } catch (err) {
-      if (err instanceof InvalidPolicy) return html(reply, 400, policyFormPage(values, err.message))
+      if (err instanceof InvalidPolicy) return html(reply, 400, policyFormPage(values, err.message, cookie))
       throw err
     }
   }
 
   app.post('/admin/policy/preview', async (request, reply) => {
     const posted = await postedChange(request, reply)
-    if (!('preview' in posted)) return posted
-    return html(reply, 200, policyPreviewPage(posted.values, posted.preview))
+    if (!('values' in posted)) return posted
+    return previewPage(reply, posted.values, posted.cookie)
   })
 
+  // Apply: the change is made against the policy read in the write's transaction, if that is
+  // still the one the preview began from (`base`); no preview is computed again.
   app.post('/admin/policy/apply', async (request, reply) => {
     const posted = await postedChange(request, reply)
-    if (!('preview' in posted)) return posted
-    const { values, preview } = posted
-    // The policy changed since the preview confirmed: show the change against it instead.
+    if (!('values' in posted)) return posted
+    const { values, cookie } = posted
     const base = (request.body as Record<string, unknown>).base
-    if (base !== preview.base) return html(reply, 409, policyPreviewPage(values, preview, true))
-    if (preview.changes.length === 0) return html(reply, 200, policyPreviewPage(values, preview))
+    let changed: boolean
     try {
-      await applyPolicyUpdate({ policy: options.policy, ...(options.audit ? { audit: options.audit } : {}) }, request, preview.update)
+      const change = formChange(values)
+      const write = await applyPolicyChange({ policy: options.policy, ...(options.audit ? { audit: options.audit } : {}) }, request, (before) => {
+        if (base !== policyDigest(before[values.method])) throw new StalePolicy('the policy changed after the preview')
+        return methodUpdate(values.method, before[values.method], change)
+      })
+      changed = write.changed[values.method] !== undefined
     } catch (err) {
-      if (err instanceof InvalidPolicy) return html(reply, 400, policyFormPage(values, err.message))
+      if (err instanceof InvalidPolicy) return html(reply, 400, policyFormPage(values, err.message, cookie))
+      // Changed since the preview confirmed: show the change against the policy as it is now.
+      if (err instanceof StalePolicy) return previewPage(reply, values, cookie, 409, true)
       throw err
     }
+    // Nothing to change (the preview said so): the preview again, not "changed".
+    if (!changed) return previewPage(reply, values, cookie)
     return reply.header('cache-control', 'no-store').redirect(`/admin/?applied=${values.method}#policy`, 303)
   })
 

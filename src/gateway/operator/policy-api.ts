@@ -1,6 +1,9 @@
 // GET/PUT /admin/policy (docs/gateway.md#the-migration-policy, docs/gateway.md#the-operator-api-and-dashboard): the migration policy of the legacy methods,
 // as stored and as in effect now. PUT replaces the policy of each method it names;
-// every gateway applies it within one poll of the store (5 s by default).
+// every gateway applies it within one poll of the store (5 s by default). GET gives the
+// policy's version (`ETag`, and `version` in the body); a PUT with `If-Match` is a
+// compare-and-set (RFC 9110 §13.1.1): a version that is no longer the stored one is 412
+// and nothing changes. A PUT without `If-Match` is still accepted, as before versions.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Compile } from '../../common/typebox.js'
 import { ApiError } from '../../common/errors.js'
@@ -8,7 +11,7 @@ import { nextWindow } from '../policy/evaluate.js'
 import { policyOutlook } from '../policy/outlook.js'
 import { InvalidPolicy } from '../policy/normalize.js'
 import { isoSeconds } from '../../common/time.js'
-import type { PolicyService } from '../policy/service.js'
+import { StalePolicy, type PolicyService, type PolicyWrite } from '../policy/service.js'
 import { PolicyUpdateSchema, legacyMethods, type MethodPolicy, type Policies, type PolicyUpdate } from '../policy/types.js'
 import type { AuditStore } from '../audit/store.js'
 import { describeSchemaError } from './admin-api.js'
@@ -49,9 +52,11 @@ export function methodPolicyView(p: MethodPolicy, now: number) {
   }
 }
 
-export function policyView(policies: Policies, now: number, guideUrl: string) {
+export function policyView(policies: Policies, version: string, now: number, guideUrl: string) {
   return {
     guide_url: guideUrl,
+    /** The version this policy is (the ETag): what a write names in If-Match. */
+    version,
     basic: methodPolicyView(policies.basic, now),
     wsse: methodPolicyView(policies.wsse, now),
     login_api: methodPolicyView(policies.login_api, now),
@@ -60,32 +65,56 @@ export function policyView(policies: Policies, now: number, guideUrl: string) {
 }
 
 /**
- * Stores `update` (validated by the schema already), logs it and records each method it
- * changes in the audit trail, by the operator: PUT /admin/policy and the dashboard's
- * Apply. Throws InvalidPolicy, nothing changed, for a policy that makes no sense.
+ * Makes one compare-and-set change of the policy (`make` answers the update from the stored
+ * policy and its version, or throws StalePolicy), logs it and records each method it
+ * changes in the audit trail, by the operator, with the scheduled entries it replaced:
+ * PUT /admin/policy and the dashboard's Apply. Throws InvalidPolicy or StalePolicy, nothing
+ * changed.
  */
-export async function applyPolicyUpdate(
+export async function applyPolicyChange(
   options: Pick<PolicyApiOptions, 'policy' | 'audit'>,
   request: FastifyRequest,
-  update: PolicyUpdate,
-): Promise<Policies> {
-  const { before, after } = await options.policy.update(update)
-  const methods = legacyMethods.filter((m) => update[m] !== undefined)
-  request.log.info({ methods, states: legacyMethods.map((m) => `${m}=${after[m].state}`) }, 'migration policy changed')
+  make: (before: Policies, version: string) => PolicyUpdate,
+): Promise<PolicyWrite> {
+  const write = await options.policy.change(make)
+  const methods = legacyMethods.filter((m) => write.changed[m] !== undefined)
+  if (methods.length > 0) request.log.info({ methods, states: legacyMethods.map((m) => `${m}=${write.after[m].state}`), replaced: write.replaced.length }, 'migration policy changed')
   for (const method of methods) {
-    // A change that leaves a method as it was is not worth a line in the trail.
-    if (JSON.stringify(before[method]) === JSON.stringify(after[method])) continue
-    await auditTrail(options.audit, request.log)(operatorActor(request), { kind: 'policy', action: 'policy.update', target: method, before: before[method], after: after[method] })
+    const replaced = write.replaced.filter((e) => e.method === method).map(({ state, from }) => ({ state, from }))
+    await auditTrail(options.audit, request.log)(operatorActor(request), {
+      kind: 'policy',
+      action: 'policy.update',
+      target: method,
+      before: write.before[method],
+      // The entries this change replaced, beside the policy it left (the schedule's diff alone would not say why they went).
+      after: replaced.length === 0 ? write.after[method] : { ...write.after[method], replaced },
+    })
   }
-  return after
+  return write
+}
+
+/** The entity-tag of a version (RFC 9110 §8.8.3): strong, quoted. */
+export const versionTag = (version: string) => `"${version}"`
+
+/**
+ * Whether `If-Match` holds for `version` (RFC 9110 §13.1.1): `*`, or one of its strong
+ * entity-tags is the version's; a weak tag never matches. Absent: true.
+ */
+export function ifMatchHolds(header: string | undefined, version: string): boolean {
+  if (header === undefined) return true
+  if (header.trim() === '*') return true
+  return header.split(',').map((t) => t.trim()).includes(versionTag(version))
 }
 
 export async function policyApi(app: FastifyInstance, options: PolicyApiOptions): Promise<void> {
   const { policy } = options
   const now = options.now ?? Date.now
 
-  app.get('/admin/policy', async (_request, reply) => {
-    return reply.header('cache-control', 'no-store').send(policyView(policy.current(), now(), policy.guideUrl))
+  app.get('/admin/policy', async (request, reply) => {
+    // The stored policy, not this gateway's copy of up to one poll ago: its version is what
+    // a write will be compared with. With the store away, the copy in force is answered.
+    await policy.refresh().catch((err: unknown) => request.log.warn({ err: { message: (err as Error).message } }, 'policy read failed; answering the copy in force'))
+    return reply.header('cache-control', 'no-store').header('etag', versionTag(policy.version())).send(policyView(policy.current(), policy.version(), now(), policy.guideUrl))
   })
 
   app.put('/admin/policy', { bodyLimit: 256 * 1024 }, async (request, reply) => {
@@ -98,13 +127,22 @@ export async function policyApi(app: FastifyInstance, options: PolicyApiOptions)
     if (!checkUpdate.Check(body)) {
       throw new ApiError(400, 'invalid_parameter', describeSchemaError(checkUpdate.Errors(body), 'body', PolicyUpdateSchema))
     }
-    let updated: Policies
+    const ifMatch = request.headers['if-match']
+    let write: PolicyWrite
     try {
-      updated = await applyPolicyUpdate(options, request, body)
+      write = await applyPolicyChange(options, request, (_before, version) => {
+        if (!ifMatchHolds(ifMatch, version)) throw new StalePolicy(`The policy changed since it was read: If-Match ${ifMatch} is not its version (${versionTag(version)}); nothing was changed. Read it again (GET /admin/policy) and make the change against it.`)
+        return body
+      })
     } catch (err) {
       if (err instanceof InvalidPolicy) throw new ApiError(400, 'invalid_parameter', `Invalid request body: ${err.message}`)
+      if (err instanceof StalePolicy) throw new ApiError(412, 'precondition_failed', err.message)
       throw err
     }
-    return reply.header('cache-control', 'no-store').send(policyView(updated, now(), policy.guideUrl))
+    return reply.header('cache-control', 'no-store').header('etag', versionTag(write.version)).send({
+      ...policyView(write.after, write.version, now(), policy.guideUrl),
+      /** The scheduled entries this change replaced (they would have undone it). */
+      replaced: write.replaced,
+    })
   })
 }

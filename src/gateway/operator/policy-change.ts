@@ -2,10 +2,10 @@
 // what it makes of the stored policy (as PUT /admin/policy would store it: PolicyService.
 // preview), the fields that change, whom each state it begins would touch (the plan of
 // POST /admin/policy/plan and `kigo policy plan`, with the exceptions the changed policy
-// would have) and which notice steps become due. The dashboard's preview shows it; its
-// Apply sends the same change with `base`, so a policy changed meanwhile is not applied
-// blindly.
-import { createHash } from 'node:crypto'
+// would have), which scheduled entries it replaces and which notice steps become due.
+// The dashboard's preview shows it; its Apply sends the same change with `base`, compared
+// with the stored policy in the write's own transaction, so a policy changed meanwhile is
+// not applied blindly.
 import { fieldChanges, type FieldChange } from '../../common/audit-diff.js'
 import { Compile } from '../../common/typebox.js'
 import type { Notices } from '../notices/index.js'
@@ -13,7 +13,8 @@ import type { PolicyPlan } from '../notices/plan.js'
 import { dueSteps, type DueSteps } from '../notices/rules.js'
 import { changedPolicy, type MethodChange } from '../policy/change.js'
 import { InvalidPolicy } from '../policy/normalize.js'
-import type { PolicyService } from '../policy/service.js'
+import type { PolicyService, ReplacedEntry } from '../policy/service.js'
+import { policyDigest } from '../policy/store.js'
 import { PolicyUpdateSchema, type LegacyMethod, type MethodPolicy, type PolicyState, type PolicyUpdate } from '../policy/types.js'
 import { describeSchemaError } from './admin-api.js'
 import { methodPolicyView } from './policy-api.js'
@@ -32,12 +33,22 @@ export interface PolicyChangePreview {
   plans: Array<{ state: PolicyState; from: number | null; plan: PolicyPlan }> | null
   /** The notice steps due now (notices/rules.ts), before and after; null without migration notices. */
   due: { before: DueSteps; after: DueSteps } | null
+  /** The scheduled entries the change replaces (they would undo it). */
+  replaced: ReplacedEntry[]
   /** Names the stored policy the preview started from (`policyDigest`). */
   base: string
 }
 
-/** A digest of a method's stored policy: an Apply whose preview began from another is stale. */
-export const policyDigest = (p: MethodPolicy): string => createHash('sha256').update(JSON.stringify(p)).digest('base64url')
+/**
+ * The update `change` makes of `method`'s policy `current`, checked against the operator
+ * API's schema. Throws InvalidPolicy for one the gateway would refuse.
+ */
+export function methodUpdate(method: LegacyMethod, current: MethodPolicy, change: MethodChange): PolicyUpdate {
+  const update: PolicyUpdate = {}
+  update[method] = changedPolicy(current, change)
+  if (!checkUpdate.Check(update)) throw new InvalidPolicy(describeSchemaError(checkUpdate.Errors(update), 'body', PolicyUpdateSchema))
+  return update
+}
 
 /**
  * What `change` would make of `method`'s policy and whom it would touch; stores nothing.
@@ -49,10 +60,8 @@ export async function previewPolicyChange(
   change: MethodChange,
 ): Promise<PolicyChangePreview> {
   await deps.policy.refresh()
-  const update: PolicyUpdate = {}
-  update[method] = changedPolicy(deps.policy.current()[method], change)
-  if (!checkUpdate.Check(update)) throw new InvalidPolicy(describeSchemaError(checkUpdate.Errors(update), 'body', PolicyUpdateSchema))
-  const { before: policies, changed } = await deps.policy.preview(update)
+  const update = methodUpdate(method, deps.policy.current()[method], change)
+  const { before: policies, changed, replaced } = await deps.policy.preview(update)
   const before = policies[method]
   const after = changed[method]!
   // The states the change begins: a new state now, and each scheduled entry it adds.
@@ -71,6 +80,7 @@ export async function previewPolicyChange(
     changes: fieldChanges(before, after),
     plans,
     due: notices === undefined ? null : { before: dueSteps(before, t), after: dueSteps(after, t) },
+    replaced,
     base: policyDigest(before),
   }
 }

@@ -11,7 +11,10 @@ export interface MethodChange {
   state?: PolicyState
   /** Scheduled entries removed first: all of them, or those of one state. */
   unschedule?: 'all' | PolicyState
-  /** A change that takes effect later (it replaces an entry at the same instant). */
+  /**
+   * A change that takes effect later. The gateway replaces the entries it would undo
+   * (one of the same state, one at the same instant, a less strict one after it).
+   */
   schedule?: ScheduleEntrySpec
   /** The announced sunset; null for none; absent, it stays. */
   sunset?: string | null
@@ -27,7 +30,8 @@ type Current = Pick<MethodPolicy, 'state' | 'sunset' | 'windows' | 'schedule' | 
 export function changedPolicy(current: Current, change: MethodChange): MethodPolicyInput {
   const entries = change.unschedule === undefined ? current.schedule : change.unschedule === 'all' ? [] : current.schedule.filter((s) => s.state !== change.unschedule)
   const added = change.schedule
-  const schedule = added === undefined ? entries : [...entries.filter((s) => s.from !== added.from), added]
+  // The entries it replaces are left to the gateway, which says which they were.
+  const schedule = added === undefined ? entries : [...entries, added]
   const others = change.clearExceptions === true ? [] : current.exceptions
   const x = change.exception
   const exceptions = x === undefined ? others : [...others.filter((e) => e.user !== x.user || e.client !== x.client), x]

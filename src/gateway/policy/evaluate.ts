@@ -87,10 +87,18 @@ export function deprecatedSince(policy: MethodPolicy, now: number): number | nul
   return start
 }
 
-/** The next scheduled state change after `now`, if any. */
+/**
+ * The next scheduled change of state after `now`, if any: an entry that sets the state
+ * already in effect changes nothing (a policy stored before one schedule replaced such
+ * entries may still hold one), so it is never announced as "next".
+ */
 export function nextChange(policy: MethodPolicy, now: number): { state: PolicyState; at: number } | null {
-  const next = timeline(policy).find((c) => c.at > now)
-  return next ?? null
+  let state: PolicyState = 'allow'
+  for (const c of timeline(policy)) {
+    if (c.at > now && c.state !== state) return { state: c.state, at: c.at }
+    state = c.state
+  }
+  return null
 }
 
 const dayMs = 86_400_000

@@ -3,7 +3,8 @@
 import { deprecatedSince } from './evaluate.js'
 import { isoSeconds } from '../../common/time.js'
 import { clockMinutes } from './time.js'
-import type { MethodPolicy, MethodPolicyInput, PolicyState } from './types.js'
+import { resolveSchedule } from './schedule.js'
+import type { MethodPolicy, MethodPolicyInput, PolicyState, ScheduleEntrySpec } from './types.js'
 
 export class InvalidPolicy extends Error {
   override name = 'InvalidPolicy'
@@ -21,14 +22,21 @@ export function parseInstant(value: string, field: string): number {
 }
 
 
-/**
- * The stored form of `input` for `method`. `previous` is the policy it replaces: when the
- * state does not change and no `since` is given, the state keeps its original `since`
- * (the Deprecation date must not move because an exception was added). Schedule entries
- * at or before `since` are superseded by the state set then and are dropped; how long
- * the method has already been deprecated is carried in `deprecated_since`.
- */
+/** The stored form of `input` for `method` (see normalizeChange). */
 export function normalizePolicy(method: string, input: MethodPolicyInput, now: number, previous?: MethodPolicy): MethodPolicy {
+  return normalizeChange(method, input, now, previous).policy
+}
+
+/**
+ * The stored form of `input` for `method`, and the scheduled entries it replaces
+ * (schedule.ts: every entry stored before that would undo this change). `previous` is the
+ * policy it replaces: when the state does not change and no `since` is given, the state
+ * keeps its original `since` (the Deprecation date must not move because an exception was
+ * added). Schedule entries at or before `since` are superseded by the state set then and
+ * are dropped; how long the method has already been deprecated is carried in
+ * `deprecated_since`.
+ */
+export function normalizeChange(method: string, input: MethodPolicyInput, now: number, previous?: MethodPolicy): { policy: MethodPolicy; replaced: ScheduleEntrySpec[] } {
   const at = (field: string) => `${method}.${field}`
   let since: number
   if (input.since !== undefined) {
@@ -56,16 +64,25 @@ export function normalizePolicy(method: string, input: MethodPolicyInput, now: n
     }
   })
 
+  const stored = new Set((previous?.schedule ?? []).map((e) => `${e.state}@${isoSeconds(Date.parse(e.from))}`))
+  const wasScheduled = (e: { state: PolicyState; fromText: string }) => stored.has(`${e.state}@${e.fromText}`)
+  // Two entries at one instant: one stored before and one new is a replacement; two new is an error.
   const seen = new Set<number>()
   const schedule = (input.schedule ?? []).map((e, i) => {
     const from = parseInstant(e.from, at(`schedule[${i}].from`))
-    if (seen.has(from)) throw new InvalidPolicy(`"${at('schedule')}" has two entries at ${isoSeconds(from)}`)
-    seen.add(from)
-    return { state: e.state, from, fromText: isoSeconds(from) }
+    return { state: e.state, from, at: from, fromText: isoSeconds(from) }
   }).sort((a, b) => a.from - b.from)
+    // The same entry given twice (a change repeating one already scheduled) is one entry.
+    .filter((e, i, all) => i === 0 || all[i - 1]!.from !== e.from || all[i - 1]!.state !== e.state)
+  for (const e of schedule) {
+    if (wasScheduled(e)) continue
+    if (seen.has(e.from)) throw new InvalidPolicy(`"${at('schedule')}" has two entries at ${e.fromText}`)
+    seen.add(e.from)
+  }
 
-  // Entries at or before `since` have been overtaken by the state set then.
-  const pending = schedule.filter((e) => e.from > since)
+  // Entries at or before `since` have been overtaken by the state set then; of the others,
+  // those stored before that would undo this change are replaced by it.
+  const { kept: pending, replaced } = resolveSchedule(previous?.state ?? 'allow', { state: input.state, at: since }, schedule.filter((e) => e.from > since), wasScheduled)
   const states: PolicyState[] = [input.state, ...pending.map((e) => e.state)]
   if (states.includes('brownout') && windows.length === 0) {
     throw new InvalidPolicy(`"${at('windows')}" must list at least one brownout window (UTC, e.g. {"start":"09:00","end":"12:00"}) when the state is or becomes brownout`)
@@ -92,7 +109,7 @@ export function normalizePolicy(method: string, input: MethodPolicyInput, now: n
     }
   }
 
-  return {
+  const policy: MethodPolicy = {
     state: input.state,
     since: isoSeconds(since),
     deprecated_since: deprecated === null ? null : isoSeconds(deprecated),
@@ -101,4 +118,5 @@ export function normalizePolicy(method: string, input: MethodPolicyInput, now: n
     schedule: pending.map((e) => ({ state: e.state, from: e.fromText })),
     exceptions,
   }
+  return { policy, replaced: replaced.map((e) => ({ state: e.state, from: e.fromText })) }
 }

@@ -5,9 +5,36 @@
 import type { AuthRequest } from '../domain/auth.js'
 import { clientName } from '../usage/client-name.js'
 import { evaluatePolicy, type PolicyVerdict } from './evaluate.js'
-import { normalizePolicy } from './normalize.js'
-import type { PolicyStore } from './store.js'
-import { defaultPolicies, legacyMethods, type LegacyMethod, type Policies, type PolicyUpdate } from './types.js'
+import { normalizeChange } from './normalize.js'
+import { policyVersion, withDefaults, type PolicyStore } from './store.js'
+import { defaultPolicies, legacyMethods, type LegacyMethod, type Policies, type PolicyState, type PolicyUpdate } from './types.js'
+
+/** A write named a version of the policy that is no longer the stored one; nothing was written. */
+export class StalePolicy extends Error {
+  override name = 'StalePolicy'
+}
+
+/** A scheduled entry a change replaced (policy/schedule.ts). */
+export interface ReplacedEntry {
+  method: LegacyMethod
+  state: PolicyState
+  from: string
+}
+
+/** What a change makes of the policy (previewed, or written). */
+export interface PolicyChange {
+  before: Policies
+  /** The methods the update names, in their stored form. */
+  changed: Partial<Policies>
+  /** The scheduled entries it replaces, method by method, in time order. */
+  replaced: ReplacedEntry[]
+}
+
+/** A change written: the policy before and after, and the version it now has. */
+export interface PolicyWrite extends PolicyChange {
+  after: Policies
+  version: string
+}
 
 /** What authentication asks after a legacy credential verified (src/gateway/authenticate.ts). */
 export interface LegacyPolicyCheck {
@@ -26,6 +53,7 @@ export interface PolicyServiceOptions {
 
 export class PolicyService implements LegacyPolicyCheck {
   private policies: Policies = defaultPolicies()
+  private storedVersion = policyVersion(this.policies)
   private timer: NodeJS.Timeout | undefined
   private readonly now: () => number
   readonly guideUrl: string
@@ -45,12 +73,21 @@ export class PolicyService implements LegacyPolicyCheck {
   }
 
   async refresh(): Promise<void> {
-    const stored = await this.store.load()
-    this.policies = { ...defaultPolicies(), ...stored }
+    this.hold(withDefaults(await this.store.load()))
+  }
+
+  private hold(policies: Policies): void {
+    this.policies = policies
+    this.storedVersion = policyVersion(policies)
   }
 
   current(): Policies {
     return this.policies
+  }
+
+  /** The version of the copy held (`current`): what a compare-and-set names. */
+  version(): string {
+    return this.storedVersion
   }
 
   check(method: LegacyMethod, user: string, req: AuthRequest): PolicyVerdict {
@@ -58,33 +95,53 @@ export class PolicyService implements LegacyPolicyCheck {
   }
 
   /**
-   * What `update` would make of the policy, storing nothing: the policy as stored now
-   * (read again first, so that `since` is kept from the latest stored state, not a stale
-   * copy) and the methods it changes in their stored form (validated, all or nothing).
-   * Throws InvalidPolicy for input the schema lets through but that makes no sense.
+   * What `update` would make of the policy, storing nothing: the policy as stored now (read
+   * again first, so that `since` is kept from the latest stored state, not a stale copy)
+   * and the methods it changes in their stored form (validated, all or nothing), with the
+   * scheduled entries it would replace. Throws InvalidPolicy for input the schema lets
+   * through but that makes no sense.
    */
-  async preview(update: PolicyUpdate): Promise<{ before: Policies; changed: Partial<Policies> }> {
-    const now = this.now()
+  async preview(update: PolicyUpdate): Promise<PolicyChange> {
     await this.refresh()
-    const before = this.policies
+    return this.changeOf(this.policies, update)
+  }
+
+  private changeOf(before: Policies, update: PolicyUpdate): PolicyChange {
+    const now = this.now()
     const changed: Partial<Policies> = {}
+    const replaced: ReplacedEntry[] = []
     for (const method of legacyMethods) {
       const input = update[method]
-      if (input !== undefined) changed[method] = normalizePolicy(method, input, now, before[method])
+      if (input === undefined) continue
+      const made = normalizeChange(method, input, now, before[method])
+      changed[method] = made.policy
+      replaced.push(...made.replaced.map((e) => ({ method, ...e })))
     }
-    return { before, changed }
+    return { before, changed, replaced }
   }
 
   /**
-   * Replaces the policies of the methods in `update` as `preview` computes them, stores
-   * them and applies them here at once; other gateways follow on their next poll.
+   * One compare-and-set of the shared store: `make` gets the policy as stored and its
+   * version (in the write's transaction, whatever this gateway holds) and answers the
+   * update, or throws (StalePolicy, InvalidPolicy) and nothing is written. The methods it
+   * changes are stored as `preview` computes them and applied here at once; other gateways
+   * follow on their next poll.
    */
-  async update(update: PolicyUpdate): Promise<{ before: Policies; after: Policies }> {
-    const { before, changed } = await this.preview(update)
-    await this.store.save(changed)
-    const after = { ...before, ...changed }
-    this.policies = after
-    return { before, after }
+  async change(make: (before: Policies, version: string) => PolicyUpdate): Promise<PolicyWrite> {
+    const made = await this.store.change((before, version) => {
+      const change = this.changeOf(before, make(before, version))
+      // A method left as it was is not written (nor recorded).
+      const written = Object.fromEntries(Object.entries(change.changed).filter(([m, p]) => JSON.stringify(p) !== JSON.stringify(before[m as LegacyMethod])))
+      return { ...change, changed: written as Partial<Policies> }
+    })
+    const after = { ...made.before, ...made.changed }
+    this.hold(after)
+    return { ...made, after, version: this.storedVersion }
+  }
+
+  /** Writes `update` whatever the stored version (no compare). */
+  async update(update: PolicyUpdate): Promise<PolicyWrite> {
+    return this.change(() => update)
   }
 
   close(): void {

@@ -87,14 +87,15 @@ describe.each([
     expect(status).toBe(200)
     const row = (field: string) => unescaped(/<tr data-field="([a-z_]+)">([^]*?)<\/tr>/g.exec(page.slice(page.indexOf(`<tr data-field="${field}">`)))?.[2]?.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim() ?? '')
     expect(row('state')).toBe('state "allow" "deprecate"')
-    expect(row('sunset')).toBe('sunset null "2030-06-30T00:00:00Z"')
-    expect(row('schedule')).toBe('schedule [] [{"state":"deny","from":"2030-07-01T00:00:00Z"}]')
+    // Every instant on the page written one way, as clients are told them.
+    expect(row('sunset')).toBe('sunset null "2030-06-30 00:00 UTC"')
+    expect(row('schedule')).toBe('schedule [] [{"state":"deny","from":"2030-07-01 00:00 UTC"}]')
     expect(row('since')).toBe('since (default) when you apply')
 
     // Two states begin: deprecate now, deny on 1 July; each line is `kigo policy plan`'s.
     const deny = await kigo('policy', 'plan', 'basic', 'deny', '--from', '2030-07-01T00:00:00Z')
     const now = await kigo('policy', 'plan', 'basic', 'deprecate')
-    expect(itemsOf(page, 'policy-plan')).toEqual([now.trimEnd(), deny.trimEnd()])
+    expect(itemsOf(page, 'policy-plan')).toEqual([now.trimEnd(), deny.trimEnd().replace('2030-07-01T00:00:00Z', '2030-07-01 00:00 UTC')])
     expect(deny).toBe('basic deny from 2030-07-01T00:00:00Z touches 2 users (1 with a contact e-mail, 1 without), 2 clients: 3 accepted requests seen in the last 30 days\n')
     expect(page).toMatch(/Notices due: <strong>announced<\/strong> <span class="muted">\(now: none\)<\/span>/)
 
@@ -120,7 +121,7 @@ describe.each([
     const { status, page } = await post('/admin/policy/preview', { ...announce, deny_from: '2030-08-01T00:00:00Z' })
     expect(status).toBe(200)
     expect(unescaped(/<p class="notice" id="sunset-moved">([^<]*)<\/p>/.exec(page)![1]!)).toBe(
-      "Note: clients' Sunset moves from 2030-07-01T00:00:00Z to 2030-08-01T00:00:00Z: the scheduled deny is the end clients are told of; the announced sunset 2030-06-30T00:00:00Z is kept but no longer sent (set the sunset to 2030-08-01T00:00:00Z to make them agree).")
+      "Note: clients' Sunset moves from 2030-07-01 00:00 UTC to 2030-08-01 00:00 UTC: the scheduled deny is the end clients are told of; the announced sunset 2030-06-30 00:00 UTC is kept but no longer sent (set the sunset to 2030-08-01 00:00 UTC to make them agree).")
     // The same form, unchanged, changes nothing: no Apply.
     const same = await post('/admin/policy/preview', announce)
     expect(same.page).toContain('id="policy-unchanged"')

@@ -105,7 +105,7 @@ describe('the usage table and its CSV', () => {
     for (const query of ['', '?method=wsse', '?client=oldapp&moved=no']) {
       const html = await (await fetch(`${dashboard()}${query}`, { headers: bearer })).text()
       const href = /<a href="([^"]+)" download>/.exec(html)![1]!.replace(/&amp;/g, '&')
-      expect(href).toMatch(/^\/admin\/usage\.csv\?method=(legacy|wsse)/)
+      expect(href).toMatch(/^\/admin\/usage-table\.csv\?method=(legacy|wsse)/)
       const table = html.slice(html.indexOf('id="usage-table"'), html.indexOf('</table>', html.indexOf('id="usage-table"')))
       const headings = [...table.matchAll(/<th>([^<]+)<\/th>/g)].map((m) => m[1])
       const tableRows = [...table.matchAll(/<td data-label="User"><code[^>]*>([^<]+)<\/code><\/td>[^]*?<td data-label="Client">([^<]+)<\/td>[^]*?<td class="num" data-label="Accepted">(\d+)<\/td>/g)].map((m) => `${m[1]} ${m[2]!.replace(/&lt;/g, '<').replace(/&gt;/g, '>')} ${m[3]}`)
@@ -197,7 +197,7 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     await page.waitForURL(/method=wsse/)
     const filtered = await page.$$eval('#usage-table tbody tr', (trs) => trs.map((tr) => tr.querySelectorAll('td')[1]!.textContent.trim()))
     expect(filtered).toEqual(['bobby'])
-    expect(await page.locator('#usage a[download]').getAttribute('href')).toBe('/admin/usage.csv?method=wsse&sort=last_seen')
+    expect(await page.locator('#usage a[download]').getAttribute('href')).toBe('/admin/usage-table.csv?method=wsse&sort=last_seen')
 
     // The audit trail: the policy change made above.
     const audit = await page.locator('#audit-table').innerText()
@@ -255,8 +255,8 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     await form.locator('input[name="deny_from"]').fill('2099-03-01')
     await form.locator('button[type="submit"]').click()
     await page.waitForSelector('#policy-diff')
-    expect(await page.locator('#policy-diff tr[data-field="schedule"]').innerText()).toContain('{"state":"deny","from":"2099-03-01T00:00:00Z"}')
-    expect(await page.locator('#policy-plan li').innerText()).toMatch(/^wsse deny from 2099-03-01T00:00:00Z touches 1 user /)
+    expect(await page.locator('#policy-diff tr[data-field="schedule"]').innerText()).toContain('{"state":"deny","from":"2099-03-01 00:00 UTC"}')
+    expect(await page.locator('#policy-plan li').innerText()).toMatch(/^wsse deny from 2099-03-01 00:00 UTC touches 1 user /)
     await page.screenshot({ path: join(screenshotDir(), 'dashboard-policy-preview.png'), fullPage: true })
     const wsse = async () => (await stack.admin<{ wsse: { schedule: unknown[] } }>('GET', '/admin/policy')).body.wsse.schedule
     expect(await wsse()).toEqual([])

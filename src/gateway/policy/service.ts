@@ -132,7 +132,7 @@ export class PolicyService implements LegacyPolicyCheck {
       const change = this.changeOf(before, make(before, version))
       // A method left as it was is not written (nor recorded).
       const written = Object.fromEntries(Object.entries(change.changed).filter(([m, p]) => JSON.stringify(p) !== JSON.stringify(before[m as LegacyMethod])))
-      return { ...change, changed: written as Partial<Policies> }
+      return { ...change, changed: written }
     })
     const after = { ...made.before, ...made.changed }
     this.hold(after)

@@ -165,6 +165,11 @@ describe('a schedule through time', () => {
     expect(nextChange(p, at('2027-04-20T00:00:00Z'))).toBeNull()
   })
 
+  it('never names as next the state already in effect (a deny pending under a deny stored before one schedule)', () => {
+    const stored: MethodPolicy = { ...normalizePolicy('basic', { state: 'deny' }, at('2027-01-01T00:00:00Z')), schedule: [{ state: 'deny', from: '2027-03-01T00:00:00Z' }, { state: 'deprecate', from: '2027-05-01T00:00:00Z' }] }
+    expect(nextChange(stored, at('2027-02-01T00:00:00Z'))).toEqual({ state: 'deprecate', at: at('2027-05-01T00:00:00Z') })
+  })
+
   it('an operator change made later wins over past schedule entries; going back to allow ends the deprecation', () => {
     const reopened = normalizePolicy('basic', { ...p, state: 'allow', since: undefined, deprecated_since: undefined }, at('2027-04-10T00:00:00Z'), { ...p, state: 'deny' })
     expect(effectiveState(reopened, at('2027-04-11T00:00:00Z'))).toBe('allow')

@@ -86,7 +86,7 @@ describe('one schedule', () => {
     const second = await kigo('policy', 'set', 'basic', 'deny', '--from', '2030-05-01T00:00:00Z', '--yes', '--json')
     expect(second.code).toBe(0)
     const answer = JSON.parse(second.stdout) as View & { replaced: unknown }
-    expect(answer.basic.schedule).toEqual([{ state: 'deny', from: '2030-05-01T00:00:00Z' }])
+    expect(answer.basic!.schedule).toEqual([{ state: 'deny', from: '2030-05-01T00:00:00Z' }])
     expect(answer.replaced).toEqual([{ method: 'basic', state: 'deny', from: '2030-06-01T00:00:00Z' }])
     expect(answer.version).not.toBe(JSON.parse(etag!))
     expect((await getPolicy()).body.basic!.schedule).toEqual([{ state: 'deny', from: '2030-05-01T00:00:00Z' }])

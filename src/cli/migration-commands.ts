@@ -4,7 +4,7 @@
 // writes it back naming the version it read (If-Match), so a change made meanwhile (another
 // operator, the dashboard) is refused rather than overwritten; the gateway keeps `since`
 // when the state does not change, and says which scheduled entries the change replaced.
-import { usageError, type AdminClient, type ApiResult } from './admin-client.js'
+import { CliError, usageError, type AdminClient, type ApiResult } from './admin-client.js'
 import type { Command, Parsed, Terminal } from './command.js'
 import { confirmPlan } from './notice-commands.js'
 import { formatTable, type Field } from './output.js'
@@ -216,7 +216,12 @@ export const migrationCommands: Command[] = [
       const body = { [method]: changedPolicy(current[method as LegacyMethod], optionsChange(state as PolicyState, values)) }
       await confirmPlan(client, terminal, { method, state, ...(values.from !== undefined ? { from: values.from } : {}), yes: flags?.has('yes') === true })
       // Compared with the stored policy when written: a change made since is refused (412), not overwritten.
-      const result = await client.request('PUT', '/admin/policy', body, false, typeof current.version === 'string' ? { 'if-match': `"${current.version}"` } : {})
+      const result = await client.request('PUT', '/admin/policy', body, false, typeof current.version === 'string' ? { 'if-match': `"${current.version}"` } : {}).catch((err: unknown) => {
+        if (err instanceof CliError && err.apiError?.status === 412) {
+          throw new CliError(`policy set: the ${method} policy changed after this command read it (another operator, the dashboard or a script); nothing was changed: look at it with kigo policy show, then run the command again`, 1, err.apiError)
+        }
+        throw err
+      })
       const written = result.json as PolicyWriteView
       const after = written[method as LegacyMethod]
       const replaced = written.replaced.map((e) => `replaced: the ${e.state} scheduled from ${e.from} (it would have undone this change)\n`).join('')

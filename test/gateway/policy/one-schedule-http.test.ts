@@ -2,6 +2,7 @@
 // injected clock: a change replaces every scheduled entry that would undo it and says so
 // (PUT /admin/policy's answer, `kigo policy set`, the dashboard's preview, the audit);
 // every write is a compare-and-set on the version GET /admin/policy gives.
+import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../src/cli/kigo.js'
 import { dashboardSignIn, formHeaders } from '../../helpers/dashboard.js'
@@ -121,6 +122,28 @@ describe('one schedule', () => {
       expect(body.error.message).toContain('changed since it was read')
     }
     expect(await getPolicy()).toEqual(before)
+    // kigo policy set writes against the version it read: a change made while it asks is kept, and it says so.
+    const stdin = Object.assign(new PassThrough(), { isTTY: true })
+    let stderr = ''
+    const asked = main(['policy', 'set', 'login_api', 'deny'], env, {
+      stdout: { write: () => undefined },
+      stdin,
+      stderr: {
+        isTTY: true,
+        write: (t: string) => {
+          stderr += t
+          if (t.includes('Apply this change?')) {
+            void putPolicy({ login_api: { state: 'brownout', windows: [{ start: '09:00', end: '10:00' }] } }).then((r) => {
+              expect(r.status).toBe(200)
+              stdin.write('y\n')
+            })
+          }
+        },
+      },
+    })
+    expect(await asked).toBe(1)
+    expect(stderr).toContain('kigo: policy set: the login_api policy changed after this command read it (another operator, the dashboard or a script); nothing was changed')
+    expect((await getPolicy()).body.login_api!.state).toBe('brownout')
     // A script that names no version still writes (as before versions existed).
     expect((await putPolicy({ login_api: { state: 'deprecate', sunset: '2030-12-31T00:00:00Z' } })).status).toBe(200)
   })

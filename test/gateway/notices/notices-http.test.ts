@@ -229,6 +229,14 @@ describe('migration notices', () => {
     expect((await kigo('notices', 'preview', 'alice')).stdout).toBe('alice: nothing new to send (every step due was told already)\n')
     expect((await kigoJson<{ message: unknown }>('notices', 'preview', 'carol')).message).toBeNull()
     expect((await kigo('notices', 'preview', 'nobody1')).code).toBe(1)
+    // --at must be an instant: a 400 naming it, nothing sent.
+    for (const at of ['tomorrow', '2030-02-30T00:00:00Z']) {
+      const r = await stack.admin<{ error: { code: string; message: string } }>('GET', `/admin/notices/preview?user=alice&at=${encodeURIComponent(at)}`)
+      expect(r.status, at).toBe(400)
+      expect(r.body.error.code).toBe('invalid_parameter')
+      expect(r.body.error.message).toContain('"at"')
+    }
+    expect((await kigo('notices', 'preview', 'alice', '--at', 'tomorrow')).code).toBe(1)
     expect(smtp.mails.length).toBe(before)
   })
 

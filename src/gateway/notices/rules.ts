@@ -129,5 +129,10 @@ export function recipientSteps(due: DueSteps, told: Told, clients: readonly Reci
   return steps.sort((a, b) => noticeSteps.indexOf(a) - noticeSteps.indexOf(b))
 }
 
-/** A stable text of what is due for a method, so that a pass can tell when it changed. */
-export const dueSignature = (due: DueSteps): string => `${due.steps.join('+')}|${due.refusalAt ?? ''}|${due.endedAt ?? ''}`
+/**
+ * A stable text of what is due for a method, so that a pass can tell when it changed (and
+ * then reads the whole lookback again). It names what begins at the refusal date, as the
+ * wording does; a store swept by a release whose signature lacked it is read again whole
+ * on the first pass, so that recipients it left silent are reminded.
+ */
+export const dueSignature = (due: DueSteps): string => `${due.steps.join('+')}|${due.refusalAt ?? ''}|${due.refusal ?? ''}|${due.endedAt ?? ''}`

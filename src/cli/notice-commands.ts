@@ -75,11 +75,13 @@ export const noticeCommands: Command[] = [
     group: 'notices',
     action: 'preview',
     args: ['user'],
-    options: {},
-    summary: 'the migration notice a user would get now (subject and text), without sending or recording it',
-    examples: ['kigo notices preview alice', 'kigo notices preview alice --json'],
-    async run(client, { args }) {
-      const result = await client.request('GET', `/admin/notices/preview?user=${encodeURIComponent(args[0]!)}`)
+    options: { at: { value: 'ISO' } },
+    summary: 'the migration notice a pass would send a user now, or --at a date with the schedule as it stands and today\'s usage (to, subject and text, as sent), without sending or recording it',
+    examples: ['kigo notices preview alice', 'kigo notices preview alice --at 2027-06-24T09:00:00Z', 'kigo notices preview alice --json'],
+    async run(client, { args, values }) {
+      const params = new URLSearchParams({ user: args[0]! })
+      if (values.at !== undefined) params.set('at', values.at)
+      const result = await client.request('GET', `/admin/notices/preview?${params.toString()}`)
       return { result, text: () => previewText(result) }
     },
   },
@@ -87,7 +89,11 @@ export const noticeCommands: Command[] = [
 
 function previewText(result: ApiResult): string {
   const p = result.json as { user: string; email: string | null; message: { subject: string; text: string } | null; notices: Array<{ method: string; steps_due: string[] }> }
-  if (p.message === null) return `${p.user}: no notice applies now (no legacy use in the lookback under a policy that is being changed, or every client moved)\n`
+  if (p.message === null) {
+    return p.notices.length === 0
+      ? `${p.user}: no notice applies (no legacy use in the lookback under a policy that is being changed, or every client moved)\n`
+      : `${p.user}: nothing new to send (every step due was told already)\n`
+  }
   const due = p.notices.map((n) => `${n.method}: ${n.steps_due.length === 0 ? 'nothing new due' : n.steps_due.join(', ')}`).join('; ')
   return `To: ${p.email ?? '(no contact e-mail: shown on the account page only)'}\nSubject: ${p.message.subject}\nSteps due: ${due}\n\n${p.message.text}`
 }

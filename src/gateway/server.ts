@@ -106,8 +106,8 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     // 2. The apps.
     const { usage, appUse } = d
     const observer: Pick<UsageRecorder, 'observe'> = {
-      observe(decision, client, at, endpoint) {
-        usage.observe(decision, client, at)
+      observe(decision, client, at, endpoint, deployment) {
+        usage.observe(decision, client, at, endpoint, deployment)
         appUse.observe(decision, at)
         d.endpoints.observe(decision, client, at, endpoint)
       },

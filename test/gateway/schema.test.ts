@@ -35,10 +35,12 @@ const recordedBefore: Array<[number, string]> = [
 const addedSince: Array<[number, string]> = [
   [36, 'who made each audited change'],
   [37, 'contact e-mail confirmation links'],
+  [38, "the deployment of each usage row's latest request"],
   [60, 'mail outbox'],
   [61, 'registered users sent to the core'],
   [70, 'migration notices: the steps each recipient was told, sweeps and the sender lease'],
   [71, 'the last endpoints each legacy client called'],
+  [72, 'the refusal date each notice told, and a notice when that date moves earlier'],
   [80, "a consumer's previous secret, working until it expires"],
   [81, "a login site's previous secret, working until it expires"],
   [82, "an OpenID Connect client's previous secret, working until it expires"],
@@ -106,8 +108,8 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       // A release that had migrations up to 34, in version order.
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
-      // In the lists' order (src/gateway/schema.ts): the identity store's 61, 80 and 83 first, the audit's 36, …
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 36, 35, 37, 40, 81, 84, 50, 82, 85, 60, 70, 71])
+      // In the lists' order (src/gateway/schema.ts): the identity store's 61, 80 and 83 first, the usage report's 38, the audit's 36, …
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 38, 36, 35, 37, 40, 81, 84, 50, 82, 85, 60, 70, 71, 72])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

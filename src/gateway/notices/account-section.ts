@@ -17,7 +17,7 @@ export function noticeAccountSection(o: { notices: Pick<Notices, 'current'>; end
     const now = o.now()
     const email = current[0]!.recipient.email
     const parts = current.map((n) => {
-      const p = noticeParts({ recipient: n.recipient, baseUrl: o.baseUrl, methods: [{ method: n.method, steps: n.steps, clients: n.clients }], policies: o.policies(), now })
+      const p = noticeParts({ recipient: n.recipient, baseUrl: o.baseUrl, methods: [{ method: n.method, steps: n.steps, clients: n.clients, refusal: n.refusal }], policies: o.policies(), now })
       const s = p.sections[0]!
       const rows = n.clients.map((c, i) => {
         const l = s.lines[i]!
@@ -28,7 +28,7 @@ export function noticeAccountSection(o: { notices: Pick<Notices, 'current'>; end
       })
       return html`<h3>${s.headline}</h3>
 <ul class="notice-clients">${rows}</ul>
-<p>What to do: ${s.whatToDo} <a href="/migration">Migration guide</a>.</p>`
+<p>What to do: ${s.whatToDo} ${n.method === 'login_api' ? html`<a href="/migration">Developer guide</a>` : html`<a href="/account/moving">How to move your tools</a>`}.</p>`
     })
     return html`<section class="card" id="migration-notice">
 <h2>Tools that need to move</h2>

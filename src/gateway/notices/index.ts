@@ -9,11 +9,12 @@ import type { Db } from '../../common/sql.js'
 import type { PolicyService } from '../policy/service.js'
 import type { LegacyMethod, MethodPolicy, PolicyState } from '../policy/types.js'
 import { isoSeconds } from '../../common/time.js'
+import { hostsOf } from '../../common/deployment.js'
 import { loadTemplates, type NoticeMessage } from './message.js'
 import type { Outbox, OutboxEntry } from '../mail/index.js'
 import { policyPlan, type PolicyPlan } from './plan.js'
 import { noticeSteps, type NoticeStep } from './rules.js'
-import { NoticeSender, noticeKind, type DecideResult, type RecipientNotice } from './sender.js'
+import { NoticeSender, labelledSteps, noticeKind, type DecideResult, type RecipientNotice } from './sender.js'
 import { NoticeStore } from './store.js'
 
 export interface NoticesOptions {
@@ -44,7 +45,7 @@ export interface NoticeListing {
 export interface NoticePreview {
   user: string
   email: string | null
-  /** The message the user would get now (null when nothing applies to them). */
+  /** The message a pass at that instant would send the user (null when it would send none). */
   message: NoticeMessage | null
   notices: Array<{ method: LegacyMethod; steps_due: NoticeStep[]; clients: Array<{ client: string; requests: number; last_seen: string }> }>
 }
@@ -71,7 +72,7 @@ export class Notices {
       store: this.store,
       policies: () => o.policy.current(),
       outbox: o.outbox,
-      baseUrl: `${config.publicScheme}://${config.domesticHost}`,
+      hosts: hostsOf(config),
       lookbackDays: config.notices.lookbackDays,
       ...(config.notices.templateDir !== null ? { templates: loadTemplates(config.notices.templateDir) } : {}),
       now: this.now,
@@ -81,8 +82,7 @@ export class Notices {
     })
     o.outbox.observe((event) => {
       if (event.kind !== noticeKind || (event.outcome !== 'sent' && event.outcome !== 'failed')) return
-      const method = event.labels.method ?? ''
-      for (const step of (event.labels.steps ?? '').split('+')) this.counter?.inc({ method, step, outcome: event.outcome })
+      for (const { method, step } of labelledSteps(event.labels)) this.counter?.inc({ method, step, outcome: event.outcome })
     })
   }
 
@@ -147,11 +147,14 @@ export class Notices {
     return (filter.status === undefined ? listed : listed.filter((n) => n.status === filter.status)).slice(0, filter.limit)
   }
 
-  /** What `user` would be told now, without recording or sending; null for an unknown user. */
-  async preview(user: string): Promise<NoticePreview | null> {
+  /**
+   * What `user` would be told by a pass at `at` (default now: the schedule as it stands,
+   * today's usage), without recording or sending; null for an unknown user.
+   */
+  async preview(user: string, at?: number): Promise<NoticePreview | null> {
     const person = (await this.store.recipients([user])).get(user)
     if (person === undefined) return null
-    const { notices, message } = await this.sender.preview(user)
+    const { notices, message } = await this.sender.preview(user, at)
     return { user, email: person.email, message, notices: notices.map(previewPart) }
   }
 

@@ -1,14 +1,15 @@
 // What a notice says (docs/gateway.md#migration-notices): per method, each of the
 // recipient's legacy clients with its requests and when last seen, when it stops working
-// in the words every other surface uses (policy/outlook.ts), what to do, and the links to
-// the migration guide and the account page. Plain text, with an HTML alternative. The
+// in the words every other surface uses (policy/outlook.ts), what to do, and the links:
+// the account holder's page on moving their tools and their account page, and the
+// developers' migration guide for those who write the tool themselves. Plain text, with an HTML alternative. The
 // operator may replace the wording with templates (notices.templateDir): `subject.txt`,
 // `text.txt`, `html.html`, each optional, with {{placeholders}} filled in (escaped in the
 // HTML one).
 import { readFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { html } from '../../common/html.js'
-import { methodNames } from '../policy/evaluate.js'
+import { effectiveState, methodNames } from '../policy/evaluate.js'
 import { policyOutlook } from '../policy/outlook.js'
 import { utcMinute } from '../../common/time.js'
 import type { LegacyMethod, MethodPolicy } from '../policy/types.js'
@@ -28,6 +29,8 @@ export interface NoticeMethod {
   method: LegacyMethod
   steps: NoticeStep[]
   clients: NoticeClient[]
+  /** What begins at the refusal date the reminders count down to (rules.ts DueSteps.refusal); null once a deny is in effect. */
+  refusal?: 'brownout' | 'deny' | null
 }
 
 export interface NoticeInput {
@@ -70,20 +73,31 @@ export function loadTemplates(dir: string): NoticeTemplates {
   return t
 }
 
-const stepWords: Record<NoticeStep, string> = {
-  announced: 'is being retired',
-  reminder_7d: 'stops working in a week or less',
-  reminder_1d: 'stops working within a day',
-  retired: 'has been switched off',
+/** The headline's words for the most urgent step, by what begins at the refusal date. */
+function stepWords(step: NoticeStep, refusal: 'brownout' | 'deny' | null): string {
+  // A brownout refuses requests during its daily windows only: it is not the end.
+  const refused = refusal === 'brownout' ? 'starts being refused at set hours of the day (brownouts)' : 'stops working'
+  switch (step) {
+    case 'announced':
+      return 'is being retired'
+    case 'reminder_7d':
+      return `${refused} in a week or less`
+    case 'reminder_1d':
+      return `${refused} within a day`
+    case 'date_moved':
+      return refusal === null ? 'has been switched off, earlier than we told you' : `${refused} earlier than we told you`
+    case 'retired':
+      return 'has been switched off'
+  }
 }
 
 /** The most urgent step of a method's part, for the headline. */
 const urgent = (steps: NoticeStep[]): NoticeStep => steps.at(-1) ?? 'announced'
 
 const whatToDo: Record<LegacyMethod, string> = {
-  basic: 'Update each client below to a version that signs in with OAuth, or ask its developer to; the migration guide shows how.',
-  wsse: 'Update each client below to a version that signs in with OAuth, or ask its developer to; the migration guide shows how.',
-  login_api: 'Move your site from the login API to OpenID Connect (or OAuth); the migration guide shows how. Your site’s users need to do nothing.',
+  basic: 'Update each of these tools to a version that signs in with OAuth, or ask its maker for one; the page on moving your tools says how, and what to ask.',
+  wsse: 'Update each of these tools to a version that signs in with OAuth, or ask its maker for one; the page on moving your tools says how, and what to ask.',
+  login_api: 'Move your site from the login API to OpenID Connect (or OAuth); the developer guide shows how. Your site’s users need to do nothing.',
 }
 
 /** The parts of a notice, as the built-in wording and the templates' placeholders use them. */
@@ -91,6 +105,7 @@ export function noticeParts(input: NoticeInput) {
   const { baseUrl, now } = input
   const migrationUrl = `${baseUrl}/migration`
   const accountUrl = `${baseUrl}/account`
+  const movingUrl = `${baseUrl}/account/moving`
   const sections = input.methods.map((m) => {
     const policy = input.policies[m.method]
     const name = methodNames[m.method]
@@ -100,15 +115,21 @@ export function noticeParts(input: NoticeInput) {
       const what = `${m.method === 'login_api' ? 'sign-in' : 'request'}${c.requests === 1 ? '' : 's'}`
       return { label, requests: c.requests, lastSeen: utcMinute(c.lastSeen), outlook: outlook.summary, what }
     })
-    return { method: m.method, name, headline: `${name} ${stepWords[urgent(m.steps)]}`, whatToDo: whatToDo[m.method], lines }
+    const ended = effectiveState(policy, now) === 'deny'
+    return { method: m.method, name, headline: `${name} ${stepWords(urgent(m.steps), m.refusal ?? null)}`, whatToDo: whatToDo[m.method], lines, ended }
   })
+  const ended = sections.filter((s) => s.ended).length
+  const retiring = ended === sections.length
+    ? (sections.length === 1 ? 'a method that has been switched off' : 'methods that have been switched off')
+    : ended > 0 ? 'methods that are being retired or have been switched off' : sections.length === 1 ? 'a method that is being retired' : 'methods that are being retired'
+  const opening = `Some of the tools you use with your account sign in with ${retiring}. Here is what we saw in the last weeks, and when each one stops working:`
   const subject = sections.length === 1 ? `${sections[0]!.headline}: your clients need to move` : `${sections.map((s) => s.name).join(' and ')}: your clients need to move`
   const clientsText = sections.map((s) => [
     `${s.headline}.`,
     ...s.lines.map((l) => `  - ${l.label}: ${l.requests} ${l.what}, last seen ${l.lastSeen}.\n    ${l.outlook}`),
     `  What to do: ${s.whatToDo}`,
   ].join('\n')).join('\n\n')
-  return { subject, sections, clientsText, migrationUrl, accountUrl }
+  return { subject, sections, clientsText, migrationUrl, accountUrl, movingUrl, opening }
 }
 
 /** Replaces {{name}} in `template` with `values[name]` (through `escape`); unknown names stay as written. */
@@ -126,6 +147,7 @@ export function renderNotice(input: NoticeInput, templates: NoticeTemplates = {}
     clients: p.clientsText,
     migration_url: p.migrationUrl,
     account_url: p.accountUrl,
+    moving_url: p.movingUrl,
     methods: p.sections.map((s) => s.name).join(', '),
     subject: p.subject,
   }
@@ -134,12 +156,13 @@ export function renderNotice(input: NoticeInput, templates: NoticeTemplates = {}
     : [
       `Hello ${name},`,
       '',
-      'Some of the tools you use with your account sign in with a method that is being retired. Here is what we saw in the last weeks, and when each one stops working:',
+      p.opening,
       '',
       p.clientsText,
       '',
-      `Migration guide: ${p.migrationUrl}`,
+      `How to move your tools: ${p.movingUrl}`,
       `Your account (the same list, kept up to date): ${p.accountUrl}`,
+      `If you write the tool yourself, the developer guide: ${p.migrationUrl}`,
       '',
       'You receive this because these requests used your account. Once your tools have moved, no more of these mails are sent.',
       '',
@@ -148,13 +171,14 @@ export function renderNotice(input: NoticeInput, templates: NoticeTemplates = {}
   const body = templates.html !== undefined
     ? fill(templates.html, values, escaped)
     : html`<p>Hello ${name},</p>
-<p>Some of the tools you use with your account sign in with a method that is being retired. Here is what we saw in the last weeks, and when each one stops working:</p>
+<p>${p.opening}</p>
 ${p.sections.map((s) => html`<h2>${s.headline}</h2>
 <ul>
 ${s.lines.map((l) => html`<li><strong>${l.label}</strong>: ${l.requests} ${l.what}, last seen ${l.lastSeen}.<br>${l.outlook}</li>
 `)}</ul>
 <p>What to do: ${s.whatToDo}</p>
-`)}<p><a href="${p.migrationUrl}">Migration guide</a> · <a href="${p.accountUrl}">Your account</a> (the same list, kept up to date)</p>
+`)}<p><a href="${p.movingUrl}">How to move your tools</a> · <a href="${p.accountUrl}">Your account</a> (the same list, kept up to date)</p>
+<p>If you write the tool yourself: <a href="${p.migrationUrl}">the developer guide</a>.</p>
 <p>You receive this because these requests used your account. Once your tools have moved, no more of these mails are sent.</p>
 `.value
   const subject = templates.subject !== undefined ? fill(templates.subject, values).replace(/[\r\n]+/g, ' ') : p.subject

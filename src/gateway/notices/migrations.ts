@@ -58,4 +58,18 @@ CREATE TABLE kigo_gateway.usage_endpoints (
 );
 `,
   },
+  {
+    version: 72,
+    name: 'the refusal date each notice told, and a notice when that date moves earlier',
+    sql: `
+-- refusal_at is the date a notice told its recipient the method starts being refused
+-- (null when none was set). A recipient told a date that then moves earlier is told the
+-- new one once (step date_moved), once per new date: date_moved rows are unique per
+-- (recipient, method, refusal_at), every other step per (recipient, method, step) as before.
+ALTER TABLE kigo_gateway.notices ADD COLUMN refusal_at timestamptz;
+ALTER TABLE kigo_gateway.notices DROP CONSTRAINT notices_pkey;
+CREATE UNIQUE INDEX notices_step_once ON kigo_gateway.notices (user_id, method, step) WHERE step <> 'date_moved';
+CREATE UNIQUE INDEX notices_date_moved_once ON kigo_gateway.notices (user_id, method, refusal_at) WHERE step = 'date_moved';
+`,
+  },
 ]

@@ -1,4 +1,4 @@
-// The notices' reads of the usage report and their own tables (migration 70), in the
+// The notices' reads of the usage report and their own tables (migrations 70 and 72), in the
 // gateway's store so that every gateway sees the same (docs/gateway.md#migration-notices).
 //
 // Choices: a pass reads the usage rows of the users whose rows changed since the method's
@@ -7,8 +7,9 @@
 // site as their client; a site is matched by its name as the usage report keeps it (the
 // first 64 characters).
 import type { Db, Queryable } from '../../common/sql.js'
+import type { Deployment } from '../../common/deployment.js'
 import { maxClientLength } from '../usage/client-name.js'
-import type { NoticeStep } from './rules.js'
+import type { NoticeStep, Told } from './rules.js'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const ms = (v: Date | string) => new Date(v).getTime()
@@ -24,6 +25,8 @@ export interface RecipientRow {
   refusedByPolicy: number
   firstSeen: number
   lastSeen: number
+  /** The deployment the row's latest request came through. */
+  deployment: Deployment
 }
 
 export interface Recipient {
@@ -39,6 +42,8 @@ export interface NoticeRecord {
   email: string | null
   messageKey: string | null
   createdAt: number
+  /** The refusal date the notice told (null when none was set). */
+  refusalAt: number | null
 }
 
 export interface PlanCounts {
@@ -104,23 +109,23 @@ export class NoticeStore {
   /** The rows of `method` seen since `since` that the given recipients are told about. */
   async recipientRows(method: string, recipients: string[], since: number): Promise<RecipientRow[]> {
     if (recipients.length === 0) return []
-    type Row = { recipient: string; user_id: string; client: string; accepted: string | number; refused_by_policy: string | number; first_seen: Date | string; last_seen: Date | string }
+    type Row = { recipient: string; user_id: string; client: string; accepted: string | number; refused_by_policy: string | number; first_seen: Date | string; last_seen: Date | string; deployment: Deployment }
     const rows = method === 'login_api'
       // A site owner is told about their site as one client: its sign-ins by every user.
       ? await this.db.query<Row>(
         `SELECT s.owner_id AS recipient, s.owner_id AS user_id, a.client, sum(a.accepted) AS accepted, sum(a.refused_by_policy) AS refused_by_policy,
-                min(a.first_seen) AS first_seen, max(a.last_seen) AS last_seen
+                min(a.first_seen) AS first_seen, max(a.last_seen) AS last_seen, (array_agg(a.deployment ORDER BY a.last_seen DESC))[1] AS deployment
          FROM kigo_gateway.login_sites s JOIN kigo_gateway.auth_usage a ON a.method = 'login_api' AND a.client = ${siteName}
          WHERE s.owner_id = ANY($1::text[]) AND a.last_seen >= $2 AND (a.accepted > 0 OR a.refused_by_policy > 0)
          GROUP BY s.owner_id, a.client`,
         [recipients, iso(since)],
       )
       : await this.db.query<Row>(
-        `SELECT user_id AS recipient, user_id, client, accepted, refused_by_policy, first_seen, last_seen FROM kigo_gateway.auth_usage
+        `SELECT user_id AS recipient, user_id, client, accepted, refused_by_policy, first_seen, last_seen, deployment FROM kigo_gateway.auth_usage
          WHERE method = $1 AND user_id = ANY($2::text[]) AND last_seen >= $3 AND (accepted > 0 OR refused_by_policy > 0)`,
         [method, recipients, iso(since)],
       )
-    return rows.map((r) => ({ recipient: r.recipient, user: r.user_id, client: r.client, accepted: Number(r.accepted), refusedByPolicy: Number(r.refused_by_policy), firstSeen: ms(r.first_seen), lastSeen: ms(r.last_seen) }))
+    return rows.map((r) => ({ recipient: r.recipient, user: r.user_id, client: r.client, accepted: Number(r.accepted), refusedByPolicy: Number(r.refused_by_policy), firstSeen: ms(r.first_seen), lastSeen: ms(r.last_seen), deployment: r.deployment === 'global' ? 'global' : 'domestic' }))
   }
 
   /**
@@ -150,30 +155,41 @@ export class NoticeStore {
     return new Map(rows.map((r) => [r.id, { id: r.id, name: r.name, email: r.email }]))
   }
 
-  /** The steps each recipient was told of `method`, with when. */
-  async told(method: string, users: string[]): Promise<Map<string, Map<NoticeStep, number>>> {
-    const out = new Map<string, Map<NoticeStep, number>>()
+  /** What each recipient was told of `method`: the steps with when, and the date their latest dated notice told. */
+  async told(method: string, users: string[]): Promise<Map<string, Told>> {
+    const out = new Map<string, { steps: Map<NoticeStep, number>; refusalAt: number | null; toldAt: number }>()
     if (users.length === 0) return out
-    const rows = await this.db.query<{ user_id: string; step: NoticeStep; created_at: Date | string }>(
-      'SELECT user_id, step, created_at FROM kigo_gateway.notices WHERE method = $1 AND user_id = ANY($2::text[])',
+    const rows = await this.db.query<{ user_id: string; step: NoticeStep; created_at: Date | string; refusal_at: Date | string | null }>(
+      'SELECT user_id, step, created_at, refusal_at FROM kigo_gateway.notices WHERE method = $1 AND user_id = ANY($2::text[])',
       [method, users],
     )
     for (const r of rows) {
-      if (!out.has(r.user_id)) out.set(r.user_id, new Map())
-      out.get(r.user_id)!.set(r.step, ms(r.created_at))
+      if (!out.has(r.user_id)) out.set(r.user_id, { steps: new Map(), refusalAt: null, toldAt: -Infinity })
+      const told = out.get(r.user_id)!
+      const at = ms(r.created_at)
+      // date_moved is told once per date: the step's time is that of its latest.
+      told.steps.set(r.step, Math.max(at, told.steps.get(r.step) ?? -Infinity))
+      // The steps of one message share its time and date: the latest message's date is the one told.
+      if (r.refusal_at !== null && at >= told.toldAt) {
+        told.refusalAt = ms(r.refusal_at)
+        told.toldAt = at
+      }
     }
     return out
   }
 
-  /** Records the steps told (on `tx`, beside the message); a step already recorded stays as it was. Returns the steps newly recorded. */
+  /**
+   * Records the steps told (on `tx`, beside the message); a step already recorded stays as
+   * it was (date_moved: the same new date). Returns the steps newly recorded.
+   */
   async record(tx: Queryable, records: NoticeRecord[]): Promise<NoticeRecord[]> {
     if (records.length === 0) return []
     const rows = await tx.query<{ user_id: string; method: string; step: string }>(
-      `INSERT INTO kigo_gateway.notices (user_id, method, step, email, message_key, created_at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
-       ON CONFLICT (user_id, method, step) DO NOTHING
+      `INSERT INTO kigo_gateway.notices (user_id, method, step, email, message_key, created_at, refusal_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[])
+       ON CONFLICT DO NOTHING
        RETURNING user_id, method, step`,
-      [records.map((r) => r.user), records.map((r) => r.method), records.map((r) => r.step), records.map((r) => r.email), records.map((r) => r.messageKey), records.map((r) => iso(r.createdAt))],
+      [records.map((r) => r.user), records.map((r) => r.method), records.map((r) => r.step), records.map((r) => r.email), records.map((r) => r.messageKey), records.map((r) => iso(r.createdAt)), records.map((r) => (r.refusalAt === null ? null : iso(r.refusalAt)))],
     )
     const fresh = new Set(rows.map((r) => `${r.user_id}\n${r.method}\n${r.step}`))
     return records.filter((r) => fresh.has(`${r.user}\n${r.method}\n${r.step}`))
@@ -185,13 +201,13 @@ export class NoticeStore {
     const params: unknown[] = []
     if (filter.user !== undefined) where.push(`user_id = $${params.push(filter.user)}`)
     if (filter.method !== undefined) where.push(`method = $${params.push(filter.method)}`)
-    const rows = await this.db.query<{ user_id: string; method: string; step: NoticeStep; email: string | null; message_key: string | null; created_at: Date | string }>(
-      `SELECT user_id, method, step, email, message_key, created_at FROM kigo_gateway.notices
+    const rows = await this.db.query<{ user_id: string; method: string; step: NoticeStep; email: string | null; message_key: string | null; created_at: Date | string; refusal_at: Date | string | null }>(
+      `SELECT user_id, method, step, email, message_key, created_at, refusal_at FROM kigo_gateway.notices
        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY created_at DESC, user_id, method, step LIMIT $${params.push(filter.limit ?? 10_000)}`,
       params,
     )
-    return rows.map((r) => ({ user: r.user_id, method: r.method, step: r.step, email: r.email, messageKey: r.message_key, createdAt: ms(r.created_at) }))
+    return rows.map((r) => ({ user: r.user_id, method: r.method, step: r.step, email: r.email, messageKey: r.message_key, createdAt: ms(r.created_at), refusalAt: r.refusal_at === null ? null : ms(r.refusal_at) }))
   }
 
   /** How far `method` was swept, for which due steps. */

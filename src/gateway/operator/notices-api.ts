@@ -1,7 +1,7 @@
 // The notices' operator API (docs/gateway.md#migration-notices), behind the admin token:
 // POST /admin/policy/plan (the impact of a change before it is made), POST
 // /admin/notices/run (one pass now), GET /admin/notices (what was told, and what became
-// of each message), GET /admin/notices/preview?user= (what a user would be told now).
+// of each message), GET /admin/notices/preview?user=&at= (what a pass would send a user now, or at `at`).
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../../common/errors.js'
 import { Compile, Type } from '../../common/typebox.js'
@@ -70,10 +70,11 @@ export async function noticesApi(app: FastifyInstance, options: { notices: Notic
   })
 
   app.get('/admin/notices/preview', async (request, reply) => {
-    const filters = queryFilters(request.query as Record<string, unknown>, ['user'])
+    const filters = queryFilters(request.query as Record<string, unknown>, ['user', 'at'])
     const user = filters.userId('user')
+    const at = filters.instant('at')
     if (user === undefined) throw new ApiError(400, 'invalid_parameter', 'Invalid query: "user" is required')
-    const preview = await notices.preview(user)
+    const preview = await notices.preview(user, at)
     if (preview === null) throw new ApiError(404, 'not_found', `No user ${user}`)
     return reply.header('cache-control', 'no-store').send(preview)
   })

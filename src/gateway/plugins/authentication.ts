@@ -130,7 +130,8 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
   const record = (request: FastifyRequest, authReq: AuthRequest, started: bigint, decision: AuthDecision): AuthDecision => {
     metrics.authDuration.series(decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
     // Usage (docs/gateway.md#the-usage-report): counted in memory here, written to the store in batches elsewhere.
-    deps.usage?.observe(decision, () => clientName(authReq), authReq.now, request.routeName ?? undefined)
+    // With the request's deployment: a migration notice links to the deployment its recipient uses.
+    deps.usage?.observe(decision, () => clientName(authReq), authReq.now, request.routeName ?? undefined, app.deploymentOf(request)?.name)
     request.auth = decision
     return decision
   }

@@ -1,6 +1,6 @@
 // The usage report's tables (docs/gateway.md#the-usage-report) in the gateway's schema:
-// versions 11 and 12 (of the 10 to 19 shared with the migration policy) and 32 (when each
-// application last acted), applied in the gateway schema's order (src/gateway/schema.ts).
+// versions 11 and 12 (of the 10 to 19 shared with the migration policy), 32 (when each
+// application last acted) and 38 (the deployment of a row's requests), applied in the gateway schema's order (src/gateway/schema.ts).
 // Never edit one that has shipped.
 import type { Migration } from '../../common/sql.js'
 
@@ -61,6 +61,16 @@ CREATE TABLE kigo_gateway.app_last_used (
   last_used timestamptz NOT NULL,
   PRIMARY KEY (user_id, consumer_key)
 );
+`,
+  },
+  {
+    version: 38,
+    name: 'the deployment of each usage row\'s latest request',
+    sql: `
+-- The deployment (domestic or global) the row's latest request came through
+-- (src/gateway/usage/store.ts): a migration notice links to the deployment its recipient
+-- uses. Rows written before this migration did not record it; they are taken as domestic.
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN deployment text NOT NULL DEFAULT 'domestic';
 `,
   },
 ]

@@ -3,6 +3,7 @@
 // report is current within 15 s. A failed flush keeps the counts for the next one; on
 // shutdown the last counts are flushed.
 import type { AuthMethod } from '../../common/identity.js'
+import type { Deployment } from '../../common/deployment.js'
 import type { Outcome } from '../domain/auth.js'
 import type { MinuteRow, UsageOutcomes, UsageRow, UsageStore } from './store.js'
 
@@ -71,10 +72,11 @@ export class UsageRecorder {
    * Counts one request. Every request counts towards the per-minute counts by its
    * credential method (accepted ones apart, for the chart); one that names a user (verified,
    * or claimed by a credential that failed or was throttled) counts towards the report
-   * under `client()`, in the column of its outcome. `_endpoint` (the operation) is for
-   * the observers beside this one (notices/endpoints.ts); the report keeps none.
+   * under `client()`, in the column of its outcome, with the deployment (default domestic)
+   * of the row's latest request. `_endpoint` (the operation) is for the observers beside
+   * this one (notices/endpoints.ts); the report keeps none.
    */
-  observe(decision: ObservedDecision, client: () => string, now: number, _endpoint?: string): void {
+  observe(decision: ObservedDecision, client: () => string, now: number, _endpoint?: string, deployment: Deployment = 'domestic'): void {
     const minute = Math.floor(now / minuteMs) * minuteMs
     const mk = `${minute} ${decision.method}`
     const accepted = decision.ok ? 1 : 0
@@ -95,9 +97,12 @@ export class UsageRecorder {
       row.count += 1
       row[column] += 1
       if (now < row.firstSeen) row.firstSeen = now
-      if (now > row.lastSeen) row.lastSeen = now
+      if (now >= row.lastSeen) {
+        row.lastSeen = now
+        row.deployment = deployment
+      }
     } else if (this.rows.size < (this.options.maxKeys ?? 100_000)) {
-      const fresh: UsageRow = { method: decision.method, user, client: name, count: 1, accepted: 0, refusedByPolicy: 0, failedCredentials: 0, throttled: 0, firstSeen: now, lastSeen: now }
+      const fresh: UsageRow = { method: decision.method, user, client: name, count: 1, accepted: 0, refusedByPolicy: 0, failedCredentials: 0, throttled: 0, firstSeen: now, lastSeen: now, deployment }
       fresh[column] = 1
       this.rows.set(key, fresh)
     } else {
@@ -143,6 +148,7 @@ export class UsageRecorder {
         cur.failedCredentials += r.failedCredentials
         cur.throttled += r.throttled
         cur.firstSeen = Math.min(cur.firstSeen, r.firstSeen)
+        if (r.lastSeen > cur.lastSeen) cur.deployment = r.deployment
         cur.lastSeen = Math.max(cur.lastSeen, r.lastSeen)
       } else if (this.rows.size < (this.options.maxKeys ?? 100_000)) this.rows.set(key, r)
       else this.dropped += 1

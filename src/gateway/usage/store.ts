@@ -3,6 +3,7 @@
 // adds to the same rows. Writes are batched upserts that add counts; rows are written in
 // key order so that two gateways flushing at once never deadlock.
 import type { Db } from '../../common/sql.js'
+import type { Deployment } from '../../common/deployment.js'
 
 /** What became of the attempts of a row (they add up to its count). */
 export interface UsageOutcomes {
@@ -20,6 +21,8 @@ export interface UsageRow extends UsageOutcomes {
   count: number
   firstSeen: number
   lastSeen: number
+  /** The deployment of the row's latest request (migration 38); domestic when not given. */
+  deployment?: Deployment
 }
 
 export interface MinuteRow {
@@ -113,17 +116,18 @@ export class UsageStore {
         // credential's claim: it is kept under that user only when the user exists.
         // Rows that end up with the same key are added together (GROUP BY) first.
         await tx.query(
-          `INSERT INTO kigo_gateway.auth_usage AS u (method, user_id, client, count, accepted, refused_by_policy, failed_credentials, throttled, first_seen, last_seen)
-           SELECT method, user_id, client, sum(count), sum(accepted), sum(refused_by_policy), sum(failed_credentials), sum(throttled), min(first_seen), max(last_seen)
+          `INSERT INTO kigo_gateway.auth_usage AS u (method, user_id, client, count, accepted, refused_by_policy, failed_credentials, throttled, first_seen, last_seen, deployment)
+           SELECT method, user_id, client, sum(count), sum(accepted), sum(refused_by_policy), sum(failed_credentials), sum(throttled), min(first_seen), max(last_seen),
+                  (array_agg(deployment ORDER BY last_seen DESC))[1]
            FROM (
              SELECT r.method,
                     CASE WHEN r.claimed THEN r.user_id ELSE '${unknownUsers}' END AS user_id,
                     CASE WHEN r.claimed THEN r.client ELSE '' END AS client,
-                    r.count, r.accepted, r.refused_by_policy, r.failed_credentials, r.throttled, r.first_seen, r.last_seen
+                    r.count, r.accepted, r.refused_by_policy, r.failed_credentials, r.throttled, r.first_seen, r.last_seen, r.deployment
              FROM (
                SELECT x.*, (x.accepted > 0 OR x.refused_by_policy > 0 OR EXISTS (SELECT 1 FROM kigo_gateway.users w WHERE w.id = x.user_id)) AS claimed
-               FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::timestamptz[], $10::timestamptz[])
-                 AS x(method, user_id, client, count, accepted, refused_by_policy, failed_credentials, throttled, first_seen, last_seen)
+               FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::timestamptz[], $10::timestamptz[], $11::text[])
+                 AS x(method, user_id, client, count, accepted, refused_by_policy, failed_credentials, throttled, first_seen, last_seen, deployment)
              ) r
            ) t
            GROUP BY method, user_id, client
@@ -135,11 +139,12 @@ export class UsageStore {
              failed_credentials = u.failed_credentials + EXCLUDED.failed_credentials,
              throttled = u.throttled + EXCLUDED.throttled,
              first_seen = LEAST(u.first_seen, EXCLUDED.first_seen),
-             last_seen = GREATEST(u.last_seen, EXCLUDED.last_seen)`,
+             last_seen = GREATEST(u.last_seen, EXCLUDED.last_seen),
+             deployment = CASE WHEN EXCLUDED.last_seen >= u.last_seen THEN EXCLUDED.deployment ELSE u.deployment END`,
           [
             part.map((r) => r.method), part.map((r) => r.user), part.map((r) => r.client), part.map((r) => r.count),
             part.map((r) => r.accepted), part.map((r) => r.refusedByPolicy), part.map((r) => r.failedCredentials), part.map((r) => r.throttled),
-            part.map((r) => iso(r.firstSeen)), part.map((r) => iso(r.lastSeen)),
+            part.map((r) => iso(r.firstSeen)), part.map((r) => iso(r.lastSeen)), part.map((r) => r.deployment ?? 'domestic'),
           ],
         )
       }

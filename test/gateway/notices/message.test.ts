@@ -26,13 +26,33 @@ describe('renderNotice', () => {
     expect(m.subject).toBe('HTTP Basic authentication is being retired: your clients need to move')
     expect(m.text).toContain('Evil<script>/1.0: 1 request, last seen 2030-03-01 07:00 UTC.')
     expect(m.text).toContain('Works, but is deprecated. It stops working on 2030-04-01 00:00 UTC.')
-    expect(m.text).toContain('What to do: Update each client below')
-    expect(m.text).toContain('Migration guide: https://kigo.example/migration')
-    expect(m.text).toContain('https://kigo.example/account')
+    // The list is above the advice: it speaks of "these tools", never of a list "below".
+    expect(m.text).toContain('What to do: Update each of these tools to a version that signs in with OAuth')
+    expect(m.text).not.toContain('below')
+    // The account holder's own page and account first; the developers' guide only for who writes the tool.
+    expect(m.text).toContain('How to move your tools: https://kigo.example/account/moving\nYour account (the same list, kept up to date): https://kigo.example/account\nIf you write the tool yourself, the developer guide: https://kigo.example/migration\n')
+    expect(m.html).toContain('<a href="https://kigo.example/account/moving">How to move your tools</a>')
     // The HTML alternative escapes what the client and the user chose.
     expect(m.html).toContain('Evil&lt;script&gt;/1.0')
     expect(m.html).toContain('Hello Alice &lt;A&gt;,')
     expect(m.html).not.toContain('<script>')
+  })
+
+  it('a brownout reminder says a brownout starts; a deny reminder that it stops working', () => {
+    const brownout = { ...policies, basic: normalizePolicy('basic', { state: 'deprecate', windows: [{ start: '09:00', end: '12:00' }], schedule: [{ state: 'brownout', from: '2030-03-05T00:00:00Z' }, { state: 'deny', from: '2030-04-01T00:00:00Z' }] }, now) }
+    const reminded = (refusal: 'brownout' | 'deny', p = policies) => renderNotice({ ...input, policies: p, methods: [{ ...input.methods[0]!, steps: ['reminder_7d'], refusal }] })
+    expect(reminded('brownout', brownout).subject).toBe('HTTP Basic authentication starts being refused at set hours of the day (brownouts) in a week or less: your clients need to move')
+    expect(reminded('deny').subject).toBe('HTTP Basic authentication stops working in a week or less: your clients need to move')
+    const moved = renderNotice({ ...input, methods: [{ ...input.methods[0]!, steps: ['date_moved'], refusal: 'deny' }] })
+    expect(moved.subject).toBe('HTTP Basic authentication stops working earlier than we told you: your clients need to move')
+  })
+
+  it('the retired mail says the method has been switched off, not that it is being retired', () => {
+    const denied = { ...policies, basic: normalizePolicy('basic', { state: 'deny' }, now - 86_400_000) }
+    const m = renderNotice({ ...input, policies: denied, methods: [{ ...input.methods[0]!, steps: ['retired'], refusal: null }] })
+    expect(m.subject).toBe('HTTP Basic authentication has been switched off: your clients need to move')
+    expect(m.text).toContain('Some of the tools you use with your account sign in with a method that has been switched off.')
+    expect(m.text).not.toContain('being retired')
   })
 
   it('an operator\'s templates replace the wording; placeholders are filled, escaped in the HTML', () => {

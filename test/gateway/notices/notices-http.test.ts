@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../src/cli/kigo.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
-import { startTestSmtp, type TestSmtp } from '../../helpers/smtp.js'
+import { readMail, startTestSmtp, type TestSmtp } from '../../helpers/smtp.js'
 import { basicHeader, form, oauthHeader, type OAuthClient } from '../policy/signers.js'
 import { WebClient } from '../provider/helpers.js'
 import { signInPath, signInThrough, type Site } from '../login-api/helpers.js'
@@ -51,6 +51,15 @@ const viaOAuth = async (app: OAuthClient, userAgent: string) => {
   const res = await fetch(url, { method: 'POST', headers: { ...form, ...oauthHeader(app, { url, method: 'POST', data: { status: 'hi' } }, clock), 'user-agent': userAgent }, body: 'status=hi' })
   await res.text()
   return res.status
+}
+
+type Preview = { user: string; email: string | null; message: { subject: string; text: string; html: string } | null; notices: Array<{ method: string; steps_due: string[]; clients: Array<{ client: string }> }> }
+
+/** The one mail to `address` since `before` mails, as its reader sees it. */
+const onlyMailTo = (address: string, before: number) => {
+  const mails = smtp.mails.slice(before).filter((m) => m.to.includes(address))
+  expect(mails).toHaveLength(1)
+  return readMail(mails[0]!.raw)
 }
 
 /** Writes this gateway's pending usage (GET /admin/usage flushes first). */
@@ -154,14 +163,19 @@ describe('migration notices', () => {
     const denyAt = new Date(clock + 30 * day).toISOString().replace(/\.\d{3}Z$/, 'Z')
     expect((await kigo('policy', 'set', 'basic', 'deprecate')).code).toBe(0)
     expect((await kigo('policy', 'set', 'basic', 'deny', '--from', denyAt)).code).toBe(0)
+    const preview = await kigoJson<Preview>('notices', 'preview', 'alice')
     expect(await kigoJson('notices', 'run')).toEqual({ sent: 1, failed: 0, pending: 0 })
     expect(smtp.mails).toHaveLength(1)
-    const mail = mailsTo('alice@example.test')[0]!.text
-    expect(mail).toMatch(/^Subject: HTTP Basic authentication is being retired: your clients need to move/m)
+    // What the preview showed is what was sent, byte for byte.
+    const sent = onlyMailTo('alice@example.test', 0)
+    expect(sent).toEqual({ subject: preview.message!.subject, text: preview.message!.text, html: preview.message!.html })
+    expect(sent.subject).toBe('HTTP Basic authentication is being retired: your clients need to move')
+    const mail = sent.text
     expect(mail).toContain('HaikuDroid/3.2 (Android 9): 2 requests, last seen 2030-03-01 08:00 UTC.')
     expect(mail).toContain(`It stops working on ${denyAt.slice(0, 16).replace('T', ' ')} UTC.`)
-    expect(mail).toContain(`Migration guide: ${stack.url}/migration`)
-    expect(mail).toContain(`${stack.url}/account`)
+    expect(mail).toContain(`How to move your tools: ${stack.url}/account/moving`)
+    expect(mail).toContain(`Your account (the same list, kept up to date): ${stack.url}/account\n`)
+    expect(mail).toContain(`If you write the tool yourself, the developer guide: ${stack.url}/migration`)
     expect(mail).not.toContain('curl')
     expect(mailsTo('carol@example.test')).toHaveLength(0)
 
@@ -184,32 +198,45 @@ describe('migration notices', () => {
     expect(metrics).toMatch(/^kigo_notices_total\{method="basic",step="announced",outcome="unreachable"\} 1$/m)
   })
 
-  it('a deny brought forward to 5 days away: one reminder_7d, not two, and only to who used it since', async () => {
+  it('a deny brought forward to 5 days away: one message, told the new date and the week\'s reminder, also to who made no request since', async () => {
     clock += day
     expect(await viaBasic('alice', 'HaikuDroid/3.2 (Android 9)')).toBe(200)
     await flushUsage()
     clock += day
     const denyAt = new Date(clock + 5 * day).toISOString().replace(/\.\d{3}Z$/, 'Z')
     expect((await kigo('policy', 'set', 'basic', 'deny', '--from', denyAt, '--schedule', 'none')).code).toBe(0)
+    const before = smtp.mails.length
+    const preview = await kigoJson<Preview>('notices', 'preview', 'alice')
     expect(await kigoJson('notices', 'run')).toEqual({ sent: 1, failed: 0, pending: 0 })
     expect(await kigoJson('notices', 'run')).toEqual({ sent: 0, failed: 0, pending: 0 })
-    const toAlice = mailsTo('alice@example.test')
-    expect(toAlice).toHaveLength(2)
-    expect(toAlice[1]!.text).toMatch(/^Subject: HTTP Basic authentication stops working in a week or less/m)
+    const sent = onlyMailTo('alice@example.test', before)
+    expect(sent).toEqual({ subject: preview.message!.subject, text: preview.message!.text, html: preview.message!.html })
+    expect(sent.subject).toBe('HTTP Basic authentication stops working earlier than we told you: your clients need to move')
+    expect(sent.text).toContain(`It stops working on ${denyAt.slice(0, 16).replace('T', ' ')} UTC.`)
     const steps = (await kigoJson<{ notices: Array<{ step: string }> }>('notices', 'list', '--user', 'alice')).notices.map((n) => n.step).sort()
-    expect(steps).toEqual(['announced', 'reminder_7d'])
-    // bobby made no request since the announcement: no reminder.
-    expect((await kigoJson<{ notices: unknown[] }>('notices', 'list', '--user', 'bobby')).notices).toHaveLength(1)
+    expect(steps).toEqual(['announced', 'date_moved', 'reminder_7d'])
+    // bobby made no request since the announcement and has not moved: silence is not moving, he is told too (on his account page).
+    const bobby = (await kigoJson<{ notices: Array<{ step: string; status: string }> }>('notices', 'list', '--user', 'bobby')).notices
+    expect(bobby.map((n) => `${n.step} ${n.status}`).sort()).toEqual(['announced unreachable', 'date_moved unreachable', 'reminder_7d unreachable'])
   })
 
-  it('preview: what a user would get now, without sending it', async () => {
+  it('preview: once everything due was told, nothing new to send; without sending anything', async () => {
     const before = smtp.mails.length
-    const p = await kigoJson<{ user: string; email: string | null; message: { subject: string; text: string } | null; notices: Array<{ method: string; steps_due: string[]; clients: Array<{ client: string }> }> }>('notices', 'preview', 'alice')
+    const p = await kigoJson<Preview>('notices', 'preview', 'alice')
     expect(p.email).toBe('alice@example.test')
     expect(p.notices).toEqual([{ method: 'basic', steps_due: [], clients: [{ client: 'HaikuDroid/3.2 (Android 9)', requests: 3, last_seen: expect.any(String) }] }])
-    expect(p.message!.text).toContain('HaikuDroid/3.2 (Android 9): 3 requests')
+    expect(p.message).toBeNull()
+    expect((await kigo('notices', 'preview', 'alice')).stdout).toBe('alice: nothing new to send (every step due was told already)\n')
     expect((await kigoJson<{ message: unknown }>('notices', 'preview', 'carol')).message).toBeNull()
     expect((await kigo('notices', 'preview', 'nobody1')).code).toBe(1)
+    // --at must be an instant: a 400 naming it, nothing sent.
+    for (const at of ['tomorrow', '2030-02-30T00:00:00Z']) {
+      const r = await stack.admin<{ error: { code: string; message: string } }>('GET', `/admin/notices/preview?user=alice&at=${encodeURIComponent(at)}`)
+      expect(r.status, at).toBe(400)
+      expect(r.body.error.code).toBe('invalid_parameter')
+      expect(r.body.error.message).toContain('"at"')
+    }
+    expect((await kigo('notices', 'preview', 'alice', '--at', 'tomorrow')).code).toBe(1)
     expect(smtp.mails.length).toBe(before)
   })
 

@@ -10,7 +10,7 @@ const t0 = Date.parse('2027-01-01T00:00:00Z')
 const policy = (input: MethodPolicyInput, at = t0) => normalizePolicy('basic', input, at)
 const iso = (ms: number) => new Date(ms).toISOString()
 const client = (c: Partial<RecipientClient> = {}): RecipientClient => ({ lastSeen: t0 - day, refusedByPolicy: 0, moved: false, excepted: false, ...c })
-const told = (entries: Array<[NoticeStep, number]>) => new Map(entries)
+const told = (entries: Array<[NoticeStep, number]>, refusalAt: number | null = null) => ({ steps: new Map(entries), refusalAt })
 
 describe('dueSteps', () => {
   it('nothing while the method is allowed and nothing is scheduled', () => {
@@ -79,10 +79,29 @@ describe('recipientSteps', () => {
     expect(recipientSteps(dueSteps(deny30, now), told([['announced', t0]]), [client({ lastSeen: now - day, moved: true }), client({ lastSeen: now - day })])).toEqual(['reminder_7d'])
   })
 
-  it('no legacy request since the last notice: no further reminder', () => {
+  it('silence is not moving: no legacy request since the last notice, still reminded', () => {
     const now = t0 + 24 * day
-    expect(recipientSteps(dueSteps(deny30, now), told([['announced', t0 + day]]), [client({ lastSeen: t0 + day - 1 })])).toEqual([])
+    expect(recipientSteps(dueSteps(deny30, now), told([['announced', t0 + day]]), [client({ lastSeen: t0 + day - 1 })])).toEqual(['reminder_7d'])
     expect(recipientSteps(dueSteps(deny30, now), told([['announced', t0 + day]]), [client({ lastSeen: t0 + day + 1 })])).toEqual(['reminder_7d'])
+  })
+
+  it('the date moves earlier: date_moved with what else is due, once per date, not for one who moved', () => {
+    const now = t0 + 2 * day
+    const earlier = policy({ state: 'deprecate', schedule: [{ state: 'deny', from: iso(t0 + 20 * day) }] }, now)
+    const toldLater = told([['announced', t0]], t0 + 30 * day)
+    expect(recipientSteps(dueSteps(earlier, now), toldLater, [client({ lastSeen: t0 - day })])).toEqual(['date_moved'])
+    // Told the new date already: nothing.
+    expect(recipientSteps(dueSteps(earlier, now), told([['announced', t0], ['date_moved', now]], t0 + 20 * day), [client()])).toEqual([])
+    // Moved again, earlier still: told again.
+    const sooner = policy({ state: 'deprecate', schedule: [{ state: 'deny', from: iso(now + 3 * day) }] }, now)
+    expect(recipientSteps(dueSteps(sooner, now), told([['announced', t0], ['date_moved', now]], t0 + 20 * day), [client()])).toEqual(['reminder_7d', 'date_moved'])
+    // A later date tells nothing new; nor does an earlier one to a recipient who moved.
+    const later = policy({ state: 'deprecate', schedule: [{ state: 'deny', from: iso(t0 + 40 * day) }] }, now)
+    expect(recipientSteps(dueSteps(later, now), toldLater, [client()])).toEqual([])
+    expect(recipientSteps(dueSteps(earlier, now), toldLater, [client({ moved: true })])).toEqual([])
+    // A deny made now, before the date told: told it has been switched off (date_moved), refused or not.
+    const denied = policy({ state: 'deny' }, now)
+    expect(recipientSteps(dueSteps(denied, now + 1), toldLater, [client()])).toEqual(['date_moved'])
   })
 
   it('retired only for recipients refused since the deny began', () => {

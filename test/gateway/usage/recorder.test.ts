@@ -46,6 +46,22 @@ describeBackends('UsageRecorder', backends, (backend) => {
     ])
   })
 
+  it('keeps the deployment of each row\'s latest request, whichever gateway flushes last', async () => {
+    const deploymentOf = async () => (await db.query<{ deployment: string }>(`SELECT deployment FROM kigo_gateway.auth_usage WHERE user_id = 'dee'`))[0]?.deployment
+    const recorder = new UsageRecorder(store)
+    recorder.observe(ok('basic', 'dee'), () => 'DeeTool', t0 + 10_000, undefined, 'global')
+    await recorder.flush()
+    expect(await deploymentOf()).toBe('global')
+    // An older request flushed later (another gateway's) leaves it; a newer one changes it.
+    recorder.observe(ok('basic', 'dee'), () => 'DeeTool', t0, undefined, 'domestic')
+    await recorder.flush()
+    expect(await deploymentOf()).toBe('global')
+    recorder.observe(ok('basic', 'dee'), () => 'DeeTool', t0 + 20_000, undefined, 'global')
+    recorder.observe(ok('basic', 'dee'), () => 'DeeTool', t0 + 30_000)
+    await recorder.flush()
+    expect(await deploymentOf()).toBe('domestic')
+  })
+
   it('counts each outcome in its column; failures naming no existing user go to one row; anonymous requests to none', async () => {
     const recorder = new UsageRecorder(store)
     recorder.observe({ ok: false, method: 'wsse', outcome: 'policy_denied', user: 'ben' }, () => 'x', t0)

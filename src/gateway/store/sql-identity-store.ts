@@ -53,6 +53,7 @@ const aad = {
   tokenSecret: (token: string) => `access_tokens.secret:${token}`,
   requestTokenSecret: (token: string) => `request_tokens.secret:${token}`,
   csrfToken: (idHash: string) => `web_sessions.csrf_token:${idHash}`,
+  shownSecret: (idHash: string, slot: string) => `web_sessions.shown_secret:${idHash}:${slot}`,
 }
 
 interface UserRow {
@@ -645,6 +646,28 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
   async deleteWebSession(id: string): Promise<void> {
     if (!isPlausibleKey(id)) return
     await this.db.query(`DELETE FROM kigo_gateway.web_sessions WHERE id_hash = $1`, [sha256(id)])
+  }
+
+  async holdShownSecret(id: string, slot: string, value: string, expiresAt: Date): Promise<void> {
+    if (!isPlausibleKey(id)) return
+    const idHash = sha256(id)
+    await this.db.query(`UPDATE kigo_gateway.web_sessions SET shown_slot = $2, shown_secret = $3, shown_expires_at = $4 WHERE id_hash = $1`, [idHash, slot, this.box.seal(value, aad.shownSecret(idHash, slot)), expiresAt])
+  }
+
+  async takeShownSecret(id: string, slot: string, now: Date): Promise<string | null> {
+    if (!isPlausibleKey(id)) return null
+    const idHash = sha256(id)
+    // One statement reads and clears it: of two gateways opening the page at once, one shows it.
+    const rows = await this.db.query<{ shown_secret: string; shown_expires_at: Date }>(
+      `WITH held AS (SELECT id_hash, shown_secret, shown_expires_at FROM kigo_gateway.web_sessions WHERE id_hash = $1 AND shown_slot = $2 FOR UPDATE)
+       UPDATE kigo_gateway.web_sessions s SET shown_slot = NULL, shown_secret = NULL, shown_expires_at = NULL
+       FROM held WHERE s.id_hash = held.id_hash
+       RETURNING held.shown_secret, held.shown_expires_at`,
+      [idHash, slot],
+    )
+    const row = rows[0]
+    if (!row || new Date(row.shown_expires_at).getTime() <= now.getTime()) return null
+    return this.box.open(row.shown_secret, aad.shownSecret(idHash, slot))
   }
 
   // ---- authorized applications ----------------------------------------------------------

@@ -403,13 +403,14 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     if (!isPlausibleKey(key)) return null
     const secret = randomToken(secretBytes)
     const overlapSeconds = options.overlapSeconds ?? 0
-    const previousUntil = overlapSeconds > 0 ? new Date((options.now ?? new Date()).getTime() + overlapSeconds * 1000) : null
+    let previousUntil = overlapSeconds > 0 ? new Date((options.now ?? new Date()).getTime() + overlapSeconds * 1000) : null
     const row = await this.db.transaction(async (tx: Queryable) => {
       // The row is locked while the old secret is read and moved: of two rotations at once,
       // the second keeps the first one's new secret as its previous one.
       const current = await tx.query<{ secret: string }>(`SELECT secret FROM kigo_gateway.consumers WHERE key = $1 FOR UPDATE`, [key])
       if (!current[0]) return null
-      const previous = previousUntil === null ? null : this.box.seal(this.box.open(current[0].secret, aad.consumerSecret(key)), aad.previousConsumerSecret(key))
+      const previous = previousUntil === null ? null : this.box.reseal(current[0].secret, aad.consumerSecret(key), aad.previousConsumerSecret(key))
+      if (previous === null) previousUntil = null
       const rows = await tx.query<ConsumerRow>(
         `UPDATE kigo_gateway.consumers SET secret = $2, previous_secret = $3, previous_secret_expires_at = $4 WHERE key = $1 RETURNING ${consumerColumns}`,
         [key, this.box.seal(secret, aad.consumerSecret(key)), previous, previousUntil],

@@ -12,15 +12,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccountKit } from '../account-area/account-kit.js'
 import { field } from '../account-area/form.js'
 import { sendPage, sendSecretPage, seeOther } from '../account-area/html.js'
-import { applicationPage, messagePage, overlapChoice, shownOnceNotice, type RegisterForm } from '../account-area/pages.js'
+import { applicationPage, messagePage, overlapChoice, shownOnceNotice, type RegisterForm, type ShownSecret } from '../account-area/pages.js'
 import { applicationEditPage } from '../account-area/application-edit.js'
-import { livePrevious, postedOverlap, rotationAudit } from '../domain/secret-rotation.js'
+import { livePrevious, postedOverlap, rotationAudit, type PreviousSecret } from '../domain/secret-rotation.js'
 import type { SignedInSession } from '../account-area/posted-form.js'
 import { scopesFromCheckboxes } from '../domain/scopes.js'
 import { InvalidInput, refused } from '../store/validation.js'
 import type { Consumer, ConsumerDetails } from '../store/types.js'
-import type { PreviousSecret } from '../domain/secret-rotation.js'
-import type { ShownSecret } from '../account-area/pages.js'
 import type { ProviderContext } from './context.js'
 
 const noName = 'Give the application a name.'
@@ -89,6 +87,12 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
     }
     return { session: session as SignedInSession, ...found }
   }
+
+  // The address a registration answered at before it redirected: the list of applications.
+  app.get('/account/apps', async (request, reply) => {
+    request.routeName = 'account'
+    return seeOther(reply, '/account#applications')
+  })
 
   app.get('/account/apps/:key', async (request, reply) => {
     const own = await ownForPage(request, reply, () => '/account')

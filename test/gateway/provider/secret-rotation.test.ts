@@ -136,6 +136,11 @@ describe('post, then redirect', () => {
     expect(theirs.text).not.toContain('class="secret"')
     expect(theirs.text).not.toContain('Only mine')
 
+    // The address the registration was posted to, opened with GET: the list of applications.
+    const list = await web.get('/account/apps')
+    expect(list.status).toBe(303)
+    expect(list.headers.get('location')).toBe('/account#applications')
+
     const signedOut = await new WebClient(stack.url).get(location)
     expect(signedOut.status).toBe(303)
     expect(signedOut.headers.get('location')).toBe(`/account/login?next=${encodeURIComponent(location)}`)

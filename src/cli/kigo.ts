@@ -193,7 +193,7 @@ const commands: Command[] = [
     action: 'rotate-secret',
     args: ['consumer_key'],
     options: { overlap: { value: '0|3600|86400|604800' } },
-    summary: "generate a new consumer secret; the old one stops working at once, or after --overlap seconds; the application's tokens stay valid",
+    summary: "generate a new consumer secret; the old one keeps working a day, or --overlap seconds (0: it stops at once); the application's tokens stay valid",
     examples: ['kigo apps rotate-secret CONSUMER_KEY --json', 'kigo apps rotate-secret CONSUMER_KEY --overlap 3600'],
     async run(client, { args, values }) {
       const result = await client.request('POST', `/admin/apps/${seg(args[0]!)}/rotate-secret`, overlapBody(values.overlap))

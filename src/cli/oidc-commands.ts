@@ -58,7 +58,7 @@ export const oidcCommands: Command[] = [
     action: 'rotate-secret',
     args: ['client_id'],
     options: { overlap: { value: '0|3600|86400|604800' } },
-    summary: "generate a new client secret (shown once); the old one stops working at once, or after --overlap seconds; the users' grants stay",
+    summary: "generate a new client secret (shown once); the old one keeps working a day, or --overlap seconds (0: it stops at once); the users' grants stay",
     examples: ['kigo oidc-clients rotate-secret CLIENT_ID --json', 'kigo oidc-clients rotate-secret CLIENT_ID --overlap 86400'],
     async run(client, { args, values }) {
       const result = await client.request('POST', `/admin/oidc-clients/${seg(args[0]!)}/rotate-secret`, overlapBody(values.overlap))

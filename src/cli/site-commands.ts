@@ -49,7 +49,7 @@ export const siteCommands: Command[] = [
     action: 'rotate-secret',
     args: ['api_key'],
     options: { overlap: { value: '0|3600|86400|604800' } },
-    summary: "generate a new secret for a login API site; the old one stops working at once, or after --overlap seconds",
+    summary: "generate a new secret for a login API site; the old one keeps working a day, or --overlap seconds (0: it stops at once)",
     examples: ['kigo sites rotate-secret API_KEY --json', 'kigo sites rotate-secret API_KEY --overlap 86400'],
     async run(client, { args, values }) {
       const result = await client.request('POST', `/admin/sites/${seg(args[0]!)}/rotate-secret`, overlapBody(values.overlap))

@@ -112,8 +112,8 @@ describe.skipIf(!haveChromium)('OAuth flow in a browser', () => {
     await page.fill('input[name=callback]', cb.url)
     await page.check('input[name=scope][value=read_public]')
     await page.check('input[name=scope][value=write_public]')
-    // The answer to the post shows the secret (once): no redirect to the application's page.
-    await Promise.all([page.waitForURL(/\/account\/apps$/), page.click('button:text("Register")')])
+    // The post redirects to the page that shows the secret (once).
+    await Promise.all([page.waitForURL(/\/account\/apps\/[A-Za-z0-9_-]+\/new-secret$/), page.click('button:text("Register")')])
     await page.screenshot({ path: join(screenshots, 'application.png'), fullPage: true })
     app = { key: (await page.textContent('#consumer_key'))!, secret: (await page.textContent('#consumer_secret'))! }
     expect(app.key).toMatch(/^[A-Za-z0-9_-]{20,}$/)

@@ -474,8 +474,10 @@ describe('users, applications and the audit trail', () => {
     expect(shown).toEqual({ consumer_key: created.consumer_key, name: 'Rotating', owner, scopes: ['read_public'], callback: null, home_page: null, created_at: expect.stringMatching(/Z$/), tokens: 1, active_tokens: 1 })
     expect(JSON.stringify(shown)).not.toContain(created.consumer_secret)
 
+    // Without --overlap, the replaced secret keeps working a day.
     const rotated = await kigoJson(['apps', 'rotate-secret', created.consumer_key])
-    expect(rotated.consumer_key).toBe(created.consumer_key)
+    expect(rotated).toMatchObject({ consumer_key: created.consumer_key, overlap_seconds: 86400, previous_secret_until: expect.stringMatching(/Z$/) })
+    expect((await store.getConsumer(created.consumer_key))?.previous?.secret).toBe(created.consumer_secret)
     expect(rotated.consumer_secret).not.toBe(created.consumer_secret)
     expect((await store.getConsumer(created.consumer_key))?.secret).toBe(rotated.consumer_secret)
     // The application's tokens stay.

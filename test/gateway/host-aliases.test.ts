@@ -163,19 +163,34 @@ describe('deployment host names', () => {
     expect(account.body).toContain('Your account')
 
     // An OAuth application: registered, shown, edited, its secret replaced.
-    const app = see('application registered', await v.post('/account/apps', { csrf_token: csrfOf(account.body), name: 'Alias tool', scope: 'read_public' }), 201)
+    // Each registration and new secret answers 303 to the page that shows the secret once,
+    // on the alias (a relative Location); opened again, it shows no secret.
+    const registered = see('application registered', await v.post('/account/apps', { csrf_token: csrfOf(account.body), name: 'Alias tool', scope: 'read_public' }), 303)
+    const app = see('application secret page', await v.get(registered.headers.location as string), 200)
     const key = codeOf(app.body, 'consumer_key')!
+    expect(registered.headers.location).toBe(`/account/apps/${key}/new-secret`)
+    expect(codeOf(app.body, 'consumer_secret')).toMatch(/^[A-Za-z0-9_-]{40,}$/)
+    expect(codeOf(see('application secret page again', await v.get(`/account/apps/${key}/new-secret`), 200).body, 'consumer_secret')).toBeUndefined()
     const appPage = see('application page', await v.get(`/account/apps/${key}`), 200)
     see('application edited', await v.post(`/account/apps/${key}/edit`, { csrf_token: csrfOf(appPage.body), name: 'Alias tool 2', callback: 'https://tool.example/cb', home_url: 'https://tool.example/' }), 303)
     const asked = see('new secret asked', await v.post(`/account/apps/${key}/rotate`, { csrf_token: csrfOf(appPage.body) }), 200)
-    const rotated = see('new secret given', await v.post(`/account/apps/${key}/rotate`, { csrf_token: csrfOf(asked.body), confirm: 'yes', overlap: '0' }), 200)
-    expect(rotated.body).toContain('consumer_secret')
+    const rotation = see('new secret given', await v.post(`/account/apps/${key}/rotate`, { csrf_token: csrfOf(asked.body), confirm: 'yes', overlap: '0' }), 303)
+    const rotated = see('new secret page', await v.get(rotation.headers.location as string), 200)
+    expect(codeOf(rotated.body, 'consumer_secret')).toMatch(/^[A-Za-z0-9_-]{40,}$/)
 
     // A login API site and an OpenID Connect client, each on its own page.
     const sites = see('sites page', await v.get('/account/sites'), 200)
-    see('site registered', await v.post('/account/sites', { csrf_token: csrfOf(sites.body), name: 'Alias wiki', callback: 'https://wiki.tea.example/cb', home_url: '' }), 201)
+    const site = see('site registered', await v.post('/account/sites', { csrf_token: csrfOf(sites.body), name: 'Alias wiki', callback: 'https://wiki.tea.example/cb', home_url: '' }), 303)
+    const siteSecret = see('site secret page', await v.get(site.headers.location as string), 200)
+    expect(site.headers.location).toBe(`/account/sites/${codeOf(siteSecret.body, 'api_key')}/new-secret`)
+    expect(codeOf(siteSecret.body, 'secret')).toMatch(/^[A-Za-z0-9_-]{20,}$/)
+    expect(codeOf(see('site secret page again', await v.get(site.headers.location as string), 200).body, 'secret')).toBeUndefined()
     const clients = see('OpenID Connect clients page', await v.get('/account/oidc-clients'), 200)
-    see('OpenID Connect client registered', await v.post('/account/oidc-clients', { csrf_token: csrfOf(clients.body), name: 'Alias site', type: 'public', redirect_uris: 'https://site.tea.example/cb' }), 201)
+    const client = see('OpenID Connect client registered', await v.post('/account/oidc-clients', { csrf_token: csrfOf(clients.body), name: 'Alias site', type: 'confidential', redirect_uris: 'https://site.tea.example/cb' }), 303)
+    const clientSecret = see('OpenID Connect client secret page', await v.get(client.headers.location as string), 200)
+    expect(client.headers.location).toBe(`/account/oidc-clients/${codeOf(clientSecret.body, 'client_id')}/new-secret`)
+    expect(codeOf(clientSecret.body, 'client_secret')).toMatch(/^[A-Za-z0-9_-]{32,}$/)
+    expect(codeOf(see('OpenID Connect client secret page again', await v.get(client.headers.location as string), 200).body, 'client_secret')).toBeUndefined()
     see('account page after', await v.get('/account'), 200)
 
     for (const [what, r] of seen) {

@@ -57,8 +57,10 @@ describe.skipIf(!database)('owner checks do not open secrets', () => {
     expect(read.status).toBe(200)
     expect(read.body).toMatchObject({ client_id: id, owner: 'alice' })
 
-    const rotated = await stack.admin<{ client_secret: string }>('POST', `/admin/oidc-clients/${id}/rotate-secret`)
+    // With the default overlap: the secret that does not open worked for nobody, so none is kept beside the new one.
+    const rotated = await stack.admin<{ client_secret: string; overlap_seconds: number; previous_secret_until: string | null }>('POST', `/admin/oidc-clients/${id}/rotate-secret`)
     expect(rotated.status).toBe(200)
     expect(rotated.body.client_secret).toMatch(/^[A-Za-z0-9_-]{32,}$/)
+    expect(rotated.body).toMatchObject({ overlap_seconds: 86400, previous_secret_until: null })
   })
 })

@@ -13,7 +13,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inCi } from '../helpers/services.js'
 import { startStack, type Stack } from '../helpers/stack.js'
-import { csrfOf, hiddenField, WebClient } from '../gateway/provider/helpers.js'
+import { codeOf, csrfOf, hiddenField, WebClient } from '../gateway/provider/helpers.js'
 
 const run = promisify(execFile)
 const samples = join(process.cwd(), 'examples', 'guide')
@@ -63,12 +63,11 @@ describe('the developer guide samples', () => {
     await web.signIn('/account/login', 'alice', alice.password)
     // Register: the account page's form, as the guide tells.
     const account = await web.get('/account')
-    const registered = await web.post('/account/apps', { csrf_token: csrfOf(account.text), name: 'Guide samples', callback: '', scope: ['read_public', 'write_public', 'write_private'] })
-    // The answer to the registration is the one page that shows the secret.
-    expect(registered.status).toBe(201)
-    const appPage = registered
-    const code = (id: string) => new RegExp(`<code[^>]*id="${id}"[^>]*>([^<]+)</code>`).exec(appPage.text)![1]!
-    app = { key: code('consumer_key'), secret: code('consumer_secret') }
+    const registered = await web.postAndFollow('/account/apps', { csrf_token: csrfOf(account.text), name: 'Guide samples', callback: '', scope: ['read_public', 'write_public', 'write_private'] })
+    // The page the registration redirects to is the one page that shows the secret.
+    expect(registered.posted).toBe(303)
+    expect(registered.status).toBe(200)
+    app = { key: codeOf(registered.text, 'consumer_key')!, secret: codeOf(registered.text, 'consumer_secret')! }
     photo = join(mkdtempSync(join(tmpdir(), 'kigo-guide-')), 'dot.png')
     writeFileSync(photo, png)
   })

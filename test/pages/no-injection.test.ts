@@ -46,9 +46,10 @@ describe('chosen text cannot inject markup', () => {
 
   it("an application's name on the account page and the application page", async () => {
     const account = await web.get('/account')
-    const made = await web.post('/account/apps', { csrf_token: csrfOf(account.text), name: evil, callback: '', scope: 'read_public' })
-    // The answer is the application's page, its secret shown once; then a later visit.
-    expect(made.status).toBe(201)
+    const made = await web.postAndFollow('/account/apps', { csrf_token: csrfOf(account.text), name: evil, callback: '', scope: 'read_public' })
+    // The answer redirects to the application's page, its secret shown once; then a later visit.
+    expect(made.posted).toBe(303)
+    expect(made.status).toBe(200)
     expectInert(made.text)
     const key = /id="consumer_key">([^<]+)</.exec(made.text)![1]!
     const app = await web.get(`/account/apps/${key}`)
@@ -63,8 +64,9 @@ describe('chosen text cannot inject markup', () => {
     expect(refused.status).toBe(400)
     expect(refused.text).toContain(`value="${escaped}"`)
     expectInert(refused.text)
-    const created = await web.post('/account/sites', { csrf_token: csrfOf(page.text), name: evil, callback: 'https://site.example/cb' })
-    expect(created.status).toBe(201)
+    const created = await web.postAndFollow('/account/sites', { csrf_token: csrfOf(page.text), name: evil, callback: 'https://site.example/cb' })
+    expect(created.posted).toBe(303)
+    expect(created.status).toBe(200)
     expectInert(created.text)
     expectInert((await web.get('/account/sites')).text)
   })

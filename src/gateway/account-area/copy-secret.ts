@@ -1,5 +1,6 @@
-// The copy button beside a secret shown once (docs/gateway.md#rotating-a-secret): a
-// consumer secret, a login site's secret, an OpenID Connect client secret. The button is
+// The copy buttons beside a secret shown once (docs/gateway.md#rotating-a-secret), a
+// consumer secret, a login site's secret, an OpenID Connect client secret, and beside
+// the key that goes with it (consumer key, api_key, client_id). The button is
 // in the markup but hidden; a small script of ours, allowed by its hash in the page's CSP
 // (nothing else runs), shows it where the browser offers the Clipboard API and copies the
 // secret's text on a click. Without script, or without a clipboard (a page not served over
@@ -25,7 +26,7 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
 /** The CSP source that allows the script and nothing else. */
 export const copySecretScriptHash = `'sha256-${createHash('sha256').update(copySecretScript).digest('base64')}'`
 
-/** The (hidden until the script shows it) button that copies the text of the element `id`. */
-export function copyButton(id: string): SafeHtml {
-  return html`<button type="button" class="secondary copy" data-copy="${id}" hidden>Copy</button>`
+/** The (hidden until the script shows it) button that copies the text of the element `id`; `label` names what it copies, for a screen reader. */
+export function copyButton(id: string, label: string): SafeHtml {
+  return html`<button type="button" class="secondary copy" data-copy="${id}" aria-label="${label}" hidden>Copy</button>`
 }

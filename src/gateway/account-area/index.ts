@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ProviderRepository, User } from '../store/types.js'
 import { html, type SafeHtml } from '../../common/html.js'
 import { sendPage } from './html.js'
-import { loginPage } from './pages.js'
+import { loginPage, type ShownSecret } from './pages.js'
 import { Sessions, sessionBinding, type Session } from './session.js'
 import { signedInPost, type SignedInSession } from './posted-form.js'
 import { safeNext } from './next.js'
@@ -17,7 +17,7 @@ import { userActor, type AuditActor } from '../audit/audited.js'
 
 export { allowOrDenyButtons, page, pageHeaders, sendPage, sendSecretPage, seeOther, type PageOptions } from './html.js'
 export { copyButton } from './copy-secret.js'
-export { overlapChoice, type FormChoice } from './pages.js'
+export { overlapChoice, shownOnceNotice, type FormChoice, type ShownSecret } from './pages.js'
 export type { Confirmation } from './confirm.js'
 export { messagePage } from './pages.js'
 export { registrantLine, type Registrant } from './registrant.js'
@@ -72,6 +72,10 @@ export interface AccountArea {
   actor(request: FastifyRequest, session: SignedInSession): AuditActor
   /** Unless the form says confirm=yes: the confirmation page, answered (confirm.ts); a post without it changes nothing. */
   confirmFirst: typeof confirmFirst
+  /** Holds a new secret for the page the post redirects to, which shows it once (Sessions.holdNewSecret). */
+  holdNewSecret(session: Session, slot: string, shown: ShownSecret): Promise<void>
+  /** The secret held for this session under `slot`, once, or null (a reload, another session, too late). */
+  takeNewSecret(session: Session, slot: string): Promise<ShownSecret | null>
 }
 
 /**
@@ -112,5 +116,7 @@ export async function accountArea(app: FastifyInstance, o: AccountAreaOptions): 
     secure,
     actor: (request, session) => userActor(session.user.id, app.publicOrigin(request).ip),
     confirmFirst,
+    holdNewSecret: (session, slot, shown) => sessions.holdNewSecret(session, slot, shown),
+    takeNewSecret: (session, slot) => sessions.takeNewSecret(session, slot),
   }
 }

@@ -9,7 +9,7 @@ import { scopeDescriptions } from '../domain/scopes.js'
 import type { LegacyClientView } from './legacy-usage.js'
 import { minLoginPasswordLength } from '../../common/password-rule.js'
 import { applicationEditSection } from './application-edit.js'
-import { overlapChoices } from '../domain/secret-rotation.js'
+import { defaultOverlapSeconds, overlapChoices } from '../domain/secret-rotation.js'
 import { copyButton } from './copy-secret.js'
 
 /** A signed-in viewer of a page: the header's sign-out form needs the session's CSRF token. */
@@ -131,7 +131,7 @@ export const overlapChoice: FormChoice = {
   name: 'overlap',
   label: 'How long the current secret keeps working beside the new one',
   options: overlapChoices.map((c) => ({ value: String(c.seconds), label: c.label })),
-  selected: '0',
+  selected: String(defaultOverlapSeconds),
 }
 
 /** A step before what cannot be undone: the question, and a button that posts the same form with confirm=yes (and the choice asked, if any). */
@@ -330,6 +330,13 @@ export interface ShownSecret {
   previousUntil?: Date | null
 }
 
+/**
+ * What the page a registration or rotation redirected to says when it is opened again (a
+ * reload): the secret was shown once and is gone; `remedy` says how to make a new one.
+ */
+export const shownOnceNotice = (what: string, remedy: string): string =>
+  `The ${what} was shown once, on the page after it was made, and kigo does not show it again. Lost it? ${remedy}`
+
 /** The sentence on the replaced secret, after a rotation. */
 export const previousSecretSentence = (previousUntil: Date | null): SafeHtml =>
   previousUntil === null
@@ -353,16 +360,16 @@ export function applicationPage(
     title: c.name,
     user: o.user,
     csrfToken: o.csrfToken,
-    copySecret: shown !== undefined,
+    copySecret: true,
     body: html`<p><a href="/account">← Your account</a></p>
 <div class="card">
 <h1>${c.name}</h1>
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 ${shown ? html`<div class="warn" id="shown-once">Copy the consumer secret now: kigo shows it only this once.${shown.previousUntil === undefined ? '' : html` ${previousSecretSentence(shown.previousUntil)}`}</div>` : ''}
 <dl>
-<dt>Consumer key</dt><dd><code id="consumer_key">${c.key}</code></dd>
+<dt>Consumer key</dt><dd><code id="consumer_key">${c.key}</code>${copyButton('consumer_key', 'Copy the consumer key')}</dd>
 <dt>Consumer secret</dt><dd>${shown
-      ? html`<code class="secret" id="consumer_secret">${shown.secret}</code>${copyButton('consumer_secret')}`
+      ? html`<code class="secret" id="consumer_secret">${shown.secret}</code>${copyButton('consumer_secret', 'Copy the consumer secret')}`
       : html`<span class="muted" id="consumer_secret_hidden">Shown once, when it was made. Lost it? Make a new secret below.</span>${o.previousUntil ? html`<br><span class="muted" id="previous_secret">The secret it replaced keeps working until ${timeHtml(o.previousUntil.getTime())}.</span>` : ''}`}</dd>
 <dt>Scopes</dt><dd>${c.scopes.join(', ')}</dd>
 <dt>Callback URL</dt><dd>${c.callbackUrl ?? html`<span class="muted">none registered (any callback or “oob”)</span>`}</dd>

@@ -10,8 +10,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Deployment } from '../../common/deployment.js'
 import { deriveKey, safeEqual } from '../../common/secrets.js'
 import type { ProviderRepository, User } from '../store/types.js'
+import type { ShownSecret } from './pages.js'
 
 export const sessionCookie = 'kigo_session'
+
+/** How long a new secret waits for the page that shows it (the redirect is followed at once). */
+export const shownSecretTtlSeconds = 600
 
 export interface Session {
   id: string
@@ -84,6 +88,25 @@ export class Sessions {
     const { id, csrfToken } = await this.store.createWebSession({ userId: user?.id ?? null, now: new Date(now), expiresAt: new Date(now + ttl * 1000) })
     void reply.setCookie(sessionCookie, this.binding.seal(id, request.deployment!.name), { ...cookieOptions(secure), maxAge: ttl })
     return { id, user, csrfToken }
+  }
+
+  /**
+   * Holds a new secret for the page a registration or rotation redirects to (303), which
+   * shows it once: beside the session in the shared store, sealed, for `shownSecretTtlSeconds`.
+   * Never in the URL or a cookie; a reload of that page finds nothing and shows no secret.
+   * `slot` names what the secret is of (`app:<key>`), so that only that thing's page shows it.
+   */
+  async holdNewSecret(session: Session, slot: string, shown: ShownSecret): Promise<void> {
+    const held = { secret: shown.secret, ...(shown.previousUntil === undefined ? {} : { previousUntil: shown.previousUntil?.getTime() ?? null }) }
+    await this.store.holdShownSecret(session.id, slot, JSON.stringify(held), new Date(this.now() + shownSecretTtlSeconds * 1000))
+  }
+
+  /** The secret `holdNewSecret` held under `slot` for this session, once (it is cleared as it is read), or null. */
+  async takeNewSecret(session: Session, slot: string): Promise<ShownSecret | null> {
+    const held = await this.store.takeShownSecret(session.id, slot, new Date(this.now()))
+    if (held === null) return null
+    const { secret, previousUntil } = JSON.parse(held) as { secret: string; previousUntil?: number | null }
+    return { secret, ...(previousUntil === undefined ? {} : { previousUntil: previousUntil === null ? null : new Date(previousUntil) }) }
   }
 
   async end(session: Session, reply: FastifyReply, secure: boolean): Promise<void> {

@@ -19,6 +19,13 @@ export const overlapChoices = [
 
 export type OverlapSeconds = (typeof overlapChoices)[number]['seconds']
 
+/**
+ * The overlap when none is chosen (the forms' preselected choice, a form or an operator
+ * API call that names none, the CLI without --overlap): a day, so that a rotation never
+ * stops the running application before it was given the new secret.
+ */
+export const defaultOverlapSeconds: OverlapSeconds = 86_400
+
 const allowed: readonly number[] = overlapChoices.map((c) => c.seconds)
 
 /** The overlap `value` names (a number, or its decimal text as a form posts it); null when it is not one of the choices. */
@@ -27,18 +34,21 @@ export function overlapOf(value: unknown): OverlapSeconds | null {
   return allowed.includes(n) ? (n as OverlapSeconds) : null
 }
 
+/** The overlap a form posted (`overlap`); a form without the field is the default overlap. Null when it is not one of the choices. */
+export const postedOverlap = (value: string | null): OverlapSeconds | null => overlapOf(value ?? defaultOverlapSeconds)
+
 /**
  * The overlap of an operator API rotation: its optional JSON body `{ "overlap_seconds": N }`
- * (no body, or no such field, is no overlap). Anything else is a 400 that changes nothing.
+ * (no body, or no such field, is the default overlap, a day). Anything else is a 400 that changes nothing.
  */
 export function overlapFromBody(body: unknown): OverlapSeconds {
-  if (body === undefined || body === null) return 0
+  if (body === undefined || body === null) return defaultOverlapSeconds
   const bad = (message: string) => new ApiError(400, 'invalid_parameter', `Invalid request body: ${message}`)
   if (typeof body !== 'object' || Array.isArray(body)) throw bad('send a JSON object, e.g. {"overlap_seconds": 3600}, or no body')
   const { overlap_seconds: value, ...rest } = body as Record<string, unknown>
   const extra = Object.keys(rest)
   if (extra.length > 0) throw bad(`unknown field ${JSON.stringify(extra[0])}; a rotation takes overlap_seconds only`)
-  if (value === undefined) return 0
+  if (value === undefined) return defaultOverlapSeconds
   const overlap = typeof value === 'number' ? overlapOf(value) : null
   if (overlap === null) throw bad(`overlap_seconds must be one of ${allowed.join(', ')} (none, 1 hour, 24 hours, 7 days)`)
   return overlap

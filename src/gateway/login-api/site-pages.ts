@@ -1,13 +1,15 @@
 // A user's own login sites on the account pages (docs/login-api.md#users):
-// list, register (the secret shown once, on the answer to the post, with a copy button),
+// list, register (the secret shown once, with a copy button, on the page the post
+// redirects to; a reload of it shows no secret and registers nothing,
+// docs/gateway.md#a-new-secret-is-shown-once),
 // edit the name, callback and home page, rotate the secret with the overlap the owner
 // chooses (docs/login-api.md#rotating-the-secret), delete. Every post is CSRF-checked by
 // the account area; every change is audited.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { isoSeconds } from '../../common/time.js'
-import { copyButton, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
-import { overlapOf, rotationAudit } from '../domain/secret-rotation.js'
+import { copyButton, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { postedOverlap, rotationAudit } from '../domain/secret-rotation.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { InvalidInput, refused } from '../store/validation.js'
@@ -26,6 +28,14 @@ interface SiteForm {
 
 /** An edit refused: which site, and its form as typed. */
 type SiteEdit = SiteForm & { apiKey: string }
+
+/** A site on the page a registration or rotation redirected to; `secret` is null once it was shown. */
+interface CreatedSite {
+  site: LoginSite
+  secret: string | null
+  rotated?: boolean
+  previousUntil?: Date | null
+}
 
 const siteFormOf = (form: URLSearchParams): SiteForm => ({
   name: (field(form, 'name') ?? '').trim(),
@@ -66,7 +76,22 @@ ${o.csrf}
 </section>`
 }
 
-function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSite[]; form?: SiteForm; edit?: SiteEdit; created?: { site: LoginSite; secret: string; rotated?: boolean; previousUntil?: Date | null }; notice?: string }): string {
+/** The site just registered or given a new secret: its api_key, and its secret the first time the page is opened. */
+function createdCard(c: CreatedSite): SafeHtml {
+  const heading = c.secret === null ? c.site.name : `${c.rotated ? 'New secret for' : 'Registered'} ${c.site.name}`
+  return html`<div class="card" id="created">
+<h2>${heading}</h2>
+${c.secret === null ? '' : html`<div class="warn">Copy the secret now: kigo shows it only this once.${c.rotated ? (c.previousUntil ? html` The secret it replaced keeps working until ${timeHtml(c.previousUntil.getTime())}; then only the new one works.` : ' The secret it replaced stopped working at once.') : ''}</div>`}
+<dl>
+<dt>api_key</dt><dd><code id="api_key">${c.site.apiKey}</code>${copyButton('api_key', 'Copy the api_key')}</dd>
+<dt>secret</dt><dd>${c.secret === null
+    ? html`<span class="muted" id="secret_hidden">Shown once, when it was made. Lost it? Make a new one with “New secret…” below.</span>`
+    : html`<code class="secret" id="secret">${c.secret}</code>${copyButton('secret', 'Copy the secret')}`}</dd>
+</dl>
+</div>`
+}
+
+function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSite[]; form?: SiteForm; edit?: SiteEdit; created?: CreatedSite; notice?: string }): string {
   const f = o.form ?? { name: '', callback: '', home: '' }
   return page({
     title: 'Your login sites',
@@ -76,14 +101,7 @@ function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSi
     body: html`<p><a href="/account">← Your account</a></p>
 <h1>Your login sites</h1>
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
-${o.created ? html`<div class="card" id="created">
-<h2>${o.created.rotated ? 'New secret for' : 'Registered'} ${o.created.site.name}</h2>
-<div class="warn">Copy the secret now: kigo shows it only this once.${o.created.rotated ? (o.created.previousUntil ? html` The secret it replaced keeps working until ${timeHtml(o.created.previousUntil.getTime())}; then only the new one works.` : ' The secret it replaced stopped working at once.') : ''}</div>
-<dl>
-<dt>api_key</dt><dd><code id="api_key">${o.created.site.apiKey}</code></dd>
-<dt>secret</dt><dd><code class="secret" id="secret">${o.created.secret}</code>${copyButton('secret')}</dd>
-</dl>
-</div>` : ''}
+${o.created ? createdCard(o.created) : ''}
 <section class="card" id="sites">
 <p class="muted">The login API is being retired: new sites should sign people in with OAuth or OpenID Connect (<a href="/developers#login-api">how</a>). It is kept for the sites that still use it.</p>
 ${o.sites.length === 0 ? html`<p class="muted">You have no login site.</p>` : html`<table class="cards">
@@ -114,6 +132,9 @@ ${o.csrf}
 
 export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; sites: LoginSiteStore; now: () => number; audit?: Pick<AuditStore, 'record'> }): void {
   const { area, sites } = o
+  /** Where a registration or rotation sends the browser: the page that shows the new secret once. */
+  const newSecretPath = (key: string) => `/account/sites/${encodeURIComponent(key)}/new-secret`
+  const slotOf = (key: string) => `site:${key}`
   const audited = auditTrail(o.audit, app.log)
   // A page showing a secret carries its copy script (allowed by its hash).
   const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof sitesPage>[0], 'session' | 'csrf' | 'sites'> = {}) =>
@@ -138,7 +159,8 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     try {
       const created = await sites.create({ ...siteDetails(input), ownerId: session.user.id })
       await audited(area.actor(request, session), { kind: 'site', action: 'site.create', target: created.site.apiKey, before: null, after: siteView(created.site) })
-      return render(reply, 201, session, { created })
+      await area.holdNewSecret(session, slotOf(created.site.apiKey), { secret: created.secret })
+      return seeOther(reply, newSecretPath(created.site.apiKey))
     } catch (err) {
       if (err instanceof InvalidInput) return render(reply, 400, session, { form: { ...input, error: `The ${err.message}; nothing was registered.` } })
       throw err
@@ -180,13 +202,28 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     const { posted, item: site } = owned
     const asked = area.confirmFirst(reply, posted.session, posted.form, { action: `/account/sites/${site.apiKey}/rotate-secret`, title: `New secret for ${site.name}?`, message: 'A new secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the site cannot sign anyone in until it is given the new one.', button: 'Make a new secret', choice: overlapChoice, cancel: '/account/sites' })
     if (asked) return asked
-    // No choice posted (a form of before the choice existed) is no overlap.
-    const overlapSeconds = overlapOf(field(posted.form, 'overlap') ?? '0')
+    // No choice posted (a form of before the choice existed) is the default overlap.
+    const overlapSeconds = postedOverlap(field(posted.form, 'overlap'))
     if (overlapSeconds === null) return render(reply, 400, posted.session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' })
     const rotated = await sites.rotateSecret(site.apiKey, { overlapSeconds, now: o.now() })
     if (!rotated) return render(reply, 404, posted.session, { notice: 'You have no login site with this api_key.' })
     await audited(area.actor(request, posted.session), { kind: 'site', action: 'site.rotate_secret', target: site.apiKey, before: null, after: rotationAudit(overlapSeconds, rotated.previousUntil) })
-    return render(reply, 200, posted.session, { created: { ...rotated, rotated: true } })
+    await area.holdNewSecret(posted.session, slotOf(site.apiKey), { secret: rotated.secret, previousUntil: rotated.previousUntil })
+    return seeOther(reply, newSecretPath(site.apiKey))
+  })
+
+  // The page a registration or rotation redirects to: the new secret, the first time the
+  // session that made it opens it; opened again, the site without it.
+  app.get('/account/sites/:key/new-secret', async (request, reply) => {
+    request.routeName = 'account'
+    const key = (request.params as { key: string }).key
+    const session = await area.requireSignIn(request, reply, { next: newSecretPath(key) })
+    if (!session) return reply
+    const site = await own(request, reply, session)
+    if (!site) return reply
+    const shown = await area.takeNewSecret(session, slotOf(site.apiKey))
+    if (shown === null) return render(reply, 200, session, { created: { site, secret: null }, notice: shownOnceNotice('secret', 'Make a new one with “New secret…” below.') })
+    return render(reply, 200, session, { created: { site, secret: shown.secret, ...(shown.previousUntil === undefined ? {} : { rotated: true, previousUntil: shown.previousUntil }) } })
   })
 
   app.post('/account/sites/:key/delete', async (request, reply) => {

@@ -144,12 +144,13 @@ export class LoginSiteStore {
     if (!isPlausibleKey(apiKey)) return null
     const secret = randomToken(secretBytes)
     const overlapSeconds = options.overlapSeconds ?? 0
-    const previousUntil = overlapSeconds > 0 ? new Date((options.now ?? Date.now()) + overlapSeconds * 1000) : null
+    let previousUntil = overlapSeconds > 0 ? new Date((options.now ?? Date.now()) + overlapSeconds * 1000) : null
     const row = await this.db.transaction(async (tx) => {
       // Locked while the old secret moves: of two rotations at once, the second keeps the first's.
       const current = await tx.query<{ secret: string }>('SELECT secret FROM kigo_gateway.login_sites WHERE api_key = $1 FOR UPDATE', [apiKey])
       if (!current[0]) return null
-      const previous = previousUntil === null ? null : this.box.seal(this.box.open(current[0].secret, secretAad(apiKey)), previousSecretAad(apiKey))
+      const previous = previousUntil === null ? null : this.box.reseal(current[0].secret, secretAad(apiKey), previousSecretAad(apiKey))
+      if (previous === null) previousUntil = null
       const rows = await tx.query<SiteRow>(
         `UPDATE kigo_gateway.login_sites SET secret = $2, previous_secret = $3, previous_secret_expires_at = $4 WHERE api_key = $1 RETURNING ${columns}`,
         [apiKey, this.box.seal(secret, secretAad(apiKey)), previous, previousUntil],

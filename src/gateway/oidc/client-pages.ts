@@ -1,6 +1,7 @@
 // A user's own OpenID Connect relying parties on the account pages
 // (docs/oidc.md#registering-a-site): list, register (confidential or public; the client
-// secret shown once, on the answer to the post, with a copy button), edit the name and
+// secret shown once, with a copy button, on the page the post redirects to, whose reload
+// shows no secret and registers nothing, docs/gateway.md#a-new-secret-is-shown-once), edit the name and
 // redirect URIs, rotate the secret with the overlap the owner chooses
 // (docs/oidc.md#rotating-the-client-secret), delete. Rotating and deleting ask first, on a
 // page of their own (no script). Every post is CSRF-checked by the account area; every
@@ -10,8 +11,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { sendErrorPage } from '../account-area/error-page.js'
-import { accountArea, copyButton, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, type AccountArea, type Confirmation, type SignedInSession } from '../account-area/index.js'
-import { overlapOf, rotationAudit } from '../domain/secret-rotation.js'
+import { accountArea, copyButton, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type Confirmation, type SignedInSession } from '../account-area/index.js'
+import { postedOverlap, rotationAudit } from '../domain/secret-rotation.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { InvalidInput, refused } from '../store/validation.js'
@@ -35,6 +36,8 @@ interface Created {
   rotated?: boolean
   /** After a rotation: until when the replaced secret keeps working (null: it stopped at once). */
   previousUntil?: Date | null
+  /** A confidential client whose new secret was already shown (the page opened again). */
+  shownBefore?: boolean
 }
 
 /** The URIs of a text area, one per line (blank lines ignored). */
@@ -111,16 +114,18 @@ function clientsPage(o: { session: SignedInSession; csrf: SafeHtml; clients: Oid
     title: 'Your OpenID Connect clients',
     user: o.session.user,
     csrfToken: o.session.csrfToken,
-    copySecret: c !== undefined && c.secret !== null,
+    copySecret: c !== undefined,
     body: html`<p><a href="/account">← Your account</a></p>
 <h1>Your OpenID Connect clients</h1>
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 ${c ? html`<div class="card" id="created">
-<h2>${c.rotated ? 'New secret for' : 'Registered'} ${c.client.name}</h2>
-${c.secret === null ? html`<p class="muted">A public client has no secret: it proves itself with PKCE alone.</p>` : html`<div class="warn">Copy the client secret now: kigo shows it only this once.${c.rotated ? (c.previousUntil ? html` The secret it replaced keeps working until ${timeHtml(c.previousUntil.getTime())}; then only the new one works.` : ' The secret it replaced stopped working at once.') : ''}</div>`}
+<h2>${c.shownBefore ? '' : c.rotated ? 'New secret for ' : 'Registered '}${c.client.name}</h2>
+${c.shownBefore ? '' : c.secret === null ? html`<p class="muted">A public client has no secret: it proves itself with PKCE alone.</p>` : html`<div class="warn">Copy the client secret now: kigo shows it only this once.${c.rotated ? (c.previousUntil ? html` The secret it replaced keeps working until ${timeHtml(c.previousUntil.getTime())}; then only the new one works.` : ' The secret it replaced stopped working at once.') : ''}</div>`}
 <dl>
-<dt>client_id</dt><dd><code id="client_id">${c.client.clientId}</code></dd>
-${c.secret === null ? '' : html`<dt>client_secret</dt><dd><code class="secret" id="client_secret">${c.secret}</code>${copyButton('client_secret')}</dd>`}
+<dt>client_id</dt><dd><code id="client_id">${c.client.clientId}</code>${copyButton('client_id', 'Copy the client_id')}</dd>
+${c.shownBefore
+      ? html`<dt>client_secret</dt><dd><span class="muted" id="client_secret_hidden">Shown once, when it was made. Lost it? Make a new one with “New secret…” below.</span></dd>`
+      : c.secret === null ? '' : html`<dt>client_secret</dt><dd><code class="secret" id="client_secret">${c.secret}</code>${copyButton('client_secret', 'Copy the client_secret')}</dd>`}
 <dt>Type</dt><dd>${c.client.public ? 'public' : 'confidential'}</dd>
 <dt>Redirect URIs</dt><dd>${c.client.redirectUris.map((u) => html`<code>${u}</code> `)}</dd>
 </dl>
@@ -207,12 +212,15 @@ export async function oidcClientPages(app: FastifyInstance, o: OidcClientPagesOp
 
 export function registerClientPages(app: FastifyInstance, o: { area: AccountArea; store: OidcStore; audit?: Pick<AuditStore, 'record'> }): void {
   const { area, store } = o
+  /** Where a registration or rotation sends the browser: the page that shows the new secret once. */
+  const newSecretPath = (id: string) => `${base}/${encodeURIComponent(id)}/new-secret`
+  const slotOf = (id: string) => `oidc:${id}`
   const audited = auditTrail(o.audit, app.log)
   // The deployment's main URL, as the issuer and the guide name it, on every alias.
   const discoveryUrl = (reply: FastifyReply) => `${reply.request.deployment!.baseUrl}/.well-known/openid-configuration`
   // A page showing a secret carries its copy script (allowed by its hash).
   const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof clientsPage>[0], 'session' | 'csrf' | 'clients' | 'discoveryUrl'> = {}) =>
-    (extra.created?.secret ? sendSecretPage : sendPage)(reply, status, clientsPage({ session, csrf: area.csrfField(session), clients: await store.listClients(session.user.id), discoveryUrl: discoveryUrl(reply), ...extra }))
+    (extra.created ? sendSecretPage : sendPage)(reply, status, clientsPage({ session, csrf: area.csrfField(session), clients: await store.listClients(session.user.id), discoveryUrl: discoveryUrl(reply), ...extra }))
 
   /** The signed-in user's own client named in the path, or null after answering 404. */
   const own = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession): Promise<OidcClient | null> => {
@@ -252,7 +260,8 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
       throw err
     }
     await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.create', target: created.client.clientId, before: null, after: clientView(created.client) })
-    return render(reply, 201, session, { created })
+    if (created.secret !== null) await area.holdNewSecret(session, slotOf(created.client.clientId), { secret: created.secret })
+    return seeOther(reply, newSecretPath(created.client.clientId))
   })
 
   // The owner edits the name and redirect URIs: checked as a registration is, and refused
@@ -296,14 +305,31 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     if (client.public) return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
     const asked = area.confirmFirst(reply, session, posted.form, confirmation(client, 'rotate-secret'))
     if (asked) return asked
-    // No choice posted (a form of before the choice existed) is no overlap.
-    const overlapSeconds = overlapOf(field(posted.form, 'overlap') ?? '0')
+    // No choice posted (a form of before the choice existed) is the default overlap.
+    const overlapSeconds = postedOverlap(field(posted.form, 'overlap'))
     if (overlapSeconds === null) return render(reply, 400, session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' })
     const rotated = await store.rotateClientSecret(client.clientId, { overlapSeconds })
     if (rotated === null) return render(reply, 404, session, { notice: notOwned })
     if (rotated === 'public') return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
     await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.rotate_secret', target: client.clientId, before: null, after: rotationAudit(overlapSeconds, rotated.previousUntil) })
-    return render(reply, 200, session, { created: { ...rotated, rotated: true } })
+    await area.holdNewSecret(session, slotOf(client.clientId), { secret: rotated.secret, previousUntil: rotated.previousUntil })
+    return seeOther(reply, newSecretPath(client.clientId))
+  })
+
+  // The page a registration or rotation redirects to: the new secret, the first time the
+  // session that made it opens it; opened again, the client without it. A public client
+  // has no secret: its page is the same every time.
+  app.get(`${base}/:id/new-secret`, async (request, reply) => {
+    request.routeName = 'account'
+    const id = (request.params as { id: string }).id
+    const session = await area.requireSignIn(request, reply, { next: newSecretPath(id) })
+    if (!session) return reply
+    const client = await own(request, reply, session)
+    if (!client) return reply
+    if (client.public) return render(reply, 200, session, { created: { client, secret: null } })
+    const shown = await area.takeNewSecret(session, slotOf(client.clientId))
+    if (shown === null) return render(reply, 200, session, { created: { client, secret: null, shownBefore: true }, notice: shownOnceNotice('client secret', 'Make a new one with “New secret…” below.') })
+    return render(reply, 200, session, { created: { client, secret: shown.secret, ...(shown.previousUntil === undefined ? {} : { rotated: true, previousUntil: shown.previousUntil }) } })
   })
 
   app.post(`${base}/:id/delete`, async (request, reply) => {

@@ -10,6 +10,9 @@ import { InvalidInput } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
 import { storedPrevious, type PreviousSecret } from '../domain/secret-rotation.js'
 
+/** The associated data binding a client's previous secret to its row (store/crypto.ts). */
+const previousAad = (clientId: string) => `oidc_clients.previous_secret:${clientId}`
+
 export interface OidcClient {
   clientId: string
   name: string
@@ -126,10 +129,6 @@ export class OidcStore {
   }
 
   /** A replaced client secret, bound to its own column (docs/oidc.md#rotating-the-client-secret). */
-  private sealPrevious(clientId: string, secret: string): string {
-    return this.box.seal(secret, `oidc_clients.previous_secret:${clientId}`)
-  }
-
   // ---- relying parties -------------------------------------------------------------------
 
   async createClient(input: { name: string; ownerId: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean }): Promise<{ client: OidcClient; secret: string | null }> {
@@ -156,7 +155,7 @@ export class OidcStore {
     const r = rows[0]
     if (!r) return null
     const found = { client: toClient(r), secret: r.secret === null ? null : this.box.open(r.secret, `oidc_clients.secret:${clientId}`) }
-    const previous = storedPrevious(r.previous_secret, r.previous_secret_expires_at, (sealed) => this.box.open(sealed, `oidc_clients.previous_secret:${clientId}`))
+    const previous = storedPrevious(r.previous_secret, r.previous_secret_expires_at, (sealed) => this.box.open(sealed, previousAad(clientId)))
     return previous ? { ...found, previous } : found
   }
 
@@ -204,14 +203,15 @@ export class OidcStore {
     if (!/^[A-Za-z0-9_-]{1,128}$/.test(clientId)) return null
     const secret = randomToken(32)
     const overlapSeconds = options.overlapSeconds ?? 0
-    const previousUntil = overlapSeconds > 0 ? new Date(this.now() + overlapSeconds * 1000) : null
+    let previousUntil = overlapSeconds > 0 ? new Date(this.now() + overlapSeconds * 1000) : null
     return this.db.transaction(async (tx) => {
       // Locked while the old secret moves: of two rotations at once, the second keeps the first's.
       const rows = await tx.query<ClientRow>('SELECT * FROM kigo_gateway.oidc_clients WHERE client_id = $1 FOR UPDATE', [clientId])
       const row = rows[0]
       if (!row) return null
       if (row.secret === null) return 'public' as const
-      const previous = previousUntil === null ? null : this.sealPrevious(clientId, this.box.open(row.secret, `oidc_clients.secret:${clientId}`))
+      const previous = previousUntil === null ? null : this.box.reseal(row.secret, `oidc_clients.secret:${clientId}`, previousAad(clientId))
+      if (previous === null) previousUntil = null
       await tx.query('UPDATE kigo_gateway.oidc_clients SET secret = $2, previous_secret = $3, previous_secret_expires_at = $4 WHERE client_id = $1', [
         clientId,
         this.sealSecret(clientId, secret),

@@ -2,17 +2,19 @@
 // registering one, its page (key, endpoints), editing its name, callback and home page,
 // rotating its secret with the overlap the owner chooses (docs/gateway.md#rotating-a-secret),
 // deleting it, and revoking an application's access to one's account; each change audited
-// as an `account.*` action naming the user. The consumer secret is shown once: on the
-// answer to the registration or rotation that made it, never on a later visit. Registered
+// as an `account.*` action naming the user. The consumer secret is shown once: the
+// registration or rotation answers 303 to the application's new-secret page, which shows
+// it the first time it is opened (docs/gateway.md#a-new-secret-is-shown-once), never on a
+// reload or a later visit, so a reload never registers or rotates again. Registered
 // on the account area as the login API's and OpenID Connect's pages are, with the account
 // area's posted-form opening.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccountKit } from '../account-area/account-kit.js'
 import { field } from '../account-area/form.js'
 import { sendPage, sendSecretPage, seeOther } from '../account-area/html.js'
-import { applicationPage, messagePage, overlapChoice, type RegisterForm, type ShownSecret } from '../account-area/pages.js'
+import { applicationPage, messagePage, overlapChoice, shownOnceNotice, type RegisterForm, type ShownSecret } from '../account-area/pages.js'
 import { applicationEditPage } from '../account-area/application-edit.js'
-import { livePrevious, overlapOf, rotationAudit } from '../domain/secret-rotation.js'
+import { livePrevious, postedOverlap, rotationAudit, type PreviousSecret } from '../domain/secret-rotation.js'
 import type { SignedInSession } from '../account-area/posted-form.js'
 import { scopesFromCheckboxes } from '../domain/scopes.js'
 import { InvalidInput, refused } from '../store/validation.js'
@@ -40,9 +42,9 @@ const auditView = (c: Consumer) => ({ name: c.name, callback_url: c.callbackUrl,
 export function registerApplications(app: FastifyInstance, ctx: ProviderContext, kit: AccountKit): void {
   const { store, sessions } = ctx
 
-  /** The application's page with the secret just made, the one answer that shows it. */
-  const showSecret = (request: FastifyRequest, reply: FastifyReply, status: number, session: SignedInSession, consumer: Consumer, shown: ShownSecret, notice: string) =>
-    sendSecretPage(reply, status, applicationPage({ user: session.user, csrfToken: session.csrfToken, consumer, baseUrl: request.deployment!.baseUrl, notice, shown }))
+  /** Where a registration or rotation sends the browser: the page that shows the new secret once. */
+  const newSecretPath = (key: string) => `/account/apps/${encodeURIComponent(key)}/new-secret`
+  const slotOf = (key: string) => `app:${key}`
 
   app.post('/account/apps', async (request, reply) => {
     const ok = await kit.signedInPost(request, reply)
@@ -55,29 +57,59 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
     try {
       const { consumer, secret } = await store.createConsumer({ ...storedDetails(input), ownerId: session.user.id, scopes: input.scopes })
       await kit.audited(kit.by(request, session.user.id), { kind: 'app', action: 'account.app_create', target: consumer.key, before: null, after: { user: session.user.id, ...auditView(consumer), scopes: consumer.scopes } })
-      return showSecret(request, reply, 201, session, consumer, { secret }, 'Your application is registered. Keep the consumer secret private.')
+      await sessions.holdNewSecret(session, slotOf(consumer.key), { secret })
+      return seeOther(reply, newSecretPath(consumer.key))
     } catch (err) {
       if (err instanceof InvalidInput) return invalid(refusal(err))
       throw err
     }
   })
 
-  app.get('/account/apps/:key', async (request, reply) => {
+  /** The application's page, with the secret a registration or rotation just made when `shown` has it. */
+  const sendApplication = (request: FastifyRequest, reply: FastifyReply, session: SignedInSession, consumer: Consumer, previous: PreviousSecret | undefined, o: { shown?: ShownSecret; notice?: string }) => {
+    const live = livePrevious(previous, ctx.now())
+    return sendSecretPage(reply, 200, applicationPage({ user: session.user, csrfToken: session.csrfToken, consumer, baseUrl: request.deployment!.baseUrl, previousUntil: live === null ? null : new Date(live.expiresAt), ...o }))
+  }
+
+  /** The signed-in user's own application and its previous secret, or null after answering (the sign-in, or 404). */
+  const ownForPage = async (request: FastifyRequest, reply: FastifyReply, path: (key: string) => string) => {
     request.routeName = 'account'
     const session = await sessions.current(request)
     const key = (request.params as { key: string }).key
-    if (!session?.user) return seeOther(reply, '/account/login?next=%2Faccount')
+    if (!session?.user) {
+      await seeOther(reply, `/account/login?next=${encodeURIComponent(path(key))}`)
+      return null
+    }
     const found = await store.getConsumer(key)
     if (!found || found.consumer.ownerId !== session.user.id) {
-      return sendPage(reply, 404, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'No such application', message: 'You have no application with this key.', link: { href: '/account', text: 'Your account' } }))
+      await noSuchApplication(reply, session as SignedInSession)
+      return null
     }
+    return { session: session as SignedInSession, ...found }
+  }
+
+  // The address a registration answered at before it redirected: the list of applications.
+  app.get('/account/apps', async (request, reply) => {
+    request.routeName = 'account'
+    return seeOther(reply, '/account#applications')
+  })
+
+  app.get('/account/apps/:key', async (request, reply) => {
+    const own = await ownForPage(request, reply, () => '/account')
+    if (!own) return reply
     const notice = kit.noticeOf(request)
-    const previous = livePrevious(found.previous, ctx.now())
-    return sendPage(
-      reply,
-      200,
-      applicationPage({ user: session.user, csrfToken: session.csrfToken, consumer: found.consumer, baseUrl: request.deployment!.baseUrl, previousUntil: previous === null ? null : new Date(previous.expiresAt), ...(notice ? { notice } : {}) }),
-    )
+    return sendApplication(request, reply, own.session, own.consumer, own.previous, notice ? { notice } : {})
+  })
+
+  // The page a registration or rotation redirects to: the new secret, the first time it is
+  // opened by the session that made it; opened again, it says the secret was shown once.
+  app.get('/account/apps/:key/new-secret', async (request, reply) => {
+    const own = await ownForPage(request, reply, newSecretPath)
+    if (!own) return reply
+    const shown = await sessions.takeNewSecret(own.session, slotOf(own.consumer.key))
+    if (shown === null) return sendApplication(request, reply, own.session, own.consumer, own.previous, { notice: shownOnceNotice('consumer secret', 'Make a new secret below.') })
+    const notice = shown.previousUntil === undefined ? 'Your application is registered. Keep the consumer secret private.' : 'A new consumer secret was made. Give it to the application.'
+    return sendApplication(request, reply, own.session, own.consumer, own.previous, { shown, notice })
   })
 
   app.post('/account/revoke', async (request, reply) => {
@@ -140,15 +172,16 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
     const cancel = `/account/apps/${encodeURIComponent(consumer.key)}`
     const asked = kit.confirmFirst(reply, ok.session, ok.form, { action: path, title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret', choice: overlapChoice, cancel })
     if (asked) return asked
-    // No choice posted (a form of before the choice existed) is no overlap.
-    const overlapSeconds = overlapOf(field(ok.form, 'overlap') ?? '0')
+    // No choice posted (a form of before the choice existed) is the default overlap.
+    const overlapSeconds = postedOverlap(field(ok.form, 'overlap'))
     if (overlapSeconds === null) {
       return sendPage(reply, 400, messagePage({ user: ok.session.user, csrfToken: ok.session.csrfToken, title: 'Choose how long the old secret works', message: 'The form named no overlap this page offers: none, 1 hour, 24 hours or 7 days. Nothing was changed.', link: { href: cancel, text: `Back to ${consumer.name}` } }))
     }
     const rotated = await store.rotateConsumerSecret(consumer.key, { overlapSeconds, now: new Date(ctx.now()) })
     if (!rotated) return noSuchApplication(reply, ok.session)
     await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: 'account.app_rotate_secret', target: consumer.key, before: { user: ok.session.user.id }, after: { user: ok.session.user.id, ...rotationAudit(overlapSeconds, rotated.previousUntil) } })
-    return showSecret(request, reply, 200, ok.session, rotated.consumer, { secret: rotated.secret, previousUntil: rotated.previousUntil }, 'A new consumer secret was made. Give it to the application.')
+    await sessions.holdNewSecret(ok.session, slotOf(consumer.key), { secret: rotated.secret, previousUntil: rotated.previousUntil })
+    return seeOther(reply, newSecretPath(consumer.key))
   })
 
   app.post('/account/apps/:key/delete', async (request, reply) => {

@@ -38,6 +38,20 @@ export class SecretBox {
     return [sealVersion, iv.toString('base64url'), tag.toString('base64url'), ciphertext.toString('base64url')].join('.')
   }
 
+  /**
+   * The value sealed again under another binding (a replaced secret kept as the previous
+   * one), or null when it does not open: a secret that was altered or sealed under another
+   * key worked for nobody, so a rotation keeps none rather than failing.
+   */
+  reseal(sealed: string, fromAssociatedData: string, toAssociatedData: string): string | null {
+    try {
+      return this.seal(this.open(sealed, fromAssociatedData), toAssociatedData)
+    } catch (err) {
+      if (err instanceof UnreadableSecret) return null
+      throw err
+    }
+  }
+
   /** The plain value; throws UnreadableSecret when the value was altered, moved or sealed under another key. */
   open(sealed: string, associatedData: string): string {
     const parts = sealed.split('.')

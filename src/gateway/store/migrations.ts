@@ -143,4 +143,17 @@ ALTER TABLE kigo_gateway.consumers ADD COLUMN home_url text;
 CREATE INDEX access_tokens_consumer_live ON kigo_gateway.access_tokens (consumer_key, user_id) WHERE revoked_at IS NULL;
 `,
   },
+  {
+    version: 90,
+    name: 'a new secret held for the one page that shows it',
+    sql: `
+-- docs/gateway.md#a-new-secret-is-shown-once: a registration or rotation answers 303 to a
+-- page that shows the new secret once; until that page is opened the secret waits here,
+-- sealed (bound to the session and the slot's name), beside the session that made it, for
+-- a few minutes. Opening the page clears it, and so does the session's end.
+ALTER TABLE kigo_gateway.web_sessions ADD COLUMN shown_slot text;
+ALTER TABLE kigo_gateway.web_sessions ADD COLUMN shown_secret text;
+ALTER TABLE kigo_gateway.web_sessions ADD COLUMN shown_expires_at timestamptz;
+`,
+  },
 ]

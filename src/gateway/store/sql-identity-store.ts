@@ -53,6 +53,7 @@ const aad = {
   tokenSecret: (token: string) => `access_tokens.secret:${token}`,
   requestTokenSecret: (token: string) => `request_tokens.secret:${token}`,
   csrfToken: (idHash: string) => `web_sessions.csrf_token:${idHash}`,
+  shownSecret: (idHash: string, slot: string) => `web_sessions.shown_secret:${idHash}:${slot}`,
 }
 
 interface UserRow {
@@ -402,13 +403,14 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     if (!isPlausibleKey(key)) return null
     const secret = randomToken(secretBytes)
     const overlapSeconds = options.overlapSeconds ?? 0
-    const previousUntil = overlapSeconds > 0 ? new Date((options.now ?? new Date()).getTime() + overlapSeconds * 1000) : null
+    let previousUntil = overlapSeconds > 0 ? new Date((options.now ?? new Date()).getTime() + overlapSeconds * 1000) : null
     const row = await this.db.transaction(async (tx: Queryable) => {
       // The row is locked while the old secret is read and moved: of two rotations at once,
       // the second keeps the first one's new secret as its previous one.
       const current = await tx.query<{ secret: string }>(`SELECT secret FROM kigo_gateway.consumers WHERE key = $1 FOR UPDATE`, [key])
       if (!current[0]) return null
-      const previous = previousUntil === null ? null : this.box.seal(this.box.open(current[0].secret, aad.consumerSecret(key)), aad.previousConsumerSecret(key))
+      const previous = previousUntil === null ? null : this.box.reseal(current[0].secret, aad.consumerSecret(key), aad.previousConsumerSecret(key))
+      if (previous === null) previousUntil = null
       const rows = await tx.query<ConsumerRow>(
         `UPDATE kigo_gateway.consumers SET secret = $2, previous_secret = $3, previous_secret_expires_at = $4 WHERE key = $1 RETURNING ${consumerColumns}`,
         [key, this.box.seal(secret, aad.consumerSecret(key)), previous, previousUntil],
@@ -645,6 +647,28 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
   async deleteWebSession(id: string): Promise<void> {
     if (!isPlausibleKey(id)) return
     await this.db.query(`DELETE FROM kigo_gateway.web_sessions WHERE id_hash = $1`, [sha256(id)])
+  }
+
+  async holdShownSecret(id: string, slot: string, value: string, expiresAt: Date): Promise<void> {
+    if (!isPlausibleKey(id)) return
+    const idHash = sha256(id)
+    await this.db.query(`UPDATE kigo_gateway.web_sessions SET shown_slot = $2, shown_secret = $3, shown_expires_at = $4 WHERE id_hash = $1`, [idHash, slot, this.box.seal(value, aad.shownSecret(idHash, slot)), expiresAt])
+  }
+
+  async takeShownSecret(id: string, slot: string, now: Date): Promise<string | null> {
+    if (!isPlausibleKey(id)) return null
+    const idHash = sha256(id)
+    // One statement reads and clears it: of two gateways opening the page at once, one shows it.
+    const rows = await this.db.query<{ shown_secret: string; shown_expires_at: Date }>(
+      `WITH held AS (SELECT id_hash, shown_secret, shown_expires_at FROM kigo_gateway.web_sessions WHERE id_hash = $1 AND shown_slot = $2 FOR UPDATE)
+       UPDATE kigo_gateway.web_sessions s SET shown_slot = NULL, shown_secret = NULL, shown_expires_at = NULL
+       FROM held WHERE s.id_hash = held.id_hash
+       RETURNING held.shown_secret, held.shown_expires_at`,
+      [idHash, slot],
+    )
+    const row = rows[0]
+    if (!row || new Date(row.shown_expires_at).getTime() <= now.getTime()) return null
+    return this.box.open(row.shown_secret, aad.shownSecret(idHash, slot))
   }
 
   // ---- authorized applications ----------------------------------------------------------

@@ -82,6 +82,13 @@ export interface ProviderRepository {
   /** The session when it exists and has not expired at `now`. */
   getWebSession(id: string, now: Date): Promise<WebSession | null>
   deleteWebSession(id: string): Promise<void>
+  /**
+   * Holds `value` (sealed) beside the session under `slot` until `expiresAt`, replacing
+   * what it held: a new secret waiting for the one page that shows it.
+   */
+  holdShownSecret(id: string, slot: string, value: string, expiresAt: Date): Promise<void>
+  /** The value held under `slot`, cleared as it is read (once), or null when none is held or it expired at `now`. */
+  takeShownSecret(id: string, slot: string, now: Date): Promise<string | null>
 
   /** Applications holding unrevoked access tokens of the user, with the scopes those tokens carry. */
   listAuthorizedApplications(userId: string): Promise<AuthorizedApplication[]>

@@ -29,8 +29,9 @@ describe('the actor of an audited change', () => {
     const web = new WebClient(stack.url)
     expect((await web.signIn('/account/login', alice.id, alice.password)).status).toBe(303)
     const form = await web.get('/account/sites')
-    const created = await web.post('/account/sites', { csrf_token: csrfOf(form.text), name: 'Tea Party', callback: 'https://tea.example/cb' })
-    expect(created.status).toBe(201)
+    const created = await web.postAndFollow('/account/sites', { csrf_token: csrfOf(form.text), name: 'Tea Party', callback: 'https://tea.example/cb' })
+    expect(created.posted).toBe(303)
+    expect(created.status).toBe(200)
     const apiKey = codeOf(created.text, 'api_key')!
     const deleted = await web.post(`/account/sites/${apiKey}/delete`, { csrf_token: csrfOf(created.text), confirm: 'yes' })
     expect(deleted.status).toBe(303)

@@ -250,7 +250,7 @@ describe('the exchange at /api/auth.{json,xml}', () => {
 describe('a site rotated or deleted', () => {
   it('rotating the secret makes the old one fail; deleting the site makes its key and its certs fail; both audited', async () => {
     const s = await addSite('Short-lived', 'alice', 'https://short.example/cb')
-    const rotated = await stack.admin<{ api_key: string; secret: string }>('POST', `/admin/sites/${s.api_key}/rotate-secret`)
+    const rotated = await stack.admin<{ api_key: string; secret: string }>('POST', `/admin/sites/${s.api_key}/rotate-secret`, { overlap_seconds: 0 })
     expect(rotated.status).toBe(200)
     expect(rotated.body.secret).not.toBe(s.secret)
     expect((await get(signInPath(s))).status).toBe(400)
@@ -385,8 +385,9 @@ describe('the pages: a user registers a site; the account page, /migration and t
     const bad = await web.post('/account/sites', { csrf_token: csrfOf(page.text), name: 'Bad', callback: 'ftp://x.example/' })
     expect(bad.status).toBe(400)
     expect(bad.text).toMatch(/http or https; nothing was registered/)
-    const created = await web.post('/account/sites', { csrf_token: csrfOf(page.text), name: 'My diary', callback: 'https://diary.example/cb' })
-    expect(created.status).toBe(201)
+    const created = await web.postAndFollow('/account/sites', { csrf_token: csrfOf(page.text), name: 'My diary', callback: 'https://diary.example/cb' })
+    expect(created.posted).toBe(303)
+    expect(created.status).toBe(200)
     const mine: Site = { api_key: codeOf(created.text, 'api_key')!, secret: codeOf(created.text, 'secret')!, name: 'My diary', callback: 'https://diary.example/cb' }
     expect(mine.secret).toMatch(/^[A-Za-z0-9_-]{24,}$/)
     const later = await web.get('/account/sites')
@@ -408,7 +409,8 @@ describe('the pages: a user registers a site; the account page, /migration and t
     expect(askDelete.status).toBe(200)
     expect(askDelete.text).toContain('Delete the site')
     expect(await certFor(mine)).toBeTruthy()
-    const rotated = await web.post(`/account/sites/${mine.api_key}/rotate-secret`, { csrf_token: csrfOf(later.text), confirm: 'yes' })
+    const rotated = await web.postAndFollow(`/account/sites/${mine.api_key}/rotate-secret`, { csrf_token: csrfOf(later.text), confirm: 'yes', overlap: '0' })
+    expect(rotated.posted).toBe(303)
     expect(rotated.status).toBe(200)
     expect(codeOf(rotated.text, 'secret')).not.toBe(mine.secret)
     expect((await get(signInPath(mine))).status).toBe(400)

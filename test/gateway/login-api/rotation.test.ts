@@ -41,25 +41,38 @@ async function signedInWith(s: Pick<Site, 'api_key' | 'secret' | 'callback'>): P
 const exchangeStatus = async (s: Pick<Site, 'api_key'>, secret: string) => (await get(exchangePath({ api_key: s.api_key, secret }, 'no-such-cert'))).status
 
 describe('on the account pages', () => {
-  it('shows the secret once with a copy button; a rotation with 1 hour keeps the old secret working until the hour is over', async () => {
+  it('shows the secret once with a copy button, on the page the post redirects to; a reload shows none and makes none; a rotation with 1 hour keeps the old secret working until the hour is over', async () => {
     const web = new WebClient(stack.url)
     expect((await web.signIn('/account/login', carol.id, carol.password)).status).toBe(303)
     const sites = await web.get('/account/sites')
-    const created = await web.post('/account/sites', { csrf_token: csrfOf(sites.text), name: 'Carol’s shop', callback: 'https://shop.example/cb' })
-    expect(created.status).toBe(201)
+    const created = await web.postAndFollow('/account/sites', { csrf_token: csrfOf(sites.text), name: 'Carol’s shop', callback: 'https://shop.example/cb' })
+    expect(created.posted).toBe(303)
+    expect(created.status).toBe(200)
     expect(created.text).toContain('data-copy="secret"')
+    expect(created.text).toContain('data-copy="api_key"')
     expect(created.headers.get('content-security-policy')).toMatch(/script-src 'sha256-[A-Za-z0-9+/]+=*'/)
     const site = { api_key: codeOf(created.text, 'api_key')!, secret: codeOf(created.text, 'secret')!, callback: 'https://shop.example/cb' }
+    expect(created.location).toBe(`/account/sites/${site.api_key}/new-secret`)
     expect((await web.get('/account/sites')).text).not.toContain(site.secret)
+    // The page opened again: the site without its secret, and still one site.
+    const reload = await web.get(created.location!)
+    expect(reload.status).toBe(200)
+    expect(codeOf(reload.text, 'secret')).toBeUndefined()
+    expect(codeOf(reload.text, 'api_key')).toBe(site.api_key)
+    expect(reload.text).toContain('The secret was shown once, on the page after it was made')
+    expect((await stack.admin<{ sites: Array<{ name: string }> }>('GET', '/admin/sites?owner=carol')).body.sites.filter((s) => s.name === 'Carol’s shop')).toHaveLength(1)
 
     const ask = await web.post(`/account/sites/${site.api_key}/rotate-secret`, { csrf_token: csrfOf(sites.text) })
     expect(ask.text).toContain('<select id="choice_overlap" name="overlap">')
-    const rotated = await web.post(`/account/sites/${site.api_key}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '3600' })
+    const rotated = await web.postAndFollow(`/account/sites/${site.api_key}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '3600' })
+    expect(rotated.posted).toBe(303)
     expect(rotated.status).toBe(200)
     const fresh = { ...site, secret: codeOf(rotated.text, 'secret')! }
     expect(fresh.secret).not.toBe(site.secret)
     expect(rotated.text).toContain('data-copy="secret"')
     expect(rotated.text).toContain('keeps working until <time datetime="2027-05-10T09:00:00Z"')
+    // A reload makes no third secret: the one the site runs with still works.
+    expect(codeOf((await web.get(rotated.location!)).text, 'secret')).toBeUndefined()
 
     expect(await signedInWith(site)).toBe('carol')
     expect(await signedInWith(fresh)).toBe('carol')
@@ -79,7 +92,7 @@ describe('on the account pages', () => {
     expect(refused.status).toBe(400)
     expect(codeOf(refused.text, 'secret')).toBeUndefined()
     expect(await exchangeStatus(site, fresh.secret)).toBe(400)
-    const none = await web.post(`/account/sites/${site.api_key}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '0' })
+    const none = await web.postAndFollow(`/account/sites/${site.api_key}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '0' })
     expect(none.text).toContain('The secret it replaced stopped working at once.')
     expect(await exchangeStatus(site, fresh.secret)).toBe(401)
     expect(await exchangeStatus(site, codeOf(none.text, 'secret')!)).toBe(400)

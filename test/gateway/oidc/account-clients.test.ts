@@ -31,12 +31,11 @@ async function signedIn(user: { id: string; password: string }): Promise<WebClie
   return web
 }
 
-/** Registers through the form; the answer page and the client as openid-client needs it. */
+/** Registers through the form; the page the answer redirects to (or the answer itself, when it refused). */
 async function register(web: WebClient, form: Record<string, string>) {
   const page = await web.get('/account/oidc-clients')
   expect(page.status).toBe(200)
-  const answer = await web.post('/account/oidc-clients', { csrf_token: csrfOf(page.text), ...form })
-  return answer
+  return web.postAndFollow('/account/oidc-clients', { csrf_token: csrfOf(page.text), ...form })
 }
 
 /** Signs `user` in to the site through the code flow with PKCE; the ID token's subject. */
@@ -90,8 +89,11 @@ describe('/account/oidc-clients', () => {
     const web = await signedIn(alice)
     const redirectUri = 'https://diary.example/oidc/cb'
     const created = await register(web, { name: 'My diary', redirect_uris: `${redirectUri}\r\nhttps://diary.example/other-cb\r\n`, type: 'confidential' })
-    expect(created.status).toBe(201)
+    expect(created.posted).toBe(303)
+    expect(created.status).toBe(200)
     const client: RegisteredClient = { client_id: codeOf(created.text, 'client_id')!, client_secret: codeOf(created.text, 'client_secret')!, redirect_uris: [redirectUri] }
+    expect(created.location).toBe(`/account/oidc-clients/${client.client_id}/new-secret`)
+    expect(created.text).toContain('data-copy="client_id"')
     expect(client.client_id).toMatch(/^[A-Za-z0-9_-]{16,}$/)
     expect(client.client_secret).toMatch(/^[A-Za-z0-9_-]{32,}$/)
     expect(created.text).toContain('https://diary.example/other-cb')
@@ -129,7 +131,8 @@ describe('/account/oidc-clients', () => {
     const stillOld = await exchangeWith(client, redirectUri, client.client_secret!)
     expect((stillOld as oidc.TokenEndpointResponse).access_token).toBeTruthy()
 
-    const rotated = await web.post(`/account/oidc-clients/${client.client_id}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes' })
+    const rotated = await web.postAndFollow(`/account/oidc-clients/${client.client_id}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '0' })
+    expect(rotated.posted).toBe(303)
     expect(rotated.status).toBe(200)
     const newSecret = codeOf(rotated.text, 'client_secret')!
     expect(newSecret).toMatch(/^[A-Za-z0-9_-]{32,}$/)
@@ -181,7 +184,8 @@ describe('/account/oidc-clients', () => {
     const web = await signedIn(alice)
     const redirectUri = 'http://127.0.0.1:8766/cb'
     const created = await register(web, { name: 'Phone <app>', redirect_uris: redirectUri, type: 'public' })
-    expect(created.status).toBe(201)
+    expect(created.posted).toBe(303)
+    expect(created.status).toBe(200)
     expect(created.text).toContain('Phone &lt;app&gt;')
     expect(created.text).not.toContain('Phone <app>')
     const clientId = codeOf(created.text, 'client_id')!
@@ -212,6 +216,9 @@ describe('/account/oidc-clients', () => {
     expect(evePage.status).toBe(200)
     expect(evePage.text).not.toContain(client.client_id)
     expect(evePage.text).not.toContain('Alice private')
+    const secretPage = await eve.get(`/account/oidc-clients/${client.client_id}/new-secret`)
+    expect(secretPage.status).toBe(404)
+    expect(secretPage.text).not.toContain('Alice private')
     for (const action of ['rotate-secret', 'delete']) {
       const ask = await eve.get(`/account/oidc-clients/${client.client_id}/${action}`)
       expect(ask.status, action).toBe(404)

@@ -86,19 +86,21 @@ describe('through the operator API', () => {
 })
 
 describe('on the account pages', () => {
-  it('asks for the overlap, shows the new secret once with a copy button, and says until when the old one works', async () => {
+  it('asks for the overlap (a day unless changed), shows the new secret once with a copy button on the page the post redirects to, and says until when the old one works; a reload shows none and makes none', async () => {
     const client = await registerClient(stack, { name: 'Alice’s site', owner: 'alice', redirect_uris: [redirectUri] })
     const web = new WebClient(stack.url)
     expect((await web.signIn('/account/login', alice.id, alice.password)).status).toBe(303)
     const ask = await web.get(`/account/oidc-clients/${client.client_id}/rotate-secret`)
     expect(ask.status).toBe(200)
     expect(ask.text).toContain('<select id="choice_overlap" name="overlap">')
+    expect(ask.text).toContain('<option value="86400" selected>')
     const refused = await web.post(`/account/oidc-clients/${client.client_id}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '86401' })
     expect(refused.status).toBe(400)
     expect(codeOf(refused.text, 'client_secret')).toBeUndefined()
     expect(await tokenRequest(client.client_id, client.client_secret!)).toMatchObject({ status: 400 })
 
-    const rotated = await web.post(`/account/oidc-clients/${client.client_id}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '604800' })
+    const rotated = await web.postAndFollow(`/account/oidc-clients/${client.client_id}/rotate-secret`, { csrf_token: csrfOf(ask.text), confirm: 'yes', overlap: '604800' })
+    expect(rotated.posted).toBe(303)
     expect(rotated.status).toBe(200)
     const secret = codeOf(rotated.text, 'client_secret')!
     expect(secret).not.toBe(client.client_secret)
@@ -106,6 +108,10 @@ describe('on the account pages', () => {
     expect(rotated.text).toContain('The secret it replaced keeps working until')
     expect(rotated.headers.get('content-security-policy')).toMatch(/script-src 'sha256-/)
     expect((await web.get('/account/oidc-clients')).text).not.toContain(secret)
+    const reload = await web.get(rotated.location!)
+    expect(reload.status).toBe(200)
+    expect(codeOf(reload.text, 'client_secret')).toBeUndefined()
+    expect(reload.text).toContain('The client secret was shown once, on the page after it was made')
 
     expect(await tokenRequest(client.client_id, client.client_secret!)).toMatchObject({ status: 400 })
     expect(await tokenRequest(client.client_id, secret)).toMatchObject({ status: 400 })

@@ -141,14 +141,15 @@ describe('registering applications', () => {
   it('registers an application and shows its consumer key and secret, which work at oauth/initiate', async () => {
     const web = await signedIn()
     const account = await web.get('/account')
-    const res = await web.post('/account/apps', {
+    const res = await web.postAndFollow('/account/apps', {
       csrf_token: csrfOf(account.text),
       name: 'My <b>Client</b>',
       callback: 'https://client.example/cb',
       scope: ['read_public', 'write_public'],
     })
-    // The answer itself shows the key and the secret (the only page that ever shows it).
-    expect(res.status).toBe(201)
+    // The page the answer redirects to shows the key and the secret (the only page that ever shows it).
+    expect(res.posted).toBe(303)
+    expect(res.status).toBe(200)
     const detail = res
     expect(detail.text).toContain('My &lt;b&gt;Client&lt;/b&gt;')
     const key = /<code id="consumer_key">([^<]+)<\/code>/.exec(detail.text)![1]!
@@ -192,7 +193,7 @@ describe('registering applications', () => {
 
   it('shows an application only to its owner', async () => {
     const web = await signedIn()
-    const res = await web.post('/account/apps', { csrf_token: csrfOf((await web.get('/account')).text), name: 'Alice only', scope: 'read_public' })
+    const res = await web.postAndFollow('/account/apps', { csrf_token: csrfOf((await web.get('/account')).text), name: 'Alice only', scope: 'read_public' })
     const location = `/account/apps/${/<code id="consumer_key">([^<]+)<\/code>/.exec(res.text)![1]!}`
     const other = await signedIn(bob)
     const shown = await other.get(location)
@@ -360,7 +361,8 @@ describe('an application\'s owner, and the audit trail of the user\'s own change
     const asked = await web.post(`/account/apps/${consumer.key}/rotate`, { csrf_token: csrfOf(appPage.text) })
     expect(asked.status).toBe(200)
     expect((await sign()).status).toBe(200)
-    const rotated = await web.post(`/account/apps/${consumer.key}/rotate`, { csrf_token: csrfOf(asked.text), confirm: 'yes' })
+    const rotated = await web.postAndFollow(`/account/apps/${consumer.key}/rotate`, { csrf_token: csrfOf(asked.text), confirm: 'yes', overlap: '0' })
+    expect(rotated.posted).toBe(303)
     expect(rotated.status).toBe(200)
     const after = rotated
     const secret = /<code class="secret" id="consumer_secret">([^<]+)<\/code>/.exec(after.text)![1]!

@@ -138,6 +138,17 @@ export class WebClient {
     return answer(res)
   }
 
+  /**
+   * Posts, and follows a 303 with a GET as a browser does: the page the browser then shows,
+   * with the post's own status and Location (a registration or a new secret answers 303).
+   */
+  async postAndFollow(path: string, form: Record<string, string | string[]>): Promise<Answer & { posted: number; location: string | null }> {
+    const posted = await this.post(path, form)
+    const location = posted.headers.get('location')
+    if (posted.status !== 303 || location === null) return { ...posted, posted: posted.status, location }
+    return { ...(await this.get(location)), posted: posted.status, location }
+  }
+
   /** Signs in through the login form at `path` (the authorize page or /account/login). */
   async signIn(path: string, username: string, password: string): Promise<Answer> {
     const login = await this.get(path)

@@ -223,6 +223,32 @@ for (const { name, setup } of backends) {
         await expect(store.createWebSession({ userId: newId(), expiresAt: new Date(now.getTime() + minutes(5)), now })).rejects.toThrow(NotFound)
       })
 
+      it('holds a new secret beside a session, sealed, for one read of its slot before it expires', async () => {
+        const user = await addUser()
+        const now = new Date()
+        const later = new Date(now.getTime() + minutes(10))
+        const mine = await store.createWebSession({ userId: user.id, expiresAt: new Date(now.getTime() + minutes(60)), now })
+        const theirs = await store.createWebSession({ userId: (await addUser()).id, expiresAt: new Date(now.getTime() + minutes(60)), now })
+        const value = `{"secret":"held-${randomBytes(8).toString('hex')}"}`
+        await store.holdShownSecret(mine.id, 'app:one', value, later)
+        const rows = await raw.query<Record<string, unknown>>('SELECT * FROM kigo_gateway.web_sessions WHERE user_id = $1', [user.id])
+        expect(JSON.stringify(rows)).not.toContain(value.slice(11, 30))
+        // Another session, another slot: nothing, and what is held stays.
+        expect(await store.takeShownSecret(theirs.id, 'app:one', now)).toBeNull()
+        expect(await store.takeShownSecret(mine.id, 'app:two', now)).toBeNull()
+        expect(await store.takeShownSecret(mine.id, 'app:one', now)).toBe(value)
+        expect(await store.takeShownSecret(mine.id, 'app:one', now)).toBeNull()
+        // Too late: cleared and not given.
+        await store.holdShownSecret(mine.id, 'app:one', value, later)
+        expect(await store.takeShownSecret(mine.id, 'app:one', later)).toBeNull()
+        expect(await store.takeShownSecret(mine.id, 'app:one', now)).toBeNull()
+        // A later hold replaces the earlier one.
+        await store.holdShownSecret(mine.id, 'app:one', '"first"', later)
+        await store.holdShownSecret(mine.id, 'app:two', '"second"', later)
+        expect(await store.takeShownSecret(mine.id, 'app:one', now)).toBeNull()
+        expect(await store.takeShownSecret(mine.id, 'app:two', now)).toBe('"second"')
+      })
+
       it('drops expired sessions when new ones are created', async () => {
         const user = await addUser()
         const then = new Date(Date.now() - minutes(120))

@@ -77,7 +77,7 @@ export function movingPage(o: { base: string; policies: Policies | null; now: nu
 ${schedule.length === 0
     ? html`<p class="muted">The schedule is not available here.</p>`
     : html`<ul>${schedule.map((l) => html`<li><strong>${l.name}</strong>: ${datesHtml(l.summary)}</li>`)}</ul>
-<p class="muted">Times are UTC. Until then your tools keep working as they are.</p>`}
+<p class="muted">Times are UTC.</p>`}
 </section>
 ${toolsSection({ signedIn, tools: o.tools ?? [], sites: o.sites })}
 <section class="card" id="ask-the-maker">

@@ -231,7 +231,7 @@ ${o.legacy.length === 0
 <td data-label="What will happen">${datesHtml(l.fate)}</td>
 </tr>`)}</tbody>
 </table>
-<p><a href="/developers#tell-your-developer">What to tell the client's developer</a> · <a href="/migration">the migration schedule</a></p>`}
+<p><a href="/account/moving">How to move your tools</a> · <a href="/developers#tell-your-developer">What to tell the client's developer</a> · <a href="/migration">the migration schedule</a></p>`}
 </section>`
 
   const f = o.form

@@ -101,6 +101,7 @@ describe('the account page', () => {
     expect(row('Feeder/1.0')).not.toContain('older version')
     expect(row('Poster/1.0')).toContain('Moved: Poster/2.0 signs in with OAuth (last 2030-03-01 08:01 UTC). Nothing to do, unless this older version still runs somewhere.')
     expect(row('HaikuDroid/3.2')).toContain('It stops working on 2030-04-01 00:00 UTC.')
+    expect(table).toContain('<a href="/account/moving">How to move your tools</a>')
   })
 
   it('the login sites card and page say where the login API stands, as the policy has it', async () => {

@@ -79,11 +79,21 @@ const commands: Command[] = [
     action: 'show',
     args: ['id'],
     options: {},
-    summary: "show a user's ID, display name and creation time",
-    examples: ['kigo users show alice'],
+    summary: "show a user's ID, display name, contact e-mail (and a new one waiting for its owner's confirmation) and creation time",
+    examples: ['kigo users show alice', 'kigo users show alice --json'],
     async run(client, { args }) {
       const result = await client.request('GET', `/admin/users/${seg(args[0]!)}`)
-      return { result, text: record(result) }
+      const u = result.json as { id: string; name: string; email: string | null; email_pending?: string | null; email_pending_until?: string | null; created_at: string }
+      // The address in use was confirmed by its owner's link or set by an operator; a new
+      // one the user asked for is used only once its link is opened.
+      const shown: Record<string, Field> = {
+        id: u.id,
+        name: u.name,
+        email: u.email === null ? 'none' : `${u.email} (in use: confirmed by its owner, or set by an operator)`,
+        ...(u.email_pending && u.email_pending_until ? { email_pending: `${u.email_pending} (not confirmed yet: its link works until ${u.email_pending_until})` } : {}),
+        created_at: u.created_at,
+      }
+      return { result, text: () => formatRecord(shown) }
     },
   },
   {

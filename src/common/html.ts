@@ -66,3 +66,20 @@ export function timeHtml(at: number | Date, options: { dateOnly?: boolean; local
   const iso = isoSeconds(at)
   return html`<time datetime="${iso}" title="${iso}"${options.local ? trusted(' data-local="datetime"') : ''}>${readableTime(at, options.dateOnly)}</time>`
 }
+
+// An instant as a message writes it (time.ts: `2027-07-01`, `2027-07-01 00:00 UTC`).
+const writtenDate = /\d{4}-\d\d-\d\d(?: \d\d:\d\d UTC)?/g
+
+/**
+ * Text with each date it writes (`2027-07-01 00:00 UTC`) held on one line (the stylesheet's
+ * `.date`): a browser otherwise breaks a line after a date's hyphen, at 390 px often.
+ */
+export function datesHtml(text: string): SafeHtml {
+  let out = ''
+  let from = 0
+  for (const m of text.matchAll(writtenDate)) {
+    out += escapeHtml(text.slice(from, m.index)) + `<span class="date">${escapeHtml(m[0])}</span>`
+    from = m.index + m[0].length
+  }
+  return new SafeHtml(out + escapeHtml(text.slice(from)))
+}

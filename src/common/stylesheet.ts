@@ -46,6 +46,8 @@ ul.scopes li{margin:.3rem 0}
 code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem;background:#f0f2f5;padding:.1rem .35rem;border-radius:4px;overflow-wrap:anywhere}
 .verifier{font-size:2.6rem;font-weight:700;letter-spacing:.18em;display:block;text-align:center;padding:.9rem .5rem;margin:1rem 0;overflow-wrap:normal;white-space:nowrap;overflow-x:auto;user-select:all;-webkit-user-select:all;cursor:text;border:2px dashed #8fa0c0}
 .nowrap{white-space:nowrap}
+/* A date never breaks inside (after its hyphens, or between its day and time). */
+time,.date{white-space:nowrap}
 table{width:100%;border-collapse:collapse;font-size:.95rem}
 th,td{text-align:left;padding:.45rem .4rem;border-bottom:1px solid #e4e7ec;vertical-align:top}
 th{font-weight:600;color:#59636e;font-size:.85rem}

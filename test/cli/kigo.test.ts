@@ -169,9 +169,9 @@ describe('kigo users', () => {
     const id = uniqueId()
     await kigoJson(['users', 'add', id, '--name', 'Show Me'])
     const out = await kigoJson(['users', 'show', id])
-    expect(out).toEqual({ id, name: 'Show Me', created_at: expect.stringMatching(/Z$/) })
+    expect(out).toEqual({ id, name: 'Show Me', email: null, email_pending: null, email_pending_until: null, created_at: expect.stringMatching(/Z$/) })
     const r = await kigo(['users', 'show', id])
-    expect(r.stdout).toMatch(new RegExp(`^id          ${id}\nname        Show Me\ncreated_at  \\d{4}-`))
+    expect(r.stdout).toMatch(new RegExp(`^id          ${id}\nname        Show Me\nemail       none\ncreated_at  \\d{4}-`))
   })
 
   it('an API error is one line on stderr with exit code 1', async () => {

@@ -5,11 +5,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuditActor, Audited } from '../audit/audited.js'
 import { auditTrail, userActor } from '../audit/audited.js'
-import { isLegacyMethod, type LegacyMethod } from '../policy/types.js'
-import { oauthUseByFamily } from '../usage/moved.js'
 import type { AccountContext } from './context.js'
 import { sendPage } from './html.js'
-import { legacyClientView } from './legacy-usage.js'
+import { legacyClients, loginApiStanding } from './legacy-usage.js'
 import { accountPage, type RegisterForm } from './pages.js'
 import { confirmFirst } from './confirm.js'
 import { postedForm, signedInPost, type Expired, type SignedInSession } from './posted-form.js'
@@ -85,10 +83,8 @@ export function accountKit(app: FastifyInstance, ctx: AccountContext): AccountKi
         ctx.contactEmail ? ctx.contactEmail.store.pending(session.user.id, ctx.now()) : Promise.resolve(null),
       ])
       const now = ctx.now()
-      const oauthUse = oauthUseByFamily(usage)
-      const legacy = migration
-        ? usage.filter((r) => isLegacyMethod(r.method)).map((r) => legacyClientView(r, migration.policy.current()[r.method as LegacyMethod], session.user.id, now, oauthUse(r)))
-        : null
+      const policies = migration?.policy.current()
+      const legacy = policies ? legacyClients(usage, policies, session.user.id, now) : null
       return sendPage(
         reply,
         status,
@@ -104,6 +100,7 @@ export function accountKit(app: FastifyInstance, ctx: AccountContext): AccountKi
           emailPending,
           emailByMail: ctx.contactEmail?.outbox.mailing ?? false,
           sections,
+          ...(policies ? { loginApi: loginApiStanding(policies.login_api, now) } : {}),
           ...(notice ? { notice } : {}),
           ...(passwordError ? { passwordError } : {}),
         }),

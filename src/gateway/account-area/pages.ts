@@ -5,6 +5,7 @@ import type { AuthorizedApplication, Consumer, User } from '../store/types.js'
 import type { Scope } from '../domain/identifiers.js'
 import { scopes as allScopes } from '../domain/identifiers.js'
 import { html, page, timeHtml, type SafeHtml } from './html.js'
+import { datesHtml } from '../../common/html.js'
 import { scopeDescriptions } from '../domain/scopes.js'
 import type { LegacyClientView } from './legacy-usage.js'
 import { minLoginPasswordLength } from '../../common/password-rule.js'
@@ -35,8 +36,9 @@ ${csrfField(o.csrfToken)}
 <input type="hidden" name="next" value="${o.next}">
 <label for="username">User ID</label>
 <input type="text" id="username" name="username" value="${o.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
-<label for="password">Password</label>
-<input type="password" id="password" name="password" autocomplete="current-password" required>
+<label for="password">Sign-in password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" aria-describedby="password-hint" required>
+<p class="muted" id="password-hint">The password you sign in to this site with, not the API password that older tools (WSSE or Basic) use.</p>
 <div class="actions"><button type="submit">Sign in</button></div>
 </form>
 <p class="muted"><a href="/account/forgot">Forgot your password?</a></p>
@@ -182,6 +184,8 @@ export function accountPage(
     emailByMail?: boolean
     /** Sections added by other parts of the account area (context.ts, AccountSection). */
     sections?: SafeHtml[]
+    /** Where the login API stands (legacy-usage.ts loginApiStanding); absent without a policy. */
+    loginApi?: { retiring: boolean; text: string }
   },
 ): string {
   const authorized =
@@ -224,10 +228,10 @@ ${o.legacy.length === 0
 <td data-label="Client"><strong>${l.client}</strong></td>
 <td data-label="Method">${l.methodName}</td>
 <td data-label="Last seen">${timeHtml(l.lastSeen)}</td>
-<td data-label="What will happen">${l.fate}</td>
+<td data-label="What will happen">${datesHtml(l.fate)}</td>
 </tr>`)}</tbody>
 </table>
-<p><a href="/developers#tell-your-developer">What to tell the client's developer</a> · <a href="/migration">the migration schedule</a></p>`}
+<p><a href="/account/moving">How to move your tools</a> · <a href="/developers#tell-your-developer">What to tell the client's developer</a> · <a href="/migration">the migration schedule</a></p>`}
 </section>`
 
   const f = o.form
@@ -291,7 +295,7 @@ ${registered}
 
 <section class="card" id="login-sites">
 <h2>Login sites</h2>
-<p class="muted">Sites that still sign people in with the retired login API: <a href="/account/sites">register or manage yours</a>.</p>
+<p class="muted">Sites that ${o.loginApi?.retiring ? 'still ' : ''}sign people in with the login API: <a href="/account/sites">register or manage yours</a>.${o.loginApi ? html` ${datesHtml(o.loginApi.text)}` : ''}</p>
 </section>
 
 <section class="card" id="oidc-clients">

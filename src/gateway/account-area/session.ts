@@ -76,6 +76,16 @@ export class Sessions {
     return found && { id, user: found.user, csrfToken: found.csrfToken }
   }
 
+  /**
+   * For a page anyone may read (the guides): the signed-in user and their session's CSRF
+   * token, so that its header offers the account and "Sign out" rather than "Sign in";
+   * nothing for a visitor (no session is started for them).
+   */
+  async viewer(request: FastifyRequest): Promise<{ user?: User; csrfToken?: string }> {
+    const session = await this.current(request)
+    return session?.user ? { user: session.user, csrfToken: session.csrfToken } : {}
+  }
+
   /** The request's session, or a new signed-out one (its cookie set on `reply`). */
   async currentOrVisitor(request: FastifyRequest, reply: FastifyReply, secure: boolean): Promise<Session> {
     return (await this.current(request)) ?? this.start(request, reply, null, secure)

@@ -270,5 +270,6 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
   app.get('/api/auth.json', exchange('json'))
   app.get('/api/auth.xml', exchange('xml'))
 
-  registerSitePages(app, { area, sites, now, ...(options.audit ? { audit: options.audit } : {}) })
+  const policy = options.policy
+  registerSitePages(app, { area, sites, now, ...(options.audit ? { audit: options.audit } : {}), ...(policy ? { policy: () => policy.current().login_api } : {}) })
 }

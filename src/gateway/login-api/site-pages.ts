@@ -6,9 +6,10 @@
 // chooses (docs/login-api.md#rotating-the-secret), delete. Every post is CSRF-checked by
 // the account area; every change is audited.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { html, timeHtml, type SafeHtml } from '../../common/html.js'
+import { datesHtml, html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { isoSeconds } from '../../common/time.js'
-import { copyButton, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { copyButton, field, loginApiStanding, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import type { MethodPolicy } from '../policy/types.js'
 import { postedOverlap, rotationAudit } from '../domain/secret-rotation.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
@@ -91,7 +92,7 @@ ${c.secret === null ? '' : html`<div class="warn">Copy the secret now: kigo show
 </div>`
 }
 
-function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSite[]; form?: SiteForm; edit?: SiteEdit; created?: CreatedSite; notice?: string }): string {
+function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSite[]; form?: SiteForm; edit?: SiteEdit; created?: CreatedSite; notice?: string; standing?: { text: string } | null }): string {
   const f = o.form ?? { name: '', callback: '', home: '' }
   return page({
     title: 'Your login sites',
@@ -103,7 +104,7 @@ function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSi
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 ${o.created ? createdCard(o.created) : ''}
 <section class="card" id="sites">
-<p class="muted">The login API is being retired: new sites should sign people in with OAuth or OpenID Connect (<a href="/developers#login-api">how</a>). It is kept for the sites that still use it.</p>
+<p class="muted">${o.standing ? html`${datesHtml(o.standing.text)} ` : ''}New sites should sign people in with OpenID Connect or OAuth (<a href="/developers#login-api">how</a>).</p>
 ${o.sites.length === 0 ? html`<p class="muted">You have no login site.</p>` : html`<table class="cards">
 <thead><tr><th>Name</th><th>api_key</th><th>Callback</th><th>Registered</th><th></th></tr></thead>
 <tbody>${o.sites.map((s) => html`<tr>
@@ -130,7 +131,7 @@ ${o.csrf}
   })
 }
 
-export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; sites: LoginSiteStore; now: () => number; audit?: Pick<AuditStore, 'record'> }): void {
+export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; sites: LoginSiteStore; now: () => number; audit?: Pick<AuditStore, 'record'>; policy?: () => MethodPolicy }): void {
   const { area, sites } = o
   /** Where a registration or rotation sends the browser: the page that shows the new secret once. */
   const newSecretPath = (key: string) => `/account/sites/${encodeURIComponent(key)}/new-secret`
@@ -138,7 +139,7 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
   const audited = auditTrail(o.audit, app.log)
   // A page showing a secret carries its copy script (allowed by its hash).
   const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof sitesPage>[0], 'session' | 'csrf' | 'sites'> = {}) =>
-    (extra.created ? sendSecretPage : sendPage)(reply, status, sitesPage({ session, csrf: area.csrfField(session), sites: await sites.list(session.user.id), ...extra }))
+    (extra.created ? sendSecretPage : sendPage)(reply, status, sitesPage({ session, csrf: area.csrfField(session), sites: await sites.list(session.user.id), standing: o.policy ? loginApiStanding(o.policy(), o.now()) : null, ...extra }))
 
   app.get('/account/sites', async (request, reply) => {
     request.routeName = 'account'

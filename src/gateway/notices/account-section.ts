@@ -3,7 +3,7 @@
 // as it applies, whether or not the user has a contact e-mail; and for each legacy client
 // the endpoints it called and when, so the person can tell which tool it is. A login-API
 // site's owner sees their site's part. Registered on the account page's sections.
-import { html, timeHtml } from '../../common/html.js'
+import { datesHtml, html, timeHtml } from '../../common/html.js'
 import type { AccountSection } from '../provider/context.js'
 import { noticeParts } from './message.js'
 import { endpointKey, type EndpointStore } from './endpoints.js'
@@ -22,13 +22,17 @@ export function noticeAccountSection(o: { notices: Pick<Notices, 'current'>; end
       const rows = n.clients.map((c, i) => {
         const l = s.lines[i]!
         const used = endpoints.get(endpointKey(n.method, c.client)) ?? []
-        return html`<li><strong>${l.label}</strong>: ${l.requests} ${l.what}, last seen ${timeHtml(c.lastSeen)}.<br>${l.outlook}${used.length > 0
+        return html`<li><strong>${l.label}</strong>: ${l.requests} ${l.what}, last seen ${timeHtml(c.lastSeen)}.<br>${datesHtml(l.outlook)}${used.length > 0
           ? html`<br><span class="muted">Called lately:</span> ${used.map((u, j) => html`${j > 0 ? ', ' : ''}<code>${u.endpoint}</code> (${timeHtml(u.lastSeen)})`)}`
           : ''}</li>`
       })
+      // The card's own words: its list is above them (the mail's wording is its own).
+      const todo = n.method === 'login_api'
+        ? html`${s.whatToDo} <a href="/migration">Migration guide</a>.`
+        : html`Update each tool listed above to a version that signs in with OAuth, or ask its maker for one. <a href="/account/moving">How to move your tools</a>: what to ask the maker, and how to let the new version in.`
       return html`<h3>${s.headline}</h3>
 <ul class="notice-clients">${rows}</ul>
-<p>What to do: ${s.whatToDo} ${n.method === 'login_api' ? html`<a href="/migration">Developer guide</a>` : html`<a href="/account/moving">How to move your tools</a>`}.</p>`
+<p>What to do: ${todo}</p>`
     })
     return html`<section class="card" id="migration-notice">
 <h2>Tools that need to move</h2>

@@ -30,6 +30,8 @@ export interface AdminApiOptions {
   audit?: Pick<AuditStore, 'record'>
   /** Clock in milliseconds (default Date.now): a rotated secret's overlap ends from it. */
   now?: () => number
+  /** A user's new contact e-mail waiting for confirmation, shown with the user. */
+  pendingEmail?: AdminRouteOptions['pendingEmail']
 }
 
 // ---- validation ------------------------------------------------------------------------
@@ -156,7 +158,7 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
   })
 
   // One group per resource, each in this context (its validator, errors and no-store).
-  const routes: AdminRouteOptions = { store, newPassword, audited, changed, now: options.now ?? Date.now }
+  const routes: AdminRouteOptions = { store, newPassword, audited, changed, now: options.now ?? Date.now, ...(options.pendingEmail ? { pendingEmail: options.pendingEmail } : {}) }
   await app.register(adminUsers, routes)
   await app.register(adminApps, routes)
   await app.register(adminTokens, routes)

@@ -25,6 +25,8 @@ export interface AdminRouteOptions {
   changed: (change: AdminChange) => void
   /** The clock, in milliseconds (a rotation's overlap ends from it). */
   now: () => number
+  /** A new contact e-mail waiting for its owner to open the link mailed to it (account-area/contact-email.ts). */
+  pendingEmail?: (user: string, now: number) => Promise<{ email: string; expiresAt: Date } | null>
 }
 
 /** The largest body a mutation takes. */

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ApiError } from '../../common/errors.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
-import { Type } from '../../common/typebox.js'
+import { Type, type TSchema } from '../../common/typebox.js'
 import { Conflict, type User } from '../store/types.js'
 import { bodyLimit, errorResponses, Name, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
 import { isoSeconds } from '../../common/time.js'
@@ -18,6 +18,8 @@ const CreateUserBody = Type.Object(
 )
 const CreatedUser = Type.Object({ id: Type.String(), name: Type.String(), password: Type.String(), api_password: Type.String() })
 const UserView = Type.Object({ id: Type.String(), name: Type.String(), created_at: Timestamp })
+const OrNull = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
+const UserDetail = Type.Object({ id: Type.String(), name: Type.String(), email: OrNull(Type.String()), email_pending: OrNull(Type.String()), email_pending_until: OrNull(Timestamp), created_at: Timestamp })
 const UserParams = Type.Object({ id: UserId })
 const ApiPasswordReset = Type.Object({ id: Type.String(), api_password: Type.String() })
 const LoginPasswordReset = Type.Object({ id: Type.String(), password: Type.String(), sessions_ended: Type.Integer() })
@@ -27,7 +29,7 @@ const EmailBody = Type.Object({ email: Type.Union([Type.String({ minLength: 1, m
 
 const userView = (u: User) => ({ id: u.id, name: u.name, created_at: isoSeconds(u.createdAt) })
 
-export async function adminUsers(instance: FastifyInstance, { store, newPassword, audited, changed }: AdminRouteOptions): Promise<void> {
+export async function adminUsers(instance: FastifyInstance, { store, newPassword, audited, changed, now, pendingEmail }: AdminRouteOptions): Promise<void> {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()
 
   app.post('/admin/users', {
@@ -53,11 +55,15 @@ export async function adminUsers(instance: FastifyInstance, { store, newPassword
   })
 
   app.get('/admin/users/:id', {
-    schema: { params: UserParams, response: { 200: UserView, ...errorResponses } },
+    schema: { params: UserParams, response: { 200: UserDetail, ...errorResponses } },
   }, async (request) => {
     const user = await store.getUser(request.params.id)
     if (!user) throw userNotFound(request.params.id)
-    return userView(user)
+    // The address in use was confirmed by its owner's link, or set by an operator; one
+    // the user asked for is not used until its link is opened.
+    const [email, pending] = await Promise.all([store.getUserEmail(user.id), pendingEmail ? pendingEmail(user.id, now()) : null])
+    const { created_at: createdAt, ...named } = userView(user)
+    return { ...named, email, email_pending: pending?.email ?? null, email_pending_until: pending ? isoSeconds(pending.expiresAt) : null, created_at: createdAt }
   })
 
   app.post('/admin/users/:id/reset-api-password', {

@@ -30,6 +30,7 @@ import type { UserLocks } from '../throttle/user-locks.js'
 import { usageApi } from './usage-api.js'
 import type { Notices } from '../notices/index.js'
 import { noticesApi } from './notices-api.js'
+import type { ContactEmailStore } from '../account-area/contact-email.js'
 import { noticesDashboardSection } from './notices-panel.js'
 import { oidcAdminApi } from '../oidc/admin-api.js'
 import type { OidcProviders } from '../oidc/index.js'
@@ -51,6 +52,8 @@ export interface OperatorDeps extends GatewayDeps {
   sites?: LoginSiteStore
   /** Migration notices and the policy plan (docs/gateway.md#migration-notices). */
   notices?: Notices
+  /** New contact e-mails waiting for their owners' confirmation (shown with a user). */
+  contactEmails?: Pick<ContactEmailStore, 'pending'>
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
@@ -80,7 +83,8 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
   await app.register(async (api) => {
     await api.register(adminAuth, { adminToken: deps.config.adminToken })
     const audit = deps.audit
-    await api.register(adminApi, { store: deps.store, now, ...(audit ? { audit } : {}) })
+    const contactEmails = deps.contactEmails
+    await api.register(adminApi, { store: deps.store, now, ...(audit ? { audit } : {}), ...(contactEmails ? { pendingEmail: (user: string, at: number) => contactEmails.pending(user, at) } : {}) })
     if (audit) await api.register(auditApi, { audit })
     if (deps.userLocks) await api.register(locksApi, { locks: deps.userLocks, now, ...(audit ? { audit } : {}) })
     if (deps.operatorSessions) await api.register(sessionsApi, { sessions: deps.operatorSessions, now, ...(audit ? { audit } : {}) })

@@ -185,7 +185,7 @@ REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=… node ${loginApiSample} finish 
 <h2>For users: what to tell your client's developer</h2>
 <p>If your account page lists a tool that still uses your API password (WSSE or HTTP Basic), send its developer this page's address, <code>${base}/developers</code>, and the <a href="/migration">migration schedule</a>: the tool keeps every URL and parameter and changes only how it signs in (OAuth 1.0a, this guide). Until then, the dates on the schedule say when it will stop working.</p>
 </section>`
-    return sendPage(reply, 200, page({ title: 'Developer guide', body, wide: true }))
+    return sendPage(reply, 200, page({ title: 'Developer guide', body, wide: true, ...(await ctx.sessions.viewer(request)) }))
   })
 
   // Each sample as a file, written for the address it is downloaded from (as the page shows it).

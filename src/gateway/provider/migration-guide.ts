@@ -12,6 +12,7 @@ import { securePage } from '../../common/security-headers.js'
 import { legacyMethods, type LegacyMethod, type MethodPolicy, type PolicyState } from '../policy/types.js'
 import type { ProviderContext } from './context.js'
 import { html, page, type SafeHtml } from '../account-area/html.js'
+import { datesHtml } from '../../common/html.js'
 
 /** What each state means for a client still using the method. */
 export const stateMeaning: Record<PolicyState, string> = {
@@ -48,7 +49,7 @@ export function methodSection(method: LegacyMethod, p: MethodPolicy, now: number
     : outlook.endsAt !== null ? dateTime(outlook.endsAt) : html`<span class="muted">no date set</span>`
   return html`<section class="card policy" id="policy-${method}" data-state="${state}">
 <h2>${methodNames[method]} (${methodWire[method]})</h2>
-<p class="outlook">${outlook.summary}</p>
+<p class="outlook">${datesHtml(outlook.summary)}</p>
 <dl>
 <dt>Now</dt><dd><strong class="state">${state}</strong>: ${stateMeaning[state]}${open ? html` — <strong>a brownout is on until ${dateTime(open.end)}</strong>` : ''}</dd>
 ${since !== null ? html`<dt>Deprecated since</dt><dd>${dateTime(since)}</dd>` : ''}
@@ -145,8 +146,9 @@ the login API is deprecated, its exchange answers carry <code>Deprecation</code>
 <code>Sunset</code> and the sign-in page says so; during brownouts and after deny the
 sign-in and the exchange are refused.</p>
 </div>
-<p>Users: your <a href="/account#legacy">account page</a> lists which of your tools and sites
-still use a legacy method, and what will happen to each.</p>`
-    return sendPageWithScript(reply, (nonce) => page({ title: 'Moving off the legacy methods', body, script: { nonce, code: localTimeScript } }))
+<p>Using a tool rather than writing one? <a href="/account/moving">Moving your tools</a> says what
+stops working, which of your tools still sign in the old way, and what to ask their makers.</p>`
+    const viewer = await ctx.sessions.viewer(request)
+    return sendPageWithScript(reply, (nonce) => page({ title: 'Moving off the legacy methods', body, script: { nonce, code: localTimeScript }, ...viewer }))
   })
 }

@@ -247,7 +247,7 @@ describe('migration notices', () => {
     const page = (await web.get('/account')).text
     expect(page).toContain('id="migration-notice"')
     expect(page).toContain('curl/8.5.0')
-    expect(page).toMatch(/It stops working on \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\./)
+    expect(page).toMatch(/It stops working on <span class="date">\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC<\/span>\./)
     expect(page).toContain('<code>statuses/update</code>')
     expect(page).toContain('You have no contact e-mail, so this notice is not mailed to you')
 

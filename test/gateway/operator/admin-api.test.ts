@@ -147,7 +147,7 @@ describe('POST /admin/users', () => {
     // Never shown again: reading the user returns no secret.
     const shown = await call('GET', `/admin/users/${id}`)
     expect(shown.status).toBe(200)
-    expect(shown.body).toEqual({ id, name: id, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) })
+    expect(shown.body).toEqual({ id, name: id, email: null, email_pending: null, email_pending_until: null, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) })
   })
 
   it('uses the given name and login password', async () => {

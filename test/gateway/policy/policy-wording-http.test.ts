@@ -13,7 +13,8 @@ import { form, wsseHeader } from './signers.js'
 let stack: Stack
 let carol: { password: string; api_password: string }
 
-const decode = (html: string) => html.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
+// A date's <span class="date"> only keeps it on one line: it is not part of the words.
+const decode = (html: string) => html.replace(/<span class="date">([^<]*)<\/span>/g, '$1').replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
 
 async function cli(...args: string[]): Promise<string> {
   let stdout = ''

@@ -72,7 +72,7 @@ describe('/migration with a live policy', () => {
     // The scheduled deny is the sunset (the announced 30 June is not when it stops working).
     expect(basic).toMatch(/<dt>Sunset<\/dt><dd><time datetime="2031-07-01T00:00:00Z" data-local="datetime">2031-07-01 00:00 UTC<\/time>/)
     // (The real clock decides whether a window is open now.)
-    expect(basic).toMatch(/<p class="outlook">(Works, except every day 09:00–12:00 UTC \(brownouts\)|Refused now, until 12:00 UTC \(a brownout\); refused every day 09:00–12:00 UTC, working otherwise)\. It stops working on 2031-07-01 00:00 UTC\.<\/p>/)
+    expect(basic).toMatch(/<p class="outlook">(Works, except every day 09:00–12:00 UTC \(brownouts\)|Refused now, until 12:00 UTC \(a brownout\); refused every day 09:00–12:00 UTC, working otherwise)\. It stops working on <span class="date">2031-07-01 00:00 UTC<\/span>\.<\/p>/)
     expect(basic).toMatch(/<strong>deny<\/strong> from <time datetime="2031-07-01T00:00:00Z"/)
     expect(basic).toMatch(/data-local="time">09:00<\/time>–<time [^>]*data-local="time">12:00<\/time> UTC every day/)
     expect(text).toMatch(/id="policy-wsse" data-state="deprecate"/)

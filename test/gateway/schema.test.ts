@@ -45,6 +45,8 @@ const addedSince: Array<[number, string]> = [
   [83, 'application home pages; unrevoked tokens by application and user'],
   [84, 'login site home pages'],
   [85, 'OpenID Connect grants by client'],
+  [90, 'links that undo a change of contact e-mail'],
+  [91, 'mail budgets'],
 ]
 const recorded = [...recordedBefore, ...addedSince].sort((a, b) => a[0] - b[0])
 

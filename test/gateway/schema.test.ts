@@ -109,7 +109,7 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
       // In the lists' order (src/gateway/schema.ts): the identity store's 61, 80 and 83 first, the audit's 36, …
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 36, 35, 37, 40, 81, 84, 50, 82, 85, 60, 70, 71])
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 36, 35, 37, 90, 40, 81, 84, 50, 82, 85, 60, 91, 70, 71])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

@@ -87,7 +87,8 @@ export function registerPasswordResetPages(app: FastifyInstance, ctx: AccountCon
     await store.setLoginPassword(userId, next)
     await store.endUserSessions(userId)
     await kit.audited(kit.by(request, userId), { kind: 'user', action: 'account.reset_password_by_mail', target: userId, before: null, after: null })
-    if (ctx.contactEmail) await tellOldAddressOfReset(ctx.contactEmail, userId, request.deployment!.baseUrl, ctx.now())
+    // The password is set: a failure to tell the old address is logged, not answered.
+    if (ctx.contactEmail) await tellOldAddressOfReset(ctx.contactEmail, userId, request.deployment!.baseUrl, ctx.now()).catch((err: unknown) => request.log.error({ err: { message: (err as Error).message } }, 'reset notice to the old contact e-mail not recorded'))
     return seeOther(reply, '/account/login?notice=password_reset')
   })
 }

@@ -1,8 +1,10 @@
 // The operator port and the core's metrics port answer only the Host names they are meant
 // to be reached by (docs/security.md#request-edges): a page whose name an attacker
 // re-points at such a port's address (DNS rebinding) sends its own name as Host, and is
-// refused before any route, /metrics included, sees the request. Two Host fields are
-// refused as on the public port.
+// refused before any route, /metrics included, sees the request. Two Host fields, a port
+// outside 1 to 65535, and a target that is not a path (absolute-form
+// `GET http://evil.example/metrics`, or `*`; RFC 9112 §3.2: a server that is no proxy
+// needs origin-form) are refused as on the public port.
 import type { FastifyInstance } from 'fastify'
 import { sendOperatorJson } from './api-errors.js'
 import { errors } from './errors.js'
@@ -26,6 +28,7 @@ export function hostNameAllowed(host: string | undefined, configured: readonly s
   if (host === undefined || host === '') return false
   const given = split(host)
   if (given.name === '') return false
+  if (given.port !== null && !(Number(given.port) >= 1 && Number(given.port) <= 65_535)) return false
   if (loopbackNames.includes(given.name)) return true
   return configured.some((entry) => {
     const allowed = split(entry)
@@ -42,6 +45,7 @@ export function hostNameCheck(app: FastifyInstance, configured: readonly string[
   const refusal = `The ${listener.port} does not answer to this Host; use 127.0.0.1, localhost or a name configured in ${listener.setting}`
   app.addHook('onRequest', (request, reply, done) => {
     if (repeatedHost(request.raw.rawHeaders)) return void sendOperatorJson(request, reply, repeatedHostError(), undefined)
+    if (!request.raw.url?.startsWith('/')) return void sendOperatorJson(request, reply, errors.badRequest('bad_request', `The ${listener.port} takes a path as the request target (such as /metrics), not a full URL`), undefined)
     if (!hostNameAllowed(request.headers.host, configured)) return void sendOperatorJson(request, reply, errors.badRequest('bad_request', refusal), undefined)
     done()
   })

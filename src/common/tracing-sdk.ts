@@ -3,7 +3,7 @@
 // service.name), so in embedded mode the gateway's spans and the core's stay apart though
 // they share the process; the context manager and the W3C propagator are the process's.
 // The sampler, the batch processor and the exporter read their OTEL_* variables themselves.
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api'
+import { context, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
@@ -101,6 +101,7 @@ export async function createAppTracing(serviceName: string, settings: TracingSet
   const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(await exporter(settings))] })
   const tracer: Tracer = provider.getTracer('kigo')
   const servers = new WeakMap<FastifyRequest, ServerSpan>()
+  const { continueCaller } = settings
 
   /** The request's server span context, else the active one. */
   const parentOf = (request: FastifyRequest | null): Context => (request && servers.get(request)?.context) || context.active()
@@ -110,11 +111,18 @@ export async function createAppTracing(serviceName: string, settings: TracingSet
       app.addHook('onRequest', (request, _reply, next) => {
         // Health checks come every few seconds from every orchestrator: no trace of theirs.
         if (isHealthCheck(pathOf(request.url))) return next()
-        // A caller's W3C trace context is continued; it is read as trace context only.
-        const parent = propagation.extract(ROOT_CONTEXT, request.headers)
+        // A caller's W3C trace context is read as trace context only. At the edge it is kept
+        // as a link from a trace of the app's own, whose sampling the app's sampler decides
+        // (a caller's `-01` cannot make every request traced, nor `-00` hide its writes, nor
+        // its trace ID reach the log or an exemplar); continued only when told so (a proxy
+        // in front that is trusted to have decided, or the gateway in front of the core).
+        const given = propagation.extract(ROOT_CONTEXT, request.headers)
+        const callerSpan = trace.getSpanContext(given)
+        const parent = continueCaller ? given : ROOT_CONTEXT
         const span = tracer.startSpan(request.method, {
           kind: SpanKind.SERVER,
           attributes: { 'http.request.method': request.method, 'url.scheme': request.protocol, 'kigo.request_id': String(request.id) },
+          ...(!continueCaller && callerSpan !== undefined && isSpanContextValid(callerSpan) ? { links: [{ context: callerSpan }] } : {}),
         }, parent)
         const ctx = trace.setSpan(parent, span)
         servers.set(request, { span, context: ctx })

@@ -11,6 +11,11 @@ export interface TracingSettings {
   protocol: 'http/json' | 'http/protobuf'
   /** OTEL_SERVICE_NAME as given ('' when unset). */
   serviceName: string
+  /**
+   * Whether a caller's W3C trace context is continued (its trace ID and sampled flag kept)
+   * or only linked from a trace of the app's own (KIGO_TRACE_CALLER_CONTEXT).
+   */
+  continueCaller: boolean
 }
 
 /** A client span around one forward to the core. */

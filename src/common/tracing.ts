@@ -25,6 +25,7 @@ export const tracingVariables = [
   'OTEL_TRACES_SAMPLER',
   'OTEL_TRACES_SAMPLER_ARG',
   'OTEL_SERVICE_NAME',
+  'KIGO_TRACE_CALLER_CONTEXT',
 ] as const
 
 const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== ''
@@ -51,7 +52,9 @@ export function tracingSettings(env: Env = process.env): TracingSettings | null 
   if (protocol !== 'http/json' && protocol !== 'http/protobuf') {
     throw new TracingConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported; use http/protobuf or http/json`)
   }
-  return { protocol, serviceName: env.OTEL_SERVICE_NAME?.trim() ?? '' }
+  const caller = (env.KIGO_TRACE_CALLER_CONTEXT ?? 'link').trim().toLowerCase()
+  if (caller !== 'link' && caller !== 'continue') throw new TracingConfigError(`KIGO_TRACE_CALLER_CONTEXT=${caller} is not supported; use link (the default) or continue`)
+  return { protocol, serviceName: env.OTEL_SERVICE_NAME?.trim() ?? '', continueCaller: caller === 'continue' }
 }
 
 /**
@@ -79,5 +82,7 @@ export async function startTracing(app: TracedApp, opts: { embedded: boolean; en
   const settings = tracingSettings(opts.env ?? process.env)
   if (settings === null) return undefined
   const { createAppTracing } = await import('./tracing-sdk.js')
-  return createAppTracing(serviceName(app, opts.embedded, settings.serviceName), settings)
+  // The core is reached only through the gateway, which sends its own context: the core
+  // continues it. The gateway is the edge: it continues a caller's only when told to.
+  return createAppTracing(serviceName(app, opts.embedded, settings.serviceName), app === 'core' ? { ...settings, continueCaller: true } : settings)
 }

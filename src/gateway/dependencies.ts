@@ -28,7 +28,8 @@ import { PolicyStore } from './policy/store.js'
 import { legacyMethods } from './policy/types.js'
 import type { PasswordReset } from './account-area/context.js'
 import { PasswordResetStore } from './account-area/password-reset.js'
-import { ContactEmailStore, type ContactEmail } from './account-area/contact-email.js'
+import { ContactEmailStore, EmailUndoStore, type ContactEmail } from './account-area/contact-email.js'
+import { MailBudget } from './mail/budget.js'
 import { createReplayCaches, type ReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, identityStoreOn, type SqlIdentityStore } from './store/index.js'
 import { CoreUserSync } from './store/core-users.js'
@@ -204,6 +205,8 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
     onPassError: (err) => logger && !isConnectionFailure(err) && logger.warn({ err: { message: (err as Error).message } }, 'outbox pass failed; the next one tries again'),
   })
   outbox.start()
+  // Mail a visitor can cause (reset links, confirmation links) is budgeted in the store, shared by every gateway.
+  const mailBudget = new MailBudget(database, (kind) => metrics.mailBudgetRefusals.inc({ kind }))
 
   // ---- migration notices (docs/gateway.md#migration-notices): every gateway runs the pass; one at a time decides.
   const endpointStore = new EndpointStore(database)
@@ -243,12 +246,12 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
     oidcProviders,
     sites: new LoginSiteStore(database, config.secretKey),
     operatorSessions: new OperatorSessionStore(database),
-    ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), outbox, ttlSeconds: config.mail.resetTtlSeconds } }),
+    ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), outbox, ttlSeconds: config.mail.resetTtlSeconds, budget: mailBudget } }),
     outbox,
     endpointStore,
     endpoints,
     ...(notices ? { notices } : {}),
-    contactEmail: { store: new ContactEmailStore(database), outbox, ttlSeconds: config.mail.verifyTtlSeconds },
+    contactEmail: { store: new ContactEmailStore(database), undo: new EmailUndoStore(database), budget: mailBudget, outbox, ttlSeconds: config.mail.verifyTtlSeconds },
     coreWatch,
     async ready() {
       const [storeOk, redisOk, coreOk] = await Promise.all([

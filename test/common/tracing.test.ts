@@ -14,9 +14,15 @@ describe('tracingSettings', () => {
   })
 
   it('is on with OTEL_TRACES_EXPORTER=otlp, or with an OTLP endpoint alone; protobuf unless http/json is asked for', () => {
-    expect(tracingSettings({ OTEL_TRACES_EXPORTER: 'otlp' })).toEqual({ protocol: 'http/protobuf', serviceName: '' })
+    expect(tracingSettings({ OTEL_TRACES_EXPORTER: 'otlp' })).toEqual({ protocol: 'http/protobuf', serviceName: '', continueCaller: false })
     expect(tracingSettings({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })?.protocol).toBe('http/json')
     expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })?.protocol).toBe('http/protobuf')
+  })
+
+  it('links a caller\'s trace context unless KIGO_TRACE_CALLER_CONTEXT=continue; anything else is refused at start', () => {
+    expect(tracingSettings({ OTEL_TRACES_EXPORTER: 'otlp', KIGO_TRACE_CALLER_CONTEXT: 'continue' })?.continueCaller).toBe(true)
+    expect(tracingSettings({ OTEL_TRACES_EXPORTER: 'otlp', KIGO_TRACE_CALLER_CONTEXT: 'link' })?.continueCaller).toBe(false)
+    expect(() => tracingSettings({ OTEL_TRACES_EXPORTER: 'otlp', KIGO_TRACE_CALLER_CONTEXT: 'yes' })).toThrow(/KIGO_TRACE_CALLER_CONTEXT=yes/)
   })
 
   it('refuses at start what it cannot export to, naming the variable', () => {

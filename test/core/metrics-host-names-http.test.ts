@@ -18,7 +18,7 @@ afterAll(async () => {
   await stack?.close()
 })
 
-const get = (host: string | null, extra: string[] = []) => rawGet(port, '/metrics', host, extra)
+const get = (host: string | null, extra: string[] = [], target = '/metrics') => rawGet(port, target, host, extra)
 
 describe("the core's metrics port and the Host header", () => {
   it('answers the loopback names on any port, and the configured names', async () => {
@@ -36,6 +36,19 @@ describe("the core's metrics port and the Host header", () => {
       const { error } = JSON.parse(bodyOf(res)) as { error: { code: string; message: string } }
       expect(error.code, host).toBe('bad_request')
       expect(error.message, host).toContain('KIGO_CORE_METRICS_HOST_NAMES')
+      expect(bodyOf(res), host).not.toContain('kigo_core_')
+    }
+  })
+
+  it('refuses an absolute-form target or `*`, and a port outside 1 to 65535', async () => {
+    for (const target of ['http://evil.example/metrics', `http://127.0.0.1:${port}/metrics`, '*']) {
+      const res = await get(`127.0.0.1:${port}`, [], target)
+      expect(statusOf(res), target).toBe(400)
+      expect(bodyOf(res), target).not.toContain('kigo_core_')
+    }
+    for (const host of ['localhost:99999', '127.0.0.1:0', 'prom.example:99999']) {
+      const res = await get(host)
+      expect(statusOf(res), host).toBe(400)
       expect(bodyOf(res), host).not.toContain('kigo_core_')
     }
   })

@@ -164,7 +164,8 @@ describe.skipIf(!pgDb || !redisUrl)('traces in production mode (gateway and core
     dir = mkdtempSync(join(tmpdir(), 'kigo-traces-'))
     const coreMetricsPort = await freePort()
     coreMetricsUrl = `http://127.0.0.1:${coreMetricsPort}/metrics`
-    const s = await stackEnv(dir, { DATABASE_URL: pgDb!.url, REDIS_URL: redisUrl!, KIGO_GATEWAY_BIND: '127.0.0.1', LOG_LEVEL: 'info', KIGO_CORE_METRICS_PORT: String(coreMetricsPort) })
+    // This gateway stands behind a proxy trusted to have decided: it continues the caller's trace.
+    const s = await stackEnv(dir, { DATABASE_URL: pgDb!.url, REDIS_URL: redisUrl!, KIGO_GATEWAY_BIND: '127.0.0.1', LOG_LEVEL: 'info', KIGO_CORE_METRICS_PORT: String(coreMetricsPort), KIGO_TRACE_CALLER_CONTEXT: 'continue' })
     env = { ...s.env, ...otlpEnv(receiver, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_EXPORTER: 'otlp' }) }
     url = `http://localhost:${s.gatewayPort}`
     adminUrl = `http://127.0.0.1:${s.adminPort}`
@@ -252,7 +253,7 @@ describe('traces in embedded mode (one process, PGlite)', () => {
     dir = embeddedDataDir('traces-embedded')
     const s = await stackEnv(dir, { KIGO_GATEWAY_BIND: '127.0.0.1' })
     // No OTEL_TRACES_EXPORTER: an OTLP endpoint alone turns tracing on.
-    env = { ...s.env, ...otlpEnv(receiver) }
+    env = { ...s.env, ...otlpEnv(receiver, { KIGO_TRACE_CALLER_CONTEXT: 'continue' }) }
     url = `http://localhost:${s.gatewayPort}`
     adminUrl = `http://127.0.0.1:${s.adminPort}`
     app = await startApp('embedded', env, `http://127.0.0.1:${s.gatewayPort}/readyz`)
@@ -289,14 +290,14 @@ describe('traces in embedded mode (one process, PGlite)', () => {
   }, 60_000)
 })
 
-describe('sampling follows OTEL_TRACES_SAMPLER', () => {
-  const withSampler = async (sampler: Record<string, string>, requests: (url: string) => Promise<void>): Promise<OtlpReceiver> => {
+describe('sampling follows OTEL_TRACES_SAMPLER, the gateway\'s own', () => {
+  const withSampler = async (sampler: Record<string, string>, requests: (url: string, app: Started, adminUrl: string) => Promise<void>): Promise<OtlpReceiver> => {
     const receiver = await OtlpReceiver.start()
     const dir = embeddedDataDir('traces-sampling')
-    const s = await stackEnv(dir, { KIGO_GATEWAY_BIND: '127.0.0.1' })
+    const s = await stackEnv(dir, { KIGO_GATEWAY_BIND: '127.0.0.1', LOG_LEVEL: 'info' })
     const app = await startApp('embedded', { ...s.env, ...otlpEnv(receiver, sampler) }, `http://127.0.0.1:${s.gatewayPort}/readyz`)
     try {
-      await requests(`http://localhost:${s.gatewayPort}`)
+      await requests(`http://localhost:${s.gatewayPort}`, app, `http://127.0.0.1:${s.adminPort}`)
     } finally {
       // Stopping exports what is buffered: after it, what the receiver holds is all there is.
       await app.stop()
@@ -317,10 +318,55 @@ describe('sampling follows OTEL_TRACES_SAMPLER', () => {
     // The SDK's ratio sampler compares the trace ID's 32-bit words, XORed, with ratio × 2^32.
     const low = callerContext('00000000000000000000000000000001')
     const high = callerContext('ffffffff000000000000000000000001')
-    const receiver = await withSampler({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' }, async (url) => {
+    // Behind a trusted proxy (KIGO_TRACE_CALLER_CONTEXT=continue), the caller's trace ID is the one sampled.
+    const receiver = await withSampler({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5', KIGO_TRACE_CALLER_CONTEXT: 'continue' }, async (url) => {
       for (const c of [low, high]) expect((await fetch(`${url}/api/statuses/public_timeline.json`, { headers: { traceparent: c.traceparent } })).status).toBe(200)
     })
     expect(receiver.trace(low.traceId).map((s) => s.service)).toEqual(expect.arrayContaining(['kigo-gateway', 'kigo-core']))
     expect(receiver.trace(high.traceId)).toEqual([])
+  }, 200_000)
+
+
+  // At the edge the gateway decides what is traced (docs/security.md#trace-context-at-the-edge).
+  /** The request log lines of `output`, with their trace IDs. */
+  const requestLines = (output: string) => output.split('\n').filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l) as { trace_id?: string; url?: string })
+  const exemplarIds = (text: string) => [...text.matchAll(/# \{trace_id="([0-9a-f]{32})"\}/g)].map((m) => m[1]!)
+  const gatewayServerSpans = (receiver: OtlpReceiver) => receiver.spans.filter((s) => s.service === 'kigo-gateway' && s.kind === 2)
+
+  it('20 requests asking to be sampled (-01) under a 1 % sampler: a few traces at most, each the gateway\'s own with a link to the caller\'s; no caller trace ID in a log line or exemplar', async () => {
+    const callers = Array.from({ length: 20 }, () => callerContext())
+    let lines: Array<{ trace_id?: string }> = []
+    let metrics = ''
+    const receiver = await withSampler({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' }, async (url, app, adminUrl) => {
+      for (const c of callers) expect((await fetch(`${url}/api/statuses/public_timeline.json`, { headers: { traceparent: c.traceparent } })).status).toBe(200)
+      metrics = await (await fetch(`${adminUrl}/metrics`)).text()
+      await eventually(() => requestLines(app.output()).length >= callers.length, 'the request lines')
+      lines = requestLines(app.output())
+    })
+    const servers = gatewayServerSpans(receiver)
+    expect(servers.length).toBeLessThanOrEqual(3)
+    const callerIds = new Set(callers.map((c) => c.traceId))
+    for (const s of servers) {
+      expect(callerIds.has(s.traceId)).toBe(false)
+      expect(s.parentSpanId).toBe('')
+      expect(s.links).toHaveLength(1)
+      expect(callerIds.has(s.links[0]!.traceId)).toBe(true)
+    }
+    expect(receiver.spans.filter((s) => callerIds.has(s.traceId))).toEqual([])
+    for (const l of lines) expect(callerIds.has(l.trace_id ?? '')).toBe(false)
+    // Exemplars name only the traces the gateway sampled (and exported).
+    const exported = new Set(receiver.spans.map((s) => s.traceId))
+    for (const id of exemplarIds(metrics)) expect(exported.has(id), id).toBe(true)
+  }, 200_000)
+
+  it('writes sent with -00 (asking not to be traced) are traced by the default sampler all the same', async () => {
+    const callers = Array.from({ length: 3 }, () => ({ ...callerContext(), traceparent: '' }))
+    for (const c of callers) c.traceparent = `00-${c.traceId}-${c.spanId}-00`
+    const receiver = await withSampler({}, async (url) => {
+      for (const c of callers) expect((await fetch(`${url}/api/statuses/update.json`, { method: 'POST', headers: { traceparent: c.traceparent, 'content-type': 'application/x-www-form-urlencoded' }, body: 'status=hidden' })).status).toBe(401)
+    })
+    const servers = gatewayServerSpans(receiver)
+    expect(servers).toHaveLength(3)
+    expect(servers.map((s) => s.links[0]?.traceId).sort()).toEqual(callers.map((c) => c.traceId).sort())
   }, 200_000)
 })

@@ -136,7 +136,7 @@ describe('docker-compose.yml', () => {
     for (const [name, s] of kigoServices) {
       expect(tracingSettings(expand(s, {})), name).toBeNull()
       const on = expand(s, { OTEL_TRACES_EXPORTER: 'otlp' })
-      expect(tracingSettings(on), name).toEqual({ protocol: 'http/protobuf', serviceName: '' })
+      expect(tracingSettings(on), name).toEqual({ protocol: 'http/protobuf', serviceName: '', continueCaller: false })
       // Jaeger's OTLP/HTTP port on the compose network.
       expect(new URL(on.OTEL_EXPORTER_OTLP_ENDPOINT!).host, name).toBe('jaeger:4318')
     }

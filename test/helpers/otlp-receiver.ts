@@ -11,6 +11,8 @@ export interface ReceivedSpan {
   /** OTLP's SpanKind: 1 internal, 2 server, 3 client. */
   kind: number
   attributes: Record<string, string | number | boolean>
+  /** The span contexts it links to (OTLP's links: trace and span IDs). */
+  links: Array<{ traceId: string; spanId: string }>
 }
 
 interface OtlpValue {
@@ -26,7 +28,7 @@ interface OtlpAttribute {
 interface OtlpExport {
   resourceSpans?: Array<{
     resource?: { attributes?: OtlpAttribute[] }
-    scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpAttribute[] }> }>
+    scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpAttribute[]; links?: Array<{ traceId: string; spanId: string }> }> }>
   }>
 }
 
@@ -68,7 +70,7 @@ export class OtlpReceiver {
       const service = String(plain(rs.resource?.attributes)['service.name'] ?? '')
       for (const ss of rs.scopeSpans ?? []) {
         for (const s of ss.spans ?? []) {
-          this.spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind, attributes: plain(s.attributes) })
+          this.spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind, attributes: plain(s.attributes), links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })) })
         }
       }
     }

@@ -1,9 +1,10 @@
 // The account page and the changes a user makes to their own account there
 // (docs/gateway.md#the-oauth-provider-and-the-account-pages): the sign-in password (the
-// current one needed, throttled like sign-in), the contact e-mail and the API password
+// current one needed, throttled like sign-in), the contact e-mail (the current password
+// needed too: it decides where reset links go) and the API password
 // used by Basic and WSSE clients. What cannot be undone asks first; each change goes to
 // the audit trail as an `account.*` action naming the user (docs/operations.md#the-audit-trail).
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { loginPasswordProblem } from '../../common/password-rule.js'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'
@@ -26,6 +27,32 @@ export function registerAccountPage(app: FastifyInstance, ctx: AccountContext, k
     return kit.renderAccount(reply, 200, session as SignedInSession, emptyRegisterForm, kit.noticeOf(request))
   })
 
+  /**
+   * Proof of the person rather than of the session, for the changes that would hand the
+   * account to whoever holds the session (the password, the contact e-mail): false when
+   * `current` is the user's login password, else true once `refuse`'s page is sent.
+   * Wrong passwords count against the sign-in throttle, so a stolen session cannot guess.
+   */
+  async function unproven(request: FastifyRequest, reply: FastifyReply, session: SignedInSession, current: string, refuse: (status: number, error: string) => Promise<unknown>, empty: string): Promise<boolean> {
+    const no = async (status: number, error: string) => {
+      await refuse(status, error)
+      return true
+    }
+    const keys = { realm: 'web' as const, user: session.user.id, ip: app.publicOrigin(request).ip }
+    if (throttle.locked?.(keys) === true) return no(403, 'This account is locked by the operator. Ask them to unlock it.')
+    const wait = await throttle.check(keys)
+    if (wait > 0) {
+      void reply.header('retry-after', String(wait))
+      return no(429, `Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`)
+    }
+    if (current === '') return no(400, empty)
+    if (!(await store.verifyLoginPassword(session.user.id, current))) {
+      await throttle.failed(keys)
+      return no(403, 'Your current password is not right.')
+    }
+    return false
+  }
+
   app.post('/account/password', async (request, reply) => {
     const ok = await kit.signedInPost(request, reply)
     if (!ok) return reply
@@ -34,18 +61,8 @@ export function registerAccountPage(app: FastifyInstance, ctx: AccountContext, k
     const next = field(form, 'new_password') ?? ''
     const again = field(form, 'confirm_password') ?? ''
     const refuse = (status: number, error: string) => kit.renderAccount(reply, status, session, emptyRegisterForm, undefined, error)
-    const keys = { realm: 'web' as const, user: session.user.id, ip: app.publicOrigin(request).ip }
-    if (throttle.locked?.(keys) === true) return refuse(403, 'This account is locked by the operator. Ask them to unlock it.')
-    const wait = await throttle.check(keys)
-    if (wait > 0) {
-      void reply.header('retry-after', String(wait))
-      return refuse(429, `Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`)
-    }
-    if (current === '' || next === '') return refuse(400, 'Enter your current password and a new one.')
-    if (!(await store.verifyLoginPassword(session.user.id, current))) {
-      await throttle.failed(keys)
-      return refuse(403, 'Your current password is not right.')
-    }
+    if (next === '' && current !== '') return refuse(400, 'Enter your current password and a new one.')
+    if (await unproven(request, reply, session, current, refuse, 'Enter your current password and a new one.')) return reply
     if (next !== again) return refuse(400, 'The new password and its confirmation differ.')
     const weak = loginPasswordProblem(next, session.user.id)
     if (weak !== null) return refuse(400, `${weak[0]!.toUpperCase()}${weak.slice(1)}.`)
@@ -67,18 +84,24 @@ export function registerAccountPage(app: FastifyInstance, ctx: AccountContext, k
     const ok = await kit.signedInPost(request, reply)
     if (!ok) return reply
     const email = (field(ok.form, 'email') ?? '').trim()
+    const refuse = (status: number, error: string) => kit.renderAccount(reply, status, ok.session, emptyRegisterForm, error)
+    // Where reset links go is the account itself: changing the address needs the password.
+    const proven = async () => !(await unproven(request, reply, ok.session, field(ok.form, 'current_password') ?? '', refuse, 'Enter your current password to change your contact e-mail; nothing was saved.'))
     const contact = ctx.contactEmail
     if (contact) {
-      const change = await changeContactEmail(contact, store, ok.session.user.id, email, request.deployment!.baseUrl, ctx.now())
-      const again = (message: string) => kit.renderAccount(reply, 400, ok.session, emptyRegisterForm, message)
+      const change = await changeContactEmail(contact, store, ok.session.user.id, email, request.deployment!.baseUrl, ctx.now(), proven)
+      if (change.outcome === 'unproven') return reply
+      const again = (message: string) => refuse(400, message)
       if (change.outcome === 'invalid') return again('That is not an e-mail address such as alice@example.com; nothing was saved.')
       if (change.outcome === 'no_mail') return again('This service sends no mail, so it cannot check a new address. Ask the operator of this service to set it; nothing was saved.')
+      if (change.outcome === 'busy') return refuse(429, 'Too many confirmation mails were sent for this account or to this address today. Try again tomorrow; nothing was saved.')
       const by = kit.by(request, ok.session.user.id)
       if (change.outcome === 'pending') await kit.audited(by, { kind: 'user', action: 'account.request_email', target: ok.session.user.id, before: null, after: { pending: change.email } })
       if (change.outcome === 'removed') await kit.audited(by, { kind: 'user', action: 'account.set_email', target: ok.session.user.id, before: { email: change.before }, after: { email: null } })
       return seeOther(reply, `/account?notice=${change.outcome === 'pending' ? 'email_pending' : change.outcome === 'removed' ? 'email_removed' : 'email'}#contact`)
     }
     const before = await store.getUserEmail(ok.session.user.id)
+    if (email !== (before ?? '') && !(await proven())) return reply
     try {
       await store.setUserEmail(ok.session.user.id, email === '' ? null : email)
       await kit.audited(kit.by(request, ok.session.user.id), { kind: 'user', action: 'account.set_email', target: ok.session.user.id, before: { email: before }, after: { email: email === '' ? null : email } })

@@ -10,6 +10,7 @@ import type { AttemptThrottle } from '../throttle/attempts.js'
 import type { AppUseStore } from '../usage/app-use.js'
 import type { UsageStore } from '../usage/store.js'
 import type { Outbox } from '../mail/index.js'
+import type { MailBudget } from '../mail/budget.js'
 import type { ContactEmail } from './contact-email.js'
 import type { PasswordResetStore } from './password-reset.js'
 import type { Sessions } from './session.js'
@@ -35,6 +36,8 @@ export interface PasswordReset {
   /** The mail goes out through the outbox, off the request's path. */
   outbox: Pick<Outbox, 'enqueue' | 'nudge'>
   ttlSeconds: number
+  /** Reset mails per user (resetAllowance). */
+  budget: Pick<MailBudget, 'take'>
 }
 
 /** A section of the account page, rendered for the signed-in user. */

@@ -16,10 +16,22 @@ export function readForm(request: FastifyRequest): FormResult {
     return { ok: false, status: 415, message: 'Forms must be sent as application/x-www-form-urlencoded.' }
   }
   if (!isUtf8(body)) return { ok: false, status: 400, message: 'The form is not UTF-8.' }
-  return { ok: true, form: new URLSearchParams(body.toString('utf8')) }
+  const form = new URLSearchParams(body.toString('utf8'))
+  // A field given twice is refused here, for every form, rather than read as absent or as
+  // one of its values by each page: two parsers (a proxy, a framework, this one) that
+  // pick different copies are how a checked value gets swapped for another.
+  const seen = new Set<string>()
+  for (const name of form.keys()) {
+    if (seen.has(name) && !repeatable.has(name)) return { ok: false, status: 400, message: `The field “${name.slice(0, 40)}” is given more than once; a form sends it once.` }
+    seen.add(name)
+  }
+  return { ok: true, form }
 }
 
-/** One field; null when absent or given more than once (a form never repeats these). */
+/** The fields a form may give several times (a checkbox per scope). */
+const repeatable = new Set(['scope'])
+
+/** One field; null when absent (readForm refused a repeated one already). */
 export function field(form: URLSearchParams, name: string): string | null {
   const all = form.getAll(name)
   return all.length === 1 ? all[0]! : null

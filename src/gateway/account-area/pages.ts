@@ -283,6 +283,8 @@ ${o.emailPending ? html`<p class="notice" role="status">Waiting for confirmation
 ${csrfField(o.csrfToken)}
 <label for="email">E-mail</label>
 <input id="email" name="email" type="email" maxlength="254" autocomplete="email" value="${o.email ?? ''}">
+<label for="email_current_password">Current password <span class="muted">(needed to change or remove the address)</span></label>
+<input type="password" id="email_current_password" name="current_password" autocomplete="current-password">
 <div class="actions"><button type="submit" class="secondary">Save</button></div>
 </form>
 </section>

@@ -1,7 +1,8 @@
 // "Forgot your password?" and the mailed link's page (docs/gateway.md#the-oauth-provider-and-the-account-pages):
 // a single-use link by mail when SMTP is configured (password-reset.ts), else a page that
 // sends the user to the operator. The answer never says whether the account exists or has an
-// e-mail; asking is throttled per address like sign-in.
+// e-mail; asking is throttled per address like sign-in, and mails at most one link per user
+// per 15 minutes. A reset soon after a change of contact e-mail is told to the old address.
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { loginPasswordProblem } from '../../common/password-rule.js'
 import { userIdPattern } from '../domain/identifiers.js'
@@ -10,7 +11,8 @@ import type { AccountContext } from './context.js'
 import { field } from './form.js'
 import { sendPage, seeOther } from './html.js'
 import { forgotByMailPage, forgotPasswordPage, messagePage, resetPasswordPage } from './pages.js'
-import { mailResetLink } from './password-reset.js'
+import { mailResetLink, resetAllowance } from './password-reset.js'
+import { tellOldAddressOfReset } from './contact-email.js'
 
 export function registerPasswordResetPages(app: FastifyInstance, ctx: AccountContext, kit: AccountKit): void {
   const { store, sessions, throttle } = ctx
@@ -45,7 +47,9 @@ export function registerPasswordResetPages(app: FastifyInstance, ctx: AccountCon
     setImmediate(() => {
       void (async () => {
         const email = userIdPattern.test(username) ? await store.getUserEmail(username) : null
-        if (email) await mailResetLink({ ...reset, now: ctx.now() }, username, email, base)
+        // One link per user per 15 minutes, however often it is asked for: a flood of
+        // requests neither fills the owner's mailbox nor keeps killing the link they have.
+        if (email && (await reset.budget.take('password_reset', [`user:${username}`], resetAllowance, ctx.now()))) await mailResetLink({ ...reset, now: ctx.now() }, username, email, base)
       })().catch((err: unknown) => request.log.error({ err: { message: (err as Error).message } }, 'password reset mail not recorded'))
     })
     return answered
@@ -83,6 +87,8 @@ export function registerPasswordResetPages(app: FastifyInstance, ctx: AccountCon
     await store.setLoginPassword(userId, next)
     await store.endUserSessions(userId)
     await kit.audited(kit.by(request, userId), { kind: 'user', action: 'account.reset_password_by_mail', target: userId, before: null, after: null })
+    // The password is set: a failure to tell the old address is logged, not answered.
+    if (ctx.contactEmail) await tellOldAddressOfReset(ctx.contactEmail, userId, request.deployment!.baseUrl, ctx.now()).catch((err: unknown) => request.log.error({ err: { message: (err as Error).message } }, 'reset notice to the old contact e-mail not recorded'))
     return seeOther(reply, '/account/login?notice=password_reset')
   })
 }

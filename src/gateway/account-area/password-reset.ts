@@ -8,6 +8,10 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { Db } from '../../common/sql.js'
 import { randomToken } from '../../common/secrets.js'
 import type { Outbox } from '../mail/index.js'
+import type { MailAllowance } from '../mail/budget.js'
+
+/** Reset links: one mail per user per 15 minutes. */
+export const resetAllowance: MailAllowance = { limit: 1, windowSeconds: 900 }
 
 const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex')
 

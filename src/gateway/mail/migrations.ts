@@ -1,5 +1,5 @@
 // The mail folder's tables in the gateway's schema (docs/operations.md#mail): versions 60
-// to 64, applied in the gateway schema's order (src/gateway/schema.ts). Never edit one
+// to 64 and 91, applied in the gateway schema's order (src/gateway/schema.ts). Never edit one
 // that has shipped.
 import type { Migration } from '../../common/sql.js'
 
@@ -35,6 +35,21 @@ CREATE TABLE kigo_gateway.outbox (
 );
 CREATE INDEX outbox_due ON kigo_gateway.outbox (next_attempt_at, id) WHERE status = 'pending';
 CREATE INDEX outbox_kind ON kigo_gateway.outbox (kind, id);
+`,
+  },
+  {
+    version: 91,
+    name: 'mail budgets',
+    sql: `
+-- How many mails of a kind a user or a recipient address caused in the current window
+-- (src/gateway/mail/budget.ts): a reset link per user per 15 minutes, confirmation links
+-- per user and per address per day. Keys are kind:user or kind:address; a row whose
+-- window has ended starts again at the next mail.
+CREATE TABLE kigo_gateway.mail_budgets (
+  key text PRIMARY KEY,
+  spent integer NOT NULL,
+  window_ends timestamptz NOT NULL
+);
 `,
   },
 ]

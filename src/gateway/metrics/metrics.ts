@@ -16,6 +16,7 @@ export interface GatewayMetrics {
   throttleRefusals: Counter<'realm' | 'rule'>
   /** The outbox's sends by kind of mail and outcome (docs/operations.md#mail). */
   mailSends: Counter<'kind' | 'outcome'>
+  mailBudgetRefusals: Counter<'kind'>
 }
 
 export function createMetrics(options: { processMetrics?: boolean } = {}): GatewayMetrics {
@@ -73,6 +74,12 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Gatew
       labelNames: ['kind', 'outcome'],
       registers,
     }),
+    mailBudgetRefusals: new Counter({
+      name: 'kigo_mail_budget_refusals_total',
+      help: 'Mails not sent because their budget was spent (password_reset: one per user per 15 minutes; email_verify: 5 a day per user and per address)',
+      labelNames: ['kind'],
+      registers,
+    }),
   }
   // Counters that can be zero are exported at zero from start-up: rate() and increase()
   // need a sample before the first event, or the first failure goes unseen by alerts.
@@ -83,6 +90,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Gatew
   for (const kind of ['password_reset', 'email_verify', 'email_changed']) {
     for (const outcome of ['sent', 'failed']) metrics.mailSends.inc({ kind, outcome }, 0)
   }
+  for (const kind of ['password_reset', 'email_verify']) metrics.mailBudgetRefusals.inc({ kind }, 0)
   return metrics
 }
 

@@ -4,9 +4,8 @@
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto'
 import type { Db } from '../../common/sql.js'
 import { randomToken } from '../../common/secrets.js'
-import { urlAmbiguity, type UrlAmbiguity } from '../provider/callback.js'
 import { SecretBox } from '../store/crypto.js'
-import { InvalidInput } from '../store/validation.js'
+import { checkName, checkWebUrl, InvalidInput } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
 import { storedPrevious, type PreviousSecret } from '../domain/secret-rotation.js'
 
@@ -38,40 +37,16 @@ export interface SignedInSite {
   scopes: string[]
 }
 
-const limits = { name: 100, uris: 10, uriLength: 2000 }
+const limits = { uris: 10, uriLength: 2000 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url')
 
-const ambiguousText: Record<UrlAmbiguity['reason'], string> = {
-  backslash: 'must not contain a backslash',
-  control: 'must not contain spaces, tabs, line breaks or other control characters',
-  encoded_control: 'must not have percent-encoded control characters in its host',
-  user_info: 'must not carry credentials (user@host)',
-}
-
 /**
- * A redirect URI as registered: absolute, http(s), no fragment, no credentials, compared
- * exactly. Spellings URL parsers read differently are refused as the OAuth callbacks
- * refuse them (provider/callback.ts): a backslash, user-info (raw or percent-encoded),
- * control or white-space characters (raw, or percent-encoded in the host).
+ * A redirect URI as registered, compared exactly: the rule of every registered URL
+ * (checkWebUrl), so that what OAuth refuses as a callback OpenID Connect refuses too.
  */
 export function checkRedirectUri(value: unknown, field = 'redirect_uri'): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > limits.uriLength) {
-    throw new InvalidInput(field, `${field} must be an absolute http or https URL of at most ${limits.uriLength} characters`)
-  }
-  const ambiguous = urlAmbiguity(value)
-  let url: URL
-  try {
-    url = new URL(value)
-  } catch {
-    // `https://a%40b/` is no URL at all for WHATWG, but it was meant as user-info.
-    throw new InvalidInput(field, `${field} ${ambiguous?.reason === 'user_info' ? ambiguousText.user_info : 'must be an absolute http or https URL'}`)
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidInput(field, `${field} must use http or https`)
-  if (ambiguous !== null && ambiguous.reason !== 'user_info') throw new InvalidInput(field, `${field} ${ambiguousText[ambiguous.reason]}`)
-  if (ambiguous !== null || url.username !== '' || url.password !== '') throw new InvalidInput(field, `${field} ${ambiguousText.user_info}`)
-  if (url.hash !== '' || value.includes('#')) throw new InvalidInput(field, `${field} must not have a fragment`)
-  return value
+  return checkWebUrl(value, field, field, limits.uriLength)
 }
 
 /** What the owner of a client may change after registering it (its type and secret stay). */
@@ -83,8 +58,7 @@ export interface ClientDetails {
 
 /** A client's name and URIs as the store keeps them: the one check of a registration and of an edit (InvalidInput). */
 function checkClientDetails(input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[] }): ClientDetails {
-  const name = input.name.trim()
-  if (name === '' || name.length > limits.name || /[\u0000-\u001f\u007f]/.test(name)) throw new InvalidInput('name', `name must be 1 to ${limits.name} characters without control characters`)
+  const name = checkName(input.name)
   if (input.redirectUris.length === 0 || input.redirectUris.length > limits.uris) throw new InvalidInput('redirect_uris', `give 1 to ${limits.uris} redirect URIs`)
   const redirectUris = [...new Set(input.redirectUris.map((u) => checkRedirectUri(u)))]
   const postLogoutRedirectUris = [...new Set((input.postLogoutRedirectUris ?? []).map((u) => checkRedirectUri(u, 'post_logout_redirect_uri')))]

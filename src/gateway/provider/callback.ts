@@ -11,36 +11,13 @@
 // hosts), user-info (`user@host`), and control or white-space characters, raw or
 // percent-encoded in the authority (WHATWG drops a raw tab or newline silently).
 import { percentEncode } from '../auth/oauth/percent-encode.js'
-import { checkCallbackUrl, InvalidInput } from '../store/validation.js'
+import { checkCallbackUrl, InvalidInput, urlAmbiguity } from '../store/validation.js'
 
 export const outOfBand = 'oob'
 
 export type CallbackCheck = { ok: true; callback: string } | { ok: false; message: string }
 
-/** The authority of a URL as written: between `//` and the next `/`, `?` or `#` (backslash too). */
-function writtenAuthority(value: string): string {
-  const start = value.indexOf('//')
-  if (start === -1) return ''
-  const rest = value.slice(start + 2)
-  const end = rest.search(/[/?#\\]/)
-  return end === -1 ? rest : rest.slice(0, end)
-}
-
-export type UrlAmbiguity = { reason: 'backslash' | 'control' | 'user_info' | 'encoded_control'; message: string }
-
-/**
- * Why `value` is refused before it is parsed, or null: the spellings URL parsers disagree
- * on (also the rules of OpenID Connect redirect URIs, docs/oidc.md#registering-a-site).
- */
-export function urlAmbiguity(value: string): UrlAmbiguity | null {
-  if (value.includes('\\')) return { reason: 'backslash', message: 'it must not contain a backslash' }
-  if (/[\u0000-\u0020\u007f-\u009f]/.test(value)) return { reason: 'control', message: 'it must not contain spaces, tabs, line breaks or other control characters' }
-  const authority = writtenAuthority(value)
-  if (/%5c/i.test(authority)) return { reason: 'backslash', message: 'it must not contain a backslash' }
-  if (authority.includes('@') || /%40/i.test(authority)) return { reason: 'user_info', message: 'it must not carry user information (user@host)' }
-  if (/%(?:[01][0-9a-f]|20|7f)/i.test(authority)) return { reason: 'encoded_control', message: 'its host must not contain encoded control characters' }
-  return null
-}
+export { urlAmbiguity, type UrlAmbiguity } from '../store/validation.js'
 
 const ambiguity = (value: string): string | null => urlAmbiguity(value)?.message ?? null
 

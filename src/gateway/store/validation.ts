@@ -64,7 +64,18 @@ export function checkNewUserId(id: unknown): string {
   return checked
 }
 
-/** Trimmed; 1 to 100 characters, no control characters. */
+// Invisible format characters (Unicode category Cf: bidi overrides and isolates such as
+// U+202E, zero-width spaces and joiners, the byte-order mark) and the line and paragraph
+// separators. In a name shown on a consent page, an override can make one name read
+// as another application's name. The one joiner allowed is U+200D between two pictographs
+// (an emoji sequence such as a family).
+const formatCharacter = /[\p{Cf}\u2028\u2029]/u
+const emojiJoiner = /(?<=\p{Extended_Pictographic}\uFE0F?)\u200D(?=\p{Extended_Pictographic})/gu
+
+/**
+ * The names of users, applications, login sites and OpenID Connect clients: trimmed; 1 to
+ * 100 characters; no control characters, invisible format characters or invalid Unicode.
+ */
 export function checkName(name: unknown, field = 'name'): string {
   if (typeof name !== 'string') throw new InvalidInput(field, `${field} must be a string`)
   const trimmed = name.trim()
@@ -72,6 +83,9 @@ export function checkName(name: unknown, field = 'name'): string {
   if ([...trimmed].length > limits.nameLength) throw new InvalidInput(field, `${field} must be at most ${limits.nameLength} characters`)
   if (controlCharacter.test(trimmed) || loneSurrogate.test(trimmed)) {
     throw new InvalidInput(field, `${field} must not contain control characters or invalid Unicode`)
+  }
+  if (formatCharacter.test(trimmed.replace(emojiJoiner, ''))) {
+    throw new InvalidInput(field, `${field} must not contain invisible formatting characters (such as right-to-left overrides or zero-width spaces)`)
   }
   return trimmed
 }
@@ -134,25 +148,66 @@ export function checkHomeUrl(value: unknown): string | null {
   return checkWebUrl(value, 'homeUrl', 'home page URL')
 }
 
-/** An absolute http/https URL as written, without credentials or fragment; `label` names it in the messages. */
-function checkWebUrl(value: unknown, field: string, label: string): string {
-  if (typeof value !== 'string' || value.length > limits.callbackUrlLength) {
-    throw new InvalidInput(field, `${label} must be an http or https URL of at most ${limits.callbackUrlLength} characters`)
+/**
+ * The spellings of a URL that URL parsers read differently (rules of
+ * docs/security.md#oauth-callbacks): refused wherever a URL is registered or given.
+ */
+/** The authority of a URL as written: between `//` and the next `/`, `?` or `#` (backslash too). */
+function writtenAuthority(value: string): string {
+  const start = value.indexOf('//')
+  if (start === -1) return ''
+  const rest = value.slice(start + 2)
+  const end = rest.search(/[/?#\\]/)
+  return end === -1 ? rest : rest.slice(0, end)
+}
+
+export type UrlAmbiguity = { reason: 'backslash' | 'control' | 'user_info' | 'encoded_control'; message: string }
+
+/**
+ * Why `value` is refused before it is parsed, or null: the spellings URL parsers disagree
+ * on (also the rules of OpenID Connect redirect URIs, docs/oidc.md#registering-a-site).
+ */
+export function urlAmbiguity(value: string): UrlAmbiguity | null {
+  if (value.includes('\\')) return { reason: 'backslash', message: 'it must not contain a backslash' }
+  if (/[\u0000-\u0020\u007f-\u009f]/.test(value)) return { reason: 'control', message: 'it must not contain spaces, tabs, line breaks or other control characters' }
+  const authority = writtenAuthority(value)
+  if (/%5c/i.test(authority)) return { reason: 'backslash', message: 'it must not contain a backslash' }
+  if (authority.includes('@') || /%40/i.test(authority)) return { reason: 'user_info', message: 'it must not carry user information (user@host)' }
+  if (/%(?:[01][0-9a-f]|20|7f)/i.test(authority)) return { reason: 'encoded_control', message: 'its host must not contain encoded control characters' }
+  return null
+}
+
+const ambiguousText: Record<UrlAmbiguity['reason'], string> = {
+  backslash: 'must not contain a backslash',
+  control: 'must not contain spaces, tabs, line breaks or other control characters',
+  encoded_control: 'must not have percent-encoded control characters in its host',
+  user_info: 'must not carry credentials',
+}
+
+/**
+ * An absolute http/https URL as written, without credentials or fragment (not even an
+ * empty one: `https://good.example/#`), and without a spelling parsers disagree on
+ * (urlAmbiguity). The one rule for every URL a registration holds: an application's
+ * callback and home page, a login site's, an OpenID Connect client's redirect URIs.
+ * `label` names it in the messages.
+ */
+export function checkWebUrl(value: unknown, field: string, label: string, maxLength: number = limits.callbackUrlLength): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) {
+    throw new InvalidInput(field, `${label} must be an absolute http or https URL of at most ${maxLength} characters`)
   }
-  const notAbsolute = () => new InvalidInput(field, `${label} must be an absolute http or https URL`)
-  // The URL parser would percent-encode or drop these; a URL is registered as written.
-  if (controlCharacter.test(value) || /\s/.test(value)) throw notAbsolute()
-  // WHATWG reads a backslash as `/`, other URL parsers as data: two hosts in one string.
-  if (value.includes('\\')) throw new InvalidInput(field, `${label} must not contain a backslash`)
+  const ambiguous = urlAmbiguity(value)
   let url: URL
   try {
     url = new URL(value)
   } catch {
-    throw notAbsolute()
+    // `https://a%40b/` is no URL at all for WHATWG, but it was meant as user-info.
+    throw new InvalidInput(field, `${label} ${ambiguous?.reason === 'user_info' ? ambiguousText.user_info : 'must be an absolute http or https URL'}`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidInput(field, `${label} must use http or https`)
-  if (url.username !== '' || url.password !== '') throw new InvalidInput(field, `${label} must not carry credentials`)
-  if (url.hash !== '') throw new InvalidInput(field, `${label} must not have a fragment`)
+  if (ambiguous !== null && ambiguous.reason !== 'user_info') throw new InvalidInput(field, `${label} ${ambiguousText[ambiguous.reason]}`)
+  if (ambiguous !== null || url.username !== '' || url.password !== '') throw new InvalidInput(field, `${label} ${ambiguousText.user_info}`)
+  // WHATWG drops an empty fragment (`https://good.example/#` has hash ''), so the text is checked too.
+  if (url.hash !== '' || value.includes('#')) throw new InvalidInput(field, `${label} must not have a fragment`)
   return value
 }
 

@@ -280,7 +280,7 @@ describe('/account/oidc-clients', () => {
       [{ redirect_uris: 'https://site.example/cb', post_logout_redirect_uris: 'https://site.example/bye#x' }, /post-logout redirect URI must not have a fragment/],
       [{ redirect_uris: 'https://site.example/cb', type: 'secret' }, /confidential .* or public/],
       [{ redirect_uris: 'https://site.example/cb', name: '' }, /Give the client a name/],
-      [{ redirect_uris: 'https://site.example/cb', name: 'x'.repeat(101) }, /name must be 1 to 100 characters/],
+      [{ redirect_uris: 'https://site.example/cb', name: 'x'.repeat(101) }, /name must be at most 100 characters/],
     ]
     for (const [form, message] of cases) {
       const answer = await register(web, { name: 'Bad', type: 'confidential', ...form })

@@ -48,6 +48,20 @@ describe('the operator port and the Host header', () => {
     expect(statusOf(spelled)).toBe(400)
   })
 
+  it('refuses an absolute-form target or `*`, whatever its Host, and a port outside 1 to 65535', async () => {
+    for (const target of ['http://evil.example/metrics', `http://127.0.0.1:${port}/metrics`, 'https://localhost/admin/users', '*']) {
+      const res = await get(target, `127.0.0.1:${port}`, [`Authorization: Bearer ${stack.config.adminToken}`])
+      expect(statusOf(res), target).toBe(400)
+      expect(JSON.parse(bodyOf(res)).error.code, target).toBe('bad_request')
+      expect(bodyOf(res), target).not.toContain('kigo_')
+    }
+    for (const host of ['localhost:99999', '127.0.0.1:0', 'ops.example:65536', `localhost:${port}0000000`]) {
+      const res = await get('/metrics', host)
+      expect(statusOf(res), host).toBe(400)
+      expect(bodyOf(res), host).not.toContain('kigo_')
+    }
+  })
+
   it('answers the loopback names on any port, and the configured names', async () => {
     for (const host of [`127.0.0.1:${port}`, '127.0.0.1', `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`, 'localhost:9092', 'ops.example', `ops.example:${port}`, 'scrape.example:9999']) {
       const res = await get('/metrics', host)

@@ -294,7 +294,7 @@ describe('API password', () => {
     expect((await stack.admin('PUT', '/admin/users/erin/email', { email: 'erin@example.com' })).status).toBe(200)
     const after = await web.get('/account')
     expect(after.text).toContain('value="erin@example.com"')
-    const cleared = await web.post('/account/email', { csrf_token: csrfOf(after.text), email: '' })
+    const cleared = await web.post('/account/email', { csrf_token: csrfOf(after.text), email: '', current_password: erin.password })
     expect(cleared.status).toBe(303)
     expect((await web.get(cleared.headers.get('location')!)).text).toContain('Your contact e-mail was removed.')
     expect(await emailOf()).toBeNull()
@@ -382,7 +382,7 @@ describe('an application\'s owner, and the audit trail of the user\'s own change
 
     expect((await stack.admin('PUT', '/admin/users/fayowner/email', { email: 'fay@example.com' })).status).toBe(200)
     const account = await web.get('/account')
-    const removed = await web.post('/account/email', { csrf_token: csrfOf(account.text), email: '' })
+    const removed = await web.post('/account/email', { csrf_token: csrfOf(account.text), email: '', current_password: fay.password })
     expect(removed.status).toBe(303)
 
     const events = (await stack.admin<{ events: Array<{ action: string; target: string; before: unknown; after: unknown }> }>('GET', '/admin/audit?limit=20')).body.events

@@ -31,16 +31,20 @@ const mailsTo = (address: string) => smtp.mails.filter((m) => m.to.includes(addr
 const linkIn = (text: string) => /(http:\/\/\S+\/account\/email\/verify\?token=[A-Za-z0-9_%-]+)/.exec(text)![1]!
 const emailOf = async (id: string) => (await stack.admin<{ users: Array<{ id: string; email: string | null }> }>('GET', '/admin/users')).body.users.find((u) => u.id === id)?.email
 
+const passwords = new Map<WebClient, string>()
+
 async function signedIn(id: string): Promise<WebClient> {
   const user = await stack.addUser(id)
   const web = new WebClient(stack.url)
   expect((await web.signIn('/account/login', id, user.password)).status).toBe(303)
+  passwords.set(web, user.password)
   return web
 }
 
+/** The account page's e-mail form, as its owner sends it (with the current password). */
 async function change(web: WebClient, email: string) {
   const account = await web.get('/account')
-  return web.post('/account/email', { csrf_token: csrfOf(account.text), email })
+  return web.post('/account/email', { csrf_token: csrfOf(account.text), email, current_password: passwords.get(web)! })
 }
 
 describe('a new contact e-mail', () => {

@@ -1,4 +1,4 @@
-// `npm run bench -- --profile SCENARIO` (docs/performance.md#a-profile): a gateway of its
+// `npm run bench -- --profile SCENARIO` (docs/performance.md#running-it): a gateway of its
 // own, started like the gateway-alone group's (production flags, OpenID Connect served
 // first) with V8's CPU profiler on, under that scenario's load for one window; then the
 // share of the profile's CPU samples taken in kigo's own code (dist/src/), over the

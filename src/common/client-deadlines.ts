@@ -30,12 +30,19 @@ export function idleSweepMs(idleMs: number): number {
   return Math.min(5000, Math.max(100, Math.floor(idleMs / 12)))
 }
 
+/** What the sweep reads of a connection, and how it closes one. */
+export interface SweptConnection {
+  readonly bytesRead: number
+  readonly bytesWritten: number
+  destroy(): unknown
+}
+
 /**
  * One pass of the idle sweep at `now`: a connection whose bytes read and written have not
  * moved for `idleMs` is destroyed. A connection's bytes are seen moving at a pass, so it is
  * never closed before it has been silent for `idleMs`, and at most two periods after.
  */
-export function sweepIdle(open: Map<Pick<Socket, 'bytesRead' | 'bytesWritten' | 'destroy'>, Seen>, idleMs: number, now: number): void {
+export function sweepIdle(open: Map<SweptConnection, Seen>, idleMs: number, now: number): void {
   for (const [socket, seen] of open) {
     const bytes = socket.bytesRead + socket.bytesWritten
     if (bytes !== seen.bytes) {

@@ -2,6 +2,7 @@
 // benchmarks usually give (docs/performance.md#the-groups-and-their-keys). One worker process, as each Node app has one
 // event loop; keep-alive to the upstream; no access log. Absent when no `nginx` binary
 // is installed (Debian: apt-get install nginx): the benchmark says so and reports null.
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnCommand, type AppProcess } from './processes.js'
@@ -58,4 +59,10 @@ export function startNginx(port: number, upstream: string, prefix: string): AppP
   const user = process.getuid?.() === 0 ? 'user root;\n' : ''
   writeFileSync(conf, user + nginxConfig(port, upstream, prefix))
   return spawnCommand('nginx', binary, ['-p', prefix, '-c', conf], process.env)
+}
+
+/** `nginx/1.22.1`: what `nginx -v` says, for the results (never the binary's path). */
+export function nginxVersion(binary: string): string {
+  const said = spawnSync(binary, ['-v'], { encoding: 'utf8' })
+  return /nginx\/[0-9.]+/.exec(`${said.stderr}${said.stdout}`)?.[0] ?? 'nginx'
 }

@@ -17,8 +17,9 @@ export interface AppProcess {
 
 const running = new Set<AppProcess>()
 
-export function spawnApp(name: string, args: string[], env: NodeJS.ProcessEnv): AppProcess {
-  return spawnCommand(name, process.execPath, args, env)
+/** A Node app, on this process's Node or on `node` (the image's Node: node24.ts). */
+export function spawnApp(name: string, args: string[], env: NodeJS.ProcessEnv, node: string = process.execPath): AppProcess {
+  return spawnCommand(name, node, args, env)
 }
 
 /** Any command (nginx, npm), kept and stopped like the apps. */

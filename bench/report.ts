@@ -52,6 +52,7 @@ const judgedPairs = {
   'gateway_alone.ratios.basic_vs_bare_proxy': ['alone_basic', 'alone_bare_proxy', 'rps'],
   'gateway_alone.ratios.wsse_vs_bare_proxy': ['alone_wsse', 'alone_bare_proxy', 'rps'],
   'gateway_alone.ratios.oauth_vs_bare_proxy': ['alone_oauth', 'alone_bare_proxy', 'rps'],
+  'gateway_alone.ratios.anonymous_vs_no_oidc': ['alone_anonymous', 'alone_anonymous_no_oidc', 'rps'],
   'core.ratios.show_vs_anchor': ['core_show', 'core_anchor_show', 'rps'],
   'core.ratios.show_identified_vs_anonymous': ['core_show_identified', 'core_show', 'rps'],
   'latency.p99_ratio.oauth_vs_bare_proxy': ['latency_oauth', 'latency_bare_proxy', 'p99Ms'],
@@ -122,16 +123,39 @@ export interface GatewayAloneRatios {
   basic_vs_required: Ratio
   wsse_vs_required: Ratio
   oauth_vs_required: Ratio
+  /** Anonymous requests of a gateway that has served OpenID Connect over one that never has: 1 minus the provider's cost to every later request. */
+  anonymous_vs_no_oidc: Ratio
+}
+
+/**
+ * The machine a gateway-alone run had: the bare proxy's and nginx's CPU per request (µs,
+ * medians over the run's slices) and the load average (one minute) as the group started
+ * and ended. A ratio to nginx moves with these: compare such ratios only between runs
+ * whose references are alike.
+ */
+export interface MachineReference {
+  bare_proxy_cpu_us: number | null
+  nginx_cpu_us: number | null
+  load_average: { start: number; end: number } | null
+}
+
+/** The gateway-alone group on one Node. */
+export interface GatewayAlone {
+  node: string
+  /** nginx's version (`nginx -v`), or null when it is not installed. */
+  nginx: string | null
+  reference: MachineReference
+  scenarios: Record<string, ScenarioSummary | null>
+  ratios: GatewayAloneRatios
 }
 
 export interface BenchResults {
-  /** Issue 18 (1): each front process in front of the fixed upstream. */
-  gateway_alone: {
-    /** Where the nginx binary was found, or null when it is not installed. */
-    nginx: string | null
-    scenarios: Record<string, ScenarioSummary | null>
-    ratios: GatewayAloneRatios
-  }
+  /** Each front process in front of the fixed upstream, on this process's Node. */
+  gateway_alone: GatewayAlone
+  /** The same group on the image's Node 24; null when that pass did not run (`--node24 no`, `--quick`). */
+  gateway_alone_node24: GatewayAlone | null
+  /** kigo's own share of a gateway's CPU under one gateway-alone scenario (bench/profile.ts); null when no profile was taken. */
+  profile: { scenario: string; node: string; samples: number; kigo_percent: number; kigo_files: Array<{ file: string; percent: number }>; file: string } | null
   /** Issue 18 (2): statuses/show of the core against the minimal fastify + pg anchor. */
   core: {
     pool_size: number
@@ -299,6 +323,16 @@ export function targets(r: BenchResults): Target[] {
     atLeast('gateway alone: basic / bare proxy rps', a.basic_vs_bare_proxy, 0.9, a.required_basic_vs_bare_proxy, sp['gateway_alone.ratios.basic_vs_bare_proxy']),
     atLeast('gateway alone: wsse / bare proxy rps', a.wsse_vs_bare_proxy, 0.8, a.required_wsse_vs_bare_proxy, sp['gateway_alone.ratios.wsse_vs_bare_proxy']),
     atLeast('gateway alone: oauth / bare proxy rps', a.oauth_vs_bare_proxy, 0.8, a.required_oauth_vs_bare_proxy, sp['gateway_alone.ratios.oauth_vs_bare_proxy']),
+    atLeast('gateway alone: anonymous / its floor rps', a.anonymous_vs_required, 0.9),
+    atLeast('gateway alone: basic / its floor rps', a.basic_vs_required, 0.9),
+    atLeast(`gateway alone: OpenID Connect served / never served (${r.gateway_alone.node})`, a.anonymous_vs_no_oidc, 0.98, null, sp['gateway_alone.ratios.anonymous_vs_no_oidc']),
+    ...(r.gateway_alone_node24
+      ? [
+          atLeast(`gateway alone: anonymous / bare proxy rps (${r.gateway_alone_node24.node})`, r.gateway_alone_node24.ratios.anonymous_vs_bare_proxy, 0.95, r.gateway_alone_node24.ratios.required_anonymous_vs_bare_proxy),
+          atLeast(`gateway alone: OpenID Connect served / never served (${r.gateway_alone_node24.node})`, r.gateway_alone_node24.ratios.anonymous_vs_no_oidc, 0.98),
+        ]
+      : []),
+    ...(r.profile ? [atMost(`kigo's own code in the gateway's CPU (${r.profile.scenario})`, r.profile.kigo_percent, 5, ' %')] : []),
     atLeast('core show / anchor rps', c.show_vs_anchor, 0.9, c.required_vs_anchor, sp['core.ratios.show_vs_anchor']),
     atLeast('core show identified / anonymous rps', c.show_identified_vs_anonymous, 0.9, c.required_identified_vs_anonymous, sp['core.ratios.show_identified_vs_anonymous']),
     atMost(`oauth p99 / bare proxy p99${atRate(r.latency.fixed_rate_rps)}`, r.latency.p99_ratio.oauth_vs_bare_proxy, 1.5, '', r.latency.p99_ratio.required_oauth_vs_bare_proxy, sp['latency.p99_ratio.oauth_vs_bare_proxy']),
@@ -367,6 +401,21 @@ function requiredWorkLine(a: GatewayAloneRatios): string {
   return `required work only (rps over the bare proxy; the gateway's over it): ${kinds.map(([k, floor, gw]) => `${k} ${fmt(floor, 3)}, gateway ${fmt(gw, 3)}`).join('; ')}`
 }
 
+/** The gateway-alone group's table and lines, with the machine reference its ratios were measured at. */
+function aloneSection(title: string, g: GatewayAlone): string[] {
+  const ref = g.reference
+  const load = ref.load_average ? `${ref.load_average.start.toFixed(2)} to ${ref.load_average.end.toFixed(2)}` : '-'
+  return [
+    `${title}, ${g.node}, in front of a fixed ~700-byte upstream (front µs/req: the proxy's own CPU); every gateway but no_oidc has served OpenID Connect${g.nginx ? `; ${g.nginx}` : '; nginx is not installed (null)'}`,
+    scenarioTable(g.scenarios),
+    `machine reference: bare proxy ${fmt(ref.bare_proxy_cpu_us, 0)} µs/req, nginx ${fmt(ref.nginx_cpu_us, 0)} µs/req, load average ${load}`,
+    requiredWorkLine(g.ratios),
+    `OpenID Connect served / never served (anonymous rps): ${fmt(g.ratios.anonymous_vs_no_oidc, 3)}`,
+    g.nginx ? `over nginx (rps, at the reference above): bare proxy ${fmt(g.ratios.bare_proxy_vs_nginx, 3)}, gateway anonymous ${fmt(g.ratios.anonymous_vs_nginx, 3)}` : 'over nginx: nginx is not installed',
+    '',
+  ]
+}
+
 /** Each verdict as the targets table prints it. */
 const verdictWords: Record<Target['verdict'], string> = { met: 'met', 'not met': 'NOT met', 'out of reach': 'out of reach: the floor misses it too', 'not measured': 'not measured' }
 
@@ -380,10 +429,11 @@ export function formatReport(r: BenchResults, judged: Target[] = targets(r)): st
   return [
     `kigo benchmark (${s.mode}): node ${r.node}, ${r.cpus} CPUs, ${s.rounds} round(s) of ${s.duration_s} s per scenario (interleaved slices of ${s.slice_s} s) after ${s.warmup_s} s warm-up (fixed-rate windows: ${s.paced_warmup_s} s at their rate, not counted), ${s.connections} connections, ${s.entries} entries; medians over slices`,
     '',
-    `1. gateway alone, in front of a fixed ~700-byte upstream (front µs/req: the proxy's own CPU)${r.gateway_alone.nginx ? `; nginx ${r.gateway_alone.nginx}` : '; nginx is not installed (null)'}`,
-    scenarioTable(r.gateway_alone.scenarios),
-    requiredWorkLine(r.gateway_alone.ratios),
-    r.gateway_alone.nginx ? `over nginx (rps): bare proxy ${fmt(r.gateway_alone.ratios.bare_proxy_vs_nginx, 3)}, gateway anonymous ${fmt(r.gateway_alone.ratios.anonymous_vs_nginx, 3)}` : 'over nginx: nginx is not installed',
+    ...aloneSection('1. gateway alone', r.gateway_alone),
+    ...(r.gateway_alone_node24 ? aloneSection('1b. gateway alone on the image\'s Node', r.gateway_alone_node24) : ['1b. gateway alone on the image\'s Node: not run', '']),
+    r.profile
+      ? `profile of ${r.profile.scenario} on ${r.profile.node}: kigo's own code ${r.profile.kigo_percent.toFixed(2)} % of ${r.profile.samples} samples (${r.profile.kigo_files.map((f) => `${f.file} ${f.percent.toFixed(2)} %`).join(', ')}); ${r.profile.file}`
+      : 'profile: not taken',
     '',
     `2. core statuses/show against the minimal fastify + pg anchor (pool of ${r.core.pool_size})`,
     scenarioTable(r.core.scenarios),

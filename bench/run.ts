@@ -9,10 +9,10 @@
 // group is a function of the same shape added to that list (and its figures to resultsOf).
 //
 //   node dist/bench/run.js [--quick] [--out FILE] [--rounds N] [--duration S] [--slice S] [--connections N]
-//                          [--profile DIR]   (CPU profiles of the core, its anchors, both gateways and the floor, node --cpu-prof)
+//                          [--profile SCENARIO] [--node24 yes|no]
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { cpus } from 'node:os'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
@@ -23,15 +23,18 @@ import { embeddedFootprint, type EmbeddedFootprint } from './embedded.js'
 import { scaleConnections, type ScaleConnections } from './scale-connections.js'
 import { scaleReplay, type ScaleReplay } from './scale-replay.js'
 import { runScaleBench } from './scale/group.js'
-import { findNginx } from './nginx.js'
-import { commandCpuDeltaMs, commandCpuMs, cpuMs, descendants, killAllNow, machineBusyMs, sampleRss, stopAll, type AppProcess } from './processes.js'
-import { formatReport, judgedRatio, median, pairedRatio, ratios, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type JudgedFigure, type WindowMeasurement } from './report.js'
-import { aloneNames, coreNames, fixedRateNames, latencyNames, requestSource, scenarioNames, scenarios, type AnyScenario, type Fixture, type Target } from './scenarios.js'
+import { findNginx, nginxVersion } from './nginx.js'
+import { imageNode, nodeVersion } from './node24.js'
+import { relyingParty, signInOnce, type SignInTarget } from './oidc-sign-in.js'
+import { kigoShare, readProfile, type ProfileShare } from './profile.js'
+import { commandCpuDeltaMs, commandCpuMs, cpuMs, descendants, killAllNow, machineBusyMs, sampleRss, stopAll, waitReady, type AppProcess } from './processes.js'
+import { formatReport, type GatewayAlone, judgedRatio, median, pairedRatio, ratios, spreads, summarize, targets, targetsLine, timelineRatios, type BenchResults, type JudgedFigure, type WindowMeasurement } from './report.js'
+import { aloneNames, type AloneName, coreNames, fixedRateNames, latencyNames, requestSource, scenarioNames, scenarios, type AnyScenario, type Fixture, type Target } from './scenarios.js'
 import { seed } from './seed.js'
 import { checkPublicTimeline } from './timeline-check.js'
 import { seedTimeline } from './timeline-seed.js'
 import { archivePath, passes, settingsFrom, usage, type Settings } from './settings.js'
-import { createBenchDatabase, defaultDatabaseUrl, defaultRedisUrl, startAlone, startTopology, type AloneTopology, type Topology } from './topology.js'
+import { createBenchDatabase, defaultDatabaseUrl, defaultRedisUrl, startAlone, startAloneGateway, startTopology, type AloneTopology, type Topology } from './topology.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -80,7 +83,7 @@ interface Bench {
   /** Rounds of `names` at a fixed rate (see below); returns each round's rate. */
   paced: (group: string, names: AnyScenario[], rateFor: () => Promise<number>, seconds: number) => Promise<number[]>
   /** Figures a group found besides its windows, for the results. */
-  found: { latencyRates: number[]; fixedRate: number; scale: { replay: ScaleReplay | null; connections: ScaleConnections | null } }
+  found: { latencyRates: number[]; fixedRate: number; scale: { replay: ScaleReplay | null; connections: ScaleConnections | null }; aloneLoad: number[] }
 }
 
 function benchOn(s: Settings, t: Topology, a: AloneTopology, fixture: Fixture, loader: LoadGenerator): Bench {
@@ -97,6 +100,7 @@ function benchOn(s: Settings, t: Topology, a: AloneTopology, fixture: Fixture, l
     alone_bare: { url: base(a.ports.bare), process: a.bare, pids: () => [a.bare.pid] },
     nginx: { url: a.ports.nginx ? base(a.ports.nginx) : '', process: a.nginx, pids: nginxPids },
     alone_gateway: { url: base(a.ports.gateway), process: a.gateway, pids: () => [a.gateway.pid] },
+    alone_gateway_no_oidc: { url: base(a.ports.gatewayNoOidc), process: a.gatewayNoOidc, pids: () => [a.gatewayNoOidc.pid] },
     alone_required: { url: base(a.ports.required), process: a.required, pids: () => [a.required.pid] },
   }
   const sumCpu = (pids: number[]) => {
@@ -193,7 +197,7 @@ function benchOn(s: Settings, t: Topology, a: AloneTopology, fixture: Fixture, l
     return rates
   }
 
-  return { s, want: wanted(s), fixture, alone: a, servers, windows, bestRps, window, sized, saturate, paced, found: { latencyRates: [], fixedRate: 0, scale: { replay: null, connections: null } } }
+  return { s, want: wanted(s), fixture, alone: a, servers, windows, bestRps, window, sized, saturate, paced, found: { latencyRates: [], fixedRate: 0, scale: { replay: null, connections: null }, aloneLoad: [] } }
 }
 
 /** Whether `group` runs: every group without --only; with it, a group named, or one of its scenarios. */
@@ -215,7 +219,12 @@ async function measureEmbedded(s: Settings): Promise<EmbeddedFootprint> {
 
 /** The gateway alone in front of a fixed upstream, against the bare proxies and nginx. */
 async function measureAlone(b: Bench): Promise<void> {
-  if (b.want('alone')) await b.saturate('alone', aloneSelected(b))
+  if (!b.want('alone')) return
+  // The machine's load average (one minute) as the group starts and as it ends: part of
+  // the run's machine reference.
+  b.found.aloneLoad.push(loadavg()[0]!)
+  await b.saturate('alone', aloneSelected(b))
+  b.found.aloneLoad.push(loadavg()[0]!)
 }
 
 /** The latency at a fixed rate: half the bare proxy's saturation, as p99 ratios to it. */
@@ -286,23 +295,26 @@ const groups: Array<(b: Bench) => Promise<void>> = [measureAlone, measureLatency
 
 // ---- the results ---------------------------------------------------------------------
 
-function resultsOf(b: Bench, embedded: EmbeddedFootprint | null, nginxBinary: string | null): BenchResults {
-  const { s, windows, alone: a } = b
-  const { latencyRates, fixedRate } = b.found
-  const latencyRate = latencyRates.length ? Math.round(median(latencyRates)) : 0
-  const all = Object.fromEntries(windows)
-  const summaries = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, summarize(windows.get(name) ?? [])]))
-  const strip = (prefix: string, rows: Record<string, ReturnType<typeof summarize>>) => Object.fromEntries(Object.entries(rows).map(([k, v]) => [k.replace(prefix, ''), v]))
-  const whole = summaries([...scenarioNames, ...fixedRateNames])
-  const gatewayRss = scenarioNames.filter((n) => scenarios[n].target === 'gateway').map((n) => whole[n]!.rss_mb).filter((v): v is number => v !== null)
-  const aloneScenarios: Record<string, ReturnType<typeof summarize> | null> = strip('alone_', summaries(aloneSelected(b)))
+const summariesOf = (windows: Map<string, WindowMeasurement[]>, names: readonly string[]) => Object.fromEntries(names.map((name) => [name, summarize(windows.get(name) ?? [])]))
+const strip = (prefix: string, rows: Record<string, ReturnType<typeof summarize>>) => Object.fromEntries(Object.entries(rows).map(([k, v]) => [k.replace(prefix, ''), v]))
+
+/** The gateway-alone group's figures, with the machine reference they were measured at. */
+function aloneResultsOf(b: Bench, nginx: string | null): GatewayAlone {
+  const all = Object.fromEntries(b.windows)
+  const a = b.alone
+  const aloneScenarios: Record<string, ReturnType<typeof summarize> | null> = strip('alone_', summariesOf(b.windows, aloneSelected(b)))
   if (!a.nginx) aloneScenarios.nginx = null
   const r = (x: string, y: string) => pairedRatio(all, x, y)
-  const p99 = (x: string) => pairedRatio(all, x, 'latency_bare_proxy', 'p99Ms')
   const ratioOf = (figure: JudgedFigure) => judgedRatio(all, figure)
+  const load = b.found.aloneLoad
   return {
-    gateway_alone: {
-      nginx: nginxBinary,
+      node: a.node === process.execPath ? process.version : nodeVersion(a.node),
+      nginx,
+      reference: {
+        bare_proxy_cpu_us: aloneScenarios.bare_proxy?.front_cpu_us ?? null,
+        nginx_cpu_us: aloneScenarios.nginx?.front_cpu_us ?? null,
+        load_average: load.length === 2 ? { start: Number(load[0]!.toFixed(2)), end: Number(load[1]!.toFixed(2)) } : null,
+      },
       scenarios: aloneScenarios,
       ratios: {
         anonymous_vs_bare_proxy: ratioOf('gateway_alone.ratios.anonymous_vs_bare_proxy'),
@@ -320,8 +332,26 @@ function resultsOf(b: Bench, embedded: EmbeddedFootprint | null, nginxBinary: st
         basic_vs_required: r('alone_basic', 'alone_required_basic'),
         wsse_vs_required: r('alone_wsse', 'alone_required_wsse'),
         oauth_vs_required: r('alone_oauth', 'alone_required_oauth'),
+        anonymous_vs_no_oidc: ratioOf('gateway_alone.ratios.anonymous_vs_no_oidc'),
       },
-    },
+  }
+}
+
+function resultsOf(b: Bench, embedded: EmbeddedFootprint | null, nginx: string | null, node24: GatewayAlone | null, profile: ProfileShare | null): BenchResults {
+  const { s, windows } = b
+  const { latencyRates, fixedRate } = b.found
+  const latencyRate = latencyRates.length ? Math.round(median(latencyRates)) : 0
+  const all = Object.fromEntries(windows)
+  const summaries = (names: readonly string[]) => summariesOf(windows, names)
+  const whole = summaries([...scenarioNames, ...fixedRateNames])
+  const gatewayRss = scenarioNames.filter((n) => scenarios[n].target === 'gateway').map((n) => whole[n]!.rss_mb).filter((v): v is number => v !== null)
+  const r = (x: string, y: string) => pairedRatio(all, x, y)
+  const p99 = (x: string) => pairedRatio(all, x, 'latency_bare_proxy', 'p99Ms')
+  const ratioOf = (figure: JudgedFigure) => judgedRatio(all, figure)
+  return {
+    gateway_alone: aloneResultsOf(b, nginx),
+    gateway_alone_node24: node24,
+    profile,
     core: {
       pool_size: corePoolSize,
       scenarios: strip('core_', summaries(coreNames)),
@@ -375,6 +405,56 @@ function writeResults(s: Settings, results: BenchResults, scale: Bench['found'][
   console.log(`${targetsLine(judged)}; results written to ${s.out}${archive ? ` and ${archive}` : ''}`)
 }
 
+/**
+ * The gateway-alone group again, every Node process of it on the image's Node 24
+ * (node24.ts), after the Node 20 servers have stopped; its gateway too has served OpenID
+ * Connect first.
+ */
+async function onImageNode(b: Bench, started: Started, signIn: (gatewayUrl: string) => Promise<void>): Promise<Bench> {
+  const node = imageNode(log)
+  log(`gateway alone on ${nodeVersion(node)}`)
+  await started.alone?.stop()
+  const alone = (started.alone = await startAlone(topologyOf(started), b.fixture, node))
+  await signIn(`http://127.0.0.1:${alone.ports.gateway}`)
+  const again = benchOn(b.s, topologyOf(started), alone, b.fixture, started.loader!)
+  await measureAlone(again)
+  return again
+}
+
+const topologyOf = (started: Started): Topology => {
+  if (!started.topology) throw new Error('the topology is not running')
+  return started.topology
+}
+
+/**
+ * A CPU profile of a gateway of its own (production flags, OpenID Connect served first)
+ * under one window of `scenario`'s load (profile.ts); the profile stays in a directory
+ * under the system's temporary directory, which the run prints.
+ */
+async function profiled(b: Bench, started: Started, scenario: AloneName, signIn: (gatewayUrl: string) => Promise<void>): Promise<ProfileShare> {
+  const dir = mkdtempSync(join(tmpdir(), 'kigo-bench-profile-'))
+  const { app, port } = await startAloneGateway('gateway (profiled)', topologyOf(started), b.servers.upstream.url, join(dir, 'data'), { profileDir: join(dir, 'profile') })
+  try {
+    await waitReady(app, `http://127.0.0.1:${port}/readyz`)
+    await signIn(`http://127.0.0.1:${port}`)
+  } catch (err) {
+    await app.stop()
+    throw err
+  }
+  const profiling = benchOn(b.s, topologyOf(started), { ...b.alone, gateway: app, ports: { ...b.alone.ports, gateway: port } }, b.fixture, started.loader!)
+  const seconds = Math.max(b.s.durationSeconds, 4)
+  log(`profile: ${scenario} for ${seconds} s after ${b.s.warmupSeconds} s not counted`)
+  await profiling.window(scenario, b.s.warmupSeconds, profiling.sized(10_000, b.s.warmupSeconds, 1))
+  const from = process.hrtime.bigint()
+  await profiling.window(scenario, seconds, profiling.sized(b.bestRps.get(scenario) ?? 10_000, seconds, 2))
+  const to = process.hrtime.bigint()
+  await app.stop()
+  const { file, profile } = readProfile(join(dir, 'profile'))
+  const share = kigoShare(profile, Number(from / 1000n), Number(to / 1000n))
+  log(`profile: ${join(dir, 'profile', file)}; kigo's own code ${share.percent} % of ${share.samples} samples (${share.files.map((f) => `${f.file} ${f.percent} %`).join(', ')})`)
+  return { scenario, node: process.version, samples: share.samples, kigo_percent: share.percent, kigo_files: share.files, file }
+}
+
 /** What the benchmark started, for the cleanup (on exit and on a signal). */
 interface Started {
   database?: { url: string; drop(): Promise<void> }
@@ -384,12 +464,12 @@ interface Started {
 }
 
 /** The production topology on a bench database, seeded, and the gateway-alone servers. */
-async function startAll(s: Settings, started: Started): Promise<{ bench: Bench; nginxBinary: string | null }> {
+async function startAll(s: Settings, started: Started): Promise<{ bench: Bench; nginx: string | null; signIn: (gatewayUrl: string) => Promise<void> }> {
   const databaseUrl = process.env.DATABASE_URL ?? defaultDatabaseUrl
   const redisUrl = process.env.REDIS_URL ?? defaultRedisUrl
   const database = (started.database = await createBenchDatabase(databaseUrl))
   log(`production topology: core and gateway processes on PostgreSQL ${new URL(database.url).pathname.slice(1)} and Redis`)
-  const topology = (started.topology = await startTopology({ databaseUrl: database.url, redisUrl, ...(s.profileDir ? { profileDir: s.profileDir } : {}) }))
+  const topology = (started.topology = await startTopology({ databaseUrl: database.url, redisUrl }))
   const base = (port: number) => `http://127.0.0.1:${port}`
   log(`seeding: user, application, ${s.tokens} tokens, ${s.entries} entries`)
   const seeded = await seed({
@@ -401,14 +481,22 @@ async function startAll(s: Settings, started: Started): Promise<{ bench: Bench; 
     tokens: s.tokens,
   })
   const fixture: Fixture = { ...seeded, identity: { secretKey: topology.env.KIGO_SECRET_KEY!, userName: 'Bench User' } }
+  // Every gateway measured has served OpenID Connect discovery and a sign-in, as one in
+  // production has (oidc-sign-in.ts); the whole system's gateway first.
+  const client = await relyingParty(base(topology.ports.admin), topology.adminToken, fixture.user.id)
+  const signIn = (gatewayUrl: string) => signInOnce({ gatewayUrl, host: fixture.host, user: { id: fixture.user.id, password: fixture.user.password! }, client } satisfies SignInTarget)
+  await signIn(base(topology.ports.gateway))
+  log('OpenID Connect: discovery and a sign-in served by the gateway')
   const timeline = await seedTimeline({ databaseUrl: database.url, total: s.timelineEntries })
   log(`seeding the timeline store: ${timeline.inserted} entries in bulk in ${timeline.ms} ms, ${timeline.entries} in all`)
   await checkPublicTimeline(base(topology.ports.gateway), fixture)
   const nginxBinary = findNginx()
-  log(`gateway alone: fixed upstream, node:http + undici proxy, bare reply-from proxy, ${nginxBinary ? `nginx (${nginxBinary})` : 'no nginx (not installed: its figures are null)'}, gateway`)
-  const alone = (started.alone = await startAlone(topology, fixture, s.profileDir))
+  const nginx = nginxBinary ? nginxVersion(nginxBinary) : null
+  log(`gateway alone: fixed upstream, node:http + undici proxy, bare reply-from proxy, ${nginx ? `nginx (${nginx})` : 'no nginx (not installed: its figures are null)'}, gateway`)
+  const alone = (started.alone = await startAlone(topology, fixture))
+  await signIn(base(alone.ports.gateway))
   const loader = (started.loader = startLoadGenerator())
-  return { bench: benchOn(s, topology, alone, fixture, loader), nginxBinary }
+  return { bench: benchOn(s, topology, alone, fixture, loader), nginx, signIn }
 }
 
 async function main(): Promise<number> {
@@ -453,11 +541,13 @@ async function main(): Promise<number> {
 
   try {
     const embedded = wanted(s)('embedded') ? await measureEmbedded(s) : null
-    const { bench, nginxBinary } = await startAll(s, started)
+    const { bench, nginx, signIn } = await startAll(s, started)
     for (const group of groups) await group(bench)
-    writeResults(s, resultsOf(bench, embedded, nginxBinary), bench.found.scale)
+    const node24 = s.node24 && bench.want('alone') ? await onImageNode(bench, started, signIn) : null
+    const profile = s.profile ? await profiled(node24 ?? bench, started, s.profile as AloneName, signIn) : null
+    writeResults(s, resultsOf(bench, embedded, nginx, node24 && aloneResultsOf(node24, nginx), profile), bench.found.scale)
 
-    const failed = [...bench.windows.entries()].filter(([, ws]) => ws.some((w) => w.status5xx > 0 || w.errors > 0)).map(([n]) => n)
+    const failed = [...bench.windows.entries(), ...(node24?.windows.entries() ?? [])].filter(([, ws]) => ws.some((w) => w.status5xx > 0 || w.errors > 0)).map(([n]) => n)
     if (embedded && embedded.failed > 0) failed.push(`embedded (${embedded.failed} mixed requests not 2xx)`)
     if (failed.length) {
       console.error(`benchmark failed: 5xx or errors in ${failed.join(', ')}`)

@@ -31,7 +31,9 @@ export type FixedRateName = (typeof fixedRateNames)[number]
  * The gateway alone (group `gateway_alone` of docs/performance.md#the-groups-and-their-keys): each front process in front of the fixed upstream
  * (fixed-upstream.ts), and the upstream itself. `alone_nginx` runs only when nginx is
  * installed. `alone_required_*`: the same requests through required-work-proxy.ts, the
- * bare proxy plus only the work authentication requires.
+ * bare proxy plus only the work authentication requires. Every gateway measured has served
+ * OpenID Connect discovery and a sign-in first, as one in production has (oidc-sign-in.ts),
+ * except the one of `alone_anonymous_no_oidc`, which never has: what serving it costs later requests.
  */
 export const aloneNames = [
   'alone_upstream_direct',
@@ -39,6 +41,7 @@ export const aloneNames = [
   'alone_bare_proxy',
   'alone_nginx',
   'alone_anonymous',
+  'alone_anonymous_no_oidc',
   'alone_basic',
   'alone_wsse',
   'alone_oauth',
@@ -64,7 +67,7 @@ export type LatencyName = (typeof latencyNames)[number]
 
 export type AnyScenario = ScenarioName | FixedRateName | AloneName | CoreName | LatencyName
 
-export type Target = 'core' | 'bare' | 'gateway' | 'upstream' | 'undici' | 'alone_bare' | 'nginx' | 'alone_gateway' | 'alone_required' | 'anchor' | 'anchor_required'
+export type Target = 'core' | 'bare' | 'gateway' | 'upstream' | 'undici' | 'alone_bare' | 'nginx' | 'alone_gateway' | 'alone_gateway_no_oidc' | 'alone_required' | 'anchor' | 'anchor_required'
 export type RequestKind = 'anonymous' | 'identified' | 'oauth' | 'basic' | 'wsse' | 'update_oauth' | 'timeline_anonymous' | 'timeline_oauth'
 
 export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind }> = {
@@ -84,6 +87,7 @@ export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind 
   alone_bare_proxy: { target: 'alone_bare', kind: 'anonymous' },
   alone_nginx: { target: 'nginx', kind: 'anonymous' },
   alone_anonymous: { target: 'alone_gateway', kind: 'anonymous' },
+  alone_anonymous_no_oidc: { target: 'alone_gateway_no_oidc', kind: 'anonymous' },
   alone_basic: { target: 'alone_gateway', kind: 'basic' },
   alone_wsse: { target: 'alone_gateway', kind: 'wsse' },
   alone_oauth: { target: 'alone_gateway', kind: 'oauth' },
@@ -108,7 +112,8 @@ export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind 
 export interface Fixture {
   /** `localhost:<gateway port>`: the Host of every request, whichever process it reaches. */
   host: string
-  user: { id: string; apiPassword: string }
+  /** The user; `password` is the login password of the account area (an OpenID Connect sign-in). */
+  user: { id: string; apiPassword: string; password?: string }
   tokens: OAuthCredentials[]
   entryIds: string[]
   /**

@@ -32,7 +32,7 @@ async function admin<T>(opts: SeedOptions, path: string, body: unknown): Promise
 
 export async function seed(opts: SeedOptions): Promise<Fixture> {
   const userId = 'benchuser'
-  const user = await admin<{ id: string; api_password: string }>(opts, '/admin/users', { id: userId, name: 'Bench User' })
+  const user = await admin<{ id: string; password: string; api_password: string }>(opts, '/admin/users', { id: userId, name: 'Bench User' })
   const scopes = ['read_public', 'write_public']
   const app = await admin<{ consumer_key: string; consumer_secret: string }>(opts, '/admin/apps', { name: 'kigo bench', owner: userId, scopes })
   const tokens: OAuthCredentials[] = []
@@ -58,5 +58,5 @@ export async function seed(opts: SeedOptions): Promise<Fixture> {
     }
   }
   await Promise.all(Array.from({ length: opts.concurrency ?? 16 }, post))
-  return { host: opts.host, user: { id: user.id, apiPassword: user.api_password }, tokens, entryIds }
+  return { host: opts.host, user: { id: user.id, apiPassword: user.api_password, password: user.password }, tokens, entryIds }
 }

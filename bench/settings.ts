@@ -1,6 +1,7 @@
 // The benchmark's settings from its command line, and the order its timed slices run in.
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { scenarios, type AnyScenario } from './scenarios.js'
 
 export interface Settings {
   mode: 'quick' | 'full'
@@ -27,7 +28,13 @@ export interface Settings {
   tokens: number
   embeddedSettleMs: number
   out: string
-  profileDir?: string
+  /**
+   * A scenario of the gateway alone whose load a CPU profile of a gateway of its own is taken
+   * under (`--profile SCENARIO`); a full run profiles `alone_anonymous`.
+   */
+  profile?: string
+  /** Whether the gateway-alone group runs again on the image's Node 24 (node24.ts). */
+  node24: boolean
   /**
    * Run only these groups (embedded, alone, latency, core, whole) or scenarios
    * (profiling); ratios need all of a group.
@@ -57,7 +64,8 @@ const commandLine = {
   'scale-sizes': { value: 'LIST', help: 'the scale group\'s store sizes, of S, M, L (S,M,L)' },
   'scale-ops': { value: 'LIST', help: 'time only these operations of the scale group (all)' },
   'keep-scale-data': { value: '', help: 'keep the scale group\'s databases kigo_scale_*, and reuse them when seeded at the same version' },
-  profile: { value: 'DIR', help: 'CPU profiles of the core, the gateways, the anchors and the gateway-alone floor, written to DIR' },
+  profile: { value: 'SCENARIO', help: "a CPU profile of a gateway under that gateway-alone scenario's load, and kigo's own share of it" },
+  node24: { value: 'yes|no', help: "the gateway-alone group again on the image's Node 24 (yes; no with --quick)" },
   out: { value: 'FILE', help: `results JSON (${fullDefaults.out})` },
   help: { value: '', help: 'this text' },
 } as const
@@ -80,12 +88,20 @@ export function settingsFrom(argv: string[]): Settings | null {
     if (!/^[1-9][0-9]*$/.test(v)) throw new Error(`--${name}: expected a positive whole number, got ${JSON.stringify(v)}`)
     return Number(v)
   }
+  const yesNo = (name: string, v: string | undefined, fallback: boolean) => {
+    if (v === undefined) return fallback
+    if (v !== 'yes' && v !== 'no') throw new Error(`--${name}: expected yes or no, got ${JSON.stringify(v)}`)
+    return v === 'yes'
+  }
   const durationSeconds = int('duration', values.duration, quick ? 2 : fullDefaults.duration)
   const only = values.only?.split(',').map((n) => n.trim())
   if (only?.includes('scale') && only.length > 1) throw new Error('--only scale: the scale group runs alone')
   const scaleSizes = (values['scale-sizes'] ?? 'S,M,L').split(',').map((n) => n.trim().toUpperCase())
   const badSize = scaleSizes.find((n) => !['S', 'M', 'L'].includes(n))
   if (badSize !== undefined) throw new Error(`--scale-sizes: expected sizes of S, M, L, got ${JSON.stringify(badSize)}`)
+  if (values.profile !== undefined && scenarios[values.profile as AnyScenario]?.target !== 'alone_gateway') {
+    throw new Error(`--profile: expected a scenario of the gateway alone (alone_anonymous, alone_basic, alone_wsse, alone_oauth), got ${JSON.stringify(values.profile)}`)
+  }
   const sliceSeconds = Math.min(durationSeconds, int('slice', values.slice, quick ? durationSeconds : fullDefaults.slice))
   if (durationSeconds % sliceSeconds !== 0) throw new Error(`--slice ${sliceSeconds} must divide --duration ${durationSeconds}`)
   return {
@@ -104,7 +120,8 @@ export function settingsFrom(argv: string[]): Settings | null {
     // start's allocations end); before it, the figure is the start's garbage, and moves by tens of MB.
     embeddedSettleMs: quick ? 2000 : 15_000,
     out: resolve(values.out ?? fullDefaults.out),
-    ...(values.profile ? { profileDir: resolve(values.profile) } : {}),
+    ...(values.profile !== undefined ? { profile: values.profile } : quick || only ? {} : { profile: 'alone_anonymous' }),
+    node24: yesNo('node24', values.node24, !quick),
     ...(only ? { only } : {}),
     scaleSizes: scaleSizes as Settings['scaleSizes'],
     keepScaleData: values['keep-scale-data'] === true,

@@ -98,17 +98,11 @@ async function retryingTakenPorts<T>(start: () => Promise<T>, attempts = 3): Pro
   }
 }
 
-/** V8 CPU profiles, written when the process stops (node --cpu-prof), with --profile DIR. */
-function cpuProfileFlags(profileDir: string | undefined): string[] {
-  return profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${profileDir}`] : []
-}
-
-export function startTopology(opts: { databaseUrl: string; redisUrl: string; profileDir?: string }): Promise<Topology> {
+export function startTopology(opts: { databaseUrl: string; redisUrl: string }): Promise<Topology> {
   return retryingTakenPorts(() => startTopologyOnce(opts))
 }
 
-async function startTopologyOnce(opts: { databaseUrl: string; redisUrl: string; profileDir?: string }): Promise<Topology> {
-  const profile = cpuProfileFlags(opts.profileDir)
+async function startTopologyOnce(opts: { databaseUrl: string; redisUrl: string }): Promise<Topology> {
   const [core, gateway, admin, bare, anchor, anchorRequired] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
   const host = `localhost:${gateway}`
   const adminToken = randomBytes(24).toString('base64url')
@@ -136,10 +130,10 @@ async function startTopologyOnce(opts: { databaseUrl: string; redisUrl: string; 
   }
   try {
     // The core first: the gateway's readiness includes reaching it.
-    const coreApp = spawnApp('core', [...productionNodeFlags, ...profile, mainJs, 'core'], env)
+    const coreApp = spawnApp('core', [...productionNodeFlags, mainJs, 'core'], env)
     started.push(coreApp)
     await waitReady(coreApp, `http://127.0.0.1:${core}/readyz`)
-    const gatewayApp = spawnApp('gateway', [...productionNodeFlags, ...profile, mainJs, 'gateway'], env)
+    const gatewayApp = spawnApp('gateway', [...productionNodeFlags, mainJs, 'gateway'], env)
     started.push(gatewayApp)
     const bareApp = spawnApp('bare proxy', [bareProxyJs], {
       ...cleanEnv(),
@@ -148,9 +142,9 @@ async function startTopologyOnce(opts: { databaseUrl: string; redisUrl: string; 
       BARE_PROXY_TIMEOUT_MS: '10000',
     })
     started.push(bareApp)
-    const anchorApp = spawnApp('anchor', [...productionNodeFlags, ...profile, anchorJs], { ...env, ANCHOR_PORT: String(anchor) })
+    const anchorApp = spawnApp('anchor', [...productionNodeFlags, anchorJs], { ...env, ANCHOR_PORT: String(anchor) })
     started.push(anchorApp)
-    const anchorRequiredApp = spawnApp('anchor (required work)', [...productionNodeFlags, ...profile, anchorJs], { ...env, ANCHOR_PORT: String(anchorRequired), ANCHOR_REQUIRED: '1' })
+    const anchorRequiredApp = spawnApp('anchor (required work)', [...productionNodeFlags, anchorJs], { ...env, ANCHOR_PORT: String(anchorRequired), ANCHOR_REQUIRED: '1' })
     started.push(anchorRequiredApp)
     await waitReady(gatewayApp, `http://127.0.0.1:${gateway}/readyz`)
     await waitReady(bareApp, `http://127.0.0.1:${bare}/readyz`)
@@ -181,10 +175,30 @@ export interface AloneTopology {
   /** Null when nginx is not installed. */
   nginx: AppProcess | null
   gateway: AppProcess
+  /** A second gateway like `gateway` that never serves OpenID Connect: the provider's cost to every later request (scenario `alone_anonymous_no_oidc`). */
+  gatewayNoOidc: AppProcess
   /** bench/required-work-proxy.ts: the bare proxy plus only the work authentication requires. */
   required: AppProcess
-  ports: { upstream: number; undici: number; bare: number; nginx: number | null; gateway: number; required: number }
+  ports: { upstream: number; undici: number; bare: number; nginx: number | null; gateway: number; gatewayNoOidc: number; required: number }
+  /** The Node binary the Node processes run on. */
+  node: string
   stop(): Promise<void>
+}
+
+/**
+ * A gateway with the production settings whose core is `upstreamUrl`, on `node`; with
+ * `profileDir`, V8's CPU profiler on, its profile written there when the process stops.
+ */
+export async function startAloneGateway(name: string, topology: Topology, upstreamUrl: string, dataDir: string, opts: { node?: string; profileDir?: string } = {}): Promise<{ app: AppProcess; port: number }> {
+  const [port, admin] = [await freePort(), await freePort()]
+  const profile = opts.profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${opts.profileDir}`] : []
+  const app = spawnApp(
+    name,
+    [...productionNodeFlags, ...profile, mainJs, 'gateway'],
+    { ...topology.env, KIGO_GATEWAY_PORT: String(port), KIGO_ADMIN_PORT: String(admin), KIGO_CORE_URL: upstreamUrl, KIGO_DATA_DIR: dataDir },
+    opts.node,
+  )
+  return { app, port }
 }
 
 /**
@@ -193,12 +207,12 @@ export interface AloneTopology {
  * gateway process with the first one's settings (same identity store and Redis, same
  * domestic host) whose core is the fixed upstream.
  */
-export function startAlone(topology: Topology, fixture: RequiredWorkFixture, profileDir?: string): Promise<AloneTopology> {
-  return retryingTakenPorts(() => startAloneOnce(topology, fixture, profileDir))
+export function startAlone(topology: Topology, fixture: RequiredWorkFixture, node: string = process.execPath): Promise<AloneTopology> {
+  return retryingTakenPorts(() => startAloneOnce(topology, fixture, node))
 }
 
-async function startAloneOnce(topology: Topology, fixture: RequiredWorkFixture, profileDir?: string): Promise<AloneTopology> {
-  const [upstream, undici, bare, nginx, gateway, admin, required] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
+async function startAloneOnce(topology: Topology, fixture: RequiredWorkFixture, node: string): Promise<AloneTopology> {
+  const [upstream, undici, bare, nginx, required] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
   const upstreamUrl = `http://127.0.0.1:${upstream}`
   const dir = mkdtempSync(join(tmpdir(), 'kigo-bench-alone-'))
   const started: AppProcess[] = []
@@ -207,36 +221,33 @@ async function startAloneOnce(topology: Topology, fixture: RequiredWorkFixture, 
     rmSync(dir, { recursive: true, force: true })
   }
   try {
-    const upstreamApp = spawnApp('fixed upstream', [fixedUpstreamJs], { ...cleanEnv(), FIXED_UPSTREAM_PORT: String(upstream) })
+    const upstreamApp = spawnApp('fixed upstream', [fixedUpstreamJs], { ...cleanEnv(), FIXED_UPSTREAM_PORT: String(upstream) }, node)
     started.push(upstreamApp)
     await waitReady(upstreamApp, `${upstreamUrl}/readyz`)
-    const undiciApp = spawnApp('undici proxy', [undiciProxyJs], { ...cleanEnv(), UNDICI_PROXY_PORT: String(undici), UNDICI_PROXY_UPSTREAM: upstreamUrl })
+    const undiciApp = spawnApp('undici proxy', [undiciProxyJs], { ...cleanEnv(), UNDICI_PROXY_PORT: String(undici), UNDICI_PROXY_UPSTREAM: upstreamUrl }, node)
     started.push(undiciApp)
-    const bareApp = spawnApp('bare proxy (alone)', [bareProxyJs], { ...cleanEnv(), BARE_PROXY_PORT: String(bare), BARE_PROXY_UPSTREAM: upstreamUrl, BARE_PROXY_TIMEOUT_MS: '10000' })
+    const bareApp = spawnApp('bare proxy (alone)', [bareProxyJs], { ...cleanEnv(), BARE_PROXY_PORT: String(bare), BARE_PROXY_UPSTREAM: upstreamUrl, BARE_PROXY_TIMEOUT_MS: '10000' }, node)
     started.push(bareApp)
     const nginxApp = startNginx(nginx, upstreamUrl, join(dir, 'nginx'))
     if (nginxApp) started.push(nginxApp)
-    const gatewayApp = spawnApp('gateway (alone)', [...productionNodeFlags, ...cpuProfileFlags(profileDir), mainJs, 'gateway'], {
-      ...topology.env,
-      KIGO_GATEWAY_PORT: String(gateway),
-      KIGO_ADMIN_PORT: String(admin),
-      KIGO_CORE_URL: upstreamUrl,
-      KIGO_DATA_DIR: join(dir, 'data'),
-    })
+    const { app: gatewayApp, port: gateway } = await startAloneGateway('gateway (alone)', topology, upstreamUrl, join(dir, 'data'), { node })
     started.push(gatewayApp)
-    const requiredApp = spawnApp('required-work proxy', [...productionNodeFlags, ...cpuProfileFlags(profileDir), requiredWorkProxyJs], {
+    const { app: gatewayNoOidcApp, port: gatewayNoOidc } = await startAloneGateway('gateway (alone, no OpenID Connect)', topology, upstreamUrl, join(dir, 'data-no-oidc'), { node })
+    started.push(gatewayNoOidcApp)
+    const requiredApp = spawnApp('required-work proxy', [...productionNodeFlags, requiredWorkProxyJs], {
       ...cleanEnv(),
       REQUIRED_PROXY_PORT: String(required),
       REQUIRED_PROXY_UPSTREAM: upstreamUrl,
       REQUIRED_PROXY_FIXTURE: JSON.stringify({ user: fixture.user, tokens: fixture.tokens }),
       REDIS_URL: topology.env.REDIS_URL,
       KIGO_SECRET_KEY: topology.env.KIGO_SECRET_KEY,
-    })
+    }, node)
     started.push(requiredApp)
     await waitReady(undiciApp, `http://127.0.0.1:${undici}/readyz`)
     await waitReady(bareApp, `http://127.0.0.1:${bare}/readyz`)
     if (nginxApp) await waitReady(nginxApp, `http://127.0.0.1:${nginx}/readyz`)
     await waitReady(gatewayApp, `http://127.0.0.1:${gateway}/readyz`)
+    await waitReady(gatewayNoOidcApp, `http://127.0.0.1:${gatewayNoOidc}/readyz`)
     await waitReady(requiredApp, `http://127.0.0.1:${required}/readyz`)
     return {
       upstream: upstreamApp,
@@ -244,8 +255,10 @@ async function startAloneOnce(topology: Topology, fixture: RequiredWorkFixture, 
       bare: bareApp,
       nginx: nginxApp,
       gateway: gatewayApp,
+      gatewayNoOidc: gatewayNoOidcApp,
       required: requiredApp,
-      ports: { upstream, undici, bare, nginx: nginxApp ? nginx : null, gateway, required },
+      ports: { upstream, undici, bare, nginx: nginxApp ? nginx : null, gateway, gatewayNoOidc, required },
+      node,
       stop,
     }
   } catch (err) {

@@ -98,3 +98,12 @@ export async function account(databaseUrl: string, writes: readonly Write[]): Pr
     await client.end()
   }
 }
+
+/**
+ * How long a fault's recovery is waited for: ten times the run's own start of the apps, and
+ * at least a minute. A recovery restarts what a start starts, so a machine busy with other
+ * work stretches both alike; a recovery beyond this is one that does not come.
+ */
+export function recoveryLimitSeconds(startSeconds: number): number {
+  return Math.max(60, Math.ceil(10 * startSeconds))
+}

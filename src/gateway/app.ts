@@ -68,7 +68,7 @@ export async function buildGatewayApp(deps: GatewayDeps, account?: AccountAreaOp
     clientErrorHandler,
   })
   app.server.maxConnections = config.gateway.http.maxConnections
-  closeSilentConnections(app)
+  closeSilentConnections(app, config.gateway.http.idleTimeoutMs)
 
   // First, so that every other hook and the request's log line run in its span.
   if (deps.tracing) await app.register(deps.tracing.serverSpans)

@@ -37,7 +37,15 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     expect(code, output).toBe(0)
     type Summary = { rps: number; p50_ms: number; p99_ms: number; rss_mb: number | null; non2xx: number; status_5xx: number; errors: number } & Record<'core_cpu_us' | 'front_cpu_us' | 'db_cpu_us' | 'redis_cpu_us' | 'machine_cpu_us', number | null>
     const results = JSON.parse(readFileSync(out, 'utf8')) as {
-      gateway_alone: { nginx: string | null; scenarios: Record<string, Summary | null>; ratios: Record<string, number | null> }
+      gateway_alone: {
+        node: string
+        nginx: string | null
+        reference: { bare_proxy_cpu_us: number | null; nginx_cpu_us: number | null; load_average: { start: number; end: number } | null }
+        scenarios: Record<string, Summary | null>
+        ratios: Record<string, number | null>
+      }
+      gateway_alone_node24: unknown
+      profile: unknown
       core: { pool_size: number; scenarios: Record<string, Summary>; ratios: Record<string, number> }
       latency: { fixed_rate_rps: number; round_rates_rps: number[]; scenarios: Record<string, Summary>; p99_ratio: Record<string, number> }
       embedded: Record<string, number>
@@ -64,13 +72,14 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
 
     // 1. The gateway alone, each front with its own CPU per request; nginx null when absent.
     const alone = results.gateway_alone
-    for (const name of ['upstream_direct', 'undici_proxy', 'bare_proxy', 'anonymous', 'basic', 'wsse', 'oauth', 'required_anonymous', 'required_basic', 'required_wsse', 'required_oauth']) {
+    for (const name of ['upstream_direct', 'undici_proxy', 'bare_proxy', 'anonymous', 'anonymous_no_oidc', 'basic', 'wsse', 'oauth', 'required_anonymous', 'required_basic', 'required_wsse', 'required_oauth']) {
       served(`gateway_alone.${name}`, alone.scenarios[name])
       expect(alone.scenarios[name]!.front_cpu_us, name).toBeGreaterThan(0)
     }
     expect(Object.keys(alone.ratios).sort()).toEqual([
       'anonymous_vs_bare_proxy',
       'anonymous_vs_nginx',
+      'anonymous_vs_no_oidc',
       'anonymous_vs_required',
       'bare_proxy_vs_nginx',
       'basic_vs_bare_proxy',
@@ -95,6 +104,15 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
       expect(alone.ratios.bare_proxy_vs_nginx).toBeGreaterThan(0)
       expect(alone.ratios.anonymous_vs_nginx).toBeGreaterThan(0)
     }
+    // The machine reference the ratios were measured at; nginx's version, never a path.
+    expect(alone.node).toBe(process.version)
+    expect(alone.reference.bare_proxy_cpu_us).toBe(alone.scenarios.bare_proxy!.front_cpu_us)
+    expect(alone.reference.load_average).toEqual({ start: expect.any(Number), end: expect.any(Number) })
+    if (alone.nginx !== null) expect(alone.nginx).toMatch(/^nginx\/[0-9.]+$/)
+    expect(alone.ratios.anonymous_vs_no_oidc).toBeGreaterThan(0)
+    // A quick run takes neither the Node 24 pass nor a profile.
+    expect(results.gateway_alone_node24).toBeNull()
+    expect(results.profile).toBeNull()
     for (const name of ['oauth', 'wsse', 'required_oauth', 'required_wsse']) expect(alone.scenarios[name]!.redis_cpu_us, `${name}: the nonce claims`).toBeGreaterThan(0)
 
     // 2. The core against its anchor.
@@ -152,9 +170,10 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     expect(results.node).toBe(process.version)
     expect(results.cpus).toBeGreaterThan(0)
 
-    // Every target with its verdict, and a floor measured in this run beside each of issue
-    // 18's ratios (the footprint and the whole system have none).
-    expect(results.targets).toHaveLength(15)
+    // Every target with its verdict (a quick run has neither the Node 24 pass's nor the
+    // profile's), and a floor measured in this run beside each of the ratios to the bare
+    // proxy, the anchor and its p99 (the footprint and the whole system have none).
+    expect(results.targets).toHaveLength(18)
     for (const t of results.targets) {
       expect(t.value, t.name).not.toBeNull()
       expect(['met', 'not met', 'out of reach'], t.name).toContain(t.verdict)
@@ -173,6 +192,6 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     expect(Object.keys(results.spread).sort()).toEqual([...judgedFigures].sort())
     expect(Object.values(results.spread).every((v) => v === null)).toBe(true)
     expect(results.targets.every((t) => t.spread === null)).toBe(true)
-    expect(output).toMatch(/^targets met: \d+\/15/m)
+    expect(output).toMatch(/^targets met: \d+\/18/m)
   })
 })

@@ -80,10 +80,14 @@ describe('summaries', () => {
 describe('printed report', () => {
   const results: BenchResults = {
     gateway_alone: {
+      node: 'v20.0.0',
       nginx: null,
+      reference: { bare_proxy_cpu_us: 60, nginx_cpu_us: null, load_average: { start: 3.5, end: 4.25 } },
       scenarios: { bare_proxy: summarize([w(14000, 4, { frontCpuUs: 60 })]), oauth: summarize([w(11900, 5, { frontCpuUs: 80 })]), nginx: null },
-      ratios: { anonymous_vs_bare_proxy: 0.96, basic_vs_bare_proxy: 0.9, wsse_vs_bare_proxy: 0.79, oauth_vs_bare_proxy: 0.85, bare_proxy_vs_nginx: null, anonymous_vs_nginx: null, undici_proxy_vs_bare_proxy: 1.2, required_anonymous_vs_bare_proxy: 0.98, required_basic_vs_bare_proxy: 0.93, required_wsse_vs_bare_proxy: 0.82, required_oauth_vs_bare_proxy: 0.8, anonymous_vs_required: 0.98, basic_vs_required: 0.97, wsse_vs_required: 0.96, oauth_vs_required: 1.06 },
+      ratios: { anonymous_vs_bare_proxy: 0.96, basic_vs_bare_proxy: 0.9, wsse_vs_bare_proxy: 0.79, oauth_vs_bare_proxy: 0.85, bare_proxy_vs_nginx: null, anonymous_vs_nginx: null, undici_proxy_vs_bare_proxy: 1.2, required_anonymous_vs_bare_proxy: 0.98, required_basic_vs_bare_proxy: 0.93, required_wsse_vs_bare_proxy: 0.82, required_oauth_vs_bare_proxy: 0.8, anonymous_vs_required: 0.98, basic_vs_required: 0.97, wsse_vs_required: 0.96, oauth_vs_required: 1.06, anonymous_vs_no_oidc: 0.99 },
     },
+    gateway_alone_node24: null,
+    profile: { scenario: 'alone_anonymous', node: 'v20.0.0', samples: 4000, kigo_percent: 6.4, kigo_files: [{ file: 'gateway/proxy/forward.js', percent: 1.2 }], file: 'CPU.cpuprofile' },
     core: { pool_size: 10, scenarios: {}, ratios: { show_vs_anchor: 0.92, show_identified_vs_anonymous: 0.89, required_vs_anchor: 0.95, show_vs_required: 0.968, required_identified_vs_anonymous: 0.931, show_identified_vs_required: 0.902 } },
     latency: { fixed_rate_rps: 7000, round_rates_rps: [6900, 7000, 7100], scenarios: {}, p99_ratio: { anonymous_vs_bare_proxy: 1.1, basic_vs_bare_proxy: 1.2, wsse_vs_bare_proxy: 1.3, oauth_vs_bare_proxy: 1.6, required_oauth_vs_bare_proxy: 1.4 } },
     embedded: { start_s: 2.4, start_cpu_s: 2.1, idle_rss_mb: 140.2, loaded_rss_mb: 170.5 },
@@ -115,6 +119,10 @@ describe('printed report', () => {
       ['gateway alone: basic / bare proxy rps', true],
       ['gateway alone: wsse / bare proxy rps', false],
       ['gateway alone: oauth / bare proxy rps', true],
+      ['gateway alone: anonymous / its floor rps', true],
+      ['gateway alone: basic / its floor rps', true],
+      ['gateway alone: OpenID Connect served / never served (v20.0.0)', true],
+      ["kigo's own code in the gateway's CPU (alone_anonymous)", false],
       ['core show / anchor rps', true],
       ['core show identified / anonymous rps', false],
       ['oauth p99 / bare proxy p99', false],
@@ -153,8 +161,8 @@ describe('printed report', () => {
     expect(s['oauth p99 / bare proxy p99']).toMatchObject({ value: 1.6, floor: 1.9, verdict: 'out of reach' })
     // An unmeasured floor proves nothing.
     expect(s['core show identified / anonymous rps']).toMatchObject({ floor: null, verdict: 'not met' })
-    expect(targetsLine(targets(slow))).toBe('targets met: 10/15; out of reach in this run (the floor misses the bound too): 2')
-    expect(targetsLine(targets(results))).toBe('targets met: 10/15')
+    expect(targetsLine(targets(slow))).toBe('targets met: 13/19; out of reach in this run (the floor misses the bound too): 2')
+    expect(targetsLine(targets(results))).toBe('targets met: 13/19')
     const text = formatReport(slow)
     expect(text).toMatch(/^gateway alone: wsse \/ bare proxy rps\s+0\.790\s+0\.772-0\.806\s+>= 0\.80\s+0\.780\s+out of reach: the floor misses it too$/m)
     expect(text).toMatch(/^core show identified \/ anonymous rps\s+0\.890\s+-\s+>= 0\.90\s+-\s+NOT met$/m)
@@ -206,6 +214,13 @@ describe('printed report', () => {
     expect(text).toMatch(/^embedded idle RSS\s+140\.20 MB\s+-\s+<= 200 MB\s+-\s+met$/m)
     expect(text).toMatch(/^target\s+measured\s+passes p25-p75\s+bound\s+floor$/m)
     expect(text).toContain('3. whole system (public timeline, count=20, over 100000 entries; over statuses/show: anonymous 0.310, OAuth 0.352)')
+    // The machine reference beside the group's ratios, the provider's cost, the profile's share.
+    expect(text).toContain('1. gateway alone, v20.0.0, in front of a fixed ~700-byte upstream')
+    expect(text).toContain('machine reference: bare proxy 60 µs/req, nginx - µs/req, load average 3.50 to 4.25')
+    expect(text).toContain('OpenID Connect served / never served (anonymous rps): 0.990')
+    expect(text).toContain("1b. gateway alone on the image's Node: not run")
+    expect(text).toContain("profile of alone_anonymous on v20.0.0: kigo's own code 6.40 % of 4000 samples (gateway/proxy/forward.js 1.20 %); CPU.cpuprofile")
+    expect(text).toMatch(/^kigo's own code in the gateway's CPU \(alone_anonymous\)\s+6\.40 %\s+-\s+<= 5 %\s+-\s+NOT met$/m)
     expect(text).toContain('5. embedded: npm start to ready 2.40 s (the app\'s CPU until then 2.10 s), idle RSS 140.2 MB, after 1,000 mixed requests 170.5 MB')
   })
 })

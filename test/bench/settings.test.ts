@@ -45,7 +45,7 @@ describe('benchmark settings', () => {
     const { code, stdout, stderr } = await bench(['--help'])
     expect(code).toBe(0)
     expect(stderr).toBe('')
-    for (const option of ['--quick', '--rounds N', '--only LIST', '--profile DIR', '--out FILE']) expect(stdout).toContain(option)
+    for (const option of ['--quick', '--rounds N', '--only LIST', '--profile SCENARIO', '--node24 yes|no', '--out FILE']) expect(stdout).toContain(option)
     // The defaults it names are the ones a run without options uses.
     const full = settingsFrom([])!
     expect(stdout).toMatch(new RegExp(`--rounds N .*\\(${full.rounds}\\)`))

@@ -2,8 +2,10 @@
 // Each verifier parses, loads the secret through the cache, verifies and returns an
 // AuthResult; this module picks the verifier, applies throttling (docs/operations.md#throttling) and scopes
 // (docs/gateway.md#which-credentials-each-operation-accepts), and builds the challenges of docs/gateway.md#challenges.
-// Every decision takes the one asynchronous path: a synchronous twin measured no gain
-// worth its second path (docs/performance.md#one-path-per-authentication-decision).
+// Every credential is verified on the one asynchronous path: a synchronous twin measured
+// no gain worth its second path (docs/performance.md#one-path-per-authentication-decision).
+// What the credentials alone decide (none on an anonymous route, two kinds, an unknown
+// scheme) is decided at once (`triage`), with nothing to wait for.
 import type { Config } from '../../common/config.js'
 import { ApiError } from '../../common/errors.js'
 import type { AuthMethod, Identity } from '../../common/identity.js'
@@ -21,8 +23,12 @@ import type { RoutePolicy } from '../domain/routes.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
 
 export interface Authenticator {
-  /** The decision on a request by a route's rules (which may wait for the store and Redis). */
+  /** The decision on a request by a route's rules (which may wait for the store and Redis): `triage`, then `verify`. */
   authenticate(req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>
+  /** What the request's credentials decide without verifying anything: the decision, or the method whose credential must be verified. */
+  triage(req: AuthRequest, route: RoutePolicy): AuthDecision | AuthMethod
+  /** The decision on the credential of `method` that triage named (which may wait for the store and Redis). */
+  verify(method: AuthMethod, req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>
 }
 
 export type AuthDecision =
@@ -107,7 +113,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     const attempt = { realm: 'api' as const, user, ip: clientIp }
     // An operator's lock refuses before anything is verified or counted.
     if (user !== undefined && throttle.locked?.(attempt) === true) return { kind: 'locked', user }
-    const wait = await throttle.check(attempt)
+    // A client whose credentials keep verifying is cleared from the local views, at once.
+    const wait = throttle.checkNow?.(attempt) ?? (await throttle.check(attempt))
     if (wait > 0) return { kind: 'throttled', wait, ...(user ? { user } : {}) }
     const result = 'kind' in read ? read : await read.verify()
     if (result.kind === 'ok') {
@@ -198,11 +205,13 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     }
   }
 
+  const verified = async (method: AuthMethod, req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision> => conclude(method, await verify(verifiers[method], req, clientIp), req, route)
   return {
     async authenticate(req, route, clientIp) {
       const method = triage(req, route)
-      if (typeof method !== 'string') return method
-      return conclude(method, await verify(verifiers[method], req, clientIp), req, route)
+      return typeof method === 'string' ? verified(method, req, route, clientIp) : method
     },
+    triage,
+    verify: verified,
   }
 }

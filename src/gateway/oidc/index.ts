@@ -16,7 +16,7 @@ import { accountArea, field, messagePage, sendPage, seeOther, type User } from '
 import type { Outcome } from '../domain/auth.js'
 import { maxClientLength } from '../usage/client-name.js'
 import type { UsageRecorder } from '../usage/recorder.js'
-import { loadOidcLibrary } from './library.js'
+import { confinedHandler, loadOidcLibrary } from './library.js'
 import { buildProvider, oidcPrefix, retiredKeySeconds, type OidcProviderDeps } from './provider.js'
 import type { OidcStore } from './store.js'
 import type { AuditStore } from '../audit/store.js'
@@ -106,7 +106,7 @@ export class OidcProviders {
         if (!this.options.usage || !user || !client) return
         this.options.usage.observe({ ok: true, method: 'oidc', outcome: 'ok', identity: { user } }, () => (client.clientName ?? client.clientId).slice(0, maxClientLength), (this.options.now ?? Date.now)())
       })
-      next.set(deployment, { provider, handle: provider.callback() })
+      next.set(deployment, { provider, handle: confinedHandler(provider.callback()) })
     }
     this.byDeployment = next
     this.version = version

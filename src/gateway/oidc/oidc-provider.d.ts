@@ -112,3 +112,11 @@ declare module 'oidc-provider' {
     Check: { new (reason: string, description: string, check: (ctx: KoaContextWithOIDC) => boolean | Promise<boolean>): unknown; REQUEST_PROMPT: boolean; NO_NEED_TO_PROMPT: boolean }
   }
 }
+
+// The library's request context (lib/helpers/als.js), switched off between its requests (library.ts).
+declare module 'oidc-provider/lib/helpers/als.js' {
+  import type { AsyncLocalStorage } from 'node:async_hooks'
+
+  const storage: AsyncLocalStorage<unknown>
+  export default storage
+}

@@ -70,7 +70,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     clientErrorHandler,
   })
   app.server.maxConnections = deps.config.gateway.http.operatorMaxConnections
-  closeSilentConnections(app)
+  closeSilentConnections(app, deps.config.gateway.http.idleTimeoutMs)
   // Only its own Host names (DNS rebinding), and one Host (docs/security.md#request-edges).
   hostNameCheck(app, deps.config.gateway.adminHostNames, { port: 'operator port', setting: 'KIGO_ADMIN_HOST_NAMES' })
   // Failures in the operator API's JSON; the dashboard and some API areas word their own.

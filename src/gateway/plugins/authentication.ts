@@ -28,8 +28,12 @@ declare module 'fastify' {
     bodyHash: BodyHash | null
   }
   interface FastifyInstance {
-    /** Authenticates a request by a route's rules (docs/gateway.md#which-credentials-each-operation-accepts) and records the decision. */
-    gatewayAuth(request: FastifyRequest, route: RoutePolicy): Promise<AuthDecision>
+    /**
+     * Authenticates a request by a route's rules (docs/gateway.md#which-credentials-each-operation-accepts)
+     * and records the decision: at once when the credentials alone decide (none on an
+     * anonymous route, two kinds…), through a promise when one must be verified.
+     */
+    gatewayAuth(request: FastifyRequest, route: RoutePolicy): AuthDecision | Promise<AuthDecision>
   }
 }
 
@@ -126,9 +130,13 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
 
   app.decorateRequest('bodyHash', null)
 
-  /** Records `decision` on the request, in the metrics and in the usage counts, and returns it. */
-  const record = (request: FastifyRequest, authReq: AuthRequest, started: bigint, decision: AuthDecision): AuthDecision => {
-    metrics.authDuration.series(decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
+  /**
+   * Records `decision` on the request, in the usage counts and, for a credential that was
+   * verified (`started`: when verification began), in the authentication histogram: a
+   * decision the credentials alone made took no time worth a histogram's observation.
+   */
+  const record = (request: FastifyRequest, authReq: AuthRequest, started: bigint | null, decision: AuthDecision): AuthDecision => {
+    if (started !== null) metrics.authDuration.series(decision.method).observe(Number(process.hrtime.bigint() - started) / 1e9)
     // Usage (docs/gateway.md#the-usage-report): counted in memory here, written to the store in batches elsewhere.
     // With the request's deployment: a migration notice links to the deployment its recipient uses.
     deps.usage?.observe(decision, () => clientName(authReq), authReq.now, request.routeName ?? undefined, app.deploymentOf(request)?.name)
@@ -141,20 +149,29 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
    * request log and metrics). Plugins that serve routes of their own (the OAuth provider,
    * the user-information API) use it through `app.gatewayAuth`.
    */
-  app.decorate('gatewayAuth', (request: FastifyRequest, route: RoutePolicy): Promise<AuthDecision> => {
+  app.decorate('gatewayAuth', (request: FastifyRequest, route: RoutePolicy): AuthDecision | Promise<AuthDecision> => {
     request.routeName = route.name
     const origin = app.publicOrigin(request)
     const authReq = toAuthRequest(request, origin, now(), true)
-    const started = process.hrtime.bigint()
     // Node keeps the first of two Authorization headers and joins two X-WSSE: the
     // verifier and the core could each see another credential. Counted on the raw headers.
     const repeated = repeatedCredentialHeader(request.raw.rawHeaders)
     if (repeated !== null) {
-      return Promise.resolve(record(request, authReq, started, { ok: false, method: 'none', outcome: 'malformed', error: errors.badRequest('multiple_credentials', `Send one ${repeated} header, not several`) }))
+      return record(request, authReq, null, { ok: false, method: 'none', outcome: 'malformed', error: errors.badRequest('multiple_credentials', `Send one ${repeated} header, not several`) })
     }
+    // The span says how and with what outcome, never what credential.
+    const spanAttributes = (d: AuthDecision) => ({ 'kigo.auth.method': d.method, 'kigo.auth.outcome': d.outcome })
+    // What the credentials alone decide (an anonymous request above all) is decided here
+    // and now: no deadline, no promise, nothing timed.
+    const method = authenticator.triage(authReq, route)
+    if (typeof method !== 'string') {
+      if (!deps.tracing) return record(request, authReq, null, method)
+      return deps.tracing.step(request, 'kigo.authenticate', () => Promise.resolve(record(request, authReq, null, method)), spanAttributes)
+    }
+    const started = process.hrtime.bigint()
     // The whole of verification (credential lookup, nonce claim, throttle counts) is
     // bounded: a dependency that never answers costs at most requestDeadlineMs.
-    const decide = () => withDeadline(authenticator.authenticate(authReq, route, origin.ip), config.dependencies.requestDeadlineMs, 'authentication').then(
+    const decide = () => withDeadline(authenticator.verify(method, authReq, route, origin.ip), config.dependencies.requestDeadlineMs, 'authentication').then(
       (decision) => record(request, authReq, started, decision),
       (err: Error) => {
         // The identity store (or another dependency of verification) failed or did not answer
@@ -168,8 +185,7 @@ async function authentication(app: FastifyInstance, deps: AuthenticationOptions)
         return record(request, authReq, started, { ok: false, method: 'none', outcome: 'unavailable', error })
       },
     )
-    // The span says how and with what outcome, never what credential.
-    return deps.tracing ? deps.tracing.step(request, 'kigo.authenticate', decide, (d) => ({ 'kigo.auth.method': d.method, 'kigo.auth.outcome': d.outcome })) : decide()
+    return deps.tracing ? deps.tracing.step(request, 'kigo.authenticate', decide, spanAttributes) : decide()
   })
 }
 

@@ -11,7 +11,7 @@ import { errors } from '../../common/errors.js'
 import { identityKey } from '../../common/identity.js'
 import { canonicalPath, namesId } from '../../common/route-table.js'
 import { registerForwarding, type ForwardContext } from '../proxy/forward.js'
-import { routeResolver, type RoutePolicy } from '../domain/routes.js'
+import { routeResolver, type Resolution, type RoutePolicy } from '../domain/routes.js'
 import type { AuthDecision } from '../auth/authenticate.js'
 import { bodyDigest } from './authentication.js'
 import { gateBodyHash } from '../proxy/body-hash-gate.js'
@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The request path as the gateway and the core both read it (route-table.ts canonicalPath), set before the body is read. */
     canonicalPath: string | null
+    /** The route the path and the method name, found with canonicalPath (an operation or outside the table). */
+    pathRoute: Exclude<Resolution, { kind: 'method_not_allowed' }> | null
   }
 }
 
@@ -95,6 +97,7 @@ async function forwarding(app: FastifyInstance, { config, coreWatch, tracing }: 
   // operation, never whether it exists), so a form sent to them is never read.
   const catchAll = new Set(['/*', '/'])
   app.decorateRequest('canonicalPath', null)
+  app.decorateRequest('pathRoute', null)
   app.addHook('onRequest', (request, reply, done) => {
     if (!catchAll.has(request.routeOptions.url ?? '')) return done()
     const q = request.url.indexOf('?')
@@ -107,6 +110,7 @@ async function forwarding(app: FastifyInstance, { config, coreWatch, tracing }: 
     }
     if (resolution.kind === 'other' && canonical.path.startsWith('/api/')) return void sendError(request, reply, errors.notFound())
     request.canonicalPath = canonical.path
+    request.pathRoute = resolution
     done()
   })
 
@@ -117,8 +121,11 @@ async function forwarding(app: FastifyInstance, { config, coreWatch, tracing }: 
     // `?id=` (or `id` in an urlencoded body) turns a form of "the authenticated user" into
     // the `/{id}` read (docs/api-differences.md#id-parameter); the core reads it the same way.
     const namesAnId = () => (q !== -1 && namesId(queryOf(request.url, q))) || (Buffer.isBuffer(request.body) && namesId(request.body.toString('latin1')))
-    // The onRequest hook above refused every path and method it does not name a route for.
-    const resolution = resolveRoute(request.method, request.canonicalPath!, namesAnId)
+    // The onRequest hook above found the route, and refused every path and method it does
+    // not name one for; only an operation with an `/{id}` form is looked up again, now
+    // that the query and the body are known.
+    const found = request.pathRoute!
+    const resolution = found.kind === 'operation' && found.route.operation?.byId !== undefined ? resolveRoute(request.method, request.canonicalPath!, namesAnId) : found
     if (resolution.kind === 'method_not_allowed') throw new Error('a refused method reached the forwarding handler')
     const route = resolution.route
     // Outside the table (pages, icons, photo bytes), only reads carry an identity; any other
@@ -127,7 +134,9 @@ async function forwarding(app: FastifyInstance, { config, coreWatch, tracing }: 
       request.routeName = route.name
       return send(request, reply, route, null, true)
     }
-    app.gatewayAuth(request, route).then((d) => forwardDecided(request, reply, route, d)).catch((err: Error) => void reply.send(err))
+    const decided = app.gatewayAuth(request, route)
+    if (decided instanceof Promise) decided.then((d) => forwardDecided(request, reply, route, d)).catch((err: Error) => void reply.send(err))
+    else forwardDecided(request, reply, route, decided)
   }
 
   app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'], url: '/*', handler })

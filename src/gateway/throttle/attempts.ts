@@ -48,6 +48,11 @@ export interface AttemptThrottle {
   locked?(attempt: Attempt): boolean
   /** Seconds the attempt must wait; 0 when it may be verified. */
   check(attempt: Attempt): Promise<number>
+  /**
+   * The same verdict when the local views hold all it depends on, without a promise (a
+   * client whose credentials keep verifying, asked again within a second); null otherwise.
+   */
+  checkNow?(attempt: Attempt): number | null
   /** Counts a failed attempt (wrong secret, stale or malformed credential). */
   failed(attempt: Attempt): Promise<void>
   /** A verified attempt: forgets the pair's and the user's failures, marks the pair known. */
@@ -72,6 +77,12 @@ export class KnownPairs {
 
   async isKnown(pair: string): Promise<boolean> {
     return (await this.marks.check([pair])) > 0
+  }
+
+  /** isKnown's answer when the local view holds it; null otherwise. */
+  knownNow(pair: string): boolean | null {
+    const wait = this.marks.peek?.([pair]) ?? null
+    return wait === null ? null : wait > 0
   }
 
   /** Marks the pair afresh, so that the known period runs from its latest success. */
@@ -205,6 +216,18 @@ export class RuleAttemptThrottle implements AttemptThrottle {
       this.rules.user.check([k.user!]),
     ])
     return this.#refused(a.realm, verdict(pair, known, address, user))
+  }
+
+  checkNow(a: Attempt): number | null {
+    const k = this.#keys(a)
+    if (k.pair === undefined) return null
+    const { pair, known, address, user } = this.rules
+    const p = pair.peek?.([k.pair]) ?? null
+    const kn = p === null ? null : known.knownNow(k.known!)
+    const ad = kn === null ? null : (address.peek?.([k.address]) ?? null)
+    const us = ad === null ? null : (user.peek?.([k.user!]) ?? null)
+    if (p === null || kn === null || ad === null || us === null) return null
+    return this.#refused(a.realm, verdict(p, kn, ad, us))
   }
 
   async failed(a: Attempt): Promise<void> {

@@ -46,6 +46,16 @@ export class CachedFailureThrottle implements FailureThrottle {
     return wait
   }
 
+  peek(keys: string[]): number | null {
+    let wait = 0
+    for (const key of keys) {
+      const seen = this.#view.get(key)
+      if (seen === undefined) return null
+      wait = Math.max(wait, seen)
+    }
+    return wait
+  }
+
   async recordFailure(keys: string[]): Promise<void> {
     for (const key of keys) this.#view.delete(key)
     await this.primary.recordFailure(keys)

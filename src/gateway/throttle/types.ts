@@ -5,6 +5,8 @@
 export interface FailureThrottle {
   /** Seconds to wait before another attempt (the longest over `keys`); 0 when allowed. */
   check(keys: string[]): Promise<number>
+  /** The same verdict when it is known here without asking anyone (a local view holds every key); null otherwise. */
+  peek?(keys: string[]): number | null
   /** Counts one failed attempt against every key. */
   recordFailure(keys: string[]): Promise<void>
   /** Forgets the failures of `keys` (a successful login for that user). */

@@ -1,6 +1,7 @@
 // The local view over the shared throttle: clear verdicts are reused for a moment,
 // failures recorded here take effect at once, blocks are kept until their window ends.
 import { describe, expect, it } from 'vitest'
+import { KnownPairs, RuleAttemptThrottle } from '../../../src/gateway/throttle/attempts.js'
 import { CachedFailureThrottle } from '../../../src/gateway/throttle/cached.js'
 import { MemoryFailureThrottle } from '../../../src/gateway/throttle/memory.js'
 import type { FailureThrottle } from '../../../src/gateway/throttle/types.js'
@@ -69,5 +70,35 @@ describe('CachedFailureThrottle', () => {
     expect(calls.check).toBe(3)
     await t.check(['user:g'])
     expect(calls.check).toBe(4)
+  })
+})
+
+describe('a verdict known without asking (peek, checkNow)', () => {
+  it('the view answers at once only for keys it holds, and forgets a key a failure names', async () => {
+    const t = new CachedFailureThrottle(new MemoryFailureThrottle({ maxFailures: 2, windowSeconds: 60 }))
+    expect(t.peek(['user:e'])).toBeNull()
+    expect(await t.check(['user:e'])).toBe(0)
+    expect(t.peek(['user:e'])).toBe(0)
+    expect(t.peek(['user:e', 'ip:9'])).toBeNull()
+    await t.recordFailure(['user:e'])
+    expect(t.peek(['user:e'])).toBeNull()
+  })
+
+  it("an attempt's rules decide at once once every one of its keys was asked, with check's verdict", async () => {
+    const { wrapped, calls } = counting(new MemoryFailureThrottle({ maxFailures: 1, windowSeconds: 60 }))
+    const cached = () => new CachedFailureThrottle(wrapped)
+    const throttle = new RuleAttemptThrottle({ pair: cached(), known: new KnownPairs(cached()), address: cached(), user: cached() })
+    const attempt = { realm: 'api' as const, user: 'alice', ip: '192.0.2.7' }
+    expect(throttle.checkNow(attempt)).toBeNull()
+    expect(await throttle.check(attempt)).toBe(0)
+    const asked = calls.check
+    expect(throttle.checkNow(attempt)).toBe(0)
+    expect(calls.check).toBe(asked)
+    // A failure through this gateway blocks the user: the next verdict is asked again, and refuses.
+    await throttle.failed(attempt)
+    expect(throttle.checkNow(attempt)).toBeNull()
+    const wait = await throttle.check(attempt)
+    expect(wait).toBeGreaterThan(0)
+    expect(throttle.checkNow(attempt)).toBe(wait)
   })
 })

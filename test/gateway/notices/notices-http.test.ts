@@ -8,6 +8,7 @@
 import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../src/cli/kigo.js'
+import { cliOf } from '../../helpers/cli.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
 import { startTestSmtp, type TestSmtp } from '../../helpers/smtp.js'
 import { basicHeader, form, oauthHeader, type OAuthClient } from '../policy/signers.js'
@@ -22,19 +23,7 @@ let env: Record<string, string>
 const users: Record<string, { password: string; api_password: string }> = {}
 let carolApp: OAuthClient
 
-async function kigo(...args: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const code = await main(args, env, { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } })
-  return { code, stdout, stderr }
-}
-
-async function kigoJson<T = Record<string, unknown>>(...args: string[]): Promise<T> {
-  const r = await kigo(...args, '--json')
-  expect(r.stderr).toBe('')
-  expect(r.code).toBe(0)
-  return JSON.parse(r.stdout) as T
-}
+const { kigo, json: kigoJson } = cliOf(() => env)
 
 const viaBasic = async (user: string, userAgent: string, path = '/api/statuses/update.json') => {
   const res = await fetch(`${stack.url}${path}`, {

@@ -33,12 +33,14 @@ const recordedBefore: Array<[number, string]> = [
 
 /** Migrations added since, in version order. */
 const addedSince: Array<[number, string]> = [
+  [13, 'usage rows name a login-API site or OpenID Connect client by its identity; when a row was first refused'],
   [36, 'who made each audited change'],
   [37, 'contact e-mail confirmation links'],
   [60, 'mail outbox'],
   [61, 'registered users sent to the core'],
   [70, 'migration notices: the steps each recipient was told, sweeps and the sender lease'],
   [71, 'the last endpoints each legacy client called'],
+  [72, 'usage rows written before sites were told apart by identity: their site or client, where the name names one'],
   [80, "a consumer's previous secret, working until it expires"],
   [81, "a login site's previous secret, working until it expires"],
   [82, "an OpenID Connect client's previous secret, working until it expires"],
@@ -107,7 +109,7 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
       // In the lists' order (src/gateway/schema.ts): the identity store's 61, 80 and 83 first, the audit's 36, …
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 36, 35, 37, 40, 81, 84, 50, 82, 85, 60, 70, 71])
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 36, 35, 37, 40, 81, 84, 50, 82, 85, 60, 70, 71, 72])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

@@ -70,7 +70,7 @@ export async function noticesApi(app: FastifyInstance, options: { notices: Notic
     })
   })
 
-  app.get('/admin/notices/funnel', async (request, reply) => {
+  app.get('/admin/notices/funnel', async (_request, reply) => {
     const lines = await notices.funnel()
     return reply.header('cache-control', 'no-store').send({
       methods: lines.map((l) => ({

@@ -60,7 +60,11 @@ export async function noticeFunnel(store: Pick<NoticeStore, 'firstTold' | 'recip
       const rule = movedRule(modern)
       const moved = (r: RecipientRow) => rule({ method, user: r.user, client: r.client, lastSeen: r.lastSeen, owner: r.recipient })
       const byRecipient = new Map<string, RecipientRow[]>()
-      for (const r of rows) byRecipient.set(r.recipient, [...(byRecipient.get(r.recipient) ?? []), r])
+      for (const r of rows) {
+        const own = byRecipient.get(r.recipient)
+        if (own) own.push(r)
+        else byRecipient.set(r.recipient, [r])
+      }
       for (const t of part) {
         const own = byRecipient.get(t.user) ?? []
         line.told += 1

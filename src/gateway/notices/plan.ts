@@ -45,7 +45,11 @@ export async function policyPlan(
   const rule = movedRule(modern)
   const moved = (r: PlanRow) => rule({ method: input.method, user: r.user, client: r.client, lastSeen: r.lastSeen, owner: r.owner })
   const byUser = new Map<string, PlanRow[]>()
-  for (const r of rows) byUser.set(r.user, [...(byUser.get(r.user) ?? []), r])
+  for (const r of rows) {
+    const own = byUser.get(r.user)
+    if (own) own.push(r)
+    else byUser.set(r.user, [r])
+  }
   const movedUsers = [...byUser.values()].filter((own) => recipientMoved(own, moved)).length
   const live = rows.filter((r) => !moved(r))
   const users = new Map(live.map((r) => [r.user, r.hasEmail]))

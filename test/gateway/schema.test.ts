@@ -33,6 +33,7 @@ const recordedBefore: Array<[number, string]> = [
 
 /** Migrations added since, in version order. */
 const addedSince: Array<[number, string]> = [
+  [13, 'usage rows name a login-API site or OpenID Connect client by its identity; when a row was first refused'],
   [36, 'who made each audited change'],
   [37, 'contact e-mail confirmation links'],
   [38, "the deployment of each usage row's latest request"],
@@ -41,6 +42,7 @@ const addedSince: Array<[number, string]> = [
   [70, 'migration notices: the steps each recipient was told, sweeps and the sender lease'],
   [71, 'the last endpoints each legacy client called'],
   [72, 'the refusal date each notice told, and a notice when that date moves earlier'],
+  [73, 'usage rows written before sites were told apart by identity: their site or client, where the name names one'],
   [80, "a consumer's previous secret, working until it expires"],
   [81, "a login site's previous secret, working until it expires"],
   [82, "an OpenID Connect client's previous secret, working until it expires"],
@@ -112,7 +114,7 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
       // In the lists' order (src/gateway/schema.ts): the identity store's 61, 80, 83 and 90 first, the usage report's 38, the audit's 36, …
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 90, 38, 36, 35, 37, 92, 40, 81, 84, 50, 82, 85, 60, 91, 70, 71, 72])
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 90, 38, 36, 35, 37, 92, 40, 81, 84, 50, 82, 85, 60, 91, 70, 71, 72, 73])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

@@ -91,7 +91,8 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     options.metrics?.authRequests.series('login_api', outcome, route).inc()
     if (user === null || options.usage === undefined) return
     const client = () => (site?.name ?? '').slice(0, maxClientLength)
-    options.usage.observe(outcome === 'ok' ? { ok: true, method: 'login_api', outcome, identity: { user } } : { ok: false, method: 'login_api', outcome, user }, client, now())
+    const clientId = site === null ? {} : { clientId: site.apiKey }
+    options.usage.observe(outcome === 'ok' ? { ok: true, method: 'login_api', outcome, identity: { user }, ...clientId } : { ok: false, method: 'login_api', outcome, user, ...clientId }, client, now())
   }
 
   // ---- the policy ---------------------------------------------------------------------------

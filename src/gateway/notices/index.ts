@@ -12,6 +12,7 @@ import { isoSeconds } from '../../common/time.js'
 import { hostsOf } from '../../common/deployment.js'
 import { loadTemplates, type NoticeMessage } from './message.js'
 import type { Outbox, OutboxEntry } from '../mail/index.js'
+import { noticeFunnel, type FunnelLine } from './funnel.js'
 import { policyPlan, type PolicyPlan } from './plan.js'
 import { noticeSteps, type NoticeStep } from './rules.js'
 import { NoticeSender, labelledSteps, noticeKind, type DecideResult, type RecipientNotice } from './sender.js'
@@ -163,9 +164,14 @@ export class Notices {
     return (await this.sender.preview(user)).notices
   }
 
+  /** Did telling people work: per method, who moved within 7 and 30 days of their first notice, who did not, and who was told too recently to tell. */
+  funnel(): Promise<FunnelLine[]> {
+    return noticeFunnel(this.store, this.now())
+  }
+
   /** Per method and step: sent, failed, pending and unreachable; and the effect (dashboard). */
-  async summary(): Promise<{ steps: Array<{ method: string; step: NoticeStep; sent: number; failed: number; pending: number; unreachable: number }>; effect: Awaited<ReturnType<NoticeStore['effect']>> }> {
-    const [rows, effect] = await Promise.all([this.list({ limit: 10_000 }), this.store.effect(this.now())])
+  async summary(): Promise<{ steps: Array<{ method: string; step: NoticeStep; sent: number; failed: number; pending: number; unreachable: number }>; effect: FunnelLine[] }> {
+    const [rows, effect] = await Promise.all([this.list({ limit: 10_000 }), this.funnel()])
     const counts = new Map<string, { method: string; step: NoticeStep; sent: number; failed: number; pending: number; unreachable: number }>()
     for (const r of rows) {
       const k = `${r.method}\n${r.step}`

@@ -72,4 +72,22 @@ CREATE UNIQUE INDEX notices_step_once ON kigo_gateway.notices (user_id, method, 
 CREATE UNIQUE INDEX notices_date_moved_once ON kigo_gateway.notices (user_id, method, refusal_at) WHERE step = 'date_moved';
 `,
   },
+  {
+    version: 73,
+    name: 'usage rows written before sites were told apart by identity: their site or client, where the name names one',
+    sql: `
+-- Migration 13 keyed login-API and OpenID Connect usage by the site's api_key or the
+-- client's client_id; rows written before it name only the site or client (its first 64
+-- characters). Where exactly one site (one client) has that name, the row is its; rows of
+-- a name several share stay unattributed rather than be given to the wrong owner.
+UPDATE kigo_gateway.auth_usage a SET client_id = s.api_key
+FROM kigo_gateway.login_sites s
+WHERE a.method = 'login_api' AND a.client_id = '' AND a.client = left(s.name, 64)
+  AND (SELECT count(*) FROM kigo_gateway.login_sites t WHERE left(t.name, 64) = left(s.name, 64)) = 1;
+UPDATE kigo_gateway.auth_usage a SET client_id = c.client_id
+FROM kigo_gateway.oidc_clients c
+WHERE a.method = 'oidc' AND a.client_id = '' AND a.client = left(c.name, 64)
+  AND (SELECT count(*) FROM kigo_gateway.oidc_clients t WHERE left(t.name, 64) = left(c.name, 64)) = 1;
+`,
+  },
 ]

@@ -19,7 +19,7 @@ import { isoSeconds } from '../../common/time.js'
 import type { Db } from '../../common/sql.js'
 import { exceptionEnd } from '../policy/evaluate.js'
 import { legacyMethods, type LegacyMethod, type Policies } from '../policy/types.js'
-import { hasMoved, oauthUseByFamily } from '../usage/moved.js'
+import { movedRule } from '../usage/moved.js'
 import { renderNotice, type NoticeClient, type NoticeMessage, type NoticeTemplates } from './message.js'
 import { dueSignature, dueSteps, recipientSteps, toldDate, toldNothing, type DueSteps, type NoticeStep, type RecipientClient } from './rules.js'
 import type { NoticeRecord, NoticeStore, Recipient, RecipientRow } from './store.js'
@@ -116,7 +116,7 @@ export class NoticeSender {
       store.told(method, recipients),
       store.recipients(recipients),
     ])
-    const oauthUse = oauthUseByFamily(modern)
+    const isMoved = movedRule(modern)
     const byRecipient = new Map<string, RecipientRow[]>()
     for (const r of rows) {
       if (!byRecipient.has(r.recipient)) byRecipient.set(r.recipient, [])
@@ -130,7 +130,7 @@ export class NoticeSender {
       if (person === undefined || own === undefined) continue
       const at = due.refusalAt ?? now
       const judged = own.map((r) => {
-        const moved = hasMoved(r, oauthUse({ user: r.recipient, client: r.client }))
+        const moved = isMoved({ method, user: r.user, client: r.client, lastSeen: r.lastSeen, owner: r.recipient })
         const excepted = method !== 'login_api' && exceptionEnd(policy, { user: r.user, client: () => r.client }, at) !== null
         return { row: r, rule: { lastSeen: r.lastSeen, refusedByPolicy: r.refusedByPolicy, moved, excepted } satisfies RecipientClient }
       })

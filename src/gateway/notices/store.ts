@@ -4,11 +4,12 @@
 // Choices: a pass reads the usage rows of the users whose rows changed since the method's
 // last sweep (auth_usage_last_seen index), then only those users' own rows (the primary
 // key's (method, user_id) prefix): never every row of the report. Login-API rows name the
-// site as their client; a site is matched by its name as the usage report keeps it (the
-// first 64 characters).
+// site by its api_key (client_id), never by its name, which another user may share; an
+// OpenID Connect row names its client by client_id, and so its owner.
 import type { Db, Queryable } from '../../common/sql.js'
 import type { Deployment } from '../../common/deployment.js'
 import { maxClientLength } from '../usage/client-name.js'
+import { modernMethods } from '../usage/moved.js'
 import type { NoticeStep, Told } from './rules.js'
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -27,6 +28,30 @@ export interface RecipientRow {
   lastSeen: number
   /** The deployment the row's latest request came through. */
   deployment: Deployment
+  /** When the policy first refused one of the row's requests; null when never. */
+  firstRefused: number | null
+}
+
+/** A usage row of the lookback a plan counts, with what the moved rule needs. */
+export interface PlanRow {
+  user: string
+  client: string
+  /** The login-API site's api_key ('' for other methods). */
+  clientId: string
+  /** The login-API site's owner (null for other methods, or a site since deleted). */
+  owner: string | null
+  accepted: number
+  lastSeen: number
+  hasEmail: boolean
+}
+
+/** A modern (OAuth, OAuth 2.0, OpenID Connect) row for the moved rule; `owner` is an OpenID Connect client's registrant. */
+export interface ModernRow {
+  method: string
+  user: string
+  client: string
+  lastSeen: number
+  owner: string | null
 }
 
 export interface Recipient {
@@ -46,14 +71,6 @@ export interface NoticeRecord {
   refusalAt: number | null
 }
 
-export interface PlanCounts {
-  users: number
-  usersWithEmail: number
-  clients: number
-  requests: number
-  sites: number
-}
-
 /** A user or a user's client the plan leaves out (an exception in force when the change begins). */
 export interface Excluded {
   user: string
@@ -65,25 +82,22 @@ const siteName = `left(s.name, ${maxClientLength})`
 export class NoticeStore {
   constructor(private readonly db: Db) {}
 
-  /** Who a change of `method` would touch: users with accepted requests seen since `since`, and (login_api) the sites they signed in to. */
-  async planCounts(method: string, since: number, excluded: Excluded[]): Promise<PlanCounts> {
-    const rows = await this.db.query<{ users: string | number; with_email: string | number; clients: string | number; requests: string | number | null; sites: string | number }>(
-      `WITH r AS (
-         SELECT a.user_id, a.client, a.accepted FROM kigo_gateway.auth_usage a
-         WHERE a.method = $1 AND a.last_seen >= $2 AND a.accepted > 0
-           AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[]) AS e(user_id, client)
-                           WHERE e.user_id = a.user_id AND (e.client IS NULL OR e.client = a.client))
-       )
-       SELECT count(DISTINCT r.user_id) AS users,
-              count(DISTINCT r.user_id) FILTER (WHERE w.email IS NOT NULL) AS with_email,
-              count(DISTINCT r.client) AS clients,
-              sum(r.accepted) AS requests,
-              (SELECT count(*) FROM kigo_gateway.login_sites s WHERE $1 = 'login_api' AND ${siteName} IN (SELECT client FROM r)) AS sites
-       FROM r LEFT JOIN kigo_gateway.users w ON w.id = r.user_id`,
+  /**
+   * The rows a change of `method` would touch: accepted requests seen since `since`, an
+   * excluded user's (or user's client's) apart; for login_api with the site's owner.
+   */
+  async planRows(method: string, since: number, excluded: Excluded[]): Promise<PlanRow[]> {
+    const rows = await this.db.query<{ user_id: string; client: string; client_id: string; owner: string | null; accepted: string | number; last_seen: Date | string; has_email: boolean }>(
+      `SELECT a.user_id, a.client, a.client_id, s.owner_id AS owner, a.accepted, a.last_seen, (w.email IS NOT NULL) AS has_email
+       FROM kigo_gateway.auth_usage a
+       LEFT JOIN kigo_gateway.login_sites s ON a.method = 'login_api' AND s.api_key = a.client_id
+       LEFT JOIN kigo_gateway.users w ON w.id = a.user_id
+       WHERE a.method = $1 AND a.last_seen >= $2 AND a.accepted > 0
+         AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[]) AS e(user_id, client)
+                         WHERE e.user_id = a.user_id AND (e.client IS NULL OR e.client = a.client))`,
       [method, iso(since), excluded.map((e) => e.user), excluded.map((e) => e.client ?? null)],
     )
-    const r = rows[0]!
-    return { users: Number(r.users), usersWithEmail: Number(r.with_email), clients: Number(r.clients), requests: Number(r.requests ?? 0), sites: Number(r.sites) }
+    return rows.map((r) => ({ user: r.user_id, client: r.client, clientId: r.client_id, owner: r.owner, accepted: Number(r.accepted), lastSeen: ms(r.last_seen), hasEmail: r.has_email === true }))
   }
 
   /**
@@ -95,7 +109,7 @@ export class NoticeStore {
     const rows = method === 'login_api'
       ? await this.db.query<{ id: string }>(
         `SELECT DISTINCT s.owner_id AS id FROM kigo_gateway.login_sites s
-         WHERE ${siteName} IN (SELECT DISTINCT client FROM kigo_gateway.auth_usage WHERE method = 'login_api' AND last_seen >= $1 AND (accepted > 0 OR refused_by_policy > 0))`,
+         WHERE s.api_key IN (SELECT DISTINCT client_id FROM kigo_gateway.auth_usage WHERE method = 'login_api' AND last_seen >= $1 AND (accepted > 0 OR refused_by_policy > 0))`,
         [from],
       )
       : await this.db.query<{ id: string }>(
@@ -109,43 +123,48 @@ export class NoticeStore {
   /** The rows of `method` seen since `since` that the given recipients are told about. */
   async recipientRows(method: string, recipients: string[], since: number): Promise<RecipientRow[]> {
     if (recipients.length === 0) return []
-    type Row = { recipient: string; user_id: string; client: string; accepted: string | number; refused_by_policy: string | number; first_seen: Date | string; last_seen: Date | string; deployment: Deployment }
+    type Row = { recipient: string; user_id: string; client: string; accepted: string | number; refused_by_policy: string | number; first_seen: Date | string; last_seen: Date | string; first_refused: Date | string | null; deployment: Deployment }
     const rows = method === 'login_api'
-      // A site owner is told about their site as one client: its sign-ins by every user.
+      // A site owner is told about their site as one client (by its name now): its sign-ins by every user.
       ? await this.db.query<Row>(
-        `SELECT s.owner_id AS recipient, s.owner_id AS user_id, a.client, sum(a.accepted) AS accepted, sum(a.refused_by_policy) AS refused_by_policy,
-                min(a.first_seen) AS first_seen, max(a.last_seen) AS last_seen, (array_agg(a.deployment ORDER BY a.last_seen DESC))[1] AS deployment
-         FROM kigo_gateway.login_sites s JOIN kigo_gateway.auth_usage a ON a.method = 'login_api' AND a.client = ${siteName}
+        `SELECT s.owner_id AS recipient, s.owner_id AS user_id, min(${siteName}) AS client, sum(a.accepted) AS accepted, sum(a.refused_by_policy) AS refused_by_policy,
+                min(a.first_seen) AS first_seen, max(a.last_seen) AS last_seen, min(a.first_refused) AS first_refused,
+                (array_agg(a.deployment ORDER BY a.last_seen DESC))[1] AS deployment
+         FROM kigo_gateway.login_sites s JOIN kigo_gateway.auth_usage a ON a.method = 'login_api' AND a.client_id = s.api_key
          WHERE s.owner_id = ANY($1::text[]) AND a.last_seen >= $2 AND (a.accepted > 0 OR a.refused_by_policy > 0)
-         GROUP BY s.owner_id, a.client`,
+         GROUP BY s.owner_id, s.api_key`,
         [recipients, iso(since)],
       )
       : await this.db.query<Row>(
-        `SELECT user_id AS recipient, user_id, client, accepted, refused_by_policy, first_seen, last_seen, deployment FROM kigo_gateway.auth_usage
+        `SELECT user_id AS recipient, user_id, client, accepted, refused_by_policy, first_seen, last_seen, first_refused, deployment FROM kigo_gateway.auth_usage
          WHERE method = $1 AND user_id = ANY($2::text[]) AND last_seen >= $3 AND (accepted > 0 OR refused_by_policy > 0)`,
         [method, recipients, iso(since)],
       )
-    return rows.map((r) => ({ recipient: r.recipient, user: r.user_id, client: r.client, accepted: Number(r.accepted), refusedByPolicy: Number(r.refused_by_policy), firstSeen: ms(r.first_seen), lastSeen: ms(r.last_seen), deployment: r.deployment === 'global' ? 'global' : 'domestic' }))
+    return rows.map((r) => ({
+      recipient: r.recipient, user: r.user_id, client: r.client, accepted: Number(r.accepted), refusedByPolicy: Number(r.refused_by_policy),
+      firstSeen: ms(r.first_seen), lastSeen: ms(r.last_seen), firstRefused: r.first_refused === null ? null : ms(r.first_refused),
+      deployment: r.deployment === 'global' ? 'global' : 'domestic',
+    }))
   }
 
   /**
-   * OAuth and OpenID Connect rows for the moved rule: the users' own (basic, wsse), or
-   * for login-API sites every OpenID Connect row of the sites' names' families.
+   * Modern rows for the moved rule (usage/moved.ts): the users' own (basic, wsse), or for
+   * login-API sites' owners the rows of their own OpenID Connect clients, whoever signed in.
    */
-  async modernRows(method: string, users: string[]): Promise<Array<{ method: string; user: string; client: string; lastSeen: number }>> {
+  async modernRows(method: string, users: string[]): Promise<ModernRow[]> {
     if (users.length === 0) return []
     const rows = method === 'login_api'
-      ? await this.db.query<{ method: string; user_id: string; client: string; last_seen: Date | string }>(
-        `SELECT 'oidc' AS method, s.owner_id AS user_id, a.client, max(a.last_seen) AS last_seen
-         FROM kigo_gateway.auth_usage a JOIN kigo_gateway.login_sites s ON s.owner_id = ANY($1::text[])
-         WHERE a.method = 'oidc' GROUP BY s.owner_id, a.client`,
+      ? await this.db.query<{ method: string; user_id: string; client: string; last_seen: Date | string; owner: string | null }>(
+        `SELECT a.method, a.user_id, a.client, a.last_seen, c.owner_id AS owner
+         FROM kigo_gateway.oidc_clients c JOIN kigo_gateway.auth_usage a ON a.method = 'oidc' AND a.client_id = c.client_id
+         WHERE c.owner_id = ANY($1::text[])`,
         [users],
       )
-      : await this.db.query<{ method: string; user_id: string; client: string; last_seen: Date | string }>(
-        `SELECT method, user_id, client, last_seen FROM kigo_gateway.auth_usage WHERE method IN ('oauth', 'oidc') AND user_id = ANY($1::text[])`,
-        [users],
+      : await this.db.query<{ method: string; user_id: string; client: string; last_seen: Date | string; owner: string | null }>(
+        `SELECT method, user_id, client, last_seen, NULL AS owner FROM kigo_gateway.auth_usage WHERE method = ANY($2::text[]) AND user_id = ANY($1::text[])`,
+        [users, modernMethods],
       )
-    return rows.map((r) => ({ method: r.method, user: r.user_id, client: r.client, lastSeen: ms(r.last_seen) }))
+    return rows.map((r) => ({ method: r.method, user: r.user_id, client: r.client, lastSeen: ms(r.last_seen), owner: r.owner }))
   }
 
   /** The users' names and contact e-mails. */
@@ -249,28 +268,11 @@ export class NoticeStore {
     return rows.map((r) => ({ method: r.method, step: r.step, mailed: Number(r.mailed), unreachable: Number(r.unreachable) }))
   }
 
-  /**
-   * For each recipient's first notice of a method: whether their accepted requests of
-   * the method stopped within 7 and within 30 days of it (counted once that long has
-   * passed), against those who still made one 7 days or more after it (not moved). For
-   * login_api, the owner's own sign-ins through the login API.
-   */
-  async effect(now: number): Promise<Array<{ method: string; told: number; moved7: number; moved30: number; notMoved: number }>> {
-    const rows = await this.db.query<{ method: string; told: string | number; moved7: string | number; moved30: string | number; not_moved: string | number }>(
-      `WITH first AS (
-         SELECT user_id, method, min(created_at) AS told_at FROM kigo_gateway.notices GROUP BY user_id, method
-       ), last AS (
-         SELECT f.user_id, f.method, f.told_at,
-                (SELECT max(a.last_seen) FROM kigo_gateway.auth_usage a WHERE a.method = f.method AND a.user_id = f.user_id AND a.accepted > 0) AS last_legacy
-         FROM first f
-       )
-       SELECT method, count(*) AS told,
-              count(*) FILTER (WHERE told_at + interval '7 days' <= $1 AND (last_legacy IS NULL OR last_legacy < told_at + interval '7 days')) AS moved7,
-              count(*) FILTER (WHERE told_at + interval '30 days' <= $1 AND (last_legacy IS NULL OR last_legacy < told_at + interval '30 days')) AS moved30,
-              count(*) FILTER (WHERE last_legacy >= told_at + interval '7 days') AS not_moved
-       FROM last GROUP BY method ORDER BY method`,
-      [iso(now)],
+  /** When each recipient was first told of each method (the funnel counts from there). */
+  async firstTold(): Promise<Array<{ user: string; method: string; toldAt: number }>> {
+    const rows = await this.db.query<{ user_id: string; method: string; told_at: Date | string }>(
+      'SELECT user_id, method, min(created_at) AS told_at FROM kigo_gateway.notices GROUP BY user_id, method ORDER BY method, user_id',
     )
-    return rows.map((r) => ({ method: r.method, told: Number(r.told), moved7: Number(r.moved7), moved30: Number(r.moved30), notMoved: Number(r.not_moved) }))
+    return rows.map((r) => ({ user: r.user_id, method: r.method, toldAt: ms(r.told_at) }))
   }
 }

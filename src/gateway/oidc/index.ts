@@ -97,14 +97,15 @@ export class OidcProviders {
         const session = await users.getWebSession(id, new Date((this.options.now ?? Date.now)())).catch(() => null)
         if (session?.user?.id === accountId) await users.deleteWebSession(id).catch(() => undefined)
       })
-      // The usage report counts each successful exchange for its user under the site's
-      // name: a login-API site registered under the same name shows as moved.
+      // The usage report counts each successful exchange for its user under the client's
+      // name and its client_id: a login-API site of the same name (family) shows as moved
+      // when this client is its owner's own (usage/moved.ts).
       provider.on('grant.success', (ctx: { oidc: { client?: { clientId: string; clientName?: string }; entities?: Record<string, { accountId?: string } | undefined> } }) => {
         const entities = ctx.oidc.entities ?? {}
         const user = entities.AuthorizationCode?.accountId ?? entities.RefreshToken?.accountId
         const client = ctx.oidc.client
         if (!this.options.usage || !user || !client) return
-        this.options.usage.observe({ ok: true, method: 'oidc', outcome: 'ok', identity: { user } }, () => (client.clientName ?? client.clientId).slice(0, maxClientLength), (this.options.now ?? Date.now)())
+        this.options.usage.observe({ ok: true, method: 'oidc', outcome: 'ok', identity: { user }, clientId: client.clientId }, () => (client.clientName ?? client.clientId).slice(0, maxClientLength), (this.options.now ?? Date.now)())
       })
       next.set(deployment, { provider, handle: confinedHandler(provider.callback()) })
     }

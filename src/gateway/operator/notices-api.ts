@@ -1,7 +1,8 @@
 // The notices' operator API (docs/gateway.md#migration-notices), behind the admin token:
 // POST /admin/policy/plan (the impact of a change before it is made), POST
 // /admin/notices/run (one pass now), GET /admin/notices (what was told, and what became
-// of each message), GET /admin/notices/preview?user=&at= (what a pass would send a user now, or at `at`).
+// of each message), GET /admin/notices/preview?user=&at= (what a pass would send a user now,
+// or at `at`), GET /admin/notices/funnel (did telling people work: the dashboard's numbers).
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../../common/errors.js'
 import { Compile, Type } from '../../common/typebox.js'
@@ -65,6 +66,24 @@ export async function noticesApi(app: FastifyInstance, options: { notices: Notic
         sent_at: n.sentAt === null ? null : isoSeconds(n.sentAt),
         attempts: n.attempts,
         last_error: n.lastError,
+      })),
+    })
+  })
+
+  app.get('/admin/notices/funnel', async (_request, reply) => {
+    const lines = await notices.funnel()
+    return reply.header('cache-control', 'no-store').send({
+      methods: lines.map((l) => ({
+        method: l.method,
+        told: l.told,
+        moved_within_7_days: l.moved7,
+        moved_within_30_days: l.moved30,
+        moved: l.moved,
+        not_moved: l.notMoved,
+        refused: l.refused,
+        too_early_to_tell: l.tooEarly,
+        too_early_to_tell_30_days: l.tooEarly30,
+        not_moved_users: l.notMovedList.map((n) => ({ user: n.user, told_at: isoSeconds(n.toldAt), refused_since: n.refusedSince === null ? null : isoSeconds(n.refusedSince) })),
       })),
     })
   })

@@ -4,16 +4,16 @@
 // OAuth since (moved), with the user's contact e-mail. Built over UsageStore.list, so a
 // change of the stored rows' shape stays in the store.
 //
-// Choices: "moved" means OAuth requests from the same user and the same client family
-// (HaikuDroid/3.2 and HaikuDroid/4.0 are one family, usage/moved.ts) were last seen after
-// this row's last Basic or WSSE request; OAuth rows themselves have no "moved". The client
+// Choices: "moved" is usage/moved.ts's rule (the same user's same client family seen with
+// OAuth, OAuth 2.0 or OpenID Connect after this row's last legacy request; a login-API
+// site through its owner's own OpenID Connect clients); modern rows have no "moved". The client
 // filter is a case-insensitive substring (client names are User-Agent strings that carry
 // versions). The report lists use by default: rows with requests accepted or refused by
 // the policy (a real user's real credentials); `all` adds rows of failed or throttled
 // attempts only, and the "(unknown users)" row, which name nobody to write to. Every
 // surface shows the same columns (usageColumns), in the same order.
 import { isoSeconds } from '../../common/time.js'
-import { hasMoved, oauthUseByFamily } from '../usage/moved.js'
+import { hasMoved, modernMethods, oauthUseByFamily } from '../usage/moved.js'
 import type { UsageRow, UsageStore } from '../usage/store.js'
 
 export const usageSortKeys = ['last_seen', 'first_seen', 'count', 'user', 'client', 'method'] as const
@@ -74,19 +74,20 @@ export async function usageReport(
   const stored = query.method === undefined || query.method === 'legacy' ? {} : { method: query.method }
   const [rows, oauth, contacts] = await Promise.all([
     store.list({ ...base, ...stored }),
-    // OAuth use of the same clients, whenever it was (a since filter must not hide a move);
-    // OpenID Connect sign-ins count as a move too (where a login-API site goes, docs/oidc.md).
-    Promise.all(['oauth', 'oidc'].map((method) => store.list({ method, ...(query.user !== undefined ? { user: query.user } : {}), limit: maxRows }))).then((lists) => lists.flat()),
+    // Modern use of the same clients, whenever it was (a since filter must not hide a move);
+    // OpenID Connect sign-ins count as a move too (where a login-API site goes, docs/oidc.md),
+    // by whoever signs in: a site moves through its owner's clients, whatever the user filter.
+    Promise.all(modernMethods.map((method) => store.list({ method, ...(query.user !== undefined && method !== 'oidc' ? { user: query.user } : {}), limit: maxRows }))).then((lists) => lists.flat()),
     emails ? emails() : Promise.resolve(new Map<string, string | null>()),
   ])
   const oauthUse = oauthUseByFamily(oauth)
   const needle = query.client?.toLowerCase()
   let report: UsageReportRow[] = rows
-    .filter((r) => query.method !== 'legacy' || (r.method !== 'oauth' && r.method !== 'oidc'))
+    .filter((r) => query.method !== 'legacy' || !modernMethods.includes(r.method))
     .filter((r) => query.all === true || r.accepted > 0 || r.refusedByPolicy > 0)
     .filter((r) => needle === undefined || r.client.toLowerCase().includes(needle))
     .map((r) => {
-      const legacy = r.method !== 'oauth' && r.method !== 'oidc'
+      const legacy = !modernMethods.includes(r.method)
       const use = legacy ? oauthUse(r) : null
       return { ...r, moved: legacy ? hasMoved(r, use) : null, oauthLastSeen: use?.lastSeen ?? null, oauthClient: use?.client ?? null, email: contacts.get(r.user) ?? null }
     })

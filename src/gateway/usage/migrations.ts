@@ -1,6 +1,7 @@
 // The usage report's tables (docs/gateway.md#the-usage-report) in the gateway's schema:
-// versions 11 and 12 (of the 10 to 19 shared with the migration policy), 32 (when each
-// application last acted) and 38 (the deployment of a row's requests), applied in the gateway schema's order (src/gateway/schema.ts).
+// versions 11, 12 and 13 (of the 10 to 19 shared with the migration policy), 32 (when each
+// application last acted) and 38 (the deployment of a row's requests), applied in the
+// gateway schema's order (src/gateway/schema.ts).
 // Never edit one that has shipped.
 import type { Migration } from '../../common/sql.js'
 
@@ -47,6 +48,24 @@ ALTER TABLE kigo_gateway.auth_usage ADD COLUMN throttled bigint NOT NULL DEFAULT
 UPDATE kigo_gateway.auth_usage SET accepted = count;
 ALTER TABLE kigo_gateway.auth_requests_per_minute ADD COLUMN accepted bigint NOT NULL DEFAULT 0;
 UPDATE kigo_gateway.auth_requests_per_minute SET accepted = count;
+`,
+  },
+  {
+    version: 13,
+    name: 'usage rows name a login-API site or OpenID Connect client by its identity; when a row was first refused',
+    sql: `
+-- client_id: the api_key of the login-API site, or the client_id of the OpenID Connect
+-- client, a row counts ('' for every other method): sites and clients are told apart by
+-- identity, never by their names, which anyone may choose. It joins the key, so two sites
+-- of one name keep two rows. Rows written before carry ''; migration 73 (notices, after
+-- the sites' and clients' tables exist) fills it in where the name is unambiguous.
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN client_id text NOT NULL DEFAULT '';
+ALTER TABLE kigo_gateway.auth_usage DROP CONSTRAINT auth_usage_pkey;
+ALTER TABLE kigo_gateway.auth_usage ADD PRIMARY KEY (method, user_id, client, client_id);
+-- When the policy first refused a request of the row ("refused since" on the dashboard).
+-- Rows refused before it are taken as refused since their last request, the one date known.
+ALTER TABLE kigo_gateway.auth_usage ADD COLUMN first_refused timestamptz;
+UPDATE kigo_gateway.auth_usage SET first_refused = last_seen WHERE refused_by_policy > 0;
 `,
   },
   {

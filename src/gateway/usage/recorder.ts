@@ -15,6 +15,8 @@ export interface ObservedDecision {
   outcome: Outcome
   identity?: { user: string } | null
   user?: string
+  /** The login-API site's api_key or the OpenID Connect client's client_id (kept apart from others of the same name). */
+  clientId?: string
 }
 
 export interface UsageRecorderOptions {
@@ -91,7 +93,8 @@ export class UsageRecorder {
     const user = decision.ok ? decision.identity?.user : decision.user
     if (user === undefined || user === '' || column === null) return
     const name = client()
-    const key = `${decision.method}\n${user}\n${name}`
+    const id = decision.clientId
+    const key = id === undefined ? `${decision.method}\n${user}\n${name}` : `${decision.method}\n${user}\n${name}\n${id}`
     const row = this.rows.get(key)
     if (row) {
       row.count += 1
@@ -101,9 +104,12 @@ export class UsageRecorder {
         row.lastSeen = now
         row.deployment = deployment
       }
+      if (column === 'refusedByPolicy' && (row.firstRefused == null || now < row.firstRefused)) row.firstRefused = now
     } else if (this.rows.size < (this.options.maxKeys ?? 100_000)) {
       const fresh: UsageRow = { method: decision.method, user, client: name, count: 1, accepted: 0, refusedByPolicy: 0, failedCredentials: 0, throttled: 0, firstSeen: now, lastSeen: now, deployment }
       fresh[column] = 1
+      if (id !== undefined) fresh.clientId = id
+      if (column === 'refusedByPolicy') fresh.firstRefused = now
       this.rows.set(key, fresh)
     } else {
       this.dropped += 1
@@ -150,6 +156,7 @@ export class UsageRecorder {
         cur.firstSeen = Math.min(cur.firstSeen, r.firstSeen)
         if (r.lastSeen > cur.lastSeen) cur.deployment = r.deployment
         cur.lastSeen = Math.max(cur.lastSeen, r.lastSeen)
+        if (r.firstRefused != null && (cur.firstRefused == null || r.firstRefused < cur.firstRefused)) cur.firstRefused = r.firstRefused
       } else if (this.rows.size < (this.options.maxKeys ?? 100_000)) this.rows.set(key, r)
       else this.dropped += 1
     }

@@ -97,7 +97,7 @@ describe.each([
     const now = await kigo('policy', 'plan', 'basic', 'deprecate')
     const asOnPage = (line: string) => line.trimEnd().replace('2030-03-01T08:00:00Z', '2030-03-01 08:00 UTC').replace('2030-07-01T00:00:00Z', '2030-07-01 00:00 UTC')
     expect(itemsOf(page, 'policy-plan')).toEqual([asOnPage(now), asOnPage(deny)])
-    expect(deny).toBe('basic deny from 2030-07-01T00:00:00Z touches 2 users (1 with a contact e-mail, 1 without), 2 clients: 3 accepted requests seen in the last 30 days\n')
+    expect(deny).toBe('basic deny from 2030-07-01T00:00:00Z: 2 users (1 with a contact e-mail, 1 without) not moved yet, 2 clients, 3 accepted requests in the last 30 days (0 users moved, not counted). Their requests are refused. Notices go to those users: 1 by mail, 1 on the account page only (no contact e-mail).\n')
     expect(page).toMatch(/Notices due: <strong>announced<\/strong> <span class="muted">\(now: none\)<\/span>/)
 
     // Nothing changed, nothing recorded.

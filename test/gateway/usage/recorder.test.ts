@@ -14,6 +14,8 @@ const backends = await gatewayDbBackends('usage')
 const ok = (method: 'basic' | 'wsse' | 'oauth', user: string) => ({ ok: true, method, outcome: 'ok' as const, identity: { user } })
 const t0 = Date.parse('2027-03-01T10:00:30Z')
 const accepted = (n: number) => ({ accepted: n, refusedByPolicy: 0, failedCredentials: 0, throttled: 0 })
+/** What a row of Basic, WSSE or OAuth reads back with: no site or client identity, no owner, never refused. */
+const plain = { clientId: '', firstRefused: null, owner: null }
 
 describeBackends('UsageRecorder', backends, (backend) => {
   let db: Db
@@ -34,8 +36,8 @@ describeBackends('UsageRecorder', backends, (backend) => {
     await recorder.flush()
     const rows = await store.list({ user: 'ann' })
     expect(rows).toEqual([
-      { method: 'basic', user: 'ann', client: 'AnnClient', count: 3, ...accepted(3), firstSeen: t0, lastSeen: t0 + 90_000 },
-      { method: 'wsse', user: 'ann', client: 'feeder', count: 1, ...accepted(1), firstSeen: t0 + 2000, lastSeen: t0 + 2000 },
+      { method: 'basic', user: 'ann', client: 'AnnClient', count: 3, ...accepted(3), firstSeen: t0, lastSeen: t0 + 90_000, ...plain },
+      { method: 'wsse', user: 'ann', client: 'feeder', count: 1, ...accepted(1), firstSeen: t0 + 2000, lastSeen: t0 + 2000, ...plain },
     ])
     // Per-minute counts for the chart: 10:00:30 to 10:00:32, then 10:02:00.
     const minutes = await store.minutes(t0 - 60_000, t0 + 180_000)
@@ -64,7 +66,8 @@ describeBackends('UsageRecorder', backends, (backend) => {
 
   it('counts each outcome in its column; failures naming no existing user go to one row; anonymous requests to none', async () => {
     const recorder = new UsageRecorder(store)
-    recorder.observe({ ok: false, method: 'wsse', outcome: 'policy_denied', user: 'ben' }, () => 'x', t0)
+    recorder.observe({ ok: false, method: 'wsse', outcome: 'policy_denied', user: 'ben' }, () => 'x', t0 + 1000)
+    recorder.observe({ ok: false, method: 'wsse', outcome: 'policy_denied', user: 'ben' }, () => 'x', t0 + 2000)
     recorder.observe({ ok: false, method: 'wsse', outcome: 'bad_credentials', user: 'ben' }, () => 'x', t0)
     recorder.observe({ ok: false, method: 'wsse', outcome: 'throttled', user: 'ben' }, () => 'x', t0)
     recorder.observe({ ok: false, method: 'wsse', outcome: 'unavailable', user: 'ben' }, () => 'x', t0)
@@ -73,10 +76,10 @@ describeBackends('UsageRecorder', backends, (backend) => {
     recorder.observe({ ok: true, method: 'none', outcome: 'ok', identity: null }, () => 'x', t0)
     await recorder.flush()
     expect(await store.list({ user: 'ben' })).toEqual([
-      { method: 'wsse', user: 'ben', client: 'x', count: 3, accepted: 0, refusedByPolicy: 1, failedCredentials: 1, throttled: 1, firstSeen: t0, lastSeen: t0 },
+      { method: 'wsse', user: 'ben', client: 'x', count: 4, accepted: 0, refusedByPolicy: 2, failedCredentials: 1, throttled: 1, firstSeen: t0, lastSeen: t0 + 2000, ...plain, firstRefused: t0 + 1000 },
     ])
     expect(await store.list({ user: '(unknown users)' })).toEqual([
-      { method: 'basic', user: '(unknown users)', client: '', count: 2, accepted: 0, refusedByPolicy: 0, failedCredentials: 2, throttled: 0, firstSeen: t0, lastSeen: t0 },
+      { method: 'basic', user: '(unknown users)', client: '', count: 2, accepted: 0, refusedByPolicy: 0, failedCredentials: 2, throttled: 0, firstSeen: t0, lastSeen: t0, ...plain },
     ])
   })
 
@@ -120,7 +123,7 @@ describeBackends('UsageRecorder', backends, (backend) => {
     recorder.observe(ok('oauth', 'cyd'), () => 'app', t0 + 5000)
     failing = false
     await recorder.flush()
-    expect(await store.list({ user: 'cyd' })).toEqual([{ method: 'oauth', user: 'cyd', client: 'app', count: 2, ...accepted(2), firstSeen: t0, lastSeen: t0 + 5000 }])
+    expect(await store.list({ user: 'cyd' })).toEqual([{ method: 'oauth', user: 'cyd', client: 'app', count: 2, ...accepted(2), firstSeen: t0, lastSeen: t0 + 5000, ...plain }])
   })
 
   it('flushes what is left on close', async () => {

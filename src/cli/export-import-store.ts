@@ -55,6 +55,8 @@ export const movedTables: Readonly<Record<string, string>> = {
   'kigo_gateway.oidc_keys': 'OpenID Connect signing keys (sealed)',
   'kigo_gateway.oidc_state': 'OpenID Connect grants, codes, tokens and sessions',
   'kigo_gateway.email_verifications': 'contact e-mail confirmation links (digests)',
+  'kigo_gateway.email_undos': 'links that put a changed contact e-mail back (digests)',
+  'kigo_gateway.mail_budgets': 'how many reset and confirmation mails each user and address was sent lately',
   'kigo_gateway.outbox': 'mail waiting, sent or failed (sealed bodies until sent)',
   'kigo_gateway.notices': 'the migration-notice steps each recipient was sent',
   'kigo_gateway.notice_sweeps': "the notices' sweep marks, per method",

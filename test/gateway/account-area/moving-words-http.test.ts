@@ -214,7 +214,7 @@ describe('kigo users show', () => {
     // bobby asks for an address: it waits for the link mailed to it.
     const web = await signedIn('bobby')
     const account = await web.get('/account')
-    expect((await web.post('/account/email', { csrf_token: csrfOf(account.text), email: 'bobby@example.test' })).status).toBe(303)
+    expect((await web.post('/account/email', { csrf_token: csrfOf(account.text), email: 'bobby@example.test', current_password: users.bobby!.password })).status).toBe(303)
     const pending = await kigo('users', 'show', 'bobby', '--json')
     expect(JSON.parse(pending.stdout)).toEqual({ id: 'bobby', name: 'Bobby', email: null, email_pending: 'bobby@example.test', email_pending_until: expect.stringMatching(/^2030-03-\d\dT\d\d:\d\d:\d\dZ$/), created_at: expect.stringMatching(/Z$/) })
     const text = (await kigo('users', 'show', 'bobby')).stdout

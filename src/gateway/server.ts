@@ -64,6 +64,7 @@ function accountArea(config: Config, d: GatewayDependencies, options: GatewaySta
       config,
       sites: d.sites,
       store,
+      throttle: d.throttle,
       policy,
       usage,
       metrics,
@@ -73,8 +74,8 @@ function accountArea(config: Config, d: GatewayDependencies, options: GatewaySta
       ...fixedNow,
     },
     // The OpenID Connect provider (docs/oidc.md) on the same account area.
-    oidc: { config, store: oidcStore, users: store, providers: d.oidcProviders, metrics, audit, now, ...accountSessions, ...(options.oidcKeyPollMs ? { keyPollMs: options.oidcKeyPollMs } : {}) },
-    oidcClientPages: { store: oidcStore, users: store, audit, now, secretKey: config.secretKey, ...accountSessions },
+    oidc: { config, store: oidcStore, users: store, throttle: d.throttle, providers: d.oidcProviders, metrics, audit, now, ...accountSessions, ...(options.oidcKeyPollMs ? { keyPollMs: options.oidcKeyPollMs } : {}) },
+    oidcClientPages: { store: oidcStore, users: store, throttle: d.throttle, audit, now, secretKey: config.secretKey, ...accountSessions },
   }
 }
 

@@ -12,6 +12,7 @@ import { accountPage, type RegisterForm } from './pages.js'
 import { confirmFirst } from './confirm.js'
 import { postedForm, signedInPost, type Expired, type SignedInSession } from './posted-form.js'
 import type { Session } from './session.js'
+import { personProof, type PersonProof } from './proof.js'
 
 // Notices the account page shows after a redirect; the query names one, never its text.
 const notices: Record<string, string> = {
@@ -47,6 +48,8 @@ export interface AccountKit {
   by(request: FastifyRequest, user: string): AuditActor
   /** Unless the form says confirm=yes: the confirmation page (its button posts the same form again, confirmed). */
   confirmFirst: typeof confirmFirst
+  /** Proof of the person for a change a stolen session must not make (proof.ts). */
+  proof: PersonProof
   /** The account page for the signed-in user, with the registration form as given and an optional notice or password error. */
   renderAccount(reply: FastifyReply, status: number, session: SignedInSession, form: RegisterForm, notice?: string, passwordError?: string): Promise<FastifyReply>
 }
@@ -70,6 +73,7 @@ export function accountKit(app: FastifyInstance, ctx: AccountContext): AccountKi
     audited: auditTrail(ctx.audit, app.log),
     by: (request, user) => userActor(user, app.publicOrigin(request).ip),
     confirmFirst,
+    proof: personProof({ store, throttle: ctx.throttle, now: ctx.now, ipOf: (request) => app.publicOrigin(request).ip }),
     async renderAccount(reply, status, session, form, notice, passwordError) {
       const migration = ctx.migration
       const [api, authorized, registered, usage, lastUsed, email, sections, emailPending] = await Promise.all([

@@ -4,7 +4,7 @@
 // needed too: it decides where reset links go) and the API password
 // used by Basic and WSSE clients. What cannot be undone asks first; each change goes to
 // the audit trail as an `account.*` action naming the user (docs/operations.md#the-audit-trail).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { loginPasswordProblem } from '../../common/password-rule.js'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'
@@ -19,39 +19,13 @@ import type { SignedInSession } from './posted-form.js'
 const apiPasswordBytes = 18
 
 export function registerAccountPage(app: FastifyInstance, ctx: AccountContext, kit: AccountKit): void {
-  const { store, sessions, throttle } = ctx
+  const { store, sessions } = ctx
   app.get('/account', async (request, reply) => {
     request.routeName = 'account'
     const session = await sessions.current(request)
     if (!session?.user) return seeOther(reply, '/account/login?next=%2Faccount')
     return kit.renderAccount(reply, 200, session as SignedInSession, emptyRegisterForm, kit.noticeOf(request))
   })
-
-  /**
-   * Proof of the person rather than of the session, for the changes that would hand the
-   * account to whoever holds the session (the password, the contact e-mail): false when
-   * `current` is the user's login password, else true once `refuse`'s page is sent.
-   * Wrong passwords count against the sign-in throttle, so a stolen session cannot guess.
-   */
-  async function unproven(request: FastifyRequest, reply: FastifyReply, session: SignedInSession, current: string, refuse: (status: number, error: string) => Promise<unknown>, empty: string): Promise<boolean> {
-    const no = async (status: number, error: string) => {
-      await refuse(status, error)
-      return true
-    }
-    const keys = { realm: 'web' as const, user: session.user.id, ip: app.publicOrigin(request).ip }
-    if (throttle.locked?.(keys) === true) return no(403, 'This account is locked by the operator. Ask them to unlock it.')
-    const wait = await throttle.check(keys)
-    if (wait > 0) {
-      void reply.header('retry-after', String(wait))
-      return no(429, `Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`)
-    }
-    if (current === '') return no(400, empty)
-    if (!(await store.verifyLoginPassword(session.user.id, current))) {
-      await throttle.failed(keys)
-      return no(403, 'Your current password is not right.')
-    }
-    return false
-  }
 
   app.post('/account/password', async (request, reply) => {
     const ok = await kit.signedInPost(request, reply)
@@ -62,7 +36,7 @@ export function registerAccountPage(app: FastifyInstance, ctx: AccountContext, k
     const again = field(form, 'confirm_password') ?? ''
     const refuse = (status: number, error: string) => kit.renderAccount(reply, status, session, emptyRegisterForm, undefined, error)
     if (next === '' && current !== '') return refuse(400, 'Enter your current password and a new one.')
-    if (await unproven(request, reply, session, current, refuse, 'Enter your current password and a new one.')) return reply
+    if (await kit.proof.unproven(request, reply, session, current, refuse, 'Enter your current password and a new one.')) return reply
     if (next !== again) return refuse(400, 'The new password and its confirmation differ.')
     const weak = loginPasswordProblem(next, session.user.id)
     if (weak !== null) return refuse(400, `${weak[0]!.toUpperCase()}${weak.slice(1)}.`)
@@ -86,7 +60,7 @@ export function registerAccountPage(app: FastifyInstance, ctx: AccountContext, k
     const email = (field(ok.form, 'email') ?? '').trim()
     const refuse = (status: number, error: string) => kit.renderAccount(reply, status, ok.session, emptyRegisterForm, error)
     // Where reset links go is the account itself: changing the address needs the password.
-    const proven = async () => !(await unproven(request, reply, ok.session, field(ok.form, 'current_password') ?? '', refuse, 'Enter your current password to change your contact e-mail; nothing was saved.'))
+    const proven = async () => !(await kit.proof.unproven(request, reply, ok.session, field(ok.form, 'current_password') ?? '', refuse, 'Enter your current password to change your contact e-mail; nothing was saved.'))
     const contact = ctx.contactEmail
     if (contact) {
       const change = await changeContactEmail(contact, store, ok.session.user.id, email, request.deployment!.baseUrl, ctx.now(), proven)

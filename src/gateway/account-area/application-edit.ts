@@ -3,6 +3,7 @@
 // back on a page of its own with what was typed and why (the secret is not shown there).
 import type { Consumer, User } from '../store/types.js'
 import { html, page, type SafeHtml } from './html.js'
+import { currentPasswordField } from './proof.js'
 
 // Not pages.ts's: that module shows this section on the application's page.
 const csrfField = (token: string) => html`<input type="hidden" name="csrf_token" value="${token}">`
@@ -19,7 +20,8 @@ export interface ApplicationEditForm {
 export const applicationEditFormOf = (c: Consumer): ApplicationEditForm => ({ name: c.name, callback: c.callbackUrl ?? '', home: c.homeUrl ?? '' })
 
 /** The application page's section that edits it. */
-export function applicationEditSection(o: { csrfToken: string; consumer: Consumer; form?: ApplicationEditForm }): SafeHtml {
+/** `askPassword`: the session's sign-in is not recent, so changing the callback needs the current password. */
+export function applicationEditSection(o: { csrfToken: string; consumer: Consumer; askPassword: boolean; form?: ApplicationEditForm }): SafeHtml {
   const f = o.form ?? applicationEditFormOf(o.consumer)
   return html`<section class="card" id="edit">
 <h2>Name, callback and home page</h2>
@@ -32,6 +34,7 @@ ${csrfField(o.csrfToken)}
 <input type="url" id="edit_callback" name="callback" value="${f.callback}" placeholder="https://example.com/oauth/callback">
 <label for="edit_home">Home page <span class="muted">(optional; linked on the page where people authorize the application)</span></label>
 <input type="url" id="edit_home" name="home_url" value="${f.home}" placeholder="https://example.com/">
+${currentPasswordField({ id: 'edit_current_password', what: 'callback URL', needed: o.askPassword })}
 <div class="actions"><button type="submit" class="secondary">Save changes</button></div>
 </form>
 <p class="muted">Changes apply at once. The scopes stay as registered, and people who authorized the application keep their access.</p>
@@ -39,13 +42,13 @@ ${csrfField(o.csrfToken)}
 }
 
 /** A refused edit: the form again, with what was typed and why, and nothing changed. */
-export function applicationEditPage(o: { user: User; csrfToken: string; consumer: Consumer; form: ApplicationEditForm }): string {
+export function applicationEditPage(o: { user: User; csrfToken: string; consumer: Consumer; askPassword: boolean; form: ApplicationEditForm }): string {
   return page({
     title: `Edit ${o.consumer.name}`,
     user: o.user,
     csrfToken: o.csrfToken,
     body: html`<p><a href="/account/apps/${o.consumer.key}">← ${o.consumer.name}</a></p>
 <h1>Edit ${o.consumer.name}</h1>
-${applicationEditSection({ csrfToken: o.csrfToken, consumer: o.consumer, form: o.form })}`,
+${applicationEditSection({ csrfToken: o.csrfToken, consumer: o.consumer, askPassword: o.askPassword, form: o.form })}`,
   })
 }

@@ -5,7 +5,9 @@
 // `AccountArea`; it never reads the session cookie or renders the login form itself.
 import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { ProviderRepository, User } from '../store/types.js'
+import type { CredentialRepository, ProviderRepository, User } from '../store/types.js'
+import type { AttemptThrottle } from '../throttle/attempts.js'
+import { personProof, type PersonProof } from './proof.js'
 import { html, type SafeHtml } from '../../common/html.js'
 import { sendPage } from './html.js'
 import { loginPage, type ShownSecret } from './pages.js'
@@ -25,12 +27,15 @@ export { registrantLine, type Registrant } from './registrant.js'
 export { field, readForm } from './form.js'
 export { returnPaths, safeNext } from './next.js'
 export type { Session } from './session.js'
+export { currentPasswordField, recentSignInSeconds } from './proof.js'
 export type { User } from '../store/types.js'
 
 export type { SignedInSession } from './posted-form.js'
 
 export interface AccountAreaOptions {
-  store: ProviderRepository
+  store: ProviderRepository & Pick<CredentialRepository, 'verifyLoginPassword'>
+  /** The sign-in throttle: a wrong current password typed to prove the person counts against it. */
+  throttle: AttemptThrottle
   now: () => number
   /** Lifetime of a signed-in session, seconds. */
   sessionTtlSeconds: number
@@ -77,6 +82,8 @@ export interface AccountArea {
   holdNewSecret(session: Session, slot: string, shown: ShownSecret): Promise<void>
   /** The secret held for this session under `slot`, once, or null (a reload, another session, too late). */
   takeNewSecret(session: Session, slot: string): Promise<ShownSecret | null>
+  /** Proof of the person (the current password, or a recent sign-in) for a change a stolen session must not make. */
+  proof: PersonProof
 }
 
 /**
@@ -119,5 +126,6 @@ export async function accountArea(app: FastifyInstance, o: AccountAreaOptions): 
     confirmFirst,
     holdNewSecret: (session, slot, shown) => sessions.holdNewSecret(session, slot, shown),
     takeNewSecret: (session, slot) => sessions.takeNewSecret(session, slot),
+    proof: personProof({ store: o.store, throttle: o.throttle, now: o.now, ipOf: (request) => app.publicOrigin(request).ip }),
   }
 }

@@ -353,6 +353,8 @@ export function applicationPage(
   o: Viewer & {
     consumer: Consumer
     baseUrl: string
+    /** The session's sign-in is not recent: the edit form asks for the current password. */
+    askPassword: boolean
     notice?: string
     /** The secret made by the post this page answers; absent on a later visit. */
     shown?: ShownSecret
@@ -382,7 +384,7 @@ ${shown ? html`<div class="warn" id="shown-once">Copy the consumer secret now: k
 <dt>Registered</dt><dd>${timeHtml(c.createdAt, { dateOnly: true })}</dd>
 </dl>
 </div>
-${applicationEditSection({ csrfToken: o.csrfToken, consumer: c })}
+${applicationEditSection({ csrfToken: o.csrfToken, consumer: c, askPassword: o.askPassword })}
 <div class="card">
 <h2>Endpoints</h2>
 <dl>

@@ -21,6 +21,8 @@ export interface Session {
   id: string
   user: User | null
   csrfToken: string
+  /** When the session began, ms: a signed-in session begins at the sign-in (a new id each time). */
+  signedInAt: number
 }
 
 export interface SessionSettings {
@@ -73,7 +75,7 @@ export class Sessions {
     const id = this.binding.open(value, deployment)
     if (id === null) return null
     const found = await this.store.getWebSession(id, new Date(this.now()))
-    return found && { id, user: found.user, csrfToken: found.csrfToken }
+    return found && { id, user: found.user, csrfToken: found.csrfToken, signedInAt: found.createdAt.getTime() }
   }
 
   /**
@@ -97,7 +99,7 @@ export class Sessions {
     const now = this.now()
     const { id, csrfToken } = await this.store.createWebSession({ userId: user?.id ?? null, now: new Date(now), expiresAt: new Date(now + ttl * 1000) })
     void reply.setCookie(sessionCookie, this.binding.seal(id, request.deployment!.name), { ...cookieOptions(secure), maxAge: ttl })
-    return { id, user, csrfToken }
+    return { id, user, csrfToken, signedInAt: now }
   }
 
   /**

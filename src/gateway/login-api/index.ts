@@ -29,7 +29,9 @@ export { LoginSiteStore } from './store.js'
 export interface LoginApiOptions {
   config: Config
   sites: LoginSiteStore
-  store: ProviderRepository & { getUser(id: string): Promise<User | null> }
+  store: ProviderRepository & { getUser(id: string): Promise<User | null> } & Parameters<typeof accountArea>[1]['store']
+  /** The sign-in throttle (a wrong password typed to change a site's callback counts against it). */
+  throttle: Parameters<typeof accountArea>[1]['throttle']
   policy?: PolicyService
   usage?: Pick<UsageRecorder, 'observe'>
   metrics?: GatewayMetrics
@@ -74,6 +76,7 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
   const certTtlSeconds = options.certTtlSeconds ?? config.loginApi.certTtlSeconds
   const area = await accountArea(app, {
     store,
+    throttle: options.throttle,
     now,
     sessionTtlSeconds: options.sessionTtlSeconds ?? config.provider.sessionTtlSeconds,
     visitorSessionTtlSeconds: options.visitorSessionTtlSeconds ?? 3600,

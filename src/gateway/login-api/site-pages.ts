@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { datesHtml, html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { isoSeconds } from '../../common/time.js'
-import { copyButton, field, loginApiStanding, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { copyButton, currentPasswordField, field, loginApiStanding, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type SignedInSession } from '../account-area/index.js'
 import type { MethodPolicy } from '../policy/types.js'
 import { postedOverlap, rotationAudit } from '../domain/secret-rotation.js'
 import type { AuditStore } from '../audit/store.js'
@@ -52,7 +52,8 @@ const missingField = (f: SiteForm): string | null =>
 const siteDetails = (f: SiteForm): SiteDetails => ({ name: f.name, callbackUrl: f.callback, homeUrl: f.home === '' ? null : f.home })
 
 /** Each of the user's sites, its details in a form of its own (opened when an edit of it was refused). */
-function editSection(o: { csrf: SafeHtml; sites: LoginSite[]; edit?: SiteEdit }): SafeHtml {
+/** `askPassword`: the session's sign-in is not recent, so changing a callback needs the current password. */
+function editSection(o: { csrf: SafeHtml; sites: LoginSite[]; askPassword: boolean; edit?: SiteEdit }): SafeHtml {
   if (o.sites.length === 0) return html``
   return html`<section class="card" id="edit-sites">
 <h2>Edit a site</h2>
@@ -70,6 +71,7 @@ ${o.csrf}
 <input type="url" id="callback-${s.apiKey}" name="callback" value="${f.callback}" required>
 <label for="home-${s.apiKey}">Home page <span class="muted">(optional; linked on the page where people sign in)</span></label>
 <input type="url" id="home-${s.apiKey}" name="home_url" value="${f.home}" placeholder="https://example.com/">
+${currentPasswordField({ id: `password-${s.apiKey}`, what: 'callback URL', needed: o.askPassword })}
 <div class="actions"><button type="submit" class="secondary">Save changes</button></div>
 </form>
 </details>`
@@ -92,7 +94,7 @@ ${c.secret === null ? '' : html`<div class="warn">Copy the secret now: kigo show
 </div>`
 }
 
-function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSite[]; form?: SiteForm; edit?: SiteEdit; created?: CreatedSite; notice?: string; standing?: { text: string } | null }): string {
+function sitesPage(o: { session: SignedInSession; csrf: SafeHtml; sites: LoginSite[]; askPassword: boolean; form?: SiteForm; edit?: SiteEdit; created?: CreatedSite; notice?: string; standing?: { text: string } | null }): string {
   const f = o.form ?? { name: '', callback: '', home: '' }
   return page({
     title: 'Your login sites',
@@ -113,7 +115,7 @@ ${o.sites.length === 0 ? html`<p class="muted">You have no login site.</p>` : ht
 <form method="post" action="/account/sites/${s.apiKey}/delete">${o.csrf}<button type="submit" class="danger">Delete…</button></form></td>
 </tr>`)}</tbody></table>`}
 </section>
-${editSection({ csrf: o.csrf, sites: o.sites, ...(o.edit ? { edit: o.edit } : {}) })}
+${editSection({ csrf: o.csrf, sites: o.sites, askPassword: o.askPassword, ...(o.edit ? { edit: o.edit } : {}) })}
 <section class="card" id="register-site">
 <h2>Register a login site</h2>
 ${f.error ? html`<div class="error" role="alert">${f.error}</div>` : ''}
@@ -138,8 +140,8 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
   const slotOf = (key: string) => `site:${key}`
   const audited = auditTrail(o.audit, app.log)
   // A page showing a secret carries its copy script (allowed by its hash).
-  const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof sitesPage>[0], 'session' | 'csrf' | 'sites'> = {}) =>
-    (extra.created ? sendSecretPage : sendPage)(reply, status, sitesPage({ session, csrf: area.csrfField(session), sites: await sites.list(session.user.id), standing: o.policy ? loginApiStanding(o.policy(), o.now()) : null, ...extra }))
+  const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof sitesPage>[0], 'session' | 'csrf' | 'sites' | 'askPassword'> = {}) =>
+    (extra.created ? sendSecretPage : sendPage)(reply, status, sitesPage({ session, csrf: area.csrfField(session), sites: await sites.list(session.user.id), askPassword: !area.proof.recent(session), standing: o.policy ? loginApiStanding(o.policy(), o.now()) : null, ...extra }))
 
   app.get('/account/sites', async (request, reply) => {
     request.routeName = 'account'
@@ -187,9 +189,12 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     if (!owned) return reply
     const { posted, item: site } = owned
     const input = siteFormOf(posted.form)
-    const refuse = (error: string) => render(reply, 400, posted.session, { edit: { ...input, apiKey: site.apiKey, error: `${error} Nothing was changed.` } })
+    const refuseWith = (status: number, error: string) => render(reply, status, posted.session, { edit: { ...input, apiKey: site.apiKey, error: `${error} Nothing was changed.` } })
+    const refuse = (error: string) => refuseWith(400, error)
     const missing = missingField(input)
     if (missing !== null) return refuse(missing)
+    // A new callback is where people's sign-ins go: it needs proof of the owner, not only of the session.
+    if (input.callback !== site.callbackUrl && (await area.proof.unproven(request, reply, posted.session, field(posted.form, 'current_password') ?? '', refuseWith, 'Enter your current password to change the callback URL.', { orRecentSignIn: true }))) return reply
     const edited = await sites.update(site.apiKey, siteDetails(input)).catch(refused)
     if (edited instanceof InvalidInput) return refuse(`The ${edited.message}.`)
     if (!edited) return render(reply, 404, posted.session, { notice: 'You have no login site with this api_key.' })

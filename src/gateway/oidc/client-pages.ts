@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { sendErrorPage } from '../account-area/error-page.js'
-import { accountArea, copyButton, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type Confirmation, type SignedInSession } from '../account-area/index.js'
+import { accountArea, copyButton, currentPasswordField, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type Confirmation, type SignedInSession } from '../account-area/index.js'
 import { postedOverlap, rotationAudit } from '../domain/secret-rotation.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
@@ -82,7 +82,8 @@ function readDetails(input: DetailsInput): ClientDetails | { error: string } {
 const refusal = (err: InvalidInput): string => (err.field === 'redirect_uris' ? `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}` : `The ${err.message}`)
 
 /** Each of the user's clients, its name and URIs in a form of its own (opened when an edit of it was refused). */
-function editSection(o: { csrf: SafeHtml; clients: OidcClient[]; edit?: EditInput }): SafeHtml {
+/** `askPassword`: the session's sign-in is not recent, so changing redirect URIs needs the current password. */
+function editSection(o: { csrf: SafeHtml; clients: OidcClient[]; askPassword: boolean; edit?: EditInput }): SafeHtml {
   if (o.clients.length === 0) return html``
   return html`<section class="card" id="edit-clients">
 <h2>Edit a client</h2>
@@ -100,6 +101,7 @@ ${o.csrf}
 <textarea id="redirect-${k.clientId}" name="redirect_uris" rows="3" required>${f.redirectUris}</textarea>
 <label for="logout-${k.clientId}">Post-logout redirect URIs <span class="muted">(optional, one per line)</span></label>
 <textarea id="logout-${k.clientId}" name="post_logout_redirect_uris" rows="2">${f.postLogoutRedirectUris}</textarea>
+${currentPasswordField({ id: `password-${k.clientId}`, what: 'redirect URIs', needed: o.askPassword })}
 <div class="actions"><button type="submit" class="secondary">Save changes</button></div>
 </form>
 </details>`
@@ -107,7 +109,7 @@ ${o.csrf}
 </section>`
 }
 
-function clientsPage(o: { session: SignedInSession; csrf: SafeHtml; clients: OidcClient[]; discoveryUrl: string; form?: FormInput; edit?: EditInput; created?: Created; notice?: string }): string {
+function clientsPage(o: { session: SignedInSession; csrf: SafeHtml; clients: OidcClient[]; askPassword: boolean; discoveryUrl: string; form?: FormInput; edit?: EditInput; created?: Created; notice?: string }): string {
   const f = o.form ?? { name: '', redirectUris: '', postLogoutRedirectUris: '', type: 'confidential' }
   const c = o.created
   return page({
@@ -140,7 +142,7 @@ ${o.clients.length === 0 ? html`<p class="muted">You have no OpenID Connect clie
 <td class="row-actions">${k.public ? '' : html`<a href="${base}/${k.clientId}/rotate-secret">New secret…</a><br>`}<a href="${base}/${k.clientId}/delete">Delete…</a></td>
 </tr>`)}</tbody></table>`}
 </section>
-${editSection({ csrf: o.csrf, clients: o.clients, ...(o.edit ? { edit: o.edit } : {}) })}
+${editSection({ csrf: o.csrf, clients: o.clients, askPassword: o.askPassword, ...(o.edit ? { edit: o.edit } : {}) })}
 <section class="card" id="register-client">
 <h2>Register an OpenID Connect client</h2>
 ${f.error ? html`<div class="error" role="alert">${f.error}</div>` : ''}
@@ -191,6 +193,8 @@ export interface OidcClientPagesOptions {
   store: OidcStore
   /** The identity store: the account area's sessions. */
   users: Parameters<typeof accountArea>[1]['store']
+  /** The sign-in throttle (a wrong password typed to change redirect URIs counts against it). */
+  throttle: Parameters<typeof accountArea>[1]['throttle']
   sessionTtlSeconds: number
   visitorSessionTtlSeconds: number
   /** The master key (the session cookie's binding to its deployment). */
@@ -201,7 +205,7 @@ export interface OidcClientPagesOptions {
 
 /** The pages as a plugin of their own (they are account pages, not provider requests). */
 export async function oidcClientPages(app: FastifyInstance, o: OidcClientPagesOptions): Promise<void> {
-  const area = await accountArea(app, { store: o.users, now: o.now ?? Date.now, sessionTtlSeconds: o.sessionTtlSeconds, visitorSessionTtlSeconds: o.visitorSessionTtlSeconds, secretKey: o.secretKey })
+  const area = await accountArea(app, { store: o.users, throttle: o.throttle, now: o.now ?? Date.now, sessionTtlSeconds: o.sessionTtlSeconds, visitorSessionTtlSeconds: o.visitorSessionTtlSeconds, secretKey: o.secretKey })
   app.answerErrorsAs({
     wording: { internalMessage: 'Internal error', unavailable: () => errors.unavailable('store_unavailable', 'The store cannot answer right now; try again shortly') },
     logMessage: 'account page request failed',
@@ -219,8 +223,8 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
   // The deployment's main URL, as the issuer and the guide name it, on every alias.
   const discoveryUrl = (reply: FastifyReply) => `${reply.request.deployment!.baseUrl}/.well-known/openid-configuration`
   // A page showing a secret carries its copy script (allowed by its hash).
-  const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof clientsPage>[0], 'session' | 'csrf' | 'clients' | 'discoveryUrl'> = {}) =>
-    (extra.created ? sendSecretPage : sendPage)(reply, status, clientsPage({ session, csrf: area.csrfField(session), clients: await store.listClients(session.user.id), discoveryUrl: discoveryUrl(reply), ...extra }))
+  const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof clientsPage>[0], 'session' | 'csrf' | 'clients' | 'discoveryUrl' | 'askPassword'> = {}) =>
+    (extra.created ? sendSecretPage : sendPage)(reply, status, clientsPage({ session, csrf: area.csrfField(session), clients: await store.listClients(session.user.id), askPassword: !area.proof.recent(session), discoveryUrl: discoveryUrl(reply), ...extra }))
 
   /** The signed-in user's own client named in the path, or null after answering 404. */
   const own = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession): Promise<OidcClient | null> => {
@@ -273,9 +277,14 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     const { posted, item: client } = owned
     const { session } = posted
     const input = detailsOf(posted.form)
-    const refuse = (error: string) => render(reply, 400, session, { edit: { ...input, clientId: client.clientId, error: `${error} Nothing was changed.` } })
+    const refuseWith = (status: number, error: string) => render(reply, status, session, { edit: { ...input, clientId: client.clientId, error: `${error} Nothing was changed.` } })
+    const refuse = (error: string) => refuseWith(400, error)
     const details = readDetails(input)
     if ('error' in details) return refuse(details.error)
+    // A new place to send people back to, with codes or after signing out, needs proof of the
+    // owner, not only of the session (removing or reordering URIs sends nobody anywhere new).
+    const adds = details.redirectUris.some((u) => !client.redirectUris.includes(u)) || details.postLogoutRedirectUris.some((u) => !client.postLogoutRedirectUris.includes(u))
+    if (adds && (await area.proof.unproven(request, reply, session, field(posted.form, 'current_password') ?? '', refuseWith, 'Enter your current password to change the redirect URIs.', { orRecentSignIn: true }))) return reply
     const edited = await store.updateClient(client.clientId, details).catch(refused)
     if (edited instanceof InvalidInput) return refuse(`${refusal(edited)}.`)
     if (!edited) return render(reply, 404, session, { notice: notOwned })

@@ -32,6 +32,8 @@ export interface OidcOptions {
   store: OidcStore
   /** The identity store: users, and the account area's sessions (one login, one session). */
   users: OidcProviderDeps['users'] & { deleteWebSession(id: string): Promise<void> } & Parameters<typeof accountArea>[1]['store']
+  /** The sign-in throttle, as the account area takes it. */
+  throttle: Parameters<typeof accountArea>[1]['throttle']
   sessionTtlSeconds: number
   visitorSessionTtlSeconds: number
   metrics?: Pick<GatewayMetrics, 'authRequests'>
@@ -174,7 +176,7 @@ const routeNameOf = (path: string): string => {
 
 export async function oidcProvider(app: FastifyInstance, options: OidcOptions): Promise<void> {
   const { store } = options
-  const account = await accountArea(app, { store: options.users, now: options.now ?? Date.now, sessionTtlSeconds: options.sessionTtlSeconds, visitorSessionTtlSeconds: options.visitorSessionTtlSeconds, secretKey: options.config.secretKey })
+  const account = await accountArea(app, { store: options.users, throttle: options.throttle, now: options.now ?? Date.now, sessionTtlSeconds: options.sessionTtlSeconds, visitorSessionTtlSeconds: options.visitorSessionTtlSeconds, secretKey: options.config.secretKey })
   const providers = options.providers
   const audited = auditTrail(options.audit, app.log)
 

@@ -68,7 +68,7 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
   /** The application's page, with the secret a registration or rotation just made when `shown` has it. */
   const sendApplication = (request: FastifyRequest, reply: FastifyReply, session: SignedInSession, consumer: Consumer, previous: PreviousSecret | undefined, o: { shown?: ShownSecret; notice?: string }) => {
     const live = livePrevious(previous, ctx.now())
-    return sendSecretPage(reply, 200, applicationPage({ user: session.user, csrfToken: session.csrfToken, consumer, baseUrl: request.deployment!.baseUrl, previousUntil: live === null ? null : new Date(live.expiresAt), ...o }))
+    return sendSecretPage(reply, 200, applicationPage({ user: session.user, csrfToken: session.csrfToken, consumer, baseUrl: request.deployment!.baseUrl, askPassword: !kit.proof.recent(session), previousUntil: live === null ? null : new Date(live.expiresAt), ...o }))
   }
 
   /** The signed-in user's own application and its previous secret, or null after answering (the sign-in, or 404). */
@@ -148,8 +148,11 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
     const consumer = await ownApplication(request, reply, ok.session)
     if (!consumer) return reply
     const input = detailsOf(ok.form)
-    const invalid = (error: string) => sendPage(reply, 400, applicationEditPage({ user: ok.session.user, csrfToken: ok.session.csrfToken, consumer, form: { ...input, error: `${error} Nothing was changed.` } }))
+    const refuse = (status: number, error: string) => sendPage(reply, status, applicationEditPage({ user: ok.session.user, csrfToken: ok.session.csrfToken, consumer, askPassword: !kit.proof.recent(ok.session), form: { ...input, error: `${error} Nothing was changed.` } }))
+    const invalid = (error: string) => refuse(400, error)
     if (input.name === '') return invalid(noName)
+    // A new callback is where people's sign-ins go: it needs proof of the owner, not only of the session.
+    if (storedDetails(input).callbackUrl !== consumer.callbackUrl && (await kit.proof.unproven(request, reply, ok.session, field(ok.form, 'current_password') ?? '', refuse, 'Enter your current password to change the callback URL.', { orRecentSignIn: true }))) return reply
     const edited = await store.updateConsumer(consumer.key, storedDetails(input)).catch(refused)
     if (edited instanceof InvalidInput) return invalid(refusal(edited))
     if (!edited) {

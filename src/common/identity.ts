@@ -11,10 +11,18 @@ import { deriveKey, safeEqual } from './secrets.js'
 
 export type AuthMethod = 'oauth' | 'basic' | 'wsse'
 
+/**
+ * How the gateway knows who the request is from: a credential of the API, or `session`,
+ * the reader's account session (its cookie never reaches the core), sent only with a
+ * browser's GET or HEAD of a public page so that its header can name the reader. No
+ * operation of the API is ever run for a `session` identity.
+ */
+export type IdentityMethod = AuthMethod | 'session'
+
 export interface Identity {
   user: string
   userName: string
-  authMethod: AuthMethod
+  authMethod: IdentityMethod
   /** OAuth consumer key; empty for Basic and WSSE. */
   consumer: string
   /** OAuth scopes; empty for Basic and WSSE. */
@@ -142,7 +150,7 @@ export function verifyIdentity(
   let identity: Identity | null = null
   if (user !== undefined) {
     const method = one(headers, identityHeaders.authMethod)
-    if (method !== 'oauth' && method !== 'basic' && method !== 'wsse') return { ok: false, reason: 'bad auth method' }
+    if (method !== 'oauth' && method !== 'basic' && method !== 'wsse' && method !== 'session') return { ok: false, reason: 'bad auth method' }
     let userName: string
     try {
       userName = decodeURIComponent(one(headers, identityHeaders.userName) ?? '')

@@ -24,7 +24,8 @@ export interface PagePolicy {
   scriptHashes?: string[]
   /** no-referrer where URLs carry request tokens; same-origin where a sign-in post needs its Origin. */
   referrer?: 'no-referrer' | 'same-origin'
-  cache?: 'no-store' | 'no-cache'
+  /** `private, no-cache` for a page that names its reader: no shared cache keeps it. */
+  cache?: 'no-store' | 'no-cache' | 'private, no-cache'
 }
 
 type HelmetOptions = NonNullable<Parameters<typeof helmet>[0]>

@@ -30,6 +30,12 @@ export function siteHeader(o: { home?: string; links?: HeaderLink[]; right?: Saf
   return html`<header class="site"><div class="bar"><a class="brand" href="${o.home ?? '/'}">kigo</a>${o.title ? html`<span class="where">${o.title}</span>` : ''}<nav class="site">${links}</nav>${right}</div></header>`
 }
 
+/** Whether a browser asks (a navigation sends Accept: text/html; an API client or an <img> does not). */
+export function wantsPage(request: { headers: { accept?: string | undefined } }): boolean {
+  const accept = request.headers.accept
+  return typeof accept === 'string' && /(^|,)\s*text\/html\s*(;|,|$)/i.test(accept)
+}
+
 /** A whole page: the shared header and stylesheet around `body`. */
 export function sitePage(o: { title: string; body: SafeHtml; header: SafeHtml; bodyClass?: string; mainClass?: string; head?: SafeHtml; tail?: SafeHtml }): string {
   return html`<!doctype html>

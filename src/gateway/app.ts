@@ -23,6 +23,7 @@ import { loginApi, type LoginApiOptions } from './login-api/index.js'
 import { oidcProvider, type OidcOptions } from './oidc/index.js'
 import { oidcClientPages, type OidcClientPagesOptions } from './oidc/client-pages.js'
 import { oauthProvider, type ProviderOptions } from './provider/index.js'
+import { signedInReader } from './account-area/session.js'
 
 export { sendError } from '../common/api-errors.js'
 export { repeatedCredentialHeader, toAuthRequest } from './plugins/authentication.js'
@@ -80,7 +81,13 @@ export async function buildGatewayApp(deps: GatewayDeps, account?: AccountAreaOp
   await app.register(origin, { config })
   await app.register(deployments, { config })
   await app.register(authentication, deps)
-  await app.register(forwarding, { config, ...(deps.coreWatch ? { coreWatch: deps.coreWatch } : {}), ...(deps.tracing ? { tracing: deps.tracing } : {}) })
+  await app.register(forwarding, {
+    config,
+    ...(deps.coreWatch ? { coreWatch: deps.coreWatch } : {}),
+    ...(deps.tracing ? { tracing: deps.tracing } : {}),
+    // A public page names its reader when the account area's session says who they are.
+    ...(account ? { reader: signedInReader(account.provider.store, config.secretKey, account.provider.now ?? Date.now) } : {}),
+  })
   if (account) {
     await app.register(oauthProvider, account.provider)
     await app.register(loginApi, account.loginApi)

@@ -13,15 +13,32 @@ import type { PagePolicy } from '../../common/security-headers.js'
 /** The same rules as the account pages: nothing but inline style and our own images, no form. */
 export const pagePolicy: PagePolicy = { formAction: 'none', images: "'self'", referrer: 'same-origin', cache: 'no-cache' }
 
+/** A page that names its reader: the same, kept by their browser only (RFC 9111 §5.2.2.7). */
+export const readerPagePolicy: PagePolicy = { ...pagePolicy, cache: 'private, no-cache' }
+
 export interface PageContext {
   hosts: Hosts
   deployment: Deployment
+  /** The signed-in reader, as the gateway named them by their account session; absent for a visitor. */
+  reader?: { id: string; name: string }
 }
 
-/** A public page: the header every kigo page has (the timeline, the developer guide, sign-in), then `content`. */
+/**
+ * The header's right-hand side for a signed-in reader: who they are, their account, and
+ * "Sign out", which leads to the account area's sign-out (a page cannot post it: the
+ * sign-out form carries the session's CSRF token, which only the account area knows).
+ */
+function readerHtml(reader: { id: string; name: string }): SafeHtml {
+  return html`<div class="who"><span>${reader.name} (${reader.id})</span>
+<a href="/account">Your account</a>
+<a href="/account/logout">Sign out</a></div>`
+}
+
+/** A public page: the header every kigo page has (the timeline, the developer guide, sign-in or the reader), then `content`. */
 export function layout(ctx: PageContext, title: string, content: SafeHtml): string {
   const home = baseUrl(ctx.hosts, ctx.deployment)
-  return sitePage({ title, header: siteHeader({ home: `${home}/` }), bodyClass: 'public', body: content })
+  const header = siteHeader({ home: `${home}/`, ...(ctx.reader ? { right: readerHtml(ctx.reader) } : {}) })
+  return sitePage({ title, header, bodyClass: 'public', body: content })
 }
 
 export function entryHtml(entry: EntryRow, page: EntryPage, ctx: PageContext, withReplies: boolean): SafeHtml {

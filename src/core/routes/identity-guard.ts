@@ -31,6 +31,8 @@ export function checkSignedOperation(
     // Outside the table an identity goes with reads only; nothing else is done as anyone.
     return method === 'GET' || method === 'HEAD' ? identity : null
   }
+  // A reader's account session names them on a page, and never runs an operation.
+  if (identity.authMethod === 'session') throw refused()
   const methods = routeMethods[routed.name] ?? routed.methods
   if (!methods.includes(identity.authMethod)) throw refused()
   if (identity.authMethod === 'oauth' && routed.scopes.length > 0 && !routed.scopes.some((s) => identity.scopes.includes(s))) {

@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify'
 import { errors } from '../../common/errors.js'
 import { checkPhotoText, checkSource, chooseSource } from '../entries/limits.js'
 import { parseId, userIdPattern } from '../entries/ids.js'
-import { deploymentMatcher } from '../../common/deployment.js'
 import { html } from '../../common/html.js'
 import { renderPhoto } from '../render/entry.js'
 import { photoImageUrl } from '../render/urls.js'
@@ -12,7 +11,7 @@ import { apiRoute, readEntryRequest } from './api-route.js'
 import { deploymentOf, requester, sendPayload } from './context.js'
 import { renderContext, type CoreDeps } from './deps.js'
 import { ProfileRefresher } from './profiles.js'
-import { sendNotFoundPage, sendPage, wantsPage } from './pages.js'
+import { pageContext, sendNotFoundPage, sendPage, wantsPage } from './pages.js'
 import { layout } from '../render/pages.js'
 
 /** RFC 9110 §13.1.2: If-None-Match uses the weak comparison; `*` matches any. */
@@ -69,8 +68,8 @@ export function photoRoutes(app: FastifyInstance, deps: CoreDeps): void {
     if (!photo || (m[2] !== undefined && m[2] !== photo.ext)) return missing()
     if (m[2] === undefined) {
       const title = photo.title || `Photo ${photo.id}`
-      const ctx = { hosts: deps.hosts, deployment: deploymentMatcher(deps.hosts)(request.headers.host) ?? photo.deployment }
-      return sendPage(reply, 200, layout(ctx, title, html`<h1>${title}</h1><p class="body"><img src="${photoImageUrl(deps.hosts, photo)}" alt="${title}"></p>`))
+      const ctx = pageContext(request, deps.hosts, photo.deployment)
+      return sendPage(reply, 200, ctx, layout(ctx, title, html`<h1>${title}</h1><p class="body"><img src="${photoImageUrl(deps.hosts, photo)}" alt="${title}"></p>`))
     }
     const etag = `"${photo.sha256}"`
     reply.header('etag', etag).header('cache-control', 'public, max-age=31536000, immutable')

@@ -7,9 +7,10 @@
 // session at the other, whatever host names the browser shares them under.
 import { createHmac } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { fastifyCookie } from '@fastify/cookie'
 import type { Deployment } from '../../common/deployment.js'
 import { deriveKey, safeEqual } from '../../common/secrets.js'
-import type { ProviderRepository, User } from '../store/types.js'
+import type { ProviderRepository, User, WebSession } from '../store/types.js'
 import type { ShownSecret } from './pages.js'
 
 export const sessionCookie = 'kigo_session'
@@ -59,6 +60,29 @@ export function sessionBinding(secretKey: string): SessionBinding {
   }
 }
 
+/** The live session a cookie value holds at `deployment`, with its id, or null. */
+async function openSession(store: Pick<ProviderRepository, 'getWebSession'>, binding: SessionBinding, now: number, value: string | undefined, deployment: Deployment | undefined): Promise<{ id: string; found: WebSession } | null> {
+  if (value === undefined || value === '' || deployment === undefined) return null
+  const id = binding.open(value, deployment)
+  if (id === null) return null
+  const found = await store.getWebSession(id, new Date(now))
+  return found && { id, found }
+}
+
+/**
+ * The signed-in user a request's Cookie header names at `deployment`, or null: for a
+ * public page the gateway forwards to the core, whose header then names the reader (the
+ * cookie itself never goes on). Read only when the header carries the session cookie.
+ */
+export function signedInReader(store: Pick<ProviderRepository, 'getWebSession'>, secretKey: string, now: () => number): (cookieHeader: string, deployment: Deployment) => Promise<User | null> {
+  const binding = sessionBinding(secretKey)
+  return async (cookieHeader, deployment) => {
+    if (!cookieHeader.includes(`${sessionCookie}=`)) return null
+    const opened = await openSession(store, binding, now(), fastifyCookie.parse(cookieHeader)[sessionCookie], deployment)
+    return opened?.found.user ?? null
+  }
+}
+
 export class Sessions {
   constructor(
     private readonly store: ProviderRepository,
@@ -69,13 +93,8 @@ export class Sessions {
 
   /** The request's live session at its deployment, or null. */
   async current(request: FastifyRequest): Promise<Session | null> {
-    const value = request.cookies[sessionCookie]
-    const deployment = request.deployment?.name
-    if (value === undefined || value === '' || deployment === undefined) return null
-    const id = this.binding.open(value, deployment)
-    if (id === null) return null
-    const found = await this.store.getWebSession(id, new Date(this.now()))
-    return found && { id, user: found.user, csrfToken: found.csrfToken, signedInAt: found.createdAt.getTime() }
+    const opened = await openSession(this.store, this.binding, this.now(), request.cookies[sessionCookie], request.deployment?.name)
+    return opened && { id: opened.id, user: opened.found.user, csrfToken: opened.found.csrfToken, signedInAt: opened.found.createdAt.getTime() }
   }
 
   /**

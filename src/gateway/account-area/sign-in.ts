@@ -6,9 +6,9 @@ import { userIdPattern } from '../domain/identifiers.js'
 import type { AccountKit } from './account-kit.js'
 import type { AccountContext } from './context.js'
 import { field } from './form.js'
-import { sendPage, seeOther } from './html.js'
+import { html, page, sendPage, seeOther } from './html.js'
 import { safeNext } from './next.js'
-import { loginPage } from './pages.js'
+import { csrfField, loginPage } from './pages.js'
 
 /** The sign-in form's own words when its CSRF token does not match (cookies refused, an old tab). */
 const signInExpired = {
@@ -58,6 +58,17 @@ export function registerSignIn(app: FastifyInstance, ctx: AccountContext, kit: A
     await store.deleteWebSession(visitor.id)
     await sessions.start(request, reply, user, kit.secureOf(request))
     return seeOther(reply, next)
+  })
+
+  // "Sign out" on a page that cannot post the form (the public pages, which never see the
+  // session's CSRF token): the same button, asked for once more here. Nobody signed in: the sign-in form.
+  app.get('/account/logout', async (request, reply) => {
+    request.routeName = 'account'
+    const session = await sessions.current(request)
+    if (!session?.user) return seeOther(reply, '/account/login')
+    const body = html`<h1>Sign out of kigo?</h1>
+<form method="post" action="/account/logout">${csrfField(session.csrfToken)}<button type="submit">Sign out</button></form>`
+    return sendPage(reply, 200, page({ title: 'Sign out', narrow: true, user: session.user, csrfToken: session.csrfToken, body }))
   })
 
   app.post('/account/logout', async (request, reply) => {

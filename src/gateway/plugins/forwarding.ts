@@ -8,7 +8,10 @@ import { clientGone, isWrite } from '../../common/client-gone.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
 import type { AppTracing } from '../../common/tracing.js'
 import { errors } from '../../common/errors.js'
-import { identityKey } from '../../common/identity.js'
+import { identityKey, type Identity } from '../../common/identity.js'
+import type { Deployment } from '../../common/deployment.js'
+import { wantsPage } from '../../common/site-page.js'
+import type { User } from '../store/types.js'
 import { canonicalPath, namesId } from '../../common/route-table.js'
 import { registerForwarding, type ForwardContext } from '../proxy/forward.js'
 import { routeResolver, type Resolution, type RoutePolicy } from '../domain/routes.js'
@@ -34,6 +37,12 @@ export interface ForwardingOptions {
   coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
   /** The forward as a client span, its trace context sent to the core (docs/operations.md#traces). */
   tracing?: Pick<AppTracing, 'forward'>
+  /**
+   * The signed-in user a Cookie header's account session names at a deployment
+   * (account-area/session.ts signedInReader), so that a public page names its reader.
+   * Absent without the account area: every page is then forwarded as anonymous.
+   */
+  reader?: (cookieHeader: string, deployment: Deployment) => Promise<User | null>
 }
 
 /** The query of a request target whose `?` is at `q`, up to a `#`, as the core reads it (form-decoding.ts queryBytes). */
@@ -42,7 +51,7 @@ function queryOf(url: string, q: number): string {
   return url.slice(q + 1, hash === -1 ? undefined : hash)
 }
 
-async function forwarding(app: FastifyInstance, { config, coreWatch, tracing }: ForwardingOptions): Promise<void> {
+async function forwarding(app: FastifyInstance, { config, coreWatch, tracing, reader }: ForwardingOptions): Promise<void> {
   const resolveRoute = routeResolver(config.auth.routeMethods)
   const forward = registerForwarding(app, {
     coreUrl: config.gateway.coreUrl,
@@ -53,8 +62,30 @@ async function forwarding(app: FastifyInstance, { config, coreWatch, tracing }: 
     ...(tracing ? { trace: tracing.forward } : {}),
   })
 
-  /** Forwards a request whose route allows it, with the identity its decision carries. */
-  const forwardDecided = (request: FastifyRequest, reply: FastifyReply, route: RoutePolicy, decision: AuthDecision): void => {
+  /**
+   * The reader a browser's read of a public page names by its account session, or null
+   * when there is none to look up. Only a page (Accept: text/html) with the session's
+   * cookie costs a look-up; an API request, an image or a visitor costs nothing. The
+   * cookie stays here: the core is told the user, signed as any identity is, with the
+   * method `session`, which it shows on a page and never runs an operation for. A store
+   * that cannot answer leaves the page to be read signed out, rather than not at all.
+   */
+  const pageReader = (request: FastifyRequest): Promise<Identity | null> | null => {
+    const cookie = request.headers.cookie
+    if (reader === undefined || cookie === undefined || !wantsPage(request)) return null
+    const deployment = app.deploymentOf(request)?.name
+    if (deployment === undefined) return null
+    return reader(cookie, deployment).then(
+      (user) => user && { user: user.id, userName: user.name, authMethod: 'session', consumer: '', scopes: [] },
+      (err: Error) => {
+        request.log.warn({ error: err.message }, 'the account session could not be read; the page is forwarded signed out')
+        return null
+      },
+    )
+  }
+
+  /** Forwards a request whose route allows it, with the identity its decision carries (for a page, its reader's). */
+  const forwardDecided = (request: FastifyRequest, reply: FastifyReply, route: RoutePolicy, decision: AuthDecision, page: boolean): void => {
     if (!decision.ok) return void sendError(request, reply, decision.error)
     // Deprecation, Sunset and Link of the migration policy (docs/gateway.md#the-migration-policy) on an accepted
     // legacy request; the core sends none of these, so the forwarded response keeps them.
@@ -65,6 +96,8 @@ async function forwarding(app: FastifyInstance, { config, coreWatch, tracing }: 
       request.log.info({ route: route.name }, 'client closed the connection before the request was forwarded; not forwarded')
       return void reply.hijack()
     }
+    const looking = page && decision.identity === null ? pageReader(request) : null
+    if (looking !== null) return void looking.then((identity) => send(request, reply, route, identity, false)).catch((err: Error) => void reply.send(err))
     send(request, reply, route, decision.identity, false)
   }
 
@@ -135,8 +168,9 @@ async function forwarding(app: FastifyInstance, { config, coreWatch, tracing }: 
       return send(request, reply, route, null, true)
     }
     const decided = app.gatewayAuth(request, route)
-    if (decided instanceof Promise) decided.then((d) => forwardDecided(request, reply, route, d)).catch((err: Error) => void reply.send(err))
-    else forwardDecided(request, reply, route, decided)
+    const page = resolution.kind === 'other'
+    if (decided instanceof Promise) decided.then((d) => forwardDecided(request, reply, route, d, page)).catch((err: Error) => void reply.send(err))
+    else forwardDecided(request, reply, route, decided, page)
   }
 
   app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'], url: '/*', handler })

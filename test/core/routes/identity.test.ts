@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto'
 import { operationNameOf } from '../../../src/common/route-table.js'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { signIdentity } from '../../../src/common/identity.js'
+import { signIdentity, type Identity } from '../../../src/common/identity.js'
 import { form, parseXml, routeBackends, startHarness, type Harness } from '../helpers/harness.js'
 import { describeEachBackend } from '../../helpers/backends.js'
 import { respelledSignature } from '../../helpers/signature-spelling.js'
@@ -64,6 +64,21 @@ describeEachBackend('identity headers', routeBackends, (storage) => {
     expect(res.statusCode).toBe(401)
     expect(res.json().error.code).toBe('invalid_identity')
     await expectUntouched()
+  })
+
+  test('a reader named by their account session is shown on a page and runs no operation of the API', async () => {
+    const reader: Identity = { user: 'alice', userName: 'Alice', authMethod: 'session', consumer: '', scopes: [] }
+    const sign = (method: string, url: string) => signIdentity(h.key, { method, url, host: h.domestic, requestId: randomUUID(), operation: operationNameOf(method, url), bodySha256: '' }, reader)
+    const page = await h.app.inject({ method: 'GET', url: '/', headers: { host: h.domestic, accept: 'text/html', ...sign('GET', '/') } })
+    expect(page.statusCode).toBe(200)
+    expect(page.body).toContain('Alice (alice)')
+    expect(page.headers['cache-control']).toBe('private, no-cache')
+    for (const [method, url] of [['GET', `/api/statuses/show/${entry.id}.json`], ['GET', '/api/statuses/friends_timeline.json'], ['POST', `/api/favorites/create/${entry.id}.json`]] as const) {
+      const res = await h.app.inject({ method, url, headers: { host: h.domestic, ...sign(method, url) } })
+      expect(res.statusCode, url).toBe(401)
+      expect(res.json().error.code, url).toBe('invalid_identity')
+    }
+    expect(await h.store.hasStar(entry.id, 'alice')).toBe(false)
   })
 
   test('a valid signature without a user is an anonymous request', async () => {

@@ -1,10 +1,12 @@
 // The upload budget counts the bodies of the operations that take files only
 // (docs/security.md#bodies-and-uploads): while uploads fill it, a multipart body to an
-// operation without files (friendships/create) is still served. Through HTTP against a
-// running gateway and core; a raw socket holds an upload open.
+// operation without files (friendships/create) is still served. Such a body is bounded all
+// the same: at most what a form may be (413), and cut at the upload deadline (408). Through
+// HTTP against a running gateway and core; a raw socket holds an upload open.
 import { connect, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack, type Stack } from '../helpers/stack.js'
+import { bodyOf, rawRequest, statusOf } from '../helpers/raw-http.js'
 
 let stack: Stack
 const users = new Map<string, string>()
@@ -60,4 +62,25 @@ describe('the upload budget and operations without files', () => {
     expect(JSON.parse(followText)).toMatchObject({ id: 'ann' })
     expect(answer).toBe('')
   })
+
+  const heldFollow = (declared: number, sent: number) => {
+    const part = `--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\n`
+    return rawRequest(
+      Number(new URL(stack.url).port),
+      `POST /api/friendships/create/ann.json HTTP/1.1\r\nHost: ${new URL(stack.url).host}\r\nAuthorization: ${basic('bob')}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${declared}\r\n\r\n${part}${'n'.repeat(sent - part.length)}`,
+    )
+  }
+
+  it('a multipart body without files declared larger than a form may be is 413, refused before it is read', async () => {
+    // Declares 38 MiB, sends 64 KiB and holds: answered at once, in format, and the connection closes.
+    const answer = await heldFollow(38 * 1024 * 1024, 64 * 1024)
+    expect(statusOf(answer), answer).toBe(413)
+    expect(JSON.parse(bodyOf(answer))).toMatchObject({ error: { code: 'body_too_large' } })
+  })
+
+  it('a multipart body without files held open is cut at the upload deadline: 408 in format', async () => {
+    const answer = await heldFollow(4000, 1000)
+    expect(statusOf(answer), answer).toBe(408)
+    expect(JSON.parse(bodyOf(answer))).toMatchObject({ error: { code: 'request_timeout' } })
+  }, 60_000)
 })

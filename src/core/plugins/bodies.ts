@@ -22,6 +22,7 @@ const uploadRetryAfterSeconds = 5
 
 async function bodies(app: FastifyInstance, { config }: BodiesOptions): Promise<void> {
   const uploads = new ByteBudget(config.core.uploads.bytesInFlight, config.core.uploads.bytesInFlightPerUser)
+  const formLimit = app.initialConfig.bodyLimit ?? 1024 * 1024
 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
@@ -55,18 +56,19 @@ async function bodies(app: FastifyInstance, { config }: BodiesOptions): Promise<
     const expected = ctx.bodySha256
     // The multipart parser reads the request itself (and marks it only after this hook).
     if (/^\s*multipart\/form-data/i.test(request.headers['content-type'] ?? '')) {
-      // Counted against the upload budget where an operation takes files; elsewhere a
-      // multipart body has its parts' own limits and is refused at its first file.
-      if (routeOf(request).takesFiles === true) {
-        ctx.upload = guardUpload(request, reply, ctx.identity?.user ?? '', { budget: uploads, timeoutMs: config.core.uploads.timeoutMs, retryAfterSeconds: uploadRetryAfterSeconds })
-      }
+      // Counted against the upload budget where an operation takes files. Elsewhere it
+      // is refused at its first file, and is at most what a form may be: without that
+      // bound, a body held open there was read for as long as its client kept sending.
+      // Both are cut at the upload deadline.
+      const limits = routeOf(request).takesFiles === true ? { budget: uploads } : { maxBytes: formLimit }
+      ctx.upload = guardUpload(request, reply, ctx.identity?.user ?? '', { ...limits, timeoutMs: config.core.uploads.timeoutMs, retryAfterSeconds: uploadRetryAfterSeconds })
       if (expected !== undefined) ctx.bodyCheck = tapBodyDigest(payload, expected)
       return done(null, payload)
     }
     if (expected === undefined) return done(null, payload)
     // Only forms are parsed here (anything else is 415 unread): read within the parsers' own limit.
     if (!/^\s*application\/x-www-form-urlencoded/i.test(request.headers['content-type'] ?? '')) return done(null, payload)
-    verifiedBody(payload, expected, app.initialConfig.bodyLimit ?? 1024 * 1024).then((body) => done(null, body), done)
+    verifiedBody(payload, expected, formLimit).then((body) => done(null, body), done)
   })
 }
 

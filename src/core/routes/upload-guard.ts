@@ -5,14 +5,19 @@
 // upload of the process and a share per user. Past either, or past the upload deadline,
 // the upload stops being read at once and is answered in format (503 or 429 with
 // Retry-After, or 408), and its connection closes; its bytes are given back when its
-// answer is done.
+// answer is done. A multipart body to an operation that takes no file is guarded the same
+// way, in time and in its own size (at most what a form may be, 413 past it), without
+// counting against the uploads' budget.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ByteBudget } from '../../common/byte-budget.js'
 import { ApiError, errors, Unavailable } from '../../common/errors.js'
 import { closeAfterAnswer } from '../../common/linger.js'
 
 export interface UploadLimits {
-  budget: ByteBudget
+  /** The budget the body's bytes count against; none for a body without files (see maxBytes). */
+  budget?: ByteBudget
+  /** The most bytes the body may have (413 past it), whatever the budget holds. */
+  maxBytes?: number
   timeoutMs: number
   /** Seconds a refused upload is told to wait (Retry-After). */
   retryAfterSeconds: number
@@ -63,7 +68,14 @@ export function guardUpload(request: FastifyRequest, reply: FastifyReply, holder
     reject(err)
   }
 
+  const tooLarge = (max: number) => errors.tooLarge('body_too_large', `A multipart body to an operation that takes no file may be at most ${max} bytes`)
+
   const count = (chunk: Buffer): void => {
+    if (limits.maxBytes !== undefined && taken + chunk.length > limits.maxBytes) return refuse(tooLarge(limits.maxBytes))
+    if (budget === undefined) {
+      taken += chunk.length
+      return
+    }
     const refusal = budget.take(holder, chunk.length)
     if (refusal === null) {
       taken += chunk.length
@@ -78,9 +90,11 @@ export function guardUpload(request: FastifyRequest, reply: FastifyReply, holder
 
   // A declared length past what could ever be taken is refused before a byte is read.
   const declared = Number(request.headers['content-length'])
-  if (Number.isFinite(declared) && declared > budget.perHolder) {
+  if (Number.isFinite(declared) && limits.maxBytes !== undefined && declared > limits.maxBytes) {
+    refuse(tooLarge(limits.maxBytes))
+  } else if (budget !== undefined && Number.isFinite(declared) && declared > budget.perHolder) {
     refuse(errors.tooLarge('body_too_large', `The request body is larger than an upload may be (${budget.perHolder} bytes)`))
-  } else if (Number.isFinite(declared) && declared > budget.total - budget.inUse) {
+  } else if (budget !== undefined && Number.isFinite(declared) && declared > budget.total - budget.inUse) {
     // It could not be held whole now: refused at once rather than part way.
     refuse(busy())
   }
@@ -96,7 +110,7 @@ export function guardUpload(request: FastifyRequest, reply: FastifyReply, holder
   // The bytes stay in use until the answer is done (the handler holds the files until then).
   reply.raw.once('close', () => {
     clearTimeout(timer)
-    budget.release(holder, taken)
+    budget?.release(holder, taken)
     taken = 0
   })
   return { stop, refusal: () => stopped }

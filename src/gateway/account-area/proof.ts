@@ -9,7 +9,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { html, type SafeHtml } from '../../common/html.js'
 import type { CredentialRepository } from '../store/types.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
-import type { SignedInSession } from './posted-form.js'
+
+/** What the proof reads of a signed-in session (a structural type: the session's module imports the pages that ask for proof). */
+type SignedInSession = { signedInAt: number; user: { id: string } }
 
 /** How recent a sign-in proves the person for a registration's change, seconds. */
 export const recentSignInSeconds = 5 * 60

@@ -204,8 +204,11 @@ async function main(): Promise<void> {
     const started = Date.now()
     const load = new SoakLoad({ gateways, users, rate, timeoutSeconds: 15 }, started)
     const elapsed = () => (Date.now() - started) / 1000
-    const recoveryLimit = recoveryLimitSeconds(apps.startSeconds)
-    log(`the apps started in ${apps.startSeconds.toFixed(1)} s: a recovery is waited for up to ${recoveryLimit} s`)
+    // The start time as the results file records it (to a tenth of a second), so that the
+    // limit read back from it is the limit the run used.
+    const startSeconds = Math.round(apps.startSeconds * 10) / 10
+    const recoveryLimit = recoveryLimitSeconds(startSeconds)
+    log(`the apps started in ${startSeconds.toFixed(1)} s: a recovery is waited for up to ${recoveryLimit} s`)
 
     // RSS of every process, each second.
     const rss: Array<{ t: number; mb: Record<string, number | null> }> = []
@@ -324,7 +327,7 @@ async function main(): Promise<void> {
       faults,
       max_recovery_s: recoveries.length === faults.length && recoveries.length ? Math.max(...recoveries) : null,
       // The machine's own pace in this run, to read the recoveries against.
-      start_s: Math.round(apps.startSeconds * 10) / 10,
+      start_s: startSeconds,
       recovery_limit_s: recoveryLimit,
       max_p99_back_s: faults.every((f) => f.p99_back_s !== null) && faults.length ? Math.max(...faults.map((f) => f.p99_back_s!)) : null,
       p99_ms: p99Between(load.samples, 0, totalSeconds),

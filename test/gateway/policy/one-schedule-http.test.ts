@@ -5,6 +5,7 @@
 import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../src/cli/kigo.js'
+import { cliOf } from '../../helpers/cli.js'
 import { dashboardSignIn, formHeaders } from '../../helpers/dashboard.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
 import { form, wsseHeader } from './signers.js'
@@ -24,12 +25,7 @@ afterAll(async () => {
   await stack?.close()
 })
 
-async function kigo(...args: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const code = await main(args, env, { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } })
-  return { code, stdout, stderr }
-}
+const { kigo } = cliOf(() => env)
 
 async function kigoOk(...args: string[]) {
   const r = await kigo(...args)

@@ -206,6 +206,18 @@ describe('forwarding', () => {
     expect(seen).toHaveLength(0)
   })
 
+  it("passes no caller's trace context on, also when the gateway traces nothing: a core that traces samples by its own decision", async () => {
+    seen = []
+    const res = await fetch(`${stack.url}/api/statuses/public_timeline.json`, {
+      headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'caller=chosen', 'x-other': 'kept' },
+    })
+    await res.arrayBuffer()
+    const s = last()
+    expect(s.headers.traceparent).toBeUndefined()
+    expect(s.headers.tracestate).toBeUndefined()
+    expect(s.headers['x-other']).toBe('kept')
+  })
+
   it('removes credentials and inbound X-Kigo-* headers, and adds a signed identity', async () => {
     seen = []
     await fetch(`${stack.url}/api/statuses/update.json`, {

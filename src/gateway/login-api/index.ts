@@ -90,12 +90,13 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
   app.addHook('onClose', async () => clearInterval(sweep))
 
   // ---- counting (metrics, usage report) ----------------------------------------------------
-  const count = (route: string, outcome: Outcome, user: string | null, site: LoginSite | null) => {
+  const count = (request: FastifyRequest, route: string, outcome: Outcome, user: string | null, site: LoginSite | null) => {
     options.metrics?.authRequests.series('login_api', outcome, route).inc()
     if (user === null || options.usage === undefined) return
     const client = () => (site?.name ?? '').slice(0, maxClientLength)
     const clientId = site === null ? {} : { clientId: site.apiKey }
-    options.usage.observe(outcome === 'ok' ? { ok: true, method: 'login_api', outcome, identity: { user }, ...clientId } : { ok: false, method: 'login_api', outcome, user, ...clientId }, client, now())
+    // The deployment the sign-in came through: the site owner's notice links to it.
+    options.usage.observe(outcome === 'ok' ? { ok: true, method: 'login_api', outcome, identity: { user }, ...clientId } : { ok: false, method: 'login_api', outcome, user, ...clientId }, client, now(), undefined, app.deploymentOf(request)?.name)
   }
 
   // ---- the policy ---------------------------------------------------------------------------
@@ -177,20 +178,20 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     const query = rawQuery(request.url)
     const checked = await verify(query, [])
     if (!('site' in checked)) {
-      count('auth', checked.outcome, null, null)
+      count(request, 'auth', checked.outcome, null, null)
       return sendPage(reply, 400, signInProblemPage(checked.title, `${checked.message} Nothing was sent back to the site.`))
     }
     const { site } = checked
     const early = refusedBeforeSignIn(site)
     if (early && !early.allowed) {
-      count('auth', 'policy_denied', null, site)
+      count(request, 'auth', 'policy_denied', null, site)
       return refusedPage(reply, early, site)
     }
     const session = await area.requireSignIn(request, reply, { next: request.url, context: `Sign in to tell ${site.name} who you are.` })
     if (!session) return reply
     const v = verdict(session.user.id, site)
     if (v && !v.allowed) {
-      count('auth', 'policy_denied', session.user.id, site)
+      count(request, 'auth', 'policy_denied', session.user.id, site)
       return refusedPage(reply, v, site)
     }
     return sendPage(
@@ -210,22 +211,22 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     if (decision !== 'allow' && decision !== 'deny') return sendPage(reply, 400, signInProblemPage('No decision', 'Choose Allow or Deny.'))
     const checked = await verify(field(form, 'request') ?? '', [])
     if (!('site' in checked)) {
-      count('auth', checked.outcome, null, null)
+      count(request, 'auth', checked.outcome, null, null)
       return sendPage(reply, 400, signInProblemPage(checked.title, `${checked.message} Nothing was sent back to the site.`))
     }
     const { site, params } = checked
     if (decision === 'deny') return sendPage(reply, 200, siteDeniedPage({ user: session.user, session, siteName: site.name, siteUrl: siteUrl(site) }))
-    return allow(reply, session, site, params)
+    return allow(request, reply, session, site, params)
   })
 
-  const allow = async (reply: FastifyReply, session: SignedInSession, site: LoginSite, params: Array<[string, string]>) => {
+  const allow = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession, site: LoginSite, params: Array<[string, string]>) => {
     const v = verdict(session.user.id, site)
     if (v && !v.allowed) {
-      count('auth', 'policy_denied', session.user.id, site)
+      count(request, 'auth', 'policy_denied', session.user.id, site)
       return refusedPage(reply, v, site)
     }
     const cert = await sites.issueCert(site.apiKey, session.user.id, now(), certTtlSeconds)
-    count('auth', 'ok', session.user.id, site)
+    count(request, 'auth', 'ok', session.user.id, site)
     const target = new URL(site.callbackUrl)
     target.searchParams.append('cert', cert)
     for (const [n, value] of params) if (n !== 'api_key' && n !== 'api_sig' && n !== 'cert') target.searchParams.append(n, value)
@@ -248,26 +249,26 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
     request.routeName = 'api/auth'
     const checked = await verify(rawQuery(request.url), ['cert'], exchangeParams)
     if (!('site' in checked)) {
-      count('api/auth', checked.outcome, null, null)
+      count(request, 'api/auth', checked.outcome, null, null)
       return sendExchange(reply, format, checked.status, { message: `${checked.title}: ${checked.message}` })
     }
     const { site, params } = checked
     const redeemed = await sites.redeemCert(site.apiKey, params.find(([n]) => n === 'cert')![1], now())
     if ('problem' in redeemed) {
-      count('api/auth', 'bad_credentials', null, site)
+      count(request, 'api/auth', 'bad_credentials', null, site)
       return sendExchange(reply, format, 400, { message: certProblems[redeemed.problem] })
     }
     const v = verdict(redeemed.userId, site)
     if (v && !v.allowed) {
-      count('api/auth', 'policy_denied', redeemed.userId, site)
+      count(request, 'api/auth', 'policy_denied', redeemed.userId, site)
       return sendExchange(reply, format, 403, { message: v.message }, v.headers)
     }
     const user = await store.getUser(redeemed.userId)
     if (!user) {
-      count('api/auth', 'bad_credentials', null, site)
+      count(request, 'api/auth', 'bad_credentials', null, site)
       return sendExchange(reply, format, 400, { message: certProblems.unknown })
     }
-    count('api/auth', 'ok', user.id, site)
+    count(request, 'api/auth', 'ok', user.id, site)
     const base = `${request.deployment!.baseUrl}/users/${encodeURIComponent(user.id)}`
     return sendExchange(reply, format, 200, { user: { name: user.id, image_url: `${base}/profile.png`, thumbnail_url: `${base}/profile_s.png` } }, v?.headers ?? {})
   }

@@ -61,7 +61,8 @@ export async function policyPlan(
     users: users.size,
     users_with_email: [...users.values()].filter(Boolean).length,
     users_without_email: [...users.values()].filter((e) => !e).length,
-    clients: new Set(live.map((r) => r.client)).size,
+    // A site is one client by its identity (two sites may share a name).
+    clients: new Set(live.map((r) => `${r.client}\n${r.clientId}`)).size,
     requests: live.reduce((sum, r) => sum + r.accepted, 0),
     sites: site ? new Set(live.filter((r) => r.owner !== null).map((r) => r.clientId)).size : 0,
     moved_users: movedUsers,

@@ -328,9 +328,11 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
   return (request, reply, context) => {
     const span = opts.trace?.(request, request.method)
     // The core continues the gateway's trace, never the caller's directly (which it is the parent of).
+    // A caller's context is dropped even when the gateway traces nothing: a core that traces
+    // would otherwise let the caller choose what it samples (docs/security.md#trace-context-at-the-edge).
     const traced = (headers: IncomingHttpHeaders): IncomingHttpHeaders => {
-      if (span === undefined) return headers
       withoutTraceContext(headers)
+      if (span === undefined) return headers
       return Object.assign(headers, span.headers())
     }
     const options: Dispatcher.DispatchOptions = {

@@ -7,6 +7,7 @@ import type { Config } from '../../common/config.js'
 import { clientGone, isWrite } from '../../common/client-gone.js'
 import type { DependencyWatch } from '../../common/dependency-watch.js'
 import type { AppTracing } from '../../common/tracing.js'
+import { withDeadline } from '../../common/deadline.js'
 import { errors } from '../../common/errors.js'
 import { identityKey, type Identity } from '../../common/identity.js'
 import type { Deployment } from '../../common/deployment.js'
@@ -75,7 +76,9 @@ async function forwarding(app: FastifyInstance, { config, coreWatch, tracing, re
     if (reader === undefined || cookie === undefined || !wantsPage(request)) return null
     const deployment = app.deploymentOf(request)?.name
     if (deployment === undefined) return null
-    return reader(cookie, deployment).then(
+    // Within the request deadline, as a credential check is: a store that hangs leaves the
+    // page signed out instead of holding it.
+    return withDeadline(reader(cookie, deployment), config.dependencies.requestDeadlineMs, 'account session').then(
       (user) => user && { user: user.id, userName: user.name, authMethod: 'session', consumer: '', scopes: [] },
       (err: Error) => {
         request.log.warn({ error: err.message }, 'the account session could not be read; the page is forwarded signed out')

@@ -75,8 +75,13 @@ export function closeSilentConnections(app: FastifyInstance, idleMs?: number, no
   })
   const sweep = idleMs === undefined ? null : setInterval(() => sweepIdle(open, idleMs, now()), idleSweepMs(idleMs))
   sweep?.unref()
-  app.addHook('preClose', (done) => {
+  // The sweep goes on while requests drain, so that a client that stops reading during a
+  // shutdown is still closed at the idle deadline; it ends with the server.
+  app.addHook('onClose', (_instance, done) => {
     if (sweep) clearInterval(sweep)
+    done()
+  })
+  app.addHook('preClose', (done) => {
     closing = true
     for (const socket of open.keys()) if (socket.bytesRead === 0) socket.destroy()
     done()

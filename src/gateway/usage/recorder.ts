@@ -50,11 +50,25 @@ function outcomeColumn(outcome: Outcome): keyof UsageOutcomes | null {
 }
 
 const minuteMs = 60_000
+
+/** Adds a minute's counts to `into`, keyed by minute and method. */
+function addMinute(into: Map<string, MinuteRow>, m: MinuteRow): void {
+  const key = `${m.minute} ${m.method}`
+  const cur = into.get(key)
+  if (cur) {
+    cur.count += m.count
+    cur.accepted += m.accepted
+  } else into.set(key, { ...m })
+}
 const hourMs = 3_600_000
 
 export class UsageRecorder {
   private rows = new Map<string, UsageRow>()
+  /** Per-minute counts of minutes no longer current (and of a flush that failed), by `minute method`. */
   private minutes = new Map<string, MinuteRow>()
+  /** The current minute's counts, one row per method held: a request adds to its method's row, no key built. */
+  private minute = -Infinity
+  private minuteRows = new Map<ObservedDecision['method'], MinuteRow>()
   private timer: NodeJS.Timeout | undefined
   private flushing: Promise<void> | null = null
   private lastPrune = 0
@@ -79,14 +93,13 @@ export class UsageRecorder {
    * this one (notices/endpoints.ts); the report keeps none.
    */
   observe(decision: ObservedDecision, client: () => string, now: number, _endpoint?: string, deployment: Deployment = 'domestic'): void {
-    const minute = Math.floor(now / minuteMs) * minuteMs
-    const mk = `${minute} ${decision.method}`
     const accepted = decision.ok ? 1 : 0
-    const m = this.minutes.get(mk)
+    if (now - this.minute >= minuteMs || now < this.minute) this.turnMinute(Math.floor(now / minuteMs) * minuteMs)
+    const m = this.minuteRows.get(decision.method)
     if (m) {
       m.count += 1
       m.accepted += accepted
-    } else this.minutes.set(mk, { minute, method: decision.method, count: 1, accepted })
+    } else this.minuteRows.set(decision.method, { minute: this.minute, method: decision.method, count: 1, accepted })
 
     if (decision.method === 'none') return
     const column = outcomeColumn(decision.outcome)
@@ -116,6 +129,18 @@ export class UsageRecorder {
     }
   }
 
+  /** Sets the held rows of the minute that ended aside for the next flush, and holds `minute`'s. */
+  private turnMinute(minute: number): void {
+    this.closeMinute()
+    this.minute = minute
+  }
+
+  /** Moves the held minute's rows into the pending per-minute counts (merged with any of the same minute). */
+  private closeMinute(): void {
+    for (const m of this.minuteRows.values()) addMinute(this.minutes, m)
+    this.minuteRows = new Map()
+  }
+
   /** Writes the pending counts; concurrent calls share one write. */
   flush(): Promise<void> {
     this.flushing ??= this.write().finally(() => {
@@ -125,6 +150,7 @@ export class UsageRecorder {
   }
 
   private async write(): Promise<void> {
+    this.closeMinute()
     const rows = this.rows
     const minutes = this.minutes
     this.rows = new Map()
@@ -160,13 +186,7 @@ export class UsageRecorder {
       } else if (this.rows.size < (this.options.maxKeys ?? 100_000)) this.rows.set(key, r)
       else this.dropped += 1
     }
-    for (const [key, m] of minutes) {
-      const cur = this.minutes.get(key)
-      if (cur) {
-        cur.count += m.count
-        cur.accepted += m.accepted
-      } else this.minutes.set(key, m)
-    }
+    for (const m of minutes.values()) addMinute(this.minutes, m)
   }
 
   /** Stops the timer and writes what is left. */

@@ -48,6 +48,27 @@ describeBackends('UsageRecorder', backends, (backend) => {
     ])
   })
 
+  it('counts each minute once per method, however the observed times go back and forth between flushes', async () => {
+    const recorder = new UsageRecorder(store)
+    const base = Date.parse('2027-04-01T08:00:00Z')
+    const anon = { ok: true, method: 'none' as const, outcome: 'ok' as const, identity: null }
+    // Two gateways' clocks, or requests observed late: minutes interleave before one flush.
+    recorder.observe(ok('basic', 'ivy'), () => 'IvyTool', base + 10_000)
+    recorder.observe(anon, () => '', base + 20_000)
+    recorder.observe(ok('basic', 'ivy'), () => 'IvyTool', base + 70_000)
+    recorder.observe(ok('basic', 'ivy'), () => 'IvyTool', base + 50_000)
+    recorder.observe(anon, () => '', base + 59_999)
+    recorder.observe(ok('basic', 'ivy'), () => 'IvyTool', base + 61_000)
+    await recorder.flush()
+    recorder.observe(ok('basic', 'ivy'), () => 'IvyTool', base + 30_000)
+    await recorder.flush()
+    expect(await store.minutes(base, base + 120_000)).toEqual([
+      { minute: base, method: 'basic', count: 3, accepted: 3 },
+      { minute: base, method: 'none', count: 2, accepted: 2 },
+      { minute: base + 60_000, method: 'basic', count: 2, accepted: 2 },
+    ])
+  })
+
   it('keeps the deployment of each row\'s latest request, whichever gateway flushes last', async () => {
     const deploymentOf = async () => (await db.query<{ deployment: string }>(`SELECT deployment FROM kigo_gateway.auth_usage WHERE user_id = 'dee'`))[0]?.deployment
     const recorder = new UsageRecorder(store)

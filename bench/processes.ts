@@ -1,10 +1,10 @@
 // Child processes the benchmark starts (core, gateway, bare proxy, embedded): started
 // with their output kept for the report, waited on until ready, measured through
 // /proc, and always stopped at the end (SIGTERM, then SIGKILL after a grace period).
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { basename } from 'node:path'
+import { basename, resolve } from 'node:path'
 
 export interface AppProcess {
   readonly name: string
@@ -16,6 +16,18 @@ export interface AppProcess {
 }
 
 const running = new Set<AppProcess>()
+
+/**
+ * What the build in `dir` is, as a results file may name it: the commit its checkout is at,
+ * or else the folder's own name; never its path, which names one machine's folders.
+ */
+export function buildName(dir: string): string {
+  try {
+    return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+  } catch {
+    return basename(resolve(dir))
+  }
+}
 
 /** A Node app, on this process's Node or on `node` (the image's Node: node24.ts). */
 export function spawnApp(name: string, args: string[], env: NodeJS.ProcessEnv, node: string = process.execPath): AppProcess {

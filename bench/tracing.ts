@@ -6,7 +6,8 @@
 // in interleaved slices (each round runs the three in a rotating order), medians per
 // variant: requests per second, p50, p99 and the gateway's CPU per request. With
 // `--without DIR`, a fourth gateway, `without`, runs the build in DIR (a checkout from
-// before tracing, built): what tracing off costs, side by side.
+// before tracing, built): what tracing off costs, side by side. The results name that
+// build by its commit (or its folder's name), not by its path.
 //
 //   npm run build && node dist/bench/tracing.js [--quick] [--rounds N] [--slice S] [--connections N] [--without DIR] [--out FILE]
 import { createServer } from 'node:http'
@@ -18,7 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { startLoadGenerator } from './load-client.js'
-import { cpuMs, freePort, killAllNow, spawnApp, stopAll, waitReady, type AppProcess } from './processes.js'
+import { buildName, cpuMs, freePort, killAllNow, spawnApp, stopAll, waitReady, type AppProcess } from './processes.js'
 import { median } from './report.js'
 import { seed } from './seed.js'
 import { createBenchDatabase, defaultDatabaseUrl, defaultRedisUrl, productionNodeFlags } from './topology.js'
@@ -146,7 +147,7 @@ async function main(): Promise<void> {
       scenario: 'OAuth statuses/show through the gateway to the core',
       sink: sink.exports(),
       variants: summary,
-      ...(values.without === undefined ? {} : { without: values.without }),
+      ...(values.without === undefined ? {} : { without: buildName(values.without) }),
       ratios: Object.fromEntries(running.map((v) => [v, { rps: summary[v]!.rps / off.rps, cpuUsPerRequest: summary[v]!.cpuUsPerRequest / off.cpuUsPerRequest }])),
     }
     console.log('variant        req/s    p50 ms   p99 ms   µs CPU/req   req/s vs off')

@@ -1,4 +1,4 @@
-// Which deployment a request belongs to (SPEC §1, docs/api.md#statusesupdate rule 1): a
+// Which deployment a request belongs to (docs/gateway.md#deployments, docs/api.md#statusesupdate rule 1): a
 // deployment is its main host and its aliases. The Host must be exactly one of them,
 // compared case-insensitively (RFC 9110 §4.2.3: the host is case-insensitive), with the
 // scheme's default port treated as absent. Shared by the core (src/core/plugins/identity.ts)

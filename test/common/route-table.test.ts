@@ -43,7 +43,7 @@ test('withIdParameter: only the forms of "the authenticated user" turn into thei
   expect(withIdParameter(operations, write, () => true)).toBe(write)
 })
 
-test('a user ID written id:NAME (SPEC 2.8) is one path segment like any other: every /{id} operation matches it, in either spelling of the colon', () => {
+test('a user ID written id:NAME (docs/api-differences.md#user-ids-written-as-keywords) is one path segment like any other: every /{id} operation matches it, in either spelling of the colon', () => {
   for (const o of operations.filter((op) => op.path.endsWith('/{id}'))) {
     for (const written of ['id:bob', 'id%3Abob']) {
       for (const ext of ['.json', '.xml', '']) {

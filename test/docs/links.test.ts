@@ -1,5 +1,5 @@
-// The documentation can be followed: every relative link of README.md, CHANGELOG.md and
-// docs/*.md names a file that exists, every #anchor a heading (GitHub's slugs), and every
+// The documentation can be followed: every relative link of README.md, CHANGELOG.md,
+// docs/*.md and bench/results/*.md names a file that exists, every #anchor a heading (GitHub's slugs), and every
 // docs/<file>.md#anchor cited in the code's comments resolves too.
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -10,7 +10,8 @@ import { brokenCitations, brokenMarkdownLinks, filesUnder, headingAnchors } from
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 
-const markdownFiles = ['README.md', 'CHANGELOG.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+const markdownIn = (dir: string) => readdirSync(join(root, dir)).filter((f) => f.endsWith('.md')).map((f) => `${dir}/${f}`)
+const markdownFiles = ['README.md', 'CHANGELOG.md', ...markdownIn('docs'), ...markdownIn('bench/results')]
 const codeFiles = ['src', 'test', 'bench', 'bin', 'config', 'examples', 'Dockerfile', 'docker-compose.yml', 'package.json']
   .flatMap((d) => filesUnder(root, d))
   .filter((f) => /\.(ts|js|mjs|cjs|json|ya?ml|py|pl|rb|sh)$|Dockerfile$/.test(f))
@@ -35,7 +36,7 @@ describe('documentation links', () => {
     }
   })
 
-  it('resolves every relative link and anchor of README.md, CHANGELOG.md and docs/*.md', () => {
+  it('resolves every relative link and anchor of README.md, CHANGELOG.md, docs/*.md and the benchmark notes', () => {
     expect(show(brokenMarkdownLinks(root, markdownFiles))).toBe('')
   })
 

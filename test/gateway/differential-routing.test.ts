@@ -294,7 +294,7 @@ describe('the gateway and the core read every spelling of a path the same way', 
     expect(reachedCore).toBeGreaterThan(100)
   }, 300_000)
 
-  it('a user ID written id:NAME (SPEC 2.8), in a path or in `id`, however spelled: both sides pick the same operation, and the user is NAME', async () => {
+  it('a user ID written id:NAME (docs/api-differences.md#user-ids-written-as-keywords), in a path or in `id`, however spelled: both sides pick the same operation, and the user is NAME', async () => {
     const byPath = operations.filter((o) => o.path.endsWith('/{id}'))
     expect(byPath.length).toBeGreaterThanOrEqual(8)
     const written = ['id:mallory', 'id%3Amallory', 'id%3amallory', '%69d:mallory', '%69%64%3Amallory', 'id:id:mallory', 'ID:mallory', 'id:', 'id%3A']

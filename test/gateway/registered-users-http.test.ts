@@ -1,4 +1,4 @@
-// SPEC 2.9, docs/gateway.md#registered-users-in-the-core: every registered user exists for the
+// docs/gateway.md#registered-users-in-the-core: every registered user exists for the
 // API from registration, in embedded mode (one process, the embedded engine): a user made
 // by the operator API (what `kigo users add` calls) who never made a request can be
 // followed, has empty timelines, a User and a page; a new display name shows at once; a

@@ -1,4 +1,4 @@
-// SPEC 2.9, docs/gateway.md#registered-users-in-the-core, in the production topology: one core
+// docs/gateway.md#registered-users-in-the-core, in the production topology: one core
 // and two gateways as separate processes (dist/), each app on its own PostgreSQL database,
 // so the gateways reach the core's users only over HTTP. A user registered on one gateway
 // exists at once through the other; a new name shows at once, and an identity the other

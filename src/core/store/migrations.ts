@@ -104,7 +104,7 @@ CREATE TABLE kigo_core.user_follows (
 
 CREATE INDEX user_follows_followee ON kigo_core.user_follows (followee, follower);
 
--- docs/api.md#keywords: keywords a user follows (part of the antenna, §2.8).
+-- docs/api.md#keywords: keywords a user follows (part of the antenna, docs/api.md#timelines).
 CREATE TABLE kigo_core.keyword_follows (
   user_id text NOT NULL REFERENCES kigo_core.users (id),
   word text NOT NULL REFERENCES kigo_core.keywords (word),

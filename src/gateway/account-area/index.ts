@@ -94,7 +94,7 @@ export interface AccountArea {
  */
 export async function accountArea(app: FastifyInstance, o: AccountAreaOptions): Promise<AccountArea> {
   if (!app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
-  // Only the deployments answer (SPEC §1): a page, a sign-in or a session asked for on
+  // Only the deployments answer (docs/gateway.md#deployments): a page, a sign-in or a session asked for on
   // another Host is not ours (400 unknown_deployment, in the feature's own format).
   app.addHook('onRequest', app.requireDeployment)
   const sessions = new Sessions(o.store, { ttlSeconds: o.sessionTtlSeconds, visitorTtlSeconds: o.visitorSessionTtlSeconds }, o.now, sessionBinding(o.secretKey))

@@ -2,7 +2,7 @@
 // hash and an expiry); every form carries the session's synchronizer CSRF token. A
 // visitor who is not signed in gets a short signed-out session, so that the login form
 // is CSRF-protected too; signing in replaces it with a new id (no session fixation).
-// The cookie is bound to the deployment it was issued at (SPEC §1): its value is the id
+// The cookie is bound to the deployment it was issued at (docs/gateway.md#deployments): its value is the id
 // followed by an HMAC of the deployment and the id, so a session of one deployment is no
 // session at the other, whatever host names the browser shares them under.
 import { createHmac } from 'node:crypto'

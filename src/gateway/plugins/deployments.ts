@@ -1,4 +1,4 @@
-// Which deployment a request is for (SPEC §1: a deployment is its main host and its aliases),
+// Which deployment a request is for (docs/gateway.md#deployments: a deployment is its main host and its aliases),
 // for every area of the public app that answers by itself: the account pages, the OAuth
 // provider, the login API, OpenID Connect and the guide pages (the API is the core's, which
 // decides the same way with the same module, src/common/deployment.ts). The public host is

@@ -69,7 +69,7 @@ export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContex
 
   app.get('/developers', async (request, reply) => {
     request.routeName = 'developers'
-    // Links name the deployment's main host, whichever alias was asked (SPEC §1).
+    // Links name the deployment's main host, whichever alias was asked (docs/gateway.md#deployments).
     const base = request.deployment!.baseUrl
     const scheme = ctx.config.publicScheme
     const hosts = [...new Set([ctx.config.domesticHost, ctx.config.globalHost])]

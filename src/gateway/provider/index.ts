@@ -75,8 +75,8 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
 
   app.answerErrorsAs(providerErrors)
 
-  // The provider answers for the deployments only (SPEC §1; docs/api.md#statusesupdate rule 1
-  // holds here too): a request token, a session or a base string made for another Host is refused.
+  // The provider answers for the deployments only (docs/gateway.md#deployments, as for the
+  // API): a request token, a session or a base string made for another Host is refused.
   app.addHook('onRequest', app.requireDeployment)
 
   registerOAuthEndpoints(app, ctx)

@@ -1,6 +1,8 @@
 // Wiring for the gateway: one replay cache per nonce-checking method (docs/gateway.md#wsse-usernametoken WSSE,
 // docs/gateway.md#oauth-10a OAuth). Embedded mode (no REDIS_URL) keeps them in memory; production shares them
 // through Redis, with the per-method fallback policy of docs/operations.md#dependability.
+// The hooks count Redis's failures only: an in-process cache cannot be unreachable, and its
+// 503 when full of live nonces is a bound reached (docs/operations.md#replay-cache-bounds).
 import type { Config } from '../../common/config.js'
 import type { RedisClient } from '../../common/redis.js'
 import { MemoryReplayCache } from './memory.js'

@@ -1,5 +1,5 @@
 // The in-process replay cache (docs/operations.md#modes embedded mode; also the fail-open fallback of
-// §7; docs/security.md#replay-cache-bounds). Node runs one claim at a time, so
+// docs/gateway.md#the-replay-cache; docs/security.md#replay-cache-bounds). Node runs one claim at a time, so
 // check-and-set on a Map is atomic in the process.
 //
 // Memory is bounded twice, and neither bound may open a replay:

@@ -43,7 +43,7 @@ describeEachBackend('follows and keywords routes', routeBackends, (storage) => {
     expect((await get('/api/friendships/show/nobody-here.json')).statusCode).toBe(404)
   })
 
-  test('SPEC 2.8: a user ID may be written id:NAME in every path and id of follows and users', async () => {
+  test('a user ID may be written id:NAME in every path and id of follows and users (docs/api-differences.md#user-ids-written-as-keywords)', async () => {
     const shown = await get('/api/friendships/show/id:alice.json')
     expect(shown.statusCode).toBe(200)
     expect(shown.json()).toMatchObject({ id: 'alice' })

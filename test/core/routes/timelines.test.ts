@@ -132,7 +132,7 @@ describeEachBackend('timelines routes', routeBackends, (storage) => {
     expect(ids(a.json()).every((id) => id !== reply1.id)).toBe(true)
     const user = await get(`/api/statuses/keyword_timeline/${encodeURIComponent('id:alice')}`)
     expect(ids(user.json())).toEqual([diary.id])
-    // SPEC 2.8: clients open a new keyword's page before its first entry.
+    // docs/api-differences.md#empty-keywords: clients open a new keyword's page before its first entry.
     const unknown = await get('/api/statuses/keyword_timeline/nothing-here.xml')
     expect(unknown.statusCode).toBe(200)
     expect(unknown.body).toBe('<?xml version="1.0" encoding="UTF-8"?><statuses type="array"></statuses>')
@@ -150,7 +150,7 @@ describeEachBackend('timelines routes', routeBackends, (storage) => {
     const res = await get('/api/statuses/user_timeline/alice.json')
     expect(ids(res.json())).toEqual([elsewhere.id, diary.id, first.id])
     expect((await get('/api/statuses/user_timeline/nobody-here.json')).json().error.code).toBe('user_not_found')
-    // SPEC 2.8: a user ID written as the user's keyword, in the path and in `id`.
+    // docs/api-differences.md#user-ids-written-as-keywords: a user ID written as the user's keyword, in the path and in `id`.
     for (const url of ['/api/statuses/user_timeline/id:alice.json', `/api/statuses/user_timeline/${encodeURIComponent('id:alice')}.json`, '/api/statuses/user_timeline.json?id=id:alice', '/api/statuses/user_timeline/alice.json?id=id%3Aalice']) {
       const same = await get(url)
       expect([url, same.statusCode, ids(same.json())]).toEqual([url, 200, ids(res.json())])

@@ -210,6 +210,23 @@ describe('requests that are not part of a sign-in', () => {
     }
   })
 
+  it('counts a refusal at the token endpoint as a credential refused only when it is one (docs/oidc.md#metrics-and-usage)', async () => {
+    const count = (outcome: string) => metric('kigo_auth_requests_total', { method: 'oidc', route: 'oidc_token', outcome })
+    const before = { bad: await count('bad_credentials'), malformed: await count('malformed') }
+    const basic = (secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(site.client_id)}:${encodeURIComponent(secret)}`).toString('base64')}`
+    const exchange = (secret: string) =>
+      fetch(`${stack.url}/oidc/token`, {
+        method: 'POST',
+        headers: { authorization: basic(secret), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: 'no-such-code', redirect_uri: redirectUri, code_verifier: 'v'.repeat(43) }),
+      })
+    expect((await exchange(site.client_secret!)).status).toBe(400)
+    expect((await exchange('not-the-secret')).status).toBe(401)
+    expect((await fetch(`${stack.url}/oidc/token`)).status).toBe(404)
+    expect(await count('bad_credentials')).toBe(before.bad + 2)
+    expect(await count('malformed')).toBe(before.malformed + 1)
+  })
+
   it('answers an interaction page without its cookie (another browser, expired) with a 400 page', async () => {
     const res = await new WebClient(stack.url).get('/oidc/interaction/AAAAAAAAAAAAAAAAAAAAA')
     expect(res.status).toBe(400)

@@ -1,7 +1,8 @@
 // The in-process nonce cache's global bound over HTTP (docs/security.md#replay-cache-bounds):
 // it is sized from the per-client quota and the number of clients, so the 21st client is
 // served while 20 others are at their quota; when it is full of live nonces it answers
-// 503 (evicting one would open a replay), and once their window has passed it serves new
+// 503 (evicting one would open a replay; a bound reached, not counted as a replay-cache
+// error), and once their window has passed it serves new
 // clients again by evicting the oldest, without a replay getting through.
 import { createServer, type Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -86,6 +87,10 @@ describe('full of live nonces, then of expired ones', () => {
     const last = users[20]!
     const full = await send(stack, wsseHeader(last.id, last.key, clock()))
     expect(full).toEqual({ status: 503, code: 'replay_cache_unavailable' })
+    // A bound reached, not an outage: counted as the request's outcome, not as a replay-cache error.
+    const metrics = await (await fetch(`${stack.adminUrl}/metrics`)).text()
+    expect(metrics).toMatch(/^kigo_auth_requests_total\{[^}]*method="wsse"[^}]*outcome="unavailable"[^}]*\} 1$/m)
+    expect(metrics).not.toMatch(/^kigo_replay_cache_errors_total\{[^}]*\} [1-9]/m)
     // Nothing was evicted to make room: every nonce sent is still refused.
     for (const header of sent.slice(0, 5)) expect((await send(stack, header)).status).toBe(401)
 

@@ -1,7 +1,7 @@
 // A form field given twice (docs/security.md#forms): refused with 400 by every page of the
 // account area and the operator dashboard, before the page reads it, so that no page takes one copy for the value or
 // the field for absent (a repeated `overlap` once meant "none"). Checkboxes (`scope`)
-// may repeat. Over HTTP against a running gateway.
+// may repeat. HTTP requests to the gateway's apps (test/helpers/gateway-app.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 import { WebClient, csrfOf } from '../provider/helpers.js'

@@ -1,7 +1,9 @@
 // Once before the suite's files run (vitest.config.ts `globalSetup`).
 import type { TestProject } from 'vitest/node'
-import { ensureEmbeddedTemplate } from './helpers/embedded-template.js'
+import { ensureEmbeddedTemplate, ensureGatewayTemplate } from './helpers/embedded-template.js'
 
 export default async function setup(project: TestProject): Promise<void> {
-  project.provide('embeddedTemplate', await ensureEmbeddedTemplate())
+  const blank = await ensureEmbeddedTemplate()
+  project.provide('embeddedTemplate', blank)
+  project.provide('gatewayTemplate', await ensureGatewayTemplate(blank))
 }

@@ -1,6 +1,6 @@
 // Starts the gateway: opens its dependencies (one database handle, Redis when configured;
-// dependencies.ts), builds the public app and the operator app, and listens on the gateway
-// port and the admin port. The one file of the gateway that listens.
+// dependencies.ts), builds the public app and the operator app (buildGateway), and listens
+// on the gateway port and the admin port (startGateway). The one file of the gateway that listens.
 import pino, { type DestinationStream } from 'pino'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { adminTokenSource, type Config } from '../common/config.js'
@@ -79,7 +79,20 @@ function accountArea(config: Config, d: GatewayDependencies, options: GatewaySta
   }
 }
 
-export async function startGateway(configIn: Config, options: GatewayStartOptions = {}): Promise<RunningGateway> {
+/** The gateway's two apps on their dependencies, built and not listening: startGateway listens on them; tests answer through `inject`. */
+export interface BuiltGateway {
+  /** The public app. */
+  app: FastifyInstance
+  /** The operator app: the operator API, the dashboard and the metrics. */
+  operator: FastifyInstance
+  config: Config
+  logger: FastifyBaseLogger | false
+  /** Closes both apps, then the dependencies (the last usage counts are written before the database closes), then tracing. */
+  close(): Promise<void>
+}
+
+/** Opens the gateway's dependencies and builds its public app and its operator app, without listening. */
+export async function buildGateway(configIn: Config, options: GatewayStartOptions = {}): Promise<BuiltGateway> {
   // A failed signature shows its whole base string by default where a developer runs kigo
   // on their own machine (embedded mode), not in production (issue: on when configured).
   const config: Config = configIn.auth.signatureBaseStringHeader === undefined
@@ -118,7 +131,31 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     const publicDeps: GatewayDeps = tracing ? { ...deps, replay: tracedReplay(d.replay, tracing), policy: tracedPolicy(d.policy, tracing), tracing } : deps
     app = await buildGatewayApp(publicDeps, accountArea(config, d, options, now))
     operator = await buildOperatorApp({ ...deps, store: d.store, migration: { policy: d.policy, usageStore: d.usageStore, recorder: usage }, audit: d.audit, sites: d.sites, oidc: { store: d.oidcStore, providers: d.oidcProviders }, operatorSessions: d.operatorSessions, userLocks: d.userLocks, contactEmails: d.contactEmail.store, ...(d.notices ? { notices: d.notices } : {}) })
+  } catch (err) {
+    await Promise.allSettled([app?.close(), operator?.close()])
+    await d.close()
+    await tracing?.shutdown().catch(() => undefined)
+    throw err
+  }
+  const built = { app, operator }
+  return {
+    ...built,
+    config,
+    logger,
+    async close() {
+      await Promise.allSettled([built.app.close(), built.operator.close()])
+      // The last usage counts are written before the database closes (docs/gateway.md#the-usage-report, docs/operations.md#dependability).
+      await d.close()
+      // The last spans are exported before the process goes.
+      await tracing?.shutdown().catch(() => undefined)
+    },
+  }
+}
 
+export async function startGateway(configIn: Config, options: GatewayStartOptions = {}): Promise<RunningGateway> {
+  const gateway = await buildGateway(configIn, options)
+  const { app, operator, config, logger } = gateway
+  try {
     // 3. Listening.
     const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })
     const adminUrl = await operator.listen({ host: config.gateway.adminHost, port: config.gateway.adminPort })
@@ -130,23 +167,9 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
         `gateway listening on ${url} (deployments ${publicUrls.join(' and ')}); operator API, dashboard and metrics on ${adminUrl} (admin token from ${tokenFrom}); core at ${config.gateway.coreUrl}`,
       )
     }
-    const listening = { app, operator }
-    return {
-      ...listening,
-      url,
-      adminUrl,
-      async close() {
-        await Promise.allSettled([listening.app.close(), listening.operator.close()])
-        // The last usage counts are written before the database closes (docs/gateway.md#the-usage-report, docs/operations.md#dependability).
-        await d.close()
-        // The last spans are exported before the process goes.
-        await tracing?.shutdown().catch(() => undefined)
-      },
-    }
+    return { app, operator, url, adminUrl, close: () => gateway.close() }
   } catch (err) {
-    await Promise.allSettled([app?.close(), operator?.close()])
-    await d.close()
-    await tracing?.shutdown().catch(() => undefined)
+    await gateway.close()
     throw err
   }
 }

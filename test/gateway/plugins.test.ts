@@ -5,22 +5,22 @@ import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import authentication from '../../src/gateway/plugins/authentication.js'
 import forwarding from '../../src/gateway/plugins/forwarding.js'
-import { startStack, type Stack } from '../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../helpers/gateway-app.js'
 
 describe('the gateway as named plugins', () => {
-  let stack: Stack
+  let gateway: GatewayApp
   beforeAll(async () => {
-    stack = await startStack()
+    gateway = await gatewayApp()
   })
   afterAll(async () => {
-    await stack?.close()
+    await gateway?.close()
   })
 
   const all = ['kigo-body-parsers', 'kigo-error-answers', 'kigo-request-log', 'kigo-health', 'kigo-origin', 'kigo-authentication', 'kigo-forwarding']
 
   it('gives the public app every plugin and the operator app only the error answers and health', () => {
-    for (const name of all) expect(stack.gateway.app.hasPlugin(name), name).toBe(true)
-    expect(all.filter((name) => stack.gateway.operator.hasPlugin(name))).toEqual(['kigo-error-answers', 'kigo-health'])
+    for (const name of all) expect(gateway.app.hasPlugin(name), name).toBe(true)
+    expect(all.filter((name) => gateway.operator.hasPlugin(name))).toEqual(['kigo-error-answers', 'kigo-health'])
   })
 
   it('refuses a plugin whose dependencies are not registered', async () => {

@@ -4,17 +4,17 @@
 // Connect client's redirect URIs), and names without invisible formatting characters, so
 // that no consent page shows a name that reads as another.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startStack, type Stack } from '../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../helpers/gateway-app.js'
 import { WebClient, csrfOf } from './provider/helpers.js'
 
-let stack: Stack
+let stack: GatewayApp
 let web: WebClient
 let csrf: string
 
 beforeAll(async () => {
-  stack = await startStack()
+  stack = await gatewayApp()
   const user = await stack.addUser('sora')
-  web = new WebClient(stack.url)
+  web = new WebClient(stack.url, stack.fetch)
   expect((await web.signIn('/account/login', user.id, user.password)).status).toBe(303)
   csrf = csrfOf((await web.get('/account')).text)
 }, 60_000)

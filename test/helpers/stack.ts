@@ -74,6 +74,35 @@ export async function stackEnv(dataDir: string, extra: Record<string, string | u
   return { env, gatewayPort, corePort, adminPort }
 }
 
+export type OperatorClient = Pick<Stack, 'admin' | 'addUser' | 'addOAuthClient'>
+
+/** The operator API at `adminUrl` through `fetchFn` (the network's, or test/helpers/gateway-app.ts's): seeding users and applications. */
+export function operatorClient(fetchFn: typeof fetch, adminUrl: string, adminToken: string): OperatorClient {
+  const admin = async <T>(method: string, path: string, body?: unknown) => {
+    const res = await fetchFn(adminUrl + path, {
+      method,
+      headers: { authorization: `Bearer ${adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    return { status: res.status, body: (await res.json()) as T }
+  }
+  return {
+    admin,
+    async addUser(id, name) {
+      const r = await admin<{ id: string; name: string; password: string; api_password: string }>('POST', '/admin/users', { id, ...(name ? { name } : {}) })
+      if (r.status !== 201) throw new Error(`addUser ${id}: ${r.status} ${JSON.stringify(r.body)}`)
+      return r.body
+    },
+    async addOAuthClient(user, appScopes, tokenScopes = appScopes) {
+      const a = await admin<{ consumer_key: string; consumer_secret: string }>('POST', '/admin/apps', { name: `app for ${user}`, owner: user, scopes: appScopes })
+      if (a.status !== 201) throw new Error(`addOAuthClient app: ${a.status} ${JSON.stringify(a.body)}`)
+      const t = await admin<{ token: string; token_secret: string }>('POST', '/admin/tokens', { consumer: a.body.consumer_key, user, scopes: tokenScopes })
+      if (t.status !== 201) throw new Error(`addOAuthClient token: ${t.status} ${JSON.stringify(t.body)}`)
+      return { consumerKey: a.body.consumer_key, consumerSecret: a.body.consumer_secret, token: t.body.token, tokenSecret: t.body.token_secret }
+    },
+  }
+}
+
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const dataDir = options.dataDir ?? embeddedDataDir('stack')
   const ownsDir = options.dataDir === undefined
@@ -89,14 +118,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const gateway = await startGateway(config, { logger: false, ...(options.now ? { now: options.now } : {}), ...(options.oidcKeyPollMs ? { oidcKeyPollMs: options.oidcKeyPollMs } : {}) })
   const adminUrl = `http://127.0.0.1:${adminPort}`
 
-  const admin = async <T>(method: string, path: string, body?: unknown) => {
-    const res = await fetch(adminUrl + path, {
-      method,
-      headers: { authorization: `Bearer ${config.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    return { status: res.status, body: (await res.json()) as T }
-  }
+  const operatorApi = operatorClient(fetch, adminUrl, config.adminToken)
 
   return {
     config,
@@ -106,19 +128,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     coreUrl: config.gateway.coreUrl,
     ...(core ? { coreMetricsUrl: core.metricsUrl } : {}),
     gateway,
-    admin,
-    async addUser(id, name) {
-      const r = await admin<{ id: string; name: string; password: string; api_password: string }>('POST', '/admin/users', { id, ...(name ? { name } : {}) })
-      if (r.status !== 201) throw new Error(`addUser ${id}: ${r.status} ${JSON.stringify(r.body)}`)
-      return r.body
-    },
-    async addOAuthClient(user, appScopes, tokenScopes = appScopes) {
-      const a = await admin<{ consumer_key: string; consumer_secret: string }>('POST', '/admin/apps', { name: `app for ${user}`, owner: user, scopes: appScopes })
-      if (a.status !== 201) throw new Error(`addOAuthClient app: ${a.status} ${JSON.stringify(a.body)}`)
-      const t = await admin<{ token: string; token_secret: string }>('POST', '/admin/tokens', { consumer: a.body.consumer_key, user, scopes: tokenScopes })
-      if (t.status !== 201) throw new Error(`addOAuthClient token: ${t.status} ${JSON.stringify(t.body)}`)
-      return { consumerKey: a.body.consumer_key, consumerSecret: a.body.consumer_secret, token: t.body.token, tokenSecret: t.body.token_secret }
-    },
+    ...operatorApi,
     async close() {
       await gateway.close()
       await core?.close()

@@ -5,17 +5,17 @@
 // only then. A refusal changes nothing; a rename needs no password. The clock is the
 // stack's, moved forward instead of waiting.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 import { WebClient, csrfOf } from '../provider/helpers.js'
 import { registerClient } from '../oidc/helpers.js'
 
-let stack: Stack
+let stack: GatewayApp
 let offset = 0
 let owner: { id: string; password: string }
 const minutes = (n: number) => n * 60_000
 
 beforeAll(async () => {
-  stack = await startStack({ now: () => Date.now() + offset })
+  stack = await gatewayApp({ now: () => Date.now() + offset })
   owner = await stack.addUser('olive', 'Olive')
 }, 60_000)
 
@@ -26,7 +26,7 @@ afterAll(async () => {
 /** The owner signed in `ago` minutes before the requests that follow. */
 async function signedIn(ago: number): Promise<WebClient> {
   offset = 0
-  const web = new WebClient(stack.url)
+  const web = new WebClient(stack.url, stack.fetch)
   expect((await web.signIn('/account/login', owner.id, owner.password)).status).toBe(303)
   offset = minutes(ago)
   return web

@@ -1,21 +1,21 @@
 // A form field given twice (docs/security.md#forms): refused with 400 by every page of the
 // account area and the operator dashboard, before the page reads it, so that no page takes one copy for the value or
 // the field for absent (a repeated `overlap` once meant "none"). Checkboxes (`scope`)
-// may repeat. Over HTTP against a running gateway.
+// may repeat. HTTP requests to the gateway's apps (test/helpers/gateway-app.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 import { WebClient, csrfOf } from '../provider/helpers.js'
 import { formHeaders } from '../../helpers/dashboard.js'
 
-let stack: Stack
+let stack: GatewayApp
 let web: WebClient
 let csrf: string
 let user: { id: string; password: string }
 
 beforeAll(async () => {
-  stack = await startStack()
+  stack = await gatewayApp()
   user = await stack.addUser('rhea')
-  web = new WebClient(stack.url)
+  web = new WebClient(stack.url, stack.fetch)
   expect((await web.signIn('/account/login', user.id, user.password)).status).toBe(303)
   csrf = csrfOf((await web.get('/account')).text)
 }, 60_000)
@@ -60,7 +60,7 @@ describe('a repeated form field', () => {
 
   it('the dashboard\'s sign-in with the token given twice is 400, and no session is made', async () => {
     const body = new URLSearchParams([['token', 'not-the-token'], ['token', stack.config.adminToken]])
-    const res = await fetch(`${stack.adminUrl}/admin/login`, { method: 'POST', headers: formHeaders, body, redirect: 'manual' })
+    const res = await stack.fetch(`${stack.adminUrl}/admin/login`, { method: 'POST', headers: formHeaders, body, redirect: 'manual' })
     await res.arrayBuffer()
     expect(res.status).toBe(400)
     expect(res.headers.get('set-cookie')).toBeNull()

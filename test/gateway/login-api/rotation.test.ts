@@ -4,15 +4,15 @@
 // old secret keeps signing sign-ins and exchanges until the overlap ends on the gateway's
 // clock, or stops at once with none; a bad overlap is refused and changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 import { callbackOf, codeOf, csrfOf, exchangePath, signInPath, signInThrough, type Site, WebClient } from './helpers.js'
 
-let stack: Stack
+let stack: GatewayApp
 let clock = Date.parse('2027-05-10T08:00:00Z')
 let carol: { id: string; password: string }
 
 beforeAll(async () => {
-  stack = await startStack({ now: () => clock })
+  stack = await gatewayApp({ now: () => clock })
   carol = await stack.addUser('carol', 'Carol')
 })
 
@@ -22,7 +22,7 @@ afterAll(async () => {
 
 
 async function get(path: string) {
-  const res = await fetch(stack.url + path, { redirect: 'manual' })
+  const res = await stack.fetch(stack.url + path, { redirect: 'manual' })
   return { status: res.status, text: await res.text() }
 }
 
@@ -30,7 +30,7 @@ async function get(path: string) {
 async function signedInWith(s: Pick<Site, 'api_key' | 'secret' | 'callback'>): Promise<string | number> {
   const start = await get(signInPath(s))
   if (start.status !== 200) return start.status
-  const { answer } = await signInThrough(new WebClient(stack.url), signInPath(s), carol)
+  const { answer } = await signInThrough(new WebClient(stack.url, stack.fetch), signInPath(s), carol)
   expect(answer.status).toBe(302)
   const cert = callbackOf(answer.headers.get('location'), s.callback).get('cert')!
   const exchanged = await get(exchangePath(s, cert))
@@ -42,7 +42,7 @@ const exchangeStatus = async (s: Pick<Site, 'api_key'>, secret: string) => (awai
 
 describe('on the account pages', () => {
   it('shows the secret once with a copy button, on the page the post redirects to; a reload shows none and makes none; a rotation with 1 hour keeps the old secret working until the hour is over', async () => {
-    const web = new WebClient(stack.url)
+    const web = new WebClient(stack.url, stack.fetch)
     expect((await web.signIn('/account/login', carol.id, carol.password)).status).toBe(303)
     const sites = await web.get('/account/sites')
     const created = await web.postAndFollow('/account/sites', { csrf_token: csrfOf(sites.text), name: 'Carol’s shop', callback: 'https://shop.example/cb' })

@@ -1,19 +1,19 @@
-// The OpenID Connect provider from an attacker's side, over HTTP against a running gateway
-// and core (docs/security.md#openid-connect): what a code, a token, a cookie or a client
+// The OpenID Connect provider from an attacker's side, over HTTP to the gateway's public
+// app (docs/security.md#openid-connect): what a code, a token, a cookie or a client
 // credential of one place is worth in another.
 import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 import { WebClient, csrfOf } from '../provider/helpers.js'
 import { browse, discover, oidc, registerClient, startSignIn, type RegisteredClient } from './helpers.js'
 
-let stack: Stack
+let stack: GatewayApp
 let alice: { id: string; name: string; password: string }
 let site: RegisteredClient
 const redirectUri = 'https://site.example/callback'
 
 beforeAll(async () => {
-  stack = await startStack()
+  stack = await gatewayApp()
   alice = await stack.addUser('alice', 'Alice Liddell')
   site = await registerClient(stack, { name: 'Tea Party', owner: 'alice', redirect_uris: [redirectUri] })
 })
@@ -26,7 +26,7 @@ const basic = (c: RegisteredClient) => `Basic ${Buffer.from(`${encodeURIComponen
 
 /** A code exchange by hand at `base`'s token endpoint. */
 async function redeem(base: string, code: string, verifier: string, client = site) {
-  const res = await fetch(`${base}/oidc/token`, {
+  const res = await stack.fetch(`${base}/oidc/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) },
     body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri }).toString(),
@@ -37,9 +37,9 @@ async function redeem(base: string, code: string, verifier: string, client = sit
 describe('codes and tokens are bound to the deployment that issued them', () => {
   it('a code issued at one deployment is refused at the other deployment’s token endpoint, and stays redeemable where it was issued', async () => {
     // stack.url is http://localhost:PORT, stack.globalUrl http://127.0.0.1:PORT: two issuers, one table.
-    const config = await discover(stack.url, site)
+    const config = await discover(stack.url, site, stack.fetch)
     const started = await startSignIn(config, redirectUri)
-    const { callback } = await browse(started.url, redirectUri, alice)
+    const { callback } = await browse(started.url, redirectUri, alice, { fetchVia: stack.fetch })
     expect(callback.searchParams.get('iss')).toBe(stack.url)
     const code = callback.searchParams.get('code')!
 
@@ -54,17 +54,17 @@ describe('codes and tokens are bound to the deployment that issued them', () => 
   })
 
   it('an access token issued at one deployment is refused at the other deployment’s userinfo', async () => {
-    const config = await discover(stack.url, site)
+    const config = await discover(stack.url, site, stack.fetch)
     const started = await startSignIn(config, redirectUri)
-    const { callback } = await browse(started.url, redirectUri, alice)
+    const { callback } = await browse(started.url, redirectUri, alice, { fetchVia: stack.fetch })
     const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: started.verifier, expectedState: started.state, expectedNonce: started.nonce })
 
-    const elsewhere = await fetch(`${stack.globalUrl}/oidc/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })
+    const elsewhere = await stack.fetch(`${stack.globalUrl}/oidc/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })
     expect(elsewhere.status).toBe(401)
     expect(elsewhere.headers.get('www-authenticate')).toMatch(/error="invalid_token"/)
     expect(await elsewhere.text()).not.toContain('Alice Liddell')
 
-    const home = await fetch(`${stack.url}/oidc/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })
+    const home = await stack.fetch(`${stack.url}/oidc/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })
     expect(home.status).toBe(200)
     expect(((await home.json()) as { sub: string }).sub).toBe('alice')
   })
@@ -80,9 +80,9 @@ describe('signing out through a site signs out only the user it was for', () => 
 
   it('alice signs in to a site, signs out of kigo, bob signs in in the same browser: the site’s logout does not sign bob out', async () => {
     const bob = await stack.addUser('bob', 'Bob')
-    const config = await discover(stack.url, site)
+    const config = await discover(stack.url, site, stack.fetch)
     const started = await startSignIn(config, redirectUri)
-    const { browser } = await browse(started.url, redirectUri, alice)
+    const { browser } = await browse(started.url, redirectUri, alice, { fetchVia: stack.fetch })
     const account = await browser.get('/account')
     expect((await browser.post('/account/logout', { csrf_token: csrfOf(account.text) })).status).toBe(303)
     expect((await browser.signIn('/account/login', bob.id, bob.password)).status).toBe(303)
@@ -100,9 +100,9 @@ describe('signing out through a site signs out only the user it was for', () => 
   })
 
   it('Stay signed in keeps the kigo session', async () => {
-    const config = await discover(stack.url, site)
+    const config = await discover(stack.url, site, stack.fetch)
     const started = await startSignIn(config, redirectUri)
-    const { browser } = await browse(started.url, redirectUri, alice)
+    const { browser } = await browse(started.url, redirectUri, alice, { fetchVia: stack.fetch })
     const ask = await browser.get(`/oidc/session/end?client_id=${site.client_id}`)
     const form = logoutForm(ask.text)
     expect((await browser.post(form.action, { xsrf: form.xsrf })).status).toBe(303)
@@ -110,7 +110,7 @@ describe('signing out through a site signs out only the user it was for', () => 
   })
 
   it('a browser signed in to kigo but never through a site is not signed out by the auto-submitting logout page, which cannot be framed', async () => {
-    const browser = new WebClient(stack.url)
+    const browser = new WebClient(stack.url, stack.fetch)
     expect((await browser.signIn('/account/login', alice.id, alice.password)).status).toBe(303)
     const page = await browser.get(`/oidc/session/end?client_id=${site.client_id}`)
     expect(page.status).toBe(200)
@@ -134,11 +134,11 @@ describe('signing out through a site signs out only the user it was for', () => 
 
 describe('only what docs/oidc.md offers', () => {
   it('refuses the client secret in the body (client_secret_post) from a client registered for Basic; Basic still redeems the code', async () => {
-    const config = await discover(stack.url, site)
+    const config = await discover(stack.url, site, stack.fetch)
     const started = await startSignIn(config, redirectUri)
-    const { callback } = await browse(started.url, redirectUri, alice)
+    const { callback } = await browse(started.url, redirectUri, alice, { fetchVia: stack.fetch })
     const code = callback.searchParams.get('code')!
-    const res = await fetch(`${stack.url}/oidc/token`, {
+    const res = await stack.fetch(`${stack.url}/oidc/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: started.verifier, redirect_uri: redirectUri, client_id: site.client_id, client_secret: site.client_secret! }).toString(),
@@ -154,14 +154,14 @@ describe('only what docs/oidc.md offers', () => {
 
   it('discovery advertises Basic and none only, no pushed requests and no DPoP, and /oidc/request does not take one', async () => {
     for (const base of [stack.url, stack.globalUrl]) {
-      const meta = (await (await fetch(`${base}/.well-known/openid-configuration`)).json()) as Record<string, unknown>
+      const meta = (await (await stack.fetch(`${base}/.well-known/openid-configuration`)).json()) as Record<string, unknown>
       expect(meta.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'none'])
       expect(meta).not.toHaveProperty('token_endpoint_auth_signing_alg_values_supported')
       expect(meta).not.toHaveProperty('pushed_authorization_request_endpoint')
       expect(meta).not.toHaveProperty('require_pushed_authorization_requests')
       expect(meta).not.toHaveProperty('dpop_signing_alg_values_supported')
     }
-    const par = await fetch(`${stack.url}/oidc/request`, {
+    const par = await stack.fetch(`${stack.url}/oidc/request`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(site) },
       body: new URLSearchParams({ response_type: 'code', client_id: site.client_id, redirect_uri: redirectUri, scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' }).toString(),
@@ -174,11 +174,11 @@ describe('only what docs/oidc.md offers', () => {
 
   it('bob holding alice’s interaction cookie is not shown her consent page', async () => {
     const bob = { id: 'bob2', password: (await stack.addUser('bob2', 'Bob Two')).password }
-    const config = await discover(stack.url, site)
+    const config = await discover(stack.url, site, stack.fetch)
     // A consent is asked for even after an earlier grant.
     const started = await startSignIn(config, redirectUri, { prompt: 'consent' })
     let consentPath = ''
-    const aliceBrowser = new WebClient(stack.url)
+    const aliceBrowser = new WebClient(stack.url, stack.fetch)
     await browse(started.url, redirectUri, alice, {
       browser: aliceBrowser,
       onPage: (path, text) => {
@@ -192,7 +192,7 @@ describe('only what docs/oidc.md offers', () => {
     // Alice's own browser is shown it.
     expect((await aliceBrowser.get(consentPath)).status).toBe(200)
 
-    const bobBrowser = new WebClient(stack.url)
+    const bobBrowser = new WebClient(stack.url, stack.fetch)
     expect((await bobBrowser.signIn('/account/login', bob.id, bob.password)).status).toBe(303)
     for (const [name, value] of aliceBrowser.cookies) if (name.startsWith('_interaction')) bobBrowser.cookies.set(name, value)
     const stolen = await bobBrowser.get(consentPath)
@@ -204,9 +204,9 @@ describe('only what docs/oidc.md offers', () => {
 
 describe('the account page', () => {
   it('revoking a site is audited with the user and the address; a revoke that finds no grant records nothing', async () => {
-    const config = await discover(stack.url, site)
+    const config = await discover(stack.url, site, stack.fetch)
     const started = await startSignIn(config, redirectUri)
-    const { browser } = await browse(started.url, redirectUri, alice)
+    const { browser } = await browse(started.url, redirectUri, alice, { fetchVia: stack.fetch })
     const page = await browser.get('/account')
     expect((await browser.post('/account/oidc-sites/revoke', { csrf_token: csrfOf(page.text), client_id: site.client_id, confirm: 'yes' })).status).toBe(303)
     const audit = await stack.admin<{ events: Array<{ action: string; kind: string; target: string; by: string; address: string; before: unknown; after: unknown }> }>('GET', `/admin/audit?kind=oidc&target=${site.client_id}`)

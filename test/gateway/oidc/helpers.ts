@@ -62,9 +62,9 @@ export async function browse(
   start: URL,
   redirectUri: string,
   user: { id: string; password: string },
-  o: { decision?: 'allow' | 'deny'; browser?: WebClient; onPage?: (path: string, text: string) => void; switchTo?: () => WebClient } = {},
+  o: { decision?: 'allow' | 'deny'; browser?: WebClient; fetchVia?: typeof fetch; onPage?: (path: string, text: string) => void; switchTo?: () => WebClient } = {},
 ): Promise<{ callback: URL; browser: WebClient; pages: string[] }> {
-  let browser = o.browser ?? new WebClient(start.origin)
+  let browser = o.browser ?? new WebClient(start.origin, o.fetchVia)
   const pages: string[] = []
   let next: string = start.pathname + start.search
   for (let step = 0; step < 20; step++) {

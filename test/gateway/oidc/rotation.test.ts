@@ -6,17 +6,17 @@
 // overlap and the answer shows the new secret once with a copy button; the operator API
 // takes overlap_seconds. A bad overlap is refused and changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 import { codeOf, csrfOf, WebClient } from '../provider/helpers.js'
 import { browse, discover, oidc, registerClient, startSignIn, type RegisteredClient } from './helpers.js'
 
-let stack: Stack
+let stack: GatewayApp
 let clock = Date.now()
 let alice: { id: string; password: string }
 const redirectUri = 'https://rotating.example/callback'
 
 beforeAll(async () => {
-  stack = await startStack({ now: () => clock })
+  stack = await gatewayApp({ now: () => clock })
   alice = await stack.addUser('alice', 'Alice')
 })
 
@@ -30,7 +30,7 @@ afterAll(async () => {
  * not exist: 401 invalid_client when the secret is refused, 400 once it is accepted.
  */
 async function tokenRequest(clientId: string, secret: string): Promise<{ status: number; error: string }> {
-  const res = await fetch(`${stack.url}/oidc/token`, {
+  const res = await stack.fetch(`${stack.url}/oidc/token`, {
     method: 'POST',
     headers: { authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ grant_type: 'authorization_code', code: 'no-such-code', redirect_uri: redirectUri, code_verifier: 'v'.repeat(43) }),
@@ -40,9 +40,9 @@ async function tokenRequest(clientId: string, secret: string): Promise<{ status:
 
 /** A whole sign-in whose code is exchanged with `client`'s secret (openid-client): the ID token's subject. */
 async function signInWith(client: RegisteredClient): Promise<string> {
-  const config = await discover(stack.url, client)
+  const config = await discover(stack.url, client, stack.fetch)
   const started = await startSignIn(config, redirectUri)
-  const { callback } = await browse(started.url, redirectUri, alice)
+  const { callback } = await browse(started.url, redirectUri, alice, { browser: new WebClient(stack.url, stack.fetch) })
   const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: started.verifier, expectedState: started.state, expectedNonce: started.nonce })
   return tokens.claims()!.sub
 }
@@ -88,7 +88,7 @@ describe('through the operator API', () => {
 describe('on the account pages', () => {
   it('asks for the overlap (a day unless changed), shows the new secret once with a copy button on the page the post redirects to, and says until when the old one works; a reload shows none and makes none', async () => {
     const client = await registerClient(stack, { name: 'Alice’s site', owner: 'alice', redirect_uris: [redirectUri] })
-    const web = new WebClient(stack.url)
+    const web = new WebClient(stack.url, stack.fetch)
     expect((await web.signIn('/account/login', alice.id, alice.password)).status).toBe(303)
     const ask = await web.get(`/account/oidc-clients/${client.client_id}/rotate-secret`)
     expect(ask.status).toBe(200)

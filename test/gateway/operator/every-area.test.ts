@@ -4,12 +4,12 @@
 //   JSON, never cached, whichever area's route it was sent to; and nothing changes;
 // - instants: UTC to the second (docs/api.md#objects), in every object of every area.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 
-let stack: Stack
+let stack: GatewayApp
 
 beforeAll(async () => {
-  stack = await startStack()
+  stack = await gatewayApp()
   await stack.addUser('badjson')
 })
 
@@ -44,7 +44,7 @@ describe('a body that is not JSON, on every operator area', () => {
   for (const route of writeRoutes) {
     for (const [what, payload] of bodies) {
       it(`${route.method} ${route.url} (${route.area}), ${what}: 400 invalid_json`, async () => {
-        const res = await stack.gateway.operator.inject({
+        const res = await stack.operator.inject({
           method: route.method,
           url: route.url,
           headers: { authorization: `Bearer ${stack.config.adminToken}`, 'content-type': 'application/json' },
@@ -60,7 +60,7 @@ describe('a body that is not JSON, on every operator area', () => {
 })
 
 describe('a body of another media type or over the limit, on every operator area', () => {
-  const send = (route: (typeof writeRoutes)[number], contentType: string, payload: string) => stack.gateway.operator.inject({
+  const send = (route: (typeof writeRoutes)[number], contentType: string, payload: string) => stack.operator.inject({
     method: route.method,
     url: route.url,
     headers: { authorization: `Bearer ${stack.config.adminToken}`, 'content-type': contentType },

@@ -6,16 +6,16 @@
 // old address too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { plainText, startTestSmtp, type TestSmtp } from '../../helpers/smtp.js'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 import { WebClient, csrfOf, hiddenField } from './helpers.js'
 
-let stack: Stack
+let stack: GatewayApp
 let smtp: TestSmtp
 let offset = 0
 
 beforeAll(async () => {
   smtp = await startTestSmtp()
-  stack = await startStack({
+  stack = await gatewayApp({
     now: () => Date.now() + offset,
     overrides: { mail: { smtpUrl: smtp.url, from: 'kigo <no-reply@kigo.test>', sendIntervalSeconds: 1, sendTimeoutSeconds: 5, retryBaseSeconds: 1, retryMaxSeconds: 1 } },
   })
@@ -34,20 +34,20 @@ const linkIn = (text: string, path: string) => new RegExp(`http://\\S+(${path.re
 async function owner(id: string, email: string) {
   const user = await stack.addUser(id)
   expect((await stack.admin('PUT', `/admin/users/${id}/email`, { email })).status).toBe(200)
-  const web = new WebClient(stack.url)
+  const web = new WebClient(stack.url, stack.fetch)
   expect((await web.signIn('/account/login', id, user.password)).status).toBe(303)
   return { web, password: user.password }
 }
 
 async function askReset(id: string) {
-  const web = new WebClient(stack.url)
+  const web = new WebClient(stack.url, stack.fetch)
   const res = await web.post('/account/forgot', { csrf_token: csrfOf((await web.get('/account/forgot')).text), username: id })
   expect(res.status).toBe(200)
 }
 
 /** Follows a mailed link's page and presses its button: the answer. */
 async function press(link: string, extra: Record<string, string> = {}) {
-  const visitor = new WebClient(stack.url)
+  const visitor = new WebClient(stack.url, stack.fetch)
   const page = await visitor.get(link)
   expect(page.status).toBe(200)
   return visitor.post(link.split('?')[0]!, { csrf_token: csrfOf(page.text), token: hiddenField(page.text, 'token')!, ...extra })
@@ -99,7 +99,7 @@ describe('when the address does change', () => {
     const undo = linkIn(told, '/account/email/undo')!
     expect(undo).toBeDefined()
     // Opening the link only asks (a mail scanner changes nothing).
-    const page = await new WebClient(stack.url).get(undo)
+    const page = await new WebClient(stack.url, stack.fetch).get(undo)
     expect(page.text).toContain('Put <strong>quinn@home.example</strong> back as the contact e-mail of the account <strong>quinn</strong>?')
     expect(await emailOf('quinn')).toBe('quinn@elsewhere.example')
     const done = await press(undo)
@@ -111,7 +111,7 @@ describe('when the address does change', () => {
     expect(after.status).toBe(303)
     expect(after.headers.get('location')).toContain('/account/login')
     // Once only.
-    expect((await new WebClient(stack.url).get(undo)).status).toBe(400)
+    expect((await new WebClient(stack.url, stack.fetch).get(undo)).status).toBe(400)
     const events = (await stack.admin<{ events: Array<{ action: string; before: unknown; after: unknown }> }>('GET', '/admin/audit?target=quinn')).body.events
     expect(events[0]).toMatchObject({ action: 'account.undo_email', before: { email: 'quinn@elsewhere.example' }, after: { email: 'quinn@home.example' } })
   })

@@ -3,10 +3,10 @@
 // parameter_rejected and a message naming the problem, and the callbacks that are
 // accepted are stored and redirected to in the WHATWG parser's normalised form.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 import { WebClient, csrfOf, oauthChallenge, oauthFetch } from './helpers.js'
 
-let stack: Stack
+let stack: GatewayApp
 type Client = { key: string; secret: string }
 let good: Client // registered https://good.example/cb
 let idn: Client // registered https://bücher.example/cb
@@ -20,7 +20,7 @@ async function addApp(name: string, callback?: string): Promise<Client> {
 }
 
 beforeAll(async () => {
-  stack = await startStack()
+  stack = await gatewayApp()
   alice = await stack.addUser('alice', 'Alice')
   good = await addApp('Good', 'https://good.example/cb')
   idn = await addApp('Bücher', 'https://bücher.example/cb')
@@ -31,14 +31,14 @@ afterAll(async () => {
   await stack?.close()
 })
 
-const initiate = (consumer: Client, callback: string) => oauthFetch({ url: `${stack.url}/oauth/initiate`, consumer, oauth: { oauth_callback: callback } })
+const initiate = (consumer: Client, callback: string) => oauthFetch({ url: `${stack.url}/oauth/initiate`, consumer, oauth: { oauth_callback: callback } }, {}, stack.fetch)
 
 /** The Location the user's browser is sent to after allowing a request token made with `callback`. */
 async function redirectAfterAllow(consumer: Client, callback: string): Promise<string> {
   const res = await initiate(consumer, callback)
   expect(res.status, res.text).toBe(200)
   const token = res.form.get('oauth_token')!
-  const web = new WebClient(stack.url)
+  const web = new WebClient(stack.url, stack.fetch)
   const signedIn = await web.signIn(`/oauth/authorize?oauth_token=${encodeURIComponent(token)}`, 'alice', alice.password)
   const consent = await web.get(signedIn.headers.get('location')!)
   const decided = await web.post('/oauth/authorize', { csrf_token: csrfOf(consent.text), oauth_token: token, decision: 'allow' })

@@ -7,16 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ContactEmailStore } from '../../../src/gateway/account-area/contact-email.js'
 import { describeBackends, gatewayDbBackends } from '../../helpers/backends.js'
 import { startTestSmtp, type TestSmtp } from '../../helpers/smtp.js'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 import { WebClient, csrfOf, hiddenField } from './helpers.js'
 
-let stack: Stack
+let stack: GatewayApp
 let smtp: TestSmtp
 let offset = 0
 
 beforeAll(async () => {
   smtp = await startTestSmtp()
-  stack = await startStack({
+  stack = await gatewayApp({
     now: () => Date.now() + offset,
     overrides: { mail: { smtpUrl: smtp.url, from: 'kigo <no-reply@kigo.test>', sendIntervalSeconds: 1, sendTimeoutSeconds: 5, retryBaseSeconds: 1, retryMaxSeconds: 1, verifyTtlSeconds: 3600 } },
   })
@@ -35,7 +35,7 @@ const passwords = new Map<WebClient, string>()
 
 async function signedIn(id: string): Promise<WebClient> {
   const user = await stack.addUser(id)
-  const web = new WebClient(stack.url)
+  const web = new WebClient(stack.url, stack.fetch)
   expect((await web.signIn('/account/login', id, user.password)).status).toBe(303)
   passwords.set(web, user.password)
   return web
@@ -60,7 +60,7 @@ describe('a new contact e-mail', () => {
     expect(page.text).toContain('This address receives migration notices')
     // Not used yet: the operator still sees the old one, and a reset goes to the old one.
     expect(await emailOf('gina')).toBe('gina@old.example')
-    const forgot = new WebClient(stack.url)
+    const forgot = new WebClient(stack.url, stack.fetch)
     expect((await forgot.post('/account/forgot', { csrf_token: csrfOf((await forgot.get('/account/forgot')).text), username: 'gina' })).status).toBe(200)
     await expect.poll(() => mailsTo('gina@old.example').length, { timeout: 10_000 }).toBe(1)
     expect(mailsTo('gina@old.example')[0]!.text).toContain('/account/reset?token=')
@@ -69,7 +69,7 @@ describe('a new contact e-mail', () => {
     const link = linkIn(mailsTo('gina@new.example')[0]!.text)
     expect(link.startsWith(`${stack.url}/account/email/verify?token=`)).toBe(true)
     // Opening the link (or a mail scanner fetching it) only asks.
-    const visitor = new WebClient(stack.url)
+    const visitor = new WebClient(stack.url, stack.fetch)
     const confirm = await visitor.get(link.slice(stack.url.length))
     expect(confirm.status).toBe(200)
     expect(confirm.text).toContain('Use <strong>gina@new.example</strong> as the contact e-mail of the account <strong>gina</strong>?')
@@ -129,7 +129,7 @@ describe('a new contact e-mail', () => {
   })
 
   it('refuses a token that is not whole or too long, a post without the form\'s CSRF token or not a form, without a 5xx', async () => {
-    const web = new WebClient(stack.url)
+    const web = new WebClient(stack.url, stack.fetch)
     for (const q of ['', '?token=', '?token=wrong', `?token=${'a'.repeat(201)}`, '?token=a&token=b', '?token=%ZZ']) {
       const res = await web.get(`/account/email/verify${q}`)
       expect(res.status, q).toBe(400)
@@ -138,7 +138,7 @@ describe('a new contact e-mail', () => {
     expect((await web.post('/account/email/verify', { token: 'wrong' })).status).toBe(403)
     for (const token of ['', 'wrong', 'a'.repeat(201)]) expect((await web.post('/account/email/verify', { csrf_token: csrf, token })).status, token).toBe(400)
     expect((await web.post('/account/email/verify', { csrf_token: csrf })).status).toBe(400)
-    const notForm = await fetch(`${stack.url}/account/email/verify`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: [...web.cookies].map(([k, v]) => `${k}=${v}`).join('; ') }, body: '{}' })
+    const notForm = await stack.fetch(`${stack.url}/account/email/verify`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: [...web.cookies].map(([k, v]) => `${k}=${v}`).join('; ') }, body: '{}' })
     expect(notForm.status).toBeGreaterThanOrEqual(400)
     expect(notForm.status).toBeLessThan(500)
   })

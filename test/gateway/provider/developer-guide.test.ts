@@ -4,18 +4,18 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 import escapeHtml from 'escape-html'
 
-let stack: Stack
+let stack: GatewayApp
 beforeAll(async () => {
-  stack = await startStack()
+  stack = await gatewayApp()
 })
 afterAll(() => stack?.close())
 
 describe('/developers', () => {
   it('names the live hosts and endpoints and shows every sample as run by the tests', async () => {
-    const res = await fetch(`${stack.url}/developers`)
+    const res = await stack.fetch(`${stack.url}/developers`)
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toMatch(/^text\/html/)
     const text = await res.text()
@@ -30,20 +30,20 @@ describe('/developers', () => {
   })
 
   it('offers each sample as a download, the file the page shows, written for the address it came from', async () => {
-    const page = await (await fetch(`${stack.url}/developers`)).text()
+    const page = await (await stack.fetch(`${stack.url}/developers`)).text()
     for (const file of ['curl.sh', 'python.py', 'node.mjs', 'perl.pl', 'ruby.rb']) {
       expect(page).toContain(`<a class="download" href="/developers/samples/${file}" download="${file}">`)
-      const res = await fetch(`${stack.url}/developers/samples/${file}`)
+      const res = await stack.fetch(`${stack.url}/developers/samples/${file}`)
       expect(res.status).toBe(200)
       expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${file}"`)
       const source = readFileSync(join(process.cwd(), 'examples', 'guide', file), 'utf8').replaceAll('http://localhost:8080', stack.url)
       expect(await res.text()).toBe(source)
     }
-    for (const bad of ['nothing.sh', '..%2Fpackage.json', 'curl.sh%00']) expect((await fetch(`${stack.url}/developers/samples/${bad}`)).status).toBe(404)
+    for (const bad of ['nothing.sh', '..%2Fpackage.json', 'curl.sh%00']) expect((await stack.fetch(`${stack.url}/developers/samples/${bad}`)).status).toBe(404)
   })
 
   it('shows the scope table: statuses/update with photos needs write_public, write_private is for photos/create', async () => {
-    const page = await (await fetch(`${stack.url}/developers`)).text()
+    const page = await (await stack.fetch(`${stack.url}/developers`)).text()
     const row = (scope: string) => page.slice(page.indexOf(`<tr data-scope="${scope}">`), page.indexOf('</tr>', page.indexOf(`<tr data-scope="${scope}">`)))
     expect(row('write_public')).toContain('<code class="op">statuses/update</code>')
     expect(row('write_private')).toContain('<code class="op">photos/create</code>')
@@ -51,7 +51,7 @@ describe('/developers', () => {
   })
 
   it('uses the host the reader addressed', async () => {
-    const text = await (await fetch(`${stack.globalUrl}/developers`)).text()
+    const text = await (await stack.fetch(`${stack.globalUrl}/developers`)).text()
     expect(text).toContain(`export KIGO=${stack.globalUrl} `)
   })
 })
@@ -63,7 +63,7 @@ describe('/migration with a live policy', () => {
       wsse: { state: 'deprecate', sunset: '2031-03-31T00:00:00Z' },
     })
     expect(put.status).toBe(200)
-    const res = await fetch(`${stack.url}/migration`)
+    const res = await stack.fetch(`${stack.url}/migration`)
     expect(res.status).toBe(200)
     const text = await res.text()
     const basic = /<section class="card policy" id="policy-basic" data-state="brownout">[\s\S]*?<\/section>/.exec(text)?.[0]

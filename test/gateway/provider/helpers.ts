@@ -79,11 +79,11 @@ async function answer(res: Response): Promise<Answer> {
   return { status: res.status, headers: res.headers, text, form: new URLSearchParams(text), json: () => JSON.parse(text) }
 }
 
-/** Sends `call`, signed, with its form body. */
-export async function oauthFetch(call: OAuthCall, extraHeaders: Record<string, string> = {}): Promise<Answer> {
+/** Sends `call`, signed, with its form body (through `fetchVia`: the network's fetch, or a gateway app's, test/helpers/gateway-app.ts). */
+export async function oauthFetch(call: OAuthCall, extraHeaders: Record<string, string> = {}, fetchVia: typeof fetch = fetch): Promise<Answer> {
   const method = call.method ?? 'POST'
   const body = call.form ? new URLSearchParams(formPairs(call.form)).toString() : undefined
-  const res = await fetch(call.url, {
+  const res = await fetchVia(call.url, {
     method,
     headers: { authorization: oauthHeader(call), ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...extraHeaders },
     body,
@@ -101,10 +101,13 @@ export function oauthChallenge(headers: Headers): Record<string, string> {
   return out
 }
 
-/** A cookie-keeping client of the pages (redirects are not followed, so tests see them). */
+/**
+ * A cookie-keeping client of the pages (redirects are not followed, so tests see them),
+ * through `fetchVia`: the network's fetch, or a gateway app's (test/helpers/gateway-app.ts).
+ */
 export class WebClient {
   readonly cookies = new Map<string, string>()
-  constructor(readonly base: string) {}
+  constructor(readonly base: string, private readonly fetchVia: typeof fetch = fetch) {}
 
   private remember(res: Response): void {
     for (const line of res.headers.getSetCookie()) {
@@ -122,13 +125,13 @@ export class WebClient {
   }
 
   async get(path: string): Promise<Answer> {
-    const res = await fetch(new URL(path, this.base), { headers: this.cookieHeader(), redirect: 'manual' })
+    const res = await this.fetchVia(new URL(path, this.base), { headers: this.cookieHeader(), redirect: 'manual' })
     this.remember(res)
     return answer(res)
   }
 
   async post(path: string, form: Record<string, string | string[]>, headers: Record<string, string> = {}): Promise<Answer> {
-    const res = await fetch(new URL(path, this.base), {
+    const res = await this.fetchVia(new URL(path, this.base), {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...this.cookieHeader(), ...headers },
       body: new URLSearchParams(formPairs(form)).toString(),

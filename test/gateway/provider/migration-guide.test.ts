@@ -1,10 +1,10 @@
 // The default migration guide: the URL the deprecation Link points at answers with a page.
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 
-let stack: Stack
+let stack: GatewayApp
 beforeAll(async () => {
-  stack = await startStack()
+  stack = await gatewayApp()
 })
 afterAll(async () => {
   await stack?.close()
@@ -12,7 +12,7 @@ afterAll(async () => {
 
 it('serves the guide the policy links to by default', async () => {
   expect(stack.config.migration.guideUrl).toBe(`${stack.url}/migration`)
-  const res = await fetch(stack.config.migration.guideUrl)
+  const res = await stack.fetch(stack.config.migration.guideUrl)
   expect(res.status).toBe(200)
   expect(res.headers.get('content-type')).toMatch(/^text\/html/)
   const text = await res.text()
@@ -28,7 +28,7 @@ it('writes every date on the page in one format, the policy summary\'s', async (
     basic: { state: 'deprecate', sunset: '2027-06-30T00:00:00Z', schedule: [{ state: 'deny', from: '2027-07-01T00:00:00Z' }] },
   })
   expect(set.status).toBe(200)
-  const text = await (await fetch(`${stack.url}/migration`)).text()
+  const text = await (await stack.fetch(`${stack.url}/migration`)).text()
   const section = text.slice(text.indexOf('id="policy-basic"'), text.indexOf('</section>', text.indexOf('id="policy-basic"')))
   expect(section).toContain('2027-07-01 00:00 UTC')
   // No second spelling of a date ("1 Jul 2027, 00:00 UTC") beside the summary's.

@@ -1,19 +1,19 @@
 // Changing the sign-in password on the account page, over HTTP: CSRF, the current
 // password, the rule, and the other sessions ending while this one goes on.
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 import { csrfOf, WebClient } from './helpers.js'
 
-let stack: Stack
+let stack: GatewayApp
 let dana: { password: string }
 beforeAll(async () => {
-  stack = await startStack()
+  stack = await gatewayApp()
   dana = await stack.addUser('dana', 'Dana')
 })
 afterAll(() => stack?.close())
 
 async function signedIn(password: string): Promise<{ web: WebClient; csrf: string }> {
-  const web = new WebClient(stack.url)
+  const web = new WebClient(stack.url, stack.fetch)
   const res = await web.signIn('/account/login', 'dana', password)
   expect(res.status).toBe(303)
   return { web, csrf: csrfOf((await web.get('/account')).text) }
@@ -34,7 +34,7 @@ it('refuses a post without the CSRF token, a wrong current password, a mismatch 
     expect(res.status).toBe(400)
     expect(res.text).toContain(message)
   }
-  expect((await stack.gateway.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200)
+  expect((await stack.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200)
 })
 
 it('changes the password and ends the other sessions only', async () => {

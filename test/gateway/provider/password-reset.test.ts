@@ -6,11 +6,11 @@
 // Without SMTP the page sends the user to the operator (account.test.ts).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startStack, type Stack } from '../../helpers/stack.js'
+import { gatewayApp, type GatewayApp } from '../../helpers/gateway-app.js'
 import { startTestSmtp, type TestSmtp } from '../../helpers/smtp.js'
 import { WebClient, csrfOf, hiddenField } from './helpers.js'
 
-let stack: Stack
+let stack: GatewayApp
 let smtp: TestSmtp
 let mails: TestSmtp['mails']
 let ann: { id: string; password: string }
@@ -25,7 +25,7 @@ beforeAll(async () => {
   smtp = await startTestSmtp()
   mails = smtp.mails
   // A send may take 20 s (held connections outlast the requests below); a failure is retried after 1 s.
-  stack = await startStack({ now: () => Date.now() + offset, overrides: { mail: { smtpUrl: smtp.url, from: 'kigo <no-reply@kigo.test>', resetTtlSeconds: 600, sendIntervalSeconds: 1, sendTimeoutSeconds: 20, retryBaseSeconds: 1, retryMaxSeconds: 1 } } })
+  stack = await gatewayApp({ now: () => Date.now() + offset, overrides: { mail: { smtpUrl: smtp.url, from: 'kigo <no-reply@kigo.test>', resetTtlSeconds: 600, sendIntervalSeconds: 1, sendTimeoutSeconds: 20, retryBaseSeconds: 1, retryMaxSeconds: 1 } } })
   ann = await stack.addUser('annreset', 'Ann')
   expect((await stack.admin('PUT', '/admin/users/annreset/email', { email: 'ann@example.com' })).status).toBe(200)
   await stack.addUser('noemail', 'No Mail')
@@ -43,7 +43,7 @@ function linkIn(text: string): string {
 
 /** The gateway's kigo_mail_total for reset mails with `outcome`. */
 async function resetMails(outcome: string): Promise<number> {
-  const text = await (await fetch(`${stack.adminUrl}/metrics`, { headers: { authorization: `Bearer ${stack.config.adminToken}` } })).text()
+  const text = await (await stack.fetch(`${stack.adminUrl}/metrics`, { headers: { authorization: `Bearer ${stack.config.adminToken}` } })).text()
   const line = text.split('\n').find((l) => l.startsWith(`kigo_mail_total{kind="password_reset",outcome="${outcome}"}`))
   return line === undefined ? 0 : Number(line.split(' ').pop())
 }
@@ -56,9 +56,9 @@ async function ask(web: WebClient, username: string) {
 
 describe('forgot password by mail', () => {
   it('mails a single-use link to the contact e-mail; the new password works, the old one and the link do not', async () => {
-    const login = await (await fetch(`${stack.url}/account/login`)).text()
+    const login = await (await stack.fetch(`${stack.url}/account/login`)).text()
     expect(login).toContain('href="/account/forgot"')
-    const web = new WebClient(stack.url)
+    const web = new WebClient(stack.url, stack.fetch)
     const sent = await ask(web, 'annreset')
     expect(sent.status).toBe(200)
     expect(sent.text).toContain('If that account has a contact e-mail, a link to set a new password is on its way.')
@@ -77,8 +77,8 @@ describe('forgot password by mail', () => {
     expect(done.status).toBe(303)
     expect(done.headers.get('location')).toBe('/account/login?notice=password_reset')
 
-    expect((await new WebClient(stack.url).signIn('/account/login', 'annreset', 'a long new password 42')).status).toBe(303)
-    expect((await new WebClient(stack.url).signIn('/account/login', 'annreset', ann.password)).status).toBe(403)
+    expect((await new WebClient(stack.url, stack.fetch).signIn('/account/login', 'annreset', 'a long new password 42')).status).toBe(303)
+    expect((await new WebClient(stack.url, stack.fetch).signIn('/account/login', 'annreset', ann.password)).status).toBe(403)
     // Once only.
     expect((await web.get(link.slice(stack.url.length))).status).toBe(400)
     const again = await web.post('/account/reset', { csrf_token: csrfOf(form.text), token, new_password: 'another long password 7', confirm_password: 'another long password 7' })
@@ -91,7 +91,7 @@ describe('forgot password by mail', () => {
   it('answers the same for an unknown user and a user without e-mail, and mails nothing', async () => {
     const before = mails.length
     for (const name of ['nobodyhere', 'noemail', 'x']) {
-      const res = await ask(new WebClient(stack.url), name)
+      const res = await ask(new WebClient(stack.url, stack.fetch), name)
       expect(res.status).toBe(200)
       expect(res.text).toContain('If that account has a contact e-mail')
     }
@@ -100,16 +100,16 @@ describe('forgot password by mail', () => {
   })
 
   it('refuses a wrong or missing token and a post without the form\'s CSRF token', async () => {
-    expect((await fetch(`${stack.url}/account/reset?token=wrong`)).status).toBe(400)
-    expect((await fetch(`${stack.url}/account/reset`)).status).toBe(400)
-    const web = new WebClient(stack.url)
+    expect((await stack.fetch(`${stack.url}/account/reset?token=wrong`)).status).toBe(400)
+    expect((await stack.fetch(`${stack.url}/account/reset`)).status).toBe(400)
+    const web = new WebClient(stack.url, stack.fetch)
     expect((await web.post('/account/forgot', { username: 'annreset' })).status).toBe(403)
   })
 })
 
 describe('the reset from the attacker\'s side (docs/security.md#the-password-reset-reveals-nothing)', () => {
   it('answers every user ID with the same page at once while the mail server holds the connection and never answers', async () => {
-    const web = new WebClient(stack.url)
+    const web = new WebClient(stack.url, stack.fetch)
     const csrf = csrfOf((await web.get('/account/forgot')).text)
     const before = mails.length
     smtp.hang = true
@@ -143,7 +143,7 @@ describe('the reset from the attacker\'s side (docs/security.md#the-password-res
   })
 
   it('keeps the reset mail while the mail server is away, and delivers it once when it is back', async () => {
-    const web = new WebClient(stack.url)
+    const web = new WebClient(stack.url, stack.fetch)
     const before = mails.length
     const failedBefore = await resetMails('failed')
     await smtp.stop()

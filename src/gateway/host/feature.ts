@@ -19,6 +19,7 @@ import type { AccountArea } from '../account-area/index.js'
 import type { AccountSection } from '../account-area/context.js'
 import type { AuditStore } from '../audit/store.js'
 import type { MailBudget } from '../mail/budget.js'
+import type { OperatorSessionStore } from '../operator/session-store.js'
 import type { Outbox } from '../mail/index.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 import type { PolicyService } from '../policy/service.js'
@@ -101,8 +102,12 @@ export interface GatewayShared {
    * a feature's public routes call `account.mount(app)` in their own scope to use it.
    */
   account: AccountHost
+  /** The operator dashboard's sign-ins, shared by the gateways (docs/security.md#operator-sessions). */
+  operatorSessions: OperatorSessionStore
   /** What the features before this one in the list offer. */
   provided: Readonly<Provisions>
+  /** Every feature's dashboard panels, in the list's order (complete once every feature is open: read them when a page is shown). */
+  dashboardPanels: () => readonly DashboardPanel[]
 }
 
 /** The account area as features use it: mounted in a feature's own plugin scope. */

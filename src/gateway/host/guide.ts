@@ -11,3 +11,6 @@ export interface GuideSection {
   title: string
   render: (base: string) => SafeHtml
 }
+
+/** The URL the guide's sample files are written for; the page shows the deployment's instead. */
+export const sampleBaseUrl = 'http://localhost:8080'

@@ -59,12 +59,25 @@ export interface NoticeListing {
   lastError: string | null
 }
 
+/** The notice steps of one method due at an instant, for every recipient, and the dates they refer to. */
+export interface DueSteps {
+  steps: readonly string[]
+  /** When requests of the method first start being refused (ms); null when nothing is scheduled. */
+  refusalAt: number | null
+  /** What begins at `refusalAt`: the first brownout window, or the deny. */
+  refusal: 'brownout' | 'deny' | null
+  /** When the deny in effect began; null while none is. */
+  endedAt: number | null
+}
+
 export interface MigrationNotices {
   /** Days of usage a plan and the recipients look back over. */
   readonly lookbackDays: number
   plan(method: LegacyMethod, state: PolicyState, from?: number, policy?: MethodPolicy): Promise<PolicyPlan>
   /** The plan in one sentence, as the dashboard and the CLI show it. */
   planText(plan: PolicyPlan): string
+  /** The steps due at `at` under the method's policy `policy` (for everyone). */
+  dueSteps(policy: MethodPolicy, at: number): DueSteps
   runOnce(): Promise<{ sent: number; failed: number; pending: number }>
   list(filter: { user?: string; method?: string; status?: NoticeStatus; limit: number }): Promise<NoticeListing[]>
   /** What a pass at `at` would send `user` (as the operator API shows it), or null for no such user. */

@@ -10,7 +10,7 @@ import { LoginSiteStore } from './store.js'
 export const loginApiFeature: GatewayFeature = {
   name: 'login-api',
   migrations: loginApiMigrations,
-  open({ config, database, users, throttle, policy, usage, metrics, audit, now, account, options }) {
+  open({ config, database, users, policy, usage, metrics, audit, now, account, options }) {
     const sites = new LoginSiteStore(database, config.secretKey)
     return {
       publicRoutes: (app) =>
@@ -18,7 +18,6 @@ export const loginApiFeature: GatewayFeature = {
           config,
           sites,
           store: users,
-          throttle,
           policy,
           usage,
           metrics,

@@ -30,8 +30,6 @@ export interface LoginApiOptions {
   config: Config
   sites: LoginSiteStore
   store: ProviderRepository & { getUser(id: string): Promise<User | null> } & AccountAreaOptions['store']
-  /** The sign-in throttle (a wrong password typed to change a site's callback counts against it). */
-  throttle: AccountAreaOptions['throttle']
   policy?: PolicyService
   usage?: Pick<UsageRecorder, 'observe'>
   metrics?: GatewayMetrics

@@ -14,13 +14,13 @@ import { oidcMigrations } from './migrations.js'
 export const oidcFeature: GatewayFeature = {
   name: 'oidc',
   migrations: oidcMigrations,
-  async open({ config, database, users, throttle, usage, metrics, audit, now, logger, account, options }) {
+  async open({ config, database, users, usage, metrics, audit, now, logger, account, options }) {
     const store = new OidcStore(database, config.secretKey, now)
     const providers = new OidcProviders({ config, store, users, now, usage, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
     await providers.load()
     return {
       async publicRoutes(app) {
-        await app.register(oidcProvider, { config, store, users, throttle, providers, metrics, audit, now, account, ...(options.oidcKeyPollMs ? { keyPollMs: options.oidcKeyPollMs } : {}) })
+        await app.register(oidcProvider, { config, store, users, providers, metrics, audit, now, account, ...(options.oidcKeyPollMs ? { keyPollMs: options.oidcKeyPollMs } : {}) })
         // The account pages where users register their own relying parties (docs/oidc.md#registering-a-site).
         await app.register(async (pages) => {
           const area = await account.mount(pages)

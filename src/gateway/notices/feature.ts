@@ -3,17 +3,15 @@
 // the account page), and, unless notices.enabled is false, the notices pass that tells the
 // people whose clients must move, the account page's notice, and the plan and funnel the
 // migration screens show (offered as `notices`, host/notices.ts).
-import { isConnectionFailure } from '../../common/errors.js'
+//
+// Its code is loaded when it opens: the schema (and the kigo command) read its migrations
+// without loading the rest.
 import type { GatewayFeature, MigrationNotices } from '../host/feature.js'
-import { noticeAccountSection } from './account-section.js'
-import { EndpointRecorder, EndpointStore } from './endpoints.js'
-import { Notices } from './index.js'
+import type { Notices } from './index.js'
 import { noticeMigrations } from './migrations.js'
-import { planText } from './plan.js'
-import { dueSteps } from './rules.js'
 
 /** The notices as the other features read them (host/notices.ts). */
-function offered(notices: Notices): MigrationNotices {
+function offered(notices: Notices, { planText, dueSteps }: Pick<MigrationNotices, 'planText' | 'dueSteps'>): MigrationNotices {
   return {
     lookbackDays: notices.lookbackDays,
     plan: (method, state, from, policy) => notices.plan(method, state, from, policy),
@@ -30,7 +28,15 @@ function offered(notices: Notices): MigrationNotices {
 export const noticesFeature: GatewayFeature = {
   name: 'notices',
   migrations: noticeMigrations,
-  open({ config, database, policy, outbox, metrics, now, logger }) {
+  async open({ config, database, policy, outbox, metrics, now, logger }) {
+    const [{ isConnectionFailure }, { noticeAccountSection }, { EndpointRecorder, EndpointStore }, { Notices }, { planText }, { dueSteps }] = await Promise.all([
+      import('../../common/errors.js'),
+      import('./account-section.js'),
+      import('./endpoints.js'),
+      import('./index.js'),
+      import('./plan.js'),
+      import('./rules.js'),
+    ])
     const endpointStore = new EndpointStore(database)
     const endpoints = new EndpointRecorder(endpointStore, {
       flushMs: config.migration.usageFlushMs,
@@ -46,7 +52,7 @@ export const noticesFeature: GatewayFeature = {
         ? {
             // The notice that applies to the user, with each client's endpoints.
             accountSections: [noticeAccountSection({ notices, endpoints: endpointStore, policies: () => policy.current(), baseUrl: `${config.publicScheme}://${config.domesticHost}`, now })],
-            provides: { notices: offered(notices) },
+            provides: { notices: offered(notices, { planText, dueSteps }) },
           }
         : {}),
       async close() {

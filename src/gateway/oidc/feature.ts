@@ -2,19 +2,24 @@
 // the gateway schema, the provider and the pages where users register their own relying
 // parties on the public app, the relying parties' and keys' operator API, the account
 // page's list of sites signed in to, and the developer guide's section.
-import { errors } from '../../common/errors.js'
-import { sendErrorPage } from '../account-area/error-page.js'
+//
+// Its code is loaded when it opens: the schema (and the kigo command) read its migrations
+// without loading the rest.
 import type { GatewayFeature } from '../host/feature.js'
-import { oidcAdminApi } from './admin-api.js'
-import { registerClientPages } from './client-pages.js'
-import { oidcGuideSection } from './guide.js'
-import { accountSitesSection, oidcProvider, OidcProviders, OidcStore } from './index.js'
 import { oidcMigrations } from './migrations.js'
 
 export const oidcFeature: GatewayFeature = {
   name: 'oidc',
   migrations: oidcMigrations,
   async open({ config, database, users, usage, metrics, audit, now, logger, account, options }) {
+    const [{ errors }, { sendErrorPage }, { oidcAdminApi }, { registerClientPages }, { oidcGuideSection }, { accountSitesSection, oidcProvider, OidcProviders, OidcStore }] = await Promise.all([
+      import('../../common/errors.js'),
+      import('../account-area/error-page.js'),
+      import('./admin-api.js'),
+      import('./client-pages.js'),
+      import('./guide.js'),
+      import('./index.js'),
+    ])
     const store = new OidcStore(database, config.secretKey, now)
     const providers = new OidcProviders({ config, store, users, now, usage, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
     await providers.load()

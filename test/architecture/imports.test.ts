@@ -172,6 +172,14 @@ describe('the import structure of src/', () => {
     expect(featureCrossings(graph, features)).toEqual([])
   })
 
+  it('keeps each feature.ts cheap to load: its static imports are its migrations and types (the rest is imported in open)', () => {
+    const heavy = featureFolders().flatMap((folder) => {
+      const text = readFileSync(join(src, folder, 'feature.ts'), 'utf8')
+      return [...text.matchAll(/^import\s+(?!type\s)[^;]*?from\s*'([^']+)'/gm)].map((m) => m[1]!).filter((target) => target !== './migrations.js').map((target) => `${folder}/feature.ts -> ${target}`)
+    })
+    expect(heavy).toEqual([])
+  })
+
   it('would catch a feature importing a sibling feature, or the host importing a feature', () => {
     const features = ['gateway/alpha', 'gateway/beta']
     const fixture = new Map([

@@ -19,11 +19,10 @@ import health from './plugins/health.js'
 import origin from './plugins/origin.js'
 import deployments from './plugins/deployments.js'
 import requestLog from './plugins/request-log.js'
-import { loginApi, type LoginApiOptions } from './login-api/index.js'
-import { oidcProvider, type OidcOptions } from './oidc/index.js'
-import { oidcClientPages, type OidcClientPagesOptions } from './oidc/client-pages.js'
 import { oauthProvider, type ProviderOptions } from './provider/index.js'
 import { signedInReader } from './account-area/session.js'
+import type { AccountAreaHost } from './account-area/index.js'
+import type { FeatureRoutes } from './host/feature.js'
 
 export { sendError } from '../common/api-errors.js'
 export { repeatedCredentialHeader, toAuthRequest } from './plugins/authentication.js'
@@ -33,15 +32,14 @@ export type { RequestDeployment } from './plugins/deployments.js'
 export type { GatewayDeps }
 
 /**
- * The account area on the public app: the OAuth provider and its pages
- * (docs/gateway.md#the-oauth-provider-and-the-account-pages), the login API
- * (docs/login-api.md), OpenID Connect and its client pages (docs/oidc.md).
+ * What the host mounts on the public app beside the forwarding: the account area and its
+ * own pages (docs/gateway.md#the-oauth-provider-and-the-account-pages), the OAuth
+ * provider, and each feature's routes (features.ts), in the list's order.
  */
 export interface AccountAreaOptions {
-  provider: ProviderOptions
-  loginApi: LoginApiOptions
-  oidc: OidcOptions
-  oidcClientPages: OidcClientPagesOptions
+  account: AccountAreaHost
+  provider: Omit<ProviderOptions, 'account'>
+  features: ReadonlyArray<{ name: string; publicRoutes?: FeatureRoutes | undefined }>
 }
 
 /** What the public gateway's own routes throw, in the error catalogue. */
@@ -86,14 +84,15 @@ export async function buildGatewayApp(deps: GatewayDeps, account?: AccountAreaOp
     ...(deps.coreWatch ? { coreWatch: deps.coreWatch } : {}),
     ...(deps.tracing ? { tracing: deps.tracing } : {}),
     // A public page names its reader when the account area's session says who they are.
-    ...(account ? { reader: signedInReader(account.provider.store, config.secretKey, account.provider.now ?? Date.now) } : {}),
+    ...(account ? { reader: signedInReader(account.account.context.store, config.secretKey, account.account.context.now) } : {}),
   })
   if (account) {
-    await app.register(oauthProvider, account.provider)
-    await app.register(loginApi, account.loginApi)
-    await app.register(oidcProvider, account.oidc)
-    // The account pages where users register their own relying parties (docs/oidc.md#registering-a-site).
-    await app.register(oidcClientPages, account.oidcClientPages)
+    // The account area's own pages: sign-in, the account page, password reset, contact e-mail.
+    await app.register(async (pages) => {
+      await account.account.registerPages(pages)
+    })
+    await app.register(oauthProvider, { ...account.provider, account: account.account })
+    for (const feature of account.features) if (feature.publicRoutes) await app.register(feature.publicRoutes)
   }
   return app
 }

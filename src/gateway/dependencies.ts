@@ -1,9 +1,11 @@
-// What the gateway opens before it builds its apps: one database handle shared by every
-// store (identity, policy, locks, usage, audit, sessions, the login API's sites, OpenID
-// Connect), Redis when configured (replay cache and throttling), the recorders that flush
-// to the database, and a watch per dependency that logs one line when an outage starts and
-// one when it ends (dependency-watch.ts). Closed in the reverse order: the last counts are
-// written before the database closes (docs/operations.md#dependability).
+// What the gateway opens before it builds its apps: the host's services (one database
+// handle shared by every store: identity, policy, locks, usage, audit, sessions; Redis
+// when configured, for the replay cache and throttling; the recorders that flush to the
+// database; the outbox; the account area), a watch per dependency that logs one line when
+// an outage starts and one when it ends (dependency-watch.ts), and then the features
+// (features.ts), opened in the list's order on those services (host/feature.ts). Closed in
+// the reverse order: the features first, and the last counts are written before the
+// database closes (docs/operations.md#dependability).
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../common/config.js'
 import { readinessCheckMs, withDeadline } from '../common/deadline.js'
@@ -15,12 +17,8 @@ import { withExemplars } from '../common/labelled-metrics.js'
 import type { AppTracing } from '../common/tracing.js'
 import { request } from 'undici'
 import { AuditStore } from './audit/store.js'
-import { LoginSiteStore } from './login-api/index.js'
 import { openOutbox, type Outbox } from './mail/index.js'
-import { EndpointRecorder, EndpointStore } from './notices/endpoints.js'
-import { Notices } from './notices/index.js'
 import { createMetrics, watchPolicy, type GatewayMetrics } from './metrics/metrics.js'
-import { OidcProviders, OidcStore } from './oidc/index.js'
 import { OperatorSessionStore } from './operator/session-store.js'
 import { effectiveState } from './policy/evaluate.js'
 import { PolicyService } from './policy/service.js'
@@ -33,7 +31,10 @@ import { MailBudget } from './mail/budget.js'
 import { createReplayCaches, type ReplayCaches } from './replay/create.js'
 import { CachedCredentialLookup, identityStoreOn, type SqlIdentityStore } from './store/index.js'
 import { CoreUserSync } from './store/core-users.js'
-import { gatewayMigrations } from './schema.js'
+import { schemaMigrations } from './schema.js'
+import { gatewayFeatures } from './features.js'
+import type { AccountSection, DashboardPanel, FeatureContribution, GatewayFeature, GatewayShared, GuideSection, HostOptions, Provisions, UsageObserver } from './host/feature.js'
+import { openAccountArea, type AccountAreaHost } from './account-area/index.js'
 import { createFailureThrottle } from './throttle/create.js'
 import type { AttemptThrottle } from './throttle/attempts.js'
 import { UserLocks, UserLockStore } from './throttle/user-locks.js'
@@ -61,30 +62,42 @@ export interface GatewayDependencies {
   appUseStore: AppUseStore
   appUse: AppUseRecorder
   audit: AuditStore
-  oidcStore: OidcStore
-  oidcProviders: OidcProviders
-  sites: LoginSiteStore
   operatorSessions: OperatorSessionStore
   /** "Forgot your password?" mails a link when an SMTP server is configured. */
   passwordReset?: PasswordReset
   /** Every mail kigo sends, sent off the request path by this gateway's sender (mail/index.ts). */
   outbox: Outbox
-  /** The last endpoints each legacy client called (the account page's notice). */
-  endpointStore: EndpointStore
-  endpoints: EndpointRecorder
-  /** Migration notices, unless notices.enabled is false. */
-  notices?: Notices
   /** A user's new contact e-mail, used once confirmed by mail. */
   contactEmail: ContactEmail
   coreWatch: DependencyWatch
+  /** The account area (account-area/host.ts): one session store for every account page. */
+  account: AccountAreaHost
+  /** The features, opened in the list's order, each with what it adds. */
+  features: ReadonlyArray<{ name: string; adds: FeatureContribution }>
+  /** Every feature's sections of the developer guide, in the list's order. */
+  guideSections: GuideSection[]
+  /** Told of every authenticated request's decision: the usage report, the applications' last use, then each feature's observers. */
+  observer: UsageObserver
   /** Every check at once, each bounded: names the dependency that failed (/readyz). */
   ready(): Promise<Record<string, boolean>>
   close(): Promise<void>
 }
 
+/** Lifetimes of the account area's sessions, seconds (docs/gateway.md#the-oauth-provider-and-the-account-pages). */
+export interface AccountSessionLifetimes {
+  sessionTtlSeconds: number
+  visitorSessionTtlSeconds: number
+}
+
 export interface OpenOptions {
   logger: FastifyBaseLogger | false
   now: () => number
+  /** The account area's session lifetimes. */
+  account: AccountSessionLifetimes
+  /** What start-up options features read (host/feature.ts). */
+  host?: HostOptions
+  /** The features to open (features.ts otherwise). */
+  features?: readonly GatewayFeature[]
   /** Spans around the database's statements (docs/operations.md#traces), when tracing is on. */
   tracing?: Pick<AppTracing, 'db' | 'sampledTraceId'>
 }
@@ -104,7 +117,7 @@ async function coreAnswers(coreUrl: string): Promise<boolean> {
   }
 }
 
-export async function openGatewayDependencies(config: Config, { logger, now, tracing }: OpenOptions): Promise<GatewayDependencies> {
+export async function openGatewayDependencies(config: Config, { logger, now, tracing, account: lifetimes, host = {}, features = gatewayFeatures }: OpenOptions): Promise<GatewayDependencies> {
   const watchLog = logger || undefined
   let probeDb: () => Promise<unknown> = async () => undefined
   const pgWatch = new DependencyWatch('postgres', watchLog, { probe: () => probeDb() })
@@ -112,7 +125,7 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
   probeDb = () => database.ping()
   let store: SqlIdentityStore
   try {
-    store = await identityStoreOn(database, config.secretKey, gatewayMigrations)
+    store = await identityStoreOn(database, config.secretKey, schemaMigrations(features))
   } catch (err) {
     await database.close().catch(() => undefined)
     pgWatch.close()
@@ -208,25 +221,85 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
   // Mail a visitor can cause (reset links, confirmation links) is budgeted in the store, shared by every gateway.
   const mailBudget = new MailBudget(database, (kind) => metrics.mailBudgetRefusals.inc({ kind }))
 
-  // ---- migration notices (docs/gateway.md#migration-notices): every gateway runs the pass; one at a time decides.
-  const endpointStore = new EndpointStore(database)
-  const endpoints = new EndpointRecorder(endpointStore, {
-    flushMs: config.migration.usageFlushMs,
-    onFlushError: (err) => logger && !isConnectionFailure(err) && logger.warn({ err: { message: (err as Error).message } }, 'endpoint flush failed; kept for the next one'),
-  })
-  endpoints.start()
-  const notices = config.notices.enabled ? new Notices({ config, db: database, policy, outbox, registry: metrics.registry, now, logger }) : undefined
-  notices?.start()
-
-  // ---- the OpenID Connect provider (docs/oidc.md): its state and keys in the shared store.
-  const oidcStore = new OidcStore(database, config.secretKey, now)
-  const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now, usage, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
-  await oidcProviders.load()
-
   // Every check runs at once and each is bounded, so /readyz answers within 2 s even when a
   // dependency accepts connections and never answers; the body names the one that failed.
   const answers = (work: () => Promise<unknown>, what: string) =>
     withDeadline(Promise.resolve().then(work), readinessCheckMs, what).then(() => true, () => false)
+
+  const audit = new AuditStore(database)
+  const operatorSessions = new OperatorSessionStore(database)
+  const passwordReset: PasswordReset | undefined = config.mail.smtpUrl === null ? undefined : { store: new PasswordResetStore(database), outbox, ttlSeconds: config.mail.resetTtlSeconds, budget: mailBudget }
+  const contactEmail: ContactEmail = { store: new ContactEmailStore(database), undo: new EmailUndoStore(database), budget: mailBudget, outbox, ttlSeconds: config.mail.verifyTtlSeconds }
+
+  const closeHost = async () => {
+    policy.close()
+    userLocks.close()
+    await outbox.close()
+    await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))
+    await appUse.close().catch(() => undefined)
+    await replay.close().catch(() => undefined)
+    await throttle.close().catch(() => undefined)
+    if (redis) redis.disconnect()
+    await coreUsers.close()
+    await store.close()
+    await database.close().catch(() => undefined)
+    for (const w of [pgWatch, redisWatch, coreWatch]) w.close()
+  }
+
+  // ---- the account area (account-area/host.ts): one session store; the features add sections to its page.
+  const accountSections: AccountSection[] = []
+  const account = openAccountArea({
+    context: {
+      config,
+      store,
+      throttle,
+      now,
+      migration: { policy, usage: usageStore, appUse: appUseStore },
+      audit,
+      ...(passwordReset ? { passwordReset } : {}),
+      contactEmail,
+      accountSections,
+    },
+    ...lifetimes,
+  })
+
+  // ---- the features (features.ts), in the list's order; each reads what the ones before it offer.
+  const provided: Provisions = {}
+  const guideSections: GuideSection[] = []
+  const dashboardPanels: DashboardPanel[] = []
+  const observers: UsageObserver[] = [usage, { observe: (decision, _client, at) => appUse.observe(decision, at) }]
+  const readiness = new Map<string, () => Promise<unknown>>()
+  const opened: Array<{ name: string; adds: FeatureContribution }> = []
+  const shared: GatewayShared = {
+    config, logger, now, options: host, database, users: store, metrics, replay, throttle, userLocks, policy, usageStore, usage, audit, outbox, mailBudget, account, operatorSessions,
+    provided,
+    dashboardPanels: () => dashboardPanels,
+  }
+  const closeFeatures = async () => {
+    for (const { name, adds } of [...opened].reverse()) {
+      await adds.close?.().catch((err) => logger && logger.warn({ feature: name, error: (err as Error).message }, 'a feature failed to close'))
+    }
+  }
+  try {
+    for (const feature of features) {
+      const adds = await feature.open(shared)
+      opened.push({ name: feature.name, adds })
+      accountSections.push(...(adds.accountSections ?? []))
+      guideSections.push(...(adds.guideSections ?? []))
+      dashboardPanels.push(...(adds.dashboardPanels ?? []))
+      observers.push(...(adds.observers ?? []))
+      for (const [name, check] of Object.entries(adds.readiness ?? {})) {
+        if (readiness.has(name) || ['store', 'redis', 'core'].includes(name)) throw new Error(`readiness check ${name} of feature ${feature.name} is named twice`)
+        readiness.set(name, check)
+      }
+      Object.assign(provided, adds.provides)
+    }
+  } catch (err) {
+    await closeFeatures()
+    await closeHost()
+    throw err
+  }
+  const observer = composeObservers(observers)
 
   return {
     database,
@@ -241,41 +314,37 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
     usage,
     appUseStore,
     appUse,
-    audit: new AuditStore(database),
-    oidcStore,
-    oidcProviders,
-    sites: new LoginSiteStore(database, config.secretKey),
-    operatorSessions: new OperatorSessionStore(database),
-    ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), outbox, ttlSeconds: config.mail.resetTtlSeconds, budget: mailBudget } }),
+    audit,
+    operatorSessions,
+    ...(passwordReset ? { passwordReset } : {}),
     outbox,
-    endpointStore,
-    endpoints,
-    ...(notices ? { notices } : {}),
-    contactEmail: { store: new ContactEmailStore(database), undo: new EmailUndoStore(database), budget: mailBudget, outbox, ttlSeconds: config.mail.verifyTtlSeconds },
+    contactEmail,
     coreWatch,
+    account,
+    features: opened,
+    guideSections,
+    observer,
     async ready() {
-      const [storeOk, redisOk, coreOk] = await Promise.all([
+      const [storeOk, redisOk, coreOk, ...featureOk] = await Promise.all([
         answers(() => database.ping(), 'store'),
         redis ? answers(() => redis.ping(), 'redis') : Promise.resolve(undefined),
         coreAnswers(config.gateway.coreUrl),
+        ...[...readiness].map(([name, check]) => answers(check, name)),
       ])
-      return { store: storeOk, ...(redisOk === undefined ? {} : { redis: redisOk }), core: coreOk }
+      return { store: storeOk, ...(redisOk === undefined ? {} : { redis: redisOk }), core: coreOk, ...Object.fromEntries([...readiness.keys()].map((name, i) => [name, featureOk[i]!])) }
     },
     async close() {
-      policy.close()
-      userLocks.close()
-      await notices?.close()
-      await outbox.close()
-      await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))
-      await appUse.close().catch(() => undefined)
-      await endpoints.close().catch(() => undefined)
-      await replay.close().catch(() => undefined)
-      await throttle.close().catch(() => undefined)
-      if (redis) redis.disconnect()
-      await coreUsers.close()
-      await store.close()
-      await database.close().catch(() => undefined)
-      for (const w of [pgWatch, redisWatch, coreWatch]) w.close()
+      await closeFeatures()
+      await closeHost()
+    },
+  }
+}
+
+/** One observer telling each of `observers` in turn (the list is fixed once the features are open). */
+function composeObservers(observers: readonly UsageObserver[]): UsageObserver {
+  return {
+    observe(decision, client, at, endpoint, deployment) {
+      for (const o of observers) o.observe(decision, client, at, endpoint, deployment)
     },
   }
 }

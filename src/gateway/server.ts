@@ -7,15 +7,10 @@ import { adminTokenSource, type Config } from '../common/config.js'
 import { loggerOptions } from '../common/logger.js'
 import { startTracing } from '../common/tracing.js'
 import { buildGatewayApp, type AccountAreaOptions } from './app.js'
-import { openGatewayDependencies, type GatewayDependencies } from './dependencies.js'
+import { openGatewayDependencies, type AccountSessionLifetimes, type GatewayDependencies } from './dependencies.js'
 import { buildOperatorApp } from './operator/app.js'
 import type { GatewayDeps } from './plugins/deps.js'
-import type { ProviderOptions } from './provider/index.js'
 import { defaults as providerDefaults } from './provider/context.js'
-import { accountSitesSection } from './oidc/index.js'
-import { oidcGuideSection } from './oidc/guide.js'
-import { noticeAccountSection } from './notices/account-section.js'
-import type { UsageRecorder } from './usage/recorder.js'
 import { tracedPolicy, tracedReplay } from './tracing.js'
 
 export interface RunningGateway {
@@ -35,47 +30,34 @@ export interface GatewayStartOptions {
   logStream?: DestinationStream
   now?: () => number
   /** OAuth provider lifetimes (request tokens, account sessions); docs/gateway.md#the-oauth-provider-and-the-account-pages defaults otherwise. */
-  provider?: Pick<ProviderOptions, 'requestTokenTtlSeconds' | 'sessionTtlSeconds' | 'visitorSessionTtlSeconds'>
+  provider?: { requestTokenTtlSeconds?: number; sessionTtlSeconds?: number; visitorSessionTtlSeconds?: number }
   /** How long a login API cert may be exchanged, seconds (config loginApi.certTtlSeconds otherwise). */
   loginApiCertTtlSeconds?: number
   /** How often this gateway looks for an OpenID Connect signing key rotated by another, ms (30 s otherwise). */
   oidcKeyPollMs?: number
 }
 
-/** The account area's options: the provider's, and the session lifetime it shares with the login API's and OpenID Connect's pages. */
-function accountArea(config: Config, d: GatewayDependencies, options: GatewayStartOptions, now: () => number): AccountAreaOptions {
-  const { store, policy, usage, metrics, audit, oidcStore } = d
-  const accountSections = [
-    (user: { id: string; name: string }, csrfToken: string) => accountSitesSection(oidcStore, user, csrfToken),
-    // Migration notices (docs/gateway.md#migration-notices): the notice that applies to the user, with each client's endpoints.
-    ...(d.notices ? [noticeAccountSection({ notices: d.notices, endpoints: d.endpointStore, policies: () => policy.current(), baseUrl: `${config.publicScheme}://${config.domesticHost}`, now })] : []),
-  ]
-  // One account area, one session lifetime: the login API's and OpenID Connect's pages
-  // read and refresh the sessions the provider's pages made, under the same rules.
-  const accountSessions = {
+/**
+ * One account area, one session lifetime: the provider's pages, the login API's and OpenID
+ * Connect's read and refresh the same sessions, under the same rules.
+ */
+function accountLifetimes(config: Config, options: GatewayStartOptions): AccountSessionLifetimes {
+  return {
     sessionTtlSeconds: options.provider?.sessionTtlSeconds ?? config.provider.sessionTtlSeconds ?? providerDefaults.sessionTtlSeconds,
     visitorSessionTtlSeconds: options.provider?.visitorSessionTtlSeconds ?? providerDefaults.visitorSessionTtlSeconds,
   }
-  const fixedNow = options.now ? { now: options.now } : {}
+}
+
+/** What the public app mounts beside the forwarding: the account area, the OAuth provider, the features' routes. */
+function accountArea(config: Config, d: GatewayDependencies, options: GatewayStartOptions): AccountAreaOptions {
   return {
-    provider: { config, store, replay: d.replay.oauth, throttle: d.throttle, migration: { policy, usage: d.usageStore, appUse: d.appUseStore }, accountSections, guideSections: [oidcGuideSection], audit, ...(d.passwordReset ? { passwordReset: d.passwordReset } : {}), contactEmail: d.contactEmail, ...config.provider, ...options.provider, ...fixedNow },
-    // The legacy login API (docs/login-api.md): its sites and certs in the shared store.
-    loginApi: {
-      config,
-      sites: d.sites,
-      store,
-      throttle: d.throttle,
-      policy,
-      usage,
-      metrics,
-      audit,
-      ...accountSessions,
-      ...(options.loginApiCertTtlSeconds ? { certTtlSeconds: options.loginApiCertTtlSeconds } : {}),
-      ...fixedNow,
+    account: d.account,
+    provider: {
+      replay: d.replay.oauth,
+      requestTokenTtlSeconds: options.provider?.requestTokenTtlSeconds ?? config.provider.requestTokenTtlSeconds,
+      guideSections: d.guideSections,
     },
-    // The OpenID Connect provider (docs/oidc.md) on the same account area.
-    oidc: { config, store: oidcStore, users: store, throttle: d.throttle, providers: d.oidcProviders, metrics, audit, now, ...accountSessions, ...(options.oidcKeyPollMs ? { keyPollMs: options.oidcKeyPollMs } : {}) },
-    oidcClientPages: { store: oidcStore, users: store, throttle: d.throttle, audit, now, secretKey: config.secretKey, ...accountSessions },
+    features: d.features.map(({ name, adds }) => ({ name, publicRoutes: adds.publicRoutes })),
   }
 }
 
@@ -109,7 +91,13 @@ export async function buildGateway(configIn: Config, options: GatewayStartOption
   // 1. The dependencies.
   let d: GatewayDependencies
   try {
-    d = await openGatewayDependencies(config, { logger, now, ...(tracing ? { tracing } : {}) })
+    d = await openGatewayDependencies(config, {
+      logger,
+      now,
+      account: accountLifetimes(config, options),
+      host: { ...(options.loginApiCertTtlSeconds ? { loginApiCertTtlSeconds: options.loginApiCertTtlSeconds } : {}), ...(options.oidcKeyPollMs ? { oidcKeyPollMs: options.oidcKeyPollMs } : {}) },
+      ...(tracing ? { tracing } : {}),
+    })
   } catch (err) {
     await tracing?.shutdown().catch(() => undefined)
     throw err
@@ -118,19 +106,19 @@ export async function buildGateway(configIn: Config, options: GatewayStartOption
   let operator: FastifyInstance | undefined
   try {
     // 2. The apps.
-    const { usage, appUse } = d
-    const observer: Pick<UsageRecorder, 'observe'> = {
-      observe(decision, client, at, endpoint, deployment) {
-        usage.observe(decision, client, at, endpoint, deployment)
-        appUse.observe(decision, at)
-        d.endpoints.observe(decision, client, at, endpoint)
-      },
-    }
-    const deps: GatewayDeps = { config, lookup: d.lookup, replay: d.replay, throttle: d.throttle, metrics: d.metrics, ready: () => d.ready(), logger, policy: d.policy, usage: observer, coreWatch: d.coreWatch, ...(options.now ? { now: options.now } : {}) }
+    const deps: GatewayDeps = { config, lookup: d.lookup, replay: d.replay, throttle: d.throttle, metrics: d.metrics, ready: () => d.ready(), logger, policy: d.policy, usage: d.observer, coreWatch: d.coreWatch, ...(options.now ? { now: options.now } : {}) }
     // The public app's steps as spans (the operator app is not traced).
     const publicDeps: GatewayDeps = tracing ? { ...deps, replay: tracedReplay(d.replay, tracing), policy: tracedPolicy(d.policy, tracing), tracing } : deps
-    app = await buildGatewayApp(publicDeps, accountArea(config, d, options, now))
-    operator = await buildOperatorApp({ ...deps, store: d.store, migration: { policy: d.policy, usageStore: d.usageStore, recorder: usage }, audit: d.audit, sites: d.sites, oidc: { store: d.oidcStore, providers: d.oidcProviders }, operatorSessions: d.operatorSessions, userLocks: d.userLocks, contactEmails: d.contactEmail.store, ...(d.notices ? { notices: d.notices } : {}) })
+    app = await buildGatewayApp(publicDeps, accountArea(config, d, options))
+    operator = await buildOperatorApp({
+      ...deps,
+      store: d.store,
+      audit: d.audit,
+      operatorSessions: d.operatorSessions,
+      userLocks: d.userLocks,
+      contactEmails: d.contactEmail.store,
+      features: d.features.map(({ name, adds }) => ({ name, operatorRoutes: adds.operatorRoutes, operatorPages: adds.operatorPages })),
+    })
   } catch (err) {
     await Promise.allSettled([app?.close(), operator?.close()])
     await d.close()

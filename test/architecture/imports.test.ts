@@ -1,9 +1,10 @@
 // The shape of src/ the README's Layout section promises, checked on the import
 // statements themselves: no import loop, neither between modules nor between folders, no
 // module importing from a folder above its own (a folder's files may use their subfolders
-// and src/common, never the other way round), and gateway and core never importing each
-// other.
-import { readdirSync, readFileSync } from 'node:fs'
+// and src/common, never the other way round), gateway and core never importing each
+// other, and the gateway's feature folders (docs/development.md#adding-a-feature) never
+// importing one another, nor the host's folders importing them.
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -87,6 +88,35 @@ function folderGraph(graph: Map<string, string[]>): Map<string, Map<string, stri
   return edges
 }
 
+/** The gateway's feature folders: the folders of src/gateway holding a feature.ts, but host/ whose feature.ts is the contract (paths relative to src/). */
+function featureFolders(): string[] {
+  return readdirSync(join(src, 'gateway'), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name !== 'host' && existsSync(join(src, 'gateway', d.name, 'feature.ts')))
+    .map((d) => `gateway/${d.name}`)
+}
+
+/** The feature folder a module is in, or undefined. */
+const featureOf = (module: string, features: readonly string[]) => features.find((f) => module.startsWith(`${f}/`))
+
+/**
+ * Imports that tie the gateway's features together: a module of one feature folder
+ * importing a module of another, or a module of the host's folders (src/gateway/<folder>
+ * that is no feature) importing a feature. The gateway's own files (src/gateway/*.ts) list
+ * and mount the features, and may.
+ */
+function featureCrossings(graph: Map<string, string[]>, features: readonly string[]): string[] {
+  const out: string[] = []
+  for (const [from, targets] of graph) {
+    if (!from.startsWith('gateway/') || dirname(from) === 'gateway') continue
+    const own = featureOf(from, features)
+    for (const to of targets) {
+      const target = featureOf(to, features)
+      if (target !== undefined && target !== own) out.push(`${from} -> ${to}`)
+    }
+  }
+  return out
+}
+
 describe('the import structure of src/', () => {
   const graph = importGraph()
 
@@ -134,5 +164,31 @@ describe('the import structure of src/', () => {
       }
     }
     expect(crossing).toEqual([])
+  })
+
+  it('keeps the gateway\'s features apart: no feature imports another, and the host imports none', () => {
+    const features = featureFolders()
+    expect(features).toEqual(expect.arrayContaining(['gateway/login-api', 'gateway/oidc', 'gateway/notices', 'gateway/migration']))
+    expect(featureCrossings(graph, features)).toEqual([])
+  })
+
+  it('keeps each feature.ts cheap to load: its static imports are its migrations and types (the rest is imported in open)', () => {
+    const heavy = featureFolders().flatMap((folder) => {
+      const text = readFileSync(join(src, folder, 'feature.ts'), 'utf8')
+      return [...text.matchAll(/^import\s+(?!type\s)[^;]*?from\s*'([^']+)'/gm)].map((m) => m[1]!).filter((target) => target !== './migrations.js').map((target) => `${folder}/feature.ts -> ${target}`)
+    })
+    expect(heavy).toEqual([])
+  })
+
+  it('would catch a feature importing a sibling feature, or the host importing a feature', () => {
+    const features = ['gateway/alpha', 'gateway/beta']
+    const fixture = new Map([
+      ['gateway/alpha/feature.ts', ['gateway/alpha/store.ts', 'gateway/host/feature.ts', 'common/sql.ts']],
+      ['gateway/alpha/store.ts', ['gateway/beta/store.ts']],
+      ['gateway/beta/store.ts', ['gateway/policy/types.ts']],
+      ['gateway/policy/types.ts', ['gateway/alpha/feature.ts']],
+      ['gateway/features.ts', ['gateway/alpha/feature.ts', 'gateway/beta/feature.ts']],
+    ])
+    expect(featureCrossings(fixture, features)).toEqual(['gateway/alpha/store.ts -> gateway/beta/store.ts', 'gateway/policy/types.ts -> gateway/alpha/feature.ts'])
   })
 })

@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/kigo.js'
 import { auditKinds } from '../../src/gateway/audit/store.js'
-import { usageSortKeys } from '../../src/gateway/operator/usage-report.js'
-import { usageMethods } from '../../src/gateway/operator/usage-api.js'
+import { usageSortKeys } from '../../src/gateway/migration/usage-report.js'
+import { usageMethods } from '../../src/gateway/migration/usage-api.js'
 import { legacyMethods } from '../../src/gateway/policy/types.js'
 
 async function help(...words: string[]): Promise<string> {

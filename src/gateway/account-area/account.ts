@@ -3,10 +3,9 @@
 // the account page (account-page.ts), the page for people whose tools must move (moving-page.ts) and a new contact e-mail's confirmation (contact-email-pages.ts). Every post passes one opening (posted-form.ts): a
 // readable form with the session's CSRF token. What cannot be undone asks first: the
 // button posts without `confirm=yes` and gets a confirmation page, whose button posts
-// again with it (no script). Returns what the pages share, for the features that add
-// pages of their own (the provider's applications).
+// again with it (no script). The host (host.ts) mounts them with the area they share.
 import type { FastifyInstance } from 'fastify'
-import { accountKit, type AccountKit } from './account-kit.js'
+import type { AccountKit } from './account-kit.js'
 import { registerAccountPage } from './account-page.js'
 import { registerContactEmailRoutes } from './contact-email-pages.js'
 import type { AccountContext } from './context.js'
@@ -14,12 +13,10 @@ import { registerPasswordResetPages } from './password-reset-pages.js'
 import { registerSignIn } from './sign-in.js'
 import { registerMovingPage } from './moving-page.js'
 
-export function registerAccount(app: FastifyInstance, ctx: AccountContext): AccountKit {
-  const kit = accountKit(app, ctx)
+export function registerAccount(app: FastifyInstance, ctx: AccountContext, kit: AccountKit): void {
   registerSignIn(app, ctx, kit)
   registerPasswordResetPages(app, ctx, kit)
   registerAccountPage(app, ctx, kit)
   registerMovingPage(app, ctx)
   if (ctx.contactEmail) registerContactEmailRoutes(app, { contactEmail: ctx.contactEmail, users: ctx.store, sessions: ctx.sessions, now: ctx.now }, kit)
-  return kit
 }

@@ -31,7 +31,7 @@ export function registerContactEmailRoutes(app: FastifyInstance, o: ContactEmail
     const token = tokenOf((request.query as Record<string, unknown>).token)
     const found = token === null ? null : await c.store.peek(token, o.now())
     if (token === null || found === null) return badLink(reply)
-    const session = await o.sessions.currentOrVisitor(request, reply, kit.secureOf(request))
+    const session = await o.sessions.currentOrVisitor(request, reply, kit.secure(request))
     return sendPage(
       reply,
       200,
@@ -77,7 +77,7 @@ export function registerContactEmailRoutes(app: FastifyInstance, o: ContactEmail
     const token = tokenOf((request.query as Record<string, unknown>).token)
     const found = token === null ? null : await c.undo.peek(token, o.now())
     if (token === null || found === null) return badUndo(reply)
-    const session = await o.sessions.currentOrVisitor(request, reply, kit.secureOf(request))
+    const session = await o.sessions.currentOrVisitor(request, reply, kit.secure(request))
     return sendPage(
       reply,
       200,

@@ -20,7 +20,7 @@ export function registerPasswordResetPages(app: FastifyInstance, ctx: AccountCon
   app.get('/account/forgot', async (request, reply) => {
     request.routeName = 'account'
     if (!reset) return sendPage(reply, 200, forgotPasswordPage())
-    const session = await sessions.currentOrVisitor(request, reply, kit.secureOf(request))
+    const session = await sessions.currentOrVisitor(request, reply, kit.secure(request))
     return sendPage(reply, 200, forgotByMailPage({ csrfToken: session.csrfToken }))
   })
 
@@ -62,7 +62,7 @@ export function registerPasswordResetPages(app: FastifyInstance, ctx: AccountCon
     request.routeName = 'account'
     const token = (request.query as Record<string, unknown>).token
     if (!reset || typeof token !== 'string' || token.length > 200 || (await reset.store.peek(token, ctx.now())) === null) return badLink(reply)
-    const session = await sessions.currentOrVisitor(request, reply, kit.secureOf(request))
+    const session = await sessions.currentOrVisitor(request, reply, kit.secure(request))
     return sendPage(reply, 200, resetPasswordPage({ csrfToken: session.csrfToken, token }))
   })
 

@@ -22,7 +22,7 @@ export function registerSignIn(app: FastifyInstance, ctx: AccountContext, kit: A
   app.get('/account/login', async (request, reply) => {
     request.routeName = 'account'
     const next = safeNext((request.query as Record<string, string>).next) ?? '/account'
-    const session = await sessions.currentOrVisitor(request, reply, kit.secureOf(request))
+    const session = await sessions.currentOrVisitor(request, reply, kit.secure(request))
     if (session.user) return seeOther(reply, next)
     const notice = kit.noticeOf(request)
     return sendPage(reply, 200, loginPage({ csrfToken: session.csrfToken, next, ...(notice ? { notice } : {}) }))
@@ -56,7 +56,7 @@ export function registerSignIn(app: FastifyInstance, ctx: AccountContext, kit: A
     await throttle.succeeded({ ...attempt, user: user.id })
     // A new session id at sign-in: an id planted before it is worth nothing after.
     await store.deleteWebSession(visitor.id)
-    await sessions.start(request, reply, user, kit.secureOf(request))
+    await sessions.start(request, reply, user, kit.secure(request))
     return seeOther(reply, next)
   })
 
@@ -75,7 +75,7 @@ export function registerSignIn(app: FastifyInstance, ctx: AccountContext, kit: A
     request.routeName = 'account'
     const posted = await kit.posted(request, reply)
     if (!posted) return reply
-    await sessions.end(posted.session, reply, kit.secureOf(request))
+    await sessions.end(posted.session, reply, kit.secure(request))
     return seeOther(reply, '/account/login?notice=signed_out')
   })
 }

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../common/config.js'
 import { errors, type FailureWording } from '../../common/errors.js'
 import { contentTypes, xmlDocument } from '../../common/formats.js'
-import { accountArea, field, pageHeaders, sendPage, type SignedInSession } from '../account-area/index.js'
+import { field, type AccountArea, type AccountAreaOptions, pageHeaders, sendPage, type SignedInSession } from '../account-area/index.js'
 import { sendErrorPage } from '../account-area/error-page.js'
 import type { AuditStore } from '../audit/store.js'
 import type { Outcome } from '../domain/auth.js'
@@ -29,9 +29,7 @@ export { LoginSiteStore } from './store.js'
 export interface LoginApiOptions {
   config: Config
   sites: LoginSiteStore
-  store: ProviderRepository & { getUser(id: string): Promise<User | null> } & Parameters<typeof accountArea>[1]['store']
-  /** The sign-in throttle (a wrong password typed to change a site's callback counts against it). */
-  throttle: Parameters<typeof accountArea>[1]['throttle']
+  store: ProviderRepository & { getUser(id: string): Promise<User | null> } & AccountAreaOptions['store']
   policy?: PolicyService
   usage?: Pick<UsageRecorder, 'observe'>
   metrics?: GatewayMetrics
@@ -39,8 +37,8 @@ export interface LoginApiOptions {
   now?: () => number
   /** How long a cert may be exchanged, seconds (default 600). */
   certTtlSeconds?: number
-  sessionTtlSeconds?: number
-  visitorSessionTtlSeconds?: number
+  /** The host's account area (one session for every account page), mounted in this plugin's scope. */
+  account: { mount(app: FastifyInstance): Promise<AccountArea> }
   /** How often expired certs are deleted, ms (default 10 minutes; never on a sign-in). */
   certSweepMs?: number
 }
@@ -74,14 +72,7 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
   const now = options.now ?? Date.now
   const { sites, store, config } = options
   const certTtlSeconds = options.certTtlSeconds ?? config.loginApi.certTtlSeconds
-  const area = await accountArea(app, {
-    store,
-    throttle: options.throttle,
-    now,
-    sessionTtlSeconds: options.sessionTtlSeconds ?? config.provider.sessionTtlSeconds,
-    visitorSessionTtlSeconds: options.visitorSessionTtlSeconds ?? 3600,
-    secretKey: config.secretKey,
-  })
+  const area = await options.account.mount(app)
 
   // Expired certs are deleted now and then, not by each sign-in (a flood of sign-ins
   // would otherwise run a delete each).

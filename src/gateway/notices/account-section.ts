@@ -4,7 +4,7 @@
 // the endpoints it called and when, so the person can tell which tool it is. A login-API
 // site's owner sees their site's part. Registered on the account page's sections.
 import { datesHtml, html, timeHtml } from '../../common/html.js'
-import type { AccountSection } from '../provider/context.js'
+import type { AccountSection } from '../account-area/context.js'
 import { noticeParts } from './message.js'
 import { endpointKey, type EndpointStore } from './endpoints.js'
 import type { Notices } from './index.js'

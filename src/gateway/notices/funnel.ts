@@ -14,34 +14,12 @@
 // refused.
 import { movedRule, recipientMoved } from '../usage/moved.js'
 import type { NoticeStore, RecipientRow } from './store.js'
+import type { FunnelLine } from '../host/notices.js'
 
 const dayMs = 86_400_000
 
 /** A recipient who has not moved, a week or more after their first notice. */
-export interface NotMoved {
-  user: string
-  toldAt: number
-  /** When the policy first refused one of their requests of the method; null when never. */
-  refusedSince: number | null
-}
-
-export interface FunnelLine {
-  method: string
-  told: number
-  moved7: number
-  moved30: number
-  /** Moved, whenever it was. */
-  moved: number
-  notMoved: number
-  /** Of those not moved, how many the policy refused. */
-  refused: number
-  /** Told less than 7 days ago and not moved. */
-  tooEarly: number
-  /** Told less than 30 days ago and not moved within 30 days: too early for the 30-day column. */
-  tooEarly30: number
-  /** The recipients not moved (at most `listed` of them), the longest told first. */
-  notMovedList: NotMoved[]
-}
+export type { FunnelLine, NotMoved } from '../host/notices.js'
 
 /** Recipients read per batch. */
 const batch = 500

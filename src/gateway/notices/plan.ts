@@ -15,22 +15,11 @@
 import { isoSeconds } from '../../common/time.js'
 import { movedRule, recipientMoved } from '../usage/moved.js'
 import type { LegacyMethod, MethodPolicy, PolicyState } from '../policy/types.js'
+import type { PolicyPlan } from '../host/notices.js'
 import type { NoticeStore, PlanRow } from './store.js'
 
-export interface PolicyPlan {
-  method: LegacyMethod
-  state: PolicyState
-  from: string
-  lookback_days: number
-  users: number
-  users_with_email: number
-  users_without_email: number
-  clients: number
-  requests: number
-  sites: number
-  /** Users of the lookback whose clients all moved: not counted above, and told nothing. */
-  moved_users: number
-}
+/** Who a policy change would concern: the shape the other features read too (host/notices.ts). */
+export type { PolicyPlan } from '../host/notices.js'
 
 export async function policyPlan(
   store: Pick<NoticeStore, 'planRows' | 'modernRows'>,

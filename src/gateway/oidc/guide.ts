@@ -1,12 +1,11 @@
 // The developer guide's section on signing people in with OpenID Connect (/developers#oidc):
 // the endpoints of this deployment, registering a site, and the sample site of
 // examples/guide/oidc-site.mjs, which test/guide runs against a running gateway. The
-// provider's guide shows it as one of its `guideSections` (src/gateway/server.ts).
+// provider's guide shows it as one of the features' `guideSections` (oidc/feature.ts).
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { projectRoot } from '../../common/config.js'
-import type { GuideSection } from '../provider/context.js'
-import { sampleBaseUrl } from '../provider/developer-guide.js'
+import { sampleBaseUrl, type GuideSection } from '../host/guide.js'
 import { html, type SafeHtml } from '../../common/html.js'
 
 export const oidcSampleFile = 'oidc-site.mjs'

@@ -12,7 +12,7 @@ import type { GatewayMetrics } from '../metrics/metrics.js'
 import { sendError } from '../../common/api-errors.js'
 import { sendErrorPage } from '../account-area/error-page.js'
 import type { SafeHtml } from '../../common/html.js'
-import { accountArea, field, messagePage, sendPage, seeOther, type User } from '../account-area/index.js'
+import { field, type AccountArea, type AccountAreaOptions, messagePage, sendPage, seeOther, type User } from '../account-area/index.js'
 import type { Outcome } from '../domain/auth.js'
 import { maxClientLength } from '../usage/client-name.js'
 import type { UsageRecorder } from '../usage/recorder.js'
@@ -31,11 +31,9 @@ export interface OidcOptions {
   config: Pick<Config, 'domesticHost' | 'globalHost' | 'publicScheme' | 'secretKey' | 'domesticHostAliases' | 'globalHostAliases'>
   store: OidcStore
   /** The identity store: users, and the account area's sessions (one login, one session). */
-  users: OidcProviderDeps['users'] & { deleteWebSession(id: string): Promise<void> } & Parameters<typeof accountArea>[1]['store']
-  /** The sign-in throttle, as the account area takes it. */
-  throttle: Parameters<typeof accountArea>[1]['throttle']
-  sessionTtlSeconds: number
-  visitorSessionTtlSeconds: number
+  users: OidcProviderDeps['users'] & { deleteWebSession(id: string): Promise<void> } & AccountAreaOptions['store']
+  /** The host's account area (one login, one session), mounted in this plugin's scope. */
+  account: { mount(app: FastifyInstance): Promise<AccountArea> }
   metrics?: Pick<GatewayMetrics, 'authRequests'>
   now?: () => number
   /** The usage report: each code or refresh token exchanged, by user and site name (method "oidc"). */
@@ -176,7 +174,7 @@ const routeNameOf = (path: string): string => {
 
 export async function oidcProvider(app: FastifyInstance, options: OidcOptions): Promise<void> {
   const { store } = options
-  const account = await accountArea(app, { store: options.users, throttle: options.throttle, now: options.now ?? Date.now, sessionTtlSeconds: options.sessionTtlSeconds, visitorSessionTtlSeconds: options.visitorSessionTtlSeconds, secretKey: options.config.secretKey })
+  const account = await options.account.mount(app)
   const providers = options.providers
   const audited = auditTrail(options.audit, app.log)
 

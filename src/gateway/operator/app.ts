@@ -15,43 +15,30 @@ import { hostNameCheck } from '../../common/host-names.js'
 import { adminApi } from './admin-api.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditApi } from './audit-api.js'
-import { sitesAdminApi } from '../login-api/admin-api.js'
-import type { LoginSiteStore } from '../login-api/store.js'
-import type { PolicyService } from '../policy/service.js'
-import type { UsageRecorder } from '../usage/recorder.js'
-import type { UsageStore } from '../usage/store.js'
-import { dashboard } from './dashboard.js'
 import { noOperatorResource, operatorErrors, sendOperatorJson } from './errors.js'
-import { policyApi } from './policy-api.js'
-import { adminTokenBinding, type OperatorSessionStore } from './session-store.js'
+import type { OperatorSessionStore } from './session-store.js'
 import { sessionsApi } from './sessions-api.js'
 import { locksApi } from './locks-api.js'
 import type { UserLocks } from '../throttle/user-locks.js'
-import { usageApi } from './usage-api.js'
-import type { Notices } from '../notices/index.js'
-import { noticesApi } from './notices-api.js'
 import type { ContactEmailStore } from '../account-area/contact-email.js'
-import { noticesDashboardSection } from './notices-panel.js'
-import { oidcAdminApi } from '../oidc/admin-api.js'
-import type { OidcProviders } from '../oidc/index.js'
-import type { OidcStore } from '../oidc/store.js'
+
+/** What a feature adds to the operator app (host/feature.ts): routes behind the admin token, and pages with their own sign-in. */
+export interface OperatorFeature {
+  name: string
+  operatorRoutes?: ((app: FastifyInstance) => Promise<void>) | undefined
+  operatorPages?: ((app: FastifyInstance) => Promise<void>) | undefined
+}
 
 export interface OperatorDeps extends GatewayDeps {
   store: IdentityAdministration
-  /** Migration policy, usage report and dashboard (docs/gateway.md#the-migration-policy, docs/gateway.md#the-usage-report, docs/gateway.md#the-operator-api-and-dashboard). */
-  migration?: { policy: PolicyService; usageStore: UsageStore; recorder: UsageRecorder }
+  /** The features (features.ts), in the list's order: their operator API and pages. */
+  features?: readonly OperatorFeature[]
   /** The audit trail of operator changes. */
   audit?: AuditStore
   /** Dashboard sign-ins, shared by the gateways (docs/security.md#operator-sessions). */
   operatorSessions?: OperatorSessionStore
   /** Operator locks on users (docs/operations.md#user-locks). */
   userLocks?: UserLocks
-  /** The OpenID Connect provider's relying parties and keys (docs/oidc.md). */
-  oidc?: { store: OidcStore; providers: Pick<OidcProviders, 'rotateKey'> }
-  /** The login API's sites (docs/login-api.md). */
-  sites?: LoginSiteStore
-  /** Migration notices and the policy plan (docs/gateway.md#migration-notices). */
-  notices?: Notices
   /** New contact e-mails waiting for their owners' confirmation (shown with a user). */
   contactEmails?: Pick<ContactEmailStore, 'pending'>
 }
@@ -75,9 +62,8 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
   hostNameCheck(app, deps.config.gateway.adminHostNames, { port: 'operator port', setting: 'KIGO_ADMIN_HOST_NAMES' })
   // Failures in the operator API's JSON; the dashboard and some API areas word their own.
   await app.register(errorAnswers, { ...operatorErrors, notFound: (request, reply) => sendOperatorJson(request, reply, noOperatorResource(request.method, request.url), undefined) })
-  const migration = deps.migration
   const now = deps.now ?? Date.now
-  const emails = async () => new Map((await deps.store.listUsers()).map((u) => [u.id, u.email] as const))
+  const features = deps.features ?? []
   // The JSON API behind the bearer token, in a scope of its own so that the dashboard
   // beside it can serve its sign-in form (docs/gateway.md#the-operator-api-and-dashboard).
   await app.register(async (api) => {
@@ -88,31 +74,14 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     if (audit) await api.register(auditApi, { audit })
     if (deps.userLocks) await api.register(locksApi, { locks: deps.userLocks, now, ...(audit ? { audit } : {}) })
     if (deps.operatorSessions) await api.register(sessionsApi, { sessions: deps.operatorSessions, now, ...(audit ? { audit } : {}) })
-    if (deps.oidc) await api.register(oidcAdminApi, { store: deps.oidc.store, providers: deps.oidc.providers, users: deps.store, ...(audit ? { audit } : {}) })
-    if (deps.sites) await api.register(sitesAdminApi, { sites: deps.sites, now, ...(audit ? { audit } : {}) })
-    if (migration) {
-      await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })
-      await api.register(usageApi, { store: migration.usageStore, recorder: migration.recorder, emails })
-    }
-    if (deps.notices) await api.register(noticesApi, { notices: deps.notices })
+    for (const feature of features) if (feature.operatorRoutes) await api.register(feature.operatorRoutes)
     // Unknown operator paths answer only to the token holder, as before the split.
     api.all('/admin/*', async (request) => {
       throw noOperatorResource(request.method, request.url)
     })
   })
-  if (migration && deps.operatorSessions) {
-    await app.register(dashboard, {
-      adminToken: deps.config.adminToken,
-      sessions: { store: deps.operatorSessions, binding: adminTokenBinding(deps.config.secretKey, deps.config.adminToken) },
-      policy: migration.policy,
-      usage: migration.usageStore,
-      recorder: migration.recorder,
-      now,
-      emails,
-      ...(deps.audit ? { audit: deps.audit } : {}),
-      ...(deps.notices ? { notices: deps.notices, sections: [noticesDashboardSection(deps.notices, () => migration.policy.current(), now)] } : {}),
-    })
-  }
+  // Pages beside the token's scope, with their own sign-in (the dashboard, docs/security.md#operator-sessions).
+  for (const feature of features) if (feature.operatorPages) await app.register(feature.operatorPages)
 
   const metricsToken = metricsTokenHook(deps.config.metricsToken)
   app.get('/metrics', { ...(metricsToken ? { onRequest: metricsToken } : {}) }, async (_request, reply) => {

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { projectRoot } from '../../common/config.js'
 import type { ProviderContext } from './context.js'
+import { sampleBaseUrl } from '../host/guide.js'
 import { html, page, sendPage } from '../account-area/html.js'
 
 export interface GuideSample {
@@ -60,8 +61,7 @@ export const guideScopes: Array<{ scope: string; what: string; operations: strin
 /** The sample of moving a login-API site to OAuth and applications/my (test/guide/login-api-site.test.ts runs it). */
 export const loginApiSample = 'login-api-site.mjs'
 
-/** The URL the sample files are written for; the page shows the deployment's instead. */
-export const sampleBaseUrl = 'http://localhost:8080'
+export { sampleBaseUrl }
 
 export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContext): void {
   // Read once: the files do not change while the gateway runs.

@@ -2,21 +2,18 @@
 // public app: registered beside the catch-all forwarding route, whose more specific
 // paths it takes over. Its failures are answered as pages on the account pages, in their
 // formats on the token endpoints and the user-information API.
-import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance } from 'fastify'
 import type { ErrorArea } from '../../common/error-answers.js'
 import { errors } from '../../common/errors.js'
 import { sendError } from '../../common/api-errors.js'
 import { sendErrorPage } from '../account-area/error-page.js'
 import { signatureAdviceOptions } from '../auth/authenticate.js'
-import { registerAccount } from '../account-area/account.js'
 import { registerApplications } from './applications.js'
 import { registerAuthorize } from './authorize.js'
 import { defaults, type ProviderContext, type ProviderOptions } from './context.js'
 import { registerOAuthEndpoints } from './oauth-endpoints.js'
 import { registerMigrationGuide } from './migration-guide.js'
 import { registerDeveloperGuide } from './developer-guide.js'
-import { Sessions, sessionBinding } from '../account-area/session.js'
 import { registerUserInfo } from './user-info.js'
 
 export type { ProviderOptions } from './context.js'
@@ -38,51 +35,33 @@ const providerErrors: ErrorArea = {
 }
 
 export async function oauthProvider(app: FastifyInstance, options: ProviderOptions): Promise<void> {
-  // The account session cookie (session.ts), parsed for the provider's routes only.
-  await app.register(fastifyCookie)
-  const now = options.now ?? Date.now
-  const auth = options.config.auth
+  // The account area in this scope: the session cookie (session.ts), parsed for the
+  // provider's routes only, and the deployment check: the provider answers for the
+  // deployments only (docs/gateway.md#deployments; docs/api.md#statusesupdate rule 1 holds here too): a
+  // request token, a session or a base string made for another Host is refused.
+  const area = await options.account.mount(app)
+  const account = options.account.context
+  const auth = account.config.auth
   const ctx: ProviderContext = {
-    config: options.config,
-    store: options.store,
+    ...account,
     replay: options.replay,
-    throttle: options.throttle,
-    now,
     requestTokenTtlSeconds: options.requestTokenTtlSeconds ?? defaults.requestTokenTtlSeconds,
-    sessions: new Sessions(
-      options.store,
-      {
-        ttlSeconds: options.sessionTtlSeconds ?? defaults.sessionTtlSeconds,
-        visitorTtlSeconds: options.visitorSessionTtlSeconds ?? defaults.visitorSessionTtlSeconds,
-      },
-      now,
-      sessionBinding(options.config.secretKey),
-    ),
     realm: auth.realm,
-    ...(options.migration ? { migration: options.migration } : {}),
-    ...(options.audit ? { audit: options.audit } : {}),
-    ...(options.passwordReset ? { passwordReset: options.passwordReset } : {}),
-    ...(options.contactEmail ? { contactEmail: options.contactEmail } : {}),
-    accountSections: options.accountSections ?? [],
     guideSections: options.guideSections ?? [],
     verifyOptions: {
       windowSeconds: auth.timestampWindowSeconds,
       hmacSha256: auth.hmacSha256,
       plaintext: auth.plaintext,
-      advice: signatureAdviceOptions(auth, [options.config.domesticHost, options.config.globalHost]),
+      advice: signatureAdviceOptions(auth, [account.config.domesticHost, account.config.globalHost]),
     },
   }
 
   app.answerErrorsAs(providerErrors)
 
-  // The provider answers for the deployments only (docs/gateway.md#deployments, as for the
-  // API): a request token, a session or a base string made for another Host is refused.
-  app.addHook('onRequest', app.requireDeployment)
-
   registerOAuthEndpoints(app, ctx)
   registerAuthorize(app, ctx)
-  // The account area's own pages, then the applications' pages registered on it.
-  registerApplications(app, ctx, registerAccount(app, ctx))
+  // The applications' pages on the account area (the area's own pages are the host's).
+  registerApplications(app, ctx, area)
   registerUserInfo(app, ctx)
   registerMigrationGuide(app, ctx)
   registerDeveloperGuide(app, ctx)

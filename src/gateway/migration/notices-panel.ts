@@ -8,12 +8,11 @@
 import { html, joinHtml, timeHtml, type SafeHtml } from '../../common/html.js'
 import { methodNames, nextChange } from '../policy/evaluate.js'
 import { legacyMethods, type LegacyMethod, type Policies } from '../policy/types.js'
-import type { Notices } from '../notices/index.js'
-import { planText } from '../notices/plan.js'
+import type { MigrationNotices } from '../host/notices.js'
 
 const stepLabels: Record<string, string> = { announced: 'announced', reminder_7d: '7 days before', reminder_1d: '1 day before', retired: 'retired' }
 
-export function noticesDashboardSection(notices: Pick<Notices, 'plan' | 'summary' | 'lookbackDays'>, policies: () => Policies, now: () => number): () => Promise<SafeHtml> {
+export function noticesDashboardSection(notices: Pick<MigrationNotices, 'plan' | 'planText' | 'summary' | 'lookbackDays'>, policies: () => Policies, now: () => number): () => Promise<SafeHtml> {
   return async () => {
     const t = now()
     const current = policies()
@@ -25,7 +24,7 @@ export function noticesDashboardSection(notices: Pick<Notices, 'plan' | 'summary
       Promise.all(upcoming.map(async (u) => ({ ...u, plan: await notices.plan(u.method, u.next.state, u.next.at) }))),
       notices.summary(),
     ])
-    const planLines = plans.map((p) => html`<li data-method="${p.method}">${planText(p.plan)} <span class="muted">(scheduled for ${timeHtml(p.next.at)})</span></li>`)
+    const planLines = plans.map((p) => html`<li data-method="${p.method}">${notices.planText(p.plan)} <span class="muted">(scheduled for ${timeHtml(p.next.at)})</span></li>`)
     const name = (m: string) => methodNames[m as LegacyMethod] ?? m
     const stepRows = summary.steps.map((s) => html`<tr data-method="${s.method}" data-step="${s.step}"><td data-label="Method">${name(s.method)}</td><td data-label="Step">${stepLabels[s.step] ?? s.step}</td><td class="num" data-label="Sent">${s.sent}</td><td class="num" data-label="Failed">${s.failed}</td><td class="num" data-label="Pending">${s.pending}</td><td class="num" data-label="Unreachable">${s.unreachable}</td></tr>`)
     const effectRows = summary.effect.map((e) => html`<tr data-method="${e.method}"><td data-label="Method">${name(e.method)}</td><td class="num" data-label="Told">${e.told}</td><td class="num" data-label="Moved within 7 days">${e.moved7}</td><td class="num" data-label="Moved within 30 days">${e.moved30}${e.tooEarly30 > 0 ? html` <span class="muted">(${e.tooEarly30} too early to tell)</span>` : ''}</td><td class="num" data-label="Moved">${e.moved}</td><td class="num" data-label="Not moved">${e.notMoved}${e.refused > 0 ? html` <span class="muted">(${e.refused} refused)</span>` : ''}</td><td class="num" data-label="Too early to tell">${e.tooEarly}</td></tr>`)

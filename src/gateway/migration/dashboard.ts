@@ -9,25 +9,24 @@ import fastifyCookie from '@fastify/cookie'
 import escapeHtml from 'escape-html'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../common/errors.js'
-import type { SafeHtml } from '../../common/html.js'
 import { safeEqual } from '../../common/secrets.js'
 import type { PolicyService } from '../policy/service.js'
 import { isLegacyMethod, legacyMethods } from '../policy/types.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
-import { hasAdminBearer } from './admin-auth.js'
+import { hasAdminBearer } from '../operator/admin-auth.js'
 import { bucketize, chartRanges, defaultRange, rangeWindow } from './dashboard-chart.js'
 import { dashboardCsvPath, dashboardPage, loginPage } from './dashboard-page.js'
 import { securePage, type PagePolicy } from '../../common/security-headers.js'
-import { sessionCookie, sessionCookieOptions, sessionSeconds } from './dashboard-session.js'
-import type { OperatorSessionStore } from './session-store.js'
+import { sessionCookie, sessionCookieOptions, sessionSeconds } from '../operator/dashboard-session.js'
+import type { OperatorSessionStore } from '../operator/session-store.js'
 import { applyPolicyChange, methodPolicyView } from './policy-api.js'
 import { methodUpdate, previewPolicyChange } from './policy-change.js'
 import { formChange, policyForm, policyFormPage, policyPreviewPage, postedPolicyForm, storedPolicyForm, type PolicyFormValues } from './policy-form.js'
 import { InvalidPolicy } from '../policy/normalize.js'
 import { StalePolicy } from '../policy/service.js'
 import { policyDigest } from '../policy/store.js'
-import type { Notices } from '../notices/index.js'
+import type { DashboardPanel, MigrationNotices } from '../host/feature.js'
 import type { AuditStore } from '../audit/store.js'
 import { usageCsv, usageReport, usageSortKeys, type UsageQuery, type UsageSortKey } from './usage-report.js'
 
@@ -44,9 +43,9 @@ export interface DashboardOptions {
   /** The audit trail shown under the policy, and where the dashboard's policy changes are recorded. */
   audit?: Pick<AuditStore, 'list' | 'record'>
   /** The impact plan and notice steps of a policy change's preview (none: notices are off). */
-  notices?: Pick<Notices, 'plan'>
-  /** Sections other features add below the policy (the migration notices). */
-  sections?: Array<() => Promise<SafeHtml>>
+  notices?: Pick<MigrationNotices, 'plan' | 'planText' | 'dueSteps'>
+  /** Panels the features add below the policy (the migration notices), read at each view. */
+  sections?: () => readonly DashboardPanel[]
 }
 
 /** Rows of the audit table on the page (`kigo audit` and GET /admin/audit have them all). */
@@ -145,7 +144,7 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
       usageReport(options.usage, options.emails, usageQuery),
       options.audit ? options.audit.list({ limit: auditRows }) : Promise.resolve(undefined),
     ])
-    const sections = await Promise.all((options.sections ?? []).map((section) => section()))
+    const sections = await Promise.all((options.sections?.() ?? []).map((section) => section()))
     const policies = options.policy.current()
     return html(reply, 200, dashboardPage({
       now: t,

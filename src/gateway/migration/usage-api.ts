@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
 import { usageCsv, usageReport, usageReportFields, usageSortKeys, type UsageQuery, type UsageReportRow, type UsageSortKey } from './usage-report.js'
-import { queryFilters } from './query-filters.js'
+import { queryFilters } from '../operator/query-filters.js'
 
 export interface UsageApiOptions {
   store: UsageStore

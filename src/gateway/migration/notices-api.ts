@@ -6,12 +6,12 @@
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../../common/errors.js'
 import { Compile, Type } from '../../common/typebox.js'
-import { describeSchemaError } from './admin-api.js'
-import { queryFilters } from './query-filters.js'
+import { describeSchemaError } from '../operator/admin-api.js'
+import { queryFilters } from '../operator/query-filters.js'
 import { InvalidPolicy, parseInstant } from '../policy/normalize.js'
 import { isoSeconds } from '../../common/time.js'
 import { Instant, PolicyStateSchema, legacyMethods } from '../policy/types.js'
-import type { Notices } from '../notices/index.js'
+import type { MigrationNotices } from '../host/notices.js'
 
 const PlanRequest = Type.Object({
   method: Type.Enum([...legacyMethods]),
@@ -23,7 +23,7 @@ const checkPlan = Compile(PlanRequest)
 
 const statuses = ['sent', 'failed', 'pending', 'unreachable'] as const
 
-export async function noticesApi(app: FastifyInstance, options: { notices: Notices }): Promise<void> {
+export async function noticesApi(app: FastifyInstance, options: { notices: MigrationNotices }): Promise<void> {
   const { notices } = options
 
   app.post('/admin/policy/plan', async (request, reply) => {

@@ -6,7 +6,6 @@
 import { html, joinHtml, type SafeHtml } from '../../common/html.js'
 import { isoSeconds, utcMinute } from '../../common/time.js'
 import { Compile } from '../../common/typebox.js'
-import { planText } from '../notices/plan.js'
 import { parseWindows, sunsetMoved, windowsText, type MethodChange } from '../policy/change.js'
 import { InvalidPolicy, parseInstant } from '../policy/normalize.js'
 import { BrownoutWindow, instantPattern, isLegacyMethod, policyStates, type LegacyMethod, type MethodPolicy, type PolicyState } from '../policy/types.js'
@@ -126,7 +125,7 @@ function noticesPart(p: PolicyChangePreview): SafeHtml {
   if (p.plans === null || p.due === null) return html`<p class="muted">Migration notices are off in this gateway's configuration (<code>notices.enabled</code>): nobody is told, and there is no impact plan.</p>`
   const plans = p.plans.length === 0
     ? html`<p class="muted">The change begins no state other than allow: it refuses nobody new.</p>`
-    : html`<ul id="policy-plan">${p.plans.map((x) => html`<li data-state="${x.state}">${pageDates(planText(x.plan))}</li>`)}</ul>`
+    : html`<ul id="policy-plan">${p.plans.map((x) => html`<li data-state="${x.state}">${pageDates(x.text)}</li>`)}</ul>`
   const steps = (d: { steps: readonly string[] }) => (d.steps.length === 0 ? 'none' : d.steps.map((s) => stepWords[s] ?? s).join(', '))
   const { before, after } = p.due
   const refusal = (at: number | null) => (at === null ? html`none` : pageTime(at))

@@ -8,15 +8,13 @@
 // not applied blindly.
 import { fieldChanges, type FieldChange } from '../../common/audit-diff.js'
 import { Compile } from '../../common/typebox.js'
-import type { Notices } from '../notices/index.js'
-import type { PolicyPlan } from '../notices/plan.js'
-import { dueSteps, type DueSteps } from '../notices/rules.js'
+import type { DueSteps, MigrationNotices, PolicyPlan } from '../host/notices.js'
 import { changedPolicy, type MethodChange } from '../policy/change.js'
 import { InvalidPolicy } from '../policy/normalize.js'
 import type { PolicyService, ReplacedEntry } from '../policy/service.js'
 import { policyDigest } from '../policy/store.js'
 import { PolicyUpdateSchema, type LegacyMethod, type MethodPolicy, type PolicyState, type PolicyUpdate } from '../policy/types.js'
-import { describeSchemaError } from './admin-api.js'
+import { describeSchemaError } from '../operator/admin-api.js'
 import { methodPolicyView } from './policy-api.js'
 
 const checkUpdate = Compile(PolicyUpdateSchema)
@@ -30,7 +28,7 @@ export interface PolicyChangePreview {
   /** The stored fields that change (as the audit trail will show them). */
   changes: FieldChange[]
   /** Each state the change begins (allow aside) and whom it would touch; null without migration notices. */
-  plans: Array<{ state: PolicyState; from: number | null; plan: PolicyPlan }> | null
+  plans: Array<{ state: PolicyState; from: number | null; plan: PolicyPlan; text: string }> | null
   /** The notice steps due now (notices/rules.ts), before and after; null without migration notices. */
   due: { before: DueSteps; after: DueSteps } | null
   /** The scheduled entries the change replaces (they would undo it). */
@@ -55,7 +53,7 @@ export function methodUpdate(method: LegacyMethod, current: MethodPolicy, change
  * Throws InvalidPolicy for a change the gateway would refuse (as PUT would answer 400).
  */
 export async function previewPolicyChange(
-  deps: { policy: PolicyService; notices?: Pick<Notices, 'plan'> | undefined; now: () => number },
+  deps: { policy: PolicyService; notices?: Pick<MigrationNotices, 'plan' | 'planText' | 'dueSteps'> | undefined; now: () => number },
   method: LegacyMethod,
   change: MethodChange,
 ): Promise<PolicyChangePreview> {
@@ -70,7 +68,10 @@ export async function previewPolicyChange(
     ...after.schedule.filter((e) => !before.schedule.some((b) => b.state === e.state && b.from === e.from)).map((e) => ({ state: e.state, from: Date.parse(e.from) })),
   ].filter((b) => b.state !== 'allow')
   const notices = deps.notices
-  const plans = notices === undefined ? null : await Promise.all(begins.map(async (b) => ({ ...b, plan: await notices.plan(method, b.state, b.from ?? undefined, after) })))
+  const plans = notices === undefined ? null : await Promise.all(begins.map(async (b) => {
+    const plan = await notices.plan(method, b.state, b.from ?? undefined, after)
+    return { ...b, plan, text: notices.planText(plan) }
+  }))
   const t = deps.now()
   return {
     method,
@@ -79,7 +80,7 @@ export async function previewPolicyChange(
     after: methodPolicyView(after, t),
     changes: fieldChanges(before, after),
     plans,
-    due: notices === undefined ? null : { before: dueSteps(before, t), after: dueSteps(after, t) },
+    due: notices === undefined ? null : { before: notices.dueSteps(before, t), after: notices.dueSteps(after, t) },
     replaced,
     base: policyDigest(before),
   }

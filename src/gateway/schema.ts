@@ -12,13 +12,16 @@ import { oidcMigrations } from './oidc/migrations.js'
 import { operatorMigrations } from './operator/migrations.js'
 import { policyMigrations } from './policy/migrations.js'
 import { providerMigrations } from './account-area/migrations.js'
-import { identityMigrations } from './store/migrations.js'
+import { identityMigrations, webSessionMigrations } from './store/migrations.js'
+import { oauth1Migrations } from './oauth1/migrations.js'
 import { throttleMigrations } from './throttle/migrations.js'
 import { usageMigrations } from './usage/migrations.js'
 import { noticeMigrations } from './notices/migrations.js'
 
 export const gatewayMigrations: readonly Migration[] = [
   ...identityMigrations,
+  ...oauth1Migrations,
+  ...webSessionMigrations,
   ...policyMigrations,
   ...usageMigrations,
   ...auditMigrations,

@@ -13,14 +13,14 @@ import { operatorMigrations } from './operator/migrations.js'
 import { policyMigrations } from './policy/migrations.js'
 import { providerMigrations } from './account-area/migrations.js'
 import { identityMigrations, webSessionMigrations } from './store/migrations.js'
-import { oauth1Migrations } from './oauth1/migrations.js'
+import { oauth1Feature } from './oauth1/feature.js'
 import { throttleMigrations } from './throttle/migrations.js'
 import { usageMigrations } from './usage/migrations.js'
 import { noticeMigrations } from './notices/migrations.js'
 
 export const gatewayMigrations: readonly Migration[] = [
   ...identityMigrations,
-  ...oauth1Migrations,
+  ...oauth1Feature.migrations,
   ...webSessionMigrations,
   ...policyMigrations,
   ...usageMigrations,

@@ -8,10 +8,9 @@ import type { Db, Queryable } from '../../common/sql.js'
 import { createHash } from 'node:crypto'
 import { randomToken, safeEqual } from '../../common/secrets.js'
 import { newVerifier, normalizeVerifier } from '../store/verifier-code.js'
-import type { SecretBox } from '../store/crypto.js'
 import { InvalidInput, checkCallbackUrl, checkHomeUrl, checkName, checkScopes, isPlausibleKey, limits, scopesBeyondRegistration } from '../store/validation.js'
 import { NotFound, type AccessToken, type AuthorizedApplication, type Consumer, type ConsumerDetails, type ExchangeResult, type RequestToken, type RequestTokenState } from '../store/types.js'
-import type { IdentityChange } from '../store/sql-identity-store.js'
+import type { IdentityStoreBase } from '../store/sql-identity-store.js'
 import type { OAuth1Store } from './types.js'
 import { scopes as allScopes, userIdPattern, type Scope } from '../domain/identifiers.js'
 import { storedPrevious, type PreviousSecret } from '../domain/secret-rotation.js'
@@ -117,12 +116,16 @@ function checkConsumerDetails(input: { name: string; callbackUrl: string | null;
 const isUserId = (id: unknown): id is string => typeof id === 'string' && userIdPattern.test(id)
 
 export class SqlOAuth1Store implements OAuth1Store {
-  constructor(
-    private readonly db: Db,
-    private readonly box: SecretBox,
-    /** Called after each committed change (the identity store's listeners). */
-    private readonly changed: (change: IdentityChange) => void,
-  ) {}
+  private readonly db: Db
+  private readonly box: IdentityStoreBase['box']
+  /** Called after each committed change (the identity store's listeners). */
+  private readonly changed: IdentityStoreBase['changed']
+
+  constructor(base: IdentityStoreBase) {
+    this.db = base.db
+    this.box = base.box
+    this.changed = base.changed
+  }
 
   // ---- consumers -----------------------------------------------------------------------
 

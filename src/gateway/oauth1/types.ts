@@ -2,28 +2,7 @@
 // applications (consumers), access tokens, request tokens and a user's authorized
 // applications. The verifiers read consumers and tokens through the cached credential
 // lookup (store/credential-lookup.ts), which takes any CredentialRepository.
-import type { IdentityStore } from '../store/types.js'
-
-export const oauth1StoreMethods = [
-  'createConsumer',
-  'getConsumer',
-  'listConsumers',
-  'updateConsumer',
-  'rotateConsumerSecret',
-  'deleteConsumer',
-  'createAccessToken',
-  'getAccessToken',
-  'revokeAccessToken',
-  'listAccessTokens',
-  'createRequestToken',
-  'getRequestToken',
-  'approveRequestToken',
-  'denyRequestToken',
-  'exchangeRequestToken',
-  'listAuthorizedApplications',
-  'revokeUserTokensForConsumer',
-  'countApplicationUsers',
-] as const
+import type { ApplicationStore } from '../store/types.js'
 
 /** The OAuth 1.0a store: the identity store's methods about applications and their tokens. */
-export type OAuth1Store = Pick<IdentityStore, (typeof oauth1StoreMethods)[number]>
+export type OAuth1Store = ApplicationStore

@@ -17,10 +17,8 @@ import {
   limits,
   reservedUserIds,
 } from './validation.js'
-import { Conflict, NotFound, type IdentityStore, type User, type UserContact, type WebSession } from './types.js'
+import { Conflict, NotFound, applicationStoreMethods, type ApplicationStore, type IdentityStore, type User, type UserContact, type WebSession } from './types.js'
 import { userIdPattern } from '../domain/identifiers.js'
-import { SqlOAuth1Store } from '../oauth1/store.js'
-import { oauth1StoreMethods, type OAuth1Store } from '../oauth1/types.js'
 
 /** What changed, so that caches of this process (CachedCredentialLookup) drop it at once. */
 export type IdentityChange = { kind: 'user'; id: string } | { kind: 'consumer'; key: string } | { kind: 'token'; token: string }
@@ -57,35 +55,52 @@ const toUser = (r: UserRow): User => ({ id: r.id, name: r.name, createdAt: new D
 /** A lookup id that cannot name a stored user is answered without a query. */
 const isUserId = (id: unknown): id is string => typeof id === 'string' && userIdPattern.test(id)
 
+/** What the applications' store is built on: the identity store's database, sealing and change announcements. */
+export interface IdentityStoreBase {
+  db: Db
+  box: SecretBox
+  changed: (change: IdentityChange) => void
+}
+
+/** Opens the applications' store on the identity store's base (src/gateway/oauth1/feature.ts gives one). */
+export type ApplicationStoreFactory = (base: IdentityStoreBase) => ApplicationStore
+
 export interface SqlIdentityStoreOptions {
   /** KIGO_SECRET_KEY (32 bytes, base64). */
   secretKey: string
   /** Close the Db when the store is closed (true when the store opened it). */
   ownsDb?: boolean
+  /** The applications and tokens (OAuth 1.0a); without it, those calls are refused. */
+  applications?: ApplicationStoreFactory
 }
 
 /**
- * The applications and tokens of OAuth 1.0a are kept by src/gateway/oauth1/store.ts on the
- * same database; this class answers for them too (one IdentityStore for the verifiers, the
- * operator API and the kigo CLI) by handing each such call to `oauth1`.
+ * The applications and tokens of OAuth 1.0a are kept by their own store on the same
+ * database (src/gateway/oauth1/store.ts, given as `applications`); this class answers for
+ * them too (one IdentityStore for the verifiers, the operator API and the kigo CLI) by
+ * handing each such call to it.
  */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
-export interface SqlIdentityStore extends OAuth1Store {}
+export interface SqlIdentityStore extends ApplicationStore {}
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
   private readonly box: SecretBox
   private readonly listeners = new Set<(change: IdentityChange) => void>()
-  /** The OAuth 1.0a applications and tokens (src/gateway/oauth1/). */
-  readonly oauth1: SqlOAuth1Store
+  /** The OAuth 1.0a applications and tokens (src/gateway/oauth1/), or null when none was given. */
+  readonly applications: ApplicationStore | null
 
   constructor(
     private readonly db: Db,
     private readonly options: SqlIdentityStoreOptions,
   ) {
     this.box = new SecretBox(options.secretKey)
-    this.oauth1 = new SqlOAuth1Store(db, this.box, (change) => this.changed(change))
-    for (const name of oauth1StoreMethods) Object.defineProperty(this, name, { value: this.oauth1[name].bind(this.oauth1), writable: true, configurable: true })
+    const applications = options.applications?.({ db, box: this.box, changed: (change) => this.changed(change) }) ?? null
+    this.applications = applications
+    for (const name of applicationStoreMethods) {
+      const value = applications ? applications[name].bind(applications) : () => Promise.reject(new Error('this identity store was opened without the applications store'))
+      Object.defineProperty(this, name, { value, writable: true, configurable: true })
+    }
   }
 
   private sendUsers: (() => Promise<unknown>) | undefined

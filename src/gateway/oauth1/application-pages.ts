@@ -12,14 +12,23 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccountKit } from '../account-area/account-kit.js'
 import { field } from '../account-area/form.js'
 import { sendPage, sendSecretPage, seeOther } from '../account-area/html.js'
-import { applicationPage, messagePage, overlapChoice, shownOnceNotice, type RegisterForm, type ShownSecret } from '../account-area/pages.js'
-import { applicationEditPage } from '../account-area/application-edit.js'
+import { messagePage, overlapChoice, shownOnceNotice, type RegisterForm, type ShownSecret } from '../account-area/pages.js'
+import { applicationPage } from './application-page.js'
+import { applicationEditPage } from './application-edit.js'
 import { livePrevious, postedOverlap, rotationAudit, type PreviousSecret } from '../domain/secret-rotation.js'
 import type { SignedInSession } from '../account-area/posted-form.js'
 import { scopesFromCheckboxes } from '../domain/scopes.js'
 import { InvalidInput, refused } from '../store/validation.js'
 import type { Consumer, ConsumerDetails } from '../store/types.js'
-import type { ProviderContext } from './context.js'
+import type { Sessions } from '../account-area/session.js'
+import type { AccountStore } from '../account-area/context.js'
+
+/** What the application pages use of the provider: the store, the account sessions and the clock. */
+export interface ApplicationPagesContext {
+  store: AccountStore
+  sessions: Sessions
+  now: () => number
+}
 
 const noName = 'Give the application a name.'
 
@@ -39,7 +48,7 @@ const refusal = (err: InvalidInput): string => (err.field === 'callbackUrl' ? `T
 /** The application as the audit trail records it, before and after a change. */
 const auditView = (c: Consumer) => ({ name: c.name, callback_url: c.callbackUrl, home_url: c.homeUrl })
 
-export function registerApplications(app: FastifyInstance, ctx: ProviderContext, kit: AccountKit): void {
+export function registerApplications(app: FastifyInstance, ctx: ApplicationPagesContext, kit: AccountKit): void {
   const { store, sessions } = ctx
 
   /** Where a registration or rotation sends the browser: the page that shows the new secret once. */

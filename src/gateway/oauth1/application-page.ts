@@ -56,7 +56,7 @@ ${applicationEditSection({ csrfToken: o.csrfToken, consumer: c, askPassword: o.a
 <h2>Secret and deletion</h2>
 <p class="muted">A new secret is shown once; you choose how long the current one keeps working beside it (not at all, an hour, a day or a week), time to give the application the new one. Deleting removes the application and every access it holds.</p>
 <div class="actions">
-<form method="post" action="/account/apps/${c.key}/rotate">${csrfField(o.csrfToken)}<button type="submit" class="secondary">Make a new secret…</button></form>
+<form method="post" action="/account/apps/${c.key}/rotate-secret">${csrfField(o.csrfToken)}<button type="submit" class="secondary">Make a new secret…</button></form>
 <form method="post" action="/account/apps/${c.key}/delete">${csrfField(o.csrfToken)}<button type="submit" class="danger">Delete the application…</button></form>
 </div>
 </div>`,

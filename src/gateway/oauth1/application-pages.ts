@@ -15,7 +15,8 @@ import { sendPage, sendSecretPage, seeOther } from '../account-area/html.js'
 import { messagePage, overlapChoice, shownOnceNotice, type RegisterForm, type ShownSecret } from '../account-area/pages.js'
 import { applicationPage } from './application-page.js'
 import { applicationEditPage } from './application-edit.js'
-import { livePrevious, postedOverlap, rotationAudit, type PreviousSecret } from '../domain/secret-rotation.js'
+import { livePrevious, type PreviousSecret } from '../domain/secret-rotation.js'
+import { accountPaths, auditAction, formerRotatePath, rotateOnAccount, type RegistrationKind } from '../registrations/lifecycle.js'
 import type { SignedInSession } from '../account-area/posted-form.js'
 import { scopesFromCheckboxes } from '../domain/scopes.js'
 import { InvalidInput, refused } from '../store/validation.js'
@@ -31,6 +32,10 @@ export interface ApplicationPagesContext {
 }
 
 const noName = 'Give the application a name.'
+
+/** OAuth applications as the registrations' lifecycle names them. */
+export const applicationKind: RegistrationKind = { name: 'app', auditKind: 'app', accountBase: '/account/apps', slot: 'app' }
+const paths = accountPaths(applicationKind)
 
 /** The name, callback and home page fields as posted, trimmed: a registration's and an edit's. */
 const detailsOf = (form: URLSearchParams) => ({
@@ -52,8 +57,8 @@ export function registerApplications(app: FastifyInstance, ctx: ApplicationPages
   const { store, sessions } = ctx
 
   /** Where a registration or rotation sends the browser: the page that shows the new secret once. */
-  const newSecretPath = (key: string) => `/account/apps/${encodeURIComponent(key)}/new-secret`
-  const slotOf = (key: string) => `app:${key}`
+  const newSecretPath = paths.newSecret
+  const slotOf = paths.slot
 
   app.post('/account/apps', async (request, reply) => {
     const ok = await kit.signedInPost(request, reply)
@@ -65,7 +70,7 @@ export function registerApplications(app: FastifyInstance, ctx: ApplicationPages
     if (input.scopes.length === 0) return invalid('Choose at least one scope.')
     try {
       const { consumer, secret } = await store.createConsumer({ ...storedDetails(input), ownerId: session.user.id, scopes: input.scopes })
-      await kit.audited(kit.by(request, session.user.id), { kind: 'app', action: 'account.app_create', target: consumer.key, before: null, after: { user: session.user.id, ...auditView(consumer), scopes: consumer.scopes } })
+      await kit.audited(kit.by(request, session.user.id), { kind: 'app', action: auditAction(applicationKind, 'create'), target: consumer.key, before: null, after: { user: session.user.id, ...auditView(consumer), scopes: consumer.scopes } })
       await sessions.holdNewSecret(session, slotOf(consumer.key), { secret })
       return seeOther(reply, newSecretPath(consumer.key))
     } catch (err) {
@@ -168,44 +173,49 @@ export function registerApplications(app: FastifyInstance, ctx: ApplicationPages
       await ownApplication(request, reply, ok.session) // deleted meanwhile: its 404
       return reply
     }
-    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: 'account.app_edit', target: consumer.key, before: auditView(edited.before), after: auditView(edited.after) })
+    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: auditAction(applicationKind, 'edit'), target: consumer.key, before: auditView(edited.before), after: auditView(edited.after) })
     return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=app_edited`)
   })
 
   // The owner rotates the consumer secret (the old one keeps working as long as chosen,
   // docs/gateway.md#rotating-a-secret) or deletes the application; each asks first.
 
-  app.post('/account/apps/:key/rotate', async (request, reply) => {
+  app.post('/account/apps/:key/rotate-secret', async (request, reply) => {
     const ok = await kit.signedInPost(request, reply)
     if (!ok) return reply
     const consumer = await ownApplication(request, reply, ok.session)
     if (!consumer) return reply
-    const path = `/account/apps/${encodeURIComponent(consumer.key)}/rotate`
-    const cancel = `/account/apps/${encodeURIComponent(consumer.key)}`
-    const asked = kit.confirmFirst(reply, ok.session, ok.form, { action: path, title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret', choice: overlapChoice, cancel })
+    const cancel = paths.item(consumer.key)
+    const asked = kit.confirmFirst(reply, ok.session, ok.form, { action: paths.rotateSecret(consumer.key), title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret', choice: overlapChoice, cancel })
     if (asked) return asked
-    // No choice posted (a form of before the choice existed) is the default overlap.
-    const overlapSeconds = postedOverlap(field(ok.form, 'overlap'))
-    if (overlapSeconds === null) {
-      return sendPage(reply, 400, messagePage({ user: ok.session.user, csrfToken: ok.session.csrfToken, title: 'Choose how long the old secret works', message: 'The form named no overlap this page offers: none, 1 hour, 24 hours or 7 days. Nothing was changed.', link: { href: cancel, text: `Back to ${consumer.name}` } }))
-    }
-    const rotated = await store.rotateConsumerSecret(consumer.key, { overlapSeconds, now: new Date(ctx.now()) })
-    if (!rotated) return noSuchApplication(reply, ok.session)
-    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: 'account.app_rotate_secret', target: consumer.key, before: { user: ok.session.user.id }, after: { user: ok.session.user.id, ...rotationAudit(overlapSeconds, rotated.previousUntil) } })
-    await sessions.holdNewSecret(ok.session, slotOf(consumer.key), { secret: rotated.secret, previousUntil: rotated.previousUntil })
-    return seeOther(reply, newSecretPath(consumer.key))
+    const user = ok.session.user
+    return rotateOnAccount({
+      kind: applicationKind,
+      reply,
+      form: ok.form,
+      id: consumer.key,
+      actor: kit.by(request, user.id),
+      audited: kit.audited,
+      user: user.id,
+      rotate: async (overlapSeconds) => (await store.rotateConsumerSecret(consumer.key, { overlapSeconds, now: new Date(ctx.now()) })) ?? 'not_found',
+      hold: (slot, shown) => sessions.holdNewSecret(ok.session, slot, shown),
+      refuse: (why) => why === 'overlap'
+        ? sendPage(reply, 400, messagePage({ user, csrfToken: ok.session.csrfToken, title: 'Choose how long the old secret works', message: 'The form named no overlap this page offers: none, 1 hour, 24 hours or 7 days. Nothing was changed.', link: { href: cancel, text: `Back to ${consumer.name}` } }))
+        : noSuchApplication(reply, ok.session),
+    })
   })
+  formerRotatePath(app, applicationKind, 'key')
 
   app.post('/account/apps/:key/delete', async (request, reply) => {
     const ok = await kit.signedInPost(request, reply)
     if (!ok) return reply
     const consumer = await ownApplication(request, reply, ok.session)
     if (!consumer) return reply
-    const path = `/account/apps/${encodeURIComponent(consumer.key)}/delete`
+    const path = paths.delete(consumer.key)
     const asked = kit.confirmFirst(reply, ok.session, ok.form, { action: path, title: `Delete ${consumer.name}?`, message: 'The application is deleted with every access it holds: no user can use it any more, and its key and secret stop working. This cannot be undone.', button: 'Delete the application' })
     if (asked) return asked
     const deleted = await store.deleteConsumer(consumer.key)
-    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: 'account.app_delete', target: consumer.key, before: { user: ok.session.user.id, name: consumer.name, scopes: consumer.scopes, tokens: deleted?.tokens ?? 0 }, after: null })
+    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: auditAction(applicationKind, 'delete'), target: consumer.key, before: { user: ok.session.user.id, name: consumer.name, scopes: consumer.scopes, tokens: deleted?.tokens ?? 0 }, after: null })
     return seeOther(reply, '/account?notice=app_deleted#applications')
   })
 }

@@ -8,9 +8,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { datesHtml, html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { isoSeconds } from '../../common/time.js'
-import { copyButton, currentPasswordField, field, loginApiStanding, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { copyButton, currentPasswordField, field, loginApiStanding, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type SignedInSession } from '../account-area/index.js'
 import type { MethodPolicy } from '../policy/types.js'
-import { accountPaths, auditAction, formerRotatePath, rotateOnAccount, type RegistrationKind } from '../registrations/lifecycle.js'
+import { accountPaths, areaRotation, auditAction, registerAccountRotation, type RegistrationKind } from '../registrations/lifecycle.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { InvalidInput, refused } from '../store/validation.js'
@@ -206,27 +206,16 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     return seeOther(reply, '/account/sites?notice=edited')
   })
 
-  app.post('/account/sites/:key/rotate-secret', async (request, reply) => {
-    const owned = await area.ownedPost(request, reply, own)
-    if (!owned) return reply
-    const { posted, item: site } = owned
-    const asked = area.confirmFirst(reply, posted.session, posted.form, { action: paths.rotateSecret(site.apiKey), title: `New secret for ${site.name}?`, message: 'A new secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the site cannot sign anyone in until it is given the new one.', button: 'Make a new secret', choice: overlapChoice, cancel: '/account/sites' })
-    if (asked) return asked
-    return rotateOnAccount({
-      kind: siteKind,
-      reply,
-      form: posted.form,
-      id: site.apiKey,
-      actor: area.actor(request, posted.session),
-      audited,
-      rotate: async (overlapSeconds) => (await sites.rotateSecret(site.apiKey, { overlapSeconds, now: o.now() })) ?? 'not_found',
-      hold: (slot, shown) => area.holdNewSecret(posted.session, slot, shown),
-      refuse: (why) => why === 'overlap'
-        ? render(reply, 400, posted.session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' })
-        : render(reply, 404, posted.session, { notice: 'You have no login site with this api_key.' }),
-    })
+  const overlapRefused = 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.'
+  registerAccountRotation(app, {
+    ...areaRotation(area, audited, own),
+    kind: siteKind,
+    param: 'key',
+    idOf: (site) => site.apiKey,
+    words: (site) => ({ title: `New secret for ${site.name}?`, message: 'A new secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the site cannot sign anyone in until it is given the new one.', button: 'Make a new secret', cancel: '/account/sites' }),
+    rotate: async (site, overlapSeconds) => (await sites.rotateSecret(site.apiKey, { overlapSeconds, now: o.now() })) ?? 'not_found',
+    refuse: (reply, session, _site, why) => render(reply, why === 'overlap' ? 400 : 404, session, { notice: why === 'overlap' ? overlapRefused : 'You have no login site with this api_key.' }),
   })
-  formerRotatePath(app, siteKind, 'key')
 
   // The page a registration or rotation redirects to: the new secret, the first time the
   // session that made it opens it; opened again, the site without it.

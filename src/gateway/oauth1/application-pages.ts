@@ -12,11 +12,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccountKit } from '../account-area/account-kit.js'
 import { field } from '../account-area/form.js'
 import { sendPage, sendSecretPage, seeOther } from '../account-area/html.js'
-import { messagePage, overlapChoice, shownOnceNotice, type RegisterForm, type ShownSecret } from '../account-area/pages.js'
+import { messagePage, shownOnceNotice, type RegisterForm, type ShownSecret } from '../account-area/pages.js'
 import { applicationPage } from './application-page.js'
 import { applicationEditPage } from './application-edit.js'
 import { livePrevious, type PreviousSecret } from '../domain/secret-rotation.js'
-import { accountPaths, auditAction, formerRotatePath, rotateOnAccount, type RegistrationKind } from '../registrations/lifecycle.js'
+import { accountPaths, auditAction, registerAccountRotation, type RegistrationKind } from '../registrations/lifecycle.js'
 import type { SignedInSession } from '../account-area/posted-form.js'
 import { scopesFromCheckboxes } from '../domain/scopes.js'
 import { InvalidInput, refused } from '../store/validation.js'
@@ -180,31 +180,26 @@ export function registerApplications(app: FastifyInstance, ctx: ApplicationPages
   // The owner rotates the consumer secret (the old one keeps working as long as chosen,
   // docs/gateway.md#rotating-a-secret) or deletes the application; each asks first.
 
-  app.post('/account/apps/:key/rotate-secret', async (request, reply) => {
-    const ok = await kit.signedInPost(request, reply)
-    if (!ok) return reply
-    const consumer = await ownApplication(request, reply, ok.session)
-    if (!consumer) return reply
-    const cancel = paths.item(consumer.key)
-    const asked = kit.confirmFirst(reply, ok.session, ok.form, { action: paths.rotateSecret(consumer.key), title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret', choice: overlapChoice, cancel })
-    if (asked) return asked
-    const user = ok.session.user
-    return rotateOnAccount({
-      kind: applicationKind,
-      reply,
-      form: ok.form,
-      id: consumer.key,
-      actor: kit.by(request, user.id),
-      audited: kit.audited,
-      user: user.id,
-      rotate: async (overlapSeconds) => (await store.rotateConsumerSecret(consumer.key, { overlapSeconds, now: new Date(ctx.now()) })) ?? 'not_found',
-      hold: (slot, shown) => sessions.holdNewSecret(ok.session, slot, shown),
-      refuse: (why) => why === 'overlap'
-        ? sendPage(reply, 400, messagePage({ user, csrfToken: ok.session.csrfToken, title: 'Choose how long the old secret works', message: 'The form named no overlap this page offers: none, 1 hour, 24 hours or 7 days. Nothing was changed.', link: { href: cancel, text: `Back to ${consumer.name}` } }))
-        : noSuchApplication(reply, ok.session),
-    })
+  registerAccountRotation(app, {
+    kind: applicationKind,
+    param: 'key',
+    async owned(request, reply) {
+      const ok = await kit.signedInPost(request, reply)
+      const item = ok && (await ownApplication(request, reply, ok.session))
+      return ok && item ? { ...ok, item } : null
+    },
+    idOf: (consumer) => consumer.key,
+    words: (consumer) => ({ title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret', cancel: paths.item(consumer.key) }),
+    confirmFirst: kit.confirmFirst,
+    actor: (request, session) => kit.by(request, session.user.id),
+    audited: kit.audited,
+    auditUser: true,
+    hold: (session, slot, shown) => sessions.holdNewSecret(session, slot, shown),
+    rotate: async (consumer, overlapSeconds) => (await store.rotateConsumerSecret(consumer.key, { overlapSeconds, now: new Date(ctx.now()) })) ?? 'not_found',
+    refuse: (reply, session, consumer, why) => why === 'overlap'
+      ? sendPage(reply, 400, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'Choose how long the old secret works', message: 'The form named no overlap this page offers: none, 1 hour, 24 hours or 7 days. Nothing was changed.', link: { href: paths.item(consumer.key), text: `Back to ${consumer.name}` } }))
+      : noSuchApplication(reply, session),
   })
-  formerRotatePath(app, applicationKind, 'key')
 
   app.post('/account/apps/:key/delete', async (request, reply) => {
     const ok = await kit.signedInPost(request, reply)

@@ -12,7 +12,7 @@ import { errors } from '../../common/errors.js'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { sendErrorPage } from '../account-area/error-page.js'
 import { accountArea, copyButton, currentPasswordField, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type Confirmation, type SignedInSession } from '../account-area/index.js'
-import { accountPaths, auditAction, formerRotatePath, rotateOnAccount, type RegistrationKind } from '../registrations/lifecycle.js'
+import { accountPaths, areaRotation, auditAction, registerAccountRotation, type RegistrationKind } from '../registrations/lifecycle.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { InvalidInput, refused } from '../store/validation.js'
@@ -310,32 +310,21 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     })
   }
 
-  app.post(`${base}/:id/rotate-secret`, async (request, reply) => {
-    const owned = await area.ownedPost(request, reply, own)
-    if (!owned) return reply
-    const { posted, item: client } = owned
-    const { session } = posted
-    if (client.public) return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
-    const asked = area.confirmFirst(reply, session, posted.form, confirmation(client, 'rotate-secret'))
-    if (asked) return asked
-    return rotateOnAccount({
-      kind: oidcClientKind,
-      reply,
-      form: posted.form,
-      id: client.clientId,
-      actor: area.actor(request, session),
-      audited,
-      rotate: async (overlapSeconds) => {
-        const rotated = await store.rotateClientSecret(client.clientId, { overlapSeconds })
-        return rotated === null ? 'not_found' : rotated === 'public' ? 'no_secret' : rotated
-      },
-      hold: (slot, shown) => area.holdNewSecret(session, slot, shown),
-      refuse: (why) => why === 'overlap'
-        ? render(reply, 400, session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' })
+  registerAccountRotation(app, {
+    ...areaRotation(area, audited, own),
+    kind: oidcClientKind,
+    param: 'id',
+    idOf: (client) => client.clientId,
+    secretless: (client) => client.public,
+    words: (client) => { const { action: _action, choice: _choice, ...words } = confirmation(client, 'rotate-secret'); return words },
+    async rotate(client, overlapSeconds) {
+      const rotated = await store.rotateClientSecret(client.clientId, { overlapSeconds })
+      return rotated === null ? 'not_found' : rotated === 'public' ? 'no_secret' : rotated
+    },
+    refuse: (reply, session, _client, why) =>
+      why === 'overlap' ? render(reply, 400, session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' })
         : why === 'no_secret' ? render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' }) : render(reply, 404, session, { notice: notOwned }),
-    })
   })
-  formerRotatePath(app, oidcClientKind, 'id')
 
   // The page a registration or rotation redirects to: the new secret, the first time the
   // session that made it opens it; opened again, the client without it. A public client

@@ -11,11 +11,15 @@
 //   `oidc_client.delete`), whoever acted: the event's actor tells the operator from the
 //   owner on the account pages. Rows written before under other names
 //   (`account.app_rotate_secret`, …) stay as they are and read as before.
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuditActor, Audited } from '../audit/audited.js'
 import type { AuditKind } from '../audit/store.js'
 import { postedOverlap, rotationAudit, type OverlapSeconds } from '../domain/secret-rotation.js'
 import { field } from '../account-area/form.js'
+import { overlapChoice } from '../account-area/pages.js'
+import type { Confirmation } from '../account-area/confirm.js'
+import type { SignedInSession } from '../account-area/posted-form.js'
+import type { AccountArea } from '../account-area/index.js'
 import { seeOther } from '../account-area/html.js'
 
 /** What is done to a registration, as its audit action names it. */
@@ -109,4 +113,72 @@ export async function rotateOnAccount(o: AccountRotation): Promise<unknown> {
   const paths = accountPaths(o.kind)
   await o.hold(paths.slot(o.id), { secret: rotated.secret, previousUntil: rotated.previousUntil })
   return seeOther(o.reply, paths.newSecret(o.id))
+}
+
+/** The confirmation page's words for a new secret of one registration (the overlap choice is added). */
+export type RotationWords = Omit<Confirmation, 'action' | 'choice'>
+
+/** What a kind's account pages give for the rotation route of one registration `T`. */
+export interface AccountRotationRoute<T> {
+  kind: RegistrationKind
+  /** The path parameter naming the registration (`key`, `id`). */
+  param: string
+  /** The signed-in owner's post about their own registration (CSRF-checked), or null after answering. */
+  owned(request: FastifyRequest, reply: FastifyReply): Promise<{ session: SignedInSession; form: URLSearchParams; item: T } | null>
+  idOf(item: T): string
+  /** Before asking: true when this registration has no secret to rotate (a public client). */
+  secretless?(item: T): boolean
+  words(item: T): RotationWords
+  confirmFirst(reply: FastifyReply, session: SignedInSession, form: URLSearchParams, o: Confirmation): FastifyReply | null
+  actor(request: FastifyRequest, session: SignedInSession): AuditActor
+  audited: Audited
+  /** Whether the audit rows name the owner in before and after (the applications' do). */
+  auditUser?: boolean
+  hold(session: SignedInSession, slot: string, shown: { secret: string; previousUntil: Date | null }): Promise<void>
+  rotate(item: T, overlapSeconds: OverlapSeconds): Promise<Rotated>
+  refuse(reply: FastifyReply, session: SignedInSession, item: T, why: 'overlap' | 'not_found' | 'no_secret'): unknown
+}
+
+/**
+ * The owner's rotation on the account pages, `<base>/:param/rotate-secret`: asks first (with
+ * the overlap choice), then rotates (rotateOnAccount); and the older `/rotate` address, 308.
+ */
+export function registerAccountRotation<T>(app: FastifyInstance, r: AccountRotationRoute<T>): void {
+  const paths = accountPaths(r.kind)
+  app.post(`${r.kind.accountBase}/:${r.param}/rotate-secret`, async (request, reply) => {
+    const owned = await r.owned(request, reply)
+    if (!owned) return reply
+    const { session, form, item } = owned
+    const id = r.idOf(item)
+    if (r.secretless?.(item)) return r.refuse(reply, session, item, 'no_secret')
+    const asked = r.confirmFirst(reply, session, form, { ...r.words(item), action: paths.rotateSecret(id), choice: overlapChoice })
+    if (asked) return asked
+    return rotateOnAccount({
+      kind: r.kind,
+      reply,
+      form,
+      id,
+      actor: r.actor(request, session),
+      audited: r.audited,
+      ...(r.auditUser ? { user: session.user.id } : {}),
+      rotate: (overlapSeconds) => r.rotate(item, overlapSeconds),
+      hold: (slot, shown) => r.hold(session, slot, shown),
+      refuse: (why) => r.refuse(reply, session, item, why),
+    })
+  })
+  formerRotatePath(app, r.kind, r.param)
+}
+
+/** The parts of a rotation route the account area gives a kind whose pages are registered on it (sites, OpenID Connect clients). */
+export function areaRotation<T>(area: AccountArea, audited: Audited, own: (request: FastifyRequest, reply: FastifyReply, session: SignedInSession) => Promise<T | null>) {
+  return {
+    owned: async (request: FastifyRequest, reply: FastifyReply) => {
+      const owned = await area.ownedPost(request, reply, own)
+      return owned && { session: owned.posted.session, form: owned.posted.form, item: owned.item }
+    },
+    confirmFirst: area.confirmFirst,
+    actor: (request: FastifyRequest, session: SignedInSession) => area.actor(request, session),
+    audited,
+    hold: (session: SignedInSession, slot: string, shown: { secret: string; previousUntil: Date | null }) => area.holdNewSecret(session, slot, shown),
+  } satisfies Partial<AccountRotationRoute<T>>
 }

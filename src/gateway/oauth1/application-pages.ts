@@ -16,7 +16,8 @@ import { messagePage, shownOnceNotice, type RegisterForm, type ShownSecret } fro
 import { applicationPage } from './application-page.js'
 import { applicationEditPage } from './application-edit.js'
 import { livePrevious, type PreviousSecret } from '../domain/secret-rotation.js'
-import { accountPaths, auditAction, registerAccountRotation, type RegistrationKind } from '../registrations/lifecycle.js'
+import { accountPaths, auditAction, registerAccountRotation } from '../registrations/lifecycle.js'
+import { applicationKind } from './kind.js'
 import type { SignedInSession } from '../account-area/posted-form.js'
 import { scopesFromCheckboxes } from '../domain/scopes.js'
 import { InvalidInput, refused } from '../store/validation.js'
@@ -33,8 +34,6 @@ export interface ApplicationPagesContext {
 
 const noName = 'Give the application a name.'
 
-/** OAuth applications as the registrations' lifecycle names them. */
-export const applicationKind: RegistrationKind = { name: 'app', auditKind: 'app', accountBase: '/account/apps', slot: 'app' }
 const paths = accountPaths(applicationKind)
 
 /** The name, callback and home page fields as posted, trimmed: a registration's and an edit's. */

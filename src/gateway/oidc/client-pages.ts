@@ -12,17 +12,16 @@ import { errors } from '../../common/errors.js'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { sendErrorPage } from '../account-area/error-page.js'
 import { accountArea, copyButton, currentPasswordField, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type Confirmation, type SignedInSession } from '../account-area/index.js'
-import { accountPaths, areaRotation, auditAction, registerAccountRotation, type RegistrationKind } from '../registrations/lifecycle.js'
+import { accountPaths, areaRotation, auditAction, registerAccountRotation } from '../registrations/lifecycle.js'
+import { oidcClientKind } from './kind.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { InvalidInput, refused } from '../store/validation.js'
 import { clientView } from './admin-api.js'
 import { checkRedirectUri, type ClientDetails, type OidcClient, type OidcStore } from './store.js'
 
-const base = '/account/oidc-clients'
+const base = oidcClientKind.accountBase
 
-/** OpenID Connect clients as the registrations' lifecycle names them. */
-export const oidcClientKind: RegistrationKind = { name: 'oidc_client', auditKind: 'oidc', accountBase: base, slot: 'oidc' }
 const paths = accountPaths(oidcClientKind)
 const notOwned = 'You have no OpenID Connect client with this client_id.'
 

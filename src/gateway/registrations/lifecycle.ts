@@ -14,7 +14,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuditActor, Audited } from '../audit/audited.js'
 import type { AuditKind } from '../audit/store.js'
-import { postedOverlap, rotationAudit, type OverlapSeconds } from '../domain/secret-rotation.js'
+import { overlapFromBody, postedOverlap, rotationAudit, type OverlapSeconds } from '../domain/secret-rotation.js'
+import { ApiError } from '../../common/errors.js'
+import { operatorActor } from '../audit/audited.js'
 import { field } from '../account-area/form.js'
 import { overlapChoice } from '../account-area/pages.js'
 import type { Confirmation } from '../account-area/confirm.js'
@@ -181,4 +183,32 @@ export function areaRotation<T>(area: AccountArea, audited: Audited, own: (reque
     audited,
     hold: (session: SignedInSession, slot: string, shown: { secret: string; previousUntil: Date | null }) => area.holdNewSecret(session, slot, shown),
   } satisfies Partial<AccountRotationRoute<T>>
+}
+
+/** What a kind's operator API gives for `POST <collection>/:id/rotate-secret`. */
+export interface OperatorRotation {
+  kind: RegistrationKind
+  request: FastifyRequest
+  id: string
+  audited: Audited
+  rotate(overlapSeconds: OverlapSeconds): Promise<Rotated>
+  /** The answer when there is no such registration (404 in the kind's words). */
+  notFound(): ApiError
+  /** The answer's id and secret fields (`{ api_key, secret }`). */
+  answer(secret: string): Record<string, string>
+}
+
+/**
+ * The operator's rotation: the optional body `{"overlap_seconds": N}` (a day without it; anything
+ * else 400), the new secret made, audited (`<kind>.rotate_secret` by the operator), and
+ * answered once with the overlap and until when the old secret works.
+ */
+export async function rotateOnOperator(o: OperatorRotation): Promise<Record<string, unknown>> {
+  const overlapSeconds = overlapFromBody(o.request.body)
+  const rotated = await o.rotate(overlapSeconds)
+  if (rotated === 'not_found') throw o.notFound()
+  if (rotated === 'no_secret') throw new ApiError(409, 'conflict', 'This is a public client: it has no secret to rotate')
+  const overlap = rotationAudit(overlapSeconds, rotated.previousUntil)
+  await o.audited(operatorActor(o.request), { kind: o.kind.auditKind, action: auditAction(o.kind, 'rotate_secret'), target: o.id, before: null, after: overlap })
+  return { ...o.answer(rotated.secret), ...overlap }
 }

@@ -12,6 +12,7 @@ import { InvalidInput, checkCallbackUrl, checkHomeUrl, checkName, checkScopes, i
 import { NotFound, type AccessToken, type AuthorizedApplication, type Consumer, type ConsumerDetails, type ExchangeResult, type RequestToken, type RequestTokenState } from '../store/types.js'
 import type { IdentityStoreBase } from '../store/sql-identity-store.js'
 import type { OAuth1Store } from './types.js'
+import { editRow } from '../registrations/store.js'
 import { scopes as allScopes, userIdPattern, type Scope } from '../domain/identifiers.js'
 import { storedPrevious, type PreviousSecret } from '../domain/secret-rotation.js'
 
@@ -181,16 +182,8 @@ export class SqlOAuth1Store implements OAuth1Store {
   async updateConsumer(key: string, details: ConsumerDetails): Promise<{ before: Consumer; after: Consumer } | null> {
     const { name, callbackUrl, homeUrl } = checkConsumerDetails(details)
     if (!isPlausibleKey(key)) return null
-    const result = await this.db.transaction(async (tx: Queryable) => {
-      // The row locked and read first: the audit's "before" is the state this edit replaced.
-      const old = await tx.query<ConsumerRow>(`SELECT ${consumerColumns} FROM kigo_gateway.consumers WHERE key = $1 FOR UPDATE`, [key])
-      if (!old[0]) return null
-      const rows = await tx.query<ConsumerRow>(
-        `UPDATE kigo_gateway.consumers SET name = $2, callback_url = $3, home_url = $4 WHERE key = $1 RETURNING ${consumerColumns}`,
-        [key, name, callbackUrl, homeUrl],
-      )
-      return { before: toConsumer(old[0]), after: toConsumer(rows[0]!) }
-    })
+    const edited = await editRow<ConsumerRow>(this.db, { table: 'kigo_gateway.consumers', idColumn: 'key', columns: consumerColumns, id: key, set: 'name = $2, callback_url = $3, home_url = $4', values: [name, callbackUrl, homeUrl] })
+    const result = edited && { before: toConsumer(edited.before), after: toConsumer(edited.after) }
     if (result) this.changed({ kind: 'consumer', key })
     return result
   }

@@ -8,11 +8,12 @@ import { createInterface } from 'node:readline'
 import { projectRoot } from '../common/config.js'
 import { AdminClient, CliError, adminToken, adminUrl, usageError, type ApiResult, type Env } from './admin-client.js'
 import { readArgs, suggestion } from './argv.js'
-import { overlapBody, type Command, type Parsed, type Terminal } from './command.js'
+import { type Command, type Parsed, type Terminal } from './command.js'
 import { migrationCommands } from './migration-commands.js'
 import { accessCommands } from './access-commands.js'
 import { oidcCommands } from './oidc-commands.js'
 import { siteCommands } from './site-commands.js'
+import { registrationCommands } from './registration-commands.js'
 import { exportImportCommands } from './export-import.js'
 import { noticeCommands } from './notice-commands.js'
 import { formatRecord, formatTable, type Field } from './output.js'
@@ -158,70 +159,31 @@ const commands: Command[] = [
       return { result, text: record(result) }
     },
   },
-  {
+  ...registrationCommands({
     group: 'apps',
-    action: 'add',
-    args: ['name'],
-    options: { owner: { value: 'ID', required: true }, scopes: { value: 'LIST', required: true }, callback: { value: 'URL' } },
-    summary: 'register an OAuth application; prints its consumer key and secret',
-    examples: ['kigo apps add "Alice\'s client" --owner alice --scopes read_public,write_public --callback https://client.example/cb'],
-    async run(client, { args, values }) {
-      const body: Record<string, unknown> = { name: args[0]!, owner: values.owner, scopes: scopeList(values.scopes) }
-      if (values.callback !== undefined) body.callback = values.callback
-      const result = await client.request('POST', '/admin/apps', body)
-      return { result, text: record(result) }
+    path: '/admin/apps',
+    id: 'consumer_key',
+    listed: 'apps',
+    columns: ['consumer_key', 'name', 'owner', 'scopes', 'callback', 'created_at'],
+    none: 'no applications',
+    add: {
+      options: { owner: { value: 'ID', required: true }, scopes: { value: 'LIST', required: true }, callback: { value: 'URL' } },
+      summary: 'register an OAuth application; prints its consumer key and secret',
+      examples: ['kigo apps add "Alice\'s client" --owner alice --scopes read_public,write_public --callback https://client.example/cb'],
+      body({ args, values }) {
+        const body: Record<string, unknown> = { name: args[0]!, owner: values.owner, scopes: scopeList(values.scopes) }
+        if (values.callback !== undefined) body.callback = values.callback
+        return body
+      },
     },
-  },
-  {
-    group: 'apps',
-    action: 'list',
-    args: [],
-    options: { owner: { value: 'ID' } },
-    summary: 'list registered applications (without secrets)',
-    examples: ['kigo apps list', 'kigo apps list --owner alice --json'],
-    async run(client, { values }) {
-      const query = values.owner === undefined ? '' : `?owner=${seg(values.owner)}`
-      const result = await client.request('GET', `/admin/apps${query}`)
-      const rows = (result.json as { apps: Array<Record<string, Field>> }).apps
-      return { result, text: () => formatTable(rows, ['consumer_key', 'name', 'owner', 'scopes', 'callback', 'created_at'], 'no applications') }
+    summaries: {
+      list: 'list registered applications (without secrets)',
+      show: 'show one application (without its secret) and how many access tokens it holds',
+      rotate: "generate a new consumer secret; the old one keeps working a day, or --overlap seconds (0: it stops at once); the application's tokens stay valid",
+      delete: 'delete an application and every token issued to it; its clients stop working at once',
     },
-  },
-  {
-    group: 'apps',
-    action: 'show',
-    args: ['consumer_key'],
-    options: {},
-    summary: 'show one application (without its secret) and how many access tokens it holds',
-    examples: ['kigo apps show CONSUMER_KEY'],
-    async run(client, { args }) {
-      const result = await client.request('GET', `/admin/apps/${seg(args[0]!)}`)
-      return { result, text: record(result) }
-    },
-  },
-  {
-    group: 'apps',
-    action: 'rotate-secret',
-    args: ['consumer_key'],
-    options: { overlap: { value: '0|3600|86400|604800' } },
-    summary: "generate a new consumer secret; the old one keeps working a day, or --overlap seconds (0: it stops at once); the application's tokens stay valid",
-    examples: ['kigo apps rotate-secret CONSUMER_KEY --json', 'kigo apps rotate-secret CONSUMER_KEY --overlap 3600'],
-    async run(client, { args, values }) {
-      const result = await client.request('POST', `/admin/apps/${seg(args[0]!)}/rotate-secret`, overlapBody(values.overlap))
-      return { result, text: record(result) }
-    },
-  },
-  {
-    group: 'apps',
-    action: 'delete',
-    args: ['consumer_key'],
-    options: {},
-    summary: 'delete an application and every token issued to it; its clients stop working at once',
-    examples: ['kigo apps delete CONSUMER_KEY'],
-    async run(client, { args }) {
-      const result = await client.request('DELETE', `/admin/apps/${seg(args[0]!)}`)
-      return { result, text: record(result) }
-    },
-  },
+    exampleOverlap: 3600,
+  }),
   {
     group: 'tokens',
     action: 'add',

@@ -13,13 +13,16 @@ import { mailMigrations } from './mail/migrations.js'
 import { operatorMigrations } from './operator/migrations.js'
 import { policyMigrations } from './policy/migrations.js'
 import { providerMigrations } from './account-area/migrations.js'
-import { identityMigrations } from './store/migrations.js'
+import { identityMigrations, webSessionMigrations } from './store/migrations.js'
+import { oauth1Migrations } from './oauth1/migrations.js'
 import { throttleMigrations } from './throttle/migrations.js'
 import { usageMigrations } from './usage/migrations.js'
 
 /** The host's own lists: the identity store, the policy, usage, audit, operator sessions, locks, the account area, the outbox. */
 const hostMigrations: ReadonlyArray<readonly Migration[]> = [
   identityMigrations,
+  oauth1Migrations,
+  webSessionMigrations,
   policyMigrations,
   usageMigrations,
   auditMigrations,

@@ -81,7 +81,7 @@ describe.skipIf(!haveChromium)('the page that shows a new secret, reloaded', () 
     expect(await postWith(key, first, token)).toBe(200)
 
     // A new secret with 1 hour of overlap, then a reload.
-    await Promise.all([page.waitForURL(`${stack.url}/account/apps/${key}/rotate`), page.click('button:text("Make a new secret…")')])
+    await Promise.all([page.waitForURL(`${stack.url}/account/apps/${key}/rotate-secret`), page.click('button:text("Make a new secret…")')])
     await page.selectOption('select[name=overlap]', '3600')
     await Promise.all([page.waitForURL(`${stack.url}/account/apps/${key}/new-secret`), page.click('button:text("Make a new secret")')])
     const second = (await page.textContent('#consumer_secret'))!
@@ -99,7 +99,7 @@ describe.skipIf(!haveChromium)('the page that shows a new secret, reloaded', () 
     expect(await postWith(key, first, token)).toBe(200)
     expect(await postWith(key, second, token)).toBe(200)
     const audit = await stack.admin<{ events: Array<{ action: string }> }>('GET', `/admin/audit?target=${key}`)
-    expect(audit.body.events.map((e) => e.action)).toEqual(['account.app_rotate_secret', 'account.app_create'])
+    expect(audit.body.events.map((e) => e.action)).toEqual(['app.rotate_secret', 'app.create'])
     expect(await applicationsNamed('Reloaded diary')).toBe(1)
   })
 })

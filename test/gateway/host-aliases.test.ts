@@ -173,8 +173,8 @@ describe('deployment host names', () => {
     expect(codeOf(see('application secret page again', await v.get(`/account/apps/${key}/new-secret`), 200).body, 'consumer_secret')).toBeUndefined()
     const appPage = see('application page', await v.get(`/account/apps/${key}`), 200)
     see('application edited', await v.post(`/account/apps/${key}/edit`, { csrf_token: csrfOf(appPage.body), name: 'Alias tool 2', callback: 'https://tool.example/cb', home_url: 'https://tool.example/' }), 303)
-    const asked = see('new secret asked', await v.post(`/account/apps/${key}/rotate`, { csrf_token: csrfOf(appPage.body) }), 200)
-    const rotation = see('new secret given', await v.post(`/account/apps/${key}/rotate`, { csrf_token: csrfOf(asked.body), confirm: 'yes', overlap: '0' }), 303)
+    const asked = see('new secret asked', await v.post(`/account/apps/${key}/rotate-secret`, { csrf_token: csrfOf(appPage.body) }), 200)
+    const rotation = see('new secret given', await v.post(`/account/apps/${key}/rotate-secret`, { csrf_token: csrfOf(asked.body), confirm: 'yes', overlap: '0' }), 303)
     const rotated = see('new secret page', await v.get(rotation.headers.location as string), 200)
     expect(codeOf(rotated.body, 'consumer_secret')).toMatch(/^[A-Za-z0-9_-]{40,}$/)
 

@@ -23,7 +23,8 @@ import { ResilientFailureThrottle } from '../../src/gateway/throttle/resilient.j
 import type { FailureThrottle, ThrottleSettings } from '../../src/gateway/throttle/types.js'
 import { gatewayMigrations } from '../../src/gateway/schema.js'
 import { gatewaySchema } from '../../src/gateway/store/migrations.js'
-import { CachedCredentialLookup, openIdentityStore, storeCredentialLookup, type IdentityStoreOptions, type SqlIdentityStore } from '../../src/gateway/store/index.js'
+import { CachedCredentialLookup, storeCredentialLookup, type IdentityStoreOptions, type SqlIdentityStore } from '../../src/gateway/store/index.js'
+import { openIdentityStore } from '../../src/gateway/identity.js'
 import { embeddedDataDir } from './embedded-template.js'
 import { availablePostgres, availableRedis, freshPostgres } from './services.js'
 

@@ -1,5 +1,5 @@
 // The account area's pages (docs/gateway.md#the-oauth-provider-and-the-account-pages): sign-in,
-// forgot and reset, messages, confirmations, the account page and an application's page,
+// forgot and reset, messages, confirmations, the account page,
 // as plain server-side HTML: every form posts with a CSRF token, nothing needs JavaScript.
 import type { AuthorizedApplication, Consumer, User } from '../store/types.js'
 import type { Scope } from '../domain/identifiers.js'
@@ -9,9 +9,7 @@ import { datesHtml } from '../../common/html.js'
 import { scopeDescriptions } from '../domain/scopes.js'
 import type { LegacyClientView } from './legacy-usage.js'
 import { minLoginPasswordLength } from '../../common/password-rule.js'
-import { applicationEditSection } from './application-edit.js'
 import { defaultOverlapSeconds, overlapChoices } from '../domain/secret-rotation.js'
-import { copyButton } from './copy-secret.js'
 
 /** A signed-in viewer of a page: the header's sign-out form needs the session's CSRF token. */
 export type Viewer = { user: User; csrfToken: string }
@@ -348,59 +346,3 @@ export const previousSecretSentence = (previousUntil: Date | null): SafeHtml =>
   previousUntil === null
     ? html`The secret it replaced stopped working at once.`
     : html`The secret it replaced keeps working until ${timeHtml(previousUntil.getTime())}; then only the new one works.`
-
-export function applicationPage(
-  o: Viewer & {
-    consumer: Consumer
-    baseUrl: string
-    /** The session's sign-in is not recent: the edit form asks for the current password. */
-    askPassword: boolean
-    notice?: string
-    /** The secret made by the post this page answers; absent on a later visit. */
-    shown?: ShownSecret
-    /** Until when the secret a rotation replaced still works, when it still does. */
-    previousUntil?: Date | null
-  },
-): string {
-  const c = o.consumer
-  const shown = o.shown
-  return page({
-    title: c.name,
-    user: o.user,
-    csrfToken: o.csrfToken,
-    copySecret: true,
-    body: html`<p><a href="/account">← Your account</a></p>
-<div class="card">
-<h1>${c.name}</h1>
-${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
-${shown ? html`<div class="warn" id="shown-once">Copy the consumer secret now: kigo shows it only this once.${shown.previousUntil === undefined ? '' : html` ${previousSecretSentence(shown.previousUntil)}`}</div>` : ''}
-<dl>
-<dt>Consumer key</dt><dd><code id="consumer_key">${c.key}</code>${copyButton('consumer_key', 'Copy the consumer key')}</dd>
-<dt>Consumer secret</dt><dd>${shown
-      ? html`<code class="secret" id="consumer_secret">${shown.secret}</code>${copyButton('consumer_secret', 'Copy the consumer secret')}`
-      : html`<span class="muted" id="consumer_secret_hidden">Shown once, when it was made. Lost it? Make a new secret below.</span>${o.previousUntil ? html`<br><span class="muted" id="previous_secret">The secret it replaced keeps working until ${timeHtml(o.previousUntil.getTime())}.</span>` : ''}`}</dd>
-<dt>Scopes</dt><dd>${c.scopes.join(', ')}</dd>
-<dt>Callback URL</dt><dd>${c.callbackUrl ?? html`<span class="muted">none registered (any callback or “oob”)</span>`}</dd>
-<dt>Registered</dt><dd>${timeHtml(c.createdAt, { dateOnly: true })}</dd>
-</dl>
-</div>
-${applicationEditSection({ csrfToken: o.csrfToken, consumer: c, askPassword: o.askPassword })}
-<div class="card">
-<h2>Endpoints</h2>
-<dl>
-<dt>Request token</dt><dd><code>POST ${o.baseUrl}/oauth/initiate</code></dd>
-<dt>Authorize</dt><dd><code>GET ${o.baseUrl}/oauth/authorize</code></dd>
-<dt>Access token</dt><dd><code>POST ${o.baseUrl}/oauth/token</code></dd>
-</dl>
-<p class="muted">Keep the consumer secret private: anyone who has it can act as this application.</p>
-</div>
-<div class="card" id="manage">
-<h2>Secret and deletion</h2>
-<p class="muted">A new secret is shown once; you choose how long the current one keeps working beside it (not at all, an hour, a day or a week), time to give the application the new one. Deleting removes the application and every access it holds.</p>
-<div class="actions">
-<form method="post" action="/account/apps/${c.key}/rotate">${csrfField(o.csrfToken)}<button type="submit" class="secondary">Make a new secret…</button></form>
-<form method="post" action="/account/apps/${c.key}/delete">${csrfField(o.csrfToken)}<button type="submit" class="danger">Delete the application…</button></form>
-</div>
-</div>`,
-  })
-}

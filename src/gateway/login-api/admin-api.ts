@@ -9,8 +9,8 @@ import { auditTrail, operatorActor } from '../audit/audited.js'
 import { operatorErrorArea } from '../../common/operator-errors.js'
 import { NotFound } from '../store/types.js'
 import { InvalidInput } from '../store/validation.js'
-import { siteView } from './site-pages.js'
-import { overlapFromBody, rotationAudit } from '../domain/secret-rotation.js'
+import { siteKind, siteView } from './site-pages.js'
+import { auditAction, rotateOnOperator } from '../registrations/lifecycle.js'
 import type { LoginSiteStore } from './store.js'
 
 export interface SitesAdminOptions {
@@ -57,7 +57,7 @@ export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOpt
       if (err instanceof NotFound) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(owner)}`)
       throw err
     }
-    await audited(operatorActor(request), { kind: 'site', action: 'site.create', target: created.site.apiKey, before: null, after: siteView(created.site) })
+    await audited(operatorActor(request), { kind: 'site', action: auditAction(siteKind, 'create'), target: created.site.apiKey, before: null, after: siteView(created.site) })
     return reply.code(201).send({ ...siteView(created.site), secret: created.secret })
   })
 
@@ -91,24 +91,26 @@ export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOpt
     if (!found) throw notFound(keyOf(request))
     const edited = await sites.update(found.apiKey, { name: newName ?? found.name, callbackUrl: newCallback ?? found.callbackUrl, homeUrl: newHome === undefined ? found.homeUrl : newHome })
     if (!edited) throw notFound(keyOf(request))
-    await audited(operatorActor(request), { kind: 'site', action: 'site.edit', target: found.apiKey, before: siteView(edited.before), after: siteView(edited.after) })
+    await audited(operatorActor(request), { kind: 'site', action: auditAction(siteKind, 'edit'), target: found.apiKey, before: siteView(edited.before), after: siteView(edited.after) })
     return siteView(edited.after)
   })
 
   // The optional body {"overlap_seconds": N} keeps the old secret working that long.
-  app.post('/admin/sites/:key/rotate-secret', { bodyLimit: 64 * 1024 }, async (request) => {
-    const overlapSeconds = overlapFromBody(request.body)
-    const rotated = await sites.rotateSecret(keyOf(request), { overlapSeconds, now: (options.now ?? Date.now)() })
-    if (!rotated) throw notFound(keyOf(request))
-    const overlap = rotationAudit(overlapSeconds, rotated.previousUntil)
-    await audited(operatorActor(request), { kind: 'site', action: 'site.rotate_secret', target: rotated.site.apiKey, before: null, after: overlap })
-    return { api_key: rotated.site.apiKey, secret: rotated.secret, ...overlap }
-  })
+  // The optional body {"overlap_seconds": N} keeps the old secret working that long.
+  app.post('/admin/sites/:key/rotate-secret', { bodyLimit: 64 * 1024 }, (request) => rotateOnOperator({
+    kind: siteKind,
+    request,
+    id: keyOf(request),
+    audited,
+    rotate: async (overlapSeconds) => (await sites.rotateSecret(keyOf(request), { overlapSeconds, now: (options.now ?? Date.now)() })) ?? 'not_found',
+    notFound: () => notFound(keyOf(request)),
+    answer: (secret) => ({ api_key: keyOf(request), secret }),
+  }))
 
   app.delete('/admin/sites/:key', async (request) => {
     const deleted = await sites.delete(keyOf(request))
     if (!deleted) throw notFound(keyOf(request))
-    await audited(operatorActor(request), { kind: 'site', action: 'site.delete', target: deleted.apiKey, before: siteView(deleted), after: null })
+    await audited(operatorActor(request), { kind: 'site', action: auditAction(siteKind, 'delete'), target: deleted.apiKey, before: siteView(deleted), after: null })
     return { deleted: true, api_key: deleted.apiKey, name: deleted.name }
   })
 }

@@ -8,14 +8,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { datesHtml, html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { isoSeconds } from '../../common/time.js'
-import { copyButton, currentPasswordField, field, loginApiStanding, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { copyButton, currentPasswordField, field, loginApiStanding, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type SignedInSession } from '../account-area/index.js'
 import type { MethodPolicy } from '../policy/types.js'
-import { postedOverlap, rotationAudit } from '../domain/secret-rotation.js'
+import { accountPaths, areaRotation, auditAction, registerAccountRotation, type RegistrationKind } from '../registrations/lifecycle.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { InvalidInput, refused } from '../store/validation.js'
 import type { LoginSite, LoginSiteStore, SiteDetails } from './store.js'
 
+
+/** Login sites as the registrations' lifecycle names them. */
+export const siteKind: RegistrationKind = { name: 'site', auditKind: 'site', accountBase: '/account/sites', slot: 'site' }
+const paths = accountPaths(siteKind)
 
 export const siteView = (s: LoginSite) => ({ api_key: s.apiKey, name: s.name, owner: s.ownerId, callback: s.callbackUrl, home_page: s.homeUrl, created_at: isoSeconds(s.createdAt) })
 
@@ -136,8 +140,8 @@ ${o.csrf}
 export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; sites: LoginSiteStore; now: () => number; audit?: Pick<AuditStore, 'record'>; policy?: () => MethodPolicy }): void {
   const { area, sites } = o
   /** Where a registration or rotation sends the browser: the page that shows the new secret once. */
-  const newSecretPath = (key: string) => `/account/sites/${encodeURIComponent(key)}/new-secret`
-  const slotOf = (key: string) => `site:${key}`
+  const newSecretPath = paths.newSecret
+  const slotOf = paths.slot
   const audited = auditTrail(o.audit, app.log)
   // A page showing a secret carries its copy script (allowed by its hash).
   const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof sitesPage>[0], 'session' | 'csrf' | 'sites' | 'askPassword'> = {}) =>
@@ -161,7 +165,7 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     if (missing !== null) return render(reply, 400, session, { form: { ...input, error: missing } })
     try {
       const created = await sites.create({ ...siteDetails(input), ownerId: session.user.id })
-      await audited(area.actor(request, session), { kind: 'site', action: 'site.create', target: created.site.apiKey, before: null, after: siteView(created.site) })
+      await audited(area.actor(request, session), { kind: 'site', action: auditAction(siteKind, 'create'), target: created.site.apiKey, before: null, after: siteView(created.site) })
       await area.holdNewSecret(session, slotOf(created.site.apiKey), { secret: created.secret })
       return seeOther(reply, newSecretPath(created.site.apiKey))
     } catch (err) {
@@ -198,24 +202,19 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     const edited = await sites.update(site.apiKey, siteDetails(input)).catch(refused)
     if (edited instanceof InvalidInput) return refuse(`The ${edited.message}.`)
     if (!edited) return render(reply, 404, posted.session, { notice: 'You have no login site with this api_key.' })
-    await audited(area.actor(request, posted.session), { kind: 'site', action: 'site.edit', target: site.apiKey, before: siteView(edited.before), after: siteView(edited.after) })
+    await audited(area.actor(request, posted.session), { kind: 'site', action: auditAction(siteKind, 'edit'), target: site.apiKey, before: siteView(edited.before), after: siteView(edited.after) })
     return seeOther(reply, '/account/sites?notice=edited')
   })
 
-  app.post('/account/sites/:key/rotate-secret', async (request, reply) => {
-    const owned = await area.ownedPost(request, reply, own)
-    if (!owned) return reply
-    const { posted, item: site } = owned
-    const asked = area.confirmFirst(reply, posted.session, posted.form, { action: `/account/sites/${site.apiKey}/rotate-secret`, title: `New secret for ${site.name}?`, message: 'A new secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the site cannot sign anyone in until it is given the new one.', button: 'Make a new secret', choice: overlapChoice, cancel: '/account/sites' })
-    if (asked) return asked
-    // No choice posted (a form of before the choice existed) is the default overlap.
-    const overlapSeconds = postedOverlap(field(posted.form, 'overlap'))
-    if (overlapSeconds === null) return render(reply, 400, posted.session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' })
-    const rotated = await sites.rotateSecret(site.apiKey, { overlapSeconds, now: o.now() })
-    if (!rotated) return render(reply, 404, posted.session, { notice: 'You have no login site with this api_key.' })
-    await audited(area.actor(request, posted.session), { kind: 'site', action: 'site.rotate_secret', target: site.apiKey, before: null, after: rotationAudit(overlapSeconds, rotated.previousUntil) })
-    await area.holdNewSecret(posted.session, slotOf(site.apiKey), { secret: rotated.secret, previousUntil: rotated.previousUntil })
-    return seeOther(reply, newSecretPath(site.apiKey))
+  const overlapRefused = 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.'
+  registerAccountRotation(app, {
+    ...areaRotation(area, audited, own),
+    kind: siteKind,
+    param: 'key',
+    idOf: (site) => site.apiKey,
+    words: (site) => ({ title: `New secret for ${site.name}?`, message: 'A new secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the site cannot sign anyone in until it is given the new one.', button: 'Make a new secret', cancel: '/account/sites' }),
+    rotate: async (site, overlapSeconds) => (await sites.rotateSecret(site.apiKey, { overlapSeconds, now: o.now() })) ?? 'not_found',
+    refuse: (reply, session, _site, why) => render(reply, why === 'overlap' ? 400 : 404, session, { notice: why === 'overlap' ? overlapRefused : 'You have no login site with this api_key.' }),
   })
 
   // The page a registration or rotation redirects to: the new secret, the first time the
@@ -236,10 +235,10 @@ export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; 
     const owned = await area.ownedPost(request, reply, own)
     if (!owned) return reply
     const { posted, item: site } = owned
-    const asked = area.confirmFirst(reply, posted.session, posted.form, { action: `/account/sites/${site.apiKey}/delete`, title: `Delete ${site.name}?`, message: 'The site is deleted: its api_key and secret stop working, and so does every sign-in it started. This cannot be undone.', button: 'Delete the site', cancel: '/account/sites' })
+    const asked = area.confirmFirst(reply, posted.session, posted.form, { action: paths.delete(site.apiKey), title: `Delete ${site.name}?`, message: 'The site is deleted: its api_key and secret stop working, and so does every sign-in it started. This cannot be undone.', button: 'Delete the site', cancel: '/account/sites' })
     if (asked) return asked
     const deleted = await sites.delete(site.apiKey)
-    if (deleted) await audited(area.actor(request, posted.session), { kind: 'site', action: 'site.delete', target: site.apiKey, before: siteView(deleted), after: null })
+    if (deleted) await audited(area.actor(request, posted.session), { kind: 'site', action: auditAction(siteKind, 'delete'), target: site.apiKey, before: siteView(deleted), after: null })
     return seeOther(reply, '/account/sites?notice=deleted')
   })
 }

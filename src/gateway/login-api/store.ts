@@ -9,6 +9,7 @@ import { NotFound } from '../store/types.js'
 import { checkCallbackUrl, checkHomeUrl, checkName, InvalidInput, isPlausibleKey } from '../store/validation.js'
 import { userIdPattern } from '../domain/identifiers.js'
 import { storedPrevious, type PreviousSecret } from '../domain/secret-rotation.js'
+import { editRow } from '../registrations/store.js'
 
 export interface LoginSite {
   apiKey: string
@@ -123,15 +124,8 @@ export class LoginSiteStore {
   async update(apiKey: string, details: SiteDetails): Promise<{ before: LoginSite; after: LoginSite } | null> {
     const { name, callbackUrl, homeUrl } = checkSiteDetails(details)
     if (!isPlausibleKey(apiKey)) return null
-    return this.db.transaction(async (tx) => {
-      const old = await tx.query<SiteRow>(`SELECT ${columns} FROM kigo_gateway.login_sites WHERE api_key = $1 FOR UPDATE`, [apiKey])
-      if (!old[0]) return null
-      const rows = await tx.query<SiteRow>(
-        `UPDATE kigo_gateway.login_sites SET name = $2, callback_url = $3, home_url = $4 WHERE api_key = $1 RETURNING ${columns}`,
-        [apiKey, name, callbackUrl, homeUrl],
-      )
-      return { before: toSite(old[0]), after: toSite(rows[0]!) }
-    })
+    const edited = await editRow<SiteRow>(this.db, { table: 'kigo_gateway.login_sites', idColumn: 'api_key', columns, id: apiKey, set: 'name = $2, callback_url = $3, home_url = $4', values: [name, callbackUrl, homeUrl] })
+    return edited && { before: toSite(edited.before), after: toSite(edited.after) }
   }
 
   /**

@@ -15,7 +15,8 @@ import { NotFound } from '../store/types.js'
 import type { OidcClient, OidcStore } from './store.js'
 import type { OidcProviders } from './index.js'
 import { retiredKeySeconds } from './provider.js'
-import { overlapFromBody, rotationAudit } from '../domain/secret-rotation.js'
+import { auditAction, rotateOnOperator } from '../registrations/lifecycle.js'
+import { oidcClientKind } from './kind.js'
 
 export interface OidcAdminOptions {
   store: OidcStore
@@ -79,7 +80,7 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
       if (err instanceof NotFound) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)
       throw err
     }
-    await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_client.create', target: created.client.clientId, before: null, after: clientView(created.client) })
+    await audited(operatorActor(request), { kind: 'oidc', action: auditAction(oidcClientKind, 'create'), target: created.client.clientId, before: null, after: clientView(created.client) })
     return reply.code(201).send({ ...clientView(created.client), ...(created.secret === null ? {} : { client_secret: created.secret }) })
   })
 
@@ -116,27 +117,32 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     }).catch(refused)
     if (edited instanceof InvalidInput) throw refusedInput(edited)
     if (!edited) throw clientNotFound(id)
-    await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_client.edit', target: id, before: clientView(edited.before), after: clientView(edited.after) })
+    await audited(operatorActor(request), { kind: 'oidc', action: auditAction(oidcClientKind, 'edit'), target: id, before: clientView(edited.before), after: clientView(edited.after) })
     return clientView(edited.after)
   })
 
   // The optional body {"overlap_seconds": N} keeps the old secret working that long.
-  app.post('/admin/oidc-clients/:id/rotate-secret', { bodyLimit: 64 * 1024 }, async (request) => {
+  app.post('/admin/oidc-clients/:id/rotate-secret', { bodyLimit: 64 * 1024 }, (request) => {
     const id = (request.params as { id: string }).id
-    const overlapSeconds = overlapFromBody(request.body)
-    const rotated = await store.rotateClientSecret(id, { overlapSeconds })
-    if (rotated === null) throw clientNotFound(id)
-    if (rotated === 'public') throw new ApiError(409, 'conflict', 'This is a public client: it has no secret to rotate')
-    const overlap = rotationAudit(overlapSeconds, rotated.previousUntil)
-    await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_client.rotate_secret', target: id, before: null, after: overlap })
-    return { client_id: id, client_secret: rotated.secret, ...overlap }
+    return rotateOnOperator({
+      kind: oidcClientKind,
+      request,
+      id,
+      audited,
+      async rotate(overlapSeconds) {
+        const rotated = await store.rotateClientSecret(id, { overlapSeconds })
+        return rotated === null ? 'not_found' : rotated === 'public' ? 'no_secret' : rotated
+      },
+      notFound: () => clientNotFound(id),
+      answer: (secret) => ({ client_id: id, client_secret: secret }),
+    })
   })
 
   app.delete('/admin/oidc-clients/:id', async (request) => {
     const id = (request.params as { id: string }).id
     const deleted = await store.deleteClient(id)
     if (!deleted) throw clientNotFound(id)
-    await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_client.delete', target: id, before: { ...clientView(deleted.client), grants: deleted.grants }, after: null })
+    await audited(operatorActor(request), { kind: 'oidc', action: auditAction(oidcClientKind, 'delete'), target: id, before: { ...clientView(deleted.client), grants: deleted.grants }, after: null })
     return { deleted: true, client_id: id, name: deleted.client.name, grants_revoked: deleted.grants }
   })
 

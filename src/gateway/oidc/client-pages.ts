@@ -12,14 +12,17 @@ import { errors } from '../../common/errors.js'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { sendErrorPage } from '../account-area/error-page.js'
 import { accountArea, copyButton, currentPasswordField, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type Confirmation, type SignedInSession } from '../account-area/index.js'
-import { postedOverlap, rotationAudit } from '../domain/secret-rotation.js'
+import { accountPaths, areaRotation, auditAction, registerAccountRotation } from '../registrations/lifecycle.js'
+import { oidcClientKind } from './kind.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { InvalidInput, refused } from '../store/validation.js'
 import { clientView } from './admin-api.js'
 import { checkRedirectUri, type ClientDetails, type OidcClient, type OidcStore } from './store.js'
 
-const base = '/account/oidc-clients'
+const base = oidcClientKind.accountBase
+
+const paths = accountPaths(oidcClientKind)
 const notOwned = 'You have no OpenID Connect client with this client_id.'
 
 interface FormInput {
@@ -217,8 +220,8 @@ export async function oidcClientPages(app: FastifyInstance, o: OidcClientPagesOp
 export function registerClientPages(app: FastifyInstance, o: { area: AccountArea; store: OidcStore; audit?: Pick<AuditStore, 'record'> }): void {
   const { area, store } = o
   /** Where a registration or rotation sends the browser: the page that shows the new secret once. */
-  const newSecretPath = (id: string) => `${base}/${encodeURIComponent(id)}/new-secret`
-  const slotOf = (id: string) => `oidc:${id}`
+  const newSecretPath = paths.newSecret
+  const slotOf = paths.slot
   const audited = auditTrail(o.audit, app.log)
   // The deployment's main URL, as the issuer and the guide name it, on every alias.
   const discoveryUrl = (reply: FastifyReply) => `${reply.request.deployment!.baseUrl}/.well-known/openid-configuration`
@@ -263,7 +266,7 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
       if (err instanceof InvalidInput) return refuse(`${refusal(err)}; nothing was registered.`)
       throw err
     }
-    await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.create', target: created.client.clientId, before: null, after: clientView(created.client) })
+    await audited(area.actor(request, session), { kind: 'oidc', action: auditAction(oidcClientKind, 'create'), target: created.client.clientId, before: null, after: clientView(created.client) })
     if (created.secret !== null) await area.holdNewSecret(session, slotOf(created.client.clientId), { secret: created.secret })
     return seeOther(reply, newSecretPath(created.client.clientId))
   })
@@ -288,7 +291,7 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     const edited = await store.updateClient(client.clientId, details).catch(refused)
     if (edited instanceof InvalidInput) return refuse(`${refusal(edited)}.`)
     if (!edited) return render(reply, 404, session, { notice: notOwned })
-    await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.edit', target: client.clientId, before: clientView(edited.before), after: clientView(edited.after) })
+    await audited(area.actor(request, session), { kind: 'oidc', action: auditAction(oidcClientKind, 'edit'), target: client.clientId, before: clientView(edited.before), after: clientView(edited.after) })
     return seeOther(reply, `${base}?notice=edited`)
   })
 
@@ -306,23 +309,20 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     })
   }
 
-  app.post(`${base}/:id/rotate-secret`, async (request, reply) => {
-    const owned = await area.ownedPost(request, reply, own)
-    if (!owned) return reply
-    const { posted, item: client } = owned
-    const { session } = posted
-    if (client.public) return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
-    const asked = area.confirmFirst(reply, session, posted.form, confirmation(client, 'rotate-secret'))
-    if (asked) return asked
-    // No choice posted (a form of before the choice existed) is the default overlap.
-    const overlapSeconds = postedOverlap(field(posted.form, 'overlap'))
-    if (overlapSeconds === null) return render(reply, 400, session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' })
-    const rotated = await store.rotateClientSecret(client.clientId, { overlapSeconds })
-    if (rotated === null) return render(reply, 404, session, { notice: notOwned })
-    if (rotated === 'public') return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
-    await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.rotate_secret', target: client.clientId, before: null, after: rotationAudit(overlapSeconds, rotated.previousUntil) })
-    await area.holdNewSecret(session, slotOf(client.clientId), { secret: rotated.secret, previousUntil: rotated.previousUntil })
-    return seeOther(reply, newSecretPath(client.clientId))
+  registerAccountRotation(app, {
+    ...areaRotation(area, audited, own),
+    kind: oidcClientKind,
+    param: 'id',
+    idOf: (client) => client.clientId,
+    secretless: (client) => client.public,
+    words: (client) => { const { action: _action, choice: _choice, ...words } = confirmation(client, 'rotate-secret'); return words },
+    async rotate(client, overlapSeconds) {
+      const rotated = await store.rotateClientSecret(client.clientId, { overlapSeconds })
+      return rotated === null ? 'not_found' : rotated === 'public' ? 'no_secret' : rotated
+    },
+    refuse: (reply, session, _client, why) =>
+      why === 'overlap' ? render(reply, 400, session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' })
+        : why === 'no_secret' ? render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' }) : render(reply, 404, session, { notice: notOwned }),
   })
 
   // The page a registration or rotation redirects to: the new secret, the first time the
@@ -349,7 +349,7 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     const asked = area.confirmFirst(reply, session, posted.form, confirmation(client, 'delete'))
     if (asked) return asked
     const deleted = await store.deleteClient(client.clientId)
-    if (deleted) await audited(area.actor(request, session), { kind: 'oidc', action: 'oidc_client.delete', target: client.clientId, before: { ...clientView(deleted.client), grants: deleted.grants }, after: null })
+    if (deleted) await audited(area.actor(request, session), { kind: 'oidc', action: auditAction(oidcClientKind, 'delete'), target: client.clientId, before: { ...clientView(deleted.client), grants: deleted.grants }, after: null })
     return seeOther(reply, `${base}?notice=deleted`)
   })
 }

@@ -13,12 +13,11 @@ import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { InvalidInput } from '../store/validation.js'
 import { Conflict, NotFound, type IdentityAdministration } from '../store/types.js'
-import { adminApps } from './admin-apps.js'
-import type { AdminChange, AdminRouteOptions } from './admin-routes.js'
-import { adminTokens } from './admin-tokens.js'
+import type { AdminChange, AdminRouteOptions } from '../registrations/admin-routes.js'
+import { oauth1OperatorRoutes } from '../oauth1/feature.js'
 import { adminUsers } from './admin-users.js'
 
-export type { AdminChange } from './admin-routes.js'
+export type { AdminChange } from '../registrations/admin-routes.js'
 
 export interface AdminApiOptions {
   store: IdentityAdministration
@@ -160,8 +159,8 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
   // One group per resource, each in this context (its validator, errors and no-store).
   const routes: AdminRouteOptions = { store, newPassword, audited, changed, now: options.now ?? Date.now, ...(options.pendingEmail ? { pendingEmail: options.pendingEmail } : {}) }
   await app.register(adminUsers, routes)
-  await app.register(adminApps, routes)
-  await app.register(adminTokens, routes)
+  // The OAuth 1.0a applications and access tokens: the feature's routes (src/gateway/oauth1/).
+  await oauth1OperatorRoutes(routes)(app)
 }
 
 export default adminApi

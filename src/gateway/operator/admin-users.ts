@@ -7,7 +7,7 @@ import { ApiError } from '../../common/errors.js'
 import { loginPasswordProblem } from '../../common/password-rule.js'
 import { Type, type TSchema } from '../../common/typebox.js'
 import { Conflict, type User } from '../store/types.js'
-import { bodyLimit, errorResponses, Name, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
+import { bodyLimit, errorResponses, Name, Timestamp, UserId, userNotFound, type AdminRouteOptions } from '../registrations/admin-routes.js'
 import { isoSeconds } from '../../common/time.js'
 import { operatorActor } from '../audit/audited.js'
 

@@ -2,10 +2,10 @@
 // PostgreSQL when DATABASE_URL is set (docs/operations.md#modes), migrated at start-up (docs/operations.md#stored-data).
 import { migrate, openDb, type Db, type DbOptions, type DbTimeouts, type Migration } from '../../common/sql.js'
 import { gatewaySchema } from './migrations.js'
-import { SqlIdentityStore } from './sql-identity-store.js'
+import { SqlIdentityStore, type ApplicationStoreFactory } from './sql-identity-store.js'
 
 export { gatewaySchema } from './migrations.js'
-export { SqlIdentityStore, type IdentityChange, type IdentityChangeSource } from './sql-identity-store.js'
+export { SqlIdentityStore, type ApplicationStoreFactory, type IdentityChange, type IdentityChangeSource, type IdentityStoreBase } from './sql-identity-store.js'
 export { CachedCredentialLookup, storeCredentialLookup, type CredentialLookupOptions } from './credential-lookup.js'
 export { InvalidInput } from './validation.js'
 export { UnreadableSecret } from './crypto.js'
@@ -25,6 +25,8 @@ export interface IdentityStoreOptions {
    * the store's own tables are only some of them.
    */
   migrations: readonly Migration[]
+  /** The OAuth 1.0a applications' store (src/gateway/oauth1/feature.ts's `oauth1Store`). */
+  applications?: ApplicationStoreFactory
 }
 
 /** Opens the database, applies pending migrations and returns the store (which closes the database on close). */
@@ -36,7 +38,7 @@ export async function openIdentityStore(options: IdentityStoreOptions): Promise<
     await db.close().catch(() => undefined)
     throw err
   }
-  return new SqlIdentityStore(db, { secretKey: options.secretKey, ownsDb: true })
+  return new SqlIdentityStore(db, { secretKey: options.secretKey, ownsDb: true, ...(options.applications ? { applications: options.applications } : {}) })
 }
 
 /**
@@ -44,7 +46,7 @@ export async function openIdentityStore(options: IdentityStoreOptions): Promise<
  * stores), after applying pending migrations: every feature's, in their order
  * (src/gateway/schema.ts).
  */
-export async function identityStoreOn(db: Db, secretKey: string, migrations: readonly Migration[]): Promise<SqlIdentityStore> {
+export async function identityStoreOn(db: Db, secretKey: string, migrations: readonly Migration[], applications?: ApplicationStoreFactory): Promise<SqlIdentityStore> {
   await migrate(db, gatewaySchema, migrations)
-  return new SqlIdentityStore(db, { secretKey })
+  return new SqlIdentityStore(db, { secretKey, ...(applications ? { applications } : {}) })
 }

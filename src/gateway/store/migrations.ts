@@ -1,8 +1,9 @@
 // The identity store's tables in the gateway's schema `kigo_gateway` (docs/operations.md#stored-data):
-// users, applications (consumers) and their tokens, request tokens and web sessions, all
-// read and written by src/gateway/store/sql-identity-store.ts. Versions 1 to 9, 31 (a
-// user's contact e-mail), 61 (users sent to the core), 80 (a consumer's previous secret)
-// and 83 (an application's home page). Every feature keeps its own tables' migrations in
+// users and web sessions (src/gateway/store/sql-identity-store.ts). Versions 1 and 2 made
+// the OAuth 1.0a tables (applications, access and request tokens) beside them, as
+// shipped; the later changes to those tables are src/gateway/oauth1/migrations.ts's.
+// Versions 1 to 9, 31 (a user's contact e-mail), 61 (users sent to the core) and 90 (a
+// secret held for the page that shows it once). Every feature keeps its own tables' migrations in
 // its folder; src/gateway/schema.ts lists them all in the order `migrate` of
 // src/common/sql.ts applies them. The same SQL runs on PGlite and on PostgreSQL.
 // Statements end with `;` at a line end: that is where `migrate` splits them. Append new
@@ -121,28 +122,10 @@ ALTER TABLE kigo_gateway.users ADD COLUMN core_version bigint NOT NULL DEFAULT 0
 CREATE INDEX users_core_pending ON kigo_gateway.users (id) WHERE core_version < name_version;
 `,
   },
-  {
-    version: 80,
-    name: "a consumer's previous secret, working until it expires",
-    sql: `
--- docs/gateway.md#rotating-a-secret: a rotation with an overlap keeps the replaced secret,
--- sealed like the current one but bound to its own column (consumers.previous_secret:<key>),
--- until previous_secret_expires_at. Both are null when there is none.
-ALTER TABLE kigo_gateway.consumers ADD COLUMN previous_secret text;
-ALTER TABLE kigo_gateway.consumers ADD COLUMN previous_secret_expires_at timestamptz;
-`,
-  },
-  {
-    version: 83,
-    name: 'application home pages; unrevoked tokens by application and user',
-    sql: `
--- Optional: the page the consent page links, so that a visitor sees who is asking.
-ALTER TABLE kigo_gateway.consumers ADD COLUMN home_url text;
--- The consent page counts the people using an application (distinct users holding an
--- unrevoked token) from this index alone.
-CREATE INDEX access_tokens_consumer_live ON kigo_gateway.access_tokens (consumer_key, user_id) WHERE revoked_at IS NULL;
-`,
-  },
+]
+
+/** The web sessions' slot for a secret shown once: applied after the OAuth 1.0a feature's migrations (src/gateway/schema.ts). */
+export const webSessionMigrations: Migration[] = [
   {
     version: 90,
     name: 'a new secret held for the one page that shows it',

@@ -1,30 +1,24 @@
-// The identity store over the SQL layer (docs/gateway.md#topology, docs/gateway.md#the-oauth-provider-and-the-account-pages): one class for the embedded and
-// the PostgreSQL engine, every name schema-qualified. Secrets are sealed or hashed before
+// The identity store over the SQL layer (docs/gateway.md#topology, docs/gateway.md#the-oauth-provider-and-the-account-pages):
+// users and web sessions; the OAuth 1.0a applications and tokens are src/gateway/oauth1/store.ts's,
+// on the same database. One class for the embedded and the PostgreSQL engine, every name schema-qualified. Secrets are sealed or hashed before
 // they reach SQL (crypto.ts) and generated here with randomToken.
 import type { Db, Queryable } from '../../common/sql.js'
 import type { ProvisionedUser } from '../../common/user-provisioning.js'
 import { createHash } from 'node:crypto'
-import { randomToken, safeEqual } from '../../common/secrets.js'
-import { newVerifier, normalizeVerifier } from './verifier-code.js'
+import { randomToken } from '../../common/secrets.js'
 import { SecretBox, dummyPasswordHash, hashPassword, verifyPassword } from './crypto.js'
 import {
-  InvalidInput,
-  checkCallbackUrl,
   checkEmail,
-  checkHomeUrl,
   checkName,
   checkPassword,
-  checkScopes,
   checkNewUserId,
   checkUserId,
   isPlausibleKey,
   limits,
   reservedUserIds,
-  scopesBeyondRegistration,
 } from './validation.js'
-import { Conflict, NotFound, type AccessToken, type AuthorizedApplication, type Consumer, type ConsumerDetails, type ExchangeResult, type IdentityStore, type RequestToken, type RequestTokenState, type User, type UserContact, type WebSession } from './types.js'
-import { scopes as allScopes, userIdPattern, type Scope } from '../domain/identifiers.js'
-import { storedPrevious, type PreviousSecret } from '../domain/secret-rotation.js'
+import { Conflict, NotFound, applicationStoreMethods, type ApplicationStore, type IdentityStore, type User, type UserContact, type WebSession } from './types.js'
+import { userIdPattern } from '../domain/identifiers.js'
 
 /** What changed, so that caches of this process (CachedCredentialLookup) drop it at once. */
 export type IdentityChange = { kind: 'user'; id: string } | { kind: 'consumer'; key: string } | { kind: 'token'; token: string }
@@ -34,13 +28,9 @@ export interface IdentityChangeSource {
   onChange(listener: (change: IdentityChange) => void): () => void
 }
 
-// Sizes of generated values (base64url of random bytes): keys and tokens are public
-// identifiers, secrets are HMAC keys (RFC 5849 §3.4.2), each well above guessing range.
-const consumerKeyBytes = 18
-const tokenBytes = 24
+// Sizes of generated values (base64url of random bytes): session ids and CSRF tokens,
+// well above guessing range.
 const secretBytes = 32
-// A verifier is typed by hand in the oob flow: see verifier-code.ts.
-const dayMs = 24 * 60 * 60 * 1000
 
 /** Values that are only ever compared (verifiers, session ids) are stored as their SHA-256. */
 const sha256 = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex')
@@ -48,10 +38,6 @@ const sha256 = (value: string): string => createHash('sha256').update(value, 'ut
 // Associated data binding each sealed value to its row (crypto.ts).
 const aad = {
   apiPassword: (userId: string) => `users.api_password:${userId}`,
-  consumerSecret: (key: string) => `consumers.secret:${key}`,
-  previousConsumerSecret: (key: string) => `consumers.previous_secret:${key}`,
-  tokenSecret: (token: string) => `access_tokens.secret:${token}`,
-  requestTokenSecret: (token: string) => `request_tokens.secret:${token}`,
   csrfToken: (idHash: string) => `web_sessions.csrf_token:${idHash}`,
   shownSecret: (idHash: string, slot: string) => `web_sessions.shown_secret:${idHash}:${slot}`,
 }
@@ -61,102 +47,60 @@ interface UserRow {
   name: string
   created_at: Date
 }
-interface ConsumerRow {
-  key: string
-  secret: string
-  name: string
-  owner_id: string
-  scopes: string[]
-  callback_url: string | null
-  home_url: string | null
-  created_at: Date
-}
-/** A replaced secret kept for a while (docs/gateway.md#rotating-a-secret), sealed; both null when there is none. */
-interface PreviousSecretColumns {
-  previous_secret: string | null
-  previous_secret_expires_at: Date | string | null
-}
-interface TokenRow {
-  token: string
-  secret: string
-  consumer_key: string
-  user_id: string
-  scopes: string[]
-  created_at: Date
-  revoked_at: Date | null
-}
-
-interface RequestTokenRow {
-  token: string
-  secret: string
-  consumer_key: string
-  callback: string
-  scopes: string[]
-  state: RequestTokenState
-  user_id: string | null
-  created_at: Date
-  expires_at: Date
-}
 
 const userColumns = 'id, name, created_at'
-const consumerColumns = 'key, secret, name, owner_id, scopes, callback_url, home_url, created_at'
-const tokenColumns = 'token, secret, consumer_key, user_id, scopes, created_at, revoked_at'
-const requestTokenColumns = 'token, secret, consumer_key, callback, scopes, state, user_id, created_at, expires_at'
 
 const toUser = (r: UserRow): User => ({ id: r.id, name: r.name, createdAt: new Date(r.created_at) })
-const toConsumer = (r: ConsumerRow): Consumer => ({
-  key: r.key,
-  name: r.name,
-  ownerId: r.owner_id,
-  scopes: r.scopes as Scope[],
-  callbackUrl: r.callback_url,
-  homeUrl: r.home_url,
-  createdAt: new Date(r.created_at),
-})
-const toToken = (r: TokenRow): AccessToken => ({
-  token: r.token,
-  consumerKey: r.consumer_key,
-  userId: r.user_id,
-  scopes: r.scopes as Scope[],
-  createdAt: new Date(r.created_at),
-  revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at),
-})
-
-const toRequestToken = (r: RequestTokenRow): RequestToken => ({
-  token: r.token,
-  consumerKey: r.consumer_key,
-  callback: r.callback,
-  scopes: r.scopes as Scope[],
-  state: r.state,
-  userId: r.user_id,
-  createdAt: new Date(r.created_at),
-  expiresAt: new Date(r.expires_at),
-})
-
-/** An application's name, callback and home page as the store keeps them: the one check of a registration and of an edit. */
-function checkConsumerDetails(input: { name: string; callbackUrl: string | null; homeUrl?: string | null }): ConsumerDetails {
-  return { name: checkName(input.name), callbackUrl: checkCallbackUrl(input.callbackUrl), homeUrl: checkHomeUrl(input.homeUrl) }
-}
 
 /** A lookup id that cannot name a stored user is answered without a query. */
 const isUserId = (id: unknown): id is string => typeof id === 'string' && userIdPattern.test(id)
+
+/** What the applications' store is built on: the identity store's database, sealing and change announcements. */
+export interface IdentityStoreBase {
+  db: Db
+  box: SecretBox
+  changed: (change: IdentityChange) => void
+}
+
+/** Opens the applications' store on the identity store's base (src/gateway/oauth1/feature.ts gives one). */
+export type ApplicationStoreFactory = (base: IdentityStoreBase) => ApplicationStore
 
 export interface SqlIdentityStoreOptions {
   /** KIGO_SECRET_KEY (32 bytes, base64). */
   secretKey: string
   /** Close the Db when the store is closed (true when the store opened it). */
   ownsDb?: boolean
+  /** The applications and tokens (OAuth 1.0a); without it, those calls are refused. */
+  applications?: ApplicationStoreFactory
 }
 
+/**
+ * The applications and tokens of OAuth 1.0a are kept by their own store on the same
+ * database (src/gateway/oauth1/store.ts, given as `applications`); this class answers for
+ * them too (one IdentityStore for the verifiers, the operator API and the kigo CLI) by
+ * handing each such call to it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface SqlIdentityStore extends ApplicationStore {}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
   private readonly box: SecretBox
   private readonly listeners = new Set<(change: IdentityChange) => void>()
+  /** The OAuth 1.0a applications and tokens (src/gateway/oauth1/), or null when none was given. */
+  readonly applications: ApplicationStore | null
 
   constructor(
     private readonly db: Db,
     private readonly options: SqlIdentityStoreOptions,
   ) {
     this.box = new SecretBox(options.secretKey)
+    const applications = options.applications?.({ db, box: this.box, changed: (change) => this.changed(change) }) ?? null
+    this.applications = applications
+    for (const name of applicationStoreMethods) {
+      const value = applications ? applications[name].bind(applications) : () => Promise.reject(new Error('this identity store was opened without the applications store'))
+      Object.defineProperty(this, name, { value, writable: true, configurable: true })
+    }
   }
 
   private sendUsers: (() => Promise<unknown>) | undefined
@@ -331,280 +275,6 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     return rows.length > 0
   }
 
-  // ---- consumers -----------------------------------------------------------------------
-
-  async createConsumer(input: {
-    name: string
-    ownerId: string
-    scopes: Scope[]
-    callbackUrl: string | null
-    homeUrl?: string | null
-  }): Promise<{ consumer: Consumer; secret: string }> {
-    const { name, callbackUrl, homeUrl } = checkConsumerDetails(input)
-    const scopes = checkScopes(input.scopes)
-    if (!isUserId(input.ownerId)) throw new NotFound(`no user ${JSON.stringify(input.ownerId)}`)
-    const key = randomToken(consumerKeyBytes)
-    const secret = randomToken(secretBytes)
-    // Inserting from the owner's row makes "owner exists" and the insert one statement.
-    const rows = await this.db.query<ConsumerRow>(
-      `INSERT INTO kigo_gateway.consumers (key, secret, name, owner_id, scopes, callback_url, home_url)
-       SELECT $1, $2, $3, u.id, $5::text[], $6, $7 FROM kigo_gateway.users u WHERE u.id = $4
-       RETURNING ${consumerColumns}`,
-      [key, this.box.seal(secret, aad.consumerSecret(key)), name, input.ownerId, scopes, callbackUrl, homeUrl],
-    )
-    if (rows.length === 0) throw new NotFound(`no user ${input.ownerId}`)
-    this.changed({ kind: 'consumer', key })
-    return { consumer: toConsumer(rows[0]!), secret }
-  }
-
-  async getConsumer(key: string): Promise<{ consumer: Consumer; secret: string; previous?: PreviousSecret } | null> {
-    if (!isPlausibleKey(key)) return null
-    const rows = await this.db.query<ConsumerRow & PreviousSecretColumns>(
-      `SELECT ${consumerColumns}, previous_secret, previous_secret_expires_at FROM kigo_gateway.consumers WHERE key = $1`,
-      [key],
-    )
-    const row = rows[0]
-    if (!row) return null
-    const found = { consumer: toConsumer(row), secret: this.box.open(row.secret, aad.consumerSecret(row.key)) }
-    const previous = storedPrevious(row.previous_secret, row.previous_secret_expires_at, (sealed) => this.box.open(sealed, aad.previousConsumerSecret(row.key)))
-    return previous ? { ...found, previous } : found
-  }
-
-  async listConsumers(ownerId?: string): Promise<Consumer[]> {
-    if (ownerId !== undefined && !isUserId(ownerId)) return []
-    const rows =
-      ownerId === undefined
-        ? await this.db.query<ConsumerRow>(`SELECT ${consumerColumns} FROM kigo_gateway.consumers ORDER BY created_at, key`)
-        : await this.db.query<ConsumerRow>(
-            `SELECT ${consumerColumns} FROM kigo_gateway.consumers WHERE owner_id = $1 ORDER BY created_at, key`,
-            [ownerId],
-          )
-    return rows.map(toConsumer)
-  }
-
-  async updateConsumer(key: string, details: ConsumerDetails): Promise<{ before: Consumer; after: Consumer } | null> {
-    const { name, callbackUrl, homeUrl } = checkConsumerDetails(details)
-    if (!isPlausibleKey(key)) return null
-    const result = await this.db.transaction(async (tx: Queryable) => {
-      // The row locked and read first: the audit's "before" is the state this edit replaced.
-      const old = await tx.query<ConsumerRow>(`SELECT ${consumerColumns} FROM kigo_gateway.consumers WHERE key = $1 FOR UPDATE`, [key])
-      if (!old[0]) return null
-      const rows = await tx.query<ConsumerRow>(
-        `UPDATE kigo_gateway.consumers SET name = $2, callback_url = $3, home_url = $4 WHERE key = $1 RETURNING ${consumerColumns}`,
-        [key, name, callbackUrl, homeUrl],
-      )
-      return { before: toConsumer(old[0]), after: toConsumer(rows[0]!) }
-    })
-    if (result) this.changed({ kind: 'consumer', key })
-    return result
-  }
-
-  async rotateConsumerSecret(key: string, options: { overlapSeconds?: number; now?: Date } = {}): Promise<{ consumer: Consumer; secret: string; previousUntil: Date | null } | null> {
-    if (!isPlausibleKey(key)) return null
-    const secret = randomToken(secretBytes)
-    const overlapSeconds = options.overlapSeconds ?? 0
-    let previousUntil = overlapSeconds > 0 ? new Date((options.now ?? new Date()).getTime() + overlapSeconds * 1000) : null
-    const row = await this.db.transaction(async (tx: Queryable) => {
-      // The row is locked while the old secret is read and moved: of two rotations at once,
-      // the second keeps the first one's new secret as its previous one.
-      const current = await tx.query<{ secret: string }>(`SELECT secret FROM kigo_gateway.consumers WHERE key = $1 FOR UPDATE`, [key])
-      if (!current[0]) return null
-      const previous = previousUntil === null ? null : this.box.reseal(current[0].secret, aad.consumerSecret(key), aad.previousConsumerSecret(key))
-      if (previous === null) previousUntil = null
-      const rows = await tx.query<ConsumerRow>(
-        `UPDATE kigo_gateway.consumers SET secret = $2, previous_secret = $3, previous_secret_expires_at = $4 WHERE key = $1 RETURNING ${consumerColumns}`,
-        [key, this.box.seal(secret, aad.consumerSecret(key)), previous, previousUntil],
-      )
-      return rows[0] ?? null
-    })
-    if (!row) return null
-    this.changed({ kind: 'consumer', key })
-    return { consumer: toConsumer(row), secret, previousUntil }
-  }
-
-  async deleteConsumer(key: string): Promise<{ consumer: Consumer; tokens: number } | null> {
-    if (!isPlausibleKey(key)) return null
-    const result = await this.db.transaction(async (tx: Queryable) => {
-      const tokens = await tx.query<{ token: string }>(`DELETE FROM kigo_gateway.access_tokens WHERE consumer_key = $1 RETURNING token`, [key])
-      await tx.query(`DELETE FROM kigo_gateway.request_tokens WHERE consumer_key = $1`, [key])
-      const rows = await tx.query<ConsumerRow>(`DELETE FROM kigo_gateway.consumers WHERE key = $1 RETURNING ${consumerColumns}`, [key])
-      return rows[0] ? { consumer: toConsumer(rows[0]), tokens: tokens.map((t) => t.token) } : null
-    })
-    if (!result) return null
-    this.changed({ kind: 'consumer', key })
-    for (const token of result.tokens) this.changed({ kind: 'token', token })
-    return { consumer: result.consumer, tokens: result.tokens.length }
-  }
-
-  // ---- access tokens -------------------------------------------------------------------
-
-  async createAccessToken(input: { consumerKey: string; userId: string; scopes: Scope[] }): Promise<{ token: AccessToken; secret: string }> {
-    const scopes = checkScopes(input.scopes)
-    const token = randomToken(tokenBytes)
-    const secret = randomToken(secretBytes)
-    const sealed = this.box.seal(secret, aad.tokenSecret(token))
-    const row = await this.db.transaction(async (tx: Queryable) => {
-      const consumer = isPlausibleKey(input.consumerKey)
-        ? (await tx.query<{ scopes: Scope[] }>(`SELECT scopes FROM kigo_gateway.consumers WHERE key = $1`, [input.consumerKey]))[0]
-        : undefined
-      if (!consumer) throw new NotFound(`no application with consumer key ${JSON.stringify(input.consumerKey)}`)
-      const user = isUserId(input.userId)
-        ? (await tx.query(`SELECT id FROM kigo_gateway.users WHERE id = $1`, [input.userId]))[0]
-        : undefined
-      if (!user) throw new NotFound(`no user ${JSON.stringify(input.userId)}`)
-      // A token never carries more than its application registered (docs/gateway.md#the-oauth-provider-and-the-account-pages, initiate).
-      const beyond = scopesBeyondRegistration(scopes, consumer.scopes)
-      if (beyond !== null) throw new InvalidInput('scopes', `the application is ${beyond}`)
-      const rows = await tx.query<TokenRow>(
-        `INSERT INTO kigo_gateway.access_tokens (token, secret, consumer_key, user_id, scopes)
-         VALUES ($1, $2, $3, $4, $5::text[]) RETURNING ${tokenColumns}`,
-        [token, sealed, input.consumerKey, input.userId, scopes],
-      )
-      return rows[0]!
-    })
-    this.changed({ kind: 'token', token })
-    return { token: toToken(row), secret }
-  }
-
-  async getAccessToken(token: string): Promise<{ token: AccessToken; secret: string } | null> {
-    if (!isPlausibleKey(token)) return null
-    const rows = await this.db.query<TokenRow>(`SELECT ${tokenColumns} FROM kigo_gateway.access_tokens WHERE token = $1`, [token])
-    const row = rows[0]
-    if (!row) return null
-    return { token: toToken(row), secret: this.box.open(row.secret, aad.tokenSecret(row.token)) }
-  }
-
-  async revokeAccessToken(token: string): Promise<boolean> {
-    if (!isPlausibleKey(token)) return false
-    // COALESCE keeps the first revocation time when a token is revoked twice.
-    const rows = await this.db.query(
-      `UPDATE kigo_gateway.access_tokens SET revoked_at = COALESCE(revoked_at, now()) WHERE token = $1 RETURNING token`,
-      [token],
-    )
-    if (rows.length === 0) return false
-    this.changed({ kind: 'token', token })
-    return true
-  }
-
-  async listAccessTokens(filter: { userId?: string; consumerKey?: string }): Promise<AccessToken[]> {
-    const where: string[] = []
-    const params: unknown[] = []
-    if (filter.userId !== undefined) {
-      if (!isUserId(filter.userId)) return []
-      params.push(filter.userId)
-      where.push(`user_id = $${params.length}`)
-    }
-    if (filter.consumerKey !== undefined) {
-      if (!isPlausibleKey(filter.consumerKey)) return []
-      params.push(filter.consumerKey)
-      where.push(`consumer_key = $${params.length}`)
-    }
-    const rows = await this.db.query<TokenRow>(
-      `SELECT ${tokenColumns} FROM kigo_gateway.access_tokens ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at, token`,
-      params,
-    )
-    return rows.map(toToken)
-  }
-
-  // ---- request tokens (RFC 5849 §2, docs/gateway.md#the-oauth-provider-and-the-account-pages) -----------------------------------------
-
-  async createRequestToken(input: {
-    consumerKey: string
-    callback: string
-    scopes: Scope[]
-    expiresAt: Date
-    now: Date
-  }): Promise<{ requestToken: RequestToken; secret: string }> {
-    const scopes = checkScopes(input.scopes)
-    if (typeof input.callback !== 'string' || input.callback === '' || input.callback.length > limits.callbackUrlLength) {
-      throw new InvalidInput('callback', 'callback must be a URL or "oob"')
-    }
-    const token = randomToken(tokenBytes)
-    const secret = randomToken(secretBytes)
-    const row = await this.db.transaction(async (tx: Queryable) => {
-      // Rows a day past expiry can no longer be answered usefully; dropping them here
-      // keeps the table small without a separate sweeper.
-      await tx.query(`DELETE FROM kigo_gateway.request_tokens WHERE expires_at < $1`, [new Date(input.now.getTime() - dayMs)])
-      const consumer = isPlausibleKey(input.consumerKey)
-        ? (await tx.query<{ scopes: Scope[] }>(`SELECT scopes FROM kigo_gateway.consumers WHERE key = $1`, [input.consumerKey]))[0]
-        : undefined
-      if (!consumer) throw new NotFound(`no application with consumer key ${JSON.stringify(input.consumerKey)}`)
-      const beyond = scopesBeyondRegistration(scopes, consumer.scopes)
-      if (beyond !== null) throw new InvalidInput('scopes', `the application is ${beyond}`)
-      const rows = await tx.query<RequestTokenRow>(
-        `INSERT INTO kigo_gateway.request_tokens (token, secret, consumer_key, callback, scopes, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5::text[], $6, $7) RETURNING ${requestTokenColumns}`,
-        [token, this.box.seal(secret, aad.requestTokenSecret(token)), input.consumerKey, input.callback, scopes, input.now, input.expiresAt],
-      )
-      return rows[0]!
-    })
-    return { requestToken: toRequestToken(row), secret }
-  }
-
-  async getRequestToken(token: string): Promise<{ requestToken: RequestToken; secret: string } | null> {
-    if (!isPlausibleKey(token)) return null
-    const rows = await this.db.query<RequestTokenRow>(`SELECT ${requestTokenColumns} FROM kigo_gateway.request_tokens WHERE token = $1`, [token])
-    const row = rows[0]
-    if (!row) return null
-    return { requestToken: toRequestToken(row), secret: this.box.open(row.secret, aad.requestTokenSecret(row.token)) }
-  }
-
-  async approveRequestToken(token: string, userId: string, now: Date): Promise<{ verifier: string } | null> {
-    if (!isPlausibleKey(token) || !isUserId(userId)) return null
-    const verifier = newVerifier()
-    // One conditional UPDATE: of two concurrent decisions exactly one takes effect.
-    const rows = await this.db.query(
-      `UPDATE kigo_gateway.request_tokens SET state = 'approved', user_id = $2, verifier_hash = $3, decided_at = $4
-       WHERE token = $1 AND state = 'pending' AND expires_at > $4 RETURNING token`,
-      [token, userId, sha256(verifier), now],
-    )
-    return rows.length === 0 ? null : { verifier }
-  }
-
-  async denyRequestToken(token: string, userId: string, now: Date): Promise<boolean> {
-    if (!isPlausibleKey(token) || !isUserId(userId)) return false
-    const rows = await this.db.query(
-      `UPDATE kigo_gateway.request_tokens SET state = 'denied', user_id = $2, decided_at = $3
-       WHERE token = $1 AND state = 'pending' AND expires_at > $3 RETURNING token`,
-      [token, userId, now],
-    )
-    return rows.length > 0
-  }
-
-  async exchangeRequestToken(token: string, verifier: string, now: Date): Promise<ExchangeResult> {
-    if (!isPlausibleKey(token)) return { ok: false, reason: 'unknown' }
-    const accessToken = randomToken(tokenBytes)
-    const secret = randomToken(secretBytes)
-    type Failed = Extract<ExchangeResult, { ok: false }>
-    const refuse = (reason: Failed['reason']): Failed => ({ ok: false, reason })
-    const result = await this.db.transaction(async (tx: Queryable): Promise<Failed | TokenRow> => {
-      // FOR UPDATE serializes concurrent exchanges of one token: the second sees 'used'.
-      const found = await tx.query<RequestTokenRow & { verifier_hash: string | null }>(
-        `SELECT ${requestTokenColumns}, verifier_hash FROM kigo_gateway.request_tokens WHERE token = $1 FOR UPDATE`,
-        [token],
-      )
-      const rt = found[0]
-      if (!rt) return refuse('unknown')
-      if (rt.state === 'used') return refuse('used')
-      if (new Date(rt.expires_at).getTime() <= now.getTime()) return refuse('expired')
-      if (rt.state === 'pending') return refuse('pending')
-      if (rt.state === 'denied') return refuse('denied')
-      if (rt.verifier_hash === null || typeof verifier !== 'string' || !safeEqual(sha256(normalizeVerifier(verifier)), rt.verifier_hash)) {
-        return refuse('verifier_mismatch')
-      }
-      await tx.query(`UPDATE kigo_gateway.request_tokens SET state = 'used', used_at = $2 WHERE token = $1`, [token, now])
-      const rows = await tx.query<TokenRow>(
-        `INSERT INTO kigo_gateway.access_tokens (token, secret, consumer_key, user_id, scopes)
-         VALUES ($1, $2, $3, $4, $5::text[]) RETURNING ${tokenColumns}`,
-        [accessToken, this.box.seal(secret, aad.tokenSecret(accessToken)), rt.consumer_key, rt.user_id, rt.scopes],
-      )
-      return rows[0]!
-    })
-    if ('reason' in result) return result
-    this.changed({ kind: 'token', token: accessToken })
-    return { ok: true, token: toToken(result), secret }
-  }
-
   // ---- web sessions (account area) ---------------------------------------------------
 
   async createWebSession(input: { userId: string | null; expiresAt: Date; now: Date }): Promise<{ id: string; csrfToken: string }> {
@@ -669,51 +339,6 @@ export class SqlIdentityStore implements IdentityStore, IdentityChangeSource {
     const row = rows[0]
     if (!row || new Date(row.shown_expires_at).getTime() <= now.getTime()) return null
     return this.box.open(row.shown_secret, aad.shownSecret(idHash, slot))
-  }
-
-  // ---- authorized applications ----------------------------------------------------------
-
-  async listAuthorizedApplications(userId: string): Promise<AuthorizedApplication[]> {
-    if (!isUserId(userId)) return []
-    const rows = await this.db.query<ConsumerRow & { token_scopes: string[]; token_created_at: Date }>(
-      `SELECT ${consumerColumns.split(', ').map((c) => `c.${c}`).join(', ')}, t.scopes AS token_scopes, t.created_at AS token_created_at
-       FROM kigo_gateway.access_tokens t JOIN kigo_gateway.consumers c ON c.key = t.consumer_key
-       WHERE t.user_id = $1 AND t.revoked_at IS NULL
-       ORDER BY t.created_at, t.token`,
-      [userId],
-    )
-    const byKey = new Map<string, AuthorizedApplication>()
-    for (const row of rows) {
-      let app = byKey.get(row.key)
-      if (!app) {
-        app = { consumer: toConsumer(row), scopes: [], authorizedAt: new Date(row.token_created_at), tokens: 0 }
-        byKey.set(row.key, app)
-      }
-      app.tokens += 1
-      app.scopes = allScopes.filter((s) => app.scopes.includes(s) || row.token_scopes.includes(s))
-    }
-    return [...byKey.values()]
-  }
-
-  async revokeUserTokensForConsumer(userId: string, consumerKey: string): Promise<number> {
-    if (!isUserId(userId) || !isPlausibleKey(consumerKey)) return 0
-    const rows = await this.db.query<{ token: string }>(
-      `UPDATE kigo_gateway.access_tokens SET revoked_at = now()
-       WHERE user_id = $1 AND consumer_key = $2 AND revoked_at IS NULL RETURNING token`,
-      [userId, consumerKey],
-    )
-    for (const row of rows) this.changed({ kind: 'token', token: row.token })
-    return rows.length
-  }
-
-  async countApplicationUsers(consumerKey: string): Promise<number> {
-    if (!isPlausibleKey(consumerKey)) return 0
-    // Read from the index of unrevoked tokens by application and user (migration 83).
-    const rows = await this.db.query<{ n: number | string }>(
-      `SELECT count(DISTINCT user_id) AS n FROM kigo_gateway.access_tokens WHERE consumer_key = $1 AND revoked_at IS NULL`,
-      [consumerKey],
-    )
-    return Number(rows[0]?.n ?? 0)
   }
 
   // ---- lifecycle -----------------------------------------------------------------------

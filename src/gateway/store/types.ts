@@ -197,3 +197,32 @@ export class Conflict extends Error {
 export class NotFound extends Error {
   override name = 'NotFound'
 }
+
+/**
+ * The identity store's methods about OAuth 1.0a applications and their tokens: kept by the
+ * OAuth 1.0a feature's store (src/gateway/oauth1/store.ts), which the identity store is
+ * given when it is opened (`applications`) and answers these calls through.
+ */
+export const applicationStoreMethods = [
+  'createConsumer',
+  'getConsumer',
+  'listConsumers',
+  'updateConsumer',
+  'rotateConsumerSecret',
+  'deleteConsumer',
+  'createAccessToken',
+  'getAccessToken',
+  'revokeAccessToken',
+  'listAccessTokens',
+  'createRequestToken',
+  'getRequestToken',
+  'approveRequestToken',
+  'denyRequestToken',
+  'exchangeRequestToken',
+  'listAuthorizedApplications',
+  'revokeUserTokensForConsumer',
+  'countApplicationUsers',
+] as const
+
+/** The applications and tokens part of the identity store. */
+export type ApplicationStore = Pick<IdentityStore, (typeof applicationStoreMethods)[number]>

@@ -46,7 +46,7 @@ it('every destructive post without confirm=yes asks, and changes nothing', async
   const posts: Array<[string, Record<string, string>]> = [
     ['/account/api-password', {}],
     ['/account/revoke', { consumer_key: app.consumerKey }],
-    [`/account/apps/${app.consumerKey}/rotate`, {}],
+    [`/account/apps/${app.consumerKey}/rotate-secret`, {}],
     [`/account/apps/${app.consumerKey}/delete`, {}],
     [`/account/sites/${site.api_key}/rotate-secret`, {}],
     [`/account/sites/${site.api_key}/delete`, {}],

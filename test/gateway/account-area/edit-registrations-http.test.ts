@@ -113,7 +113,7 @@ for (const backend of backends) {
 
         const events = await auditOf('app', app.consumer_key)
         expect(events[0]).toMatchObject({
-          action: 'account.app_edit',
+          action: 'app.edit',
           by: 'user alice',
           before: { name: 'Haiku Pad', callback_url: 'https://old.example/cb', home_url: null },
           after: { name: 'Haiku Pad Pro', callback_url: 'https://new.example/cb', home_url: 'https://haiku.example/about' },

@@ -29,11 +29,11 @@ const auditActions = async () => (await stack.admin<{ events: Array<{ action: st
 describe('a repeated form field', () => {
   it('rotating a secret with `overlap` given twice is 400 and rotates nothing', async () => {
     const app = await stack.addOAuthClient('rhea', ['read_public'])
-    const res = await web.post(`/account/apps/${app.consumerKey}/rotate`, { csrf_token: csrf, confirm: 'yes', overlap: ['86400', '0'] })
+    const res = await web.post(`/account/apps/${app.consumerKey}/rotate-secret`, { csrf_token: csrf, confirm: 'yes', overlap: ['86400', '0'] })
     expect(res.status).toBe(400)
     expect(res.text).toContain('The field “overlap” is given more than once')
     const events = (await stack.admin<{ events: Array<{ action: string; target: string }> }>('GET', `/admin/audit?target=${app.consumerKey}`)).body.events
-    expect(events.map((e) => e.action)).not.toContain('account.app_rotate_secret')
+    expect(events.map((e) => e.action)).not.toContain('app.rotate_secret')
   })
 
   it('is 400 on every account form, whichever field repeats, and changes nothing', async () => {

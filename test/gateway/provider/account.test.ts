@@ -356,12 +356,12 @@ describe('an application\'s owner, and the audit trail of the user\'s own change
     expect((await sign()).status).toBe(200)
     const web = await signedIn(fay)
     const appPage = await web.get(`/account/apps/${consumer.key}`)
-    expect(appPage.text).toContain(`action="/account/apps/${consumer.key}/rotate"`)
+    expect(appPage.text).toContain(`action="/account/apps/${consumer.key}/rotate-secret"`)
 
-    const asked = await web.post(`/account/apps/${consumer.key}/rotate`, { csrf_token: csrfOf(appPage.text) })
+    const asked = await web.post(`/account/apps/${consumer.key}/rotate-secret`, { csrf_token: csrfOf(appPage.text) })
     expect(asked.status).toBe(200)
     expect((await sign()).status).toBe(200)
-    const rotated = await web.postAndFollow(`/account/apps/${consumer.key}/rotate`, { csrf_token: csrfOf(asked.text), confirm: 'yes', overlap: '0' })
+    const rotated = await web.postAndFollow(`/account/apps/${consumer.key}/rotate-secret`, { csrf_token: csrfOf(asked.text), confirm: 'yes', overlap: '0' })
     expect(rotated.posted).toBe(303)
     expect(rotated.status).toBe(200)
     const after = rotated
@@ -385,9 +385,10 @@ describe('an application\'s owner, and the audit trail of the user\'s own change
     const removed = await web.post('/account/email', { csrf_token: csrfOf(account.text), email: '', current_password: fay.password })
     expect(removed.status).toBe(303)
 
-    const events = (await stack.admin<{ events: Array<{ action: string; target: string; before: unknown; after: unknown }> }>('GET', '/admin/audit?limit=20')).body.events
-    const mine = events.filter((e) => e.action.startsWith('account.') && (e.target === consumer.key || e.target === 'fayowner'))
-    expect(mine.map((e) => e.action)).toEqual(['account.set_email', 'account.app_delete', 'account.app_rotate_secret'])
+    const events = (await stack.admin<{ events: Array<{ by: string; action: string; target: string; before: unknown; after: unknown }> }>('GET', '/admin/audit?limit=20')).body.events
+    // The user's own changes: the actor names the user (the operator's are by the operator).
+    const mine = events.filter((e) => e.by === 'user fayowner' && (e.target === consumer.key || e.target === 'fayowner'))
+    expect(mine.map((e) => e.action)).toEqual(['account.set_email', 'app.delete', 'app.rotate_secret'])
     expect(mine[0]).toMatchObject({ target: 'fayowner', before: { email: 'fay@example.com' }, after: { email: null } })
     expect(mine[1]!.before).toMatchObject({ user: 'fayowner', name: 'app for fayowner' })
     // Secrets never enter it.

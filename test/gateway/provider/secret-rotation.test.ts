@@ -56,9 +56,9 @@ const initiate = (key: string, secret: string) =>
 /** Asks for a new secret on the account page and confirms with `overlap` (undefined: the form's field left out). */
 async function rotate(web: WebClient, key: string, overlap: string | undefined) {
   const appPage = await web.get(`/account/apps/${key}`)
-  const asked = await web.post(`/account/apps/${key}/rotate`, { csrf_token: csrfOf(appPage.text) })
+  const asked = await web.post(`/account/apps/${key}/rotate-secret`, { csrf_token: csrfOf(appPage.text) })
   expect(asked.status).toBe(200)
-  return { asked, answer: await web.postAndFollow(`/account/apps/${key}/rotate`, { csrf_token: csrfOf(asked.text), confirm: 'yes', ...(overlap === undefined ? {} : { overlap }) }) }
+  return { asked, answer: await web.postAndFollow(`/account/apps/${key}/rotate-secret`, { csrf_token: csrfOf(asked.text), confirm: 'yes', ...(overlap === undefined ? {} : { overlap }) }) }
 }
 
 describe('the consumer secret is shown once', () => {
@@ -116,7 +116,7 @@ describe('post, then redirect', () => {
     expect((await post(app.key, app.secret, app.token)).status).toBe(200)
     expect((await post(app.key, fresh, app.token)).status).toBe(200)
     const events = (await stack.admin<{ events: Array<{ action: string }> }>('GET', `/admin/audit?target=${app.key}`)).body.events
-    expect(events.map((e) => e.action)).toEqual(['account.app_rotate_secret', 'account.app_create'])
+    expect(events.map((e) => e.action)).toEqual(['app.rotate_secret', 'app.create'])
   })
 
   it('the page shows the secret only to the session that made it: not to another user, nor to the owner in another session, nor signed out', async () => {
@@ -194,7 +194,7 @@ describe('rotation with an overlap', () => {
     expect((await web.get(`/account/apps/${app.key}`)).text).not.toContain('id="previous_secret"')
 
     const events = (await stack.admin<{ events: Array<{ action: string; after: Record<string, unknown> }> }>('GET', `/admin/audit?target=${app.key}`)).body.events
-    expect(events[0]).toMatchObject({ action: 'account.app_rotate_secret', after: { user: owner.id, overlap_seconds: 3600, previous_secret_until: '2027-03-01T11:00:00Z' } })
+    expect(events[0]).toMatchObject({ action: 'app.rotate_secret', after: { user: owner.id, overlap_seconds: 3600, previous_secret_until: '2027-03-01T11:00:00Z' } })
     expect(JSON.stringify(events)).not.toContain(fresh)
     expect(JSON.stringify(events)).not.toContain(app.secret)
   })
@@ -229,6 +229,25 @@ describe('rotation with an overlap', () => {
     }
     expect((await post(app.key, app.secret, app.token)).status).toBe(200)
     expect((await stack.admin<{ events: unknown[] }>('GET', `/admin/audit?target=${app.key}`)).body.events).toHaveLength(1)
+  })
+})
+
+describe('the rotation address', () => {
+  it('is rotate-secret; a post to the older /rotate answers 308 there, and the same post there rotates (audited as app.rotate_secret)', async () => {
+    const web = await signedIn()
+    const app = await registered(web, 'Old form')
+    const appPage = await web.get(`/account/apps/${app.key}`)
+    expect(appPage.text).toContain(`action="/account/apps/${app.key}/rotate-secret"`)
+    const form = { csrf_token: csrfOf(appPage.text), confirm: 'yes', overlap: '0' }
+    const old = await web.post(`/account/apps/${app.key}/rotate`, form)
+    expect(old.status).toBe(308)
+    expect(old.headers.get('location')).toBe(`/account/apps/${app.key}/rotate-secret`)
+    // A browser repeats the post, method and form, at the new address.
+    const rotated = await web.postAndFollow(old.headers.get('location')!, form)
+    expect(rotated.location).toBe(`/account/apps/${app.key}/new-secret`)
+    expect(secretOf(rotated.text)).not.toBe(app.secret)
+    const events = (await stack.admin<{ events: Array<{ action: string; actor: string }> }>('GET', `/admin/audit?target=${app.key}`)).body.events
+    expect(events.map((e) => e.action)).toEqual(['app.rotate_secret', 'app.create'])
   })
 })
 

@@ -2,7 +2,8 @@
 // helpers/backends.ts. A thin counting wrapper shows when the store is actually asked.
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest'
-import { CachedCredentialLookup, openIdentityStore, type SqlIdentityStore } from '../../../src/gateway/store/index.js'
+import { CachedCredentialLookup, type SqlIdentityStore } from '../../../src/gateway/store/index.js'
+import { openIdentityStore } from '../../../src/gateway/identity.js'
 import { describeBackends, identityStoreBackends } from '../../helpers/backends.js'
 import { expectedLookups, seedCredentials } from '../../helpers/credential-fixture.js'
 

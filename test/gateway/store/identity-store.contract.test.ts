@@ -8,9 +8,9 @@ import {
   InvalidInput,
   NotFound,
   UnreadableSecret,
-  openIdentityStore,
   type SqlIdentityStore,
 } from '../../../src/gateway/store/index.js'
+import { openIdentityStore } from '../../../src/gateway/identity.js'
 import { identityStoreBackends, openIdentityStoreForSuite, type IdentityStoreBackend } from '../../helpers/backends.js'
 
 type Backend = IdentityStoreBackend

@@ -4,13 +4,14 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ApiError } from '../../common/errors.js'
-import { Type } from '../../common/typebox.js'
+import { Type, type Static } from '../../common/typebox.js'
 import { checkCallbackUrl, InvalidInput } from '../store/validation.js'
 import { NotFound, type Consumer } from '../store/types.js'
-import { bodyLimit, consumerNotFound, errorResponses, Key, Name, ScopeList, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
+import { bodyLimit, consumerNotFound, errorResponses, Key, Name, ScopeList, Timestamp, UserId, userNotFound, type AdminRouteOptions } from '../registrations/admin-routes.js'
 import { isoSeconds } from '../../common/time.js'
 import { operatorActor } from '../audit/audited.js'
-import { overlapFromBody, rotationAudit } from '../domain/secret-rotation.js'
+import { auditAction, rotateOnOperator } from '../registrations/lifecycle.js'
+import { applicationKind } from './kind.js'
 
 const CallbackUrl = Type.String({ minLength: 1, maxLength: 2048 })
 const CreateAppBody = Type.Object(
@@ -92,7 +93,7 @@ export async function adminApps(instance: FastifyInstance, { store, audited, cha
     }
     const { consumer, secret } = created
     changed({ kind: 'consumer', consumerKey: consumer.key })
-    await audited(operatorActor(request), { kind: 'app', action: 'app.create', target: consumer.key, before: null, after: appView(consumer) })
+    await audited(operatorActor(request), { kind: 'app', action: auditAction(applicationKind, 'create'), target: consumer.key, before: null, after: appView(consumer) })
     return reply.code(201).send({ consumer_key: consumer.key, consumer_secret: secret, name: consumer.name, scopes: consumer.scopes })
   })
 
@@ -127,7 +128,7 @@ export async function adminApps(instance: FastifyInstance, { store, audited, cha
     const edited = await store.updateConsumer(c.key, { name: b.name ?? c.name, callbackUrl, homeUrl: b.home_page === undefined ? c.homeUrl : b.home_page })
     if (!edited) throw consumerNotFound(request.params.key)
     changed({ kind: 'consumer', consumerKey: c.key })
-    await audited(operatorActor(request), { kind: 'app', action: 'app.edit', target: c.key, before: appView(edited.before), after: appView(edited.after) })
+    await audited(operatorActor(request), { kind: 'app', action: auditAction(applicationKind, 'edit'), target: c.key, before: appView(edited.before), after: appView(edited.after) })
     return appView(edited.after)
   })
 
@@ -139,13 +140,18 @@ export async function adminApps(instance: FastifyInstance, { store, audited, cha
     bodyLimit,
     schema: { params: AppParams, response: { 200: RotatedSecret, ...errorResponses } },
   }, async (request) => {
-    const overlapSeconds = overlapFromBody(request.body)
-    const rotated = await store.rotateConsumerSecret(request.params.key, { overlapSeconds, now: new Date(now()) })
-    if (!rotated) throw consumerNotFound(request.params.key)
-    changed({ kind: 'consumer', consumerKey: rotated.consumer.key })
-    const overlap = rotationAudit(overlapSeconds, rotated.previousUntil)
-    await audited(operatorActor(request), { kind: 'app', action: 'app.rotate_secret', target: rotated.consumer.key, before: null, after: overlap })
-    return { consumer_key: rotated.consumer.key, consumer_secret: rotated.secret, ...overlap }
+    const key = request.params.key
+    const answer = await rotateOnOperator({
+      kind: applicationKind,
+      request,
+      id: key,
+      audited,
+      rotate: async (overlapSeconds) => (await store.rotateConsumerSecret(key, { overlapSeconds, now: new Date(now()) })) ?? 'not_found',
+      notFound: () => consumerNotFound(key),
+      answer: (secret) => ({ consumer_key: key, consumer_secret: secret }),
+    })
+    changed({ kind: 'consumer', consumerKey: key })
+    return answer as Static<typeof RotatedSecret>
   })
 
   app.delete('/admin/apps/:key', {
@@ -154,7 +160,7 @@ export async function adminApps(instance: FastifyInstance, { store, audited, cha
     const deleted = await store.deleteConsumer(request.params.key)
     if (!deleted) throw consumerNotFound(request.params.key)
     changed({ kind: 'consumer', consumerKey: deleted.consumer.key })
-    await audited(operatorActor(request), { kind: 'app', action: 'app.delete', target: deleted.consumer.key, before: { ...appView(deleted.consumer), tokens: deleted.tokens }, after: null })
+    await audited(operatorActor(request), { kind: 'app', action: auditAction(applicationKind, 'delete'), target: deleted.consumer.key, before: { ...appView(deleted.consumer), tokens: deleted.tokens }, after: null })
     return { deleted: true, consumer_key: deleted.consumer.key, name: deleted.consumer.name, tokens_deleted: deleted.tokens }
   })
 }

@@ -12,16 +12,29 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccountKit } from '../account-area/account-kit.js'
 import { field } from '../account-area/form.js'
 import { sendPage, sendSecretPage, seeOther } from '../account-area/html.js'
-import { applicationPage, messagePage, overlapChoice, shownOnceNotice, type RegisterForm, type ShownSecret } from '../account-area/pages.js'
-import { applicationEditPage } from '../account-area/application-edit.js'
-import { livePrevious, postedOverlap, rotationAudit, type PreviousSecret } from '../domain/secret-rotation.js'
+import { messagePage, shownOnceNotice, type RegisterForm, type ShownSecret } from '../account-area/pages.js'
+import { applicationPage } from './application-page.js'
+import { applicationEditPage } from './application-edit.js'
+import { livePrevious, type PreviousSecret } from '../domain/secret-rotation.js'
+import { accountPaths, auditAction, registerAccountRotation } from '../registrations/lifecycle.js'
+import { applicationKind } from './kind.js'
 import type { SignedInSession } from '../account-area/posted-form.js'
 import { scopesFromCheckboxes } from '../domain/scopes.js'
 import { InvalidInput, refused } from '../store/validation.js'
 import type { Consumer, ConsumerDetails } from '../store/types.js'
-import type { ProviderContext } from './context.js'
+import type { Sessions } from '../account-area/session.js'
+import type { AccountStore } from '../account-area/context.js'
+
+/** What the application pages use of the provider: the store, the account sessions and the clock. */
+export interface ApplicationPagesContext {
+  store: AccountStore
+  sessions: Sessions
+  now: () => number
+}
 
 const noName = 'Give the application a name.'
+
+const paths = accountPaths(applicationKind)
 
 /** The name, callback and home page fields as posted, trimmed: a registration's and an edit's. */
 const detailsOf = (form: URLSearchParams) => ({
@@ -39,12 +52,12 @@ const refusal = (err: InvalidInput): string => (err.field === 'callbackUrl' ? `T
 /** The application as the audit trail records it, before and after a change. */
 const auditView = (c: Consumer) => ({ name: c.name, callback_url: c.callbackUrl, home_url: c.homeUrl })
 
-export function registerApplications(app: FastifyInstance, ctx: ProviderContext, kit: AccountKit): void {
+export function registerApplications(app: FastifyInstance, ctx: ApplicationPagesContext, kit: AccountKit): void {
   const { store, sessions } = ctx
 
   /** Where a registration or rotation sends the browser: the page that shows the new secret once. */
-  const newSecretPath = (key: string) => `/account/apps/${encodeURIComponent(key)}/new-secret`
-  const slotOf = (key: string) => `app:${key}`
+  const newSecretPath = paths.newSecret
+  const slotOf = paths.slot
 
   app.post('/account/apps', async (request, reply) => {
     const ok = await kit.signedInPost(request, reply)
@@ -56,7 +69,7 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
     if (input.scopes.length === 0) return invalid('Choose at least one scope.')
     try {
       const { consumer, secret } = await store.createConsumer({ ...storedDetails(input), ownerId: session.user.id, scopes: input.scopes })
-      await kit.audited(kit.by(request, session.user.id), { kind: 'app', action: 'account.app_create', target: consumer.key, before: null, after: { user: session.user.id, ...auditView(consumer), scopes: consumer.scopes } })
+      await kit.audited(kit.by(request, session.user.id), { kind: 'app', action: auditAction(applicationKind, 'create'), target: consumer.key, before: null, after: { user: session.user.id, ...auditView(consumer), scopes: consumer.scopes } })
       await sessions.holdNewSecret(session, slotOf(consumer.key), { secret })
       return seeOther(reply, newSecretPath(consumer.key))
     } catch (err) {
@@ -159,32 +172,32 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
       await ownApplication(request, reply, ok.session) // deleted meanwhile: its 404
       return reply
     }
-    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: 'account.app_edit', target: consumer.key, before: auditView(edited.before), after: auditView(edited.after) })
+    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: auditAction(applicationKind, 'edit'), target: consumer.key, before: auditView(edited.before), after: auditView(edited.after) })
     return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=app_edited`)
   })
 
   // The owner rotates the consumer secret (the old one keeps working as long as chosen,
   // docs/gateway.md#rotating-a-secret) or deletes the application; each asks first.
 
-  app.post('/account/apps/:key/rotate', async (request, reply) => {
-    const ok = await kit.signedInPost(request, reply)
-    if (!ok) return reply
-    const consumer = await ownApplication(request, reply, ok.session)
-    if (!consumer) return reply
-    const path = `/account/apps/${encodeURIComponent(consumer.key)}/rotate`
-    const cancel = `/account/apps/${encodeURIComponent(consumer.key)}`
-    const asked = kit.confirmFirst(reply, ok.session, ok.form, { action: path, title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret', choice: overlapChoice, cancel })
-    if (asked) return asked
-    // No choice posted (a form of before the choice existed) is the default overlap.
-    const overlapSeconds = postedOverlap(field(ok.form, 'overlap'))
-    if (overlapSeconds === null) {
-      return sendPage(reply, 400, messagePage({ user: ok.session.user, csrfToken: ok.session.csrfToken, title: 'Choose how long the old secret works', message: 'The form named no overlap this page offers: none, 1 hour, 24 hours or 7 days. Nothing was changed.', link: { href: cancel, text: `Back to ${consumer.name}` } }))
-    }
-    const rotated = await store.rotateConsumerSecret(consumer.key, { overlapSeconds, now: new Date(ctx.now()) })
-    if (!rotated) return noSuchApplication(reply, ok.session)
-    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: 'account.app_rotate_secret', target: consumer.key, before: { user: ok.session.user.id }, after: { user: ok.session.user.id, ...rotationAudit(overlapSeconds, rotated.previousUntil) } })
-    await sessions.holdNewSecret(ok.session, slotOf(consumer.key), { secret: rotated.secret, previousUntil: rotated.previousUntil })
-    return seeOther(reply, newSecretPath(consumer.key))
+  registerAccountRotation(app, {
+    kind: applicationKind,
+    param: 'key',
+    async owned(request, reply) {
+      const ok = await kit.signedInPost(request, reply)
+      const item = ok && (await ownApplication(request, reply, ok.session))
+      return ok && item ? { ...ok, item } : null
+    },
+    idOf: (consumer) => consumer.key,
+    words: (consumer) => ({ title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret', cancel: paths.item(consumer.key) }),
+    confirmFirst: kit.confirmFirst,
+    actor: (request, session) => kit.by(request, session.user.id),
+    audited: kit.audited,
+    auditUser: true,
+    hold: (session, slot, shown) => sessions.holdNewSecret(session, slot, shown),
+    rotate: async (consumer, overlapSeconds) => (await store.rotateConsumerSecret(consumer.key, { overlapSeconds, now: new Date(ctx.now()) })) ?? 'not_found',
+    refuse: (reply, session, consumer, why) => why === 'overlap'
+      ? sendPage(reply, 400, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'Choose how long the old secret works', message: 'The form named no overlap this page offers: none, 1 hour, 24 hours or 7 days. Nothing was changed.', link: { href: paths.item(consumer.key), text: `Back to ${consumer.name}` } }))
+      : noSuchApplication(reply, session),
   })
 
   app.post('/account/apps/:key/delete', async (request, reply) => {
@@ -192,11 +205,11 @@ export function registerApplications(app: FastifyInstance, ctx: ProviderContext,
     if (!ok) return reply
     const consumer = await ownApplication(request, reply, ok.session)
     if (!consumer) return reply
-    const path = `/account/apps/${encodeURIComponent(consumer.key)}/delete`
+    const path = paths.delete(consumer.key)
     const asked = kit.confirmFirst(reply, ok.session, ok.form, { action: path, title: `Delete ${consumer.name}?`, message: 'The application is deleted with every access it holds: no user can use it any more, and its key and secret stop working. This cannot be undone.', button: 'Delete the application' })
     if (asked) return asked
     const deleted = await store.deleteConsumer(consumer.key)
-    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: 'account.app_delete', target: consumer.key, before: { user: ok.session.user.id, name: consumer.name, scopes: consumer.scopes, tokens: deleted?.tokens ?? 0 }, after: null })
+    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: auditAction(applicationKind, 'delete'), target: consumer.key, before: { user: ok.session.user.id, name: consumer.name, scopes: consumer.scopes, tokens: deleted?.tokens ?? 0 }, after: null })
     return seeOther(reply, '/account?notice=app_deleted#applications')
   })
 }

@@ -1,4 +1,5 @@
-// What the operator API's route groups share (admin-api.ts registers them): the schemas of
+// What the operator API's route groups share (operator/admin-api.ts registers them, the
+// OAuth 1.0a feature's among them): the schemas of
 // user IDs, names, scopes and keys, the error body, the views' time format, the not-found
 // answers, and the options each group is given.
 import { ApiError } from '../../common/errors.js'

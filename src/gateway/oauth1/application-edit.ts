@@ -2,10 +2,10 @@
 // name, callback URL and home page, on the application's page; a refused value comes
 // back on a page of its own with what was typed and why (the secret is not shown there).
 import type { Consumer, User } from '../store/types.js'
-import { html, page, type SafeHtml } from './html.js'
-import { currentPasswordField } from './proof.js'
+import { html, page, type SafeHtml } from '../account-area/html.js'
+import { currentPasswordField } from '../account-area/proof.js'
 
-// Not pages.ts's: that module shows this section on the application's page.
+// Not account-area/pages.ts's: application-page.ts shows this section.
 const csrfField = (token: string) => html`<input type="hidden" name="csrf_token" value="${token}">`
 
 /** The edit form's fields as typed (or as stored, when nothing was posted yet), with the refusal if any. */

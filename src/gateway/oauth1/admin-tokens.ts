@@ -6,7 +6,7 @@ import { ApiError } from '../../common/errors.js'
 import { Type } from '../../common/typebox.js'
 import { scopesBeyondRegistration } from '../store/validation.js'
 import { NotFound, type AccessToken } from '../store/types.js'
-import { bodyLimit, consumerNotFound, errorResponses, Key, ScopeList, Timestamp, UserId, userNotFound, type AdminRouteOptions } from './admin-routes.js'
+import { bodyLimit, consumerNotFound, errorResponses, Key, ScopeList, Timestamp, UserId, userNotFound, type AdminRouteOptions } from '../registrations/admin-routes.js'
 import { isoSeconds } from '../../common/time.js'
 import { operatorActor } from '../audit/audited.js'
 

@@ -20,9 +20,8 @@ import { usageMigrations } from './usage/migrations.js'
 
 /** The host's own lists: the identity store, the policy, usage, audit, operator sessions, locks, the account area, the outbox. */
 const hostMigrations: ReadonlyArray<readonly Migration[]> = [
-  identityMigrations,
-  oauth1Migrations,
-  webSessionMigrations,
+  // One list, as shipped: the identity store's, OAuth 1.0a's later changes to its tables, the web sessions'.
+  [...identityMigrations, ...oauth1Migrations, ...webSessionMigrations],
   policyMigrations,
   usageMigrations,
   auditMigrations,

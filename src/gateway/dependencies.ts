@@ -40,6 +40,7 @@ import { UserLocks, UserLockStore } from './throttle/user-locks.js'
 import { AppUseRecorder, AppUseStore } from './usage/app-use.js'
 import { UsageRecorder } from './usage/recorder.js'
 import { UsageStore } from './usage/store.js'
+import { openOAuth2, type OAuth2Services } from './oauth2/index.js'
 
 /**
  * Connections of the gateway's one database handle: what its identity store (10) and the
@@ -63,6 +64,8 @@ export interface GatewayDependencies {
   audit: AuditStore
   oidcStore: OidcStore
   oidcProviders: OidcProviders
+  /** OAuth 2.0 for the API (docs/oauth2.md): Bearer tokens and the revoked grants. */
+  oauth2: OAuth2Services
   sites: LoginSiteStore
   operatorSessions: OperatorSessionStore
   /** "Forgot your password?" mails a link when an SMTP server is configured. */
@@ -220,8 +223,11 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
 
   // ---- the OpenID Connect provider (docs/oidc.md): its state and keys in the shared store.
   const oidcStore = new OidcStore(database, config.secretKey, now)
-  const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now, usage, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
+  // OAuth 2.0 for the API (docs/oauth2.md) on the same provider, its keys and store.
+  const oauth2 = openOAuth2({ config, db: database, redis, oidcStore, keys: () => oidcProviders.signingKeys(), users: store, now, ...(logger ? { log: (message: string, err?: Error) => logger.warn({ err: err && { message: err.message } }, message) } : {}) })
+  const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now, usage, api: oauth2.api, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
   await oidcProviders.load()
+  await oauth2.revocations.start()
 
   // Every check runs at once and each is bounded, so /readyz answers within 2 s even when a
   // dependency accepts connections and never answers; the body names the one that failed.
@@ -244,6 +250,7 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
     audit: new AuditStore(database),
     oidcStore,
     oidcProviders,
+    oauth2,
     sites: new LoginSiteStore(database, config.secretKey),
     operatorSessions: new OperatorSessionStore(database),
     ...(config.mail.smtpUrl === null ? {} : { passwordReset: { store: new PasswordResetStore(database), outbox, ttlSeconds: config.mail.resetTtlSeconds, budget: mailBudget } }),
@@ -264,6 +271,7 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
     async close() {
       policy.close()
       userLocks.close()
+      oauth2.revocations.close()
       await notices?.close()
       await outbox.close()
       await usage.close().catch((err) => logger && logger.warn({ error: (err as Error).message }, 'final usage flush failed'))

@@ -16,6 +16,7 @@ import { identityMigrations } from './store/migrations.js'
 import { throttleMigrations } from './throttle/migrations.js'
 import { usageMigrations } from './usage/migrations.js'
 import { noticeMigrations } from './notices/migrations.js'
+import { oauth2Migrations } from './oauth2/migrations.js'
 
 export const gatewayMigrations: readonly Migration[] = [
   ...identityMigrations,
@@ -29,4 +30,5 @@ export const gatewayMigrations: readonly Migration[] = [
   ...oidcMigrations,
   ...mailMigrations,
   ...noticeMigrations,
+  ...oauth2Migrations,
 ]

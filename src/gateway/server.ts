@@ -113,7 +113,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
         d.endpoints.observe(decision, client, at, endpoint)
       },
     }
-    const deps: GatewayDeps = { config, lookup: d.lookup, replay: d.replay, throttle: d.throttle, metrics: d.metrics, ready: () => d.ready(), logger, policy: d.policy, usage: observer, coreWatch: d.coreWatch, ...(options.now ? { now: options.now } : {}) }
+    const deps: GatewayDeps = { config, lookup: d.lookup, replay: d.replay, throttle: d.throttle, metrics: d.metrics, ready: () => d.ready(), logger, policy: d.policy, usage: observer, coreWatch: d.coreWatch, bearer: d.oauth2.bearer, ...(options.now ? { now: options.now } : {}) }
     // The public app's steps as spans (the operator app is not traced).
     const publicDeps: GatewayDeps = tracing ? { ...deps, replay: tracedReplay(d.replay, tracing), policy: tracedPolicy(d.policy, tracing), tracing } : deps
     app = await buildGatewayApp(publicDeps, accountArea(config, d, options, now))

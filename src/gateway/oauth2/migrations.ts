@@ -21,6 +21,12 @@ CREATE INDEX oauth2_revocations_revoked ON kigo_gateway.oauth2_revocations (revo
 -- The API scopes (read_public, write_public, read_private, write_private) a client may be
 -- granted for the API resource; none for a client that only signs people in.
 ALTER TABLE kigo_gateway.oidc_clients ADD COLUMN api_scopes text[] NOT NULL DEFAULT '{}';
+
+-- A device code is found by the code its user types (RFC 8628 §3.3): its SHA-256, as for
+-- every other bearer value of the provider's state.
+ALTER TABLE kigo_gateway.oidc_state ADD COLUMN user_code_hash text;
+
+CREATE INDEX oidc_state_user_code ON kigo_gateway.oidc_state (user_code_hash) WHERE user_code_hash IS NOT NULL;
 `,
   },
 ]

@@ -7,9 +7,9 @@
 // after the revocation), then drops off.
 //
 // Semantics:
-// - `revoke` writes the grant to the shared database first (durable: a gateway started
-//   later loads it), then adds it to this gateway's memory (effective here at once), then,
-//   when Redis is configured, to a Redis sorted set scored by the time of revocation.
+// - `revoke` adds the grant to this gateway's memory (effective here at once), writes it to
+//   the shared database (durable: a gateway started later loads it), then, when Redis is
+//   configured, to a Redis sorted set scored by the time of revocation.
 //   A revocation the database did not take throws: the caller answers an error and the
 //   revocation can be retried; one Redis did not take is still read from the database by
 //   the other gateways' backstop poll.
@@ -47,6 +47,7 @@ export class RevocationList {
   private timer: NodeJS.Timeout | undefined
   private failing = false
   private polling: Promise<void> | null = null
+  private polls = 0
   private readonly now: () => number
 
   constructor(private readonly options: RevocationListOptions) {
@@ -68,15 +69,18 @@ export class RevocationList {
     if (ids.length === 0) return
     const at = this.now()
     const until = at + this.options.tokenLifetimeSeconds * 1000
+    // Already known as revoked just now (the library revokes a grant model by model).
+    const fresh = ids.filter((id) => (this.revoked.get(id) ?? 0) < until - 5000)
+    if (fresh.length === 0) return
+    for (const id of fresh) this.remember(id, until)
     await this.options.db.query(
       `INSERT INTO kigo_gateway.oauth2_revocations (grant_id, revoked_at, expires_at)
        SELECT unnest($1::text[]), $2, $3
        ON CONFLICT (grant_id) DO UPDATE SET revoked_at = EXCLUDED.revoked_at, expires_at = EXCLUDED.expires_at`,
-      [ids, new Date(at), new Date(until)],
+      [fresh, new Date(at), new Date(until)],
     )
-    for (const id of ids) this.remember(id, until)
     const redis = this.options.redis
-    if (redis) await redis.zadd(revokedGrantsKey, ...ids.flatMap((id) => [at, id])).catch(() => undefined)
+    if (redis) await redis.zadd(revokedGrantsKey, ...fresh.flatMap((id) => [at, id])).catch(() => undefined)
   }
 
   /** Loads every unexpired revocation from the database, then polls until `close`. */
@@ -143,7 +147,7 @@ export class RevocationList {
     const now = this.now()
     for (const [id, until] of this.revoked) if (until <= now) this.revoked.delete(id)
     // Rows nobody needs any more; each gateway does it now and then, cheaply.
-    if (Math.random() < 0.01) {
+    if (++this.polls % 100 === 0) {
       void this.options.db.query('DELETE FROM kigo_gateway.oauth2_revocations WHERE expires_at <= $1', [new Date(now)]).catch(() => undefined)
       void this.options.redis?.zremrangebyscore(revokedGrantsKey, '-inf', now - this.options.tokenLifetimeSeconds * 1000).catch(() => undefined)
     }

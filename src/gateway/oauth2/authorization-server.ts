@@ -82,6 +82,11 @@ export function apiAuthorizationConfiguration(library: OidcLibrary, issuer: stri
         userCodeConfirmSource: async (ctx: KoaContextWithOIDC, form: string, _client: unknown, _info: unknown, userCode: string) => sendPage(ctx, codeConfirmPage(ctx, form, userCode)),
         successSource: async (ctx: KoaContextWithOIDC) => sendPage(ctx, deviceDonePage(ctx)),
       },
+      revocation: {
+        enabled: true,
+        // A client revokes its own tokens only (RFC 7009 §2.1); another's are left alone, answered 200.
+        allowedPolicy: async (_ctx: KoaContextWithOIDC, client: ClientView, token: { clientId?: string }) => token.clientId === client.clientId,
+      },
       introspection: {
         enabled: true,
         // Only the client the token was issued to learns anything about it.

@@ -178,7 +178,7 @@ const libraryFormLimit = 56 * 1024
 
 const routeNameOf = (path: string): string => {
   if (path === '/.well-known/openid-configuration' || path === metadataPath) return 'oidc_discovery'
-  if (path === deviceRoute) return 'oauth2_device'
+  if (path === deviceRoute || path.startsWith(`${deviceRoute}/`)) return 'oauth2_device'
   const rest = path.slice(oidcPrefix.length + 1).split('/')[0] ?? ''
   const names: Record<string, string> = { auth: 'oidc_authorize', token: 'oidc_token', userinfo: 'oidc_userinfo', jwks: 'oidc_jwks', session: 'oidc_logout', interaction: 'oidc_interaction' }
   return names[rest] ?? 'oidc_other'
@@ -262,6 +262,7 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     // OAuth 2.0 for the API (docs/oauth2.md): RFC 8414 metadata, and the device flow's page.
     passthrough.route({ method: [...methods], url: metadataPath, handler })
     passthrough.route({ method: [...methods], url: deviceRoute, handler })
+    passthrough.route({ method: [...methods], url: `${deviceRoute}/*`, handler })
     passthrough.route({ method: [...methods], url: `${oidcPrefix}/*`, handler })
   })
 

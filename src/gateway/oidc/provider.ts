@@ -203,12 +203,10 @@ export function buildProvider(library: OidcLibrary, issuer: string, keys: Signin
     // and advertise JWT client assertions, pushed requests and DPoP).
     clientAuthMethods: ['client_secret_basic', 'none'],
     features: {
-      ...api.features,
       devInteractions: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
       dPoP: { enabled: false },
       userinfo: { enabled: true },
-      revocation: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx: KoaContextWithOIDC, form: string) => {
@@ -235,6 +233,8 @@ ${trusted(form)}
           sendKoaPage(ctx, page({ title: 'Signed out', narrow: true, body: html`<div class="card"><h1>You are signed out</h1><p>You can close this page, or <a href="/account/login">sign in again</a>.</p></div>` }))
         },
       },
+      // OAuth 2.0 for the API (docs/oauth2.md): resource, device flow, introspection, revocation's policy.
+      ...api.features,
     },
     jwks: { keys: keys.map((k) => k.jwk) },
     cookies: {

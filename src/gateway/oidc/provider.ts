@@ -43,7 +43,7 @@ export const routes = {
   end_session: `${oidcPrefix}/session/end`,
   revocation: `${oidcPrefix}/token/revocation`,
   introspection: `${oidcPrefix}/token/introspection`,
-  // The device flow's page for people (docs/oauth2.md#the-device-flow), short to type.
+  // The device flow's page for people (docs/oauth2.md#grants), short to type.
   code_verification: deviceRoute,
   device_authorization: `${oidcPrefix}/device/auth`,
   pushed_authorization_request: `${oidcPrefix}/request`,
@@ -266,7 +266,7 @@ ${trusted(form)}
       )
     },
     // Refresh tokens only when the site asks for offline_access (and the user consents), or
-    // for the API, whose clients keep their access (docs/oauth2.md#refresh-tokens).
+    // for the API, whose clients keep their access (docs/oauth2.md#grants).
     issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && (code.scopes.has('offline_access') || api.grantsApi(code)),
   }
   const provider = new library.Provider(issuer, configuration)

@@ -110,7 +110,7 @@ export async function bearer(base: string, method: string, path: string, token: 
     ...(form ? { body: new URLSearchParams(form).toString() } : {}),
   })
   const text = await res.text()
-  let body: Record<string, unknown> = {}
+  let body: Record<string, unknown>
   try {
     body = JSON.parse(text) as Record<string, unknown>
   } catch {

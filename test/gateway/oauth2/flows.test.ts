@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { startStack, type Stack } from '../../helpers/stack.js'
-import { WebClient, csrfOf } from '../provider/helpers.js'
+import { WebClient, codeOf, csrfOf } from '../provider/helpers.js'
 import { approveOnPhone, bearer, codeFlow, discoverOAuth, oidc, registerApiClient, type RegisteredClient } from './helpers.js'
 
 let stack: Stack
@@ -125,6 +125,29 @@ describe('Bearer calls with each scope', () => {
     expect(write.challenge).toContain('scope="write_public"')
     const mine = await bearer(stack.url, 'GET', '/api/statuses/user_timeline.json', token)
     expect(JSON.stringify(mine.body)).not.toContain('must not appear')
+  })
+})
+
+describe('registration on the account pages', () => {
+  it('a user registers a public client with API scopes and it gets tokens for them', async () => {
+    const web = new WebClient(stack.url)
+    await web.signIn('/account/login', bob.id, bob.password)
+    const form = await web.get('/account/oidc-clients')
+    expect(form.text).toContain('name="api_scope" value="write_private"')
+    const created = await web.postAndFollow('/account/oidc-clients', {
+      csrf_token: csrfOf(form.text),
+      name: 'Pocket Reader',
+      redirect_uris: 'https://app.example/callback',
+      type: 'public',
+      api_scope: ['read_public', 'write_public'],
+    })
+    expect(created.posted).toBe(303)
+    expect(created.text).toContain('<code>read_public</code> <code>write_public</code>')
+    const clientId = codeOf(created.text, 'client_id')!
+    const config = await discoverOAuth(stack.url, { client_id: clientId, redirect_uris: ['https://app.example/callback'] })
+    const tokens = await codeFlow(config, bob, 'write_public')
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ client_id: clientId, scope: 'write_public' })
+    expect((await bearer(stack.url, 'POST', '/api/statuses/update.json', tokens.access_token, { status: 'from my pocket' })).status).toBe(200)
   })
 })
 

@@ -139,7 +139,7 @@ export const migrationCommands: Command[] = [
     action: '',
     args: [],
     options: {
-      method: { value: 'basic|wsse|login_api|oauth|oidc|legacy' },
+      method: { value: 'basic|wsse|login_api|oauth|oauth2|oidc|legacy' },
       user: { value: 'ID' },
       client: { value: 'TEXT' },
       since: { value: 'ISO' },

@@ -284,7 +284,7 @@ describe('kigo usage', () => {
   })
 
   it('refuses a bad filter', async () => {
-    expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, login_api, oauth, oidc, legacy/)
+    expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, login_api, oauth, oauth2, oidc, legacy/)
     expectFailure(await kigo('usage', '--moved', 'maybe'), 2, /--moved must be yes or no/)
     expectFailure(await kigo('usage', '--sort', 'name'), 1, /"sort" must be one of.*HTTP 400/)
     expectFailure(await kigo('usage', '--order', 'up'), 1, /"order" must be asc or desc.*HTTP 400/)

@@ -291,7 +291,7 @@ describe('kigo usage', () => {
     expectFailure(await kigo('usage', '--since', 'yesterday'), 1, /since.*HTTP 400/)
     const help = await kigo('usage', '--help')
     expect(help.code).toBe(0)
-    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|login_api\|oauth\|oidc\|legacy\] \[--user ID\] \[--client TEXT\] \[--since ISO\]/)
+    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|login_api\|oauth\|oauth2\|oidc\|legacy\] \[--user ID\] \[--client TEXT\] \[--since ISO\]/)
     expect(help.stdout).toContain('--csv')
   })
 })

@@ -112,6 +112,12 @@ describe('Bearer calls with each scope', () => {
     expect(photo.challenge).toMatch(/^Bearer realm="[^"]+", error="insufficient_scope", error_description="[^"]+", scope="write_private"$/)
     expect(await metric('kigo_auth_requests_total', { method: 'oauth2', outcome: 'ok' })).toBeGreaterThanOrEqual(before + 3)
     expect(await metric('kigo_auth_requests_total', { method: 'oauth2', outcome: 'scope_denied' })).toBeGreaterThanOrEqual(1)
+    // The usage report counts them as oauth2, never as a legacy method.
+    const usage = await stack.admin<{ records: Array<{ method: string; user: string; accepted: number }> }>('GET', '/admin/usage?method=oauth2')
+    expect(usage.body.records.find((r) => r.user === 'alice')).toMatchObject({ method: 'oauth2' })
+    expect(usage.body.records.find((r) => r.user === 'alice')!.accepted).toBeGreaterThanOrEqual(3)
+    const legacy = await stack.admin<{ records: Array<{ method: string }> }>('GET', '/admin/usage?method=legacy')
+    expect(legacy.body.records.filter((r) => r.method === 'oauth2')).toEqual([])
   })
 
   it('a read_public token reads and is refused a write with insufficient_scope, nothing posted', async () => {

@@ -15,7 +15,8 @@
 //   the other gateways' backstop poll.
 // - Each gateway polls for revocations newer than its last look, with a look-back that
 //   covers clocks a few seconds apart: Redis every `pollMs` (default 1 s) when configured,
-//   the database every `pollMs` otherwise and every `backstopMs` (default 30 s) as well.
+//   the database every `pollMs` otherwise (and while Redis does not answer) and every
+//   `backstopMs` (default 30 s) as well.
 //   A poll that fails keeps what is known and is logged once per outage; the list never
 //   forgets a grant before its expiry because a poll failed.
 import type { Db } from '../../common/sql.js'
@@ -105,9 +106,10 @@ export class RevocationList {
       try {
         const redis = this.options.redis
         const backstopDue = started - this.lastBackstop >= (this.options.backstopMs ?? 30_000)
-        if (redis) await this.pollRedis(redis, this.lastPoll - lookBackMs)
-        if (!redis || backstopDue) {
-          await this.pollDatabase(backstopDue && redis ? this.lastBackstop - lookBackMs : this.lastPoll - lookBackMs)
+        // Redis away: the database is read instead, every time, until Redis answers again.
+        const fromRedis = redis ? await this.pollRedis(redis, this.lastPoll - lookBackMs).then(() => true, () => false) : false
+        if (!fromRedis || backstopDue) {
+          await this.pollDatabase(backstopDue && fromRedis ? this.lastBackstop - lookBackMs : this.lastPoll - lookBackMs)
           if (backstopDue) this.lastBackstop = started
         }
         this.lastPoll = started

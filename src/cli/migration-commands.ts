@@ -15,7 +15,7 @@ import type { LegacyMethod, MethodPolicy, PolicyState } from '../gateway/policy/
 
 const legacyMethods = ['basic', 'wsse', 'login_api']
 const states = ['allow', 'deprecate', 'brownout', 'deny']
-const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'oidc', 'legacy']
+const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'oauth2', 'oidc', 'legacy']
 
 /** A method's policy as GET /admin/policy answers it: the stored fields, then what is in effect. */
 interface MethodView extends MethodPolicy {
@@ -139,7 +139,7 @@ export const migrationCommands: Command[] = [
     action: '',
     args: [],
     options: {
-      method: { value: 'basic|wsse|login_api|oauth|oidc|legacy' },
+      method: { value: 'basic|wsse|login_api|oauth|oauth2|oidc|legacy' },
       user: { value: 'ID' },
       client: { value: 'TEXT' },
       since: { value: 'ISO' },

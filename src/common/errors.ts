@@ -67,6 +67,10 @@ export const errorCodes = [
   'replay',
   'too_many_requests',
   'account_locked',
+  // OAuth 2.0 Bearer tokens (RFC 6750 §3.1), sent as the code and as the challenge's error
+  'invalid_request',
+  'invalid_token',
+  'insufficient_scope',
   // OAuth problems (OAuth Problem Reporting), sent as the code and as oauth_problem
   'parameter_absent',
   'parameter_rejected',

@@ -75,6 +75,8 @@ export interface GatewayDependencies {
   account: AccountAreaHost
   /** The features, opened in the list's order, each with what it adds. */
   features: ReadonlyArray<{ name: string; adds: FeatureContribution }>
+  /** What the features offer (the API's Bearer tokens, the notices' plan), once all are open. */
+  provided: Readonly<Provisions>
   /** Every feature's sections of the developer guide, in the list's order. */
   guideSections: GuideSection[]
   /** Told of every authenticated request's decision: the usage report, the applications' last use, then each feature's observers. */
@@ -272,7 +274,7 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
   const readiness = new Map<string, () => Promise<unknown>>()
   const opened: Array<{ name: string; adds: FeatureContribution }> = []
   const shared: GatewayShared = {
-    config, logger, now, options: host, database, users: store, metrics, replay, throttle, userLocks, policy, usageStore, usage, audit, outbox, mailBudget, account, operatorSessions,
+    config, logger, now, options: host, database, users: store, metrics, ...(redis ? { redis } : {}), replay, throttle, userLocks, policy, usageStore, usage, audit, outbox, mailBudget, account, operatorSessions,
     provided,
     dashboardPanels: () => dashboardPanels,
   }
@@ -323,6 +325,7 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
     coreWatch,
     account,
     features: opened,
+    provided,
     guideSections,
     observer,
     async ready() {

@@ -106,7 +106,7 @@ export async function buildGateway(configIn: Config, options: GatewayStartOption
   let operator: FastifyInstance | undefined
   try {
     // 2. The apps.
-    const deps: GatewayDeps = { config, lookup: d.lookup, replay: d.replay, throttle: d.throttle, metrics: d.metrics, ready: () => d.ready(), logger, policy: d.policy, usage: d.observer, coreWatch: d.coreWatch, ...(options.now ? { now: options.now } : {}) }
+    const deps: GatewayDeps = { config, lookup: d.lookup, replay: d.replay, throttle: d.throttle, metrics: d.metrics, ready: () => d.ready(), logger, policy: d.policy, usage: d.observer, coreWatch: d.coreWatch, ...(d.provided.bearer ? { bearer: d.provided.bearer } : {}), ...(options.now ? { now: options.now } : {}) }
     // The public app's steps as spans (the operator app is not traced).
     const publicDeps: GatewayDeps = tracing ? { ...deps, replay: tracedReplay(d.replay, tracing), policy: tracedPolicy(d.policy, tracing), tracing } : deps
     app = await buildGatewayApp(publicDeps, accountArea(config, d, options))

@@ -132,7 +132,7 @@ describe('the usage table and its CSV', () => {
     const bearer = { authorization: `Bearer ${stack.config.adminToken}` }
     const page = await (await fetch(dashboard(), { headers: bearer })).text()
     const options = [...page.slice(page.indexOf('<select name="method">'), page.indexOf('</select>', page.indexOf('<select name="method">'))).matchAll(/<option value="([^"]+)"/g)].map((m) => m[1])
-    expect(options).toEqual(['legacy', 'basic', 'wsse', 'login_api', 'oauth', 'oidc'])
+    expect(options).toEqual(['legacy', 'basic', 'wsse', 'login_api', 'oauth', 'oauth2', 'oidc'])
     const oauth = await (await fetch(`${dashboard()}?method=oauth`, { headers: bearer })).text()
     expect(oauth).toContain('<option value="oauth" selected>')
     expect(oauth).toContain('kigo usage --method oauth')

@@ -284,14 +284,14 @@ describe('kigo usage', () => {
   })
 
   it('refuses a bad filter', async () => {
-    expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, login_api, oauth, oidc, legacy/)
+    expectFailure(await kigo('usage', '--method', 'digest'), 2, /basic, wsse, login_api, oauth, oauth2, oidc, legacy/)
     expectFailure(await kigo('usage', '--moved', 'maybe'), 2, /--moved must be yes or no/)
     expectFailure(await kigo('usage', '--sort', 'name'), 1, /"sort" must be one of.*HTTP 400/)
     expectFailure(await kigo('usage', '--order', 'up'), 1, /"order" must be asc or desc.*HTTP 400/)
     expectFailure(await kigo('usage', '--since', 'yesterday'), 1, /since.*HTTP 400/)
     const help = await kigo('usage', '--help')
     expect(help.code).toBe(0)
-    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|login_api\|oauth\|oidc\|legacy\] \[--user ID\] \[--client TEXT\] \[--since ISO\]/)
+    expect(help.stdout).toMatch(/^Usage: kigo usage \[--method basic\|wsse\|login_api\|oauth\|oauth2\|oidc\|legacy\] \[--user ID\] \[--client TEXT\] \[--since ISO\]/)
     expect(help.stdout).toContain('--csv')
   })
 })

@@ -210,7 +210,7 @@ describe('identity headers', () => {
   })
 
   it('refuses an authorization scheme it does not verify instead of ignoring it', async () => {
-    const res = await fetch(`${stack.url}/api/statuses/show/1.json`, { headers: { authorization: 'Bearer abc' } })
+    const res = await fetch(`${stack.url}/api/statuses/show/1.json`, { headers: { authorization: 'Negotiate YIIGhgYJKoZIhvcSAQICAQBuggZ1' } })
     expect(res.status).toBe(401)
     expect((await res.json()).error.code).toBe('unsupported_credentials')
     expect(res.headers.get('www-authenticate')).toContain('OAuth realm="kigo"')

@@ -150,7 +150,7 @@ describe('credentials of a scheme kigo does not verify', () => {
   })
 
   it('alone, on a route that needs credentials: 401 with the challenges of the methods it accepts', async () => {
-    const res = await fetch(`${stack.url}/api/statuses/friends_timeline.json`, { headers: { authorization: 'Bearer abc' } })
+    const res = await fetch(`${stack.url}/api/statuses/friends_timeline.json`, { headers: { authorization: 'Digest username="frank", realm="kigo", nonce="n", uri="/", response="r"' } })
     expect(res.status).toBe(401)
     expect(await errorCode(res)).toBe('unsupported_credentials')
     expect(res.headers.get('www-authenticate')).toMatch(/OAuth realm="kigo"/)

@@ -29,7 +29,7 @@ export function readForm(request: FastifyRequest): FormResult {
 }
 
 /** The fields a form may give several times (a checkbox per scope). */
-const repeatable = new Set(['scope'])
+const repeatable = new Set(['scope', 'api_scope'])
 
 /** One field; null when absent (readForm refused a repeated one already). */
 export function field(form: URLSearchParams, name: string): string | null {

@@ -21,19 +21,20 @@ import type { LegacyPolicyCheck } from '../policy/service.js'
 import type { ReplayCache } from '../replay/types.js'
 import type { RoutePolicy } from '../domain/routes.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
+import { bearerChallenge, type BearerAuthenticator } from '../oauth2/bearer.js'
 
 export interface Authenticator {
   /** The decision on a request by a route's rules (which may wait for the store and Redis): `triage`, then `verify`. */
   authenticate(req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>
   /** What the request's credentials decide without verifying anything: the decision, or the method whose credential must be verified. */
-  triage(req: AuthRequest, route: RoutePolicy): AuthDecision | AuthMethod
+  triage(req: AuthRequest, route: RoutePolicy): AuthDecision | AuthMethod | 'oauth2'
   /** The decision on the credential of `method` that triage named (which may wait for the store and Redis). */
-  verify(method: AuthMethod, req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>
+  verify(method: AuthMethod | 'oauth2', req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>
 }
 
 export type AuthDecision =
-  | { ok: true; method: AuthMethod | 'none'; identity: Identity | null; outcome: 'ok' | 'ignored_credentials'; headers?: Record<string, string> }
-  | { ok: false; method: AuthMethod | 'none'; error: ApiError; outcome: Outcome; user?: string }
+  | { ok: true; method: AuthMethod | 'oauth2' | 'none'; identity: Identity | null; outcome: 'ok' | 'ignored_credentials'; headers?: Record<string, string> }
+  | { ok: false; method: AuthMethod | 'oauth2' | 'none'; error: ApiError; outcome: Outcome; user?: string }
 
 /** A verifier's result, or the throttle's refusal before it ran. */
 type VerifierResult = AuthResult | { kind: 'throttled'; wait: number; user?: string } | { kind: 'locked'; user: string }
@@ -47,6 +48,8 @@ export interface AuthenticatorDeps {
   policy?: LegacyPolicyCheck
   /** The deployments' public hosts, tried when explaining a failed OAuth signature. */
   publicHosts?: readonly string[]
+  /** OAuth 2.0 access tokens (`Authorization: Bearer`, docs/oauth2.md#calling-the-api); without it Bearer is a scheme no verifier knows. */
+  bearer?: BearerAuthenticator
 }
 
 function quote(value: string): string {
@@ -129,15 +132,19 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   }
 
   /** The credential method to verify, or the decision when there is nothing to verify. */
-  const triage = (req: AuthRequest, route: RoutePolicy): AuthDecision | AuthMethod => {
+  const triage = (req: AuthRequest, route: RoutePolicy): AuthDecision | AuthMethod | 'oauth2' => {
     const kinds = detectCredentials(req)
     // A scheme no verifier knows (Bearer, Digest, Negotiate…) is a credential too: beside
     // another kind it is a second credential, never ignored (docs/security.md#request-edges).
     const unknown = unknownAuthorizationScheme(req)
     if (kinds.length > 1 || (kinds.length === 1 && unknown !== null)) {
       const named = unknown === null ? kinds.join(' and ') : `${kinds[0]!} and an Authorization header of another scheme`
-      return fail('none', 'malformed', new ApiError(400, 'multiple_credentials', `Send one kind of credentials, not ${named}`))
+      // A Bearer token beside other credentials is also RFC 6750's invalid_request.
+      const bearer = unknown === 'bearer' && deps.bearer ? { 'www-authenticate': bearerChallenge(realm, { error: 'invalid_request' }) } : undefined
+      return fail('none', 'malformed', new ApiError(400, 'multiple_credentials', `Send one kind of credentials, not ${named}`, bearer))
     }
+    // An OAuth 2.0 access token, in the header or where it may not be (refused there).
+    if (deps.bearer && deps.bearer.offered(req) !== null) return 'oauth2'
     const method = kinds[0]
     if (method === undefined) {
       // Present credentials are always verified: a scheme no verifier knows is refused
@@ -205,7 +212,14 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     }
   }
 
-  const verified = async (method: AuthMethod, req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision> => conclude(method, await verify(verifiers[method], req, clientIp), req, route)
+  const verified = async (method: AuthMethod | 'oauth2', req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision> => {
+    if (method === 'oauth2') {
+      const offer = deps.bearer?.offered(req) ?? null
+      if (offer === null) throw new Error('verify(oauth2) without an OAuth 2.0 access token')
+      return deps.bearer!.decide(req, route, offer)
+    }
+    return conclude(method, await verify(verifiers[method], req, clientIp), req, route)
+  }
   return {
     async authenticate(req, route, clientIp) {
       const method = triage(req, route)

@@ -30,6 +30,8 @@ import type { UserLocks } from '../throttle/user-locks.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
 import type { GuideSection } from './guide.js'
+import type { RedisClient } from '../../common/redis.js'
+import type { BearerAuthenticator } from '../oauth2/bearer.js'
 import type { MigrationNotices } from './notices.js'
 
 export type { AccountSection } from '../account-area/context.js'
@@ -62,6 +64,8 @@ export type ReadinessCheck = () => Promise<unknown>
 export interface Provisions {
   /** Migration notices and the plan of a policy change (the notices feature). */
   notices?: MigrationNotices
+  /** The API's Bearer tokens, verified at the gateway (the OpenID Connect feature's authorization server, docs/oauth2.md). */
+  bearer?: BearerAuthenticator
 }
 
 /** What start-up options a test or the embedded mode may set beside the configuration. */
@@ -84,6 +88,8 @@ export interface GatewayShared {
   /** The identity store: users, their passwords, sessions. */
   users: SqlIdentityStore
   metrics: GatewayMetrics
+  /** Redis, when configured (shared state between gateways). */
+  redis?: RedisClient
   /** Replay caches (Redis when configured) and the failed-attempt throttle. */
   replay: ReplayCaches
   throttle: AttemptThrottle

@@ -148,6 +148,7 @@ const usageMethodOptions: Array<[string, string]> = [
   ['wsse', 'WSSE'],
   ['login_api', 'login API'],
   ['oauth', 'OAuth (moved)'],
+  ['oauth2', 'OAuth 2.0 (moved)'],
   ['oidc', 'OpenID Connect (moved)'],
 ]
 

@@ -62,7 +62,7 @@ function usageQueryOf(q: Record<string, unknown>): UsageQuery & { sort: UsageSor
   const order = text('order')
   return {
     // Every legacy method ("legacy": all but OAuth and OpenID Connect) unless one is chosen.
-    method: ['basic', 'wsse', 'login_api', 'oauth', 'oidc'].includes(method) ? method : 'legacy',
+    method: ['basic', 'wsse', 'login_api', 'oauth', 'oauth2', 'oidc'].includes(method) ? method : 'legacy',
     ...(/^[A-Za-z][A-Za-z0-9_-]{2,31}$/.test(user) ? { user } : {}),
     ...(client !== '' && client.length <= 256 ? { client } : {}),
     ...(moved === 'yes' || moved === 'no' ? { moved: moved === 'yes' } : {}),

@@ -21,7 +21,7 @@ export interface UsageApiOptions {
 }
 
 /** The report's `method` filter: one method, or `legacy` for every method but OAuth and OpenID Connect. */
-export const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'oidc', 'legacy']
+export const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'oauth2', 'oidc', 'legacy']
 const allowedParams = ['method', 'user', 'client', 'since', 'moved', 'sort', 'order', 'limit', 'all']
 
 /** A record of GET /admin/usage: the report's columns (usage-report.ts), as the CSV has them. */

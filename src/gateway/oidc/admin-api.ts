@@ -32,6 +32,7 @@ export const clientView = (c: OidcClient) => ({
   type: c.public ? 'public' : 'confidential',
   redirect_uris: c.redirectUris,
   post_logout_redirect_uris: c.postLogoutRedirectUris,
+  api_scopes: c.apiScopes,
   created_at: isoSeconds(c.createdAt),
 })
 
@@ -40,7 +41,7 @@ export const clientView = (c: OidcClient) => ({
 // (the code of RFC 7591 §3.2.2, also on the account pages).
 const bad = (message: string) => new ApiError(400, 'invalid_parameter', message)
 /** A registration's own check refused a value: the name is a bad parameter, a redirect URI one kigo will not register. */
-const refusedInput = (err: InvalidInput) => new ApiError(400, err.field === 'name' ? 'invalid_parameter' : 'invalid_redirect_uri', `Invalid request body: ${err.message}`)
+const refusedInput = (err: InvalidInput) => new ApiError(400, err.field === 'name' || err.field === 'api_scopes' ? 'invalid_parameter' : 'invalid_redirect_uri', `Invalid request body: ${err.message}`)
 const clientNotFound = (id: string) => new ApiError(404, 'client_not_found', `No OpenID Connect client with client_id ${JSON.stringify(id)}`)
 
 function stringList(body: Record<string, unknown>, name: string, required: boolean): string[] {
@@ -64,17 +65,20 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     const body = request.body
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('Invalid request body: send a JSON object')
     const b = body as Record<string, unknown>
-    const unknown = Object.keys(b).filter((k) => !['name', 'owner', 'redirect_uris', 'post_logout_redirect_uris', 'public'].includes(k))
+    const unknown = Object.keys(b).filter((k) => !['name', 'owner', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'api_scopes'].includes(k))
     if (unknown.length > 0) throw bad(`Invalid request body: unknown field ${unknown[0]}`)
     if (typeof b.name !== 'string') throw bad('Invalid request body: name is required')
     if (typeof b.owner !== 'string' || !userIdPattern.test(b.owner)) throw bad('Invalid request body: owner must be a user ID')
     if (b.public !== undefined && typeof b.public !== 'boolean') throw bad('Invalid request body: public must be true or false')
     const redirectUris = stringList(b, 'redirect_uris', true)
     const postLogout = stringList(b, 'post_logout_redirect_uris', false)
+    // The API scopes the client may be granted (OAuth 2.0 for the API, docs/oauth2.md#registering-a-client).
+    const apiScopes = b.api_scopes === undefined ? [] : b.api_scopes
+    if (!Array.isArray(apiScopes) || apiScopes.some((v) => typeof v !== 'string')) throw bad('Invalid request body: api_scopes must be an array of scope names')
     if (!(await options.users.getUser(b.owner))) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)
     let created: Awaited<ReturnType<OidcStore['createClient']>>
     try {
-      created = await store.createClient({ name: b.name, ownerId: b.owner, redirectUris, postLogoutRedirectUris: postLogout, public: b.public === true })
+      created = await store.createClient({ name: b.name, ownerId: b.owner, redirectUris, postLogoutRedirectUris: postLogout, public: b.public === true, apiScopes: apiScopes as string[] })
     } catch (err) {
       if (err instanceof InvalidInput) throw refusedInput(err)
       if (err instanceof NotFound) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)

@@ -19,6 +19,8 @@ import { auditTrail } from '../audit/audited.js'
 import { InvalidInput, refused } from '../store/validation.js'
 import { clientView } from './admin-api.js'
 import { checkRedirectUri, type ClientDetails, type OidcClient, type OidcStore } from './store.js'
+import { scopeDescriptions, scopesFromCheckboxes } from '../domain/scopes.js'
+import { scopes as allScopes } from '../domain/identifiers.js'
 
 const base = oidcClientKind.accountBase
 
@@ -30,6 +32,8 @@ interface FormInput {
   redirectUris: string
   postLogoutRedirectUris: string
   type: string
+  /** The API scopes ticked (OAuth 2.0 for the API, docs/oauth2.md#registering-a-client). */
+  apiScopes?: string[]
   error?: string
 }
 
@@ -132,6 +136,7 @@ ${c.shownBefore
       ? html`<dt>client_secret</dt><dd><span class="muted" id="client_secret_hidden">Shown once, when it was made. Lost it? Make a new one with “New secret…” below.</span></dd>`
       : c.secret === null ? '' : html`<dt>client_secret</dt><dd><code class="secret" id="client_secret">${c.secret}</code>${copyButton('client_secret', 'Copy the client_secret')}</dd>`}
 <dt>Type</dt><dd>${c.client.public ? 'public' : 'confidential'}</dd>
+<dt>API scopes</dt><dd>${c.client.apiScopes.length === 0 ? 'none (sign-in only)' : c.client.apiScopes.map((sc) => html`<code>${sc}</code> `)}</dd>
 <dt>Redirect URIs</dt><dd>${c.client.redirectUris.map((u) => html`<code>${u}</code> `)}</dd>
 </dl>
 </div>` : ''}
@@ -160,6 +165,8 @@ ${o.csrf}
 <label>Type</label>
 <label class="check"><input type="radio" name="type" value="confidential"${f.type === 'public' ? '' : ' checked'}> Confidential: a server that keeps a client secret</label>
 <label class="check"><input type="radio" name="type" value="public"${f.type === 'public' ? ' checked' : ''}> Public: an app in a browser or on a device, no secret (PKCE only)</label>
+<label>API access <span class="muted">(OAuth 2.0: what the client may ask people for; none to sign people in only)</span></label>
+${allScopes.map((sc) => html`<label class="check"><input type="checkbox" name="api_scope" value="${sc}"${(f.apiScopes ?? []).includes(sc) ? ' checked' : ''}> <span>${scopeDescriptions[sc]} <span class="muted">(${sc})</span></span></label>`)}
 <div class="actions"><button type="submit">Register</button></div>
 </form>
 </section>`,
@@ -253,7 +260,7 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     const posted = await area.signedInPost(request, reply)
     if (!posted) return reply
     const { session, form } = posted
-    const input: FormInput = { ...detailsOf(form), type: field(form, 'type') ?? '' }
+    const input: FormInput = { ...detailsOf(form), type: field(form, 'type') ?? '', apiScopes: scopesFromCheckboxes(form.getAll('api_scope')) }
     const refuse = (error: string) => render(reply, 400, session, { form: { ...input, error } })
     if (input.name === '') return refuse('Give the client a name.')
     if (input.type !== 'confidential' && input.type !== 'public') return refuse('Choose whether the client is confidential (it keeps a secret) or public.')
@@ -261,7 +268,7 @@ export function registerClientPages(app: FastifyInstance, o: { area: AccountArea
     if ('error' in details) return refuse(`${details.error} Nothing was registered.`)
     let created: Created
     try {
-      created = await store.createClient({ ...details, ownerId: session.user.id, public: input.type === 'public' })
+      created = await store.createClient({ ...details, ownerId: session.user.id, public: input.type === 'public', apiScopes: input.apiScopes ?? [] })
     } catch (err) {
       if (err instanceof InvalidInput) return refuse(`${refusal(err)}; nothing was registered.`)
       throw err

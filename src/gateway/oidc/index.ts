@@ -18,7 +18,8 @@ import { maxClientLength } from '../usage/client-name.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import { confinedHandler, loadOidcLibrary } from './library.js'
 import { buildProvider, oidcPrefix, retiredKeySeconds, type OidcProviderDeps } from './provider.js'
-import type { OidcStore } from './store.js'
+import type { OidcStore, SigningKey } from './store.js'
+import { deviceRoute, metadataPath } from '../oauth2/authorization-server.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { oidcConsentPage, signedInSitesSection } from './pages.js'
@@ -56,10 +57,11 @@ export interface OidcOptions {
 export class OidcProviders {
   private byDeployment = new Map<Deployment, { provider: Provider; handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> }>()
   private version = ''
+  private keys: readonly SigningKey[] = []
   private loading: Promise<void> | null = null
   private readonly binding: SessionBinding
 
-  constructor(private readonly options: Pick<OidcOptions, 'config' | 'store' | 'users' | 'now' | 'usage'> & { log?: (message: string) => void }) {
+  constructor(private readonly options: Pick<OidcOptions, 'config' | 'store' | 'users' | 'now' | 'usage'> & { log?: (message: string) => void; api?: OidcProviderDeps['api'] }) {
     this.binding = sessionBinding(options.config.secretKey)
   }
 
@@ -78,6 +80,7 @@ export class OidcProviders {
         users: { getUser: (id) => users.getUser(id), getWebSession: async (cookie, now) => { const id = sessionId(cookie); return id === null ? null : users.getWebSession(id, now) } },
         secretKey: config.secretKey,
         now: this.options.now ?? Date.now,
+        ...(this.options.api ? { api: this.options.api } : {}),
       }
       const provider = buildProvider(library, baseUrl(hostsOf(config), deployment), keys, deps)
       // One session: signing out through the provider (RP-initiated logout) ends the
@@ -102,7 +105,7 @@ export class OidcProviders {
       // when this client is its owner's own (usage/moved.ts).
       provider.on('grant.success', (ctx: { oidc: { client?: { clientId: string; clientName?: string }; entities?: Record<string, { accountId?: string } | undefined> } }) => {
         const entities = ctx.oidc.entities ?? {}
-        const user = entities.AuthorizationCode?.accountId ?? entities.RefreshToken?.accountId
+        const user = entities.AuthorizationCode?.accountId ?? entities.RefreshToken?.accountId ?? entities.DeviceCode?.accountId
         const client = ctx.oidc.client
         if (!this.options.usage || !user || !client) return
         this.options.usage.observe({ ok: true, method: 'oidc', outcome: 'ok', identity: { user }, clientId: client.clientId }, () => (client.clientName ?? client.clientId).slice(0, maxClientLength), (this.options.now ?? Date.now)())
@@ -111,6 +114,12 @@ export class OidcProviders {
     }
     this.byDeployment = next
     this.version = version
+    this.keys = keys
+  }
+
+  /** The keys the providers sign with and publish (OAuth 2.0 access tokens are verified with them). */
+  signingKeys(): readonly SigningKey[] {
+    return this.keys
   }
 
   /** Rebuilds the providers when the keys changed since the last load. */
@@ -166,7 +175,8 @@ const outcomeOf = (status: number, route: string): Outcome => {
 const libraryFormLimit = 56 * 1024
 
 const routeNameOf = (path: string): string => {
-  if (path === '/.well-known/openid-configuration') return 'oidc_discovery'
+  if (path === '/.well-known/openid-configuration' || path === metadataPath) return 'oidc_discovery'
+  if (path === deviceRoute || path.startsWith(`${deviceRoute}/`)) return 'oauth2_device'
   const rest = path.slice(oidcPrefix.length + 1).split('/')[0] ?? ''
   const names: Record<string, string> = { auth: 'oidc_authorize', token: 'oidc_token', userinfo: 'oidc_userinfo', jwks: 'oidc_jwks', session: 'oidc_logout', interaction: 'oidc_interaction' }
   return names[rest] ?? 'oidc_other'
@@ -247,6 +257,10 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     }
     const methods = ['GET', 'HEAD', 'POST', 'OPTIONS'] as const
     passthrough.route({ method: [...methods], url: '/.well-known/openid-configuration', handler })
+    // OAuth 2.0 for the API (docs/oauth2.md): RFC 8414 metadata, and the device flow's page.
+    passthrough.route({ method: [...methods], url: metadataPath, handler })
+    passthrough.route({ method: [...methods], url: deviceRoute, handler })
+    passthrough.route({ method: [...methods], url: `${deviceRoute}/*`, handler })
     passthrough.route({ method: [...methods], url: `${oidcPrefix}/*`, handler })
   })
 
@@ -284,7 +298,8 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     return sendPage(
       reply,
       200,
-      oidcConsentPage({ user: session.user, csrfToken: session.csrfToken, uid, clientName: client.clientName ?? client.clientId, redirectsTo: new URL(String(details.params.redirect_uri)).host, scopes, ...(registrant ? { registrant } : {}) }),
+      // A device flow has no redirect: the user goes back to their device.
+      oidcConsentPage({ user: session.user, csrfToken: session.csrfToken, uid, clientName: client.clientName ?? client.clientId, redirectsTo: details.params.redirect_uri ? new URL(String(details.params.redirect_uri)).host : null, scopes, ...(registrant ? { registrant } : {}) }),
       redirectOrigins,
     )
   })

@@ -63,7 +63,7 @@ declare module 'oidc-provider' {
     routes?: Record<string, string>
     ttl?: Record<string, number>
     renderError?: (ctx: KoaContextWithOIDC, out: { error: string; error_description?: string }, error: Error) => Promise<void>
-    issueRefreshToken?: (ctx: KoaContextWithOIDC, client: ClientView, code: { scopes: Set<string> }) => Promise<boolean>
+    issueRefreshToken?: (ctx: KoaContextWithOIDC, client: ClientView, code: { scopes: Set<string>; resource?: string | string[] }) => Promise<boolean>
     [key: string]: unknown
   }
 

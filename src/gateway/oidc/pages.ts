@@ -5,16 +5,19 @@ import { allowOrDenyButtons, page } from '../account-area/html.js'
 import { registrantLine, type Registrant } from '../account-area/registrant.js'
 import type { User } from '../store/types.js'
 import type { SignedInSite } from './store.js'
+import { scopeDescriptions } from '../domain/scopes.js'
 
+// The API's scopes (OAuth 2.0) in the words OAuth 1.0a's authorize page uses.
 const scopeText: Record<string, string> = {
   openid: 'Know your kigo user ID',
   profile: 'See your display name, your icon and your profile page',
   offline_access: 'Keep this access when you are not using the site',
+  ...scopeDescriptions,
 }
 
 const csrfField = (token: string) => html`<input type="hidden" name="csrf_token" value="${token}">`
 
-export function oidcConsentPage(o: { user: User; csrfToken: string; uid: string; clientName: string; redirectsTo: string; scopes: string[]; registrant?: Registrant }): string {
+export function oidcConsentPage(o: { user: User; csrfToken: string; uid: string; clientName: string; redirectsTo: string | null; scopes: string[]; registrant?: Registrant }): string {
   return page({
     title: `Sign in to ${o.clientName}`,
     narrow: true,
@@ -25,7 +28,7 @@ export function oidcConsentPage(o: { user: User; csrfToken: string; uid: string;
 ${o.registrant ? registrantLine(o.registrant) : ''}
 <p>${o.clientName} asks to:</p>
 <ul class="scopes">${o.scopes.map((s) => html`<li>${scopeText[s] ?? s} <span class="muted">(${s})</span></li>`)}</ul>
-<p class="muted">You are signed in as ${o.user.name} (${o.user.id}). After you choose, you will be sent back to ${o.redirectsTo}. You can revoke the site's access at any time on your account page.</p>
+<p class="muted">You are signed in as ${o.user.name} (${o.user.id}). ${o.redirectsTo === null ? 'After you choose, go back to your device.' : html`After you choose, you will be sent back to ${o.redirectsTo}.`} You can revoke the site's access at any time on your account page.</p>
 <form method="post" action="/oidc/interaction/${o.uid}/confirm">
 ${csrfField(o.csrfToken)}
 ${allowOrDenyButtons}

@@ -16,6 +16,7 @@ import { securePageResponse } from '../../common/security-headers.js'
 import { page } from '../account-area/html.js'
 import type { OidcStore, SigningKey } from './store.js'
 import type { User } from '../store/types.js'
+import { apiAuthorizationConfiguration, apiScopesProperty, deviceCodeSeconds, deviceRoute, installApiAuthorization, type ApiAuthorizationDeps } from '../oauth2/authorization-server.js'
 
 /** Lifetimes, seconds (docs/oidc.md#lifetimes). */
 export const oidcTtl = {
@@ -42,7 +43,8 @@ export const routes = {
   end_session: `${oidcPrefix}/session/end`,
   revocation: `${oidcPrefix}/token/revocation`,
   introspection: `${oidcPrefix}/token/introspection`,
-  code_verification: `${oidcPrefix}/device`,
+  // The device flow's page for people (docs/oauth2.md#grants), short to type.
+  code_verification: deviceRoute,
   device_authorization: `${oidcPrefix}/device/auth`,
   pushed_authorization_request: `${oidcPrefix}/request`,
   backchannel_authentication: `${oidcPrefix}/backchannel`,
@@ -56,6 +58,8 @@ export interface OidcProviderDeps {
   users: { getUser(id: string): Promise<User | null>; getWebSession(id: string, now: Date): Promise<{ user: User | null } | null> }
   secretKey: string
   now: () => number
+  /** OAuth 2.0 for the API (docs/oauth2.md): its JWTs at revocation and introspection. */
+  api?: ApiAuthorizationDeps
 }
 
 /** Where a stored payload records the issuer (deployment) that stored it. */
@@ -103,15 +107,16 @@ function adapterFor(store: OidcStore, issuer: string, now: () => number) {
           ...(found.secret !== null && previous !== null ? { [previousSecretProperty]: previous.secret } : {}),
           redirect_uris: c.redirectUris,
           post_logout_redirect_uris: c.postLogoutRedirectUris,
-          grant_types: ['authorization_code', 'refresh_token'],
+          grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+          [apiScopesProperty]: c.apiScopes.join(' '),
           response_types: ['code'],
         }
       }
       return ownPayload(await store.findState(this.model, id), issuer)
     }
 
-    async findByUserCode(): Promise<AdapterPayload | undefined> {
-      return undefined // no device flow
+    async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      return ownPayload(await store.findStateByUserCode(this.model, userCode), issuer)
     }
 
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
@@ -152,6 +157,7 @@ const originOf = (uri: string): string | null => {
 export function buildProvider(library: OidcLibrary, issuer: string, keys: SigningKey[], deps: OidcProviderDeps): Provider {
   const { interactionPolicy } = library
   const { store, users } = deps
+  const api = apiAuthorizationConfiguration(library, issuer, sendKoaPage)
 
   // The account area's session decides who is signed in: a provider session for someone
   // else (or for a user who has signed out of kigo) asks for the login step again, which
@@ -171,7 +177,7 @@ export function buildProvider(library: OidcLibrary, issuer: string, keys: Signin
     adapter: adapterFor(store, issuer, deps.now),
     // The replaced secret rides in the client's metadata, never published: there is no
     // registration endpoint, and the library only compares it (compareClientSecret below).
-    extraClientMetadata: { properties: [previousSecretProperty] },
+    extraClientMetadata: { properties: [previousSecretProperty, apiScopesProperty] },
     findAccount: async (_ctx, sub) => {
       const user = await users.getUser(sub)
       if (!user) return undefined
@@ -201,7 +207,6 @@ export function buildProvider(library: OidcLibrary, issuer: string, keys: Signin
       pushedAuthorizationRequests: { enabled: false },
       dPoP: { enabled: false },
       userinfo: { enabled: true },
-      revocation: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx: KoaContextWithOIDC, form: string) => {
@@ -228,6 +233,8 @@ ${trusted(form)}
           sendKoaPage(ctx, page({ title: 'Signed out', narrow: true, body: html`<div class="card"><h1>You are signed out</h1><p>You can close this page, or <a href="/account/login">sign in again</a>.</p></div>` }))
         },
       },
+      // OAuth 2.0 for the API (docs/oauth2.md): resource, device flow, introspection, revocation's policy.
+      ...api.features,
     },
     jwks: { keys: keys.map((k) => k.jwk) },
     cookies: {
@@ -240,7 +247,9 @@ ${trusted(form)}
       url: (_ctx, interaction) => `${oidcPrefix}/interaction/${interaction.uid}`,
     },
     routes,
-    ttl: { ...oidcTtl },
+    ttl: { ...oidcTtl, DeviceCode: deviceCodeSeconds },
+    rotateRefreshToken: api.rotateRefreshToken,
+    extraTokenClaims: api.extraTokenClaims,
     renderError: async (ctx, out) => {
       ctx.status = ctx.status >= 400 ? ctx.status : 400
       sendKoaPage(
@@ -256,8 +265,9 @@ ${trusted(form)}
         }),
       )
     },
-    // Refresh tokens only when the site asks for offline_access (and the user consents).
-    issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
+    // Refresh tokens only when the site asks for offline_access (and the user consents), or
+    // for the API, whose clients keep their access (docs/oauth2.md#grants).
+    issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && (code.scopes.has('offline_access') || api.grantsApi(code)),
   }
   const provider = new library.Provider(issuer, configuration)
   // client_secret_basic is checked by the library's one comparison of a presented secret
@@ -286,5 +296,6 @@ ${trusted(form)}
   // The public origin is decided by the gateway's own rules (trusted proxies) and handed
   // to the library as X-Forwarded-* of the request it is given (mount.ts).
   provider.proxy = true
+  if (deps.api) installApiAuthorization(provider, deps.api)
   return provider
 }

@@ -8,6 +8,7 @@ import { SecretBox } from '../store/crypto.js'
 import { checkName, checkWebUrl, InvalidInput } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
 import { storedPrevious, type PreviousSecret } from '../domain/secret-rotation.js'
+import { scopes as allScopes, type Scope } from '../domain/identifiers.js'
 
 /** The associated data binding a client's previous secret to its row (store/crypto.ts). */
 const previousAad = (clientId: string) => `oidc_clients.previous_secret:${clientId}`
@@ -20,6 +21,8 @@ export interface OidcClient {
   public: boolean
   redirectUris: string[]
   postLogoutRedirectUris: string[]
+  /** The API scopes the client may be granted (OAuth 2.0 for the API, docs/oauth2.md); none for a sign-in-only site. */
+  apiScopes: Scope[]
   createdAt: Date
 }
 
@@ -74,6 +77,7 @@ interface ClientRow {
   owner_id: string
   redirect_uris: string[]
   post_logout_redirect_uris: string[]
+  api_scopes?: string[] | null
   created_at: Date | string
 }
 
@@ -84,11 +88,25 @@ const toClient = (r: ClientRow): OidcClient => ({
   public: r.secret === null,
   redirectUris: r.redirect_uris,
   postLogoutRedirectUris: r.post_logout_redirect_uris,
+  apiScopes: allScopes.filter((s) => (r.api_scopes ?? []).includes(s)),
   createdAt: new Date(r.created_at),
 })
 
+/** API scopes as registered: known ones only (InvalidInput), in canonical order. */
+function checkApiScopes(values: readonly string[] | undefined): Scope[] {
+  const unknown = (values ?? []).filter((v) => !(allScopes as readonly string[]).includes(v))
+  if (unknown.length > 0) throw new InvalidInput('api_scopes', `unknown scope ${JSON.stringify(unknown[0]!.slice(0, 40))}; use some of ${allScopes.join(', ')}`)
+  return allScopes.filter((s) => (values ?? []).includes(s))
+}
+
 export class OidcStore {
   private readonly box: SecretBox
+  /**
+   * Told of the grants revoked here, after their rows are gone: the API's access tokens are
+   * verified without the store, so the gateways keep a list of revoked grants
+   * (src/gateway/oauth2/revocations.ts). A failure is the revocation's failure.
+   */
+  onGrantsRevoked: ((grantIds: string[]) => Promise<void>) | null = null
 
   constructor(
     readonly db: Db,
@@ -105,15 +123,16 @@ export class OidcStore {
   /** A replaced client secret, bound to its own column (docs/oidc.md#rotating-the-client-secret). */
   // ---- relying parties -------------------------------------------------------------------
 
-  async createClient(input: { name: string; ownerId: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean }): Promise<{ client: OidcClient; secret: string | null }> {
+  async createClient(input: { name: string; ownerId: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; apiScopes?: readonly string[] }): Promise<{ client: OidcClient; secret: string | null }> {
     const { name, redirectUris, postLogoutRedirectUris: postLogout } = checkClientDetails(input)
+    const apiScopes = checkApiScopes(input.apiScopes)
     const clientId = randomToken(18)
     const secret = input.public ? null : randomToken(32)
     try {
       const rows = await this.db.query<ClientRow>(
-        `INSERT INTO kigo_gateway.oidc_clients (client_id, secret, name, owner_id, redirect_uris, post_logout_redirect_uris)
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
-        [clientId, secret === null ? null : this.sealSecret(clientId, secret), name, input.ownerId, redirectUris, postLogout],
+        `INSERT INTO kigo_gateway.oidc_clients (client_id, secret, name, owner_id, redirect_uris, post_logout_redirect_uris, api_scopes)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+        [clientId, secret === null ? null : this.sealSecret(clientId, secret), name, input.ownerId, redirectUris, postLogout, apiScopes],
       )
       return { client: toClient(rows[0]!), secret }
     } catch (err) {
@@ -203,7 +222,11 @@ export class OidcStore {
       if (rows.length === 0) return null
       const grants = await tx.query<{ grant_id: string }>("SELECT grant_id FROM kigo_gateway.oidc_state WHERE model = 'Grant' AND client_id = $1", [clientId])
       await tx.query('DELETE FROM kigo_gateway.oidc_state WHERE client_id = $1 OR grant_id = ANY ($2::text[])', [clientId, grants.map((g) => g.grant_id)])
-      return { client: toClient(rows[0]!), grants: grants.length }
+      return { client: toClient(rows[0]!), grants: grants.map((g) => g.grant_id) }
+    }).then(async (done) => {
+      if (done === null) return null
+      await this.onGrantsRevoked?.(done.grants)
+      return { client: done.client, grants: done.grants.length }
     })
   }
 
@@ -247,7 +270,11 @@ export class OidcStore {
       const grants = await tx.query<{ grant_id: string }>("SELECT grant_id FROM kigo_gateway.oidc_state WHERE model = 'Grant' AND account_id = $1 AND client_id = $2", [userId, clientId])
       if (grants.length === 0) return 0
       await tx.query('DELETE FROM kigo_gateway.oidc_state WHERE grant_id = ANY ($1::text[])', [grants.map((g) => g.grant_id)])
-      return grants.length
+      return grants.map((g) => g.grant_id)
+    }).then(async (revoked) => {
+      if (revoked === 0) return 0
+      await this.onGrantsRevoked?.(revoked)
+      return revoked.length
     })
   }
 
@@ -318,18 +345,19 @@ export class OidcStore {
   async upsertState(model: string, id: string, payload: Record<string, unknown>, expiresInSeconds: number | undefined): Promise<void> {
     const expiresAt = expiresInSeconds ? new Date(this.now() + expiresInSeconds * 1000) : null
     const uid = typeof payload.uid === 'string' ? sha256(payload.uid) : null
+    const userCode = typeof payload.userCode === 'string' ? sha256(payload.userCode) : null
     const str = (v: unknown) => (typeof v === 'string' ? v : null)
     await this.db.query(
-      `INSERT INTO kigo_gateway.oidc_state (model, id_hash, payload, grant_id, uid_hash, account_id, client_id, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+      `INSERT INTO kigo_gateway.oidc_state (model, id_hash, payload, grant_id, uid_hash, account_id, client_id, expires_at, user_code_hash)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT (model, id_hash) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id, uid_hash = EXCLUDED.uid_hash,
-         account_id = EXCLUDED.account_id, client_id = EXCLUDED.client_id, expires_at = EXCLUDED.expires_at`,
+         account_id = EXCLUDED.account_id, client_id = EXCLUDED.client_id, expires_at = EXCLUDED.expires_at, user_code_hash = EXCLUDED.user_code_hash`,
       // A grant's own id is its grant_id: revoking it removes it with its codes and tokens.
-      [model, sha256(id), JSON.stringify(payload), model === 'Grant' ? id : str(payload.grantId), uid, str(payload.accountId), str(payload.clientId), expiresAt],
+      [model, sha256(id), JSON.stringify(payload), model === 'Grant' ? id : str(payload.grantId), uid, str(payload.accountId), str(payload.clientId), expiresAt, userCode],
     )
   }
 
-  private async findBy(column: 'id_hash' | 'uid_hash', model: string, value: string): Promise<Record<string, unknown> | undefined> {
+  private async findBy(column: 'id_hash' | 'uid_hash' | 'user_code_hash', model: string, value: string): Promise<Record<string, unknown> | undefined> {
     const rows = await this.db.query<{ payload: Record<string, unknown> | string; consumed_at: Date | string | null }>(
       `SELECT payload, consumed_at FROM kigo_gateway.oidc_state WHERE model = $1 AND ${column} = $2 AND (expires_at IS NULL OR expires_at > $3)`,
       [model, sha256(value), new Date(this.now())],
@@ -348,6 +376,11 @@ export class OidcStore {
     return this.findBy('uid_hash', model, uid)
   }
 
+  /** A device code by the code its user typed (RFC 8628 §3.3). */
+  findStateByUserCode(model: string, userCode: string) {
+    return this.findBy('user_code_hash', model, userCode)
+  }
+
   async consumeState(model: string, id: string): Promise<void> {
     await this.db.query('UPDATE kigo_gateway.oidc_state SET consumed_at = $3 WHERE model = $1 AND id_hash = $2', [model, sha256(id), new Date(this.now())])
   }
@@ -358,6 +391,7 @@ export class OidcStore {
 
   async revokeGrant(grantId: string): Promise<void> {
     await this.db.query('DELETE FROM kigo_gateway.oidc_state WHERE grant_id = $1', [grantId])
+    await this.onGrantsRevoked?.([grantId])
   }
 
   /** Deletes expired state, at most `limit` rows (run now and then by each gateway). */

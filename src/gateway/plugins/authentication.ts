@@ -21,6 +21,7 @@ import type { AttemptThrottle } from '../throttle/attempts.js'
 import { clientName } from '../usage/client-name.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { PublicOrigin } from './origin.js'
+import type { BearerAuthenticator } from '../oauth2/bearer.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -50,6 +51,8 @@ export interface AuthenticationOptions {
   usage?: Pick<UsageRecorder, 'observe'>
   /** Verification as a span (docs/operations.md#traces), when tracing is on. */
   tracing?: Pick<AppTracing, 'step'>
+  /** OAuth 2.0 access tokens on the API (docs/oauth2.md#calling-the-api). */
+  bearer?: BearerAuthenticator
 }
 
 /**
@@ -126,7 +129,7 @@ const verificationWording: FailureWording = {
 async function authentication(app: FastifyInstance, deps: AuthenticationOptions): Promise<void> {
   const { config, metrics } = deps
   const now = deps.now ?? Date.now
-  const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle, ...(deps.policy ? { policy: deps.policy } : {}), publicHosts: [config.domesticHost, config.globalHost] })
+  const authenticator = createAuthenticator({ auth: config.auth, lookup: deps.lookup, replay: deps.replay, throttle: deps.throttle, ...(deps.policy ? { policy: deps.policy } : {}), ...(deps.bearer ? { bearer: deps.bearer } : {}), publicHosts: [config.domesticHost, config.globalHost] })
 
   app.decorateRequest('bodyHash', null)
 

@@ -11,6 +11,7 @@ import type { LegacyPolicyCheck } from '../policy/service.js'
 import type { ReplayCache } from '../replay/types.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
 import type { UsageRecorder } from '../usage/recorder.js'
+import type { BearerAuthenticator } from '../oauth2/bearer.js'
 
 export interface GatewayDeps {
   config: Config
@@ -31,4 +32,6 @@ export interface GatewayDeps {
   coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
   /** Spans of the public app's requests (docs/operations.md#traces), when tracing is on. */
   tracing?: AppTracing
+  /** OAuth 2.0 access tokens on the API (docs/oauth2.md#calling-the-api); without it `Bearer` is refused as a scheme no verifier knows. */
+  bearer?: BearerAuthenticator
 }

@@ -11,7 +11,7 @@ import type { MinuteRow, UsageOutcomes, UsageRow, UsageStore } from './store.js'
 export interface ObservedDecision {
   ok: boolean
   /** The request's credential method, or the login API and OpenID Connect (which count their own sign-ins and exchanges). */
-  method: AuthMethod | 'login_api' | 'oidc' | 'none'
+  method: AuthMethod | 'oauth2' | 'login_api' | 'oidc' | 'none'
   outcome: Outcome
   identity?: { user: string } | null
   user?: string

@@ -53,10 +53,15 @@ if (step === 'login') {
   console.log('revoked')
 } else {
   // Authorization: Bearer ACCESS_TOKEN on each API call.
-  const res = step === 'post'
-    ? await client.fetchProtectedResource(config, process.env.ACCESS_TOKEN, new URL('/api/statuses/update.json', kigo), 'POST',
+  const call = step === 'post'
+    ? client.fetchProtectedResource(config, process.env.ACCESS_TOKEN, new URL('/api/statuses/update.json', kigo), 'POST',
       new URLSearchParams({ keyword: args[0], status: args[1] }), new Headers({ 'content-type': 'application/x-www-form-urlencoded' }))
-    : await client.fetchProtectedResource(config, process.env.ACCESS_TOKEN, new URL(`/api/statuses/show/${args[0]}.json`, kigo), 'GET')
+    : client.fetchProtectedResource(config, process.env.ACCESS_TOKEN, new URL(`/api/statuses/show/${args[0]}.json`, kigo), 'GET')
+  // A refusal comes with a WWW-Authenticate challenge, which the library throws.
+  const res = await call.catch((err) => {
+    if (err instanceof client.WWWAuthenticateChallengeError) return err.response
+    throw err
+  })
   const text = await res.text()
   if (!res.ok) {
     // 401 invalid_token: refresh, or log in again; 403 insufficient_scope: ask for the scope.

@@ -81,7 +81,7 @@ function runSample(s: Sample, args: string[], env: Record<string, string>, answe
         answered = true
         answer.then(stdout).then((typed) => child.stdin.end(typed), (err: unknown) => {
           child.kill()
-          reject(err as Error)
+          reject(err instanceof Error ? err : new Error(String(err)))
         })
       }
     })
@@ -228,7 +228,7 @@ describe('the developer guide\'s OAuth 2.0 samples', () => {
   }
 
   let writer: string | undefined
-  /** A write_public token of Alice's, through the node sample's library's peer (test helpers). */
+  /** A write_public token of Alice's (through the node sample), to post the entry a read_public token reads. */
   async function writerToken(): Promise<string> {
     if (writer) return writer
     const s = codeFlowSamples.find((x) => x.name === 'node')!

@@ -47,7 +47,12 @@ sub client {
   );
 }
 
-sub random_string { encode_base64url(join '', map { chr int rand 256 } 1 .. shift) }
+# Unguessable: from the system's random source (Perl's rand is not).
+sub random_string {
+  open my $random, '<:raw', '/dev/urandom' or die "/dev/urandom: $!\n";
+  read($random, my $bytes, shift) or die "/dev/urandom: $!\n";
+  return encode_base64url($bytes);
+}
 
 sub show {
   my $token = decode_token(shift);

@@ -48,7 +48,7 @@ describe.skipIf(!haveChromium)('migration pages in a browser', () => {
   it('the developer guide: live hosts, the flow and every sample', async () => {
     const page = await browser.newPage({ viewport: { width: 1100, height: 900 } })
     await page.goto(`${stack.url}/developers`)
-    expect(await page.textContent('h1')).toBe('Developer guide: kigo over OAuth 1.0a')
+    expect(await page.textContent('h1')).toBe("Developer guide: kigo's API over OAuth")
     expect(await page.textContent('#hosts')).toContain(`http://${stack.config.globalHost}`)
     for (const id of ['curl', 'python', 'node', 'perl', 'ruby']) expect(await page.isVisible(`section#${id} pre.source`)).toBe(true)
     expect(await page.textContent('#python pre.source')).toContain('from requests_oauthlib import OAuth1')

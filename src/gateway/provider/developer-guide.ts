@@ -1,9 +1,11 @@
 // The developer guide at /developers: what a client developer needs to move a client to
 // OAuth 1.0a against this deployment — its live host names and endpoints, registering,
 // the three-legged flow (oob included), signing, the common mistakes and what the
-// gateway says about them, and samples in curl, Python, Node, Perl and Ruby. The samples
-// are the files of examples/guide/, shown with this deployment's URL; test/guide runs
-// exactly those files against a running gateway with each language's OAuth library.
+// gateway says about them, and samples in curl, Python, Node, Perl and Ruby — and to
+// OAuth 2.0 (oauth2-guide.ts): endpoints, scopes, Bearer, the device flow and samples.
+// The samples are the files of examples/guide/, shown with this deployment's URL;
+// test/guide runs exactly those files against a running gateway with each language's
+// OAuth library.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
@@ -11,6 +13,7 @@ import { projectRoot } from '../../common/config.js'
 import type { ProviderContext } from './context.js'
 import { sampleBaseUrl } from '../host/guide.js'
 import { html, page, sendPage } from '../account-area/html.js'
+import { oauth2GuideHtml, oauth2SampleFiles, oauth2Samples } from './oauth2-guide.js'
 
 export interface GuideSample {
   id: string
@@ -65,7 +68,7 @@ export { sampleBaseUrl }
 
 export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContext): void {
   // Read once: the files do not change while the gateway runs.
-  const texts = new Map([...guideSamples.map((s) => s.file), loginApiSample].map((file) => [file, readFileSync(join(projectRoot, 'examples', 'guide', file), 'utf8')]))
+  const texts = new Map([...guideSamples.map((s) => s.file), ...oauth2SampleFiles, loginApiSample].map((file) => [file, readFileSync(join(projectRoot, 'examples', 'guide', file), 'utf8')]))
 
   app.get('/developers', async (request, reply) => {
     request.routeName = 'developers'
@@ -74,8 +77,9 @@ export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContex
     const scheme = ctx.config.publicScheme
     const hosts = [...new Set([ctx.config.domesticHost, ctx.config.globalHost])]
     const show = (file: string) => texts.get(file)!.replaceAll(sampleBaseUrl, base)
-    const body = html`<h1>Developer guide: kigo over OAuth 1.0a</h1>
-<nav class="toc card"><a href="#hosts">Hosts</a><a href="#register">Register</a><a href="#flow">Three-legged flow</a><a href="#signing">Signing</a><a href="#mistakes">When a signature fails</a>${guideSamples.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}<a href="#login-api">Sites on the login API</a>${ctx.guideSections.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}<a href="#tell-your-developer">For users</a><a href="/migration">Migration schedule</a></nav>
+    const body = html`<h1>Developer guide: kigo's API over OAuth</h1>
+<p>Two ways to call the API with a user's consent instead of their password: <a href="#flow">OAuth 1.0a</a> (each request signed) or <a href="#oauth2">OAuth 2.0</a> (a Bearer token; a command-line tool uses <a href="#oauth2-device">the device flow</a>). Both reach the same operations with the same scopes.</p>
+<nav class="toc card"><a href="#hosts">Hosts</a><a href="#register">Register</a><a href="#flow">Three-legged flow</a><a href="#signing">Signing</a><a href="#mistakes">When a signature fails</a>${guideSamples.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}<a href="#oauth2">OAuth 2.0</a><a href="#oauth2-device">Device flow</a>${oauth2Samples.map((s) => html`<a href="#${s.id}">OAuth 2.0 in ${s.title}</a>`)}<a href="#login-api">Sites on the login API</a>${ctx.guideSections.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}<a href="#tell-your-developer">For users</a><a href="/migration">Migration schedule</a></nav>
 
 <section class="card" id="hosts">
 <h2>Hosts and endpoints</h2>
@@ -140,6 +144,8 @@ TOKEN=… TOKEN_SECRET=… ${s.run} read ENTRY_ID</code></pre>
 <pre class="source" data-file="${s.file}"><code>${show(s.file)}</code></pre>
 </section>`)}
 
+${oauth2GuideHtml(base, show)}
+
 ${ctx.guideSections.map((s) => s.render(base))}
 
 <section class="card" id="login-api">
@@ -183,7 +189,7 @@ REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=… node ${loginApiSample} finish 
 
 <section class="card" id="tell-your-developer">
 <h2>For users: what to tell your client's developer</h2>
-<p>If your account page lists a tool that still uses your API password (WSSE or HTTP Basic), send its developer this page's address, <code>${base}/developers</code>, and the <a href="/migration">migration schedule</a>: the tool keeps every URL and parameter and changes only how it signs in (OAuth 1.0a, this guide). Until then, the dates on the schedule say when it will stop working.</p>
+<p>If your account page lists a tool that still uses your API password (WSSE or HTTP Basic), send its developer this page's address, <code>${base}/developers</code>, and the <a href="/migration">migration schedule</a>: the tool keeps every URL and parameter and changes only how it signs in (OAuth 1.0a or OAuth 2.0, this guide; a command-line tool can use <a href="#oauth2-device">the device flow</a>, where you approve it on kigo's page and it never sees your password). Until then, the dates on the schedule say when it will stop working.</p>
 </section>`
     return sendPage(reply, 200, page({ title: 'Developer guide', body, wide: true, ...(await ctx.sessions.viewer(request)) }))
   })
@@ -192,7 +198,7 @@ REQUEST_TOKEN=… REQUEST_SECRET=… VERIFIER=… node ${loginApiSample} finish 
   app.get('/developers/samples/:file', async (request, reply) => {
     request.routeName = 'developers'
     const file = (request.params as { file: string }).file
-    const text = guideSamples.some((s) => s.file === file) ? texts.get(file) : undefined
+    const text = guideSamples.some((s) => s.file === file) || oauth2SampleFiles.includes(file) ? texts.get(file) : undefined
     if (text === undefined) return sendPage(reply, 404, page({ title: 'No such sample', body: html`<div class="card"><h1>No such sample</h1><p><a href="/developers">The developer guide</a> lists them.</p></div>` }))
     return reply
       .header('content-disposition', `attachment; filename="${file}"`)

@@ -1,6 +1,7 @@
 // The migration guide the policy's `Link: <…>; rel="deprecation"` points at by default
-// (docs/gateway.md#the-migration-policy): what a client developer needs to move from WSSE or Basic to OAuth 1.0a,
-// with the live policy — each legacy method's state, sunset, scheduled changes and
+// (docs/gateway.md#the-migration-policy): what a client developer needs to move from WSSE
+// or Basic to OAuth 1.0a or OAuth 2.0 (a command-line tool by the device flow), and an
+// OAuth 1.0a application to OAuth 2.0 (docs/oauth2.md#moving-to-oauth-20), with the live policy — each legacy method's state, sunset, scheduled changes and
 // brownout windows, in UTC and (by a small script) in the reader's own time zone.
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply } from 'fastify'
@@ -98,10 +99,10 @@ ${legacyMethods.map((m) => methodSection(m, policies[m], now))}`
       : ''
     const body = html`<h1>Moving off WSSE, Basic and the login API</h1>
 <p>WSSE and HTTP Basic authentication, and the login API that signs people in to other
-sites, are being retired. API clients move to OAuth and keep the same URLs, the same
-parameters and the same responses: only the credentials change. Sites move to OpenID
-Connect. The <a href="/developers">developer guide</a> has the code, in curl, Python, Node,
-Perl and Ruby.</p>
+sites, are being retired. API clients move to OAuth (1.0a or 2.0) and keep the same URLs,
+the same parameters and the same responses: only the credentials change. Sites move to
+OpenID Connect. The <a href="/developers">developer guide</a> has the code, in curl, Python,
+Node, Perl and Ruby.</p>
 ${live}
 <div class="card" id="what-to-do">
 <h2>What to do: an API client (WSSE or Basic)</h2>
@@ -124,6 +125,50 @@ is deprecated, and a <code>Sunset</code> header once the date it stops working i
 brownouts those requests are refused with <code>403 method_retired_temporarily</code> and a
 <code>Retry-After</code> until the window ends: that is the moment to check that your client
 is ready.</p>
+</div>
+<div class="card" id="oauth2">
+<h2>Or OAuth 2.0</h2>
+<p>The API takes OAuth 2.0 access tokens too (<code>Authorization: Bearer …</code>), with the
+same operations and scopes as OAuth 1.0a and no signature to compute
+(<a href="/developers#oauth2">OAuth 2.0 in the developer guide</a>). Register an OAuth 2.0
+client on your account page (<a href="/account/oidc-clients">OpenID Connect clients</a>),
+ticking the API scopes it needs.</p>
+<h3 id="oauth2-basic-wsse">A command-line or desktop tool on Basic or WSSE: the device flow</h3>
+<ol>
+<li><p><strong>Register it as a public client</strong> (no secret: a program on the user's
+machine cannot keep one).</p></li>
+<li><p><strong>Where it asked for the password</strong>, it posts its <code>client_id</code>
+and <code>scope</code> to <code>${base}/oidc/device/auth</code> and shows the user a short
+code and the address <code>${base}/device</code>. The user opens it on any device, signs in,
+types the code and allows; meanwhile the tool polls <code>${base}/oidc/token</code> until
+its tokens come (<a href="/developers#oauth2-device">step by step, with a curl
+sample</a>).</p></li>
+<li><p><strong>Where it sent <code>Authorization: Basic</code> or <code>X-WSSE</code></strong>,
+it sends <code>Authorization: Bearer</code> with the access token, and refreshes it with
+the refresh token when it expires. It no longer stores the user's password.</p></li>
+</ol>
+<h3 id="oauth2-exchange">An OAuth 1.0a application: OAuth 2.0 without asking your users again</h3>
+<p class="warn" id="oauth2-exchange-status"><strong>Not offered on this deployment yet.</strong> Until it is, an OAuth 1.0a application
+moves by registering an OAuth 2.0 client and having each user allow it once more; its
+OAuth 1.0a tokens keep working meanwhile. How it will work:</p>
+<ol>
+<li><p><strong>Turn OAuth 2.0 on</strong> in your application's settings. It keeps its name,
+owner, scopes and users; its callback becomes its redirect URI; you get a
+<code>client_id</code> and a <code>client_secret</code>.</p></li>
+<li><p><strong>Exchange each stored access token</strong> at <code>POST ${base}/oidc/token</code>
+with <code>grant_type=urn:ietf:params:oauth:grant-type:token-exchange</code>,
+<code>subject_token</code> (the OAuth 1.0a access token) and
+<code>subject_token_type=urn:kigo:params:oauth:token-type:oauth1-access-token</code>,
+authenticated with the client's Basic credentials and signed with OAuth 1.0a (your consumer
+secret and the token's secret; the <code>oauth_</code> parameters in the form body). The
+token secret never travels.</p></li>
+<li><p><strong>Store the answer</strong>: an access token and a refresh token for the same
+user, with the scopes the user granted (never more). No user is asked. Exchanging the same
+token again is allowed, for a client that crashed before storing the answer; refusals are
+<code>invalid_grant</code> (unknown, revoked or expired token, or a bad signature),
+<code>invalid_client</code> and <code>unauthorized_client</code> (another application's
+token). A public client cannot exchange.</p></li>
+</ol>
 </div>
 <div class="card" id="login-api">
 <h2>What to do: a site that signs people in with the login API</h2>

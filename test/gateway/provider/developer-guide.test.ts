@@ -50,6 +50,35 @@ describe('/developers', () => {
     expect(row('write_private')).not.toContain('statuses/update')
   })
 
+  it('has an OAuth 2.0 part: the endpoints the metadata publishes, Bearer, the device flow, and every OAuth 2.0 sample as run by the tests', async () => {
+    const text = await (await fetch(`${stack.url}/developers`)).text()
+    for (const anchor of ['oauth2', 'oauth2-endpoints', 'oauth2-register', 'oauth2-scopes', 'oauth2-bearer', 'oauth2-refresh', 'oauth2-device', 'oauth2-python', 'oauth2-ruby', 'oauth2-node', 'oauth2-perl']) expect(text).toContain(`id="${anchor}"`)
+    const toc = /<nav class="toc card">[\s\S]*?<\/nav>/.exec(text)![0]
+    for (const anchor of ['oauth2', 'oauth2-device', 'oauth2-python', 'oauth2-ruby', 'oauth2-node', 'oauth2-perl']) expect(toc).toContain(`href="#${anchor}"`)
+    // The endpoints the page names are the ones the authorization server publishes.
+    const meta = (await (await fetch(`${stack.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, string>
+    expect(text).toContain(`<code>${stack.url}/.well-known/oauth-authorization-server</code>`)
+    expect(text).toContain(`<code>GET ${meta.authorization_endpoint}</code>`)
+    expect(text).toContain(`<code>POST ${meta.token_endpoint}</code>`)
+    expect(text).toContain(`<code>POST ${meta.device_authorization_endpoint}</code>`)
+    expect(text).toContain(`<code>POST ${meta.revocation_endpoint}</code>`)
+    expect(text).toContain(`<code>POST ${meta.introspection_endpoint}</code>`)
+    expect(text).toContain(`<code>${stack.url}/device</code>`)
+    expect(text).toContain('Authorization: Bearer ACCESS_TOKEN')
+    expect(text).toContain('grant_type=urn:ietf:params:oauth:grant-type:device_code')
+    for (const file of ['oauth2-python.py', 'oauth2-ruby.rb', 'oauth2-node.mjs', 'oauth2-perl.pl', 'oauth2-device.sh']) {
+      const source = readFileSync(join(process.cwd(), 'examples', 'guide', file), 'utf8').replaceAll('http://localhost:8080', stack.url)
+      expect(text).toContain(`<pre class="source" data-file="${file}"><code>${escapeHtml(source)}</code></pre>`)
+      expect(text).toContain(`<a class="download" href="/developers/samples/${file}" download="${file}">`)
+      const res = await fetch(`${stack.url}/developers/samples/${file}`)
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${file}"`)
+      expect(await res.text()).toBe(source)
+    }
+    // The libraries each sample uses, named where a developer looks first.
+    for (const library of ['OAuth2Session', 'the oauth2 gem', 'openid-client', 'LWP::Authen::OAuth2', 'curl and jq']) expect(text).toContain(library)
+  })
+
   it('uses the host the reader addressed', async () => {
     const text = await (await stack.fetch(`${stack.globalUrl}/developers`)).text()
     expect(text).toContain(`export KIGO=${stack.globalUrl} `)

@@ -37,3 +37,27 @@ it('writes every date on the page in one format, the policy summary\'s', async (
   expect(shown.length).toBeGreaterThan(0)
   for (const t of shown) expect(t).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/)
 })
+
+it('offers OAuth 2.0: the device flow for a Basic or WSSE tool, and for an OAuth 1.0a application the token exchange, marked not offered while the token endpoint does not take it', async () => {
+  const text = await (await fetch(`${stack.url}/migration`)).text()
+  const card = text.slice(text.indexOf('<div class="card" id="oauth2">'), text.indexOf('<div class="card" id="login-api">'))
+  expect(card).toContain('<h2>Or OAuth 2.0</h2>')
+  expect(card).toContain('href="/developers#oauth2"')
+  // A tool on Basic or WSSE: the device flow, at this deployment's addresses.
+  const device = card.slice(card.indexOf('id="oauth2-basic-wsse"'), card.indexOf('id="oauth2-exchange"'))
+  expect(device).toContain(`<code>${stack.url}/oidc/device/auth</code>`)
+  expect(device).toContain(`<code>${stack.url}/device</code>`)
+  expect(device).toContain(`<code>${stack.url}/oidc/token</code>`)
+  expect(device).toContain('href="/developers#oauth2-device"')
+  expect(device).toContain('<code>Authorization: Bearer</code>')
+  // The device flow the page describes is what the authorization server publishes.
+  const meta = (await (await fetch(`${stack.url}/.well-known/oauth-authorization-server`)).json()) as { device_authorization_endpoint: string; token_endpoint: string; grant_types_supported: string[] }
+  expect(meta.device_authorization_endpoint).toBe(`${stack.url}/oidc/device/auth`)
+  expect(meta.token_endpoint).toBe(`${stack.url}/oidc/token`)
+  // An OAuth 1.0a application: the exchange's request, and whether it is offered yet.
+  const exchange = card.slice(card.indexOf('id="oauth2-exchange"'))
+  expect(exchange).toContain('grant_type=urn:ietf:params:oauth:grant-type:token-exchange')
+  expect(exchange).toContain('subject_token_type=urn:kigo:params:oauth:token-type:oauth1-access-token')
+  const offered = meta.grant_types_supported.includes('urn:ietf:params:oauth:grant-type:token-exchange')
+  expect(exchange.includes('id="oauth2-exchange-status"')).toBe(!offered)
+})

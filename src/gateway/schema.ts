@@ -10,7 +10,7 @@ import { loginApiMigrations } from './login-api/migrations.js'
 import { mailMigrations } from './mail/migrations.js'
 import { oidcMigrations } from './oidc/migrations.js'
 import { operatorMigrations } from './operator/migrations.js'
-import { policyMigrations } from './policy/migrations.js'
+import { policyMethodMigrations, policyMigrations } from './policy/migrations.js'
 import { providerMigrations } from './account-area/migrations.js'
 import { identityMigrations } from './store/migrations.js'
 import { throttleMigrations } from './throttle/migrations.js'
@@ -26,6 +26,7 @@ export const gatewayMigrations: readonly Migration[] = [
   ...throttleMigrations,
   ...providerMigrations,
   ...loginApiMigrations,
+  ...policyMethodMigrations,
   ...oidcMigrations,
   ...mailMigrations,
   ...noticeMigrations,

@@ -52,6 +52,8 @@ const addedSince: Array<[number, string]> = [
   [90, 'a new secret held for the one page that shows it'],
   [91, 'mail budgets'],
   [92, 'links that undo a change of contact e-mail'],
+  [93, 'OAuth 1.0a (oauth1) under the migration policy'],
+  [94, 'OAuth 1.0a tokens exchanged for OAuth 2.0 grants'],
 ]
 const recorded = [...recordedBefore, ...addedSince].sort((a, b) => a[0] - b[0])
 
@@ -114,7 +116,7 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
       // In the lists' order (src/gateway/schema.ts): the identity store's 61, 80, 83 and 90 first, the usage report's 38, the audit's 36, …
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 90, 38, 36, 35, 37, 92, 40, 81, 84, 50, 82, 85, 60, 91, 70, 71, 72, 73])
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 90, 38, 94, 36, 35, 37, 92, 40, 81, 84, 93, 50, 82, 85, 60, 91, 70, 71, 72, 73])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

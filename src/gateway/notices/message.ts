@@ -98,6 +98,7 @@ const whatToDo: Record<LegacyMethod, string> = {
   basic: 'Update each of these tools to a version that signs in with OAuth, or ask its maker for one; the page on moving your tools says how, and what to ask.',
   wsse: 'Update each of these tools to a version that signs in with OAuth, or ask its maker for one; the page on moving your tools says how, and what to ask.',
   login_api: 'Move your site from the login API to OpenID Connect (or OAuth); the developer guide shows how. Your site’s users need to do nothing.',
+  oauth1: 'Move the application to OAuth 2.0, one of two ways: exchange each stored OAuth 1.0a token for OAuth 2.0 tokens at the token endpoint (your users are not asked again), or turn OAuth 2.0 on for the application and have your users authorize it again. The OAuth 2.0 guide shows both.',
 }
 
 /** The parts of a notice, as the built-in wording and the templates' placeholders use them. */

@@ -2,6 +2,8 @@
 // the notices, the posted-form opening, the audit of a user's own change, the
 // confirmation step and the account page itself. Built once by registerAccount
 // (account.ts) and given to each group of pages, the provider's application pages too.
+import { oauth1Standing } from '../policy/oauth1-standing.js'
+import { registrationClosedText } from '../policy/registration.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuditActor, Audited } from '../audit/audited.js'
 import { auditTrail, userActor } from '../audit/audited.js'
@@ -89,6 +91,7 @@ export function accountKit(app: FastifyInstance, ctx: AccountContext): AccountKi
       const now = ctx.now()
       const policies = migration?.policy.current()
       const legacy = policies ? legacyClients(usage, policies, session.user.id, now) : null
+      const retiring = policies ? oauth1Standing(policies.oauth1, now, session.user.id) : null
       return sendPage(
         reply,
         status,
@@ -96,9 +99,10 @@ export function accountKit(app: FastifyInstance, ctx: AccountContext): AccountKi
           user: session.user,
           csrfToken: session.csrfToken,
           apiPassword: api?.apiPassword ?? '',
-          authorized: authorized.map((a) => ({ ...a, lastUsedAt: lastUsed.get(a.consumer.key) ?? null })),
+          authorized: authorized.map((a) => ({ ...a, lastUsedAt: lastUsed.get(a.consumer.key) ?? null, retiring: retiring?.(a.consumer.key) ?? null })),
           registered,
-          form,
+          // The oauth1 policy may have closed the registration of new applications (policy/registration.ts).
+          form: policies?.oauth1.registration_closed === true ? { ...form, closed: registrationClosedText } : form,
           legacy,
           email,
           emailPending,

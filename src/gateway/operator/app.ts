@@ -84,7 +84,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     await api.register(adminAuth, { adminToken: deps.config.adminToken })
     const audit = deps.audit
     const contactEmails = deps.contactEmails
-    await api.register(adminApi, { store: deps.store, now, ...(audit ? { audit } : {}), ...(contactEmails ? { pendingEmail: (user: string, at: number) => contactEmails.pending(user, at) } : {}) })
+    await api.register(adminApi, { store: deps.store, now, ...(audit ? { audit } : {}), ...(contactEmails ? { pendingEmail: (user: string, at: number) => contactEmails.pending(user, at) } : {}), ...(migration ? { registrationClosed: () => migration.policy.registrationClosed('oauth1') } : {}) })
     if (audit) await api.register(auditApi, { audit })
     if (deps.userLocks) await api.register(locksApi, { locks: deps.userLocks, now, ...(audit ? { audit } : {}) })
     if (deps.operatorSessions) await api.register(sessionsApi, { sessions: deps.operatorSessions, now, ...(audit ? { audit } : {}) })

@@ -12,6 +12,7 @@ import { InvalidPolicy, parseInstant } from '../policy/normalize.js'
 import { isoSeconds } from '../../common/time.js'
 import { Instant, PolicyStateSchema, legacyMethods } from '../policy/types.js'
 import type { Notices } from '../notices/index.js'
+import type { FunnelApplication } from '../notices/funnel.js'
 
 const PlanRequest = Type.Object({
   method: Type.Enum([...legacyMethods]),
@@ -22,6 +23,9 @@ const PlanRequest = Type.Object({
 const checkPlan = Compile(PlanRequest)
 
 const statuses = ['sent', 'failed', 'pending', 'unreachable'] as const
+
+/** oauth1's funnel per application (notices/funnel.ts FunnelApplication). */
+const funnelApplication = (a: FunnelApplication) => ({ consumer_key: a.application, name: a.name, owner: a.owner, moved: a.moved, tokens_exchanged: a.exchanged, users_authorized_again: a.authorizedAgain, users_on_oauth1: a.onOauth1 })
 
 export async function noticesApi(app: FastifyInstance, options: { notices: Notices }): Promise<void> {
   const { notices } = options
@@ -84,6 +88,7 @@ export async function noticesApi(app: FastifyInstance, options: { notices: Notic
         too_early_to_tell: l.tooEarly,
         too_early_to_tell_30_days: l.tooEarly30,
         not_moved_users: l.notMovedList.map((n) => ({ user: n.user, told_at: isoSeconds(n.toldAt), refused_since: n.refusedSince === null ? null : isoSeconds(n.refusedSince) })),
+        ...(l.applications ? { applications: l.applications.map(funnelApplication) } : {}),
       })),
     })
   })

@@ -15,4 +15,4 @@ export const registrationClosedText =
 
 /** The operator API's answer to a new OAuth 1.0a application while registration is closed. */
 export const registrationClosedError = (): ApiError =>
-  new ApiError(403, 'registration_closed', `${registrationClosedText} The OAuth 2.0 guide: ${oauth2GuidePath} (docs/oauth2.md). Reopen with kigo policy set oauth1 <state> --open-registration.`)
+  new ApiError(403, 'registration_closed', `${registrationClosedText} The OAuth 2.0 guide: ${oauth2GuidePath}. Reopen with kigo policy set oauth1 <state> --open-registration.`)

@@ -85,10 +85,10 @@ export async function usageReport(
   ])
   const oauthUse = oauthUseByFamily(oauth)
   // OAuth 1.0a rows that name their application, judged by the oauth1 rule.
-  const apps = [...new Set(rows.filter((r) => r.method === 'oauth' && (r.clientId ?? '') !== '').map((r) => r.clientId!))]
+  const apps = [...new Set(rows.filter((r) => r.method === 'oauth' && (r.clientId ?? '') !== '').map((r) => r.clientId))]
   const exchanges = apps.length === 0 || store.oauth1Exchanges === undefined ? [] : await store.oauth1Exchanges(apps)
   const oauth1 = oauth1Rule({
-    oauth2: oauth.filter((r) => r.method === 'oauth2' && (r.clientId ?? '') !== '' && r.accepted > 0).map((r) => ({ application: r.clientId!, user: r.user, lastSeen: r.lastSeen })),
+    oauth2: oauth.filter((r) => r.method === 'oauth2' && (r.clientId ?? '') !== '' && r.accepted > 0).map((r) => ({ application: r.clientId, user: r.user, lastSeen: r.lastSeen })),
     exchanges: exchanges.map((e) => ({ application: e.consumerKey, user: e.userId, exchangedAt: e.exchangedAt })),
   })
   const oauth1Moved = (r: UsageRow): boolean | null => (r.method === 'oauth' && (r.clientId ?? '') !== '' ? oauth1.token({ application: r.clientId!, user: r.user, lastSeen: r.lastSeen }) !== 'on_oauth1' : null)

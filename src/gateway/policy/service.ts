@@ -43,7 +43,7 @@ export interface LegacyPolicyCheck {
 }
 
 /** The headers of a method plainly allowed: none (one object, so a caller can tell it without counting keys). */
-export const noPolicyHeaders: Record<string, string> = Object.freeze({}) as Record<string, string>
+export const noPolicyHeaders: Record<string, string> = Object.freeze({})
 
 /** The verdict of a method plainly allowed (no state but allow, nothing scheduled): one object, no headers. */
 const plainlyAllowed: PolicyVerdict = Object.freeze({ allowed: true, state: 'allow', headers: noPolicyHeaders, exception: false })

@@ -107,6 +107,7 @@ describeBackends('OAuth 1.0a figures from raw rows', backends, (backend) => {
       outbox: {
         enqueueAll: async (messages) => {
           queued.push(...messages)
+          return new Set(messages.map((m) => m.key))
         },
       },
     })

@@ -214,13 +214,6 @@ export class NoticeStore {
     )
   }
 
-  /** oauth1: the applications' names and owners, by consumer key (the funnel's lines). */
-  async applications(keys: string[]): Promise<Map<string, { name: string; owner: string }>> {
-    if (keys.length === 0) return new Map()
-    const rows = await this.db.query<{ key: string; name: string; owner_id: string }>('SELECT key, name, owner_id FROM kigo_gateway.consumers WHERE key = ANY($1::text[])', [keys])
-    return new Map(rows.map((r) => [r.key, { name: r.name, owner: r.owner_id }]))
-  }
-
   /**
    * Modern rows for the moved rule (usage/moved.ts): the users' own (basic, wsse), or for
    * login-API sites' owners the rows of their own OpenID Connect clients, whoever signed in.

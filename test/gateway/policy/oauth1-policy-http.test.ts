@@ -4,6 +4,7 @@
 // OAuth 2.0, exceptions by application, and its state in kigo_policy_state; "oauth" and an
 // application on another method are refused with a message.
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { main } from '../../../src/cli/kigo.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
 import { basicHeader, form, oauthHeader, type OAuthClient } from './signers.js'
 
@@ -82,4 +83,22 @@ it('deny: refused with 403 method_retired pointing to OAuth 2.0, except the appl
   // After the exception's end, refused too.
   clock = Date.parse('2027-03-02T00:00:00Z')
   expect((await viaOAuth(mine)).status).toBe(403)
+})
+
+it('kigo policy set oauth1 --except-app adds an application exception; --except-app and --close-registration are for oauth1 only', async () => {
+  const kigo = async (...args: string[]) => {
+    let stdout = ''
+    let stderr = ''
+    const code = await main(args, { KIGO_ADMIN_URL: stack.adminUrl, KIGO_ADMIN_TOKEN: stack.config.adminToken }, { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } })
+    return { code, stdout, stderr }
+  }
+  const set = await kigo('policy', 'set', 'oauth1', 'deny', '--except-app', other.consumerKey, '--until', '2027-04-01T00:00:00Z', '--close-registration')
+  expect(set.stderr).toBe('')
+  expect(set.code).toBe(0)
+  expect(set.stdout).toContain(`exception application ${other.consumerKey} (every user's token) until 2027-04-01T00:00:00Z`)
+  expect(set.stdout).toContain('registration of new applications closed')
+  expect((await viaOAuth(other)).status).toBe(200)
+  expect(await kigo('policy', 'set', 'basic', 'deny', '--except-app', other.consumerKey, '--until', '2027-04-01T00:00:00Z')).toMatchObject({ code: 2, stderr: expect.stringContaining('only for oauth1') })
+  expect(await kigo('policy', 'set', 'wsse', 'deprecate', '--close-registration')).toMatchObject({ code: 2, stderr: expect.stringContaining('are for oauth1') })
+  expect((await stack.admin<{ wsse: { state: string } }>('GET', '/admin/policy')).body.wsse.state).toBe('allow')
 })

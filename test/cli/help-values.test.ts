@@ -16,7 +16,7 @@ async function help(...words: string[]): Promise<string> {
 
 /** The values `--name` is shown to take (`--name a|b|c`). */
 function shownValues(text: string, name: string): string[] {
-  const m = new RegExp(`--${name} ([a-z_|]+)`).exec(text)
+  const m = new RegExp(`--${name} ([a-z0-9_|]+)`).exec(text)
   return m ? m[1]!.split('|') : []
 }
 

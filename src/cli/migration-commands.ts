@@ -13,7 +13,7 @@ import { changedPolicy, parseWindows, sunsetMoved, windowsText, type MethodChang
 import { InvalidPolicy } from '../gateway/policy/normalize.js'
 import type { LegacyMethod, MethodPolicy, PolicyState } from '../gateway/policy/types.js'
 
-const legacyMethods = ['basic', 'wsse', 'login_api']
+const legacyMethods = ['basic', 'wsse', 'login_api', 'oauth1']
 const states = ['allow', 'deprecate', 'brownout', 'deny']
 const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'oauth2', 'oidc', 'legacy']
 
@@ -31,13 +31,14 @@ interface MethodView extends MethodPolicy {
     next_change: { state: string; at: string } | null
   }
 }
-type PolicyView = { guide_url: string; version: string; basic: MethodView; wsse: MethodView; login_api: MethodView }
+type PolicyView = { guide_url: string; version: string; basic: MethodView; wsse: MethodView; login_api: MethodView; oauth1: MethodView }
 /** PUT /admin/policy's answer: the policy, and the scheduled entries the change replaced. */
 type PolicyWriteView = PolicyView & { replaced: Array<{ method: string; state: string; from: string }> }
 interface AuditEventView { id: number; at: string; by: string; address: string; kind: string; action: string; target: string; before: unknown; after: unknown }
 
 /** An exception as the operator reads it: a client name is self-declared, and alone it matches nobody. */
-export function exceptionText(x: { user?: string; client?: string }): string {
+export function exceptionText(x: { user?: string; client?: string; application?: string }): string {
+  if (x.application !== undefined) return x.user === undefined ? `application ${x.application} (every user's token)` : `user ${x.user} of application ${x.application}`
   if (x.user === undefined) return `client ${JSON.stringify(x.client)} alone (matches nobody: add the user)`
   return x.client === undefined ? `user ${x.user}` : `user ${x.user} with client ${JSON.stringify(x.client)} (self-declared)`
 }
@@ -73,6 +74,7 @@ export function methodText(name: string, p: MethodView, now = Date.now()): strin
   if (e.state === 'brownout' || e.state === 'deny') {
     for (const x of live) lines.push(`  exception ${exceptionText(x)} until ${x.until}`)
   }
+  if (p.registration_closed === true) lines.push('  registration of new applications closed (existing ones keep working)')
   const pending = p.schedule.filter((s) => Date.parse(s.from) > now)
   if (pending.length === 0) lines.push('  no change scheduled')
   for (const s of pending) {
@@ -88,7 +90,8 @@ export function methodText(name: string, p: MethodView, now = Date.now()): strin
 function policyText(result: ApiResult): () => string {
   return () => {
     const v = result.json as PolicyView
-    return [methodText('basic', v.basic), methodText('wsse', v.wsse), methodText('login_api', v.login_api), 'oauth: allow (always)', `migration guide: ${v.guide_url}`].join('\n') + '\n'
+    // oauth1 is OAuth 1.0a: its requests are counted as method oauth in metrics and usage.
+    return [methodText('basic', v.basic), methodText('wsse', v.wsse), methodText('login_api', v.login_api), methodText('oauth1 (OAuth 1.0a; counted as oauth)', v.oauth1), 'oauth2, oidc: allow (always)', `migration guide: ${v.guide_url}`].join('\n') + '\n'
   }
 }
 
@@ -102,7 +105,7 @@ function sunsetNote(before: MethodView, after: MethodView): string {
 }
 
 /** The change the options ask for (policy/change.ts makes it, as the dashboard's form does). */
-function optionsChange(state: PolicyState, values: Parsed['values']): MethodChange {
+function optionsChange(method: string, state: PolicyState, values: Parsed['values'], flags: Parsed['flags']): MethodChange {
   const change: MethodChange = values.from !== undefined ? { schedule: { state, from: values.from } } : { state }
   if (values.sunset !== undefined) change.sunset = values.sunset === 'none' ? null : values.sunset
   if (values.windows !== undefined) {
@@ -127,9 +130,19 @@ function optionsChange(state: PolicyState, values: Parsed['values']): MethodChan
     throw usageError('policy set: --except-client needs --except-user ID: a client name is self-declared by the request (source or User-Agent), so the exception is for that user with that client')
   }
   const user = values['except-user']
-  if (user !== undefined && values.until === undefined) throw usageError('policy set: an exception needs --until DATE')
-  if (user === undefined && values.until !== undefined) throw usageError('policy set: --until goes with --except-user [--except-client]')
-  if (user !== undefined) change.exception = { user, ...(values['except-client'] !== undefined ? { client: values['except-client'] } : {}), until: values.until! }
+  const application = values['except-app']
+  if (application !== undefined && method !== 'oauth1') throw usageError('policy set: --except-app names an OAuth 1.0a application: only for oauth1')
+  if ((user !== undefined || application !== undefined) && values.until === undefined) throw usageError('policy set: an exception needs --until DATE')
+  if (user === undefined && application === undefined && values.until !== undefined) throw usageError('policy set: --until goes with --except-user [--except-client] or (oauth1) --except-app KEY')
+  if (user !== undefined || application !== undefined) {
+    change.exception = { ...(user !== undefined ? { user } : {}), ...(values['except-client'] !== undefined ? { client: values['except-client'] } : {}), ...(application !== undefined ? { application } : {}), until: values.until! }
+  }
+  const close = flags?.has('close-registration') === true
+  const open = flags?.has('open-registration') === true
+  if (close && open) throw usageError('policy set: give --close-registration or --open-registration, not both')
+  if ((close || open) && method !== 'oauth1') throw usageError('policy set: --close-registration and --open-registration are for oauth1 (new OAuth 1.0a applications)')
+  if (close) change.closeRegistration = true
+  if (open) change.closeRegistration = false
   return change
 }
 
@@ -179,7 +192,7 @@ export const migrationCommands: Command[] = [
     action: 'show',
     args: [],
     options: {},
-    summary: 'the migration policy of each legacy method (basic, wsse, login_api): the state in effect now, then the scheduled changes',
+    summary: 'the migration policy of each legacy method (basic, wsse, login_api, oauth1 = OAuth 1.0a): the state in effect now, then the scheduled changes',
     examples: ['kigo policy show', 'kigo policy show --json'],
     async run(client: AdminClient) {
       const result = await client.request('GET', '/admin/policy')
@@ -196,24 +209,30 @@ export const migrationCommands: Command[] = [
       windows: { value: 'HH:MM-HH:MM,…|none' },
       'except-user': { value: 'ID' },
       'except-client': { value: 'NAME' },
+      'except-app': { value: 'CONSUMER_KEY' },
       until: { value: 'ISO' },
       exceptions: { value: 'none' },
       schedule: { value: 'none' },
     },
-    flags: { yes: 'apply a brownout or deny without asking (on a terminal it shows `kigo policy plan` and asks first)' },
-    summary: 'set basic, wsse or login_api to allow, deprecate, brownout or deny (now, or --from a date); windows are UTC; --except-user ID [--except-client NAME] --until DATE adds an exception for that user (and only that self-declared client)',
+    flags: {
+      yes: 'apply a brownout or deny without asking (on a terminal it shows `kigo policy plan` and asks first)',
+      'close-registration': 'oauth1: no new OAuth 1.0a application may be registered (existing ones keep working); the pages and API point to OAuth 2.0',
+      'open-registration': 'oauth1: new OAuth 1.0a applications may be registered again',
+    },
+    summary: 'set basic, wsse, login_api or oauth1 (OAuth 1.0a) to allow, deprecate, brownout or deny (now, or --from a date); windows are UTC; --except-user ID [--except-client NAME] --until DATE adds an exception for that user (and only that self-declared client); for oauth1, --except-app KEY (with or without --except-user) excepts an application',
     examples: [
       'kigo policy set wsse deprecate --sunset 2027-06-30T00:00:00Z',
       'kigo policy set basic brownout --windows 09:00-12:00,15:00-18:00 --except-user alice --until 2027-01-31T00:00:00Z',
       'kigo policy set basic deny --from 2027-07-01T00:00:00Z',
+      'kigo policy set oauth1 deprecate --sunset 2027-09-30T00:00:00Z --close-registration',
     ],
     async run(client: AdminClient, { args, values, flags }: Parsed, terminal?: Terminal) {
       const [method, state] = args as [string, string]
-      if (method === 'oauth') throw usageError('policy set: OAuth is always allowed; the policy is for basic, wsse and login_api')
-      if (!legacyMethods.includes(method)) throw usageError(`policy set: <method> must be basic, wsse or login_api, not ${JSON.stringify(method)}`)
+      if (method === 'oauth') throw usageError('policy set: OAuth 1.0a is the policy method oauth1 (its requests are counted as oauth): kigo policy set oauth1 …')
+      if (!legacyMethods.includes(method)) throw usageError(`policy set: <method> must be basic, wsse, login_api or oauth1, not ${JSON.stringify(method)}`)
       if (!states.includes(state)) throw usageError(`policy set: <state> must be one of ${states.join(', ')}, not ${JSON.stringify(state)}`)
       const current = (await client.request('GET', '/admin/policy')).json as PolicyView
-      const body = { [method]: changedPolicy(current[method as LegacyMethod], optionsChange(state as PolicyState, values)) }
+      const body = { [method]: changedPolicy(current[method as LegacyMethod], optionsChange(method, state as PolicyState, values, flags)) }
       await confirmPlan(client, terminal, { method, state, ...(values.from !== undefined ? { from: values.from } : {}), yes: flags?.has('yes') === true })
       // Compared with the stored policy when written: a change made since is refused (412), not overwritten.
       const result = await client.request('PUT', '/admin/policy', body, false, typeof current.version === 'string' ? { 'if-match': `"${current.version}"` } : {}).catch((err: unknown) => {
@@ -232,11 +251,11 @@ export const migrationCommands: Command[] = [
     group: 'policy',
     action: 'history',
     args: [],
-    options: { method: { value: 'basic|wsse|login_api' }, limit: { value: 'N' } },
+    options: { method: { value: 'basic|wsse|login_api|oauth1' }, limit: { value: 'N' } },
     summary: 'every change of the migration policy, newest first: when, from which address, the state before and after',
     examples: ['kigo policy history', 'kigo policy history --method basic --limit 5 --json'],
     async run(client: AdminClient, { values }: Parsed) {
-      if (values.method !== undefined && !legacyMethods.includes(values.method)) throw usageError('policy history: --method must be basic, wsse or login_api')
+      if (values.method !== undefined && !legacyMethods.includes(values.method)) throw usageError('policy history: --method must be basic, wsse, login_api or oauth1')
       const params = new URLSearchParams({ kind: 'policy' })
       if (values.method !== undefined) params.set('target', values.method)
       if (values.limit !== undefined) params.set('limit', values.limit)

@@ -6,7 +6,7 @@ import type { Command, Terminal } from './command.js'
 import { formatRecord, formatTable, type Field } from './output.js'
 import { planText, type PolicyPlan as PlanView } from '../gateway/notices/plan.js'
 
-const legacyMethods = ['basic', 'wsse', 'login_api']
+const legacyMethods = ['basic', 'wsse', 'login_api', 'oauth1']
 const states = ['allow', 'deprecate', 'brownout', 'deny']
 const statuses = ['sent', 'failed', 'pending', 'unreachable']
 
@@ -32,11 +32,11 @@ export const noticeCommands: Command[] = [
     action: 'plan',
     args: ['method', 'state'],
     options: { from: { value: 'ISO' } },
-    summary: 'the impact of setting basic, wsse or login_api to a state (now, or --from a date), from the usage of the notices\' lookback: users (with and without a contact e-mail), clients, requests, login-API sites; changes nothing',
+    summary: 'the impact of setting basic, wsse, login_api or oauth1 (OAuth 1.0a) to a state (now, or --from a date), from the usage of the notices\' lookback: users (with and without a contact e-mail), clients, requests, login-API sites; for oauth1 the applications, their owners (who are told) and their users; changes nothing',
     examples: ['kigo policy plan basic deny --from 2027-07-01T00:00:00Z', 'kigo policy plan wsse brownout --json'],
     async run(client, { args, values }) {
       const [method, state] = args as [string, string]
-      if (!legacyMethods.includes(method)) throw usageError(`policy plan: <method> must be basic, wsse or login_api, not ${JSON.stringify(method)}`)
+      if (!legacyMethods.includes(method)) throw usageError(`policy plan: <method> must be basic, wsse, login_api or oauth1, not ${JSON.stringify(method)}`)
       if (!states.includes(state)) throw usageError(`policy plan: <state> must be one of ${states.join(', ')}, not ${JSON.stringify(state)}`)
       const result = await requestPlan(client, method, state, values.from)
       return { result, text: () => planText(result.json as PlanView) + '\n' }
@@ -58,11 +58,11 @@ export const noticeCommands: Command[] = [
     group: 'notices',
     action: 'list',
     args: [],
-    options: { user: { value: 'ID' }, method: { value: 'basic|wsse|login_api' }, status: { value: 'sent|failed|pending|unreachable' }, limit: { value: 'N' } },
+    options: { user: { value: 'ID' }, method: { value: 'basic|wsse|login_api|oauth1' }, status: { value: 'sent|failed|pending|unreachable' }, limit: { value: 'N' } },
     summary: 'the migration notices recorded, newest first: who, which method and step, and what became of the message (unreachable: no contact e-mail, shown on the account page only)',
     examples: ['kigo notices list --status failed', 'kigo notices list --user alice --json'],
     async run(client, { values }) {
-      if (values.method !== undefined && !legacyMethods.includes(values.method)) throw usageError('notices list: --method must be basic, wsse or login_api')
+      if (values.method !== undefined && !legacyMethods.includes(values.method)) throw usageError('notices list: --method must be basic, wsse, login_api or oauth1')
       if (values.status !== undefined && !statuses.includes(values.status)) throw usageError(`notices list: --status must be one of ${statuses.join(', ')}`)
       const params = new URLSearchParams()
       for (const name of ['user', 'method', 'status', 'limit']) if (values[name] !== undefined) params.set(name, values[name])
@@ -88,12 +88,14 @@ export const noticeCommands: Command[] = [
 ]
 
 function previewText(result: ApiResult): string {
-  const p = result.json as { user: string; email: string | null; message: { subject: string; text: string } | null; notices: Array<{ method: string; steps_due: string[] }> }
+  const p = result.json as { user: string; email: string | null; message: { subject: string; text: string } | null; notices: Array<{ method: string; steps_due: string[] }>; applications?: Array<{ consumer_key: string; name: string; says: string }> }
+  // OAuth 1.0a applications the user authorized: never mailed to them, shown on their account page.
+  const apps = (p.applications ?? []).map((a) => `Account page, authorized application ${a.name} (${a.consumer_key}): ${a.says}\n`).join('')
   if (p.message === null) {
-    return p.notices.length === 0
+    return (p.notices.length === 0
       ? `${p.user}: no notice applies (no legacy use in the lookback under a policy that is being changed, or every client moved)\n`
-      : `${p.user}: nothing new to send (every step due was told already)\n`
+      : `${p.user}: nothing new to send (every step due was told already)\n`) + apps
   }
   const due = p.notices.map((n) => `${n.method}: ${n.steps_due.length === 0 ? 'nothing new due' : n.steps_due.join(', ')}`).join('; ')
-  return `To: ${p.email ?? '(no contact e-mail: shown on the account page only)'}\nSubject: ${p.message.subject}\nSteps due: ${due}\n\n${p.message.text}`
+  return `To: ${p.email ?? '(no contact e-mail: shown on the account page only)'}\nSubject: ${p.message.subject}\nSteps due: ${due}\n\n${p.message.text}${apps === '' ? '' : `\n${apps}`}`
 }

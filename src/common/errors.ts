@@ -62,6 +62,7 @@ export const errorCodes = [
   'not_allowed',
   'method_retired',
   'method_retired_temporarily',
+  'registration_closed',
   'method_not_accepted',
   'stale',
   'replay',

@@ -11,7 +11,7 @@ import { gatewayFeatures } from './features.js'
 import type { GatewayFeature } from './host/feature.js'
 import { mailMigrations } from './mail/migrations.js'
 import { operatorMigrations } from './operator/migrations.js'
-import { policyMigrations } from './policy/migrations.js'
+import { policyMethodMigrations, policyMigrations } from './policy/migrations.js'
 import { providerMigrations } from './account-area/migrations.js'
 import { identityMigrations, webSessionMigrations } from './store/migrations.js'
 import { oauth1Migrations } from './oauth1/migrations.js'
@@ -29,6 +29,8 @@ const hostMigrations: ReadonlyArray<readonly Migration[]> = [
   throttleMigrations,
   providerMigrations,
   mailMigrations,
+  // The policy's methods widened (oauth1): after the login API's change to the same check.
+  policyMethodMigrations,
 ]
 
 /** The host's lists and the features', in the order of their first version. */

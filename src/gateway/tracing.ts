@@ -1,6 +1,7 @@
 // The gateway's steps as spans when tracing is on (docs/operations.md#traces): the replay
 // claim and the migration policy, wrapped where server.ts builds the app's dependencies,
 // so that the verifiers know nothing of tracing. With tracing off nothing is wrapped.
+import { usageMethodOf } from './policy/types.js'
 import type { AppTracing } from '../common/tracing.js'
 import type { LegacyPolicyCheck } from './policy/service.js'
 import type { ReplayCache } from './replay/types.js'
@@ -19,10 +20,13 @@ export function tracedReplay(replay: { oauth: ReplayCache; wsse: ReplayCache }, 
   return { oauth: tracedCache(replay.oauth, 'oauth', tracing), wsse: tracedCache(replay.wsse, 'wsse', tracing) }
 }
 
-/** Each check as a `kigo.policy` span: the method, the state in force and the verdict. */
+/**
+ * Each check as a `kigo.policy` span: the credential method (`oauth` for OAuth 1.0a), the
+ * policy method (`oauth1`), the state in force and the verdict.
+ */
 export function tracedPolicy(policy: LegacyPolicyCheck, tracing: AppTracing): LegacyPolicyCheck {
   return {
-    check: (method, user, req) =>
-      tracing.stepSync('kigo.policy', () => policy.check(method, user, req), (verdict) => ({ 'kigo.auth.method': method, 'kigo.policy.state': verdict.state, 'kigo.policy.allowed': verdict.allowed })),
+    check: (method, user, req, application) =>
+      tracing.stepSync('kigo.policy', () => policy.check(method, user, req, application), (verdict) => ({ 'kigo.auth.method': usageMethodOf(method), 'kigo.policy.method': method, 'kigo.policy.state': verdict.state, 'kigo.policy.allowed': verdict.allowed })),
   }
 }

@@ -69,7 +69,8 @@ describe('kigo policy', () => {
     expect(text.code).toBe(0)
     expect(text.stdout).toMatch(/^basic: allow now\n {2}clients are told: Works\. No end date is set yet\.\n {2}no change scheduled$/m)
     expect(text.stdout).toMatch(/^login_api: allow now\n {2}clients are told: Works\. No end date is set yet\.\n {2}no change scheduled$/m)
-    expect(text.stdout).toMatch(/^oauth: allow \(always\)$/m)
+    expect(text.stdout).toMatch(/^oauth1 \(OAuth 1\.0a; counted as oauth\): allow now\n {2}clients are told: Works\./m)
+    expect(text.stdout).toMatch(/^oauth2, oidc: allow \(always\)$/m)
     expect(text.stdout).toMatch(/^migration guide: https?:\/\//m)
   })
 
@@ -106,8 +107,8 @@ describe('kigo policy', () => {
   })
 
   it('refuses wrong command lines with exit 2 and refused changes with exit 1', async () => {
-    expectFailure(await kigo('policy', 'set', 'oauth', 'deny'), 2, /OAuth is always allowed/)
-    expectFailure(await kigo('policy', 'set', 'digest', 'deny'), 2, /basic, wsse or login_api/)
+    expectFailure(await kigo('policy', 'set', 'oauth', 'deny'), 2, /OAuth 1\.0a is the policy method oauth1/)
+    expectFailure(await kigo('policy', 'set', 'digest', 'deny'), 2, /basic, wsse, login_api or oauth1/)
     expectFailure(await kigo('policy', 'set', 'basic', 'off'), 2, /allow, deprecate, brownout, deny/)
     expectFailure(await kigo('policy', 'set', 'basic', 'brownout', '--windows', '9-12'), 2, /--windows/)
     expectFailure(await kigo('policy', 'set', 'basic', 'deny', '--except-user', 'alice'), 2, /--until/)
@@ -179,7 +180,7 @@ describe('kigo policy show, history and refusals', () => {
     const text = await kigo('policy', 'history', '--limit', '1')
     expect(text.code).toBe(0)
     expect(text.stdout).toMatch(/^\S+Z {2}wsse: deprecate -> deprecate {2}\(from 127\.0\.0\.1\)\n {2}sunset: \S+ -> "2098-01-01T00:00:00Z"\n$/)
-    expectFailure(await kigo('policy', 'history', '--method', 'oauth'), 2, /basic, wsse or login_api/)
+    expectFailure(await kigo('policy', 'history', '--method', 'oauth'), 2, /basic, wsse, login_api or oauth1/)
   })
 })
 
@@ -216,7 +217,8 @@ describe('kigo usage', () => {
     const byClient = Object.fromEntries(basic.map((r: { client: string }) => [r.client, r]))
     expect(byClient['cli-test/1']).toMatchObject({ moved: true, email: 'alice@example.com', oauth_last_seen: expect.stringMatching(/Z$/) })
     expect(byClient['other-client/2']).toMatchObject({ moved: false, oauth_last_seen: null, email: 'alice@example.com' })
-    expect((await kigoJson('usage', '--method', 'oauth')).records[0]).toMatchObject({ client: 'cli-test/1', moved: null })
+    // OAuth 1.0a rows are judged by the oauth1 rule: this token was neither exchanged nor authorized again.
+    expect((await kigoJson('usage', '--method', 'oauth')).records[0]).toMatchObject({ client: 'cli-test/1', moved: false })
 
     expect((await kigoJson('usage', '--moved', 'no', '--method', 'basic')).records.map((r: { client: string }) => r.client).sort()).toEqual(['=HYPERLINK("x"),"quoted"', 'other-client/2'])
     expect((await kigoJson('usage', '--client', 'OTHER')).records.map((r: { client: string }) => r.client)).toEqual(['other-client/2'])

@@ -53,6 +53,8 @@ const addedSince: Array<[number, string]> = [
   [91, 'mail budgets'],
   [92, 'links that undo a change of contact e-mail'],
   [110, 'OAuth 2.0: revoked grants, the API scopes an OpenID Connect client may ask for'],
+  [93, 'OAuth 1.0a (oauth1) under the migration policy'],
+  [94, 'OAuth 1.0a tokens exchanged for OAuth 2.0 grants'],
 ]
 const recorded = [...recordedBefore, ...addedSince].sort((a, b) => a[0] - b[0])
 

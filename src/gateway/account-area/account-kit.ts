@@ -2,6 +2,8 @@
 // redirect names and the page itself, rendered from everything the area is given
 // (host.ts mounts them).
 import type { FastifyRequest } from 'fastify'
+import { oauth1Standing } from '../policy/oauth1-standing.js'
+import { registrationClosedText } from '../policy/registration.js'
 import type { AccountContext } from './context.js'
 import type { AccountPages } from './facade.js'
 import { sendPage } from './html.js'
@@ -54,6 +56,7 @@ export function accountPageRenderer(ctx: AccountContext): AccountPages['renderAc
     const now = ctx.now()
     const policies = migration?.policy.current()
     const legacy = policies ? legacyClients(usage, policies, session.user.id, now) : null
+    const retiring = policies ? oauth1Standing(policies.oauth1, now, session.user.id) : null
     return sendPage(
       reply,
       status,
@@ -61,9 +64,10 @@ export function accountPageRenderer(ctx: AccountContext): AccountPages['renderAc
         user: session.user,
         csrfToken: session.csrfToken,
         apiPassword: api?.apiPassword ?? '',
-        authorized: authorized.map((a) => ({ ...a, lastUsedAt: lastUsed.get(a.consumer.key) ?? null })),
+        authorized: authorized.map((a) => ({ ...a, lastUsedAt: lastUsed.get(a.consumer.key) ?? null, retiring: retiring?.(a.consumer.key) ?? null })),
         registered,
-        form,
+        // The oauth1 policy may have closed the registration of new applications (policy/registration.ts).
+        form: policies?.oauth1.registration_closed === true ? { ...form, closed: registrationClosedText } : form,
         legacy,
         email,
         emailPending,

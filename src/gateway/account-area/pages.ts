@@ -1,6 +1,7 @@
 // The account area's pages (docs/gateway.md#the-oauth-provider-and-the-account-pages): sign-in,
 // forgot and reset, messages, confirmations, the account page,
 // as plain server-side HTML: every form posts with a CSRF token, nothing needs JavaScript.
+import { oauth2GuidePath } from '../policy/registration.js'
 import type { AuthorizedApplication, Consumer, User } from '../store/types.js'
 import type { Scope } from '../domain/identifiers.js'
 import { scopes as allScopes } from '../domain/identifiers.js'
@@ -162,12 +163,15 @@ export interface RegisterForm {
   home: string
   scopes: Scope[]
   error?: string
+  /** Why no new application can be registered (the oauth1 policy closed registration), shown in place of the form. */
+  closed?: string
 }
 
 export function accountPage(
   o: Viewer & {
     apiPassword: string
-    authorized: Array<AuthorizedApplication & { lastUsedAt: number | null }>
+    /** `retiring`: what the user is told while OAuth 1.0a, which the application uses, is being retired (policy/oauth1-standing.ts). */
+    authorized: Array<AuthorizedApplication & { lastUsedAt: number | null; retiring?: string | null }>
     registered: Consumer[]
     form: RegisterForm
     notice?: string
@@ -193,7 +197,7 @@ export function accountPage(
 <thead><tr><th>Application</th><th>Access</th><th>Since</th><th>Last used</th><th></th></tr></thead>
 <tbody>${o.authorized.map(
           (a) => html`<tr>
-<td data-label="Application">${a.consumer.name}</td>
+<td data-label="Application">${a.consumer.name}${a.retiring ? html`<p class="retiring">${datesHtml(a.retiring)}</p>` : ''}</td>
 <td data-label="Access">${scopeList(a.scopes)}</td>
 <td data-label="Since">${timeHtml(a.authorizedAt, { dateOnly: true })}</td>
 <td class="last-used" data-label="Last used">${a.lastUsedAt === null ? html`<span class="muted">not yet</span>` : timeHtml(a.lastUsedAt)}</td>
@@ -305,7 +309,7 @@ ${registered}
 
 <section class="card" id="register">
 <h2>Register an application</h2>
-${f.error ? html`<div class="error" role="alert">${f.error}</div>` : ''}
+${f.closed !== undefined ? html`<p class="notice" role="status" id="registration-closed">${f.closed} <a href="${oauth2GuidePath}">How to use OAuth 2.0</a></p>` : html`${f.error ? html`<div class="error" role="alert">${f.error}</div>` : ''}
 <form method="post" action="/account/apps">
 ${csrfField(o.csrfToken)}
 <label for="app_name">Name</label>
@@ -319,7 +323,7 @@ ${allScopes.map(
       (s) => html`<label class="check"><input type="checkbox" name="scope" value="${s}"${checked(f.scopes.includes(s))}> <span>${scopeDescriptions[s]} <span class="muted">(${s})</span></span></label>`,
     )}
 <div class="actions"><button type="submit">Register</button></div>
-</form>
+</form>`}
 </section>`,
   })
 }

@@ -17,7 +17,7 @@ import { oauthVerifier } from './oauth/verify.js'
 import { collectOAuthParameters, oauthSchemeEnd, singleHeader } from './oauth/parameters.js'
 import type { SignatureAdviceOptions } from './oauth/advice.js'
 import type { AuthRequest, AuthResult, CredentialLookup, CredentialVerifier, Outcome } from '../domain/auth.js'
-import type { LegacyPolicyCheck } from '../policy/service.js'
+import { noPolicyHeaders, type LegacyPolicyCheck } from '../policy/service.js'
 import type { ReplayCache } from '../replay/types.js'
 import type { RoutePolicy } from '../domain/routes.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
@@ -32,9 +32,10 @@ export interface Authenticator {
   verify(method: AuthMethod | 'oauth2', req: AuthRequest, route: RoutePolicy, clientIp: string): Promise<AuthDecision>
 }
 
+/** `clientId`: the application (consumer key) of a verified OAuth 1.0a request, for its usage row. */
 export type AuthDecision =
-  | { ok: true; method: AuthMethod | 'oauth2' | 'none'; identity: Identity | null; outcome: 'ok' | 'ignored_credentials'; headers?: Record<string, string> }
-  | { ok: false; method: AuthMethod | 'oauth2' | 'none'; error: ApiError; outcome: Outcome; user?: string }
+  | { ok: true; method: AuthMethod | 'oauth2' | 'none'; identity: Identity | null; outcome: 'ok' | 'ignored_credentials'; headers?: Record<string, string>; clientId?: string }
+  | { ok: false; method: AuthMethod | 'oauth2' | 'none'; error: ApiError; outcome: Outcome; user?: string; clientId?: string }
 
 /** A verifier's result, or the throttle's refusal before it ran. */
 type VerifierResult = AuthResult | { kind: 'throttled'; wait: number; user?: string } | { kind: 'locked'; user: string }
@@ -193,16 +194,23 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         'www-authenticate': challenges(realm, ['oauth'], { oauth_problem: 'additional_authorization_required' }),
       }), p.userId)
     }
-    // ---- migration policy (docs/gateway.md#the-migration-policy): verified legacy requests only; OAuth is always allowed.
+    // ---- migration policy (docs/gateway.md#the-migration-policy): verified legacy requests only.
+    // OAuth 1.0a requests (method oauth) are governed by the policy method oauth1, whose
+    // exceptions may name the application that signed them.
     let headers: Record<string, string> | undefined
-    if (method !== 'oauth' && deps.policy) {
-      const verdict = deps.policy.check(method, p.userId, req)
+    if (deps.policy) {
+      const verdict = method === 'oauth' ? deps.policy.check('oauth1', p.userId, req, p.consumerKey) : deps.policy.check(method, p.userId, req)
       if (!verdict.allowed) {
-        return fail(method, 'policy_denied', new ApiError(verdict.status, verdict.code, verdict.message, verdict.headers), p.userId)
+        return { ...fail(method, 'policy_denied', new ApiError(verdict.status, verdict.code, verdict.message, verdict.headers), p.userId), ...(method === 'oauth' && p.consumerKey ? { clientId: p.consumerKey } : {}) }
       }
-      if (Object.keys(verdict.headers).length > 0) headers = verdict.headers
+      if (verdict.headers !== noPolicyHeaders && Object.keys(verdict.headers).length > 0) headers = verdict.headers
     }
     // ---- end migration policy
+    // An OAuth 1.0a request's usage row names its application (consumer key): the oauth1
+    // notices go to the application's owner (docs/gateway.md#oauth-10a-as-a-legacy-method).
+    if (method === 'oauth' && p.consumerKey) {
+      return { ok: true, method, outcome: 'ok', identity: { user: p.userId, userName: p.userName, authMethod: method, consumer: p.consumerKey, scopes: p.scopes }, clientId: p.consumerKey, ...(headers ? { headers } : {}) }
+    }
     return {
       ok: true,
       method,

@@ -17,6 +17,14 @@ export interface PolicyPlan {
   sites: number
   /** Users of the lookback whose clients all moved: not counted above, and told nothing. */
   moved_users: number
+  /**
+   * oauth1 only: the applications not moved and the users whose tokens of them are still on
+   * OAuth 1.0a. For oauth1 `users` (and `users_with_email`…) are the applications' owners,
+   * the ones told; `clients` the applications; `moved_users` the owners all of whose
+   * applications moved.
+   */
+  applications?: number
+  application_users?: number
 }
 
 export interface NotMoved {
@@ -43,6 +51,22 @@ export interface FunnelLine {
   tooEarly30: number
   /** The recipients not moved (at most `listed` of them), the longest told first. */
   notMovedList: NotMoved[]
+  /**
+   * oauth1 only: per application of the owners told (recipients are owners; an owner
+   * moved when all their applications did): its users' tokens exchanged, the users who
+   * authorized it again with OAuth 2.0, and the users still on OAuth 1.0a.
+   */
+  applications?: FunnelApplication[]
+}
+
+export interface FunnelApplication {
+  application: string
+  name: string
+  owner: string
+  moved: boolean
+  exchanged: number
+  authorizedAgain: number
+  onOauth1: number
 }
 
 export type NoticeStatus = 'pending' | 'sent' | 'failed' | 'expired' | 'unreachable'

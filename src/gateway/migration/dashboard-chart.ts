@@ -8,7 +8,8 @@ import type { MinuteRow } from '../usage/store.js'
 export const chartMethods = ['oauth', 'basic', 'wsse', 'login_api', 'none'] as const
 export type ChartMethod = (typeof chartMethods)[number]
 
-export const methodLabels: Record<ChartMethod, string> = { oauth: 'OAuth', basic: 'Basic', wsse: 'WSSE', login_api: 'Login API', none: 'anonymous' }
+/** The chart's methods' names, and oauth1's (the policy of OAuth 1.0a, whose requests the chart counts as oauth). */
+export const methodLabels: Record<ChartMethod | 'oauth1', string> = { oauth: 'OAuth', basic: 'Basic', wsse: 'WSSE', login_api: 'Login API', none: 'anonymous', oauth1: 'OAuth 1.0a' }
 export const methodColors: Record<ChartMethod, string> = { oauth: '#2e7d32', basic: '#ef6c00', wsse: '#c62828', login_api: '#6a1b9a', none: '#9e9e9e' }
 
 export interface ChartRange {

@@ -110,7 +110,7 @@ function policySection(d: DashboardData): SafeHtml {
     const scheduled = schedule.length === 0 ? none : joinHtml(schedule.map((s) => html`${stateBadge(s.state)} at ${whenText(s.from)}`), html`<br>`)
     return html`<tr data-method="${m}"><th scope="row" data-label="Method">${methodLabels[m]}</th><td data-label="In effect now">${now}</td><td data-label="Set to">${stateBadge(p.state)}${Date.parse(p.since) > 0 ? html` since ${whenText(p.since)}` : ''}</td><td data-label="Deprecated since">${whenText(e.deprecated_since)}</td><td data-label="Sunset">${sunsetCell}</td><td data-label="Brownout windows">${windowsCell}</td><td data-label="Exceptions">${exceptionsCell}</td><td data-label="Scheduled">${scheduled}</td></tr>`
   })
-  rows.push(html`<tr data-method="oauth"><th scope="row" data-label="Method">OAuth</th><td data-label="In effect now">${stateBadge('allow')}</td><td class="muted" colspan="6">always allowed</td></tr>`)
+  rows.push(html`<tr data-method="oauth2"><th scope="row" data-label="Method">OAuth 2.0, OpenID Connect</th><td data-label="In effect now">${stateBadge('allow')}</td><td class="muted" colspan="6">always allowed</td></tr>`)
   return html`<section id="policy">
 <h2>Migration policy</h2>
 ${nextLine}
@@ -147,7 +147,7 @@ const usageMethodOptions: Array<[string, string]> = [
   ['basic', 'Basic'],
   ['wsse', 'WSSE'],
   ['login_api', 'login API'],
-  ['oauth', 'OAuth (moved)'],
+  ['oauth', 'OAuth 1.0a (its policy: oauth1)'],
   ['oauth2', 'OAuth 2.0 (moved)'],
   ['oidc', 'OpenID Connect (moved)'],
 ]

@@ -11,7 +11,7 @@ import { queryFilters } from '../operator/query-filters.js'
 import { InvalidPolicy, parseInstant } from '../policy/normalize.js'
 import { isoSeconds } from '../../common/time.js'
 import { Instant, PolicyStateSchema, legacyMethods } from '../policy/types.js'
-import type { MigrationNotices } from '../host/notices.js'
+import type { FunnelApplication, MigrationNotices } from '../host/notices.js'
 
 const PlanRequest = Type.Object({
   method: Type.Enum([...legacyMethods]),
@@ -22,6 +22,9 @@ const PlanRequest = Type.Object({
 const checkPlan = Compile(PlanRequest)
 
 const statuses = ['sent', 'failed', 'pending', 'unreachable'] as const
+
+/** oauth1's funnel per application (notices/funnel.ts FunnelApplication). */
+const funnelApplication = (a: FunnelApplication) => ({ consumer_key: a.application, name: a.name, owner: a.owner, moved: a.moved, tokens_exchanged: a.exchanged, users_authorized_again: a.authorizedAgain, users_on_oauth1: a.onOauth1 })
 
 export async function noticesApi(app: FastifyInstance, options: { notices: MigrationNotices }): Promise<void> {
   const { notices } = options
@@ -84,6 +87,7 @@ export async function noticesApi(app: FastifyInstance, options: { notices: Migra
         too_early_to_tell: l.tooEarly,
         too_early_to_tell_30_days: l.tooEarly30,
         not_moved_users: l.notMovedList.map((n) => ({ user: n.user, told_at: isoSeconds(n.toldAt), refused_since: n.refusedSince === null ? null : isoSeconds(n.refusedSince) })),
+        ...(l.applications ? { applications: l.applications.map(funnelApplication) } : {}),
       })),
     })
   })

@@ -9,6 +9,7 @@ import { html, joinHtml, timeHtml, type SafeHtml } from '../../common/html.js'
 import { methodNames, nextChange } from '../policy/evaluate.js'
 import { legacyMethods, type LegacyMethod, type Policies } from '../policy/types.js'
 import type { MigrationNotices } from '../host/notices.js'
+import { oauth1FunnelHtml as oauth1Funnel } from './oauth1-panel.js'
 
 const stepLabels: Record<string, string> = { announced: 'announced', reminder_7d: '7 days before', reminder_1d: '1 day before', retired: 'retired' }
 
@@ -40,7 +41,8 @@ ${stepRows.length === 0 ? html`<p class="muted">No notice has been decided yet.<
 ${effectRows.length === 0 ? html`<p class="muted">Nobody has been told yet.</p>` : html`<table id="notices-effect" class="cards"><thead><tr><th>Method</th><th>Recipients told</th><th>Moved within 7 days</th><th>Moved within 30 days</th><th>Moved</th><th>Not moved</th><th>Too early to tell</th></tr></thead>
 <tbody>${joinHtml(effectRows, '\n')}</tbody></table>
 <p class="muted">Moved: every client of the recipient was seen with OAuth, OAuth 2.0 or OpenID Connect after its last legacy request (the usage report's “moved”; a login-API site through its owner's own OpenID Connect clients), counted within 7 (30) days when that last legacy request came within 7 (30) days of the first notice. Not moved: a week after the notice, still not; a recipient the policy refuses is not moved. Too early to tell: told less than 7 days ago (30 days, for the 30-day column) and not moved yet.</p>
-${notMoved.length === 0 ? '' : html`<h4>Not moved</h4><ul id="notices-not-moved">${joinHtml(notMoved, '\n')}</ul>`}`}
+${notMoved.length === 0 ? '' : html`<h4>Not moved</h4><ul id="notices-not-moved">${joinHtml(notMoved, '\n')}</ul>`}
+${oauth1Funnel(summary.effect)}`}
 <p class="muted">Recipients: users with requests of a legacy method in the last ${notices.lookbackDays} days while its policy is being changed, and owners of login-API sites. <code>kigo notices list</code> lists every notice; <code>kigo notices preview USER</code> shows one.</p>
 </section>`
   }

@@ -60,7 +60,10 @@ export function policyView(policies: Policies, version: string, now: number, gui
     basic: methodPolicyView(policies.basic, now),
     wsse: methodPolicyView(policies.wsse, now),
     login_api: methodPolicyView(policies.login_api, now),
-    oauth: { state: 'allow' as const },
+    /** OAuth 1.0a: the requests counted as method oauth in metrics and usage. */
+    oauth1: methodPolicyView(policies.oauth1, now),
+    /** Where OAuth 1.0a moves to: always allowed. */
+    oauth2: { state: 'allow' as const },
   }
 }
 
@@ -122,8 +125,9 @@ export async function policyApi(app: FastifyInstance, options: PolicyApiOptions)
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw new ApiError(400, 'invalid_parameter', 'Invalid request body: must be a JSON object such as {"basic":{"state":"deprecate"}}')
     }
-    if ('oauth' in body) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: OAuth is always allowed; only "basic", "wsse" and "login_api" have a policy')
-    if (!legacyMethods.some((m) => m in body)) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: name at least one of "basic", "wsse" and "login_api"')
+    if ('oauth' in body) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: OAuth 1.0a\'s policy is "oauth1" (its requests are counted as method oauth); OAuth 2.0 and OpenID Connect are always allowed')
+    if ('oauth2' in body || 'oidc' in body) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: OAuth 2.0 and OpenID Connect are always allowed; only "basic", "wsse", "login_api" and "oauth1" have a policy')
+    if (!legacyMethods.some((m) => m in body)) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: name at least one of "basic", "wsse", "login_api" and "oauth1"')
     if (!checkUpdate.Check(body)) {
       throw new ApiError(400, 'invalid_parameter', describeSchemaError(checkUpdate.Errors(body), 'body', PolicyUpdateSchema))
     }

@@ -20,13 +20,15 @@ export interface PolicyFormValues {
   sunset: string
   deny_from: string
   windows: string
+  /** oauth1: 'on' while new OAuth 1.0a registrations are to be closed; '' otherwise. */
+  close_registration: string
 }
 
-const fields = ['state', 'sunset', 'deny_from', 'windows'] as const
+const fields = ['state', 'sunset', 'deny_from', 'windows', 'close_registration'] as const
 
 /** The form as the method's stored policy fills it (the first scheduled deny, if any). */
 export function storedPolicyForm(method: LegacyMethod, p: MethodPolicy): PolicyFormValues {
-  return { method, state: p.state, sunset: p.sunset ?? '', deny_from: p.schedule.find((s) => s.state === 'deny')?.from ?? '', windows: windowsText(p.windows) }
+  return { method, state: p.state, sunset: p.sunset ?? '', deny_from: p.schedule.find((s) => s.state === 'deny')?.from ?? '', windows: windowsText(p.windows), close_registration: p.registration_closed === true ? 'on' : '' }
 }
 
 /** The values posted; null when they name no legacy method. */
@@ -38,7 +40,7 @@ export function postedPolicyForm(body: unknown): PolicyFormValues | null {
   }
   const method = text('method')
   if (!isLegacyMethod(method)) return null
-  return { method, state: text('state'), sunset: text('sunset'), deny_from: text('deny_from'), windows: text('windows') }
+  return { method, state: text('state'), sunset: text('sunset'), deny_from: text('deny_from'), windows: text('windows'), close_registration: method === 'oauth1' && text('close_registration') === 'on' ? 'on' : '' }
 }
 
 const instant = new RegExp(instantPattern)
@@ -72,6 +74,7 @@ export function formChange(v: PolicyFormValues): MethodChange {
     unschedule: 'deny',
     ...(v.deny_from === '' ? {} : { schedule: { state: 'deny' as const, from: dateField(v.deny_from, 'Deny from') } }),
     windows,
+    ...(v.method === 'oauth1' ? { closeRegistration: v.close_registration === 'on' } : {}),
   }
 }
 
@@ -85,6 +88,7 @@ export function policyForm(v: PolicyFormValues): SafeHtml {
 <label>Sunset (announced end)<input name="sunset" value="${v.sunset}" placeholder="none, or 2027-06-30" size="22" autocomplete="off"></label>
 <label>Deny from<input name="deny_from" value="${v.deny_from}" placeholder="none, or 2027-07-01" size="22" autocomplete="off"></label>
 <label>Brownout windows (UTC)<input name="windows" value="${v.windows}" placeholder="09:00-12:00, 21:00-24:00" size="24" autocomplete="off"></label>
+${v.method === 'oauth1' ? html`<label><input type="checkbox" name="close_registration" value="on"${v.close_registration === 'on' ? html` checked` : ''}> Close the registration of new OAuth 1.0a applications (existing ones keep working)</label>` : ''}
 <button type="submit">Preview the change</button>
 </form>`
 }

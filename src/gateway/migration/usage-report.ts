@@ -6,14 +6,17 @@
 //
 // Choices: "moved" is usage/moved.ts's rule (the same user's same client family seen with
 // OAuth, OAuth 2.0 or OpenID Connect after this row's last legacy request; a login-API
-// site through its owner's own OpenID Connect clients); modern rows have no "moved". The client
+// site through its owner's own OpenID Connect clients); modern rows have no "moved", except
+// OAuth 1.0a's (method oauth, itself retired by the policy method oauth1): a row naming its
+// application moved once that user's token of it was exchanged for OAuth 2.0, or the user
+// authorized the application again with OAuth 2.0 (usage/moved.ts oauth1Rule). The client
 // filter is a case-insensitive substring (client names are User-Agent strings that carry
 // versions). The report lists use by default: rows with requests accepted or refused by
 // the policy (a real user's real credentials); `all` adds rows of failed or throttled
 // attempts only, and the "(unknown users)" row, which name nobody to write to. Every
 // surface shows the same columns (usageColumns), in the same order.
 import { isoSeconds } from '../../common/time.js'
-import { hasMoved, modernMethods, oauthUseByFamily } from '../usage/moved.js'
+import { hasMoved, modernMethods, oauth1Rule, oauthUseByFamily } from '../usage/moved.js'
 import type { UsageRow, UsageStore } from '../usage/store.js'
 
 export const usageSortKeys = ['last_seen', 'first_seen', 'count', 'user', 'client', 'method'] as const
@@ -66,7 +69,7 @@ function compare(sort: UsageSortKey, a: UsageReportRow, b: UsageReportRow): numb
 }
 
 export async function usageReport(
-  store: Pick<UsageStore, 'list'>,
+  store: Pick<UsageStore, 'list'> & Partial<Pick<UsageStore, 'oauth1Exchanges'>>,
   emails: (() => Promise<Map<string, string | null>>) | undefined,
   query: UsageQuery,
 ): Promise<UsageReportRow[]> {
@@ -81,6 +84,14 @@ export async function usageReport(
     emails ? emails() : Promise.resolve(new Map<string, string | null>()),
   ])
   const oauthUse = oauthUseByFamily(oauth)
+  // OAuth 1.0a rows that name their application, judged by the oauth1 rule.
+  const apps = [...new Set(rows.filter((r) => r.method === 'oauth' && (r.clientId ?? '') !== '').map((r) => r.clientId))]
+  const exchanges = apps.length === 0 || store.oauth1Exchanges === undefined ? [] : await store.oauth1Exchanges(apps)
+  const oauth1 = oauth1Rule({
+    oauth2: oauth.filter((r) => r.method === 'oauth2' && (r.clientId ?? '') !== '' && r.accepted > 0).map((r) => ({ application: r.clientId, user: r.user, lastSeen: r.lastSeen })),
+    exchanges: exchanges.map((e) => ({ application: e.consumerKey, user: e.userId, exchangedAt: e.exchangedAt })),
+  })
+  const oauth1Moved = (r: UsageRow): boolean | null => (r.method === 'oauth' && (r.clientId ?? '') !== '' ? oauth1.token({ application: r.clientId!, user: r.user, lastSeen: r.lastSeen }) !== 'on_oauth1' : null)
   const needle = query.client?.toLowerCase()
   let report: UsageReportRow[] = rows
     .filter((r) => query.method !== 'legacy' || !modernMethods.includes(r.method))
@@ -89,7 +100,7 @@ export async function usageReport(
     .map((r) => {
       const legacy = !modernMethods.includes(r.method)
       const use = legacy ? oauthUse(r) : null
-      return { ...r, moved: legacy ? hasMoved(r, use) : null, oauthLastSeen: use?.lastSeen ?? null, oauthClient: use?.client ?? null, email: contacts.get(r.user) ?? null }
+      return { ...r, moved: legacy ? hasMoved(r, use) : oauth1Moved(r), oauthLastSeen: use?.lastSeen ?? null, oauthClient: use?.client ?? null, email: contacts.get(r.user) ?? null }
     })
   if (query.moved !== undefined) report = report.filter((r) => r.moved === query.moved)
   const sort = query.sort ?? 'last_seen'

@@ -12,19 +12,20 @@
 // from then on; for the 30-day column, until 30 days. Silence is not moving, and neither
 // is a refusal: a user the policy refuses is "not moved", with the date they were first
 // refused.
-import { movedRule, recipientMoved } from '../usage/moved.js'
+import { movedRule, oauth1Rule, recipientMoved } from '../usage/moved.js'
+import { oauth1Applications } from './oauth1.js'
 import type { NoticeStore, RecipientRow } from './store.js'
 import type { FunnelLine } from '../host/notices.js'
 
 const dayMs = 86_400_000
 
 /** A recipient who has not moved, a week or more after their first notice. */
-export type { FunnelLine, NotMoved } from '../host/notices.js'
+export type { FunnelApplication, FunnelLine, NotMoved } from '../host/notices.js'
 
 /** Recipients read per batch. */
 const batch = 500
 
-export async function noticeFunnel(store: Pick<NoticeStore, 'firstTold' | 'recipientRows' | 'modernRows'>, now: number, listed = 50): Promise<FunnelLine[]> {
+export async function noticeFunnel(store: Pick<NoticeStore, 'firstTold' | 'recipientRows' | 'modernRows' | 'oauth1Facts'>, now: number, listed = 50): Promise<FunnelLine[]> {
   const told = await store.firstTold()
   const methods = [...new Set(told.map((t) => t.method))].sort()
   const out: FunnelLine[] = []
@@ -34,9 +35,19 @@ export async function noticeFunnel(store: Pick<NoticeStore, 'firstTold' | 'recip
     for (let i = 0; i < recipients.length; i += batch) {
       const part = recipients.slice(i, i + batch)
       const ids = part.map((t) => t.user)
-      const [rows, modern] = await Promise.all([store.recipientRows(method, ids, 0), store.modernRows(method, ids)])
+      const [rows, modern] = await Promise.all([store.recipientRows(method, ids, 0), method === 'oauth1' ? Promise.resolve([]) : store.modernRows(method, ids)])
+      // oauth1: an owner's row per application (notices/oauth1.ts), moved by the oauth1 rule.
+      const apps = method === 'oauth1' ? oauth1Applications(rows, oauth1Rule(await store.oauth1Facts([...new Set(rows.map((r) => r.clientId ?? ''))]))) : null
+      if (apps !== null) {
+        line.applications ??= []
+        for (const a of apps) {
+          const count = (state: string) => a.tokens.filter((t) => t.state === state).length
+          line.applications.push({ application: a.application, name: a.name, owner: a.owner, moved: a.moved, exchanged: count('exchanged'), authorizedAgain: count('authorized_again'), onOauth1: count('on_oauth1') })
+        }
+      }
+      const appMoved = new Map(apps?.map((a) => [a.application, a.moved]) ?? [])
       const rule = movedRule(modern)
-      const moved = (r: RecipientRow) => rule({ method, user: r.user, client: r.client, lastSeen: r.lastSeen, owner: r.recipient })
+      const moved = (r: RecipientRow) => (apps !== null ? appMoved.get(r.clientId ?? '') === true : rule({ method, user: r.user, client: r.client, lastSeen: r.lastSeen, owner: r.recipient }))
       const byRecipient = new Map<string, RecipientRow[]>()
       for (const r of rows) {
         const own = byRecipient.get(r.recipient)
@@ -67,6 +78,7 @@ export async function noticeFunnel(store: Pick<NoticeStore, 'firstTold' | 'recip
     }
     line.notMovedList.sort((a, b) => a.toldAt - b.toldAt || a.user.localeCompare(b.user))
     line.notMovedList = line.notMovedList.slice(0, listed)
+    line.applications?.sort((a, b) => b.onOauth1 - a.onOauth1 || a.name.localeCompare(b.name) || a.application.localeCompare(b.application))
     out.push(line)
   }
   return out

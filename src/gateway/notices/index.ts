@@ -17,6 +17,7 @@ import { policyPlan, type PolicyPlan } from './plan.js'
 import { noticeSteps, type NoticeStep } from './rules.js'
 import { NoticeSender, labelledSteps, noticeKind, type DecideResult, type RecipientNotice } from './sender.js'
 import { NoticeStore } from './store.js'
+import { oauth1Standing } from '../policy/oauth1-standing.js'
 
 export interface NoticesOptions {
   config: Config
@@ -49,6 +50,11 @@ export interface NoticePreview {
   /** The message a pass at that instant would send the user (null when it would send none). */
   message: NoticeMessage | null
   notices: Array<{ method: LegacyMethod; steps_due: NoticeStep[]; clients: Array<{ client: string; requests: number; last_seen: string }> }>
+  /**
+   * The OAuth 1.0a applications the user authorized, while OAuth 1.0a is being retired: never
+   * mailed to them (their owners are told), shown on their account page in these words.
+   */
+  applications: Array<{ consumer_key: string; name: string; says: string }>
 }
 
 export class Notices {
@@ -156,7 +162,9 @@ export class Notices {
     const person = (await this.store.recipients([user])).get(user)
     if (person === undefined) return null
     const { notices, message } = await this.sender.preview(user, at)
-    return { user, email: person.email, message, notices: notices.map(previewPart) }
+    const standing = oauth1Standing(this.o.policy.current().oauth1, at ?? this.now(), user)
+    const applications = standing === null ? [] : (await this.store.authorizedApplications(user)).map((a) => ({ consumer_key: a.key, name: a.name, says: standing(a.key) }))
+    return { user, email: person.email, message, notices: notices.map(previewPart), applications }
   }
 
   /** The user's notices as they apply now (for the account page). */

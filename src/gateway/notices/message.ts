@@ -20,8 +20,12 @@ export interface NoticeClient {
   client: string
   requests: number
   lastSeen: number
-  /** The user whose requests these are (the recipient, or a login-API site's users). */
+  /** The user whose requests these are (the recipient, or a login-API site's users; for oauth1, the application's owner). */
   user: string
+  /** oauth1: the application's consumer key. */
+  application?: string
+  /** oauth1: how many users' tokens of it are still on OAuth 1.0a. */
+  users?: number
 }
 
 /** One method's part of a notice. */
@@ -98,6 +102,7 @@ const whatToDo: Record<LegacyMethod, string> = {
   basic: 'Update each of these tools to a version that signs in with OAuth, or ask its maker for one; the page on moving your tools says how, and what to ask.',
   wsse: 'Update each of these tools to a version that signs in with OAuth, or ask its maker for one; the page on moving your tools says how, and what to ask.',
   login_api: 'Move your site from the login API to OpenID Connect (or OAuth); the developer guide shows how. Your site’s users need to do nothing.',
+  oauth1: 'Move the application to OAuth 2.0, one of two ways: exchange each stored OAuth 1.0a token for OAuth 2.0 tokens at the token endpoint (your users are not asked again), or turn OAuth 2.0 on for the application and have your users authorize it again. The OAuth 2.0 guide shows both.',
 }
 
 /** The parts of a notice, as the built-in wording and the templates' placeholders use them. */
@@ -110,9 +115,12 @@ export function noticeParts(input: NoticeInput) {
     const policy = input.policies[m.method]
     const name = methodNames[m.method]
     const lines = m.clients.map((c) => {
-      const outlook = policyOutlook(policy, now, { user: c.user, client: () => c.client })
-      const label = c.client === '' ? '(no name sent)' : c.client
-      const what = `${m.method === 'login_api' ? 'sign-in' : 'request'}${c.requests === 1 ? '' : 's'}`
+      // oauth1: an exception for the application (alone) is the one that concerns its owner.
+      const outlook = policyOutlook(policy, now, c.application !== undefined ? { user: '', application: c.application, client: () => '' } : { user: c.user, client: () => c.client })
+      const label = c.client === '' ? '(no name sent)' : c.application !== undefined ? `${c.client} (consumer key ${c.application})` : c.client
+      const what = m.method === 'oauth1'
+        ? `request${c.requests === 1 ? '' : 's'} with the OAuth 1.0a tokens of ${c.users ?? 0} user${c.users === 1 ? '' : 's'}`
+        : `${m.method === 'login_api' ? 'sign-in' : 'request'}${c.requests === 1 ? '' : 's'}`
       return { label, requests: c.requests, lastSeen: utcMinute(c.lastSeen), outlook: outlook.summary, what }
     })
     const ended = effectiveState(policy, now) === 'deny'
@@ -122,14 +130,21 @@ export function noticeParts(input: NoticeInput) {
   const retiring = ended === sections.length
     ? (sections.length === 1 ? 'a method that has been switched off' : 'methods that have been switched off')
     : ended > 0 ? 'methods that are being retired or have been switched off' : sections.length === 1 ? 'a method that is being retired' : 'methods that are being retired'
-  const opening = `Some of the tools you use with your account sign in with ${retiring}. Here is what we saw in the last weeks, and when each one stops working:`
+  const apps = sections.filter((s) => s.method === 'oauth1').length
+  const who = apps === 0 ? 'Some of the tools you use with your account sign' : apps === sections.length ? 'Applications you registered sign' : 'Some of the tools you use with your account, and applications you registered, sign'
+  const opening = `${who} in with ${retiring}. Here is what we saw in the last weeks, and when each one stops working:`
+  const why = apps === 0
+    ? 'You receive this because these requests used your account. Once your tools have moved, no more of these mails are sent.'
+    : apps === sections.length
+      ? 'You receive this because you registered these applications; their users are not mailed (their account pages say the application is moving). Once they have moved, no more of these mails are sent.'
+      : 'You receive this because these requests used your account or applications you registered. Once they have moved, no more of these mails are sent.'
   const subject = sections.length === 1 ? `${sections[0]!.headline}: your clients need to move` : `${sections.map((s) => s.name).join(' and ')}: your clients need to move`
   const clientsText = sections.map((s) => [
     `${s.headline}.`,
     ...s.lines.map((l) => `  - ${l.label}: ${l.requests} ${l.what}, last seen ${l.lastSeen}.\n    ${l.outlook}`),
     `  What to do: ${s.whatToDo}`,
   ].join('\n')).join('\n\n')
-  return { subject, sections, clientsText, migrationUrl, accountUrl, movingUrl, opening }
+  return { subject, sections, clientsText, migrationUrl, accountUrl, movingUrl, opening, why }
 }
 
 /** Replaces {{name}} in `template` with `values[name]` (through `escape`); unknown names stay as written. */
@@ -164,7 +179,7 @@ export function renderNotice(input: NoticeInput, templates: NoticeTemplates = {}
       `Your account (the same list, kept up to date): ${p.accountUrl}`,
       `If you write the tool yourself, the developer guide: ${p.migrationUrl}`,
       '',
-      'You receive this because these requests used your account. Once your tools have moved, no more of these mails are sent.',
+      p.why,
       '',
     ].join('\n')
   const escaped = (v: string) => html`${v}`.value
@@ -179,7 +194,7 @@ ${s.lines.map((l) => html`<li><strong>${l.label}</strong>: ${l.requests} ${l.wha
 <p>What to do: ${s.whatToDo}</p>
 `)}<p><a href="${p.movingUrl}">How to move your tools</a> · <a href="${p.accountUrl}">Your account</a> (the same list, kept up to date)</p>
 <p>If you write the tool yourself: <a href="${p.migrationUrl}">the developer guide</a>.</p>
-<p>You receive this because these requests used your account. Once your tools have moved, no more of these mails are sent.</p>
+<p>${p.why}</p>
 `.value
   const subject = templates.subject !== undefined ? fill(templates.subject, values).replace(/[\r\n]+/g, ' ') : p.subject
   return { subject, text, html: body }

@@ -19,7 +19,8 @@ import { isoSeconds } from '../../common/time.js'
 import type { Db } from '../../common/sql.js'
 import { exceptionEnd } from '../policy/evaluate.js'
 import { legacyMethods, type LegacyMethod, type Policies } from '../policy/types.js'
-import { movedRule } from '../usage/moved.js'
+import { movedRule, oauth1Rule } from '../usage/moved.js'
+import { oauth1Applications } from './oauth1.js'
 import { renderNotice, type NoticeClient, type NoticeMessage, type NoticeTemplates } from './message.js'
 import { dueSignature, dueSteps, recipientSteps, toldDate, toldNothing, type DueSteps, type NoticeStep, type RecipientClient } from './rules.js'
 import type { NoticeRecord, NoticeStore, Recipient, RecipientRow } from './store.js'
@@ -108,6 +109,7 @@ export class NoticeSender {
 
   /** For each of `recipients`, what they are due for `method` now, with their clients (all of them, moved ones apart). */
   async noticesFor(method: LegacyMethod, due: DueSteps, recipients: string[], now: number, policies: Policies): Promise<RecipientNotice[]> {
+    if (method === 'oauth1') return this.oauth1NoticesFor(due, recipients, now, policies)
     const { store } = this.o
     const since = now - this.o.lookbackDays * 86_400_000
     const [rows, modern, told, people] = await Promise.all([
@@ -138,6 +140,33 @@ export class NoticeSender {
       const live = judged.filter((j) => !j.rule.moved).sort((a, b) => b.row.lastSeen - a.row.lastSeen || a.row.client.localeCompare(b.row.client))
       const clients = live.map((j) => ({ client: j.row.client, requests: j.row.accepted, lastSeen: j.row.lastSeen, user: j.row.user }))
       out.push({ recipient: person, method, steps, clients, refusalAt: toldDate(due), refusal: due.refusal, deployment: live[0]?.row.deployment ?? 'domestic' })
+    }
+    return out
+  }
+
+  /**
+   * oauth1: for each of `recipients` (owners of OAuth 1.0a applications), what they are due
+   * now, with their applications not moved (notices/oauth1.ts). An exception for an
+   * application (alone) leaves it out of the reminders, as a user's exception does a client.
+   */
+  private async oauth1NoticesFor(due: DueSteps, recipients: string[], now: number, policies: Policies): Promise<RecipientNotice[]> {
+    const { store } = this.o
+    const since = now - this.o.lookbackDays * 86_400_000
+    const [rows, told, people] = await Promise.all([store.recipientRows('oauth1', recipients, since), store.told('oauth1', recipients), store.recipients(recipients)])
+    const facts = await store.oauth1Facts([...new Set(rows.map((r) => r.clientId ?? ''))])
+    const apps = oauth1Applications(rows, oauth1Rule(facts))
+    const policy = policies.oauth1
+    const at = due.refusalAt ?? now
+    const out: RecipientNotice[] = []
+    for (const id of recipients) {
+      const person = people.get(id)
+      const own = apps.filter((a) => a.owner === id)
+      if (person === undefined || own.length === 0) continue
+      const judged = own.map((a) => ({ app: a, rule: { lastSeen: a.lastSeen, refusedByPolicy: a.refusedByPolicy, moved: a.moved, excepted: exceptionEnd(policy, { user: '', application: a.application, client: () => '' }, at) !== null } satisfies RecipientClient }))
+      const steps = recipientSteps(due, told.get(id) ?? toldNothing, judged.map((j) => j.rule))
+      const live = judged.filter((j) => !j.rule.moved).sort((a, b) => b.app.lastSeen - a.app.lastSeen || a.app.name.localeCompare(b.app.name))
+      const clients = live.map((j) => ({ client: j.app.name, requests: j.app.requests, lastSeen: j.app.lastSeen, user: id, application: j.app.application, users: j.app.users }))
+      out.push({ recipient: person, method: 'oauth1', steps, clients, refusalAt: toldDate(due), refusal: due.refusal, deployment: live[0]?.app.deployment ?? 'domestic' })
     }
     return out
   }

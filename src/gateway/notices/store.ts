@@ -5,11 +5,15 @@
 // last sweep (auth_usage_last_seen index), then only those users' own rows (the primary
 // key's (method, user_id) prefix): never every row of the report. Login-API rows name the
 // site by its api_key (client_id), never by its name, which another user may share; an
-// OpenID Connect row names its client by client_id, and so its owner.
+// OpenID Connect row names its client by client_id, and so its owner. An OAuth 1.0a row
+// (method oauth, governed by the policy method oauth1) names its application by its consumer
+// key (client_id): its recipient is the application's owner, never the users whose tokens
+// it used (docs/gateway.md#oauth-10a-as-a-legacy-method).
 import type { Db, Queryable } from '../../common/sql.js'
 import type { Deployment } from '../../common/deployment.js'
 import { maxClientLength } from '../usage/client-name.js'
-import { modernMethods } from '../usage/moved.js'
+import { modernMethods, type Oauth2Facts } from '../usage/moved.js'
+import { Oauth1ExchangeStore } from '../usage/exchanges.js'
 import type { NoticeStep, Told } from './rules.js'
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -30,6 +34,8 @@ export interface RecipientRow {
   deployment: Deployment
   /** When the policy first refused one of the row's requests; null when never. */
   firstRefused: number | null
+  /** oauth1: the application (consumer key) whose requests for `user` the row counts. */
+  clientId?: string
 }
 
 /** A usage row of the lookback a plan counts, with what the moved rule needs. */
@@ -73,11 +79,15 @@ export interface NoticeRecord {
 
 /** A user or a user's client the plan leaves out (an exception in force when the change begins). */
 export interface Excluded {
-  user: string
+  /** Absent only for an oauth1 exception that names an application alone. */
+  user?: string
   client?: string
+  /** oauth1: the application (consumer key). */
+  application?: string
 }
 
 const siteName = `left(s.name, ${maxClientLength})`
+const appName = `left(c.name, ${maxClientLength})`
 
 export class NoticeStore {
   constructor(private readonly db: Db) {}
@@ -87,15 +97,25 @@ export class NoticeStore {
    * excluded user's (or user's client's) apart; for login_api with the site's owner.
    */
   async planRows(method: string, since: number, excluded: Excluded[]): Promise<PlanRow[]> {
+    // oauth1: the application's owner, and their contact e-mail (they are the ones told).
+    const oauth1 = method === 'oauth1'
     const rows = await this.db.query<{ user_id: string; client: string; client_id: string; owner: string | null; accepted: string | number; last_seen: Date | string; has_email: boolean }>(
-      `SELECT a.user_id, a.client, a.client_id, s.owner_id AS owner, a.accepted, a.last_seen, (w.email IS NOT NULL) AS has_email
+      oauth1
+        ? `SELECT a.user_id, a.client, a.client_id, c.owner_id AS owner, a.accepted, a.last_seen, (w.email IS NOT NULL) AS has_email
+       FROM kigo_gateway.auth_usage a
+       JOIN kigo_gateway.consumers c ON c.key = a.client_id
+       LEFT JOIN kigo_gateway.users w ON w.id = c.owner_id
+       WHERE a.method = 'oauth' AND $1::text = 'oauth1' AND a.last_seen >= $2 AND a.accepted > 0
+         AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[], $5::text[]) AS e(user_id, client, application)
+                         WHERE (e.user_id IS NULL OR e.user_id = a.user_id) AND (e.client IS NULL OR e.client = a.client) AND (e.application IS NULL OR e.application = a.client_id))`
+        : `SELECT a.user_id, a.client, a.client_id, s.owner_id AS owner, a.accepted, a.last_seen, (w.email IS NOT NULL) AS has_email
        FROM kigo_gateway.auth_usage a
        LEFT JOIN kigo_gateway.login_sites s ON a.method = 'login_api' AND s.api_key = a.client_id
        LEFT JOIN kigo_gateway.users w ON w.id = a.user_id
        WHERE a.method = $1 AND a.last_seen >= $2 AND a.accepted > 0
-         AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[]) AS e(user_id, client)
+         AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[], $5::text[]) AS e(user_id, client, application)
                          WHERE e.user_id = a.user_id AND (e.client IS NULL OR e.client = a.client))`,
-      [method, iso(since), excluded.map((e) => e.user), excluded.map((e) => e.client ?? null)],
+      [method, iso(since), excluded.map((e) => e.user ?? null), excluded.map((e) => e.client ?? null), excluded.map((e) => e.application ?? null)],
     )
     return rows.map((r) => ({ user: r.user_id, client: r.client, clientId: r.client_id, owner: r.owner, accepted: Number(r.accepted), lastSeen: ms(r.last_seen), hasEmail: r.has_email === true }))
   }
@@ -106,7 +126,13 @@ export class NoticeStore {
    */
   async changedRecipients(method: string, since: number, after: number): Promise<string[]> {
     const from = iso(Math.max(since, after))
-    const rows = method === 'login_api'
+    const rows = method === 'oauth1'
+      ? await this.db.query<{ id: string }>(
+        `SELECT DISTINCT c.owner_id AS id FROM kigo_gateway.consumers c
+         WHERE c.key IN (SELECT DISTINCT client_id FROM kigo_gateway.auth_usage WHERE method = 'oauth' AND last_seen >= $1 AND (accepted > 0 OR refused_by_policy > 0))`,
+        [from],
+      )
+      : method === 'login_api'
       ? await this.db.query<{ id: string }>(
         `SELECT DISTINCT s.owner_id AS id FROM kigo_gateway.login_sites s
          WHERE s.api_key IN (SELECT DISTINCT client_id FROM kigo_gateway.auth_usage WHERE method = 'login_api' AND last_seen >= $1 AND (accepted > 0 OR refused_by_policy > 0))`,
@@ -123,8 +149,19 @@ export class NoticeStore {
   /** The rows of `method` seen since `since` that the given recipients are told about. */
   async recipientRows(method: string, recipients: string[], since: number): Promise<RecipientRow[]> {
     if (recipients.length === 0) return []
-    type Row = { recipient: string; user_id: string; client: string; accepted: string | number; refused_by_policy: string | number; first_seen: Date | string; last_seen: Date | string; first_refused: Date | string | null; deployment: Deployment }
-    const rows = method === 'login_api'
+    type Row = { recipient: string; user_id: string; client: string; client_id?: string; accepted: string | number; refused_by_policy: string | number; first_seen: Date | string; last_seen: Date | string; first_refused: Date | string | null; deployment: Deployment }
+    const rows = method === 'oauth1'
+      // An application's owner is told about each of their applications, with every user whose token it used (one row per user).
+      ? await this.db.query<Row>(
+        `SELECT c.owner_id AS recipient, a.user_id, min(${appName}) AS client, c.key AS client_id, sum(a.accepted) AS accepted, sum(a.refused_by_policy) AS refused_by_policy,
+                min(a.first_seen) AS first_seen, max(a.last_seen) AS last_seen, min(a.first_refused) AS first_refused,
+                (array_agg(a.deployment ORDER BY a.last_seen DESC))[1] AS deployment
+         FROM kigo_gateway.consumers c JOIN kigo_gateway.auth_usage a ON a.method = 'oauth' AND a.client_id = c.key
+         WHERE c.owner_id = ANY($1::text[]) AND a.last_seen >= $2 AND (a.accepted > 0 OR a.refused_by_policy > 0)
+         GROUP BY c.owner_id, c.key, a.user_id`,
+        [recipients, iso(since)],
+      )
+      : method === 'login_api'
       // A site owner is told about their site as one client (by its name now): its sign-ins by every user.
       ? await this.db.query<Row>(
         `SELECT s.owner_id AS recipient, s.owner_id AS user_id, min(${siteName}) AS client, sum(a.accepted) AS accepted, sum(a.refused_by_policy) AS refused_by_policy,
@@ -144,7 +181,37 @@ export class NoticeStore {
       recipient: r.recipient, user: r.user_id, client: r.client, accepted: Number(r.accepted), refusedByPolicy: Number(r.refused_by_policy),
       firstSeen: ms(r.first_seen), lastSeen: ms(r.last_seen), firstRefused: r.first_refused === null ? null : ms(r.first_refused),
       deployment: r.deployment === 'global' ? 'global' : 'domestic',
+      ...(r.client_id !== undefined ? { clientId: r.client_id } : {}),
     }))
+  }
+
+  /**
+   * oauth1: what the moved rule (usage/moved.ts oauth1Rule) reads of the given
+   * applications: their oauth2 usage rows (which name the application by its consumer key)
+   * and their tokens exchanged.
+   */
+  async oauth1Facts(applications: string[]): Promise<Oauth2Facts> {
+    if (applications.length === 0) return { oauth2: [], exchanges: [] }
+    const [oauth2, exchanges] = await Promise.all([
+      this.db.query<{ client_id: string; user_id: string; last_seen: Date | string }>(
+        `SELECT client_id, user_id, last_seen FROM kigo_gateway.auth_usage WHERE method = 'oauth2' AND client_id = ANY($1::text[]) AND accepted > 0`,
+        [applications],
+      ),
+      new Oauth1ExchangeStore(this.db).forApplications(applications),
+    ])
+    return {
+      oauth2: oauth2.map((r) => ({ application: r.client_id, user: r.user_id, lastSeen: ms(r.last_seen) })),
+      exchanges: exchanges.map((e) => ({ application: e.consumerKey, user: e.userId, exchangedAt: e.exchangedAt })),
+    }
+  }
+
+  /** The OAuth 1.0a applications `user` authorized (an unrevoked access token), by name. */
+  async authorizedApplications(user: string): Promise<Array<{ key: string; name: string }>> {
+    return this.db.query<{ key: string; name: string }>(
+      `SELECT DISTINCT c.key, c.name FROM kigo_gateway.access_tokens t JOIN kigo_gateway.consumers c ON c.key = t.consumer_key
+       WHERE t.user_id = $1 AND t.revoked_at IS NULL ORDER BY c.name, c.key`,
+      [user],
+    )
   }
 
   /**

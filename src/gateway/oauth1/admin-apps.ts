@@ -1,6 +1,7 @@
 // The operator API's applications, OAuth consumers (docs/gateway.md#the-operator-api-and-dashboard):
 // register one (its secret shown once), list, read, edit, rotate the secret (with an
 // optional overlap, docs/gateway.md#rotating-a-secret; the new secret shown once), delete.
+import { registrationClosedError } from '../policy/registration.js'
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ApiError } from '../../common/errors.js'
@@ -74,13 +75,14 @@ function checkCallback(value: string | null | undefined): string | null {
   }
 }
 
-export async function adminApps(instance: FastifyInstance, { store, audited, changed, now }: AdminRouteOptions): Promise<void> {
+export async function adminApps(instance: FastifyInstance, { store, audited, changed, now, registrationClosed }: AdminRouteOptions): Promise<void> {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()
 
   app.post('/admin/apps', {
     bodyLimit,
     schema: { body: CreateAppBody, response: { 201: CreatedApp, ...errorResponses } },
   }, async (request, reply) => {
+    if (registrationClosed?.() === true) throw registrationClosedError()
     const { name, owner, scopes } = request.body
     const callback = checkCallback(request.body.callback)
     if (!(await store.getUser(owner))) throw userNotFound(owner)

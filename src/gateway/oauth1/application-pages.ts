@@ -30,6 +30,8 @@ export interface ApplicationPagesContext {
   store: AccountStore
   sessions: Sessions
   now: () => number
+  /** The migration policy: the oauth1 policy may close the registration of new applications. */
+  migration?: { policy: { registrationClosed(method: 'oauth1'): boolean } }
 }
 
 const noName = 'Give the application a name.'
@@ -65,6 +67,8 @@ export function registerApplications(app: FastifyInstance, ctx: ApplicationPages
     const { session, form } = ok
     const input: RegisterForm = { ...detailsOf(form), scopes: scopesFromCheckboxes(form.getAll('scope')) }
     const invalid = (error: string) => kit.renderAccount(reply, 400, session, { ...input, error })
+    // Closed by the oauth1 policy: the account page says why in place of the form (account-kit.ts).
+    if (ctx.migration?.policy.registrationClosed('oauth1') === true) return kit.renderAccount(reply, 403, session, input)
     if (input.name === '') return invalid(noName)
     if (input.scopes.length === 0) return invalid('Choose at least one scope.')
     try {

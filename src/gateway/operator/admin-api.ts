@@ -31,6 +31,7 @@ export interface AdminApiOptions {
   now?: () => number
   /** A user's new contact e-mail waiting for confirmation, shown with the user. */
   pendingEmail?: AdminRouteOptions['pendingEmail']
+  registrationClosed?: AdminRouteOptions['registrationClosed']
 }
 
 // ---- validation ------------------------------------------------------------------------
@@ -157,7 +158,7 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
   })
 
   // One group per resource, each in this context (its validator, errors and no-store).
-  const routes: AdminRouteOptions = { store, newPassword, audited, changed, now: options.now ?? Date.now, ...(options.pendingEmail ? { pendingEmail: options.pendingEmail } : {}) }
+  const routes: AdminRouteOptions = { store, newPassword, audited, changed, now: options.now ?? Date.now, ...(options.pendingEmail ? { pendingEmail: options.pendingEmail } : {}), ...(options.registrationClosed ? { registrationClosed: options.registrationClosed } : {}) }
   await app.register(adminUsers, routes)
   // The OAuth 1.0a applications and access tokens: the feature's routes (src/gateway/oauth1/).
   await oauth1OperatorRoutes(routes)(app)

@@ -20,11 +20,13 @@ export interface MethodChange {
   sunset?: string | null
   windows?: BrownoutWindowSpec[]
   clearExceptions?: boolean
-  /** An exception added (it replaces one for the same user and client). */
+  /** An exception added (it replaces one for the same user, client and application). */
   exception?: PolicyExceptionSpec
+  /** oauth1: close (true) or reopen (false) the registration of new applications; absent, it stays. */
+  closeRegistration?: boolean
 }
 
-type Current = Pick<MethodPolicy, 'state' | 'sunset' | 'windows' | 'schedule' | 'exceptions'>
+type Current = Pick<MethodPolicy, 'state' | 'sunset' | 'windows' | 'schedule' | 'exceptions' | 'registration_closed'>
 
 /** The method's policy with `change` made, in the shape PUT /admin/policy takes. */
 export function changedPolicy(current: Current, change: MethodChange): MethodPolicyInput {
@@ -34,13 +36,15 @@ export function changedPolicy(current: Current, change: MethodChange): MethodPol
   const schedule = added === undefined ? entries : [...entries, added]
   const others = change.clearExceptions === true ? [] : current.exceptions
   const x = change.exception
-  const exceptions = x === undefined ? others : [...others.filter((e) => e.user !== x.user || e.client !== x.client), x]
+  const exceptions = x === undefined ? others : [...others.filter((e) => e.user !== x.user || e.client !== x.client || e.application !== x.application), x]
+  const closed = change.closeRegistration ?? current.registration_closed === true
   return {
     state: change.state ?? current.state,
     sunset: change.sunset === undefined ? current.sunset : change.sunset,
     windows: change.windows ?? current.windows,
     schedule,
     exceptions,
+    ...(closed ? { registration_closed: true } : {}),
   }
 }
 

@@ -7,6 +7,8 @@ import type { LegacyMethod, MethodPolicy, PolicyState } from './types.js'
 
 export interface PolicySubject {
   user: string
+  /** oauth1: the application (consumer key) the request was signed by. */
+  application?: string
   /** The client name (docs/gateway.md#the-usage-report); asked for only when a client exception could match. */
   client: () => string
 }
@@ -156,7 +158,8 @@ export function endOf(policy: MethodPolicy, now: number): { endedAt: number | nu
 
 /**
  * The end of the latest unexpired exception for the (verified) user, for any of their
- * clients or for the one named (docs/gateway.md#the-migration-policy); null when none applies. A client name is
+ * clients or for the one named, or (oauth1) for the application the request was signed by,
+ * with or without a user (docs/gateway.md#the-migration-policy); null when none applies. A client name is
  * self-declared, so it only narrows a user's exception: an exception naming a client and
  * no user (stored before this rule) matches nobody.
  */
@@ -165,7 +168,9 @@ export function exceptionEnd(policy: MethodPolicy, subject: PolicySubject, now: 
   let until: number | null = null
   for (const e of policy.exceptions) {
     const t = Date.parse(e.until)
-    if (t <= now || e.user === undefined || e.user !== subject.user) continue
+    if (t <= now || (e.user === undefined && e.application === undefined)) continue
+    if (e.user !== undefined && e.user !== subject.user) continue
+    if (e.application !== undefined && e.application !== subject.application) continue
     if (e.client !== undefined && e.client !== (client ??= subject.client())) continue
     until = until === null ? t : Math.max(until, t)
   }
@@ -175,7 +180,10 @@ export function exceptionEnd(policy: MethodPolicy, subject: PolicySubject, now: 
 /** RFC 9110 §5.6.7 IMF-fixdate, the format RFC 8594 requires for Sunset. */
 export const httpDate = (ms: number): string => new Date(ms).toUTCString()
 
-export const methodNames: Record<LegacyMethod, string> = { basic: 'HTTP Basic authentication', wsse: 'WSSE authentication', login_api: 'The login API' }
+export const methodNames: Record<LegacyMethod, string> = { basic: 'HTTP Basic authentication', wsse: 'WSSE authentication', login_api: 'The login API', oauth1: 'OAuth 1.0a' }
+
+/** What a refused client moves to. */
+const movesTo = (method: LegacyMethod): string => (method === 'oauth1' ? 'OAuth 2.0' : 'OAuth')
 
 /**
  * Deprecation (RFC 9745), Sunset (RFC 8594: the method's end, see `endOf`; none once it is
@@ -236,7 +244,7 @@ export function evaluatePolicy(method: LegacyMethod, policy: MethodPolicy, subje
       state,
       status: 403,
       code: 'method_retired_temporarily',
-      message: `${name} is switched off until ${utcClock(window.end)} UTC (a scheduled brownout before its retirement); move this client to OAuth. Migration guide: ${guideUrl}`,
+      message: `${name} is switched off until ${utcClock(window.end)} UTC (a scheduled brownout before its retirement); move this client to ${movesTo(method)}. Migration guide: ${guideUrl}`,
       // The window's end is known: RFC 9110 §10.2.3 lets a client that must retry wait for it.
       headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil((window.end - now) / 1000))) },
     }
@@ -246,7 +254,7 @@ export function evaluatePolicy(method: LegacyMethod, policy: MethodPolicy, subje
     state,
     status: 403,
     code: 'method_retired',
-    message: `${name} has been retired; use OAuth. Migration guide: ${guideUrl}`,
+    message: `${name} has been retired; use ${movesTo(method)}. Migration guide: ${guideUrl}`,
     headers,
   }
 }

@@ -18,3 +18,19 @@ CREATE TABLE kigo_gateway.auth_policy (
 `,
   },
 ]
+
+/**
+ * The policy table's later changes: applied after the login API's list, whose migration 40
+ * last rewrote the table's check (src/gateway/schema.ts keeps that order).
+ */
+export const policyMethodMigrations: Migration[] = [
+  {
+    version: 93,
+    name: 'OAuth 1.0a (oauth1) under the migration policy',
+    sql: `
+-- oauth1 governs the requests verified as OAuth 1.0a (credential method oauth); no row: allow.
+ALTER TABLE kigo_gateway.auth_policy DROP CONSTRAINT auth_policy_method_check;
+ALTER TABLE kigo_gateway.auth_policy ADD CONSTRAINT auth_policy_method_check CHECK (method IN ('basic', 'wsse', 'login_api', 'oauth1'));
+`,
+  },
+]

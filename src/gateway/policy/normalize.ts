@@ -89,14 +89,27 @@ export function normalizeChange(method: string, input: MethodPolicyInput, now: n
   }
 
   const exceptions = (input.exceptions ?? []).map((e, i) => {
+    // An application is named by its consumer key, which the request's signature proves:
+    // an oauth1 exception may name one alone (every user's token of it), or with a user.
+    if (e.application !== undefined && method !== 'oauth1') {
+      throw new InvalidPolicy(`"${at(`exceptions[${i}].application`)}": only oauth1 exceptions name an application (by its consumer key)`)
+    }
     // A client name is self-declared (the `source` parameter or the User-Agent): alone it
     // would let anyone who sends it through. It narrows a user's exception instead.
-    if (e.user === undefined) {
-      throw new InvalidPolicy(`"${at(`exceptions[${i}]`)}" must name a "user" (and may name one of that user's clients): a client name is self-declared by the request, so a client alone would let anyone through`)
+    if (e.user === undefined && e.application === undefined) {
+      throw new InvalidPolicy(`"${at(`exceptions[${i}]`)}" must name a "user" (and may name one of that user's clients)${method === 'oauth1' ? ' or an "application" (its consumer key)' : ''}: a client name is self-declared by the request, so a client alone would let anyone through`)
     }
     const until = isoSeconds(parseInstant(e.until, at(`exceptions[${i}].until`)))
-    return e.client !== undefined ? { user: e.user, client: e.client, until } : { user: e.user, until }
+    return {
+      ...(e.user !== undefined ? { user: e.user } : {}),
+      ...(e.client !== undefined ? { client: e.client } : {}),
+      ...(e.application !== undefined ? { application: e.application } : {}),
+      until,
+    }
   })
+  if (input.registration_closed === true && method !== 'oauth1') {
+    throw new InvalidPolicy(`"${at('registration_closed')}": only oauth1 closes registrations (of new OAuth 1.0a applications)`)
+  }
 
   let deprecated: number | null = null
   if (input.state !== 'allow') {
@@ -117,6 +130,7 @@ export function normalizeChange(method: string, input: MethodPolicyInput, now: n
     windows: windows.map((w) => ({ start: w.start, end: w.end })),
     schedule: pending.map((e) => ({ state: e.state, from: e.fromText })),
     exceptions,
+    ...(input.registration_closed === true ? { registration_closed: true as const } : {}),
   }
   return { policy, replaced: replaced.map((e) => ({ state: e.state, from: e.fromText })) }
 }

@@ -7,7 +7,7 @@ import { clientName } from '../usage/client-name.js'
 import { evaluatePolicy, type PolicyVerdict } from './evaluate.js'
 import { normalizeChange } from './normalize.js'
 import { policyVersion, withDefaults, type PolicyStore } from './store.js'
-import { defaultPolicies, legacyMethods, type LegacyMethod, type Policies, type PolicyState, type PolicyUpdate } from './types.js'
+import { defaultPolicies, legacyMethods, type LegacyMethod, type MethodPolicy, type Policies, type PolicyState, type PolicyUpdate } from './types.js'
 
 /** A write named a version of the policy that is no longer the stored one; nothing was written. */
 export class StalePolicy extends Error {
@@ -38,8 +38,18 @@ export interface PolicyWrite extends PolicyChange {
 
 /** What authentication asks after a legacy credential verified (src/gateway/authenticate.ts). */
 export interface LegacyPolicyCheck {
-  check(method: LegacyMethod, user: string, req: AuthRequest): PolicyVerdict
+  /** `application`: for oauth1, the consumer key the request was signed by (an exception may name it). */
+  check(method: LegacyMethod, user: string, req: AuthRequest, application?: string): PolicyVerdict
 }
+
+/** The headers of a method plainly allowed: none (one object, so a caller can tell it without counting keys). */
+export const noPolicyHeaders: Record<string, string> = Object.freeze({})
+
+/** The verdict of a method plainly allowed (no state but allow, nothing scheduled): one object, no headers. */
+const plainlyAllowed: PolicyVerdict = Object.freeze({ allowed: true, state: 'allow', headers: noPolicyHeaders, exception: false })
+
+/** Allowed now and with nothing scheduled: a request of the method needs no evaluation at all. */
+const isPlain = (p: MethodPolicy): boolean => p.state === 'allow' && p.schedule.length === 0
 
 export interface PolicyServiceOptions {
   /** The migration guide, linked from every deprecation header and refusal. */
@@ -79,7 +89,11 @@ export class PolicyService implements LegacyPolicyCheck {
   private hold(policies: Policies): void {
     this.policies = policies
     this.storedVersion = policyVersion(policies)
+    this.plain = new Set(legacyMethods.filter((m) => isPlain(policies[m])))
   }
+
+  /** The methods plainly allowed in the copy held (see isPlain). */
+  private plain = new Set<LegacyMethod>(legacyMethods)
 
   current(): Policies {
     return this.policies
@@ -90,8 +104,18 @@ export class PolicyService implements LegacyPolicyCheck {
     return this.storedVersion
   }
 
-  check(method: LegacyMethod, user: string, req: AuthRequest): PolicyVerdict {
-    return evaluatePolicy(method, this.policies[method], { user, client: () => clientName(req) }, req.now, this.guideUrl)
+  check(method: LegacyMethod, user: string, req: AuthRequest, application?: string): PolicyVerdict {
+    if (this.plain.has(method)) return plainlyAllowed
+    const subject = application === undefined ? { user, client: () => clientName(req) } : { user, application, client: () => clientName(req) }
+    return evaluatePolicy(method, this.policies[method], subject, req.now, this.guideUrl)
+  }
+
+  /**
+   * Whether registering a new application of `method` is closed (`kigo policy set oauth1 …
+   * --close-registration`): only OAuth 1.0a applications have registrations to close.
+   */
+  registrationClosed(method: LegacyMethod): boolean {
+    return this.policies[method].registration_closed === true
   }
 
   /**

@@ -47,7 +47,8 @@ export class PolicyStore {
         sunset: value.sunset ?? null,
         windows: (value.windows ?? []).map((w) => ({ start: w.start, end: w.end })),
         schedule: (value.schedule ?? []).map((e) => ({ state: e.state, from: e.from })),
-        exceptions: (value.exceptions ?? []).map((e) => ({ ...(e.user !== undefined ? { user: e.user } : {}), ...(e.client !== undefined ? { client: e.client } : {}), until: e.until })),
+        exceptions: (value.exceptions ?? []).map((e) => ({ ...(e.user !== undefined ? { user: e.user } : {}), ...(e.client !== undefined ? { client: e.client } : {}), ...(e.application !== undefined ? { application: e.application } : {}), until: e.until })),
+        ...(value.registration_closed === true ? { registration_closed: true as const } : {}),
       }
     }
     return out

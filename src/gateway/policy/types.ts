@@ -4,13 +4,23 @@
 import { Type, type Static } from '../../common/typebox.js'
 import { maxClientLength } from '../usage/client-name.js'
 
-export const legacyMethods = ['basic', 'wsse', 'login_api'] as const
+/**
+ * The methods the policy governs. `oauth1` is OAuth 1.0a: it governs the requests whose
+ * credential method (metrics, usage, the identity) is `oauth` (docs/gateway.md#oauth-10a-as-a-legacy-method).
+ */
+export const legacyMethods = ['basic', 'wsse', 'login_api', 'oauth1'] as const
 export type LegacyMethod = (typeof legacyMethods)[number]
 
 export const policyStates = ['allow', 'deprecate', 'brownout', 'deny'] as const
 export type PolicyState = (typeof policyStates)[number]
 
 export const isLegacyMethod = (m: string): m is LegacyMethod => (legacyMethods as readonly string[]).includes(m)
+
+/** The credential method (metrics, usage rows, the identity's authMethod) whose requests a policy method governs. */
+export const usageMethodOf = (m: LegacyMethod): string => (m === 'oauth1' ? 'oauth' : m)
+
+/** The policy method that governs requests verified with credential method `m`; null for one no policy governs. */
+export const policyMethodOf = (m: string): LegacyMethod | null => (m === 'oauth' ? 'oauth1' : isLegacyMethod(m) && m !== 'oauth1' ? m : null)
 
 // An instant: ISO 8601 date-time with `Z` or an offset; the date alone means midnight UTC.
 export const instantPattern = '^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:?[0-9]{2}))?$'
@@ -25,10 +35,12 @@ export const BrownoutWindow = Type.Object({ start: ClockTime, end: ClockTime }, 
 /** From `from` on, the method is in `state` (until a later entry, or a later operator change). */
 export const ScheduleEntry = Type.Object({ state: PolicyStateSchema, from: Instant }, { additionalProperties: false })
 
-/** A user or a client name still allowed in brownout or deny, until a date. */
+/** A user (or one of a user's client names), or for oauth1 an application, still allowed in brownout or deny, until a date. */
 export const PolicyException = Type.Object({
   user: Type.Optional(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{2,31}$', errorMessage: 'must be a user ID' })),
   client: Type.Optional(Type.String({ minLength: 1, maxLength: maxClientLength })),
+  /** oauth1 only: an OAuth 1.0a application by its consumer key (verified by the request's signature). */
+  application: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._~-]+$', errorMessage: 'must be a consumer key' })),
   until: Instant,
 }, { additionalProperties: false })
 
@@ -47,6 +59,8 @@ export const MethodPolicySchema = Type.Object({
   windows: Type.Optional(Type.Array(BrownoutWindow, { maxItems: 24 })),
   schedule: Type.Optional(Type.Array(ScheduleEntry, { maxItems: 50 })),
   exceptions: Type.Optional(Type.Array(PolicyException, { maxItems: 1000 })),
+  /** oauth1 only: no new OAuth 1.0a application may be registered (existing ones keep working). */
+  registration_closed: Type.Optional(Type.Boolean()),
 }, { additionalProperties: false })
 
 /** PUT /admin/policy: the methods given are replaced; the others stay as they are. */
@@ -54,6 +68,7 @@ export const PolicyUpdateSchema = Type.Object({
   basic: Type.Optional(MethodPolicySchema),
   wsse: Type.Optional(MethodPolicySchema),
   login_api: Type.Optional(MethodPolicySchema),
+  oauth1: Type.Optional(MethodPolicySchema),
 }, { additionalProperties: false })
 
 export type MethodPolicyInput = Static<typeof MethodPolicySchema>
@@ -71,6 +86,8 @@ export interface MethodPolicy {
   windows: BrownoutWindowSpec[]
   schedule: ScheduleEntrySpec[]
   exceptions: PolicyExceptionSpec[]
+  /** Present (true) only while new OAuth 1.0a registrations are closed, so other methods' stored form is unchanged. */
+  registration_closed?: true
 }
 
 export type Policies = Record<LegacyMethod, MethodPolicy>
@@ -81,5 +98,5 @@ export function defaultMethodPolicy(): MethodPolicy {
 }
 
 export function defaultPolicies(): Policies {
-  return { basic: defaultMethodPolicy(), wsse: defaultMethodPolicy(), login_api: defaultMethodPolicy() }
+  return { basic: defaultMethodPolicy(), wsse: defaultMethodPolicy(), login_api: defaultMethodPolicy(), oauth1: defaultMethodPolicy() }
 }

@@ -36,7 +36,7 @@ function windowText(w: { start: string; end: string }, now: number): SafeHtml {
 }
 
 /** How each method shows on the wire. */
-const methodWire: Record<LegacyMethod, string> = { basic: 'Authorization: Basic', wsse: 'X-WSSE', login_api: 'GET /auth and /api/auth.json' }
+const methodWire: Record<LegacyMethod, string> = { basic: 'Authorization: Basic', wsse: 'X-WSSE', login_api: 'GET /auth and /api/auth.json', oauth1: 'Authorization: OAuth (OAuth 1.0a signatures)' }
 
 /** One method's policy as a client developer needs it, at `now`. */
 export function methodSection(method: LegacyMethod, p: MethodPolicy, now: number): SafeHtml {

@@ -28,6 +28,8 @@ export interface AdminRouteOptions {
   now: () => number
   /** A new contact e-mail waiting for its owner to open the link mailed to it (account-area/contact-email.ts). */
   pendingEmail?: (user: string, now: number) => Promise<{ email: string; expiresAt: Date } | null>
+  /** Whether the oauth1 policy closed the registration of new OAuth 1.0a applications (policy/registration.ts). */
+  registrationClosed?: () => boolean
 }
 
 /** The largest body a mutation takes. */

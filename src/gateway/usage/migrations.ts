@@ -1,6 +1,7 @@
 // The usage report's tables (docs/gateway.md#the-usage-report) in the gateway's schema:
 // versions 11, 12 and 13 (of the 10 to 19 shared with the migration policy), 32 (when each
-// application last acted) and 38 (the deployment of a row's requests), applied in the
+// application last acted), 38 (the deployment of a row's requests) and 94 (OAuth 1.0a
+// tokens exchanged for OAuth 2.0), applied in the
 // gateway schema's order (src/gateway/schema.ts).
 // Never edit one that has shipped.
 import type { Migration } from '../../common/sql.js'
@@ -90,6 +91,25 @@ CREATE TABLE kigo_gateway.app_last_used (
 -- (src/gateway/usage/store.ts): a migration notice links to the deployment its recipient
 -- uses. Rows written before this migration did not record it; they are taken as domestic.
 ALTER TABLE kigo_gateway.auth_usage ADD COLUMN deployment text NOT NULL DEFAULT 'domestic';
+`,
+  },
+  {
+    version: 94,
+    name: 'OAuth 1.0a tokens exchanged for OAuth 2.0 grants',
+    sql: `
+-- One row per OAuth 1.0a access token exchanged at the token endpoint (src/gateway/usage/exchanges.ts):
+-- the oauth1 policy's moved rule reads it (a token exchanged has moved). Exchanging the
+-- same token again moves exchanged_at forward. No foreign keys: a deleted application or
+-- user leaves its history, as the usage rows do.
+CREATE TABLE kigo_gateway.oauth1_exchanges (
+  consumer_key text NOT NULL,
+  token text NOT NULL,
+  user_id text NOT NULL,
+  exchanged_at timestamptz NOT NULL,
+  PRIMARY KEY (consumer_key, token)
+);
+
+CREATE INDEX oauth1_exchanges_user ON kigo_gateway.oauth1_exchanges (user_id, consumer_key);
 `,
   },
 ]

@@ -71,3 +71,60 @@ export function movedRule(modernRows: readonly MovedRow[]): (row: MovedRow) => b
 export function recipientMoved<R>(rows: readonly R[], moved: (row: R) => boolean): boolean {
   return rows.length > 0 && rows.every(moved)
 }
+
+// ---- OAuth 1.0a (the policy method oauth1; its requests are counted as method oauth) ----
+//
+// An OAuth 1.0a application is moved by its developer, not by its users: the application
+// moved when it was seen with OAuth 2.0 (usage rows of method oauth2 naming it by its
+// consumer key) after its last OAuth 1.0a request. One user's token of it moved once it was
+// exchanged for OAuth 2.0 tokens (usage/exchanges.ts), or when the user authorized the
+// application again with OAuth 2.0 (an oauth2 request of theirs through it after their last
+// OAuth 1.0a one). An application all of whose users' tokens of the lookback moved has
+// moved too. Silence is not moving, and neither is a refusal: a request the policy refused
+// is still an OAuth 1.0a request.
+
+/** One user's OAuth 1.0a use of an application (their usage rows of method oauth for it, summed). */
+export interface Oauth1Use {
+  application: string
+  user: string
+  lastSeen: number
+}
+
+/** What is known of an application's OAuth 2.0 side: its oauth2 usage rows, and the tokens exchanged. */
+export interface Oauth2Facts {
+  oauth2: ReadonlyArray<{ application: string; user: string; lastSeen: number }>
+  exchanges: ReadonlyArray<{ application: string; user: string; exchangedAt: number }>
+}
+
+/** Where one user's token of an application stands. */
+export type Oauth1TokenState = 'exchanged' | 'authorized_again' | 'on_oauth1'
+
+export interface Oauth1Rule {
+  token(use: Oauth1Use): Oauth1TokenState
+  /** Whether the application moved, from its users' OAuth 1.0a uses (of the lookback). */
+  application(application: string, uses: readonly Oauth1Use[]): boolean
+}
+
+export function oauth1Rule(facts: Oauth2Facts): Oauth1Rule {
+  const latest = new Map<string, number>()
+  const byUser = new Map<string, number>()
+  const exchanged = new Set<string>()
+  const pair = (a: string, u: string) => `${a}\u0000${u}`
+  for (const r of facts.oauth2) {
+    latest.set(r.application, Math.max(latest.get(r.application) ?? -Infinity, r.lastSeen))
+    byUser.set(pair(r.application, r.user), Math.max(byUser.get(pair(r.application, r.user)) ?? -Infinity, r.lastSeen))
+  }
+  for (const e of facts.exchanges) exchanged.add(pair(e.application, e.user))
+  const token = (use: Oauth1Use): Oauth1TokenState => {
+    if (exchanged.has(pair(use.application, use.user))) return 'exchanged'
+    return (byUser.get(pair(use.application, use.user)) ?? -Infinity) > use.lastSeen ? 'authorized_again' : 'on_oauth1'
+  }
+  return {
+    token,
+    application(application, uses) {
+      const last = Math.max(...uses.map((u) => u.lastSeen))
+      if ((latest.get(application) ?? -Infinity) > last) return true
+      return uses.length > 0 && uses.every((u) => token(u) !== 'on_oauth1')
+    },
+  }
+}

@@ -4,6 +4,7 @@
 // key order so that two gateways flushing at once never deadlock.
 import type { Db } from '../../common/sql.js'
 import type { Deployment } from '../../common/deployment.js'
+import { Oauth1ExchangeStore, type Oauth1Exchange } from './exchanges.js'
 
 /** What became of the attempts of a row (they add up to its count). */
 export interface UsageOutcomes {
@@ -193,6 +194,11 @@ export class UsageStore {
       params,
     )
     return rows.map(storedRow)
+  }
+
+  /** The OAuth 1.0a tokens of the given applications exchanged for OAuth 2.0 (the oauth1 moved rule, moved.ts). */
+  oauth1Exchanges(consumerKeys: string[]): Promise<Oauth1Exchange[]> {
+    return new Oauth1ExchangeStore(this.db).forApplications(consumerKeys)
   }
 
   /** Per-minute counts per method in [from, to). */

@@ -76,8 +76,10 @@ describe.each([
 
   it('the dashboard has a change form per legacy method, filled with its stored policy', async () => {
     const page = await (await fetch(`${stack.adminUrl}/admin/`, { headers: { cookie } })).text()
-    const forms = [...page.matchAll(/<form class="policy-form" method="post" action="\/admin\/policy\/preview" data-method="([a-z_]+)">/g)].map((m) => m[1])
-    expect(forms).toEqual(['basic', 'wsse', 'login_api'])
+    const forms = [...page.matchAll(/<form class="policy-form" method="post" action="\/admin\/policy\/preview" data-method="([a-z_0-9]+)">/g)].map((m) => m[1])
+    expect(forms).toEqual(['basic', 'wsse', 'login_api', 'oauth1'])
+    // Only OAuth 1.0a has registrations to close.
+    expect([...page.matchAll(/name="close_registration"/g)]).toHaveLength(1)
     expect(page).toContain('<option value="allow" selected>allow</option>')
   })
 
@@ -173,6 +175,26 @@ describe.each([
     expect((await post('/admin/policy/preview', { method: 'oauth', state: 'deny' })).status).toBe(400)
     expect(await policy()).toEqual(before)
     expect(await policyEvents()).toHaveLength(events)
+  })
+
+  it('the OAuth 1.0a form closes the registration of new applications: previewed, applied, then shown checked', async () => {
+    const preview = await post('/admin/policy/preview', { method: 'oauth1', state: 'deprecate', sunset: '', deny_from: '', windows: '', close_registration: 'on' })
+    expect(preview.status).toBe(200)
+    expect(preview.page).toContain('<tr data-field="registration_closed">')
+    expect(applyFields(preview.page)).toMatchObject({ method: 'oauth1', close_registration: 'on' })
+    expect((await policy()).oauth1).not.toHaveProperty('registration_closed')
+    const applied = await post('/admin/policy/apply', applyFields(preview.page))
+    expect(applied.status).toBe(303)
+    expect((await policy()).oauth1).toMatchObject({ state: 'deprecate', registration_closed: true })
+    const page = await (await fetch(`${stack.adminUrl}/admin/`, { headers: { cookie } })).text()
+    expect(page).toContain('<input type="checkbox" name="close_registration" value="on" checked>')
+    // No new OAuth 1.0a application now.
+    expect((await stack.admin('POST', '/admin/apps', { name: 'Late', owner: 'alice', scopes: ['read_public'] })).status).toBe(403)
+    // Unchecked, it reopens.
+    const reopen = await post('/admin/policy/preview', { method: 'oauth1', state: 'deprecate', sunset: '', deny_from: '', windows: '' })
+    expect((await post('/admin/policy/apply', applyFields(reopen.page))).status).toBe(303)
+    expect((await policy()).oauth1).not.toHaveProperty('registration_closed')
+    expect((await stack.admin('POST', '/admin/apps', { name: 'Late', owner: 'alice', scopes: ['read_public'] })).status).toBe(201)
   })
 
   it('an Apply whose policy changed since its preview is shown again, not applied', async () => {

@@ -56,7 +56,8 @@ describe('policy over HTTP', () => {
     const r = await stack.admin<any>('GET', '/admin/policy')
     expect(r.status).toBe(200)
     expect(r.body.basic.state).toBe('allow')
-    expect(r.body.oauth).toEqual({ state: 'allow' })
+    expect(r.body.oauth1.state).toBe('allow')
+    expect(r.body.oauth2).toEqual({ state: 'allow' })
     expect(r.body.guide_url).toBe(guide)
   })
 

@@ -54,4 +54,15 @@ describeBackends('policy store contract', backends, (backend) => {
       basic: { state: 'deprecate', since: '2027-04-01T00:00:00Z', deprecated_since: '2027-04-01T00:00:00Z', sunset: null, windows: [], schedule: [], exceptions: [] },
     })
   })
+
+  it('keeps oauth1 (OAuth 1.0a): an exception by application, and registration closed', async () => {
+    await clear()
+    const oauth1: MethodPolicy = {
+      ...brownout,
+      exceptions: [{ application: 'dpf43f3p2l4k3l03', until: '2027-12-31T00:00:00Z' }, { user: 'alice', application: 'dpf43f3p2l4k3l03', until: '2027-09-01T00:00:00Z' }],
+      registration_closed: true,
+    }
+    await store().save({ oauth1 })
+    expect(await store().load()).toEqual({ oauth1 })
+  })
 })

@@ -62,6 +62,8 @@ export const movedTables: Readonly<Record<string, string>> = {
   'kigo_gateway.notice_sweeps': "the notices' sweep marks, per method",
   'kigo_gateway.notice_lease': "the notices pass's lease",
   'kigo_gateway.usage_endpoints': 'the last endpoints each legacy client called',
+  'kigo_gateway.oauth1_exchanges': 'OAuth 1.0a tokens exchanged for OAuth 2.0 grants',
+  'kigo_gateway.oauth2_revocations': 'revoked OAuth 2.0 grants, until their access tokens expire',
 }
 
 /**

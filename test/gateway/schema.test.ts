@@ -117,7 +117,7 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
       // In the lists' order (src/gateway/schema.ts): the identity store's 61, 80, 83 and 90 first, the usage report's 38, the audit's 36, …
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 90, 38, 36, 35, 37, 92, 40, 81, 84, 50, 82, 85, 60, 91, 70, 71, 72, 73, 110])
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 90, 38, 94, 36, 35, 37, 92, 40, 81, 84, 50, 82, 85, 110, 60, 91, 70, 71, 72, 73, 93])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

@@ -51,12 +51,12 @@ describe('/developers', () => {
   })
 
   it('has an OAuth 2.0 part: the endpoints the metadata publishes, Bearer, the device flow, and every OAuth 2.0 sample as run by the tests', async () => {
-    const text = await (await fetch(`${stack.url}/developers`)).text()
+    const text = await (await stack.fetch(`${stack.url}/developers`)).text()
     for (const anchor of ['oauth2', 'oauth2-endpoints', 'oauth2-register', 'oauth2-scopes', 'oauth2-bearer', 'oauth2-refresh', 'oauth2-device', 'oauth2-python', 'oauth2-ruby', 'oauth2-node', 'oauth2-perl']) expect(text).toContain(`id="${anchor}"`)
     const toc = /<nav class="toc card">[\s\S]*?<\/nav>/.exec(text)![0]
     for (const anchor of ['oauth2', 'oauth2-device', 'oauth2-python', 'oauth2-ruby', 'oauth2-node', 'oauth2-perl']) expect(toc).toContain(`href="#${anchor}"`)
     // The endpoints the page names are the ones the authorization server publishes.
-    const meta = (await (await fetch(`${stack.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, string>
+    const meta = (await (await stack.fetch(`${stack.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, string>
     expect(text).toContain(`<code>${stack.url}/.well-known/oauth-authorization-server</code>`)
     expect(text).toContain(`<code>GET ${meta.authorization_endpoint}</code>`)
     expect(text).toContain(`<code>POST ${meta.token_endpoint}</code>`)
@@ -70,7 +70,7 @@ describe('/developers', () => {
       const source = readFileSync(join(process.cwd(), 'examples', 'guide', file), 'utf8').replaceAll('http://localhost:8080', stack.url)
       expect(text).toContain(`<pre class="source" data-file="${file}"><code>${escapeHtml(source)}</code></pre>`)
       expect(text).toContain(`<a class="download" href="/developers/samples/${file}" download="${file}">`)
-      const res = await fetch(`${stack.url}/developers/samples/${file}`)
+      const res = await stack.fetch(`${stack.url}/developers/samples/${file}`)
       expect(res.status).toBe(200)
       expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${file}"`)
       expect(await res.text()).toBe(source)

@@ -39,7 +39,7 @@ it('writes every date on the page in one format, the policy summary\'s', async (
 })
 
 it('offers OAuth 2.0: the device flow for a Basic or WSSE tool, and for an OAuth 1.0a application the token exchange, marked not offered while the token endpoint does not take it', async () => {
-  const text = await (await fetch(`${stack.url}/migration`)).text()
+  const text = await (await stack.fetch(`${stack.url}/migration`)).text()
   const card = text.slice(text.indexOf('<div class="card" id="oauth2">'), text.indexOf('<div class="card" id="login-api">'))
   expect(card).toContain('<h2>Or OAuth 2.0</h2>')
   expect(card).toContain('href="/developers#oauth2"')
@@ -51,7 +51,7 @@ it('offers OAuth 2.0: the device flow for a Basic or WSSE tool, and for an OAuth
   expect(device).toContain('href="/developers#oauth2-device"')
   expect(device).toContain('<code>Authorization: Bearer</code>')
   // The device flow the page describes is what the authorization server publishes.
-  const meta = (await (await fetch(`${stack.url}/.well-known/oauth-authorization-server`)).json()) as { device_authorization_endpoint: string; token_endpoint: string; grant_types_supported: string[] }
+  const meta = (await (await stack.fetch(`${stack.url}/.well-known/oauth-authorization-server`)).json()) as { device_authorization_endpoint: string; token_endpoint: string; grant_types_supported: string[] }
   expect(meta.device_authorization_endpoint).toBe(`${stack.url}/oidc/device/auth`)
   expect(meta.token_endpoint).toBe(`${stack.url}/oidc/token`)
   // An OAuth 1.0a application: the exchange's request, and whether it is offered yet.

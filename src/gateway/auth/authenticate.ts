@@ -21,7 +21,6 @@ import { noPolicyHeaders, type LegacyPolicyCheck } from '../policy/service.js'
 import type { ReplayCache } from '../replay/types.js'
 import type { RoutePolicy } from '../domain/routes.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
-import { bearerChallenge, type BearerAuthenticator } from '../oauth2/bearer.js'
 
 export interface Authenticator {
   /** The decision on a request by a route's rules (which may wait for the store and Redis): `triage`, then `verify`. */
@@ -53,8 +52,27 @@ export interface AuthenticatorDeps {
   bearer?: BearerAuthenticator
 }
 
+/** Where a request offers an OAuth 2.0 access token: the header, or a place it may not be. */
+export type BearerOffer = 'header' | 'misplaced'
+
+/**
+ * OAuth 2.0 access tokens on the API (`Authorization: Bearer`, docs/oauth2.md#calling-the-api),
+ * verified at the gateway: offered by the oauth2 feature (`Provisions.bearer`).
+ */
+export interface BearerAuthenticator {
+  /** Whether (and where) the request offers an access token; null when it offers none. */
+  offered(req: AuthRequest): BearerOffer | null
+  /** The decision on a request that offered one, by the route's rules. */
+  decide(req: AuthRequest, route: RoutePolicy, offer: BearerOffer): Promise<AuthDecision>
+}
+
 function quote(value: string): string {
   return `"${value.replace(/["\\]/g, '\\$&')}"`
+}
+
+/** The RFC 6750 §3 challenge. */
+export function bearerChallenge(realm: string, params: Record<string, string> = {}): string {
+  return [`Bearer realm=${quote(realm)}`, ...Object.entries(params).map(([k, v]) => `${k}=${quote(v)}`)].join(', ')
 }
 
 /** One WWW-Authenticate challenge per method the route accepts (docs/gateway.md#challenges). */

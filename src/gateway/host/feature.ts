@@ -31,7 +31,8 @@ import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
 import type { GuideSection } from './guide.js'
 import type { RedisClient } from '../../common/redis.js'
-import type { BearerAuthenticator } from '../oauth2/bearer.js'
+import type { BearerAuthenticator } from '../auth/authenticate.js'
+import type { ApiAuthorization } from './authorization.js'
 import type { MigrationNotices } from './notices.js'
 
 export type { AccountSection } from '../account-area/context.js'
@@ -64,8 +65,10 @@ export type ReadinessCheck = () => Promise<unknown>
 export interface Provisions {
   /** Migration notices and the plan of a policy change (the notices feature). */
   notices?: MigrationNotices
-  /** The API's Bearer tokens, verified at the gateway (the OpenID Connect feature's authorization server, docs/oauth2.md). */
+  /** The API's Bearer tokens, verified at the gateway (the oauth2 feature, docs/oauth2.md). */
   bearer?: BearerAuthenticator
+  /** The API's authorization on the OpenID Connect provider (the oauth2 feature, read by the OpenID Connect feature). */
+  apiAuthorization?: ApiAuthorization
 }
 
 /** What start-up options a test or the embedded mode may set beside the configuration. */

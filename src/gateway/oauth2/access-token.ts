@@ -3,7 +3,7 @@
 // gateway already loads and polls for OpenID Connect), for this deployment's issuer and
 // API resource, unexpired, and not of a revoked grant.
 import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose'
-import type { SigningKey } from '../oidc/store.js'
+import type { ProviderSigningKey } from '../host/authorization.js'
 import { apiResource, grantClaim } from './scopes.js'
 import type { RevocationList } from './revocations.js'
 
@@ -20,18 +20,18 @@ export interface ApiAccessToken {
 export type VerifiedAccessToken = { ok: true; token: ApiAccessToken } | { ok: false; reason: string }
 
 /** The public half of a signing key, as published in the JWKS. */
-const publicJwk = (key: SigningKey) => {
+const publicJwk = (key: ProviderSigningKey) => {
   const { kty, n, e, kid, alg, use } = key.jwk as Record<string, string>
   return { kty, n, e, kid, alg, use }
 }
 
 export class AccessTokenVerifier {
   private keySet: ReturnType<typeof createLocalJWKSet> | null = null
-  private keysSeen: readonly SigningKey[] | null = null
+  private keysSeen: readonly ProviderSigningKey[] | null = null
 
   constructor(
     /** The provider's current keys (rebuilt when they rotate). */
-    private readonly keys: () => readonly SigningKey[],
+    private readonly keys: () => readonly ProviderSigningKey[],
     private readonly revocations: Pick<RevocationList, 'isRevoked'>,
     private readonly now: () => number = Date.now,
   ) {}

@@ -1,5 +1,5 @@
 // The OpenID Connect provider as the API's OAuth 2.0 authorization server (docs/oauth2.md):
-// what its configuration (oidc/provider.ts) adds for the API, and what the library lacks.
+// what its configuration (oidc/provider.ts, through host/authorization.ts) adds for the API, and what the library lacks.
 //
 // - One resource, the API (`{base_url}/api`, RFC 8707): a client asking any API scope
 //   without naming a resource is given it; any other resource is refused (invalid_target).
@@ -18,7 +18,7 @@
 //   whose scopes_supported names the API's scopes too.
 import type Provider from 'oidc-provider'
 import type { ClientView, KoaContextWithOIDC } from 'oidc-provider'
-import type { OidcLibrary } from '../oidc/library.js'
+import type { ProviderLibrary } from '../host/authorization.js'
 import { apiAccessTokenSeconds, apiResource, apiScopes, grantClaim, isApiScope } from './scopes.js'
 import { codeConfirmPage, codeInputPage, deviceDonePage } from './device-pages.js'
 import type { AccessTokenVerifier } from './access-token.js'
@@ -57,7 +57,7 @@ const registeredScopes = (client: ClientView | undefined): string[] => {
 const asksApiScope = (scope: unknown) => typeof scope === 'string' && scope.split(' ').some(isApiScope)
 
 /** What the provider's configuration adds for the API (spread into it by oidc/provider.ts). */
-export function apiAuthorizationConfiguration(library: OidcLibrary, issuer: string, sendPage: (ctx: KoaContextWithOIDC, document: string) => void) {
+export function apiAuthorizationConfiguration(library: ProviderLibrary, issuer: string, sendPage: (ctx: KoaContextWithOIDC, document: string) => void) {
   const resource = apiResource(issuer)
   const InvalidTarget = library.errors.InvalidTarget as unknown as new (description?: string) => Error
   return {

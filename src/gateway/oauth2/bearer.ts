@@ -19,21 +19,10 @@ import { ApiError } from '../../common/errors.js'
 import { baseUrl, deploymentMatcher, type Hosts } from '../../common/deployment.js'
 import { isFormContentType } from '../../common/formats.js'
 import { percentDecode } from '../auth/oauth/percent-encode.js'
-import { challenges, type AuthDecision } from '../auth/authenticate.js'
+import { bearerChallenge, challenges, type AuthDecision, type BearerAuthenticator } from '../auth/authenticate.js'
 import type { AuthRequest } from '../domain/auth.js'
-import type { RoutePolicy } from '../domain/routes.js'
 import type { User } from '../store/types.js'
 import type { AccessTokenVerifier } from './access-token.js'
-
-/** Where a request offers an OAuth 2.0 access token: the header, or a place it may not be. */
-export type BearerOffer = 'header' | 'misplaced'
-
-export interface BearerAuthenticator {
-  /** Whether (and where) the request offers an access token; null when it offers none. */
-  offered(req: AuthRequest): BearerOffer | null
-  /** The decision on a request that offered one, by the route's rules. */
-  decide(req: AuthRequest, route: RoutePolicy, offer: BearerOffer): Promise<AuthDecision>
-}
 
 export interface BearerDeps {
   realm: string
@@ -48,13 +37,6 @@ export interface BearerDeps {
 const bearerHeader = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i
 /** Longer than any access token the provider issues, by far. */
 const maxTokenLength = 8192
-
-const quote = (value: string) => `"${value.replace(/["\\]/g, '\\$&')}"`
-
-/** The RFC 6750 §3 challenge. */
-export function bearerChallenge(realm: string, params: Record<string, string> = {}): string {
-  return [`Bearer realm=${quote(realm)}`, ...Object.entries(params).map(([k, v]) => `${k}=${quote(v)}`)].join(', ')
-}
 
 /** Whether urlencoded text names an `access_token` parameter (its name decoded as a form decodes it). */
 function namesAccessToken(text: string): boolean {

@@ -1,4 +1,4 @@
-// OAuth 2.0's tables (docs/oauth2.md#operating-it), versions 110 and 111 of the gateway
+// OAuth 2.0's tables (docs/oauth2.md#operating-it), version 110 of the gateway
 // schema's migrations, applied in the gateway schema's order (src/gateway/schema.ts).
 import type { Migration } from '../../common/sql.js'
 

@@ -11,7 +11,10 @@ import { oidcMigrations } from './migrations.js'
 export const oidcFeature: GatewayFeature = {
   name: 'oidc',
   migrations: oidcMigrations,
-  async open({ config, database, redis, users, usage, metrics, audit, now, logger, account, options }) {
+  async open({ config, database, users, usage, metrics, audit, now, logger, account, options, provided }) {
+    // OAuth 2.0 for the API (docs/oauth2.md) on the same provider: the oauth2 feature, opened before.
+    const api = provided.apiAuthorization
+    if (!api) throw new Error('the OpenID Connect provider opens after the oauth2 feature (src/gateway/features.ts)')
     const [{ errors }, { sendErrorPage }, { oidcAdminApi }, { registerClientPages }, { oidcGuideSection }, { accountSitesSection, oidcProvider, OidcProviders, OidcStore }] = await Promise.all([
       import('../../common/errors.js'),
       import('../account-area/error-page.js'),
@@ -20,17 +23,15 @@ export const oidcFeature: GatewayFeature = {
       import('./guide.js'),
       import('./index.js'),
     ])
-    const { openOAuth2 } = await import('../oauth2/index.js')
     const store = new OidcStore(database, config.secretKey, now)
-    // OAuth 2.0 for the API (docs/oauth2.md) on the same provider, its keys and store: the
-    // gateway verifies its Bearer tokens itself, and every gateway refuses a revoked grant.
-    const oauth2 = openOAuth2({ config, db: database, redis, oidcStore: store, keys: () => providers.signingKeys(), users, now, ...(logger ? { log: (message: string, err?: Error) => logger.warn({ err: err && { message: err.message } }, message) } : {}) })
-    const providers = new OidcProviders({ config, store, users, now, usage, api: oauth2.api, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
+    const providers = new OidcProviders({ config, store, users, now, usage, api, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
+    // Its keys and store: the gateway verifies the API's Bearer tokens itself, and every
+    // gateway refuses a revoked grant's.
+    api.attach({ keys: () => providers.signingKeys(), grants: store })
     await providers.load()
-    await oauth2.revocations.start()
     return {
       async publicRoutes(app) {
-        await app.register(oidcProvider, { config, store, users, providers, metrics, audit, now, account, ...(options.oidcKeyPollMs ? { keyPollMs: options.oidcKeyPollMs } : {}) })
+        await app.register(oidcProvider, { config, store, users, providers, api, metrics, audit, now, account, ...(options.oidcKeyPollMs ? { keyPollMs: options.oidcKeyPollMs } : {}) })
         // The account pages where users register their own relying parties (docs/oidc.md#registering-a-site).
         await app.register(async (pages) => {
           const area = await account.mount(pages)
@@ -45,10 +46,6 @@ export const oidcFeature: GatewayFeature = {
       operatorRoutes: (api) => oidcAdminApi(api, { store, providers, users, audit }),
       accountSections: [(user, csrfToken) => accountSitesSection(store, user, csrfToken)],
       guideSections: [oidcGuideSection],
-      provides: { bearer: oauth2.bearer },
-      async close() {
-        oauth2.revocations.close()
-      },
     }
   },
 }

@@ -19,7 +19,7 @@ import type { UsageRecorder } from '../usage/recorder.js'
 import { confinedHandler, loadOidcLibrary } from './library.js'
 import { buildProvider, oidcPrefix, retiredKeySeconds, type OidcProviderDeps } from './provider.js'
 import type { OidcStore, SigningKey } from './store.js'
-import { deviceRoute, metadataPath } from '../oauth2/authorization-server.js'
+import type { ApiAuthorization } from '../host/authorization.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { oidcConsentPage, signedInSitesSection } from './pages.js'
@@ -43,6 +43,8 @@ export interface OidcOptions {
   audit?: Pick<AuditStore, 'record'>
   /** The deployments' providers, loaded (the operator API rotates keys through them too). */
   providers: OidcProviders
+  /** OAuth 2.0 for the API on the provider (docs/oauth2.md): its configuration, metadata and device pages. */
+  api: ApiAuthorization
   /** How often each gateway looks for a rotated signing key, ms (default 30 s). */
   keyPollMs?: number
   /** How often expired provider state is swept, ms (default 10 minutes). */
@@ -61,7 +63,7 @@ export class OidcProviders {
   private loading: Promise<void> | null = null
   private readonly binding: SessionBinding
 
-  constructor(private readonly options: Pick<OidcOptions, 'config' | 'store' | 'users' | 'now' | 'usage'> & { log?: (message: string) => void; api?: OidcProviderDeps['api'] }) {
+  constructor(private readonly options: Pick<OidcOptions, 'config' | 'store' | 'users' | 'now' | 'usage' | 'api'> & { log?: (message: string) => void }) {
     this.binding = sessionBinding(options.config.secretKey)
   }
 
@@ -80,7 +82,7 @@ export class OidcProviders {
         users: { getUser: (id) => users.getUser(id), getWebSession: async (cookie, now) => { const id = sessionId(cookie); return id === null ? null : users.getWebSession(id, now) } },
         secretKey: config.secretKey,
         now: this.options.now ?? Date.now,
-        ...(this.options.api ? { api: this.options.api } : {}),
+        api: this.options.api,
       }
       const provider = buildProvider(library, baseUrl(hostsOf(config), deployment), keys, deps)
       // One session: signing out through the provider (RP-initiated logout) ends the
@@ -174,7 +176,7 @@ const outcomeOf = (status: number, route: string): Outcome => {
 /** The largest form body the library reads (its own limit, lib/shared/selective_body.js). */
 const libraryFormLimit = 56 * 1024
 
-const routeNameOf = (path: string): string => {
+const routeNameOf = (path: string, { metadataPath, deviceRoute }: ApiAuthorization): string => {
   if (path === '/.well-known/openid-configuration' || path === metadataPath) return 'oidc_discovery'
   if (path === deviceRoute || path.startsWith(`${deviceRoute}/`)) return 'oauth2_device'
   const rest = path.slice(oidcPrefix.length + 1).split('/')[0] ?? ''
@@ -207,7 +209,7 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
 
   // Every provider request counted as method "oidc" (never a legacy method).
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeName ?? routeNameOf(request.url.split('?')[0]!)
+    const route = request.routeName ?? routeNameOf(request.url.split('?')[0]!, options.api)
     options.metrics?.authRequests.series('oidc', outcomeOf(reply.statusCode, route), route).inc()
     done()
   })
@@ -239,7 +241,7 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     passthrough.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: libraryFormLimit }, (_req, body, done) => done(null, body))
     passthrough.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined))
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-      request.routeName = routeNameOf(request.url.split('?')[0]!)
+      request.routeName = routeNameOf(request.url.split('?')[0]!, options.api)
       const { handle } = deploymentOf(request)
       const origin = app.publicOrigin(request)
       // The public origin as the gateway decided it (trusted proxies only), in the one
@@ -258,6 +260,7 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
     const methods = ['GET', 'HEAD', 'POST', 'OPTIONS'] as const
     passthrough.route({ method: [...methods], url: '/.well-known/openid-configuration', handler })
     // OAuth 2.0 for the API (docs/oauth2.md): RFC 8414 metadata, and the device flow's page.
+    const { metadataPath, deviceRoute } = options.api
     passthrough.route({ method: [...methods], url: metadataPath, handler })
     passthrough.route({ method: [...methods], url: deviceRoute, handler })
     passthrough.route({ method: [...methods], url: `${deviceRoute}/*`, handler })

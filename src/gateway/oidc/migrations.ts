@@ -2,7 +2,6 @@
 // gateway schema's migrations, applied in the gateway schema's order
 // (src/gateway/schema.ts). The same SQL runs on PGlite and on PostgreSQL.
 import type { Migration } from '../../common/sql.js'
-import { oauth2Migrations } from '../oauth2/migrations.js'
 
 export const oidcMigrations: Migration[] = [
   {
@@ -79,6 +78,4 @@ ALTER TABLE kigo_gateway.oidc_clients ADD COLUMN previous_secret_expires_at time
 CREATE INDEX oidc_state_client_grants ON kigo_gateway.oidc_state (client_id, account_id) WHERE model = 'Grant' AND client_id IS NOT NULL;
 `,
   },
-  // OAuth 2.0 for the API (docs/oauth2.md) on the same provider: its revoked grants and the device flow's codes.
-  ...oauth2Migrations,
 ]

@@ -16,7 +16,7 @@ import { securePageResponse } from '../../common/security-headers.js'
 import { page } from '../account-area/html.js'
 import type { OidcStore, SigningKey } from './store.js'
 import type { User } from '../store/types.js'
-import { apiAuthorizationConfiguration, apiScopesProperty, deviceCodeSeconds, deviceRoute, installApiAuthorization, type ApiAuthorizationDeps } from '../oauth2/authorization-server.js'
+import type { ApiAuthorization } from '../host/authorization.js'
 
 /** Lifetimes, seconds (docs/oidc.md#lifetimes). */
 export const oidcTtl = {
@@ -43,8 +43,6 @@ export const routes = {
   end_session: `${oidcPrefix}/session/end`,
   revocation: `${oidcPrefix}/token/revocation`,
   introspection: `${oidcPrefix}/token/introspection`,
-  // The device flow's page for people (docs/oauth2.md#grants), short to type.
-  code_verification: deviceRoute,
   device_authorization: `${oidcPrefix}/device/auth`,
   pushed_authorization_request: `${oidcPrefix}/request`,
   backchannel_authentication: `${oidcPrefix}/backchannel`,
@@ -58,8 +56,8 @@ export interface OidcProviderDeps {
   users: { getUser(id: string): Promise<User | null>; getWebSession(id: string, now: Date): Promise<{ user: User | null } | null> }
   secretKey: string
   now: () => number
-  /** OAuth 2.0 for the API (docs/oauth2.md): its JWTs at revocation and introspection. */
-  api?: ApiAuthorizationDeps
+  /** OAuth 2.0 for the API (docs/oauth2.md): the resource, the device flow, its JWTs at revocation and introspection. */
+  api: ApiAuthorization
 }
 
 /** Where a stored payload records the issuer (deployment) that stored it. */
@@ -86,7 +84,7 @@ function ownPayload(found: AdapterPayload | undefined, issuer: string): AdapterP
 const previousSecretProperty = 'kigo_previous_client_secret'
 
 /** The library's storage interface over the gateway's store, for one issuer; relying parties come from oidc_clients. */
-function adapterFor(store: OidcStore, issuer: string, now: () => number) {
+function adapterFor(store: OidcStore, issuer: string, now: () => number, apiScopesProperty: string) {
   return class SqlAdapter implements Adapter {
     constructor(private readonly model: string) {}
 
@@ -157,7 +155,8 @@ const originOf = (uri: string): string | null => {
 export function buildProvider(library: OidcLibrary, issuer: string, keys: SigningKey[], deps: OidcProviderDeps): Provider {
   const { interactionPolicy } = library
   const { store, users } = deps
-  const api = apiAuthorizationConfiguration(library, issuer, sendKoaPage)
+  const api = deps.api.configuration(library, issuer, sendKoaPage)
+  const { apiScopesProperty } = deps.api
 
   // The account area's session decides who is signed in: a provider session for someone
   // else (or for a user who has signed out of kigo) asks for the login step again, which
@@ -174,7 +173,7 @@ export function buildProvider(library: OidcLibrary, issuer: string, keys: Signin
   )
 
   const configuration: Configuration = {
-    adapter: adapterFor(store, issuer, deps.now),
+    adapter: adapterFor(store, issuer, deps.now, apiScopesProperty),
     // The replaced secret rides in the client's metadata, never published: there is no
     // registration endpoint, and the library only compares it (compareClientSecret below).
     extraClientMetadata: { properties: [previousSecretProperty, apiScopesProperty] },
@@ -246,8 +245,9 @@ ${trusted(form)}
       policy: basePolicy,
       url: (_ctx, interaction) => `${oidcPrefix}/interaction/${interaction.uid}`,
     },
-    routes,
-    ttl: { ...oidcTtl, DeviceCode: deviceCodeSeconds },
+    // The device flow's page for people (docs/oauth2.md#grants), short to type.
+    routes: { ...routes, code_verification: deps.api.deviceRoute },
+    ttl: { ...oidcTtl, DeviceCode: deps.api.deviceCodeSeconds },
     rotateRefreshToken: api.rotateRefreshToken,
     extraTokenClaims: api.extraTokenClaims,
     renderError: async (ctx, out) => {
@@ -296,6 +296,6 @@ ${trusted(form)}
   // The public origin is decided by the gateway's own rules (trusted proxies) and handed
   // to the library as X-Forwarded-* of the request it is given (mount.ts).
   provider.proxy = true
-  if (deps.api) installApiAuthorization(provider, deps.api)
+  deps.api.install(provider)
   return provider
 }

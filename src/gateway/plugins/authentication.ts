@@ -8,7 +8,7 @@ import type { Config } from '../../common/config.js'
 import { classifyFailure, errors, failureResponse, type FailureWording } from '../../common/errors.js'
 import { withDeadline } from '../../common/deadline.js'
 import type { AppTracing } from '../../common/tracing.js'
-import { createAuthenticator, type AuthDecision } from '../auth/authenticate.js'
+import { createAuthenticator, type AuthDecision, type BearerAuthenticator } from '../auth/authenticate.js'
 import { readStreamedBody } from '../auth/read-body.js'
 import { bodyHolder } from './body-parsers.js'
 import type { AuthRequest, CredentialLookup } from '../domain/auth.js'
@@ -21,7 +21,6 @@ import type { AttemptThrottle } from '../throttle/attempts.js'
 import { clientName } from '../usage/client-name.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { PublicOrigin } from './origin.js'
-import type { BearerAuthenticator } from '../oauth2/bearer.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -11,7 +11,7 @@ import type { LegacyPolicyCheck } from '../policy/service.js'
 import type { ReplayCache } from '../replay/types.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
 import type { UsageRecorder } from '../usage/recorder.js'
-import type { BearerAuthenticator } from '../oauth2/bearer.js'
+import type { BearerAuthenticator } from '../auth/authenticate.js'
 
 export interface GatewayDeps {
   config: Config

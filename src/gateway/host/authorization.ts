@@ -1,0 +1,54 @@
+// OAuth 2.0 for the API (docs/oauth2.md) as the host knows it: the OpenID Connect
+// provider is the API's authorization server, and the two features meet here, not in
+// each other's folders. The oauth2 feature offers the `ApiAuthorization` extension
+// (`Provisions.apiAuthorization`); the OpenID Connect feature, which opens after it, builds
+// its providers with the extension's configuration and then attaches what the extension
+// needs from it (the signing keys, the grant store's hooks).
+import type Provider from 'oidc-provider'
+import type { KoaContextWithOIDC } from 'oidc-provider'
+
+/** A signing key of the provider, as the extension reads it: its private JWK (the public half is published). */
+export interface ProviderSigningKey {
+  jwk: Record<string, unknown>
+}
+
+/** The part of the `oidc-provider` library the extension uses. */
+export interface ProviderLibrary {
+  errors: Record<string, new (...args: never[]) => Error>
+}
+
+/** The grant store's hooks the extension uses: told of every revoked grant, and revoking one. */
+export interface GrantHooks {
+  /** Set by the extension: called with every grant the store revokes. */
+  onGrantsRevoked: ((grantIds: string[]) => Promise<void>) | null
+  /** Revokes a grant with its codes and tokens, on every gateway. */
+  revokeGrant(grantId: string): Promise<void>
+}
+
+/** What the extension adds to one provider's configuration. */
+export interface ApiAuthorizationConfiguration {
+  /** Spread into the configuration's features: resource indicators, device flow, revocation, introspection. */
+  features: Record<string, Record<string, unknown>>
+  rotateRefreshToken: boolean
+  extraTokenClaims: (ctx: KoaContextWithOIDC, token: { grantId?: string; resourceServer?: { audience?: string } }) => Promise<Record<string, string> | undefined>
+  /** Whether a code (or device code) grants the API: its refresh token needs no offline_access. */
+  grantsApi(code: { resource?: string | string[] }): boolean
+}
+
+/** The API's authorization on the OpenID Connect provider (the oauth2 feature). */
+export interface ApiAuthorization {
+  /** Where a client's metadata, as the provider's adapter gives it, carries its API scopes (space-separated). */
+  readonly apiScopesProperty: string
+  /** The device flow's page for people, at the deployment's root. */
+  readonly deviceRoute: string
+  /** How long a device code waits for its user, seconds. */
+  readonly deviceCodeSeconds: number
+  /** The RFC 8414 metadata's path. */
+  readonly metadataPath: string
+  /** What the provider of `issuer` adds to its configuration; `sendPage` answers with a page of the account area. */
+  configuration(library: ProviderLibrary, issuer: string, sendPage: (ctx: KoaContextWithOIDC, document: string) => void): ApiAuthorizationConfiguration
+  /** Installs the provider's middleware for the API: metadata, and the API's tokens at revocation and introspection. */
+  install(provider: Provider): void
+  /** Hands over what the provider's feature holds, once its providers are built: the current signing keys (they rotate) and the grant store. */
+  attach(late: { keys: () => readonly ProviderSigningKey[]; grants: GrantHooks }): void
+}

@@ -9,6 +9,7 @@ import type { GatewayFeature } from './host/feature.js'
 import { loginApiFeature } from './login-api/feature.js'
 import { migrationFeature } from './migration/feature.js'
 import { noticesFeature } from './notices/feature.js'
+import { oauth1Feature } from './oauth1/feature.js'
 import { oauth2Feature } from './oauth2/feature.js'
 import { oidcFeature } from './oidc/feature.js'
 import { wsseFeature } from './wsse/feature.js'
@@ -16,6 +17,7 @@ import { wsseFeature } from './wsse/feature.js'
 export const gatewayFeatures: readonly GatewayFeature[] = [
   basicFeature,
   wsseFeature,
+  oauth1Feature,
   loginApiFeature,
   oauth2Feature,
   oidcFeature,

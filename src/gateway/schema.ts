@@ -14,14 +14,13 @@ import { operatorMigrations } from './operator/migrations.js'
 import { policyMethodMigrations, policyMigrations } from './policy/migrations.js'
 import { providerMigrations } from './account-area/migrations.js'
 import { identityMigrations, webSessionMigrations } from './store/migrations.js'
-import { oauth1Migrations } from './oauth1/migrations.js'
 import { throttleMigrations } from './throttle/migrations.js'
 import { usageMigrations } from './usage/migrations.js'
 
 /** The host's own lists: the identity store, the policy, usage, audit, operator sessions, locks, the account area, the outbox. */
 const hostMigrations: ReadonlyArray<readonly Migration[]> = [
-  // One list, as shipped: the identity store's, OAuth 1.0a's later changes to its tables, the web sessions'.
-  [...identityMigrations, ...oauth1Migrations, ...webSessionMigrations],
+  // One list: the users' and web sessions' tables.
+  [...identityMigrations, ...webSessionMigrations],
   policyMigrations,
   usageMigrations,
   auditMigrations,

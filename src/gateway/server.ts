@@ -117,7 +117,6 @@ export async function buildGateway(configIn: Config, options: GatewayStartOption
       operatorSessions: d.operatorSessions,
       userLocks: d.userLocks,
       contactEmails: d.contactEmail.store,
-      registrationClosed: () => d.policy.registrationClosed('oauth1'),
       features: d.features.map(({ name, adds }) => ({ name, operatorRoutes: adds.operatorRoutes, operatorPages: adds.operatorPages })),
     })
   } catch (err) {

@@ -116,8 +116,8 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       // A release that had migrations up to 34, in version order.
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
-      // In the lists' order (src/gateway/schema.ts): the identity store's 61, 80, 83 and 90 first, the usage report's 38, the audit's 36, …
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 90, 38, 94, 36, 35, 37, 92, 40, 81, 84, 50, 82, 85, 110, 60, 91, 70, 71, 72, 73, 93])
+      // In the lists' order (src/gateway/schema.ts, by first version): the identity store's 61 and 90 first, the usage report's 38 and 94, the audit's 36, …, OAuth 1.0a's 80 and 83
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 90, 38, 94, 36, 35, 37, 92, 40, 81, 84, 50, 82, 85, 60, 91, 70, 71, 72, 73, 80, 83, 93, 110])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

@@ -65,7 +65,7 @@ export interface AccountAreaHost {
  * The area's own pages answer their failures as pages: the identity store away is a 503
  * page (docs/operations.md#dependability); anything else beyond the request a logged 500.
  */
-const pageErrors: ErrorArea = {
+export const pageErrors: ErrorArea = {
   wording: {
     request: (f) => (f.status === 413 ? errors.tooLarge('body_too_large', 'The request body is too large') : undefined),
     unavailable: () => errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly'),

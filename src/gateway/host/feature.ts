@@ -15,7 +15,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../../common/config.js'
 import type { SafeHtml } from '../../common/html.js'
 import type { Db, Migration } from '../../common/sql.js'
-import type { AccountArea } from '../account-area/index.js'
+import type { AccountPages } from '../account-area/facade.js'
 import type { AccountSection } from '../account-area/context.js'
 import type { AuditStore } from '../audit/store.js'
 import type { MailBudget } from '../mail/budget.js'
@@ -122,7 +122,7 @@ export interface GatewayShared {
 /** The account area as features use it: mounted in a feature's own plugin scope. */
 export interface AccountHost {
   /** Registers the cookie parser and the deployment check on `app` and gives the area as that scope sees it. */
-  mount(app: FastifyInstance): Promise<AccountArea>
+  mount(app: FastifyInstance): Promise<AccountPages>
 }
 
 /** What an opened feature adds to the gateway; every part is optional. */

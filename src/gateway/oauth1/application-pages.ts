@@ -22,13 +22,11 @@ import type { SignedInSession } from '../account-area/posted-form.js'
 import { scopesFromCheckboxes } from '../domain/scopes.js'
 import { InvalidInput, refused } from '../store/validation.js'
 import type { Consumer, ConsumerDetails } from '../store/types.js'
-import type { Sessions } from '../account-area/session.js'
 import type { AccountStore } from '../account-area/context.js'
 
 /** What the application pages use of the provider: the store, the account sessions and the clock. */
 export interface ApplicationPagesContext {
   store: AccountStore
-  sessions: Sessions
   now: () => number
   /** The migration policy: the oauth1 policy may close the registration of new applications. */
   migration?: { policy: { registrationClosed(method: 'oauth1'): boolean } }
@@ -55,7 +53,7 @@ const refusal = (err: InvalidInput): string => (err.field === 'callbackUrl' ? `T
 const auditView = (c: Consumer) => ({ name: c.name, callback_url: c.callbackUrl, home_url: c.homeUrl })
 
 export function registerApplications(app: FastifyInstance, ctx: ApplicationPagesContext, kit: AccountKit): void {
-  const { store, sessions } = ctx
+  const { store } = ctx
 
   /** Where a registration or rotation sends the browser: the page that shows the new secret once. */
   const newSecretPath = paths.newSecret
@@ -74,7 +72,7 @@ export function registerApplications(app: FastifyInstance, ctx: ApplicationPages
     try {
       const { consumer, secret } = await store.createConsumer({ ...storedDetails(input), ownerId: session.user.id, scopes: input.scopes })
       await kit.audited(kit.by(request, session.user.id), { kind: 'app', action: auditAction(applicationKind, 'create'), target: consumer.key, before: null, after: { user: session.user.id, ...auditView(consumer), scopes: consumer.scopes } })
-      await sessions.holdNewSecret(session, slotOf(consumer.key), { secret })
+      await kit.holdNewSecret(session, slotOf(consumer.key), { secret })
       return seeOther(reply, newSecretPath(consumer.key))
     } catch (err) {
       if (err instanceof InvalidInput) return invalid(refusal(err))
@@ -91,7 +89,7 @@ export function registerApplications(app: FastifyInstance, ctx: ApplicationPages
   /** The signed-in user's own application and its previous secret, or null after answering (the sign-in, or 404). */
   const ownForPage = async (request: FastifyRequest, reply: FastifyReply, path: (key: string) => string) => {
     request.routeName = 'account'
-    const session = await sessions.current(request)
+    const session = await kit.session(request)
     const key = (request.params as { key: string }).key
     if (!session?.user) {
       await seeOther(reply, `/account/login?next=${encodeURIComponent(path(key))}`)
@@ -123,7 +121,7 @@ export function registerApplications(app: FastifyInstance, ctx: ApplicationPages
   app.get('/account/apps/:key/new-secret', async (request, reply) => {
     const own = await ownForPage(request, reply, newSecretPath)
     if (!own) return reply
-    const shown = await sessions.takeNewSecret(own.session, slotOf(own.consumer.key))
+    const shown = await kit.takeNewSecret(own.session, slotOf(own.consumer.key))
     if (shown === null) return sendApplication(request, reply, own.session, own.consumer, own.previous, { notice: shownOnceNotice('consumer secret', 'Make a new secret below.') })
     const notice = shown.previousUntil === undefined ? 'Your application is registered. Keep the consumer secret private.' : 'A new consumer secret was made. Give it to the application.'
     return sendApplication(request, reply, own.session, own.consumer, own.previous, { shown, notice })
@@ -197,7 +195,7 @@ export function registerApplications(app: FastifyInstance, ctx: ApplicationPages
     actor: (request, session) => kit.by(request, session.user.id),
     audited: kit.audited,
     auditUser: true,
-    hold: (session, slot, shown) => sessions.holdNewSecret(session, slot, shown),
+    hold: (session, slot, shown) => kit.holdNewSecret(session, slot, shown),
     rotate: async (consumer, overlapSeconds) => (await store.rotateConsumerSecret(consumer.key, { overlapSeconds, now: new Date(ctx.now()) })) ?? 'not_found',
     refuse: (reply, session, consumer, why) => why === 'overlap'
       ? sendPage(reply, 400, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'Choose how long the old secret works', message: 'The form named no overlap this page offers: none, 1 hour, 24 hours or 7 days. Nothing was changed.', link: { href: paths.item(consumer.key), text: `Back to ${consumer.name}` } }))

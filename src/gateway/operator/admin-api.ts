@@ -14,7 +14,6 @@ import { auditTrail } from '../audit/audited.js'
 import { InvalidInput } from '../store/validation.js'
 import { Conflict, NotFound, type IdentityAdministration } from '../store/types.js'
 import type { AdminChange, AdminRouteOptions } from '../registrations/admin-routes.js'
-import { oauth1OperatorRoutes } from '../oauth1/feature.js'
 import { adminUsers } from './admin-users.js'
 
 export type { AdminChange } from '../registrations/admin-routes.js'
@@ -131,8 +130,13 @@ const identityErrors: ErrorArea = operatorErrorArea({
 
 // ---- routes ----------------------------------------------------------------------------
 
-export async function adminApi(instance: FastifyInstance, options: AdminApiOptions): Promise<void> {
-  const app = instance.withTypeProvider<TypeBoxTypeProvider>()
+/**
+ * Makes `app` a scope of the identity administration (users here, OAuth 1.0a's
+ * applications and tokens in their feature): the strict TypeBox validator, the identity
+ * store's refusals as answers, no caching of answers that may carry a secret once; and
+ * gives the options its groups of routes take.
+ */
+export function identityAdminScope(app: FastifyInstance, options: AdminApiOptions): AdminRouteOptions {
   const { store } = options
   const passwordBytes = options.passwordBytes ?? 18
   const newPassword = () => randomToken(passwordBytes)
@@ -156,12 +160,13 @@ export async function adminApi(instance: FastifyInstance, options: AdminApiOptio
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store')
   })
+  return { store, newPassword, audited, changed, now: options.now ?? Date.now, ...(options.pendingEmail ? { pendingEmail: options.pendingEmail } : {}), ...(options.registrationClosed ? { registrationClosed: options.registrationClosed } : {}) }
+}
 
+export async function adminApi(instance: FastifyInstance, options: AdminApiOptions): Promise<void> {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>()
   // One group per resource, each in this context (its validator, errors and no-store).
-  const routes: AdminRouteOptions = { store, newPassword, audited, changed, now: options.now ?? Date.now, ...(options.pendingEmail ? { pendingEmail: options.pendingEmail } : {}), ...(options.registrationClosed ? { registrationClosed: options.registrationClosed } : {}) }
-  await app.register(adminUsers, routes)
-  // The OAuth 1.0a applications and access tokens: the feature's routes (src/gateway/oauth1/).
-  await oauth1OperatorRoutes(routes)(app)
+  await app.register(adminUsers, identityAdminScope(app, options))
 }
 
 export default adminApi

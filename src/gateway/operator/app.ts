@@ -41,8 +41,6 @@ export interface OperatorDeps extends GatewayDeps {
   userLocks?: UserLocks
   /** New contact e-mails waiting for their owners' confirmation (shown with a user). */
   contactEmails?: Pick<ContactEmailStore, 'pending'>
-  /** Whether the oauth1 policy closed the registration of new OAuth 1.0a applications (POST /admin/apps refuses them). */
-  registrationClosed?: () => boolean
 }
 
 export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInstance> {
@@ -72,7 +70,7 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     await api.register(adminAuth, { adminToken: deps.config.adminToken })
     const audit = deps.audit
     const contactEmails = deps.contactEmails
-    await api.register(adminApi, { store: deps.store, now, ...(audit ? { audit } : {}), ...(contactEmails ? { pendingEmail: (user: string, at: number) => contactEmails.pending(user, at) } : {}), ...(deps.registrationClosed ? { registrationClosed: deps.registrationClosed } : {}) })
+    await api.register(adminApi, { store: deps.store, now, ...(audit ? { audit } : {}), ...(contactEmails ? { pendingEmail: (user: string, at: number) => contactEmails.pending(user, at) } : {}) })
     if (audit) await api.register(auditApi, { audit })
     if (deps.userLocks) await api.register(locksApi, { locks: deps.userLocks, now, ...(audit ? { audit } : {}) })
     if (deps.operatorSessions) await api.register(sessionsApi, { sessions: deps.operatorSessions, now, ...(audit ? { audit } : {}) })

@@ -8,7 +8,6 @@ import { errors } from '../../common/errors.js'
 import { sendError } from '../../common/api-errors.js'
 import { sendErrorPage } from '../account-area/error-page.js'
 import { signatureAdviceOptions } from '../auth/authenticate.js'
-import { registerApplications } from '../oauth1/application-pages.js'
 import { registerAuthorize } from './authorize.js'
 import { defaults, type ProviderContext, type ProviderOptions } from './context.js'
 import { registerOAuthEndpoints } from './oauth-endpoints.js'
@@ -39,7 +38,7 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
   // provider's routes only, and the deployment check: the provider answers for the
   // deployments only (docs/gateway.md#deployments; docs/api.md#statusesupdate rule 1 holds here too): a
   // request token, a session or a base string made for another Host is refused.
-  const area = await options.account.mount(app)
+  await options.account.mount(app)
   const account = options.account.context
   const auth = account.config.auth
   const ctx: ProviderContext = {
@@ -60,8 +59,6 @@ export async function oauthProvider(app: FastifyInstance, options: ProviderOptio
 
   registerOAuthEndpoints(app, ctx)
   registerAuthorize(app, ctx)
-  // The applications' pages on the account area (the area's own pages are the host's).
-  registerApplications(app, ctx, area)
   registerUserInfo(app, ctx)
   registerMigrationGuide(app, ctx)
   registerDeveloperGuide(app, ctx)

@@ -25,7 +25,7 @@ export interface IdentityStoreOptions {
    * the store's own tables are only some of them.
    */
   migrations: readonly Migration[]
-  /** The OAuth 1.0a applications' store (src/gateway/oauth1/feature.ts's `oauth1Store`). */
+  /** The OAuth 1.0a applications' store (src/gateway/identity.ts opens OAuth 1.0a's). */
   applications?: ApplicationStoreFactory
 }
 

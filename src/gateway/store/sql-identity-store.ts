@@ -62,7 +62,7 @@ export interface IdentityStoreBase {
   changed: (change: IdentityChange) => void
 }
 
-/** Opens the applications' store on the identity store's base (src/gateway/oauth1/feature.ts gives one). */
+/** Opens the applications' store on the identity store's base (src/gateway/identity.ts gives OAuth 1.0a's). */
 export type ApplicationStoreFactory = (base: IdentityStoreBase) => ApplicationStore
 
 export interface SqlIdentityStoreOptions {

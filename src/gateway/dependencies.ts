@@ -224,7 +224,9 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
   // ---- the OpenID Connect provider (docs/oidc.md): its state and keys in the shared store.
   const oidcStore = new OidcStore(database, config.secretKey, now)
   // OAuth 2.0 for the API (docs/oauth2.md) on the same provider, its keys and store.
-  const oauth2 = openOAuth2({ config, db: database, redis, oidcStore, keys: () => oidcProviders.signingKeys(), users: store, now, ...(logger ? { log: (message: string, err?: Error) => logger.warn({ err: err && { message: err.message } }, message) } : {}) })
+  // The token exchange verifies OAuth 1.0a signatures as the API does: the same loads, replay cache and options.
+  const oauth1 = { lookup, replay: replay.oauth, oauth: { windowSeconds: config.auth.timestampWindowSeconds, hmacSha256: config.auth.hmacSha256, plaintext: config.auth.plaintext }, audit: new AuditStore(database) }
+  const oauth2 = openOAuth2({ config, db: database, redis, oidcStore, keys: () => oidcProviders.signingKeys(), users: store, oauth1, now, ...(logger ? { log: (message: string, err?: Error) => logger.warn({ err: err && { message: err.message } }, message) } : {}) })
   const oidcProviders = new OidcProviders({ config, store: oidcStore, users: store, now, usage, api: oauth2.api, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
   await oidcProviders.load()
   await oauth2.revocations.start()

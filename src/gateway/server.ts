@@ -117,7 +117,7 @@ export async function startGateway(configIn: Config, options: GatewayStartOption
     // The public app's steps as spans (the operator app is not traced).
     const publicDeps: GatewayDeps = tracing ? { ...deps, replay: tracedReplay(d.replay, tracing), policy: tracedPolicy(d.policy, tracing), tracing } : deps
     app = await buildGatewayApp(publicDeps, accountArea(config, d, options, now))
-    operator = await buildOperatorApp({ ...deps, store: d.store, migration: { policy: d.policy, usageStore: d.usageStore, recorder: usage }, audit: d.audit, sites: d.sites, oidc: { store: d.oidcStore, providers: d.oidcProviders }, operatorSessions: d.operatorSessions, userLocks: d.userLocks, contactEmails: d.contactEmail.store, ...(d.notices ? { notices: d.notices } : {}) })
+    operator = await buildOperatorApp({ ...deps, store: d.store, migration: { policy: d.policy, usageStore: d.usageStore, recorder: usage }, audit: d.audit, sites: d.sites, oidc: { store: d.oidcStore, providers: d.oidcProviders, applications: d.oauth2.applications }, operatorSessions: d.operatorSessions, userLocks: d.userLocks, contactEmails: d.contactEmail.store, ...(d.notices ? { notices: d.notices } : {}) })
 
     // 3. Listening.
     const url = await app.listen({ host: config.gateway.host, port: config.gateway.port })

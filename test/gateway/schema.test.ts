@@ -53,6 +53,7 @@ const addedSince: Array<[number, string]> = [
   [91, 'mail budgets'],
   [92, 'links that undo a change of contact e-mail'],
   [110, 'OAuth 2.0: revoked grants, the API scopes an OpenID Connect client may ask for'],
+  [111, 'OAuth 2.0 for OAuth 1.0a applications: the client of each application, and each token exchanged'],
 ]
 const recorded = [...recordedBefore, ...addedSince].sort((a, b) => a[0] - b[0])
 
@@ -115,7 +116,7 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
       // In the lists' order (src/gateway/schema.ts): the identity store's 61, 80, 83 and 90 first, the usage report's 38, the audit's 36, …
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 90, 38, 36, 35, 37, 92, 40, 81, 84, 50, 82, 85, 60, 91, 70, 71, 72, 73, 110])
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 80, 83, 90, 38, 36, 35, 37, 92, 40, 81, 84, 50, 82, 85, 60, 91, 70, 71, 72, 73, 110, 111])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

@@ -6,7 +6,9 @@ import { hostsOf } from '../../common/deployment.js'
 import type { RedisClient } from '../../common/redis.js'
 import type { Db } from '../../common/sql.js'
 import type { OidcStore, SigningKey } from '../oidc/store.js'
-import type { User } from '../store/types.js'
+import type { Consumer, User } from '../store/types.js'
+import { OAuth2Applications } from './applications.js'
+import type { TokenExchangeDeps } from './exchange.js'
 import { AccessTokenVerifier } from './access-token.js'
 import type { ApiAuthorizationDeps } from './authorization-server.js'
 import { bearerAuthenticator, type BearerAuthenticator } from './bearer.js'
@@ -16,8 +18,10 @@ import { apiAccessTokenSeconds } from './scopes.js'
 export interface OAuth2Services {
   revocations: RevocationList
   bearer: BearerAuthenticator
-  /** What the provider needs for the API's tokens at revocation and introspection. */
+  /** What the provider needs for the API's tokens at revocation and introspection, and the token exchange. */
   api: ApiAuthorizationDeps
+  /** OAuth 1.0a applications with OAuth 2.0 on, and their exchanged tokens. */
+  applications: OAuth2Applications
 }
 
 export function openOAuth2(o: {
@@ -27,7 +31,9 @@ export function openOAuth2(o: {
   oidcStore: OidcStore
   /** The provider's current signing keys (they rotate; OidcProviders polls them). */
   keys: () => readonly SigningKey[]
-  users: { getUser(id: string): Promise<User | null> }
+  users: { getUser(id: string): Promise<User | null>; getConsumer(key: string): Promise<{ consumer: Consumer } | null> }
+  /** The OAuth 1.0a verifier's loads, replay cache and options: the token exchange checks its signature with them. */
+  oauth1?: Omit<TokenExchangeDeps, 'applications' | 'revokeGrant' | 'now' | 'log'>
   now: () => number
   log?: (message: string, err?: Error) => void
 }): OAuth2Services {
@@ -36,12 +42,16 @@ export function openOAuth2(o: {
   // token, the account page, a deleted client) is put on the list.
   o.oidcStore.onGrantsRevoked = (grantIds) => revocations.revoke(grantIds)
   const verifier = new AccessTokenVerifier(o.keys, revocations, o.now)
+  const applications = new OAuth2Applications(o.db, o.oidcStore, o.users)
+  const revokeGrant = (grantId: string) => o.oidcStore.revokeGrant(grantId)
   return {
     revocations,
     bearer: bearerAuthenticator({ realm: o.config.auth.realm, hosts: hostsOf(o.config), verifier, users: o.users }),
-    api: { verifier, revokeGrant: (grantId) => o.oidcStore.revokeGrant(grantId) },
+    api: { verifier, revokeGrant, ...(o.oauth1 ? { exchange: { ...o.oauth1, applications, revokeGrant, now: o.now, ...(o.log ? { log: o.log } : {}) } } : {}) },
+    applications,
   }
 }
 
 export { RevocationList } from './revocations.js'
+export { OAuth2Applications, OAuth2Refused } from './applications.js'
 export type { BearerAuthenticator } from './bearer.js'

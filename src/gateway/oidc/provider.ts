@@ -16,7 +16,7 @@ import { securePageResponse } from '../../common/security-headers.js'
 import { page } from '../account-area/html.js'
 import type { OidcStore, SigningKey } from './store.js'
 import type { User } from '../store/types.js'
-import { apiAuthorizationConfiguration, apiScopesProperty, deviceCodeSeconds, deviceRoute, installApiAuthorization, type ApiAuthorizationDeps } from '../oauth2/authorization-server.js'
+import { apiAuthorizationConfiguration, apiScopesProperty, clientGrantTypes, deviceCodeSeconds, deviceRoute, installApiAuthorization, type ApiAuthorizationDeps } from '../oauth2/authorization-server.js'
 
 /** Lifetimes, seconds (docs/oidc.md#lifetimes). */
 export const oidcTtl = {
@@ -86,7 +86,7 @@ function ownPayload(found: AdapterPayload | undefined, issuer: string): AdapterP
 const previousSecretProperty = 'kigo_previous_client_secret'
 
 /** The library's storage interface over the gateway's store, for one issuer; relying parties come from oidc_clients. */
-function adapterFor(store: OidcStore, issuer: string, now: () => number) {
+function adapterFor(store: OidcStore, issuer: string, now: () => number, grantTypes: string[]) {
   return class SqlAdapter implements Adapter {
     constructor(private readonly model: string) {}
 
@@ -107,7 +107,7 @@ function adapterFor(store: OidcStore, issuer: string, now: () => number) {
           ...(found.secret !== null && previous !== null ? { [previousSecretProperty]: previous.secret } : {}),
           redirect_uris: c.redirectUris,
           post_logout_redirect_uris: c.postLogoutRedirectUris,
-          grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+          grant_types: grantTypes,
           [apiScopesProperty]: c.apiScopes.join(' '),
           response_types: ['code'],
         }
@@ -174,7 +174,7 @@ export function buildProvider(library: OidcLibrary, issuer: string, keys: Signin
   )
 
   const configuration: Configuration = {
-    adapter: adapterFor(store, issuer, deps.now),
+    adapter: adapterFor(store, issuer, deps.now, clientGrantTypes(deps.api)),
     // The replaced secret rides in the client's metadata, never published: there is no
     // registration endpoint, and the library only compares it (compareClientSecret below).
     extraClientMetadata: { properties: [previousSecretProperty, apiScopesProperty] },
@@ -296,6 +296,6 @@ ${trusted(form)}
   // The public origin is decided by the gateway's own rules (trusted proxies) and handed
   // to the library as X-Forwarded-* of the request it is given (mount.ts).
   provider.proxy = true
-  if (deps.api) installApiAuthorization(provider, deps.api)
+  if (deps.api) installApiAuthorization(provider, library, deps.api)
   return provider
 }

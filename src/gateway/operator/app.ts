@@ -33,6 +33,7 @@ import { noticesApi } from './notices-api.js'
 import type { ContactEmailStore } from '../account-area/contact-email.js'
 import { noticesDashboardSection } from './notices-panel.js'
 import { oidcAdminApi } from '../oidc/admin-api.js'
+import { oauth2AppsAdminApi, type OAuth2AppsAdminOptions } from '../oauth2/admin-api.js'
 import type { OidcProviders } from '../oidc/index.js'
 import type { OidcStore } from '../oidc/store.js'
 
@@ -47,7 +48,7 @@ export interface OperatorDeps extends GatewayDeps {
   /** Operator locks on users (docs/operations.md#user-locks). */
   userLocks?: UserLocks
   /** The OpenID Connect provider's relying parties and keys (docs/oidc.md). */
-  oidc?: { store: OidcStore; providers: Pick<OidcProviders, 'rotateKey'> }
+  oidc?: { store: OidcStore; providers: Pick<OidcProviders, 'rotateKey'>; applications?: OAuth2AppsAdminOptions['applications'] }
   /** The login API's sites (docs/login-api.md). */
   sites?: LoginSiteStore
   /** Migration notices and the policy plan (docs/gateway.md#migration-notices). */
@@ -89,6 +90,8 @@ export async function buildOperatorApp(deps: OperatorDeps): Promise<FastifyInsta
     if (deps.userLocks) await api.register(locksApi, { locks: deps.userLocks, now, ...(audit ? { audit } : {}) })
     if (deps.operatorSessions) await api.register(sessionsApi, { sessions: deps.operatorSessions, now, ...(audit ? { audit } : {}) })
     if (deps.oidc) await api.register(oidcAdminApi, { store: deps.oidc.store, providers: deps.oidc.providers, users: deps.store, ...(audit ? { audit } : {}) })
+    // OAuth 2.0 turned on for an OAuth 1.0a application (docs/oauth2.md#for-an-oauth-10a-application).
+    if (deps.oidc?.applications) await api.register(oauth2AppsAdminApi, { applications: deps.oidc.applications, ...(audit ? { audit } : {}) })
     if (deps.sites) await api.register(sitesAdminApi, { sites: deps.sites, now, ...(audit ? { audit } : {}) })
     if (migration) {
       await api.register(policyApi, { policy: migration.policy, now, ...(audit ? { audit } : {}) })

@@ -17,13 +17,18 @@ export interface OAuth2AppsAdminOptions {
   audit?: Pick<AuditStore, 'record'>
 }
 
-const TurnOnBody = Type.Object(
-  {
-    redirect_uri: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-    public: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-)
+/** The optional body: {"redirect_uri": URL} (the application's callback otherwise), {"public": true}. */
+function turnOnBody(body: unknown): { redirect_uri?: string; public?: boolean } {
+  if (body === undefined || body === null) return {}
+  const bad = (message: string) => new ApiError(400, 'invalid_parameter', `Invalid request body: ${message}`)
+  if (typeof body !== 'object' || Array.isArray(body)) throw bad('send a JSON object')
+  const b = body as Record<string, unknown>
+  const unknown = Object.keys(b).filter((k) => k !== 'redirect_uri' && k !== 'public')
+  if (unknown.length > 0) throw bad(`unknown field ${unknown[0]}`)
+  if (b.redirect_uri !== undefined && (typeof b.redirect_uri !== 'string' || b.redirect_uri.length === 0 || b.redirect_uri.length > 2048)) throw bad('redirect_uri must be a URL')
+  if (b.public !== undefined && typeof b.public !== 'boolean') throw bad('public must be true or false')
+  return b as { redirect_uri?: string; public?: boolean }
+}
 const AppParams = Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }) })
 const TurnedOn = Type.Object({
   consumer_key: Type.String(),
@@ -54,9 +59,9 @@ export async function oauth2AppsAdminApi(instance: FastifyInstance, options: OAu
 
   app.post('/admin/apps/:key/oauth2', {
     bodyLimit: 64 * 1024,
-    schema: { params: AppParams, body: Type.Optional(TurnOnBody), response: { 201: TurnedOn } },
+    schema: { params: AppParams, response: { 201: TurnedOn } },
   }, async (request, reply) => {
-    const body = request.body ?? {}
+    const body = turnOnBody(request.body)
     let on: Awaited<ReturnType<OAuth2Applications['turnOn']>>
     try {
       on = await options.applications.turnOn(request.params.key, { ...(body.redirect_uri !== undefined ? { redirectUri: body.redirect_uri } : {}), public: body.public === true })

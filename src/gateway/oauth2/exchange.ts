@@ -96,7 +96,8 @@ export function registerTokenExchange(
     }
     const refuse = async (error: ErrorClass, code: string, description: string): Promise<never> => {
       await audit({ ok: false, error: code, reason: description })
-      throw new error(description)
+      // The library's own description of some errors is fixed ("grant request is invalid"): the client is told what was wrong.
+      throw Object.assign(new error(description), { error_description: description })
     }
 
     if ((client as ClientView & { tokenEndpointAuthMethod?: string }).tokenEndpointAuthMethod === 'none') {

@@ -27,7 +27,7 @@ function turnOnBody(body: unknown): { redirect_uri?: string; public?: boolean } 
   if (unknown.length > 0) throw bad(`unknown field ${unknown[0]}`)
   if (b.redirect_uri !== undefined && (typeof b.redirect_uri !== 'string' || b.redirect_uri.length === 0 || b.redirect_uri.length > 2048)) throw bad('redirect_uri must be a URL')
   if (b.public !== undefined && typeof b.public !== 'boolean') throw bad('public must be true or false')
-  return b as { redirect_uri?: string; public?: boolean }
+  return b
 }
 const AppParams = Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }) })
 const TurnedOn = Type.Object({

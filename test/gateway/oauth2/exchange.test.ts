@@ -150,7 +150,8 @@ describe('the token exchange', () => {
     const web = new WebClient(stack.url)
     expect((await web.signIn('/account/login', alice.id, alice.password)).status).toBe(303)
     const page = await web.get('/account')
-    expect(page.text).toContain('Looking Glass')
+    const sites = page.text.slice(page.text.indexOf('Sites you sign in to with kigo'))
+    expect(sites.slice(0, sites.indexOf('</table>'))).toMatch(/Looking Glass[\s\S]*See your public entries and stars/)
   })
 })
 

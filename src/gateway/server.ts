@@ -75,7 +75,7 @@ function accountArea(config: Config, d: GatewayDependencies, options: GatewaySta
     },
     // The OpenID Connect provider (docs/oidc.md) on the same account area.
     oidc: { config, store: oidcStore, users: store, throttle: d.throttle, providers: d.oidcProviders, metrics, audit, now, ...accountSessions, ...(options.oidcKeyPollMs ? { keyPollMs: options.oidcKeyPollMs } : {}) },
-    oidcClientPages: { store: oidcStore, users: store, throttle: d.throttle, audit, now, secretKey: config.secretKey, ...accountSessions },
+    oidcClientPages: { store: oidcStore, users: store, throttle: d.throttle, audit, now, secretKey: config.secretKey, ...accountSessions, turnOn: { applications: d.oauth2.applications, consumers: store } },
   }
 }
 

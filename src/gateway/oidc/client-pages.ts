@@ -20,6 +20,7 @@ import { clientView } from './admin-api.js'
 import { checkRedirectUri, type ClientDetails, type OidcClient, type OidcStore } from './store.js'
 import { scopeDescriptions, scopesFromCheckboxes } from '../domain/scopes.js'
 import { scopes as allScopes } from '../domain/identifiers.js'
+import { registerTurnOnPages, type TurnOnPagesOptions } from '../oauth2/account-pages.js'
 
 const base = '/account/oidc-clients'
 const notOwned = 'You have no OpenID Connect client with this client_id.'
@@ -208,6 +209,8 @@ export interface OidcClientPagesOptions {
   secretKey: string
   now?: () => number
   audit?: Pick<AuditStore, 'record'>
+  /** OAuth 2.0 turned on for one's own OAuth 1.0a application (oauth2/account-pages.ts), on the same account area. */
+  turnOn?: Omit<TurnOnPagesOptions, 'area' | 'audit'>
 }
 
 /** The pages as a plugin of their own (they are account pages, not provider requests). */
@@ -219,6 +222,7 @@ export async function oidcClientPages(app: FastifyInstance, o: OidcClientPagesOp
     render: (_request, reply, answer) => sendErrorPage(reply, answer),
   })
   registerClientPages(app, { area, store: o.store, ...(o.audit ? { audit: o.audit } : {}) })
+  if (o.turnOn) registerTurnOnPages(app, { ...o.turnOn, area, ...(o.audit ? { audit: o.audit } : {}) })
 }
 
 export function registerClientPages(app: FastifyInstance, o: { area: AccountArea; store: OidcStore; audit?: Pick<AuditStore, 'record'> }): void {

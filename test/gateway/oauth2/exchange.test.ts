@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeJwt } from 'jose'
 import { startStack, type Stack } from '../../helpers/stack.js'
 import { oauth1aClient } from '../../helpers/oauth1a.js'
-import { WebClient } from '../provider/helpers.js'
+import { WebClient, csrfOf } from '../provider/helpers.js'
 import { bearer } from './helpers.js'
 
 const grantType = 'urn:ietf:params:oauth:grant-type:token-exchange'
@@ -19,6 +19,7 @@ interface OAuth1Token { token: string; secret: string }
 
 let stack: Stack
 let alice: { id: string; password: string }
+let bobby: { id: string; password: string }
 let glass: App
 let other: App
 let phone: App
@@ -66,7 +67,7 @@ async function oauth1Call(app: App, token: OAuth1Token, path: string): Promise<n
 beforeAll(async () => {
   stack = await startStack()
   alice = await stack.addUser('alice', 'Alice Liddell')
-  await stack.addUser('bobby', 'Bob')
+  bobby = await stack.addUser('bobby', 'Bob')
   tokenEndpoint = `${stack.url}/oidc/token`
   glass = await registerApp('Looking Glass', 'bobby', ['read_public', 'write_public'])
   other = await registerApp('Other App', 'bobby', ['read_public', 'write_public'])
@@ -94,6 +95,46 @@ describe('turning OAuth 2.0 on', () => {
     expect((await stack.admin<{ error: { code: string } }>('POST', `/admin/apps/${bare.body.consumer_key}/oauth2`)).body.error.code).toBe('invalid_redirect_uri')
     expect((await stack.admin('POST', `/admin/apps/${bare.body.consumer_key}/oauth2`, { redirect_uri: 'javascript:alert(1)' })).status).toBe(400)
     expect((await stack.admin('POST', `/admin/apps/${bare.body.consumer_key}/oauth2`, { redirect_uri: 'https://bare.example/cb', extra: 1 })).status).toBe(400)
+  })
+})
+
+describe('turning OAuth 2.0 on from the application\'s account page', () => {
+  it('the owner posts the form and sees the client_id and client secret once; the client exchanges with that secret', async () => {
+    const a = await stack.admin<{ consumer_key: string; consumer_secret: string }>('POST', '/admin/apps', { name: 'Hatter', owner: 'bobby', scopes: ['read_public'], callback: 'https://hatter.example/cb' })
+    const key = a.body.consumer_key
+    const web = new WebClient(stack.url)
+    expect((await web.signIn('/account/login', bobby.id, bobby.password)).status).toBe(303)
+    expect((await web.get(`/account/apps/${key}`)).text).toContain(`href="/account/apps/${key}/oauth2"`)
+    const form = await web.get(`/account/apps/${key}/oauth2`)
+    expect(form.status).toBe(200)
+    expect(form.text).toContain('value="https://hatter.example/cb"')
+    // No CSRF token: refused, nothing made.
+    expect((await web.post(`/account/apps/${key}/oauth2`, { redirect_uri: 'https://hatter.example/cb', type: 'confidential' })).status).toBe(403)
+    const posted = await web.post(`/account/apps/${key}/oauth2`, { csrf_token: csrfOf(form.text), redirect_uri: 'https://hatter.example/cb', type: 'confidential' })
+    expect(posted.status).toBe(303)
+    const location = posted.headers.get('location')!
+    expect(location).toMatch(/^\/account\/oidc-clients\/[A-Za-z0-9_-]+\/new-secret$/)
+    const clientId = location.split('/')[3]!
+    const shown = await web.get(location)
+    expect(shown.text).toContain(clientId)
+    const secret = /<code class="secret" id="client_secret">([^<]+)</.exec(shown.text)?.[1]
+    expect(secret).toBeTruthy()
+    expect((await web.get(location)).text).not.toContain(secret!)
+    // Turned on once: the page says so.
+    expect((await web.get(`/account/apps/${key}/oauth2`)).text).toContain(`OAuth 2.0 is on for this application: its client is <code>${clientId}</code>`)
+    const app: App = { key, secret: a.body.consumer_secret, clientId, clientSecret: secret!, name: 'Hatter' }
+    const r = await exchange(app, await issueToken(app, 'alice', ['read_public']))
+    expect(r.status).toBe(200)
+    expect(decodeJwt(r.body.access_token as string)).toMatchObject({ sub: 'alice', client_id: clientId, scope: 'read_public' })
+  })
+
+  it('is not offered to anyone but the owner', async () => {
+    const web = new WebClient(stack.url)
+    expect((await web.signIn('/account/login', alice.id, alice.password)).status).toBe(303)
+    const page = await web.get(`/account/apps/${glass.key}/oauth2`)
+    expect(page.status).toBe(404)
+    const account = await web.get('/account')
+    expect((await web.post(`/account/apps/${glass.key}/oauth2`, { csrf_token: csrfOf(account.text), redirect_uri: 'https://evil.example/cb', type: 'confidential' })).status).toBe(404)
   })
 })
 

@@ -1,4 +1,4 @@
-// The token exchange (docs/oauth2.md#exchanging-oauth-10a-tokens): an OAuth 1.0a
+// The token exchange (docs/oauth2.md#for-an-oauth-10a-application): an OAuth 1.0a
 // application that turned OAuth 2.0 on trades each stored OAuth 1.0a access token for
 // OAuth 2.0 tokens of the same user and scopes, without asking the user again.
 //

@@ -1,4 +1,4 @@
-// The token exchange from OAuth 1.0a to OAuth 2.0 (docs/oauth2.md#exchanging-oauth-10a-tokens)
+// The token exchange from OAuth 1.0a to OAuth 2.0 (docs/oauth2.md#for-an-oauth-10a-application)
 // against a running stack: an OAuth 1.0a application turns OAuth 2.0 on through the operator
 // API, and its OAuth 2.0 client trades the application's access tokens at the token endpoint,
 // signed by the npm `oauth-1.0a` client with the OAuth 1.0a parameters in the form body.

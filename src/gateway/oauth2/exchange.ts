@@ -60,6 +60,23 @@ type ErrorClass = new (description?: string) => Error
 const oauth1Parameters = ['oauth_consumer_key', 'oauth_token', 'oauth_signature_method', 'oauth_signature', 'oauth_timestamp', 'oauth_nonce', 'oauth_version']
 const exchangeParameters = ['subject_token', 'subject_token_type', 'scope', 'resource', 'requested_token_type', ...oauth1Parameters]
 
+/** Marks a request whose exchange the handler audited already. */
+const audited = Symbol('exchange audited')
+
+/** The client_id of a Basic Authorization header (RFC 6749 §2.3.1: form-encoded), or null. */
+function basicClientId(header: string | undefined): string | null {
+  const m = /^basic +([A-Za-z0-9+/=]+)$/i.exec(header ?? '')
+  if (!m) return null
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  if (colon <= 0) return null
+  try {
+    return decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')).slice(0, 128)
+  } catch {
+    return null
+  }
+}
+
 /** Adds the exchange to `provider`'s token endpoint. `resourceServerInfo` is the API's, as the provider's configuration gives it. */
 export function registerTokenExchange(
   provider: Provider,
@@ -72,6 +89,23 @@ export function registerTokenExchange(
   const e = library.errors as unknown as Record<'InvalidGrant' | 'InvalidRequest' | 'UnauthorizedClient' | 'InvalidScope' | 'InvalidTarget', ErrorClass>
   const resource = apiResource(provider.issuer)
 
+  /** One exchange in the audit trail, by the token's user when known (else by no one: `user:`). */
+  const record = async (address: string, clientId: string, after: Record<string, unknown>, userId?: string) => {
+    if (!deps.audit) return
+    try {
+      await deps.audit.record({ actor: { kind: 'user', user: userId ?? '', address }, kind: 'oidc', action: exchangeAuditAction, target: clientId, before: null, after: { client_id: clientId, ...after } })
+    } catch (err) {
+      deps.log?.('audit record failed', err as Error)
+    }
+  }
+
+  // Refusals before the handler (the client's authentication, the library's own checks) are audited too.
+  provider.on('grant.error', (ctx: KoaContextWithOIDC, err: Error & { error?: string; error_description?: string }) => {
+    if (ctx.oidc.params?.grant_type !== tokenExchangeGrant || ctx.state[audited] === true) return
+    const koa = ctx as unknown as { ip: string }
+    void record(koa.ip, ctx.oidc.client?.clientId ?? basicClientId(ctx.req.headers.authorization) ?? '', { ok: false, error: err.error ?? 'server_error', reason: err.error_description ?? null })
+  })
+
   const handler = async (ctx: KoaContextWithOIDC): Promise<void> => {
     const client = ctx.oidc.client!
     const params = ctx.oidc.params ?? {}
@@ -80,19 +114,8 @@ export function registerTokenExchange(
     let userId: string | undefined
     let consumerKey: string | null = null
     const audit = async (after: Record<string, unknown>) => {
-      if (!deps.audit) return
-      try {
-        await deps.audit.record({
-          actor: { kind: 'user', user: userId ?? '', address: koa.ip },
-          kind: 'oidc',
-          action: exchangeAuditAction,
-          target: client.clientId,
-          before: null,
-          after: { client_id: client.clientId, consumer_key: consumerKey, user: userId ?? null, ...after },
-        })
-      } catch (err) {
-        deps.log?.('audit record failed', err as Error)
-      }
+      ctx.state[audited] = true
+      await record(koa.ip, client.clientId, { consumer_key: consumerKey, user: userId ?? null, ...after }, userId)
     }
     const refuse = async (error: ErrorClass, code: string, description: string): Promise<never> => {
       await audit({ ok: false, error: code, reason: description })

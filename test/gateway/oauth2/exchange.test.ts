@@ -263,7 +263,10 @@ describe('refusals', () => {
     const exchanges = audit.body.events.filter((e) => e.action === 'oauth2.exchange')
     expect(exchanges.some((e) => e.after.ok === true && e.by === 'user alice' && e.after.consumer_key === glass.key)).toBe(true)
     expect(exchanges.some((e) => e.after.ok === false && e.after.error === 'unauthorized_client')).toBe(true)
-    expect(exchanges.some((e) => e.after.ok === false && e.after.error === 'invalid_grant')).toBe(true)
+    expect(exchanges.some((e) => e.after.ok === false && e.after.error === 'invalid_grant' && e.after.reason === 'nonce_used: oauth_nonce was already used')).toBe(true)
+    expect(exchanges.some((e) => e.after.ok === false && e.after.error === 'invalid_scope')).toBe(true)
+    // Refused before the exchange itself: a wrong client secret.
+    expect(exchanges.some((e) => e.after.ok === false && e.after.error === 'invalid_client' && e.after.client_id === glass.clientId)).toBe(true)
     expect(JSON.stringify(exchanges)).not.toContain(glass.secret)
   })
 })

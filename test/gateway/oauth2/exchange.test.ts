@@ -6,6 +6,7 @@
 // token, a replayed signature, wider scopes, a public client, the same token twice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeJwt } from 'jose'
+import { openDb } from '../../../src/common/sql.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
 import { oauth1aClient } from '../../helpers/oauth1a.js'
 import { WebClient, csrfOf } from '../provider/helpers.js'
@@ -268,5 +269,13 @@ describe('refusals', () => {
     // Refused before the exchange itself: a wrong client secret.
     expect(exchanges.some((e) => e.after.ok === false && e.after.error === 'invalid_client' && e.after.client_id === glass.clientId)).toBe(true)
     expect(JSON.stringify(exchanges)).not.toContain(glass.secret)
+    // The record the OAuth 1.0a retirement reads: one row per granted exchange, the token's identifier and never a secret.
+    const db = await openDb({ dataDir: stack.config.dataDir })
+    const rows = await db.query<{ consumer_key: string; token: string; user_id: string; client_id: string }>('SELECT * FROM kigo_gateway.oauth1_exchanges WHERE consumer_key = $1', [glass.key])
+    await db.close()
+    const granted = exchanges.filter((e) => e.after.ok === true && e.after.consumer_key === glass.key)
+    expect(rows.length).toBe(granted.length)
+    expect(rows.every((r) => r.user_id === 'alice' && r.client_id === glass.clientId && r.token.length > 0)).toBe(true)
+    expect(JSON.stringify(rows)).not.toContain(glass.secret)
   })
 })

@@ -62,6 +62,9 @@ export const movedTables: Readonly<Record<string, string>> = {
   'kigo_gateway.notice_sweeps': "the notices' sweep marks, per method",
   'kigo_gateway.notice_lease': "the notices pass's lease",
   'kigo_gateway.usage_endpoints': 'the last endpoints each legacy client called',
+  'kigo_gateway.oauth2_revocations': 'revoked OAuth 2.0 grants whose access tokens may not have expired yet',
+  'kigo_gateway.oauth2_applications': 'the OAuth 2.0 client of each OAuth 1.0a application that turned OAuth 2.0 on',
+  'kigo_gateway.oauth1_exchanges': 'each OAuth 1.0a access token exchanged for OAuth 2.0 tokens',
 }
 
 /**

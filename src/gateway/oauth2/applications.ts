@@ -4,7 +4,7 @@
 // as the redirect URI; the two are linked (oauth2_applications), so that the client may
 // exchange the application's OAuth 1.0a access tokens (exchange.ts). Each exchange is
 // recorded in oauth1_exchanges.
-import type { Db, Queryable } from '../../common/sql.js'
+import type { Db } from '../../common/sql.js'
 import type { OidcClient, OidcStore } from '../oidc/store.js'
 import type { Consumer } from '../store/types.js'
 
@@ -77,13 +77,19 @@ export class OAuth2Applications {
     return { consumer, client: created.client, secret: created.secret }
   }
 
-  /** The grants earlier exchanges of `token` made (each is revoked by the next exchange). */
-  async exchangedGrants(token: string, tx: Queryable = this.db): Promise<string[]> {
-    const rows = await tx.query<{ grant_id: string }>('SELECT grant_id FROM kigo_gateway.oauth1_exchanges WHERE token = $1', [token])
+  /**
+   * The grants the exchanges of `token` recorded before exchange `id` made: each is revoked
+   * by the next exchange. Two exchanges at once are ordered by their rows: the later one
+   * revokes the earlier, so one grant of the token stays live.
+   */
+  async exchangedGrants(token: string, id: string): Promise<string[]> {
+    const rows = await this.db.query<{ grant_id: string }>('SELECT DISTINCT grant_id FROM kigo_gateway.oauth1_exchanges WHERE token = $1 AND id < $2', [token, id])
     return rows.map((r) => r.grant_id)
   }
 
-  async recordExchange(e: Oauth1Exchange): Promise<void> {
-    await this.db.query('INSERT INTO kigo_gateway.oauth1_exchanges (consumer_key, token, user_id, client_id, grant_id) VALUES ($1, $2, $3, $4, $5)', [e.consumerKey, e.token, e.userId, e.clientId, e.grantId])
+  /** Records an exchange; its row's id. */
+  async recordExchange(e: Oauth1Exchange): Promise<string> {
+    const rows = await this.db.query<{ id: string | number }>('INSERT INTO kigo_gateway.oauth1_exchanges (consumer_key, token, user_id, client_id, grant_id) VALUES ($1, $2, $3, $4, $5) RETURNING id', [e.consumerKey, e.token, e.userId, e.clientId, e.grantId])
+    return String(rows[0]!.id)
   }
 }

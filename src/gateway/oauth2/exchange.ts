@@ -178,20 +178,19 @@ export function registerTokenExchange(
     if (scopes.length === 0) return refuse(e.InvalidScope, 'invalid_scope', 'the OAuth 1.0a token grants none of the API scopes this client is registered for')
     const scope = scopes.join(' ')
 
-    // An earlier exchange of this token made a grant: it is revoked (its tokens refused on every gateway).
-    const earlier = await deps.applications.exchangedGrants(subject)
-    for (const grantId of earlier) await deps.revokeGrant(grantId)
-
     const grant = new models.Grant({ accountId: principal.userId, clientId: client.clientId })
     grant.addResourceScope(resource, scope)
     const grantId = await grant.save()
+    const recorded = await deps.applications.recordExchange({ consumerKey, token: subject, userId: principal.userId, clientId: client.clientId, grantId })
+    // An earlier exchange of this token made a grant: it is revoked (its tokens refused on every gateway).
+    const earlier = await deps.applications.exchangedGrants(subject, recorded)
+    for (const id of earlier) await deps.revokeGrant(id)
     const at = new models.AccessToken({ accountId: principal.userId, client, grantId, gty: 'token_exchange', scope })
     at.resourceServer = new models.ResourceServer(resource, resourceServerInfo(client))
     at.scope = scope
     const accessToken = await at.save()
     const rt = new models.RefreshToken({ accountId: principal.userId, client, grantId, gty: 'token_exchange', resource, rotations: 0, scope })
     const refreshToken = await rt.save()
-    await deps.applications.recordExchange({ consumerKey, token: subject, userId: principal.userId, clientId: client.clientId, grantId })
     await audit({ ok: true, grant: grantId, scopes, revoked_grants: earlier })
 
     ctx.body = {

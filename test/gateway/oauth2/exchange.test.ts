@@ -188,6 +188,14 @@ describe('the token exchange', () => {
     expect((await bearer(stack.url, 'GET', '/api/statuses/friends_timeline.json', second.body.access_token as string)).status).toBe(200)
   })
 
+  it('two exchanges of one token at once leave exactly one grant live', async () => {
+    const t = await issueToken(glass, 'alice', ['read_public'])
+    const both = await Promise.all([exchange(glass, t), exchange(glass, t)])
+    expect(both.map((r) => r.status)).toEqual([200, 200])
+    const calls = await Promise.all(both.map((r) => bearer(stack.url, 'GET', '/api/statuses/friends_timeline.json', r.body.access_token as string)))
+    expect(calls.map((c) => c.status).sort()).toEqual([200, 401])
+  })
+
   it('lists the grant on the user\'s account page under the application\'s name', async () => {
     const web = new WebClient(stack.url)
     expect((await web.signIn('/account/login', alice.id, alice.password)).status).toBe(303)

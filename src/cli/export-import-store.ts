@@ -62,8 +62,10 @@ export const movedTables: Readonly<Record<string, string>> = {
   'kigo_gateway.notice_sweeps': "the notices' sweep marks, per method",
   'kigo_gateway.notice_lease': "the notices pass's lease",
   'kigo_gateway.usage_endpoints': 'the last endpoints each legacy client called',
-  'kigo_gateway.oauth1_exchanges': 'OAuth 1.0a tokens exchanged for OAuth 2.0 grants',
-  'kigo_gateway.oauth2_revocations': 'revoked OAuth 2.0 grants, until their access tokens expire',
+  'kigo_gateway.oauth2_revocations': 'revoked OAuth 2.0 grants whose access tokens may not have expired yet',
+  'kigo_gateway.oauth2_applications': 'the OAuth 2.0 client of each OAuth 1.0a application that turned OAuth 2.0 on',
+  'kigo_gateway.oauth2_exchanges': 'each exchange of an OAuth 1.0a access token for OAuth 2.0 tokens, with the grant it made',
+  'kigo_gateway.oauth1_exchanges': 'the OAuth 1.0a tokens exchanged, one row each (the moved rule)',
 }
 
 /**

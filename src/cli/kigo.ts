@@ -54,6 +54,8 @@ function scopeList(value: string | undefined): string[] {
 }
 
 const record = (result: ApiResult) => () => formatRecord(result.json as Record<string, Field>)
+/** The body of POST /admin/apps/{key}/oauth2: the redirect URI when given, and whether the client is public. */
+const oauth2Body = (redirectUri: string | undefined, isPublic: boolean) => ({ ...(redirectUri === undefined ? {} : { redirect_uri: redirectUri }), ...(isPublic ? { public: true } : {}) })
 
 const commands: Command[] = [
   {
@@ -167,13 +169,36 @@ const commands: Command[] = [
     columns: ['consumer_key', 'name', 'owner', 'scopes', 'callback', 'created_at'],
     none: 'no applications',
     add: {
-      options: { owner: { value: 'ID', required: true }, scopes: { value: 'LIST', required: true }, callback: { value: 'URL' } },
-      summary: 'register an OAuth application; prints its consumer key and secret',
-      examples: ['kigo apps add "Alice\'s client" --owner alice --scopes read_public,write_public --callback https://client.example/cb'],
-      body({ args, values }) {
+      options: { owner: { value: 'ID', required: true }, scopes: { value: 'LIST', required: true }, callback: { value: 'URL' }, 'redirect-uri': { value: 'URL' } },
+      flags: {
+        oauth2: 'turn OAuth 2.0 on as well: an OAuth 2.0 client of the same name, owner and scopes (needs --redirect-uri or --callback)',
+        public: 'with --oauth2: a public OAuth 2.0 client (an app on a device): no client secret, PKCE alone',
+      },
+      summary: 'register an OAuth application; prints its consumer key and secret and, with --oauth2, its client_id and (confidential) client_secret',
+      examples: [
+        'kigo apps add "Alice\'s client" --owner alice --scopes read_public,write_public --callback https://client.example/cb',
+        'kigo apps add "Alice\'s client" --owner alice --scopes read_public --oauth2 --redirect-uri https://client.example/cb --json',
+      ],
+      body({ args, values, flags }) {
+        if (flags?.has('oauth2') !== true && (flags?.has('public') || values['redirect-uri'] !== undefined)) throw usageError('--redirect-uri and --public go with --oauth2')
         const body: Record<string, unknown> = { name: args[0]!, owner: values.owner, scopes: scopeList(values.scopes) }
         if (values.callback !== undefined) body.callback = values.callback
         return body
+      },
+      // With --oauth2, all or nothing: the OAuth 2.0 client too, or the application just registered goes again.
+      async after(client, { values, flags }, registered) {
+        if (flags?.has('oauth2') !== true) return null
+        const app = registered.json as { consumer_key: string; consumer_secret: string }
+        let on: ApiResult
+        try {
+          on = await client.request('POST', `/admin/apps/${seg(app.consumer_key)}/oauth2`, oauth2Body(values['redirect-uri'], flags.has('public')))
+        } catch (err) {
+          await client.request('DELETE', `/admin/apps/${seg(app.consumer_key)}`).catch(() => undefined)
+          throw err
+        }
+        const { consumer_key, client_id, client_secret, ...rest } = on.json as Record<string, Field>
+        const both: Record<string, Field> = { consumer_key, consumer_secret: app.consumer_secret, client_id, ...(client_secret === undefined ? {} : { client_secret }), ...rest }
+        return { result: { text: JSON.stringify(both), json: both }, text: () => formatRecord(both) }
       },
     },
     summaries: {
@@ -184,6 +209,19 @@ const commands: Command[] = [
     },
     exampleOverlap: 3600,
   }),
+  {
+    group: 'apps',
+    action: 'oauth2',
+    args: ['consumer_key'],
+    options: { 'redirect-uri': { value: 'URL', required: true } },
+    flags: { public: 'a public OAuth 2.0 client (an app on a device): no client secret, PKCE alone' },
+    summary: 'turn OAuth 2.0 on for an existing application (same name, owner, scopes and users); prints its client_id and (confidential) client_secret, shown once',
+    examples: ['kigo apps oauth2 CONSUMER_KEY --redirect-uri https://client.example/cb --json'],
+    async run(client, { args, values, flags }) {
+      const result = await client.request('POST', `/admin/apps/${seg(args[0]!)}/oauth2`, oauth2Body(values['redirect-uri'], flags?.has('public') === true))
+      return { result, text: record(result) }
+    },
+  },
   {
     group: 'tokens',
     action: 'add',

@@ -2,7 +2,7 @@
 // a login site, an OpenID Connect client; docs/gateway.md#rotating-a-secret): add, list,
 // show, rotate-secret and delete, through the operator API's collection of that kind. Each
 // kind gives only its group, collection, id, fields and words.
-import type { ApiResult } from './admin-client.js'
+import type { AdminClient, ApiResult } from './admin-client.js'
 import { overlapBody, type Command, type OptionSpec, type Parsed } from './command.js'
 import { formatRecord, formatTable, type Field } from './output.js'
 
@@ -25,8 +25,10 @@ export interface RegistrationCommands {
     flags?: Record<string, string>
     summary: string
     examples: string[]
-    /** The registration's body from the command line. */
+    /** The registration's body from the command line (a usage error refuses it before anything is sent). */
     body(input: Parsed): Record<string, unknown>
+    /** What the kind does once registered, answering in the registration's place; none: the registration's answer. */
+    after?(client: AdminClient, input: Parsed, registered: ApiResult): Promise<{ result: ApiResult; text: () => string } | null>
   }
   summaries: { list: string; show: string; rotate: string; delete: string }
   /** An overlap for the rotate-secret example (seconds). */
@@ -48,7 +50,7 @@ export function registrationCommands(k: RegistrationCommands): Command[] {
       examples: k.add.examples,
       async run(client, input) {
         const result = await client.request('POST', k.path, k.add.body(input))
-        return { result, text: record(result) }
+        return (await k.add.after?.(client, input, result)) ?? { result, text: record(result) }
       },
     },
     {

@@ -274,7 +274,7 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
   const readiness = new Map<string, () => Promise<unknown>>()
   const opened: Array<{ name: string; adds: FeatureContribution }> = []
   const shared: GatewayShared = {
-    config, logger, now, options: host, database, users: store, metrics, ...(redis ? { redis } : {}), replay, throttle, userLocks, policy, usageStore, usage, audit, outbox, mailBudget, account, operatorSessions,
+    config, logger, now, options: host, database, users: store, lookup, metrics, ...(redis ? { redis } : {}), replay, throttle, userLocks, policy, usageStore, usage, audit, outbox, mailBudget, account, operatorSessions,
     provided,
     dashboardPanels: () => dashboardPanels,
   }

@@ -55,6 +55,7 @@ const addedSince: Array<[number, string]> = [
   [110, 'OAuth 2.0: revoked grants, the API scopes an OpenID Connect client may ask for'],
   [93, 'OAuth 1.0a (oauth1) under the migration policy'],
   [94, 'OAuth 1.0a tokens exchanged for OAuth 2.0 grants'],
+  [111, 'OAuth 2.0 for OAuth 1.0a applications: the client of each application, and each token exchanged'],
 ]
 const recorded = [...recordedBefore, ...addedSince].sort((a, b) => a[0] - b[0])
 
@@ -117,7 +118,7 @@ describeEachBackend('a gateway database migrated before the migrations were spli
       const shipped = byVersion(gatewayMigrations).filter((m) => m.version <= 34)
       await migrate(db, gatewaySchema, shipped)
       // In the lists' order (src/gateway/schema.ts, by first version): the identity store's 61 and 90 first, the usage report's 38 and 94, the audit's 36, …, OAuth 1.0a's 80 and 83
-      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 90, 38, 94, 36, 35, 37, 92, 40, 81, 84, 50, 82, 85, 60, 91, 70, 71, 72, 73, 80, 83, 93, 110])
+      expect(await migrate(db, gatewaySchema, gatewayMigrations)).toEqual([61, 90, 38, 94, 36, 35, 37, 92, 40, 81, 84, 50, 82, 85, 60, 91, 70, 71, 72, 73, 80, 83, 93, 110, 111])
       expect(((await catalog(db)) as { recorded: unknown }).recorded).toEqual(recorded)
     } finally {
       await db.close()

@@ -25,6 +25,23 @@ export interface GrantHooks {
   revokeGrant(grantId: string): Promise<void>
 }
 
+/** A client of the provider as the extension reads it. */
+export interface ProviderClient {
+  clientId: string
+  name: string
+  ownerId: string
+  redirectUris: string[]
+  public: boolean
+  apiScopes: string[]
+}
+
+/** The provider's clients, as far as the extension makes and removes them. */
+export interface ProviderClients {
+  createClient(input: { name: string; ownerId: string; redirectUris: string[]; public: boolean; apiScopes?: readonly string[] }): Promise<{ client: ProviderClient; secret: string | null }>
+  deleteClient(clientId: string): Promise<unknown>
+  findClient(clientId: string): Promise<ProviderClient | null>
+}
+
 /** What the extension adds to one provider's configuration. */
 export interface ApiAuthorizationConfiguration {
   /** Spread into the configuration's features: resource indicators, device flow, revocation, introspection. */
@@ -47,8 +64,14 @@ export interface ApiAuthorization {
   readonly metadataPath: string
   /** What the provider of `issuer` adds to its configuration; `sendPage` answers with a page of the account area. */
   configuration(library: ProviderLibrary, issuer: string, sendPage: (ctx: KoaContextWithOIDC, document: string) => void): ApiAuthorizationConfiguration
-  /** Installs the provider's middleware for the API: metadata, and the API's tokens at revocation and introspection. */
-  install(provider: Provider): void
-  /** Hands over what the provider's feature holds, once its providers are built: the current signing keys (they rotate) and the grant store. */
-  attach(late: { keys: () => readonly ProviderSigningKey[]; grants: GrantHooks }): void
+  /** The grant types every client may use (the token exchange among them when it is offered). */
+  readonly grantTypes: readonly string[]
+  /** Installs the provider's middleware for the API (metadata, the API's tokens at revocation and introspection) and the token exchange's grant. */
+  install(provider: Provider, library: ProviderLibrary): void
+  /**
+   * Hands over what the provider's feature holds, once its providers are built: the current
+   * signing keys (they rotate), the grant store, and its clients (an OAuth 1.0a application
+   * that turns OAuth 2.0 on gets one).
+   */
+  attach(late: { keys: () => readonly ProviderSigningKey[]; grants: GrantHooks; clients: ProviderClients }): void
 }

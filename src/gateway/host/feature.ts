@@ -30,6 +30,7 @@ import type { UserLocks } from '../throttle/user-locks.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
 import type { GuideSection } from './guide.js'
+import type { CredentialLookup } from '../domain/auth.js'
 import type { RedisClient } from '../../common/redis.js'
 import type { BearerAuthenticator } from '../auth/authenticate.js'
 import type { ApiAuthorization } from './authorization.js'
@@ -93,6 +94,8 @@ export interface GatewayShared {
   metrics: GatewayMetrics
   /** Redis, when configured (shared state between gateways). */
   redis?: RedisClient
+  /** The cached look-up of users' credentials, applications and tokens the verifiers use. */
+  lookup: CredentialLookup
   /** Replay caches (Redis when configured) and the failed-attempt throttle. */
   replay: ReplayCaches
   throttle: AttemptThrottle

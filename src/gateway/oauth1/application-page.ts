@@ -52,6 +52,11 @@ ${applicationEditSection({ csrfToken: o.csrfToken, consumer: c, askPassword: o.a
 </dl>
 <p class="muted">Keep the consumer secret private: anyone who has it can act as this application.</p>
 </div>
+<div class="card" id="oauth2">
+<h2>OAuth 2.0</h2>
+<p class="muted">The application can move to OAuth 2.0 and keep its name, scopes and users: it gets an OAuth 2.0 client, and exchanges each user's OAuth 1.0a token for OAuth 2.0 tokens without asking them again.</p>
+<p><a href="/account/apps/${c.key}/oauth2">Turn on OAuth 2.0…</a></p>
+</div>
 <div class="card" id="manage">
 <h2>Secret and deletion</h2>
 <p class="muted">A new secret is shown once; you choose how long the current one keeps working beside it (not at all, an hour, a day or a week), time to give the application the new one. Deleting removes the application and every access it holds.</p>

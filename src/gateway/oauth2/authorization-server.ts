@@ -22,6 +22,7 @@ import type { ProviderLibrary } from '../host/authorization.js'
 import { apiAccessTokenSeconds, apiResource, apiScopes, grantClaim, isApiScope } from './scopes.js'
 import { codeConfirmPage, codeInputPage, deviceDonePage } from './device-pages.js'
 import type { AccessTokenVerifier } from './access-token.js'
+import { registerTokenExchange, tokenExchangeGrant, type TokenExchangeDeps } from './exchange.js'
 
 /** Where a client's metadata, as the provider's adapter gives it, carries its API scopes (space-separated). */
 export const apiScopesProperty = 'kigo_api_scopes'
@@ -49,10 +50,13 @@ interface Context {
 }
 
 /** The API scopes `client` is registered for. */
-const registeredScopes = (client: ClientView | undefined): string[] => {
+export const registeredScopes = (client: ClientView | undefined): string[] => {
   const value = (client as (ClientView & Record<string, unknown>) | undefined)?.[apiScopesProperty]
   return typeof value === 'string' ? value.split(' ').filter(isApiScope) : []
 }
+
+/** The API as a resource server for a client registered for `scope`: JWT access tokens of an hour. */
+export const apiResourceServerInfo = (resource: string, scope: readonly string[]) => ({ scope: scope.join(' '), audience: resource, accessTokenTTL: apiAccessTokenSeconds, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } })
 
 const asksApiScope = (scope: unknown) => typeof scope === 'string' && scope.split(' ').some(isApiScope)
 
@@ -71,7 +75,7 @@ export function apiAuthorizationConfiguration(library: ProviderLibrary, issuer: 
           if (indicator !== resource) throw new InvalidTarget('the only resource is this deployment\'s API, ' + resource)
           const scope = registeredScopes(client)
           if (scope.length === 0) throw new InvalidTarget('this client is not registered for the API')
-          return { scope: scope.join(' '), audience: resource, accessTokenTTL: apiAccessTokenSeconds, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }
+          return apiResourceServerInfo(resource, scope)
         },
       },
       deviceFlow: {
@@ -104,11 +108,25 @@ export interface ApiAuthorizationDeps {
   verifier: Pick<AccessTokenVerifier, 'verify'>
   /** Revokes a grant with its codes and tokens, on every gateway. */
   revokeGrant(grantId: string): Promise<void>
+  /** The token exchange of OAuth 1.0a access tokens (exchange.ts); absent, the grant is not offered. */
+  exchange?: TokenExchangeDeps
 }
 
-/** The provider's middleware for the API (see the header): metadata, and the JWTs at revocation and introspection. */
-export function installApiAuthorization(provider: Provider, deps: ApiAuthorizationDeps): void {
+/** The grant types every client may use; the token exchange when it is offered (a public client is refused at the exchange). */
+export const clientGrantTypes = (deps: ApiAuthorizationDeps | undefined): string[] => [
+  'authorization_code',
+  'refresh_token',
+  'urn:ietf:params:oauth:grant-type:device_code',
+  ...(deps?.exchange ? [tokenExchangeGrant] : []),
+]
+
+/** The provider's middleware for the API (see the header): metadata, the JWTs at revocation and introspection, and the token exchange. */
+export function installApiAuthorization(provider: Provider, library: ProviderLibrary, deps: ApiAuthorizationDeps): void {
   const issuer = provider.issuer
+  if (deps.exchange) {
+    const resource = apiResource(issuer)
+    registerTokenExchange(provider, library, deps.exchange, (client) => apiResourceServerInfo(resource, registeredScopes(client)), registeredScopes)
+  }
   provider.use(async (koa, next) => {
     const ctx = koa as unknown as Context
     const metadata = ctx.path === metadataPath

@@ -12,12 +12,26 @@ import { oauth2Migrations } from './migrations.js'
 export const oauth2Feature: GatewayFeature = {
   name: 'oauth2',
   migrations: oauth2Migrations,
-  async open({ config, database, redis, users, now, logger }) {
-    const { openOAuth2 } = await import('./index.js')
+  async open({ config, database, redis, users, lookup, replay, audit, account, now, logger }) {
+    const [{ openOAuth2 }, { oauth2AppsAdminApi }, { registerTurnOnPages }, { pageErrors }] = await Promise.all([
+      import('./index.js'),
+      import('./admin-api.js'),
+      import('./account-pages.js'),
+      import('../account-area/host.js'),
+    ])
+    // The token exchange verifies OAuth 1.0a signatures as the API does: the same look-up, replay cache and options.
+    const oauth1 = { lookup, replay: replay.oauth, oauth: { windowSeconds: config.auth.timestampWindowSeconds, hmacSha256: config.auth.hmacSha256, plaintext: config.auth.plaintext }, audit }
     // Every gateway refuses a revoked grant's tokens (revocations.ts).
-    const oauth2 = openOAuth2({ config, db: database, redis, users, now, ...(logger ? { log: (message: string, err?: Error) => logger.warn({ err: err && { message: err.message } }, message) } : {}) })
+    const oauth2 = openOAuth2({ config, db: database, redis, users, oauth1, now, ...(logger ? { log: (message: string, err?: Error) => logger.warn({ err: err && { message: err.message } }, message) } : {}) })
     await oauth2.revocations.start()
     return {
+      // OAuth 2.0 turned on for one's own OAuth 1.0a application (docs/oauth2.md#for-an-oauth-10a-application).
+      async publicRoutes(app) {
+        const area = await account.mount(app)
+        app.answerErrorsAs(pageErrors)
+        registerTurnOnPages(app, { area, applications: oauth2.applications, consumers: users, audit })
+      },
+      operatorRoutes: (api) => oauth2AppsAdminApi(api, { applications: oauth2.applications, audit }),
       provides: { bearer: oauth2.bearer, apiAuthorization: oauth2.authorization },
       async close() {
         oauth2.revocations.close()

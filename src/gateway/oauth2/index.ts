@@ -8,10 +8,12 @@ import { hostsOf } from '../../common/deployment.js'
 import type { RedisClient } from '../../common/redis.js'
 import type { Db } from '../../common/sql.js'
 import type { BearerAuthenticator } from '../auth/authenticate.js'
-import type { ApiAuthorization, GrantHooks, ProviderSigningKey } from '../host/authorization.js'
-import type { User } from '../store/types.js'
+import type { ApiAuthorization, GrantHooks, ProviderClients, ProviderSigningKey } from '../host/authorization.js'
+import type { Consumer, User } from '../store/types.js'
+import { OAuth2Applications } from './applications.js'
+import type { TokenExchangeDeps } from './exchange.js'
 import { AccessTokenVerifier } from './access-token.js'
-import { apiAuthorizationConfiguration, apiScopesProperty, deviceCodeSeconds, deviceRoute, installApiAuthorization, metadataPath } from './authorization-server.js'
+import { apiAuthorizationConfiguration, apiScopesProperty, clientGrantTypes, deviceCodeSeconds, deviceRoute, installApiAuthorization, metadataPath, type ApiAuthorizationDeps } from './authorization-server.js'
 import { bearerAuthenticator } from './bearer.js'
 import { RevocationList } from './revocations.js'
 import { apiAccessTokenSeconds } from './scopes.js'
@@ -21,13 +23,17 @@ export interface OAuth2Services {
   bearer: BearerAuthenticator
   /** The extension the OpenID Connect provider takes. */
   authorization: ApiAuthorization
+  /** OAuth 1.0a applications with OAuth 2.0 on, and their exchanged tokens. */
+  applications: OAuth2Applications
 }
 
 export function openOAuth2(o: {
   config: Pick<Config, 'auth' | 'domesticHost' | 'globalHost' | 'publicScheme' | 'domesticHostAliases' | 'globalHostAliases'>
   db: Db
   redis?: RedisClient | undefined
-  users: { getUser(id: string): Promise<User | null> }
+  users: { getUser(id: string): Promise<User | null>; getConsumer(key: string): Promise<{ consumer: Consumer } | null> }
+  /** The OAuth 1.0a verifier's loads, replay cache and options: the token exchange checks its signature with them. */
+  oauth1?: Omit<TokenExchangeDeps, 'applications' | 'revokeGrant' | 'now' | 'log'>
   now: () => number
   log?: (message: string, err?: Error) => void
 }): OAuth2Services {
@@ -41,16 +47,30 @@ export function openOAuth2(o: {
     if (grants === null) throw new Error('the OpenID Connect provider has not attached its grant store')
     await grants.revokeGrant(grantId)
   }
+  // The provider's clients, once attached: an OAuth 1.0a application that turns OAuth 2.0 on gets one.
+  let clients: ProviderClients | null = null
+  const attached = (): ProviderClients => {
+    if (clients === null) throw new Error('the OpenID Connect provider has not attached its clients')
+    return clients
+  }
+  const applications = new OAuth2Applications(o.db, {
+    createClient: (input) => attached().createClient(input),
+    deleteClient: (clientId) => attached().deleteClient(clientId),
+    findClient: (clientId) => attached().findClient(clientId),
+  }, o.users)
+  const api: ApiAuthorizationDeps = { verifier, revokeGrant, ...(o.oauth1 ? { exchange: { ...o.oauth1, applications, revokeGrant, now: o.now, ...(o.log ? { log: o.log } : {}) } } : {}) }
   const authorization: ApiAuthorization = {
     apiScopesProperty,
+    grantTypes: clientGrantTypes(api),
     deviceRoute,
     deviceCodeSeconds,
     metadataPath,
     configuration: apiAuthorizationConfiguration,
-    install: (provider) => installApiAuthorization(provider, { verifier, revokeGrant }),
+    install: (provider, library) => installApiAuthorization(provider, library, api),
     attach(late) {
       keys = late.keys
       grants = late.grants
+      clients = late.clients
       // Every grant the store revokes (the library's revocations and reuse of a spent refresh
       // token, the account page, a deleted client) is put on the list.
       grants.onGrantsRevoked = (grantIds) => revocations.revoke(grantIds)
@@ -60,6 +80,7 @@ export function openOAuth2(o: {
     revocations,
     bearer: bearerAuthenticator({ realm: o.config.auth.realm, hosts: hostsOf(o.config), verifier, users: o.users }),
     authorization,
+    applications,
   }
 }
 

@@ -211,6 +211,7 @@ export interface OidcClientPagesOptions {
   secretKey: string
   now?: () => number
   audit?: Pick<AuditStore, 'record'>
+  /** OAuth 2.0 turned on for one's own OAuth 1.0a application (oauth2/account-pages.ts), on the same account area. */
 }
 
 /** The pages as a plugin of their own (they are account pages, not provider requests). */

@@ -27,7 +27,7 @@ export const oidcFeature: GatewayFeature = {
     const providers = new OidcProviders({ config, store, users, now, usage, api, ...(logger ? { log: (message: string) => logger.info(message) } : {}) })
     // Its keys and store: the gateway verifies the API's Bearer tokens itself, and every
     // gateway refuses a revoked grant's.
-    api.attach({ keys: () => providers.signingKeys(), grants: store })
+    api.attach({ keys: () => providers.signingKeys(), grants: store, clients: store })
     await providers.load()
     return {
       async publicRoutes(app) {

@@ -84,7 +84,7 @@ function ownPayload(found: AdapterPayload | undefined, issuer: string): AdapterP
 const previousSecretProperty = 'kigo_previous_client_secret'
 
 /** The library's storage interface over the gateway's store, for one issuer; relying parties come from oidc_clients. */
-function adapterFor(store: OidcStore, issuer: string, now: () => number, apiScopesProperty: string) {
+function adapterFor(store: OidcStore, issuer: string, now: () => number, apiScopesProperty: string, grantTypes: readonly string[]) {
   return class SqlAdapter implements Adapter {
     constructor(private readonly model: string) {}
 
@@ -105,7 +105,7 @@ function adapterFor(store: OidcStore, issuer: string, now: () => number, apiScop
           ...(found.secret !== null && previous !== null ? { [previousSecretProperty]: previous.secret } : {}),
           redirect_uris: c.redirectUris,
           post_logout_redirect_uris: c.postLogoutRedirectUris,
-          grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+          grant_types: [...grantTypes],
           [apiScopesProperty]: c.apiScopes.join(' '),
           response_types: ['code'],
         }
@@ -173,7 +173,7 @@ export function buildProvider(library: OidcLibrary, issuer: string, keys: Signin
   )
 
   const configuration: Configuration = {
-    adapter: adapterFor(store, issuer, deps.now, apiScopesProperty),
+    adapter: adapterFor(store, issuer, deps.now, apiScopesProperty, deps.api.grantTypes),
     // The replaced secret rides in the client's metadata, never published: there is no
     // registration endpoint, and the library only compares it (compareClientSecret below).
     extraClientMetadata: { properties: [previousSecretProperty, apiScopesProperty] },
@@ -296,6 +296,6 @@ ${trusted(form)}
   // The public origin is decided by the gateway's own rules (trusted proxies) and handed
   // to the library as X-Forwarded-* of the request it is given (mount.ts).
   provider.proxy = true
-  deps.api.install(provider)
+  deps.api.install(provider, library)
   return provider
 }

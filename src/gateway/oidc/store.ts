@@ -234,7 +234,7 @@ export class OidcStore {
 
   /** The relying parties `userId` has granted access to, newest first. */
   async signedInSites(userId: string): Promise<SignedInSite[]> {
-    const rows = await this.db.query<ClientRow & { payload: { iat?: number; openid?: { scope?: string } } }>(
+    const rows = await this.db.query<ClientRow & { payload: { iat?: number; openid?: { scope?: string }; resources?: Record<string, string> } }>(
       `SELECT c.*, s.payload FROM kigo_gateway.oidc_state s JOIN kigo_gateway.oidc_clients c ON c.client_id = s.client_id
        WHERE s.model = 'Grant' AND s.account_id = $1 AND (s.expires_at IS NULL OR s.expires_at > $2)
        ORDER BY (s.payload->>'iat')::bigint DESC`,
@@ -243,7 +243,8 @@ export class OidcStore {
     const seen = new Map<string, SignedInSite>()
     for (const r of rows) {
       const site = seen.get(r.client_id)
-      const scopes = (r.payload.openid?.scope ?? '').split(' ').filter((s) => s !== '')
+      // OpenID Connect's scopes, and the API's (OAuth 2.0) granted for its resource.
+      const scopes = [r.payload.openid?.scope ?? '', ...Object.values(r.payload.resources ?? {})].join(' ').split(' ').filter((s) => s !== '')
       if (site) {
         site.scopes = [...new Set([...site.scopes, ...scopes])]
         continue

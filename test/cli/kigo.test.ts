@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/kigo.js'
 import { adminAuth } from '../../src/gateway/operator/admin-auth.js'
 import { adminApi } from '../../src/gateway/operator/admin-api.js'
+import { oauth1AdminApi } from '../../src/gateway/oauth1/admin-api.js'
 import { auditApi } from '../../src/gateway/operator/audit-api.js'
 import { AuditStore } from '../../src/gateway/audit/store.js'
 import { openDb, type Db } from '../../src/common/sql.js'
@@ -38,6 +39,7 @@ beforeAll(async () => {
   await app.register(errorAnswers, operatorErrors)
   await app.register(adminAuth, { adminToken })
   await app.register(adminApi, { store, audit })
+  await app.register(oauth1AdminApi, { store, audit })
   await app.register(auditApi, { audit })
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
   env = { KIGO_ADMIN_URL: address, KIGO_ADMIN_TOKEN: adminToken }

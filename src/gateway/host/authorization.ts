@@ -33,6 +33,7 @@ export interface ProviderClient {
   redirectUris: string[]
   public: boolean
   apiScopes: string[]
+  createdAt: Date
 }
 
 /** The provider's clients, as far as the extension makes and removes them. */

@@ -16,11 +16,9 @@ export const oauth1Feature: GatewayFeature = {
   name: 'oauth1',
   migrations: oauth1Migrations,
   async open({ users, audit, policy, now, account }) {
-    const [{ pageErrors }, { identityAdminScope }, { adminApps }, { adminTokens }, { registerApplications }] = await Promise.all([
+    const [{ pageErrors }, { oauth1AdminApi }, { registerApplications }] = await Promise.all([
       import('../account-area/host.js'),
-      import('../operator/admin-api.js'),
-      import('./admin-apps.js'),
-      import('./admin-tokens.js'),
+      import('./admin-api.js'),
       import('./application-pages.js'),
     ])
     // The oauth1 policy may close the registration of new applications (policy/registration.ts).
@@ -34,11 +32,7 @@ export const oauth1Feature: GatewayFeature = {
       },
       // The applications and access tokens of the operator API, in a scope of the identity administration.
       async operatorRoutes(api) {
-        await api.register(async (scope) => {
-          const routes = identityAdminScope(scope, { store: users, now, audit, registrationClosed })
-          await scope.register(adminApps, routes)
-          await scope.register(adminTokens, routes)
-        })
+        await api.register(oauth1AdminApi, { store: users, now, audit, registrationClosed })
       },
     }
   },

@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminAuth } from '../../../src/gateway/operator/admin-auth.js'
 import { adminApi, type AdminChange } from '../../../src/gateway/operator/admin-api.js'
+import { oauth1AdminApi } from '../../../src/gateway/oauth1/admin-api.js'
 import { gatewayMigrations } from '../../../src/gateway/schema.js'
 import { openIdentityStore } from '../../../src/gateway/identity.js'
 import type { IdentityStore } from '../../../src/gateway/store/types.js'
@@ -28,6 +29,7 @@ beforeAll(async () => {
   await app.register(errorAnswers, operatorErrors)
   await app.register(adminAuth, { adminToken })
   await app.register(adminApi, { store, onChange: (c) => changes.push(c) })
+  await app.register(oauth1AdminApi, { store, onChange: (c) => changes.push(c) })
   app.get('/healthz', async () => ({ ok: true }))
   await app.ready()
 })
@@ -460,6 +462,7 @@ describe('store unavailable', () => {
     await downApp.register(errorAnswers, operatorErrors)
     await downApp.register(adminAuth, { adminToken })
     await downApp.register(adminApi, { store: down })
+    await downApp.register(oauth1AdminApi, { store: down })
     await down.close()
     try {
       const res = await downApp.inject({ method: 'POST', url: '/admin/users', headers: auth, payload: { id: 'someone' } })

@@ -2,8 +2,10 @@
 // edit, rotate the secret (with an optional overlap, docs/login-api.md#rotating-the-secret),
 // delete. Registered inside the operator API's token-protected scope; every change is
 // audited like the other operator changes.
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ApiError, errors } from '../../common/errors.js'
+import { Type } from '../../common/typebox.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail, operatorActor } from '../audit/audited.js'
 import { operatorErrorArea } from '../../common/operator-errors.js'
@@ -11,6 +13,8 @@ import { NotFound } from '../store/types.js'
 import { InvalidInput } from '../store/validation.js'
 import { siteKind, siteView } from './site-pages.js'
 import { auditAction, rotateOnOperator } from '../registrations/lifecycle.js'
+import { bodyLimit, Key, UserId } from '../registrations/admin-routes.js'
+import { strictValidatorCompiler } from '../registrations/route-schemas.js'
 import type { LoginSiteStore } from './store.js'
 
 export interface SitesAdminOptions {
@@ -23,15 +27,26 @@ export interface SitesAdminOptions {
 const notFound = (key: string) => new ApiError(404, 'not_found', `No login site with api_key ${JSON.stringify(key)}`)
 const invalid = (message: string) => new ApiError(400, 'invalid_parameter', `Invalid request body: ${message}`)
 
-/** A field that may be left out: absent, or a string (else 400 saying `what`). */
-function optional(value: unknown, what: string): string | undefined {
-  if (value === undefined) return undefined
-  if (typeof value !== 'string') throw invalid(what)
-  return value
-}
+// The name and URLs are strings here; the store checks them as a registration does (its
+// length, an http or https URL) and says which one it refused.
+const SiteName = Type.String()
+const SiteUrl = Type.String()
+const CreateSiteBody = Type.Object(
+  { name: SiteName, owner: UserId, callback: SiteUrl },
+  { additionalProperties: false },
+)
+// What may be edited after registration: any of these (at least one); home_page null clears it.
+const EditSiteBody = Type.Object(
+  { name: Type.Optional(SiteName), callback: Type.Optional(SiteUrl), home_page: Type.Optional(Type.Union([SiteUrl, Type.Null()])) },
+  { additionalProperties: false, minProperties: 1, errorMessage: 'must give name, callback or home_page' },
+)
+const SitesQuery = Type.Object({ owner: Type.Optional(UserId) }, { additionalProperties: false })
+const SiteParams = Type.Object({ key: Key })
 
-export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOptions): Promise<void> {
+export async function sitesAdminApi(instance: FastifyInstance, options: SitesAdminOptions): Promise<void> {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>()
   const { sites } = options
+  app.setValidatorCompiler(strictValidatorCompiler)
   const audited = auditTrail(options.audit, app.log)
   app.answerErrorsAs(operatorErrorArea({
     known: (err) => (err instanceof NotFound ? new ApiError(404, 'not_found', err.message) : err instanceof InvalidInput ? invalid(err.message) : undefined),
@@ -41,15 +56,8 @@ export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOpt
     reply.header('cache-control', 'no-store')
   })
 
-  app.post('/admin/sites', { bodyLimit: 64 * 1024 }, async (request, reply) => {
-    const body = request.body
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('expected a JSON object with name, owner and callback')
-    const { name, owner, callback, ...rest } = body as Record<string, unknown>
-    const extra = Object.keys(rest)
-    if (extra.length > 0) throw invalid(`unknown field ${JSON.stringify(extra[0])}; a site has name, owner and callback`)
-    if (typeof name !== 'string') throw invalid('name must be a string')
-    if (typeof owner !== 'string') throw invalid('owner must be a user ID')
-    if (typeof callback !== 'string') throw invalid('callback must be the http or https URL the sign-in returns to')
+  app.post('/admin/sites', { bodyLimit, schema: { body: CreateSiteBody } }, async (request, reply) => {
+    const { name, owner, callback } = request.body
     let created
     try {
       created = await sites.create({ name, ownerId: owner, callbackUrl: callback })
@@ -61,55 +69,43 @@ export async function sitesAdminApi(app: FastifyInstance, options: SitesAdminOpt
     return reply.code(201).send({ ...siteView(created.site), secret: created.secret })
   })
 
-  app.get('/admin/sites', async (request) => {
-    const owner = (request.query as Record<string, unknown>).owner
-    if (owner !== undefined && typeof owner !== 'string') throw new ApiError(400, 'invalid_parameter', 'owner must be given once')
-    return { sites: (await sites.list(owner)).map(siteView) }
+  app.get('/admin/sites', { schema: { querystring: SitesQuery } }, async (request) => {
+    return { sites: (await sites.list(request.query.owner)).map(siteView) }
   })
 
-  const keyOf = (request: FastifyRequest) => (request.params as { key: string }).key
-
-  app.get('/admin/sites/:key', async (request) => {
-    const found = await sites.find(keyOf(request))
-    if (!found) throw notFound(keyOf(request))
+  app.get('/admin/sites/:key', { schema: { params: SiteParams } }, async (request) => {
+    const found = await sites.find(request.params.key)
+    if (!found) throw notFound(request.params.key)
     return siteView(found)
   })
 
   // The operator corrects a registration: the fields given (at least one), checked as a
   // registration checks them; the api_key and secret stay.
-  app.patch('/admin/sites/:key', { bodyLimit: 64 * 1024 }, async (request) => {
-    const body = request.body
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('expected a JSON object with name, callback or home_page')
-    const { name, callback, home_page: home, ...rest } = body as Record<string, unknown>
-    const extra = Object.keys(rest)
-    if (extra.length > 0) throw invalid(`unknown field ${JSON.stringify(extra[0])}; a site's name, callback and home_page can be changed`)
-    if (name === undefined && callback === undefined && home === undefined) throw invalid('give name, callback or home_page')
-    const newName = optional(name, 'name must be a string')
-    const newCallback = optional(callback, 'callback must be the http or https URL the sign-in returns to')
-    const newHome = home === null ? null : optional(home, 'home_page must be an http or https URL, or null')
-    const found = await sites.find(keyOf(request))
-    if (!found) throw notFound(keyOf(request))
-    const edited = await sites.update(found.apiKey, { name: newName ?? found.name, callbackUrl: newCallback ?? found.callbackUrl, homeUrl: newHome === undefined ? found.homeUrl : newHome })
-    if (!edited) throw notFound(keyOf(request))
+  app.patch('/admin/sites/:key', { bodyLimit, schema: { params: SiteParams, body: EditSiteBody } }, async (request) => {
+    const key = request.params.key
+    const { name, callback, home_page: home } = request.body
+    const found = await sites.find(key)
+    if (!found) throw notFound(key)
+    const edited = await sites.update(found.apiKey, { name: name ?? found.name, callbackUrl: callback ?? found.callbackUrl, homeUrl: home === undefined ? found.homeUrl : home })
+    if (!edited) throw notFound(key)
     await audited(operatorActor(request), { kind: 'site', action: auditAction(siteKind, 'edit'), target: found.apiKey, before: siteView(edited.before), after: siteView(edited.after) })
     return siteView(edited.after)
   })
 
   // The optional body {"overlap_seconds": N} keeps the old secret working that long.
-  // The optional body {"overlap_seconds": N} keeps the old secret working that long.
-  app.post('/admin/sites/:key/rotate-secret', { bodyLimit: 64 * 1024 }, (request) => rotateOnOperator({
+  app.post('/admin/sites/:key/rotate-secret', { bodyLimit, schema: { params: SiteParams } }, (request) => rotateOnOperator({
     kind: siteKind,
     request,
-    id: keyOf(request),
+    id: request.params.key,
     audited,
-    rotate: async (overlapSeconds) => (await sites.rotateSecret(keyOf(request), { overlapSeconds, now: (options.now ?? Date.now)() })) ?? 'not_found',
-    notFound: () => notFound(keyOf(request)),
-    answer: (secret) => ({ api_key: keyOf(request), secret }),
+    rotate: async (overlapSeconds) => (await sites.rotateSecret(request.params.key, { overlapSeconds, now: (options.now ?? Date.now)() })) ?? 'not_found',
+    notFound: () => notFound(request.params.key),
+    answer: (secret) => ({ api_key: request.params.key, secret }),
   }))
 
-  app.delete('/admin/sites/:key', async (request) => {
-    const deleted = await sites.delete(keyOf(request))
-    if (!deleted) throw notFound(keyOf(request))
+  app.delete('/admin/sites/:key', { schema: { params: SiteParams } }, async (request) => {
+    const deleted = await sites.delete(request.params.key)
+    if (!deleted) throw notFound(request.params.key)
     await audited(operatorActor(request), { kind: 'site', action: auditAction(siteKind, 'delete'), target: deleted.apiKey, before: siteView(deleted), after: null })
     return { deleted: true, api_key: deleted.apiKey, name: deleted.name }
   })

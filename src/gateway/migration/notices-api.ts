@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../../common/errors.js'
 import { Compile, Type } from '../../common/typebox.js'
-import { describeSchemaError } from '../operator/admin-api.js'
+import { describeSchemaError } from '../registrations/route-schemas.js'
 import { queryFilters } from '../operator/query-filters.js'
 import { InvalidPolicy, parseInstant } from '../policy/normalize.js'
 import { isoSeconds } from '../../common/time.js'

@@ -14,7 +14,7 @@ import { isoSeconds } from '../../common/time.js'
 import { StalePolicy, type PolicyService, type PolicyWrite } from '../policy/service.js'
 import { PolicyUpdateSchema, legacyMethods, type MethodPolicy, type Policies, type PolicyUpdate } from '../policy/types.js'
 import type { AuditStore } from '../audit/store.js'
-import { describeSchemaError } from '../operator/admin-api.js'
+import { describeSchemaError } from '../registrations/route-schemas.js'
 import { auditTrail, operatorActor } from '../audit/audited.js'
 
 export interface PolicyApiOptions {

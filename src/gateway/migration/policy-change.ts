@@ -14,7 +14,7 @@ import { InvalidPolicy } from '../policy/normalize.js'
 import type { PolicyService, ReplacedEntry } from '../policy/service.js'
 import { policyDigest } from '../policy/store.js'
 import { PolicyUpdateSchema, type LegacyMethod, type MethodPolicy, type PolicyState, type PolicyUpdate } from '../policy/types.js'
-import { describeSchemaError } from '../operator/admin-api.js'
+import { describeSchemaError } from '../registrations/route-schemas.js'
 import { methodPolicyView } from './policy-api.js'
 
 const checkUpdate = Compile(PolicyUpdateSchema)

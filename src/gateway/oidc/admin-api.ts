@@ -4,12 +4,13 @@
 // answer that creates or rotates it. A rotation takes an optional overlap
 // (docs/oidc.md#rotating-the-client-secret).
 import type { FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ApiError, errors } from '../../common/errors.js'
+import { Type } from '../../common/typebox.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail, operatorActor } from '../audit/audited.js'
 import { operatorErrorArea } from '../../common/operator-errors.js'
 import { isoSeconds } from '../../common/time.js'
-import { userIdPattern } from '../domain/identifiers.js'
 import { InvalidInput, refused } from '../store/validation.js'
 import { NotFound } from '../store/types.js'
 import type { OidcClient, OidcStore } from './store.js'
@@ -17,6 +18,8 @@ import type { OidcProviders } from './index.js'
 import { retiredKeySeconds } from './provider.js'
 import { auditAction, rotateOnOperator } from '../registrations/lifecycle.js'
 import { oidcClientKind } from './kind.js'
+import { bodyLimit, Key, UserId } from '../registrations/admin-routes.js'
+import { strictValidatorCompiler } from '../registrations/route-schemas.js'
 
 export interface OidcAdminOptions {
   store: OidcStore
@@ -37,22 +40,41 @@ export const clientView = (c: OidcClient) => ({
 })
 
 // Catalogue codes (docs/api.md#errors): a bad field is `invalid_parameter`, as in every
-// area of the operator API; a redirect URI kigo will not register is `invalid_redirect_uri`
-// (the code of RFC 7591 §3.2.2, also on the account pages).
-const bad = (message: string) => new ApiError(400, 'invalid_parameter', message)
+// area of the operator API (the route schemas answer it, naming the field); a redirect URI
+// kigo will not register is `invalid_redirect_uri` (the code of RFC 7591 §3.2.2, also on
+// the account pages).
 /** A registration's own check refused a value: the name is a bad parameter, a redirect URI one kigo will not register. */
 const refusedInput = (err: InvalidInput) => new ApiError(400, err.field === 'name' || err.field === 'api_scopes' ? 'invalid_parameter' : 'invalid_redirect_uri', `Invalid request body: ${err.message}`)
 const clientNotFound = (id: string) => new ApiError(404, 'client_not_found', `No OpenID Connect client with client_id ${JSON.stringify(id)}`)
 
-function stringList(body: Record<string, unknown>, name: string, required: boolean): string[] {
-  const v = body[name]
-  if (v === undefined && !required) return []
-  if (!Array.isArray(v) || v.some((u) => typeof u !== 'string')) throw bad(`Invalid request body: ${name} must be an array of URLs`)
-  return v as string[]
-}
+// The name, URIs and scope names are strings here; the store checks them as a registration
+// does (its length, a redirect URI kigo registers, a known scope) and says which it refused.
+const ClientName = Type.String()
+const UriList = Type.Array(Type.String())
+const CreateClientBody = Type.Object(
+  {
+    name: ClientName,
+    owner: UserId,
+    redirect_uris: UriList,
+    post_logout_redirect_uris: Type.Optional(UriList),
+    public: Type.Optional(Type.Boolean()),
+    // The API scopes the client may be granted (OAuth 2.0 for the API, docs/oauth2.md#registering-a-client).
+    api_scopes: Type.Optional(Type.Array(Type.String())),
+  },
+  { additionalProperties: false },
+)
+// What may be edited after registration: any of these (at least one).
+const EditClientBody = Type.Object(
+  { name: Type.Optional(ClientName), redirect_uris: Type.Optional(UriList), post_logout_redirect_uris: Type.Optional(UriList) },
+  { additionalProperties: false, minProperties: 1, errorMessage: 'must give name, redirect_uris or post_logout_redirect_uris' },
+)
+const ClientsQuery = Type.Object({ owner: Type.Optional(UserId) }, { additionalProperties: false })
+const ClientParams = Type.Object({ id: Key })
 
-export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptions): Promise<void> {
+export async function oidcAdminApi(instance: FastifyInstance, options: OidcAdminOptions): Promise<void> {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>()
   const { store } = options
+  app.setValidatorCompiler(strictValidatorCompiler)
 
   const audited = auditTrail(options.audit, app.log)
 
@@ -61,24 +83,12 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     reply.header('cache-control', 'no-store')
   })
 
-  app.post('/admin/oidc-clients', { bodyLimit: 64 * 1024 }, async (request, reply) => {
-    const body = request.body
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('Invalid request body: send a JSON object')
-    const b = body as Record<string, unknown>
-    const unknown = Object.keys(b).filter((k) => !['name', 'owner', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'api_scopes'].includes(k))
-    if (unknown.length > 0) throw bad(`Invalid request body: unknown field ${unknown[0]}`)
-    if (typeof b.name !== 'string') throw bad('Invalid request body: name is required')
-    if (typeof b.owner !== 'string' || !userIdPattern.test(b.owner)) throw bad('Invalid request body: owner must be a user ID')
-    if (b.public !== undefined && typeof b.public !== 'boolean') throw bad('Invalid request body: public must be true or false')
-    const redirectUris = stringList(b, 'redirect_uris', true)
-    const postLogout = stringList(b, 'post_logout_redirect_uris', false)
-    // The API scopes the client may be granted (OAuth 2.0 for the API, docs/oauth2.md#registering-a-client).
-    const apiScopes = b.api_scopes === undefined ? [] : b.api_scopes
-    if (!Array.isArray(apiScopes) || apiScopes.some((v) => typeof v !== 'string')) throw bad('Invalid request body: api_scopes must be an array of scope names')
+  app.post('/admin/oidc-clients', { bodyLimit, schema: { body: CreateClientBody } }, async (request, reply) => {
+    const b = request.body
     if (!(await options.users.getUser(b.owner))) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)
     let created: Awaited<ReturnType<OidcStore['createClient']>>
     try {
-      created = await store.createClient({ name: b.name, ownerId: b.owner, redirectUris, postLogoutRedirectUris: postLogout, public: b.public === true, apiScopes: apiScopes as string[] })
+      created = await store.createClient({ name: b.name, ownerId: b.owner, redirectUris: b.redirect_uris, postLogoutRedirectUris: b.post_logout_redirect_uris ?? [], public: b.public === true, apiScopes: b.api_scopes ?? [] })
     } catch (err) {
       if (err instanceof InvalidInput) throw refusedInput(err)
       if (err instanceof NotFound) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)
@@ -88,14 +98,12 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     return reply.code(201).send({ ...clientView(created.client), ...(created.secret === null ? {} : { client_secret: created.secret }) })
   })
 
-  app.get('/admin/oidc-clients', async (request) => {
-    const owner = (request.query as Record<string, unknown>).owner
-    if (owner !== undefined && (typeof owner !== 'string' || !userIdPattern.test(owner))) throw bad('Invalid query: owner must be a user ID')
-    return { clients: (await store.listClients(owner)).map(clientView) }
+  app.get('/admin/oidc-clients', { schema: { querystring: ClientsQuery } }, async (request) => {
+    return { clients: (await store.listClients(request.query.owner)).map(clientView) }
   })
 
-  app.get('/admin/oidc-clients/:id', async (request) => {
-    const id = (request.params as { id: string }).id
+  app.get('/admin/oidc-clients/:id', { schema: { params: ClientParams } }, async (request) => {
+    const id = request.params.id
     const found = await store.findClient(id)
     if (!found) throw clientNotFound(id)
     return clientView(found)
@@ -103,21 +111,15 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
 
   // The operator corrects a registration: the fields given (at least one), checked as a
   // registration checks them; the client_id, type, secret and grants stay.
-  app.patch('/admin/oidc-clients/:id', { bodyLimit: 64 * 1024 }, async (request) => {
-    const id = (request.params as { id: string }).id
-    const body = request.body
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('Invalid request body: send a JSON object')
-    const b = body as Record<string, unknown>
-    const unknown = Object.keys(b).filter((k) => !['name', 'redirect_uris', 'post_logout_redirect_uris'].includes(k))
-    if (unknown.length > 0) throw bad(`Invalid request body: unknown field ${unknown[0]}; a client's name, redirect_uris and post_logout_redirect_uris can be changed`)
-    if (Object.keys(b).length === 0) throw bad('Invalid request body: give name, redirect_uris or post_logout_redirect_uris')
-    if (b.name !== undefined && typeof b.name !== 'string') throw bad('Invalid request body: name must be a string')
+  app.patch('/admin/oidc-clients/:id', { bodyLimit, schema: { params: ClientParams, body: EditClientBody } }, async (request) => {
+    const id = request.params.id
+    const b = request.body
     const found = await store.findClient(id)
     if (!found) throw clientNotFound(id)
     const edited = await store.updateClient(id, {
-      name: typeof b.name === 'string' ? b.name : found.name,
-      redirectUris: b.redirect_uris === undefined ? found.redirectUris : stringList(b, 'redirect_uris', true),
-      postLogoutRedirectUris: b.post_logout_redirect_uris === undefined ? found.postLogoutRedirectUris : stringList(b, 'post_logout_redirect_uris', false),
+      name: b.name ?? found.name,
+      redirectUris: b.redirect_uris ?? found.redirectUris,
+      postLogoutRedirectUris: b.post_logout_redirect_uris ?? found.postLogoutRedirectUris,
     }).catch(refused)
     if (edited instanceof InvalidInput) throw refusedInput(edited)
     if (!edited) throw clientNotFound(id)
@@ -126,8 +128,8 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
   })
 
   // The optional body {"overlap_seconds": N} keeps the old secret working that long.
-  app.post('/admin/oidc-clients/:id/rotate-secret', { bodyLimit: 64 * 1024 }, (request) => {
-    const id = (request.params as { id: string }).id
+  app.post('/admin/oidc-clients/:id/rotate-secret', { bodyLimit, schema: { params: ClientParams } }, (request) => {
+    const id = request.params.id
     return rotateOnOperator({
       kind: oidcClientKind,
       request,
@@ -142,8 +144,8 @@ export async function oidcAdminApi(app: FastifyInstance, options: OidcAdminOptio
     })
   })
 
-  app.delete('/admin/oidc-clients/:id', async (request) => {
-    const id = (request.params as { id: string }).id
+  app.delete('/admin/oidc-clients/:id', { schema: { params: ClientParams } }, async (request) => {
+    const id = request.params.id
     const deleted = await store.deleteClient(id)
     if (!deleted) throw clientNotFound(id)
     await audited(operatorActor(request), { kind: 'oidc', action: auditAction(oidcClientKind, 'delete'), target: id, before: { ...clientView(deleted.client), grants: deleted.grants }, after: null })

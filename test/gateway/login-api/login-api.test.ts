@@ -64,7 +64,10 @@ describe('sites on the operator API', () => {
       [{ name: 'x', owner: 'alice', callback: 'javascript:alert(1)' }, 400, /callback/],
       [{ name: 'x', owner: 'alice' }, 400, /callback/],
       [{ name: '', owner: 'alice', callback: 'https://x.example/' }, 400, /name/],
-      [{ name: 'x', owner: 'alice', callback: 'https://x.example/', secret: 'mine' }, 400, /secret/],
+      [{ name: 'x', owner: 'alice', callback: 'https://x.example/', secret: 'mine' }, 400, /unknown field "secret"/],
+      [{ name: 7, owner: 'alice', callback: 'https://x.example/' }, 400, /"name" must be a string/],
+      [{ name: 'x', owner: 'no one', callback: 'https://x.example/' }, 400, /"owner" must be a user ID/],
+      [[{ name: 'x', owner: 'alice', callback: 'https://x.example/' }], 400, /must be a JSON object/],
     ] as const
     for (const [body, status, message] of bad) {
       const r = await stack.admin<{ error: { message: string } }>('POST', '/admin/sites', body)
@@ -73,6 +76,18 @@ describe('sites on the operator API', () => {
     }
     expect((await stack.admin<{ sites: unknown[] }>('GET', '/admin/sites')).body.sites.length).toBe(before)
     expect((await stack.admin('GET', '/admin/sites/no-such-key-at-all')).status).toBe(404)
+    for (const [method, path, body, message] of [
+      ['PATCH', '/admin/sites/no-such-key-at-all', {}, /must give name, callback or home_page/],
+      ['PATCH', '/admin/sites/no-such-key-at-all', { scopes: ['read'] }, /unknown field "scopes"/],
+      ['PATCH', '/admin/sites/no-such-key-at-all', { home_page: 5 }, /"home_page"/],
+      ['GET', '/admin/sites?owner=no%20one', undefined, /"owner" must be a user ID/],
+      ['GET', '/admin/sites?owner=alice&owner=bob', undefined, /"owner" must be a string/],
+    ] as const) {
+      const r = await stack.admin<{ error: { code: string; message: string } }>(method, path, body)
+      expect(r.status, `${method} ${path}`).toBe(400)
+      expect(r.body.error.code).toBe('invalid_parameter')
+      expect(r.body.error.message, `${method} ${path}`).toMatch(message)
+    }
   })
 
   it('reserves the user ID "auth"', async () => {

@@ -5,7 +5,9 @@
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../../common/errors.js'
 import type { AuditStore } from '../audit/store.js'
-import { userIdPattern } from '../domain/identifiers.js'
+import { Compile, Type } from '../../common/typebox.js'
+import { UserId } from '../registrations/admin-routes.js'
+import { describeSchemaError, strictValidatorCompiler } from '../registrations/route-schemas.js'
 import { isoSeconds } from '../../common/time.js'
 import type { UserLocks } from '../throttle/user-locks.js'
 import { auditTrail, operatorActor } from '../audit/audited.js'
@@ -18,34 +20,31 @@ export interface LocksApiOptions {
 
 const defaultReason = 'locked by the operator'
 
-function userIdOf(params: unknown): string {
-  const id = (params as { id?: unknown }).id
-  if (typeof id !== 'string' || !userIdPattern.test(id)) {
-    throw new ApiError(400, 'invalid_parameter', 'Invalid path: "id" must be a user ID: 3 to 32 characters, a letter first, then letters, digits, "_" or "-"')
-  }
-  return id
-}
+/** The path's user. */
+const LockParams = Type.Object({ id: UserId }, { additionalProperties: false })
 
+/** The body, when there is one: an optional reason, one line. */
+const LockBody = Type.Object(
+  { reason: Type.Optional(Type.String({ pattern: '^(?=.*\\S)[^\\u0000-\\u001f\\u007f]{1,500}$', errorMessage: 'must be one line of 1 to 500 characters' })) },
+  { additionalProperties: false },
+)
+const checkBody = Compile(LockBody)
+
+/** The reason of a lock: the body's, or the default when there is no body or no reason; a 400 naming the field otherwise. */
 function reasonOf(body: unknown): string {
-  if (body === undefined || body === null || (typeof body === 'string' && body === '')) return defaultReason
-  if (typeof body !== 'object' || Array.isArray(body)) throw new ApiError(400, 'invalid_parameter', 'Invalid request body: must be a JSON object')
-  const extra = Object.keys(body).find((k) => k !== 'reason')
-  if (extra !== undefined) throw new ApiError(400, 'invalid_parameter', `Invalid request body: unknown field "${extra}"`)
-  const reason = (body as { reason?: unknown }).reason
-  if (reason === undefined) return defaultReason
-  if (typeof reason !== 'string' || reason.trim() === '' || reason.length > 500 || /[\u0000-\u001f\u007f]/.test(reason)) {
-    throw new ApiError(400, 'invalid_parameter', 'Invalid request body: "reason" must be one line of 1 to 500 characters')
-  }
-  return reason.trim()
+  if (body === undefined || body === null || body === '') return defaultReason
+  if (!checkBody.Check(body)) throw new ApiError(400, 'invalid_parameter', describeSchemaError([...checkBody.Errors(body)], 'body', LockBody))
+  return body.reason?.trim() ?? defaultReason
 }
 
 export async function locksApi(app: FastifyInstance, options: LocksApiOptions): Promise<void> {
+  app.setValidatorCompiler(strictValidatorCompiler)
   const audited = auditTrail(options.audit, app.log)
   const record = (request: { ip: string }, action: string, target: string, before: unknown, after: unknown) =>
     audited(operatorActor(request), { kind: 'user', action, target, before, after })
 
-  app.put('/admin/users/:id/lock', async (request, reply) => {
-    const id = userIdOf(request.params)
+  app.put<{ Params: { id: string } }>('/admin/users/:id/lock', { schema: { params: LockParams } }, async (request, reply) => {
+    const { id } = request.params
     const reason = reasonOf(request.body)
     const lock = await options.locks.store.lock(id, reason, options.now())
     if (lock === null) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(id)}`)
@@ -55,8 +54,8 @@ export async function locksApi(app: FastifyInstance, options: LocksApiOptions): 
     return reply.header('cache-control', 'no-store').send({ id, locked: true, locked_at: isoSeconds(lock.lockedAt.getTime()), reason: lock.reason })
   })
 
-  app.delete('/admin/users/:id/lock', async (request, reply) => {
-    const id = userIdOf(request.params)
+  app.delete<{ Params: { id: string } }>('/admin/users/:id/lock', { schema: { params: LockParams } }, async (request, reply) => {
+    const { id } = request.params
     const lifted = await options.locks.store.unlock(id)
     await options.locks.refresh().catch(() => undefined)
     if (lifted !== null) {

@@ -148,11 +148,11 @@ it sends <code>Authorization: Bearer</code> with the access token, and refreshes
 the refresh token when it expires. It no longer stores the user's password.</p></li>
 </ol>
 <h3 id="oauth2-exchange">An OAuth 1.0a application: OAuth 2.0 without asking your users again</h3>
-<p class="warn" id="oauth2-exchange-status"><strong>Not offered on this deployment yet.</strong> Until it is, an OAuth 1.0a application
-moves by registering an OAuth 2.0 client and having each user allow it once more; its
-OAuth 1.0a tokens keep working meanwhile. How it will work:</p>
+<p>Your users stay signed in: each stored OAuth 1.0a token is traded for OAuth 2.0 tokens
+for the same user, and the OAuth 1.0a token keeps working until the retirement's dates.</p>
 <ol>
-<li><p><strong>Turn OAuth 2.0 on</strong> in your application's settings. It keeps its name,
+<li><p><strong>Turn OAuth 2.0 on</strong> in your application's settings (its page on your
+<a href="/account">account page</a>, "Turn on OAuth 2.0"). It keeps its name,
 owner, scopes and users; its callback becomes its redirect URI; you get a
 <code>client_id</code> and a <code>client_secret</code>.</p></li>
 <li><p><strong>Exchange each stored access token</strong> at <code>POST ${base}/oidc/token</code>

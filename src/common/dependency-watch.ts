@@ -50,9 +50,18 @@ export class DependencyWatch {
     this.#scheduleProbe()
   }
 
-  /** A call to the dependency succeeded. */
-  succeeded(): void {
+  /** The watch's clock: when a call begins, for `succeeded`. */
+  mark(): number {
+    return this.#now()
+  }
+
+  /**
+   * A call to the dependency succeeded. One that began before the outage started (`began`,
+   * from `mark`) proves nothing about now: its answer may have been on its way already.
+   */
+  succeeded(began?: number): void {
     if (this.#downSince === null) return
+    if (began !== undefined && began < this.#downSince) return
     const durationMs = this.#now() - this.#downSince
     this.#downSince = null
     clearTimeout(this.#probeTimer)

@@ -33,7 +33,7 @@ export interface DbOptions {
   /** Deadlines of every PostgreSQL call (the embedded database has no network to wait on). */
   timeouts?: DbTimeouts
   /** Told of every PostgreSQL call's success or connection failure (the outage log). */
-  watch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
+  watch?: Pick<DependencyWatch, 'failed' | 'succeeded'> & Partial<Pick<DependencyWatch, 'mark'>>
   /** Tracing on (tracing.ts): the database with a span around each statement made inside a trace. */
   traced?: (db: Db) => Db
 }
@@ -208,15 +208,17 @@ class PostgresDb implements Db {
   private watched<T>(work: Promise<T>): Promise<T> {
     const watch = this.watch
     if (!watch) return work
+    // When the call began: its answer ends an outage only if it was asked after the outage started.
+    const began = watch.mark?.()
     // Plain callbacks, not an async function: one promise less on every query.
     return work.then(
       (value) => {
-        watch.succeeded()
+        watch.succeeded(began)
         return value
       },
       (err: unknown) => {
         if (isConnectionFailure(err)) watch.failed(err)
-        else watch.succeeded()
+        else watch.succeeded(began)
         throw err
       },
     )

@@ -8,10 +8,8 @@
 // change is audited (kind `oidc`, `by` the user); a user sees and changes only the clients
 // they own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { errors } from '../../common/errors.js'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
-import { sendErrorPage } from '../account-area/error-page.js'
-import { accountArea, copyButton, currentPasswordField, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type Confirmation, type SignedInSession } from '../account-area/index.js'
+import { copyButton, currentPasswordField, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type Confirmation, type SignedInSession } from '../account-area/index.js'
 import { accountPaths, areaRotation, auditAction, registerAccountRotation } from '../registrations/lifecycle.js'
 import { oidcClientKind } from './kind.js'
 import type { AuditStore } from '../audit/store.js'
@@ -197,32 +195,6 @@ function confirmation(client: OidcClient, action: keyof typeof confirmations): C
     cancel: base,
     ...(action === 'rotate-secret' ? { choice: overlapChoice } : {}),
   }
-}
-
-export interface OidcClientPagesOptions {
-  store: OidcStore
-  /** The identity store: the account area's sessions. */
-  users: Parameters<typeof accountArea>[1]['store']
-  /** The sign-in throttle (a wrong password typed to change redirect URIs counts against it). */
-  throttle: Parameters<typeof accountArea>[1]['throttle']
-  sessionTtlSeconds: number
-  visitorSessionTtlSeconds: number
-  /** The master key (the session cookie's binding to its deployment). */
-  secretKey: string
-  now?: () => number
-  audit?: Pick<AuditStore, 'record'>
-  /** OAuth 2.0 turned on for one's own OAuth 1.0a application (oauth2/account-pages.ts), on the same account area. */
-}
-
-/** The pages as a plugin of their own (they are account pages, not provider requests). */
-export async function oidcClientPages(app: FastifyInstance, o: OidcClientPagesOptions): Promise<void> {
-  const area = await accountArea(app, { store: o.users, throttle: o.throttle, now: o.now ?? Date.now, sessionTtlSeconds: o.sessionTtlSeconds, visitorSessionTtlSeconds: o.visitorSessionTtlSeconds, secretKey: o.secretKey })
-  app.answerErrorsAs({
-    wording: { internalMessage: 'Internal error', unavailable: () => errors.unavailable('store_unavailable', 'The store cannot answer right now; try again shortly') },
-    logMessage: 'account page request failed',
-    render: (_request, reply, answer) => sendErrorPage(reply, answer),
-  })
-  registerClientPages(app, { area, store: o.store, ...(o.audit ? { audit: o.audit } : {}) })
 }
 
 export function registerClientPages(app: FastifyInstance, o: { area: AccountArea; store: OidcStore; audit?: Pick<AuditStore, 'record'> }): void {

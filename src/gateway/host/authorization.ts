@@ -7,6 +7,14 @@
 import type Provider from 'oidc-provider'
 import type { KoaContextWithOIDC } from 'oidc-provider'
 
+/**
+ * Where the OpenID Connect feature leaves, on the request it hands the provider, the public
+ * host the client sent (lower-cased): the provider itself is told the deployment's main
+ * host, on every alias, but an OAuth 1.0a signature (the token exchange's) is over the URL
+ * the client used, as on the API.
+ */
+export const requestedHost = Symbol('kigo requested host')
+
 /** A signing key of the provider, as the extension reads it: its private JWK (the public half is published). */
 export interface ProviderSigningKey {
   jwk: Record<string, unknown>

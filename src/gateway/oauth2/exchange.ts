@@ -18,7 +18,7 @@
 import { stringify } from 'node:querystring'
 import type Provider from 'oidc-provider'
 import type { ClientView, KoaContextWithOIDC } from 'oidc-provider'
-import type { ProviderLibrary } from '../host/authorization.js'
+import { requestedHost, type ProviderLibrary } from '../host/authorization.js'
 import type { AuditStore } from '../audit/store.js'
 import type { AuthRequest, CredentialLookup } from '../domain/auth.js'
 import type { ReplayCache } from '../replay/types.js'
@@ -148,7 +148,8 @@ export function registerTokenExchange(
     const req: AuthRequest = {
       method: 'POST',
       url: koa.originalUrl,
-      host: ctx.host.toLowerCase(),
+      // The host the client sent (an alias too), as the API reads it: the provider sees the main host.
+      host: (ctx.req as { [requestedHost]?: string })[requestedHost] ?? ctx.host.toLowerCase(),
       scheme: koa.protocol === 'https' ? 'https' : 'http',
       headers: ctx.req.headers,
       contentType: 'application/x-www-form-urlencoded',

@@ -19,7 +19,7 @@ import type { UsageRecorder } from '../usage/recorder.js'
 import { confinedHandler, loadOidcLibrary } from './library.js'
 import { buildProvider, oidcPrefix, retiredKeySeconds, type OidcProviderDeps } from './provider.js'
 import type { OidcStore, SigningKey } from './store.js'
-import type { ApiAuthorization } from '../host/authorization.js'
+import { requestedHost, type ApiAuthorization } from '../host/authorization.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { oidcConsentPage, signedInSitesSection } from './pages.js'
@@ -249,6 +249,7 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
       // The host is the deployment's main host: the URLs the library writes (discovery,
       // redirects) name it, as the issuer does, on every alias.
       const headers = request.raw.headers
+      ;(request.raw as IncomingMessage & { [requestedHost]?: string })[requestedHost] = origin.host
       headers['x-forwarded-proto'] = options.config.publicScheme
       headers['x-forwarded-host'] = request.deployment!.host
       headers['x-forwarded-for'] = origin.ip

@@ -10,13 +10,9 @@ import { openDb } from '../../../src/common/sql.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
 import { oauth1aClient } from '../../helpers/oauth1a.js'
 import { WebClient, csrfOf } from '../provider/helpers.js'
-import { bearer } from './helpers.js'
+import { bearer, issueOAuth1Token, registerExchangeApp, signedExchangeBody, tokenPost, type ExchangeApp, type OAuth1Token } from './helpers.js'
 
-const grantType = 'urn:ietf:params:oauth:grant-type:token-exchange'
-const tokenType = 'urn:kigo:params:oauth:token-type:oauth1-access-token'
-
-interface App { key: string; secret: string; clientId: string; clientSecret?: string; name: string }
-interface OAuth1Token { token: string; secret: string }
+type App = ExchangeApp
 
 let stack: Stack
 let alice: { id: string; password: string }
@@ -26,35 +22,10 @@ let other: App
 let phone: App
 let tokenEndpoint: string
 
-async function registerApp(name: string, owner: string, scopes: string[], o: { public?: boolean } = {}): Promise<App> {
-  const a = await stack.admin<{ consumer_key: string; consumer_secret: string }>('POST', '/admin/apps', { name, owner, scopes, callback: 'https://app.example/callback' })
-  expect(a.status).toBe(201)
-  const on = await stack.admin<{ client_id: string; client_secret?: string }>('POST', `/admin/apps/${a.body.consumer_key}/oauth2`, o.public ? { public: true } : {})
-  expect(on.status).toBe(201)
-  return { key: a.body.consumer_key, secret: a.body.consumer_secret, clientId: on.body.client_id, ...(on.body.client_secret ? { clientSecret: on.body.client_secret } : {}), name }
-}
-
-async function issueToken(app: App, user: string, scopes: string[]): Promise<OAuth1Token> {
-  const t = await stack.admin<{ token: string; token_secret: string }>('POST', '/admin/tokens', { consumer: app.key, user, scopes })
-  expect(t.status).toBe(201)
-  return { token: t.body.token, secret: t.body.token_secret }
-}
-
-/** The exchange's form body, signed by the `oauth-1.0a` client with `signer`'s consumer secret and `token`'s secret. */
-function signedBody(signer: { key: string; secret: string }, token: OAuth1Token, extra: Record<string, string> = {}, subject = token.token): Record<string, string> {
-  const data: Record<string, string> = { grant_type: grantType, subject_token: subject, subject_token_type: tokenType, ...extra }
-  const oauth = oauth1aClient({ key: signer.key, secret: signer.secret }).authorize({ url: tokenEndpoint, method: 'POST', data }, { key: token.token, secret: token.secret })
-  return { ...data, ...Object.fromEntries(Object.entries(oauth).map(([k, v]) => [k, String(v)])) }
-}
-
-async function post(app: App, body: Record<string, string>, o: { clientSecret?: string } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
-  const secret = o.clientSecret ?? app.clientSecret
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' }
-  if (secret !== undefined) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(app.clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`
-  const res = await fetch(tokenEndpoint, { method: 'POST', headers, body: new URLSearchParams(secret === undefined ? { ...body, client_id: app.clientId } : body).toString() })
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> }
-}
-
+const registerApp = (name: string, owner: string, scopes: string[], o: { public?: boolean } = {}) => registerExchangeApp(stack, name, owner, scopes, o)
+const issueToken = (app: App, user: string, scopes: string[]) => issueOAuth1Token(stack, app, user, scopes)
+const signedBody = (signer: { key: string; secret: string }, token: OAuth1Token, extra: Record<string, string> = {}, subject = token.token) => signedExchangeBody(tokenEndpoint, signer, token, extra, subject)
+const post = (app: App, body: Record<string, string>, o: { clientSecret?: string } = {}) => tokenPost(tokenEndpoint, app, body, o)
 const exchange = (app: App, token: OAuth1Token, extra: Record<string, string> = {}) => post(app, signedBody(app, token, extra))
 
 /** An API call signed with the OAuth 1.0a token (the header form). */

@@ -3,17 +3,19 @@
 // client registered on the account page; the authorization code with PKCE (the sample
 // prints the page, the user signs in and allows there, and the address the browser is
 // sent to is pasted into the sample); Bearer calls with each scope asked for; refresh;
-// revocation; and the device flow for a command-line tool, the user typing its code at
-// /device. Python, Ruby and Perl use Debian's packages, which .ci/run installs: under
+// revocation; the device flow for a command-line tool, the user typing its code at
+// /device; and an OAuth 1.0a application's stored token exchanged (requests-oauthlib's
+// OAuth1 with the signature in the body). Python, Ruby and Perl use Debian's packages, which .ci/run installs: under
 // CI=true a missing one fails the run.
 import { spawn, spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inCi } from '../helpers/services.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { browse } from '../gateway/oidc/helpers.js'
-import { approveOnPhone, bearer } from '../gateway/oauth2/helpers.js'
+import { approveOnPhone, bearer, issueOAuth1Token, registerExchangeApp } from '../gateway/oauth2/helpers.js'
 import { codeOf, csrfOf, WebClient } from '../gateway/provider/helpers.js'
 
 const samples = join(process.cwd(), 'examples', 'guide')
@@ -39,6 +41,9 @@ export const codeFlowSamples: Sample[] = [
 ]
 
 export const deviceSample: Sample = { name: 'curl', command: ['/bin/bash', join(samples, 'oauth2-device.sh')], check: ['/bin/bash', '-c', 'command -v curl && command -v jq'], package: 'curl, jq', type: 'public', revoke: true }
+
+/** The token exchange of an OAuth 1.0a application's stored tokens (the migration page's exchange step). */
+export const exchangeSample: Sample = { name: 'python exchange', command: ['/usr/bin/python3', join(samples, 'oauth2-exchange.py')], check: ['/usr/bin/python3', '-c', 'import requests_oauthlib; from oauthlib.oauth1 import SIGNATURE_TYPE_BODY'], package: 'python3-requests-oauthlib', type: 'confidential' }
 
 function available(s: Sample): boolean {
   const r = spawnSync(s.check[0]!, s.check.slice(1), { stdio: 'ignore', cwd: process.cwd() })
@@ -280,5 +285,47 @@ describe('the developer guide\'s OAuth 2.0 samples', () => {
     const noRefresh = await runSample(s, ['refresh'], { ...env, REFRESH_TOKEN: renewed.refresh_token! })
     expect(noRefresh.code).not.toBe(0)
     expect(noRefresh.stderr).toContain('invalid_grant')
+  }, 90_000)
+
+  it.runIf(available(exchangeSample))('python exchange: an OAuth 1.0a application\'s stored token exchanged without asking the user, a post and a read with Bearer, refresh', async () => {
+    const s = exchangeSample
+    // The application, OAuth 2.0 turned on, and a user's token it stored; the sample is linked where the exchange is explained.
+    const app = await registerExchangeApp(stack, 'Exchange sample', 'alice', ['read_public', 'write_public'])
+    const stored = await issueOAuth1Token(stack, app, 'alice', ['read_public', 'write_public'])
+    const env = { KIGO: stack.url, CONSUMER_KEY: app.key, CONSUMER_SECRET: app.secret, CLIENT_ID: app.clientId, CLIENT_SECRET: app.clientSecret! }
+    const download = `href="/developers/samples/oauth2-exchange.py"`
+    expect((await web.get('/migration')).text).toContain(download)
+    expect((await web.get('/developers')).text).toContain(download)
+    expect((await web.get('/developers/samples/oauth2-exchange.py')).text).toBe(readFileSync(s.command[1]!, 'utf8').replaceAll('http://localhost:8080', stack.url))
+
+    const exchanged = await runSample(s, ['exchange'], { ...env, TOKEN: stored.token, TOKEN_SECRET: stored.secret })
+    expect(exchanged.code, exchanged.stderr).toBe(0)
+    const tokens = lines(exchanged.stdout)
+    expectApiToken(tokens.access_token, 'read_public write_public')
+    expect(decodeJwt(tokens.access_token!).client_id).toBe(app.clientId)
+    expect(tokens.refresh_token).toBeTruthy()
+    expect(tokens.expires_in).toBe('3600')
+
+    const posted = await runSample(s, ['post', 'oauth2-exchange', 'moved without asking again'], { ...env, ACCESS_TOKEN: tokens.access_token! })
+    expect(posted.code, posted.stderr).toBe(0)
+    const entry = JSON.parse(posted.stdout)
+    expect(entry).toMatchObject({ keyword: 'oauth2-exchange', text: 'oauth2-exchange=moved without asking again', user: { id: 'alice' } })
+    const read = await runSample(s, ['read', String(entry.id)], { ...env, ACCESS_TOKEN: tokens.access_token! })
+    expect(read.code, read.stderr).toBe(0)
+    expect(JSON.parse(read.stdout)).toMatchObject({ id: entry.id })
+
+    const refreshed = await runSample(s, ['refresh'], { ...env, REFRESH_TOKEN: tokens.refresh_token! })
+    expect(refreshed.code, refreshed.stderr).toBe(0)
+    const renewed = lines(refreshed.stdout)
+    expectApiToken(renewed.access_token, 'read_public write_public')
+    expect(renewed.refresh_token).toBeTruthy()
+    expect(renewed.refresh_token).not.toBe(tokens.refresh_token)
+    expect((await bearer(stack.url, 'GET', `/api/statuses/show/${entry.id}.json`, renewed.access_token!)).status).toBe(200)
+
+    // A wrong token secret: the signature is refused, no token printed.
+    const wrong = await runSample(s, ['exchange'], { ...env, TOKEN: stored.token, TOKEN_SECRET: 'not-the-secret' })
+    expect(wrong.code).not.toBe(0)
+    expect(wrong.stderr).toContain('invalid_grant')
+    expect(lines(wrong.stdout).access_token).toBeUndefined()
   }, 90_000)
 })

@@ -161,7 +161,9 @@ with <code>grant_type=urn:ietf:params:oauth:grant-type:token-exchange</code>,
 <code>subject_token_type=urn:kigo:params:oauth:token-type:oauth1-access-token</code>,
 authenticated with the client's Basic credentials and signed with OAuth 1.0a (your consumer
 secret and the token's secret; the <code>oauth_</code> parameters in the form body). The
-token secret never travels.</p></li>
+token secret never travels. A sample in Python with requests-oauthlib exchanges a token,
+calls the API with it and refreshes it: <a class="download" href="/developers/samples/oauth2-exchange.py"
+download="oauth2-exchange.py">Download oauth2-exchange.py</a>.</p></li>
 <li><p><strong>Store the answer</strong>: an access token and a refresh token for the same
 user, with the scopes the user granted (never more). No user is asked. Exchanging the same
 token again is allowed, for a client that crashed before storing the answer; refusals are

@@ -27,8 +27,11 @@ export const oauth2Samples: OAuth2Sample[] = [
 /** The device-flow sample for command-line tools (curl and jq). */
 export const oauth2DeviceSample = { id: 'oauth2-device', file: 'oauth2-device.sh', run: 'bash oauth2-device.sh' } as const
 
+/** The token exchange of an OAuth 1.0a application's stored tokens (requests-oauthlib; the migration page's exchange step links it). */
+export const oauth2ExchangeSample = { file: 'oauth2-exchange.py', library: 'requests-oauthlib' } as const
+
 /** Every OAuth 2.0 sample file, as /developers/samples/:file serves them. */
-export const oauth2SampleFiles = [...oauth2Samples.map((s) => s.file), oauth2DeviceSample.file]
+export const oauth2SampleFiles = [...oauth2Samples.map((s) => s.file), oauth2DeviceSample.file, oauth2ExchangeSample.file]
 
 /** The redirect URI the samples use by default: nothing listens there; the user copies the address. */
 export const sampleRedirectUri = 'http://127.0.0.1:8000/callback'
@@ -37,7 +40,7 @@ export const sampleRedirectUri = 'http://127.0.0.1:8000/callback'
 export function oauth2GuideHtml(base: string, show: (file: string) => string): SafeHtml {
   return html`<section class="card" id="oauth2">
 <h2>OAuth 2.0</h2>
-<p>The API also takes OAuth 2.0 access tokens, sent as <code>Authorization: Bearer …</code>: no signature to compute, every operation OAuth 1.0a may call, with the same URLs, parameters, responses and scopes. kigo's OpenID Connect provider is the authorization server: the user signs in and allows on kigo's own pages, as for OAuth 1.0a. A new client can start here; a client on Basic or WSSE can move straight here (a command-line tool with <a href="#oauth2-device">the device flow</a>).</p>
+<p>The API also takes OAuth 2.0 access tokens, sent as <code>Authorization: Bearer …</code>: no signature to compute, every operation OAuth 1.0a may call, with the same URLs, parameters, responses and scopes. kigo's OpenID Connect provider is the authorization server: the user signs in and allows on kigo's own pages, as for OAuth 1.0a. A new client can start here; a client on Basic or WSSE can move straight here (a command-line tool with <a href="#oauth2-device">the device flow</a>); an OAuth 1.0a application keeps its users by <a href="/migration#oauth2-exchange">exchanging their tokens</a> (<a class="download" href="/developers/samples/${oauth2ExchangeSample.file}" download="${oauth2ExchangeSample.file}">Download ${oauth2ExchangeSample.file}</a>, with ${oauth2ExchangeSample.library}).</p>
 <h3 id="oauth2-endpoints">Endpoints</h3>
 <p>Libraries find them in the metadata, <code>${base}/.well-known/oauth-authorization-server</code> (RFC 8414; also in <code>${base}/.well-known/openid-configuration</code>). Each deployment is its own issuer: a token of one is refused by the other.</p>
 <dl>

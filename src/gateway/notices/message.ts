@@ -102,7 +102,15 @@ const whatToDo: Record<LegacyMethod, string> = {
   basic: 'Update each of these tools to a version that signs in with OAuth, or ask its maker for one; the page on moving your tools says how, and what to ask.',
   wsse: 'Update each of these tools to a version that signs in with OAuth, or ask its maker for one; the page on moving your tools says how, and what to ask.',
   login_api: 'Move your site from the login API to OpenID Connect (or OAuth); the developer guide shows how. Your site’s users need to do nothing.',
-  oauth1: 'Move the application to OAuth 2.0, one of two ways: exchange each stored OAuth 1.0a token for OAuth 2.0 tokens at the token endpoint (your users are not asked again), or turn OAuth 2.0 on for the application and have your users authorize it again. The OAuth 2.0 guide shows both.',
+  oauth1: 'Move the application to OAuth 2.0, one of two ways: exchange each stored OAuth 1.0a token for OAuth 2.0 tokens at the token endpoint (your users are not asked again), or turn OAuth 2.0 on for the application and have your users authorize it again. The migration page shows both.',
+}
+
+/**
+ * Where on the migration page a method's next step is told, when it has a step of its own:
+ * an OAuth 1.0a application's owner is sent to the token exchange (its anchor on /migration).
+ */
+const nextStep: Partial<Record<LegacyMethod, { words: string; anchor: string }>> = {
+  oauth1: { words: 'How to exchange the tokens, step by step', anchor: 'oauth2-exchange' },
 }
 
 /** The parts of a notice, as the built-in wording and the templates' placeholders use them. */
@@ -124,7 +132,9 @@ export function noticeParts(input: NoticeInput) {
       return { label, requests: c.requests, lastSeen: utcMinute(c.lastSeen), outlook: outlook.summary, what }
     })
     const ended = effectiveState(policy, now) === 'deny'
-    return { method: m.method, name, headline: `${name} ${stepWords(urgent(m.steps), m.refusal ?? null)}`, whatToDo: whatToDo[m.method], lines, ended }
+    const step = nextStep[m.method]
+    const how = step ? { words: step.words, url: `${migrationUrl}#${step.anchor}` } : null
+    return { method: m.method, name, headline: `${name} ${stepWords(urgent(m.steps), m.refusal ?? null)}`, whatToDo: whatToDo[m.method], how, lines, ended }
   })
   const ended = sections.filter((s) => s.ended).length
   const retiring = ended === sections.length
@@ -143,6 +153,7 @@ export function noticeParts(input: NoticeInput) {
     `${s.headline}.`,
     ...s.lines.map((l) => `  - ${l.label}: ${l.requests} ${l.what}, last seen ${l.lastSeen}.\n    ${l.outlook}`),
     `  What to do: ${s.whatToDo}`,
+    ...(s.how ? [`  ${s.how.words}: ${s.how.url}`] : []),
   ].join('\n')).join('\n\n')
   return { subject, sections, clientsText, migrationUrl, accountUrl, movingUrl, opening, why }
 }
@@ -191,7 +202,7 @@ ${p.sections.map((s) => html`<h2>${s.headline}</h2>
 <ul>
 ${s.lines.map((l) => html`<li><strong>${l.label}</strong>: ${l.requests} ${l.what}, last seen ${l.lastSeen}.<br>${l.outlook}</li>
 `)}</ul>
-<p>What to do: ${s.whatToDo}</p>
+<p>What to do: ${s.whatToDo}${s.how ? html` <a href="${s.how.url}">${s.how.words}</a>.` : ''}</p>
 `)}<p><a href="${p.movingUrl}">How to move your tools</a> · <a href="${p.accountUrl}">Your account</a> (the same list, kept up to date)</p>
 <p>If you write the tool yourself: <a href="${p.migrationUrl}">the developer guide</a>.</p>
 <p>${p.why}</p>

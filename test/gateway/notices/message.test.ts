@@ -38,6 +38,14 @@ describe('renderNotice', () => {
     expect(m.html).not.toContain('<script>')
   })
 
+  it('sends an OAuth 1.0a application\'s owner to the exchange step of the migration page, in the text and the HTML; other methods have no such link', () => {
+    const oauth1 = { ...policies, oauth1: normalizePolicy('oauth1', { state: 'deprecate', schedule: [{ state: 'deny', from: '2030-04-01T00:00:00Z' }] }, now) }
+    const m = renderNotice({ ...input, policies: oauth1, methods: [{ method: 'oauth1', steps: ['announced'], clients: [{ client: 'Poster', application: 'ck1', users: 2, requests: 4, lastSeen: now - 3_600_000, user: 'alice' }] }] })
+    expect(m.text).toContain('  How to exchange the tokens, step by step: https://kigo.example/migration#oauth2-exchange\n')
+    expect(m.html).toContain('<a href="https://kigo.example/migration#oauth2-exchange">How to exchange the tokens, step by step</a>')
+    expect(renderNotice(input).text).not.toContain('#oauth2-exchange')
+  })
+
   it('a brownout reminder says a brownout starts; a deny reminder that it stops working', () => {
     const brownout = { ...policies, basic: normalizePolicy('basic', { state: 'deprecate', windows: [{ start: '09:00', end: '12:00' }], schedule: [{ state: 'brownout', from: '2030-03-05T00:00:00Z' }, { state: 'deny', from: '2030-04-01T00:00:00Z' }] }, now) }
     const reminded = (refusal: 'brownout' | 'deny', p = policies) => renderNotice({ ...input, policies: p, methods: [{ ...input.methods[0]!, steps: ['reminder_7d'], refusal }] })

@@ -131,6 +131,11 @@ function rehearse(name: string, start: (now: () => number, smtpUrl: string) => P
       expect(day0.olga![0]!.text).toContain(`Poster (consumer key ${app.consumer_key}): 4 requests with the OAuth 1.0a tokens of 2 users, last seen ${minute(t0)} UTC.`)
       expect(day0.olga![0]!.text).toContain(`It stops working on ${minute(deny)} UTC.`)
       expect(day0.olga![0]!.text).toContain('You receive this because you registered these applications')
+      // The owner is sent to the exchange step of the migration page: the anchor is on the page.
+      const exchangeLink = /How to exchange the tokens, step by step: (\S+)/.exec(day0.olga![0]!.text)?.[1]
+      expect(exchangeLink).toBe(`${stack.url}/migration#oauth2-exchange`)
+      const migrationPage = await (await fetch(exchangeLink!)).text()
+      expect(migrationPage).toMatch(/<h3 id="oauth2-exchange">[^<]*OAuth 1\.0a application/)
       const pamPreview = await preview('pam')
       expect(pamPreview.message).toBeNull()
       expect(pamPreview.applications).toEqual([{ consumer_key: app.consumer_key, name: 'Poster', says: expect.stringContaining(`OAuth 1.0a, which is being retired: Works, but is deprecated. It stops working on ${minute(deny)} UTC.`) }])

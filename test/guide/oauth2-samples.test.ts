@@ -145,6 +145,25 @@ describe('the developer guide\'s OAuth 2.0 samples', () => {
     expect(decodeJwt(token!)).toMatchObject({ iss: stack.url, aud: `${stack.url}/api`, sub: 'alice', scope })
   }
 
+  /** A post (write_public) and a read (read_public) with the sample's Bearer token, then its refresh: the entry and the renewed tokens. */
+  async function postReadRefresh(s: Sample, env: Record<string, string>, tokens: Record<string, string>, keyword: string, text: string): Promise<{ entry: { id: number }; renewed: Record<string, string> }> {
+    const posted = await runSample(s, ['post', keyword, text], { ...env, ACCESS_TOKEN: tokens.access_token! })
+    expect(posted.code, posted.stderr).toBe(0)
+    const entry = JSON.parse(posted.stdout) as { id: number }
+    expect(entry).toMatchObject({ keyword, text: `${keyword}=${text}`, user: { id: 'alice' } })
+    const read = await runSample(s, ['read', String(entry.id)], { ...env, ACCESS_TOKEN: tokens.access_token! })
+    expect(read.code, read.stderr).toBe(0)
+    expect(JSON.parse(read.stdout)).toMatchObject({ id: entry.id })
+
+    const refreshed = await runSample(s, ['refresh'], { ...env, REFRESH_TOKEN: tokens.refresh_token! })
+    expect(refreshed.code, refreshed.stderr).toBe(0)
+    const renewed = lines(refreshed.stdout)
+    expectApiToken(renewed.access_token, 'read_public write_public')
+    expect(renewed.refresh_token).toBeTruthy()
+    expect(renewed.refresh_token).not.toBe(tokens.refresh_token)
+    return { entry, renewed }
+  }
+
   for (const s of codeFlowSamples) {
     it.runIf(available(s))(`${s.name}: authorization code with PKCE, a post (write_public) and a read (read_public) with Bearer, refresh${s.revoke ? ', revocation' : ''}`, async () => {
       const env = await register(`OAuth 2.0 sample (${s.name})`, s.type)
@@ -262,19 +281,7 @@ describe('the developer guide\'s OAuth 2.0 samples', () => {
     const tokens = lines(logged.stdout)
     expectApiToken(tokens.access_token, 'read_public write_public')
 
-    const posted = await runSample(s, ['post', 'oauth2-device', 'from the command line & no password'], { ...env, ACCESS_TOKEN: tokens.access_token! })
-    expect(posted.code, posted.stderr).toBe(0)
-    const entry = JSON.parse(posted.stdout)
-    expect(entry).toMatchObject({ keyword: 'oauth2-device', text: 'oauth2-device=from the command line & no password', user: { id: 'alice' } })
-    const read = await runSample(s, ['read', String(entry.id)], { ...env, ACCESS_TOKEN: tokens.access_token! })
-    expect(read.code, read.stderr).toBe(0)
-    expect(JSON.parse(read.stdout)).toMatchObject({ id: entry.id })
-
-    const refreshed = await runSample(s, ['refresh'], { ...env, REFRESH_TOKEN: tokens.refresh_token! })
-    expect(refreshed.code, refreshed.stderr).toBe(0)
-    const renewed = lines(refreshed.stdout)
-    expectApiToken(renewed.access_token, 'read_public write_public')
-    expect(renewed.refresh_token).not.toBe(tokens.refresh_token)
+    const { entry, renewed } = await postReadRefresh(s, env, tokens, 'oauth2-device', 'from the command line & no password')
 
     // Revoking the access token ends the grant: it is refused, and so is its refresh token.
     const revoked = await runSample(s, ['revoke'], { ...env, TOKEN: renewed.access_token! })
@@ -306,20 +313,7 @@ describe('the developer guide\'s OAuth 2.0 samples', () => {
     expect(tokens.refresh_token).toBeTruthy()
     expect(tokens.expires_in).toBe('3600')
 
-    const posted = await runSample(s, ['post', 'oauth2-exchange', 'moved without asking again'], { ...env, ACCESS_TOKEN: tokens.access_token! })
-    expect(posted.code, posted.stderr).toBe(0)
-    const entry = JSON.parse(posted.stdout)
-    expect(entry).toMatchObject({ keyword: 'oauth2-exchange', text: 'oauth2-exchange=moved without asking again', user: { id: 'alice' } })
-    const read = await runSample(s, ['read', String(entry.id)], { ...env, ACCESS_TOKEN: tokens.access_token! })
-    expect(read.code, read.stderr).toBe(0)
-    expect(JSON.parse(read.stdout)).toMatchObject({ id: entry.id })
-
-    const refreshed = await runSample(s, ['refresh'], { ...env, REFRESH_TOKEN: tokens.refresh_token! })
-    expect(refreshed.code, refreshed.stderr).toBe(0)
-    const renewed = lines(refreshed.stdout)
-    expectApiToken(renewed.access_token, 'read_public write_public')
-    expect(renewed.refresh_token).toBeTruthy()
-    expect(renewed.refresh_token).not.toBe(tokens.refresh_token)
+    const { entry, renewed } = await postReadRefresh(s, env, tokens, 'oauth2-exchange', 'moved without asking again')
     expect((await bearer(stack.url, 'GET', `/api/statuses/show/${entry.id}.json`, renewed.access_token!)).status).toBe(200)
 
     // A wrong token secret: the signature is refused, no token printed.

@@ -15,6 +15,7 @@
 // token's scopes (or fewer, when `scope` asks). Exchanging the same token again revokes the
 // grant the earlier exchange made. Each exchange is recorded (oauth2_exchanges, and per token in oauth1_exchanges) and every
 // attempt audited (`oauth2.exchange`). The OAuth 1.0a token keeps working.
+import type { IncomingMessage } from 'node:http'
 import { stringify } from 'node:querystring'
 import type Provider from 'oidc-provider'
 import type { ClientView, KoaContextWithOIDC } from 'oidc-provider'
@@ -149,7 +150,7 @@ export function registerTokenExchange(
       method: 'POST',
       url: koa.originalUrl,
       // The host the client sent (an alias too), as the API reads it: the provider sees the main host.
-      host: (ctx.req as { [requestedHost]?: string })[requestedHost] ?? ctx.host.toLowerCase(),
+      host: (ctx.req as IncomingMessage & { [requestedHost]?: string })[requestedHost] ?? ctx.host.toLowerCase(),
       scheme: koa.protocol === 'https' ? 'https' : 'http',
       headers: ctx.req.headers,
       contentType: 'application/x-www-form-urlencoded',

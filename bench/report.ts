@@ -52,6 +52,8 @@ const judgedPairs = {
   'gateway_alone.ratios.basic_vs_bare_proxy': ['alone_basic', 'alone_bare_proxy', 'rps'],
   'gateway_alone.ratios.wsse_vs_bare_proxy': ['alone_wsse', 'alone_bare_proxy', 'rps'],
   'gateway_alone.ratios.oauth_vs_bare_proxy': ['alone_oauth', 'alone_bare_proxy', 'rps'],
+  'gateway_alone.ratios.oauth2_vs_bare_proxy': ['alone_oauth2', 'alone_bare_proxy', 'rps'],
+  'gateway_alone.ratios.oauth2_vs_oauth': ['alone_oauth2', 'alone_oauth', 'rps'],
   'gateway_alone.ratios.anonymous_vs_no_oidc': ['alone_anonymous', 'alone_anonymous_no_oidc', 'rps'],
   'core.ratios.show_vs_anchor': ['core_show', 'core_anchor_show', 'rps'],
   'core.ratios.show_identified_vs_anonymous': ['core_show_identified', 'core_show', 'rps'],
@@ -108,6 +110,10 @@ export interface GatewayAloneRatios {
   basic_vs_bare_proxy: Ratio
   wsse_vs_bare_proxy: Ratio
   oauth_vs_bare_proxy: Ratio
+  /** OAuth 2.0 (Bearer, a JWT verified at the gateway) over the bare proxy. */
+  oauth2_vs_bare_proxy: Ratio
+  /** OAuth 2.0 over OAuth 1.0a, side by side: a Bearer request costs no more than a signed one when ≥ 1. */
+  oauth2_vs_oauth: Ratio
   /** Null when nginx is not installed. */
   bare_proxy_vs_nginx: number | null
   /** The gateway's anonymous requests over nginx's; null when nginx is not installed. */
@@ -118,11 +124,13 @@ export interface GatewayAloneRatios {
   required_basic_vs_bare_proxy: Ratio
   required_wsse_vs_bare_proxy: Ratio
   required_oauth_vs_bare_proxy: Ratio
+  required_oauth2_vs_bare_proxy: Ratio
   /** The gateway over the required-work proxy, same credential: the share of the distance that is kigo's own. */
   anonymous_vs_required: Ratio
   basic_vs_required: Ratio
   wsse_vs_required: Ratio
   oauth_vs_required: Ratio
+  oauth2_vs_required: Ratio
   /** Anonymous requests of a gateway that has served OpenID Connect over one that never has: 1 minus the provider's cost to every later request. */
   anonymous_vs_no_oidc: Ratio
 }
@@ -323,6 +331,7 @@ export function targets(r: BenchResults): Target[] {
     atLeast('gateway alone: basic / bare proxy rps', a.basic_vs_bare_proxy, 0.9, a.required_basic_vs_bare_proxy, sp['gateway_alone.ratios.basic_vs_bare_proxy']),
     atLeast('gateway alone: wsse / bare proxy rps', a.wsse_vs_bare_proxy, 0.8, a.required_wsse_vs_bare_proxy, sp['gateway_alone.ratios.wsse_vs_bare_proxy']),
     atLeast('gateway alone: oauth / bare proxy rps', a.oauth_vs_bare_proxy, 0.8, a.required_oauth_vs_bare_proxy, sp['gateway_alone.ratios.oauth_vs_bare_proxy']),
+    atLeast('gateway alone: oauth2 / oauth rps (Bearer against OAuth 1.0a)', a.oauth2_vs_oauth, 1, null, sp['gateway_alone.ratios.oauth2_vs_oauth']),
     atLeast('gateway alone: anonymous / its floor rps', a.anonymous_vs_required, 0.9),
     atLeast('gateway alone: basic / its floor rps', a.basic_vs_required, 0.9),
     atLeast(`gateway alone: OpenID Connect served / never served (${r.gateway_alone.node})`, a.anonymous_vs_no_oidc, 0.98, null, sp['gateway_alone.ratios.anonymous_vs_no_oidc']),
@@ -397,6 +406,7 @@ function requiredWorkLine(a: GatewayAloneRatios): string {
     ['Basic', a.required_basic_vs_bare_proxy, a.basic_vs_required],
     ['WSSE', a.required_wsse_vs_bare_proxy, a.wsse_vs_required],
     ['OAuth', a.required_oauth_vs_bare_proxy, a.oauth_vs_required],
+    ['OAuth 2.0', a.required_oauth2_vs_bare_proxy, a.oauth2_vs_required],
   ] as const
   return `required work only (rps over the bare proxy; the gateway's over it): ${kinds.map(([k, floor, gw]) => `${k} ${fmt(floor, 3)}, gateway ${fmt(gw, 3)}`).join('; ')}`
 }

@@ -5,6 +5,8 @@
 // credential, check it against the one user and the tokens it was told (no store, no
 // cache, no throttling, no policy, no usage, no metrics, no logs), claim the WSSE or OAuth
 // nonce in Redis (SET NX with an expiry, ioredis with auto-pipelining as in the gateway),
+// for an OAuth 2.0 access token verify the JWT's RS256 signature with the issuer's public key
+// and its type, issuer, audience and expiry, and look its grant up in a revocation set,
 // sign the identity the core checks (src/common/identity.ts), and forward with what
 // docs/gateway.md#forwarding asks of every forward: the client's own X-Kigo-* headers removed,
 // X-Kigo-Request-Id and X-Forwarded-For/Proto/Host set (an anonymous request's whole
@@ -14,9 +16,9 @@
 // a gateway come on this machine.
 //
 // Run as its own process: REQUIRED_PROXY_PORT, REQUIRED_PROXY_UPSTREAM, REDIS_URL,
-// KIGO_SECRET_KEY, REQUIRED_PROXY_FIXTURE (JSON: the user and the OAuth tokens).
+// KIGO_SECRET_KEY, REQUIRED_PROXY_FIXTURE (JSON: the user, the OAuth tokens, the OAuth 2.0 issuer and keys).
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import { createHash, createHmac, randomUUID, type KeyObject } from 'node:crypto'
+import { createHash, createHmac, createPublicKey, randomUUID, verify, type JsonWebKey, type KeyObject } from 'node:crypto'
 import { pathToFileURL } from 'node:url'
 import { Redis } from 'ioredis'
 import { identityKey, type Identity } from '../src/common/identity.js'
@@ -25,10 +27,13 @@ import { safeEqual } from '../src/common/secrets.js'
 import { percentEncode } from '../src/gateway/auth/oauth/percent-encode.js'
 import { registerForwarding } from '../src/gateway/proxy/forward.js'
 import type { OAuthCredentials } from './signing.js'
+import type { BearerFixture } from './scenarios.js'
 
 export interface RequiredWorkFixture {
   user: { id: string; apiPassword: string }
   tokens: OAuthCredentials[]
+  /** The OAuth 2.0 issuer and its public keys; no Bearer token holds without them. */
+  bearer?: Pick<BearerFixture, 'issuer' | 'keys'>
 }
 
 export interface RequiredWorkOptions {
@@ -106,6 +111,34 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
     return { user: user.id, userName: user.id, authMethod: 'oauth', consumer: token.consumerKey, scopes: ['read_public'] }
   }
 
+  // The issuer's public keys by kid; a grant revoked is refused (the gateway's revocation
+  // list is kept in memory as this set is).
+  const publicKeys = new Map((options.fixture.bearer?.keys ?? []).map((jwk) => [String(jwk.kid), createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' })]))
+  const issuer = options.fixture.bearer?.issuer ?? ''
+  const audience = `${issuer}/api`
+  const revokedGrants = new Set<string>()
+  const fromBase64url = (part: string): Record<string, unknown> | null => {
+    try {
+      const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'))
+      return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : null
+    } catch {
+      return null
+    }
+  }
+  const bearer = (authorization: string): Identity | null => {
+    const jwt = authorization.slice(7)
+    const [h = '', p = '', sig = ''] = jwt.split('.')
+    const header = fromBase64url(h)
+    const key = publicKeys.get(String(header?.kid))
+    if (!header || header.alg !== 'RS256' || header.typ !== 'at+jwt' || !key) return null
+    if (!verify('RSA-SHA256', Buffer.from(`${h}.${p}`), key, Buffer.from(sig, 'base64url'))) return null
+    const claims = fromBase64url(p)
+    if (!claims || claims.iss !== issuer || claims.aud !== audience || typeof claims.exp !== 'number' || claims.exp <= Date.now() / 1000) return null
+    if (typeof claims.sub !== 'string' || typeof claims.client_id !== 'string' || (typeof claims.kigo_grant === 'string' && revokedGrants.has(claims.kigo_grant))) return null
+    const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ') : []
+    return { user: claims.sub, userName: user.id, authMethod: 'oauth', consumer: claims.client_id, scopes }
+  }
+
   // Request ids as the gateway makes them (src/gateway/app.ts): forwarded as X-Kigo-Request-Id.
   const app = Fastify({ logger: false, genReqId: () => randomUUID() })
   app.removeAllContentTypeParsers()
@@ -122,7 +155,8 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
     const xWsse = request.headers['x-wsse']
     const waited = typeof xWsse === 'string' ? wsse(xWsse) : authorization.startsWith('OAuth ') ? oauth(request, authorization) : null
     if (waited !== null) return void waited.then((identity) => forward(request, reply, identity, true), (err: Error) => void reply.send(err))
-    forward(request, reply, authorization.startsWith('Basic ') ? basic(authorization) : null, authorization !== '' || xWsse !== undefined)
+    const synchronous = authorization.startsWith('Basic ') ? basic(authorization) : authorization.startsWith('Bearer ') ? bearer(authorization) : null
+    forward(request, reply, synchronous, authorization !== '' || xWsse !== undefined)
   })
   app.addHook('onClose', async () => void redis.disconnect())
   return { app, redis }

@@ -45,10 +45,12 @@ export const aloneNames = [
   'alone_basic',
   'alone_wsse',
   'alone_oauth',
+  'alone_oauth2',
   'alone_required_anonymous',
   'alone_required_basic',
   'alone_required_wsse',
   'alone_required_oauth',
+  'alone_required_oauth2',
 ] as const
 export type AloneName = (typeof aloneNames)[number]
 
@@ -68,7 +70,7 @@ export type LatencyName = (typeof latencyNames)[number]
 export type AnyScenario = ScenarioName | FixedRateName | AloneName | CoreName | LatencyName
 
 export type Target = 'core' | 'bare' | 'gateway' | 'upstream' | 'undici' | 'alone_bare' | 'nginx' | 'alone_gateway' | 'alone_gateway_no_oidc' | 'alone_required' | 'anchor' | 'anchor_required'
-export type RequestKind = 'anonymous' | 'identified' | 'oauth' | 'basic' | 'wsse' | 'update_oauth' | 'timeline_anonymous' | 'timeline_oauth'
+export type RequestKind = 'anonymous' | 'identified' | 'oauth' | 'oauth2' | 'basic' | 'wsse' | 'update_oauth' | 'timeline_anonymous' | 'timeline_oauth'
 
 export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind }> = {
   core_direct: { target: 'core', kind: 'anonymous' },
@@ -91,10 +93,12 @@ export const scenarios: Record<AnyScenario, { target: Target; kind: RequestKind 
   alone_basic: { target: 'alone_gateway', kind: 'basic' },
   alone_wsse: { target: 'alone_gateway', kind: 'wsse' },
   alone_oauth: { target: 'alone_gateway', kind: 'oauth' },
+  alone_oauth2: { target: 'alone_gateway', kind: 'oauth2' },
   alone_required_anonymous: { target: 'alone_required', kind: 'anonymous' },
   alone_required_basic: { target: 'alone_required', kind: 'basic' },
   alone_required_wsse: { target: 'alone_required', kind: 'wsse' },
   alone_required_oauth: { target: 'alone_required', kind: 'oauth' },
+  alone_required_oauth2: { target: 'alone_required', kind: 'oauth2' },
   core_anchor_show: { target: 'anchor', kind: 'anonymous' },
   core_required_show: { target: 'anchor_required', kind: 'anonymous' },
   core_required_show_identified: { target: 'anchor_required', kind: 'identified' },
@@ -115,12 +119,21 @@ export interface Fixture {
   /** The user; `password` is the login password of the account area (an OpenID Connect sign-in). */
   user: { id: string; apiPassword: string; password?: string }
   tokens: OAuthCredentials[]
+  /** The OAuth 2.0 access tokens of the same user and application (`oauth2` requests). */
+  bearer?: BearerFixture
   entryIds: string[]
   /**
    * For requests sent to the core directly as the gateway would forward them (
    * docs/gateway.md#forwarding): the deployment's KIGO_SECRET_KEY and the user's display name.
    */
   identity?: { secretKey: string; userName: string }
+}
+
+/** OAuth 2.0 access tokens (JWTs for `{issuer}/api`), with the issuer and its public keys (JWK) that verify them. */
+export interface BearerFixture {
+  accessTokens: string[]
+  issuer: string
+  keys: Array<Record<string, unknown>>
 }
 
 export interface PreparedRequest {
@@ -187,6 +200,16 @@ export function requestSource(kind: RequestKind, fixture: Fixture): () => Prepar
         n++
         return { method: 'GET', path, headers: { host, authorization } }
       }
+    case 'oauth2': {
+      const tokens = fixture.bearer?.accessTokens ?? []
+      if (tokens.length === 0) throw new Error('oauth2 requests need the fixture\'s OAuth 2.0 access tokens')
+      return () => {
+        const path = showPath()
+        const authorization = `Bearer ${tokens[n % tokens.length]!}`
+        n++
+        return { method: 'GET', path, headers: { host, authorization } }
+      }
+    }
     case 'update_oauth':
       return () => {
         const path = '/api/statuses/update.json'

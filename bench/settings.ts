@@ -100,7 +100,7 @@ export function settingsFrom(argv: string[]): Settings | null {
   const badSize = scaleSizes.find((n) => !['S', 'M', 'L'].includes(n))
   if (badSize !== undefined) throw new Error(`--scale-sizes: expected sizes of S, M, L, got ${JSON.stringify(badSize)}`)
   if (values.profile !== undefined && scenarios[values.profile as AnyScenario]?.target !== 'alone_gateway') {
-    throw new Error(`--profile: expected a scenario of the gateway alone (alone_anonymous, alone_basic, alone_wsse, alone_oauth), got ${JSON.stringify(values.profile)}`)
+    throw new Error(`--profile: expected a scenario of the gateway alone (alone_anonymous, alone_basic, alone_wsse, alone_oauth, alone_oauth2), got ${JSON.stringify(values.profile)}`)
   }
   const sliceSeconds = Math.min(durationSeconds, int('slice', values.slice, quick ? durationSeconds : fullDefaults.slice))
   if (durationSeconds % sliceSeconds !== 0) throw new Error(`--slice ${sliceSeconds} must divide --duration ${durationSeconds}`)

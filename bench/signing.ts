@@ -37,8 +37,8 @@ export function signatureBaseString(method: string, baseUri: string, params: Arr
   return `${method.toUpperCase()}&${percentEncode(baseUri)}&${percentEncode(normalized)}`
 }
 
-/** The `Authorization: OAuth …` header value for one request, with a unique nonce (RFC 5849 §3.5.1). */
-export function oauthAuthorization(creds: OAuthCredentials, req: OAuthRequest): string {
+/** The OAuth 1.0a protocol parameters of one request, signature last, with a unique nonce (RFC 5849 §3.4). */
+export function oauthParameters(creds: OAuthCredentials, req: OAuthRequest): Array<[string, string]> {
   const protocol: Array<[string, string]> = [
     ['oauth_consumer_key', creds.consumerKey],
     ['oauth_token', creds.token],
@@ -49,9 +49,13 @@ export function oauthAuthorization(creds: OAuthCredentials, req: OAuthRequest): 
   ]
   const base = signatureBaseString(req.method, req.baseUri, [...(req.params ?? []), ...protocol])
   const key = `${percentEncode(creds.consumerSecret)}&${percentEncode(creds.tokenSecret)}`
-  const signature = createHmac('sha1', key).update(base).digest('base64')
-  protocol.push(['oauth_signature', signature])
-  return `OAuth ${protocol.map(([k, v]) => `${k}="${percentEncode(v)}"`).join(', ')}`
+  protocol.push(['oauth_signature', createHmac('sha1', key).update(base).digest('base64')])
+  return protocol
+}
+
+/** The `Authorization: OAuth …` header value for one request (RFC 5849 §3.5.1). */
+export function oauthAuthorization(creds: OAuthCredentials, req: OAuthRequest): string {
+  return `OAuth ${oauthParameters(creds, req).map(([k, v]) => `${k}="${percentEncode(v)}"`).join(', ')}`
 }
 
 export interface WsseOptions {

@@ -238,7 +238,7 @@ async function startAloneOnce(topology: Topology, fixture: RequiredWorkFixture, 
       ...cleanEnv(),
       REQUIRED_PROXY_PORT: String(required),
       REQUIRED_PROXY_UPSTREAM: upstreamUrl,
-      REQUIRED_PROXY_FIXTURE: JSON.stringify({ user: fixture.user, tokens: fixture.tokens }),
+      REQUIRED_PROXY_FIXTURE: JSON.stringify({ user: fixture.user, tokens: fixture.tokens, ...(fixture.bearer ? { bearer: { issuer: fixture.bearer.issuer, keys: fixture.bearer.keys } } : {}) }),
       REDIS_URL: topology.env.REDIS_URL,
       KIGO_SECRET_KEY: topology.env.KIGO_SECRET_KEY,
     }, node)

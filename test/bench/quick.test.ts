@@ -72,7 +72,7 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
 
     // 1. The gateway alone, each front with its own CPU per request; nginx null when absent.
     const alone = results.gateway_alone
-    for (const name of ['upstream_direct', 'undici_proxy', 'bare_proxy', 'anonymous', 'anonymous_no_oidc', 'basic', 'wsse', 'oauth', 'required_anonymous', 'required_basic', 'required_wsse', 'required_oauth']) {
+    for (const name of ['upstream_direct', 'undici_proxy', 'bare_proxy', 'anonymous', 'anonymous_no_oidc', 'basic', 'wsse', 'oauth', 'oauth2', 'required_anonymous', 'required_basic', 'required_wsse', 'required_oauth', 'required_oauth2']) {
       served(`gateway_alone.${name}`, alone.scenarios[name])
       expect(alone.scenarios[name]!.front_cpu_us, name).toBeGreaterThan(0)
     }
@@ -84,17 +84,21 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
       'bare_proxy_vs_nginx',
       'basic_vs_bare_proxy',
       'basic_vs_required',
+      'oauth2_vs_bare_proxy',
+      'oauth2_vs_oauth',
+      'oauth2_vs_required',
       'oauth_vs_bare_proxy',
       'oauth_vs_required',
       'required_anonymous_vs_bare_proxy',
       'required_basic_vs_bare_proxy',
+      'required_oauth2_vs_bare_proxy',
       'required_oauth_vs_bare_proxy',
       'required_wsse_vs_bare_proxy',
       'undici_proxy_vs_bare_proxy',
       'wsse_vs_bare_proxy',
       'wsse_vs_required',
     ])
-    for (const k of ['anonymous', 'basic', 'wsse', 'oauth', 'required_anonymous', 'required_basic', 'required_wsse', 'required_oauth']) expect(alone.ratios[`${k}_vs_bare_proxy`]).toBeGreaterThan(0)
+    for (const k of ['anonymous', 'basic', 'wsse', 'oauth', 'oauth2', 'required_anonymous', 'required_basic', 'required_wsse', 'required_oauth', 'required_oauth2']) expect(alone.ratios[`${k}_vs_bare_proxy`]).toBeGreaterThan(0)
     if (alone.nginx === null) {
       expect(alone.scenarios.nginx).toBeNull()
       expect(alone.ratios.bare_proxy_vs_nginx).toBeNull()

@@ -84,7 +84,7 @@ describe('printed report', () => {
       nginx: null,
       reference: { bare_proxy_cpu_us: 60, nginx_cpu_us: null, load_average: { start: 3.5, end: 4.25 } },
       scenarios: { bare_proxy: summarize([w(14000, 4, { frontCpuUs: 60 })]), oauth: summarize([w(11900, 5, { frontCpuUs: 80 })]), nginx: null },
-      ratios: { anonymous_vs_bare_proxy: 0.96, basic_vs_bare_proxy: 0.9, wsse_vs_bare_proxy: 0.79, oauth_vs_bare_proxy: 0.85, bare_proxy_vs_nginx: null, anonymous_vs_nginx: null, undici_proxy_vs_bare_proxy: 1.2, required_anonymous_vs_bare_proxy: 0.98, required_basic_vs_bare_proxy: 0.93, required_wsse_vs_bare_proxy: 0.82, required_oauth_vs_bare_proxy: 0.8, anonymous_vs_required: 0.98, basic_vs_required: 0.97, wsse_vs_required: 0.96, oauth_vs_required: 1.06, anonymous_vs_no_oidc: 0.99 },
+      ratios: { anonymous_vs_bare_proxy: 0.96, basic_vs_bare_proxy: 0.9, wsse_vs_bare_proxy: 0.79, oauth_vs_bare_proxy: 0.85, oauth2_vs_bare_proxy: 0.9, oauth2_vs_oauth: 1.06, bare_proxy_vs_nginx: null, anonymous_vs_nginx: null, undici_proxy_vs_bare_proxy: 1.2, required_anonymous_vs_bare_proxy: 0.98, required_basic_vs_bare_proxy: 0.93, required_wsse_vs_bare_proxy: 0.82, required_oauth_vs_bare_proxy: 0.8, required_oauth2_vs_bare_proxy: 0.92, anonymous_vs_required: 0.98, basic_vs_required: 0.97, wsse_vs_required: 0.96, oauth_vs_required: 1.06, oauth2_vs_required: 0.98, anonymous_vs_no_oidc: 0.99 },
     },
     gateway_alone_node24: null,
     profile: { scenario: 'alone_anonymous', node: 'v20.0.0', samples: 4000, kigo_percent: 6.4, kigo_files: [{ file: 'gateway/proxy/forward.js', percent: 1.2 }], file: 'CPU.cpuprofile' },
@@ -119,6 +119,7 @@ describe('printed report', () => {
       ['gateway alone: basic / bare proxy rps', true],
       ['gateway alone: wsse / bare proxy rps', false],
       ['gateway alone: oauth / bare proxy rps', true],
+      ['gateway alone: oauth2 / oauth rps (Bearer against OAuth 1.0a)', true],
       ['gateway alone: anonymous / its floor rps', true],
       ['gateway alone: basic / its floor rps', true],
       ['gateway alone: OpenID Connect served / never served (v20.0.0)', true],
@@ -161,8 +162,8 @@ describe('printed report', () => {
     expect(s['oauth p99 / bare proxy p99']).toMatchObject({ value: 1.6, floor: 1.9, verdict: 'out of reach' })
     // An unmeasured floor proves nothing.
     expect(s['core show identified / anonymous rps']).toMatchObject({ floor: null, verdict: 'not met' })
-    expect(targetsLine(targets(slow))).toBe('targets met: 13/19; out of reach in this run (the floor misses the bound too): 2')
-    expect(targetsLine(targets(results))).toBe('targets met: 13/19')
+    expect(targetsLine(targets(slow))).toBe('targets met: 14/20; out of reach in this run (the floor misses the bound too): 2')
+    expect(targetsLine(targets(results))).toBe('targets met: 14/20')
     const text = formatReport(slow)
     expect(text).toMatch(/^gateway alone: wsse \/ bare proxy rps\s+0\.790\s+0\.772-0\.806\s+>= 0\.80\s+0\.780\s+out of reach: the floor misses it too$/m)
     expect(text).toMatch(/^core show identified \/ anonymous rps\s+0\.890\s+-\s+>= 0\.90\s+-\s+NOT met$/m)

@@ -1,10 +1,12 @@
 // The benchmark's required-work proxy is only a fair floor if it does the work for real:
 // a valid Basic, WSSE or OAuth request reaches the upstream with an identity the core
-// would accept, and a wrong secret, a replayed nonce or a wrong signature does not.
-import { randomBytes } from 'node:crypto'
+// would accept, and a wrong secret, a replayed nonce or a wrong signature does not. So is an
+// OAuth 2.0 access token: a JWT of the issuer's key, type, audience and lifetime.
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import { SignJWT } from 'jose'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildRequiredWorkProxy } from '../../bench/required-work-proxy.js'
@@ -24,6 +26,19 @@ describe.skipIf(redisUrl === null)('required-work proxy', () => {
   let proxy: FastifyInstance
   let proxyUrl = ''
   const seen: IncomingHttpHeaders[] = []
+  const issuer = `http://${host}`
+  const signing = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const jwk = { ...signing.publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' }
+  const accessToken = (o: { typ?: string; aud?: string; expiresIn?: string; key?: typeof signing.privateKey } = {}) =>
+    new SignJWT({ scope: 'read_public', client_id: 'client-1', kigo_grant: 'g1' })
+      .setProtectedHeader({ alg: 'RS256', typ: o.typ ?? 'at+jwt', kid: 'k1' })
+      .setIssuer(issuer)
+      .setAudience(o.aud ?? `${issuer}/api`)
+      .setSubject(user.id)
+      .setJti(randomBytes(8).toString('hex'))
+      .setIssuedAt()
+      .setExpirationTime(o.expiresIn ?? '1h')
+      .sign(o.key ?? signing.privateKey)
 
   beforeAll(async () => {
     upstream = createServer((req, res) => {
@@ -32,7 +47,7 @@ describe.skipIf(redisUrl === null)('required-work proxy', () => {
       res.end('{}')
     })
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r))
-    const built = await buildRequiredWorkProxy({ upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, redisUrl: redisUrl!, secretKey, fixture: { user, tokens: [token] } })
+    const built = await buildRequiredWorkProxy({ upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, redisUrl: redisUrl!, secretKey, fixture: { user, tokens: [token], bearer: { issuer, keys: [jwk] } } })
     proxy = built.app
     proxyUrl = await proxy.listen({ host: '127.0.0.1', port: 0 })
   })
@@ -66,6 +81,18 @@ describe.skipIf(redisUrl === null)('required-work proxy', () => {
       expect(forwarded!.authorization, method).toBeUndefined()
       expect(forwarded!['x-wsse'], method).toBeUndefined()
     }
+  })
+
+  it('forwards a valid OAuth 2.0 access token as the token\'s user and client, and refuses one of another key, type, audience or lifetime', async () => {
+    const { status, forwarded } = await send({ authorization: `Bearer ${await accessToken()}` })
+    expect(status).toBe(200)
+    expect(identityOf(forwarded!)).toMatchObject({ user: user.id, authMethod: 'oauth', consumer: 'client-1', scopes: ['read_public'] })
+    expect(forwarded!.authorization).toBeUndefined()
+    const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey
+    for (const bad of [{ key: otherKey }, { typ: 'JWT' }, { aud: issuer }, { expiresIn: '-1m' }]) {
+      expect(await send({ authorization: `Bearer ${await accessToken(bad)}` }), JSON.stringify(Object.keys(bad))).toEqual({ status: 401, forwarded: null })
+    }
+    expect(await send({ authorization: 'Bearer not.a.jwt' })).toEqual({ status: 401, forwarded: null })
   })
 
   it('forwards an anonymous request without the identity headers the client sent, with its own request ID and X-Forwarded-* (docs/gateway.md#forwarding)', async () => {

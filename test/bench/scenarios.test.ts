@@ -12,6 +12,7 @@ const fixture: Fixture = {
     { consumerKey: 'ck', consumerSecret: 'cs', token: 't1', tokenSecret: 's1' },
     { consumerKey: 'ck', consumerSecret: 'cs', token: 't2', tokenSecret: 's2' },
   ],
+  bearer: { accessTokens: ['at-1', 'at-2'], issuer: 'http://localhost:18080', keys: [] },
   entryIds: Array.from({ length: 50 }, (_, i) => String(1000 + i)),
 }
 
@@ -44,6 +45,15 @@ describe('request sources', () => {
     const next = requestSource('oauth', fixture)
     const tokens = Array.from({ length: 10 }, () => params(next().headers.authorization!).oauth_token)
     expect(new Set(tokens)).toEqual(new Set(['t1', 't2']))
+  })
+
+  it('send each OAuth 2.0 request one of the access tokens in the Authorization header only', () => {
+    const next = requestSource('oauth2', fixture)
+    const sent = Array.from({ length: 10 }, () => next())
+    expect(new Set(sent.map((r) => r.headers.authorization))).toEqual(new Set(['Bearer at-1', 'Bearer at-2']))
+    for (const r of sent) expect(r.path).not.toContain('access_token')
+    const { bearer: _none, ...withoutBearer } = fixture
+    expect(() => requestSource('oauth2', withoutBearer)).toThrow(/access tokens/)
   })
 
   it('sign the statuses/update form body that is sent', () => {

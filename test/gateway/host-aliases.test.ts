@@ -120,6 +120,18 @@ describe('deployment host names', () => {
     expect(initiate.body).toContain('unknown_deployment')
   })
 
+  it('decides each request by its own Host however many other hosts came before, in any case and with the default port', async () => {
+    // More hosts of no deployment than the gateway remembers; then the ones it must still tell apart.
+    for (let i = 0; i < 80; i++) expect((await get('/account/login', `stranger-${i}.example`)).status).toBe(400)
+    expect((await get('/account/login', 'stranger-81.example')).status).toBe(400)
+    expect((await get('/account/login', 'WIKI.example')).status).toBe(200)
+    expect((await get('/account/login', 'wiki.example:80')).status).toBe(200)
+    const global = await get('/migration', '127.0.0.1:18082')
+    expect(global.status).toBe(200)
+    expect((await get('/migration', 'wiki.example')).body).toContain(main)
+    expect(global.body).not.toContain(main)
+  })
+
   it('OpenID Connect: the issuer and endpoints are the deployment’s main URL on every alias', async () => {
     for (const [host, issuer] of [['localhost:18082', main], ['wiki.example', main], ['127.0.0.1:18082', `http://127.0.0.1:${port}`]] as const) {
       const r = await get('/.well-known/openid-configuration', host)

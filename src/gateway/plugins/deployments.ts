@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The request's deployment once read (deploymentOf below); null before, or for an unknown host. */
     deployment: RequestDeployment | null
+    /** Whether `deployment` was read for this request. */
+    deploymentRead: boolean
   }
   interface FastifyInstance {
     /** The deployment the request's public host names, or null for a host of no deployment. */
@@ -39,23 +41,43 @@ export interface DeploymentsOptions {
   config: Pick<Config, 'domesticHost' | 'globalHost' | 'publicScheme' | 'domesticHostAliases' | 'globalHostAliases'>
 }
 
+/** Host headers remembered with their deployment: the few a deployment answers to, and no more than this. */
+const rememberedHosts = 64
+
 async function deployments(app: FastifyInstance, { config }: DeploymentsOptions): Promise<void> {
   const hosts = hostsOf(config)
   const match = deploymentMatcher(hosts)
   const message = unknownDeploymentMessage(hosts)
-  const mainHost = { domestic: config.domesticHost, global: config.globalHost }
-  const known = new WeakSet<FastifyRequest>()
+  // Every answer there can be, made once (a deployment by the scheme the request came by):
+  // the answer costs no allocation per request. They are frozen, being shared.
+  const answer = (name: Deployment, scheme: 'http' | 'https'): RequestDeployment => {
+    const host = name === 'domestic' ? config.domesticHost : config.globalHost
+    return Object.freeze({ name, host, baseUrl: `${scheme}://${host}` })
+  }
+  const answers = {
+    http: { domestic: answer('domestic', 'http'), global: answer('global', 'http') },
+    https: { domestic: answer('domestic', 'https'), global: answer('global', 'https') },
+  }
+  // The Host headers seen, as sent, with their deployment (or none): a host is normalized
+  // and matched once, not on every request. Bounded: hosts of no deployment sent at random
+  // are matched every time once it is full, and never fill memory.
+  const seen = new Map<string, Deployment | null>()
 
   const deploymentOf = (request: FastifyRequest): RequestDeployment | null => {
-    if (known.has(request)) return request.deployment
-    known.add(request)
+    if (request.deploymentRead) return request.deployment
+    request.deploymentRead = true
     const origin = app.publicOrigin(request)
-    const name = match(origin.host)
-    request.deployment = name === null ? null : { name, host: mainHost[name], baseUrl: `${origin.scheme}://${mainHost[name]}` }
+    let name = seen.get(origin.host)
+    if (name === undefined) {
+      name = match(origin.host)
+      if (seen.size < rememberedHosts) seen.set(origin.host, name)
+    }
+    request.deployment = name === null ? null : answers[origin.scheme][name]
     return request.deployment
   }
 
   app.decorateRequest('deployment', null)
+  app.decorateRequest('deploymentRead', false)
   app.decorate('deploymentOf', deploymentOf)
   app.decorate('requireDeployment', function requireDeployment(request: FastifyRequest, _reply: unknown, done: (err?: Error) => void) {
     if (deploymentOf(request) === null) return done(errors.badRequest('unknown_deployment', message))

@@ -56,6 +56,6 @@ export interface AccountContext {
   passwordReset?: PasswordReset
   /** A new contact e-mail is used once its owner confirms it by mail (contact-email.ts). */
   contactEmail?: ContactEmail
-  /** Sections other features add to the account page (below the applications). */
+  /** Sections the features add to the account page (below the contact e-mail), in their order. */
   accountSections: AccountSection[]
 }

@@ -136,7 +136,7 @@ export interface FeatureContribution {
   operatorRoutes?: FeatureRoutes
   /** Routes on the operator app outside the token's scope (pages with their own sign-in). */
   operatorPages?: FeatureRoutes
-  /** Sections of the account page (below the applications), in the list's order. */
+  /** Sections of the account page (below the contact e-mail), in the list's order; a post of a section's form may answer with the page showing that section as posted (AccountPages.renderAccount). */
   accountSections?: AccountSection[]
   /** Sections of the developer guide (after the samples), each linked from its table of contents. */
   guideSections?: GuideSection[]

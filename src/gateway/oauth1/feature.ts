@@ -16,24 +16,28 @@ export const oauth1Feature: GatewayFeature = {
   name: 'oauth1',
   migrations: oauth1Migrations,
   async open({ users, audit, policy, now, account }) {
-    const [{ pageErrors }, { oauth1AdminApi }, { registerApplications }] = await Promise.all([
+    const [{ pageErrors }, { applicationsKit, applicationsSection }, { oauth1AdminApi }, { registerApplications }] = await Promise.all([
       import('../account-area/host.js'),
+      import('./account-section.js'),
       import('./admin-api.js'),
       import('./application-pages.js'),
     ])
     // The oauth1 policy may close the registration of new applications (policy/registration.ts).
     const registrationClosed = () => policy.registrationClosed('oauth1')
+    // The account page's applications and registration form; a refused registration shows it again as posted.
+    const applications = applicationsSection({ listConsumers: (owner) => users.listConsumers(owner), registrationClosed })
     return {
       // The applications' pages on the account area: registration, an application's page, edit, rotation, deletion.
       async publicRoutes(app) {
         const area = await account.mount(app)
         app.answerErrorsAs(pageErrors)
-        registerApplications(app, { store: users, now, migration: { policy } }, area)
+        registerApplications(app, { store: users, now, migration: { policy } }, applicationsKit(area, applications))
       },
       // The applications and access tokens of the operator API, in a scope of the identity administration.
       async operatorRoutes(api) {
         await api.register(oauth1AdminApi, { store: users, now, audit, registrationClosed })
       },
+      accountSections: [applications.section],
     }
   },
 }

@@ -1,6 +1,6 @@
 // The account area's host (docs/gateway.md#the-oauth-provider-and-the-account-pages): one
 // `Sessions` for every page built on the area, opened once with the gateway, and mounted
-// in each plugin scope that serves account pages (the area's own pages, the provider's,
+// in each plugin scope that serves account pages (the area's own pages, the guides,
 // each feature's). Mounting registers the cookie parser and the deployment check on that
 // scope and gives the facade (facade.ts) as the scope sees it.
 import fastifyCookie from '@fastify/cookie'
@@ -27,6 +27,12 @@ import { Sessions, sessionBinding } from './session.js'
 
 /** What the area's sessions and its person proof need of the identity store. */
 export type AreaStore = ProviderRepository & Pick<CredentialRepository, 'verifyLoginPassword'>
+
+/** The sessions' lifetimes unless configured (docs/gateway.md#the-oauth-provider-and-the-account-pages), seconds. */
+export const sessionDefaults = {
+  sessionTtlSeconds: 12 * 60 * 60,
+  visitorSessionTtlSeconds: 60 * 60,
+} as const
 
 export interface AccountHostOptions {
   /** Everything the area's own pages are given, but the sessions (the host opens them). */

@@ -74,6 +74,8 @@ export interface Provisions {
 
 /** What start-up options a test or the embedded mode may set beside the configuration. */
 export interface HostOptions {
+  /** Lifetime of an OAuth 1.0a request token, seconds (config provider.requestTokenTtlSeconds otherwise). */
+  requestTokenTtlSeconds?: number
   /** How long a login API cert may be exchanged, seconds (config loginApi.certTtlSeconds otherwise). */
   loginApiCertTtlSeconds?: number
   /** How often this gateway looks for an OpenID Connect signing key rotated by another, ms. */

@@ -2,8 +2,7 @@
 // redirect names and the page itself, rendered from everything the area is given
 // (host.ts mounts them).
 import type { FastifyRequest } from 'fastify'
-import { oauth1Standing } from '../policy/oauth1-standing.js'
-import type { AccountContext } from './context.js'
+import type { AccountContext, AccountSection } from './context.js'
 import type { AccountPages } from './facade.js'
 import { sendPage } from './html.js'
 import { legacyClients, loginApiStanding } from './legacy-usage.js'
@@ -39,19 +38,18 @@ export function accountPageRenderer(ctx: AccountContext): AccountPages['renderAc
   const { store } = ctx
   return async (reply, status, session, { notice, passwordError, replaced } = {}) => {
     const migration = ctx.migration
-    const [api, authorized, usage, lastUsed, email, sections, emailPending] = await Promise.all([
+    const rendered = (sections: AccountSection[]) => Promise.all(sections.map((section) => (section === replaced?.section ? replaced.html : section(session.user, session.csrfToken))))
+    const [api, usage, email, topSections, sections, emailPending] = await Promise.all([
       store.getApiPassword(session.user.id),
-      store.listAuthorizedApplications(session.user.id),
       migration ? migration.usage.list({ user: session.user.id, limit: 200 }) : Promise.resolve([]),
-      migration ? migration.appUse.forUser(session.user.id) : Promise.resolve(new Map<string, number>()),
       store.getUserEmail(session.user.id),
-      Promise.all(ctx.accountSections.map((section) => (section === replaced?.section ? replaced.html : section(session.user, session.csrfToken)))),
+      rendered(ctx.accountTopSections),
+      rendered(ctx.accountSections),
       ctx.contactEmail ? ctx.contactEmail.store.pending(session.user.id, ctx.now()) : Promise.resolve(null),
     ])
     const now = ctx.now()
     const policies = migration?.policy.current()
     const legacy = policies ? legacyClients(usage, policies, session.user.id, now) : null
-    const retiring = policies ? oauth1Standing(policies.oauth1, now, session.user.id) : null
     return sendPage(
       reply,
       status,
@@ -59,11 +57,11 @@ export function accountPageRenderer(ctx: AccountContext): AccountPages['renderAc
         user: session.user,
         csrfToken: session.csrfToken,
         apiPassword: api?.apiPassword ?? '',
-        authorized: authorized.map((a) => ({ ...a, lastUsedAt: lastUsed.get(a.consumer.key) ?? null, retiring: retiring?.(a.consumer.key) ?? null })),
         legacy,
         email,
         emailPending,
         emailByMail: ctx.contactEmail?.outbox.mailing ?? false,
+        topSections,
         sections,
         ...(policies ? { loginApi: loginApiStanding(policies.login_api, now) } : {}),
         ...(notice ? { notice } : {}),

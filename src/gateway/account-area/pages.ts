@@ -1,7 +1,7 @@
 // The account area's pages (docs/gateway.md#the-oauth-provider-and-the-account-pages): sign-in,
 // forgot and reset, messages, confirmations, the account page,
 // as plain server-side HTML: every form posts with a CSRF token, nothing needs JavaScript.
-import type { AuthorizedApplication, User } from '../store/types.js'
+import type { User } from '../store/types.js'
 import type { Scope } from '../domain/identifiers.js'
 import { html, page, timeHtml, type SafeHtml } from './html.js'
 import { datesHtml } from '../../common/html.js'
@@ -157,8 +157,6 @@ ${o.choice ? choiceField(o.choice) : ''}
 export function accountPage(
   o: Viewer & {
     apiPassword: string
-    /** `retiring`: what the user is told while OAuth 1.0a, which the application uses, is being retired (policy/oauth1-standing.ts). */
-    authorized: Array<AuthorizedApplication & { lastUsedAt: number | null; retiring?: string | null }>
     notice?: string
     /** The user's clients still on WSSE or Basic; null when the gateway has no usage report. */
     legacy?: LegacyClientView[] | null
@@ -169,28 +167,13 @@ export function accountPage(
     emailPending?: { email: string; expiresAt: Date } | null
     /** Whether this service mails (a new address can be confirmed). */
     emailByMail?: boolean
-    /** The sections the features add (context.ts, AccountSection), in the features' order. */
+    /** The sections the features add at the top (what has access to the account) and below the contact e-mail (context.ts, AccountSection), in the features' order. */
+    topSections?: SafeHtml[]
     sections?: SafeHtml[]
     /** Where the login API stands (legacy-usage.ts loginApiStanding); absent without a policy. */
     loginApi?: { retiring: boolean; text: string }
   },
 ): string {
-  const authorized =
-    o.authorized.length === 0
-      ? html`<p class="muted">No application has access to your account.</p>`
-      : html`<table class="cards">
-<thead><tr><th>Application</th><th>Access</th><th>Since</th><th>Last used</th><th></th></tr></thead>
-<tbody>${o.authorized.map(
-          (a) => html`<tr>
-<td data-label="Application">${a.consumer.name}${a.retiring ? html`<p class="retiring">${datesHtml(a.retiring)}</p>` : ''}</td>
-<td data-label="Access">${scopeList(a.scopes)}</td>
-<td data-label="Since">${timeHtml(a.authorizedAt, { dateOnly: true })}</td>
-<td class="last-used" data-label="Last used">${a.lastUsedAt === null ? html`<span class="muted">not yet</span>` : timeHtml(a.lastUsedAt)}</td>
-<td><form method="post" action="/account/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="consumer_key" value="${a.consumer.key}"><button type="submit" class="danger">Revoke…</button></form></td>
-</tr>`,
-        )}</tbody>
-</table>`
-
   const legacy =
     o.legacy === undefined || o.legacy === null
       ? ''
@@ -218,10 +201,7 @@ ${o.legacy.length === 0
     body: html`<h1>Your account</h1>
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 ${legacy}
-<section class="card" id="authorized">
-<h2>Applications with access to your account</h2>
-${authorized}
-</section>
+${o.topSections ?? []}
 
 <section class="card" id="api-password">
 <h2>API password</h2>

@@ -1,8 +1,9 @@
 // OAuth 1.0a as one feature of the gateway (docs/gateway.md#the-oauth-provider-and-the-account-pages):
 // its tables' later migrations, the provider's endpoints (request and access tokens, the
 // authorize step), its operator API (applications and access tokens), its account pages
-// (an application's page, registration, edit, rotation, deletion) and the account page's
-// section (the user's applications and the registration form). Its store (store.ts) is
+// (an application's page, registration, edit, rotation, deletion, revoking an authorized
+// one) and the account page's sections (the applications with access to the account; the
+// user's own applications and the registration form). Its store (store.ts) is
 // opened with the identity store (src/gateway/identity.ts), which answers for it: the
 // verifiers (auth/oauth/) read applications and tokens through the cached credential
 // lookup, so the hot request path does not go through this module.
@@ -15,8 +16,8 @@ import { oauth1Migrations } from './migrations.js'
 export const oauth1Feature: GatewayFeature = {
   name: 'oauth1',
   migrations: oauth1Migrations,
-  async open({ config, options, users, replay, audit, policy, now, account }) {
-    const [{ pageErrors }, { applicationsKit, applicationsSection }, { oauth1AdminApi }, { registerApplications }, { oauthProvider }] = await Promise.all([
+  async open({ config, options, users, replay, audit, policy, appUse, now, account }) {
+    const [{ pageErrors }, { applicationsKit, applicationsSection, authorizedSection }, { oauth1AdminApi }, { registerApplications }, { oauthProvider }] = await Promise.all([
       import('../account-area/host.js'),
       import('./account-section.js'),
       import('./admin-api.js'),
@@ -42,6 +43,8 @@ export const oauth1Feature: GatewayFeature = {
       async operatorRoutes(api) {
         await api.register(oauth1AdminApi, { store: users, now, audit, registrationClosed })
       },
+      // At the top of the account page, the applications holding access to it; below, the user's own.
+      accountTopSections: [authorizedSection({ listAuthorizedApplications: (user) => users.listAuthorizedApplications(user), lastUsed: (user) => appUse.forUser(user), policy: () => policy.current().oauth1, now })],
       accountSections: [applications.section],
     }
   },

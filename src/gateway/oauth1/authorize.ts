@@ -4,7 +4,7 @@
 // `oob`).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { callbackOrigins, callbackWith, outOfBand } from './callback.js'
-import type { ProviderContext } from './provider.js'
+import type { ProviderContext } from './provider-context.js'
 import { field } from '../account-area/form.js'
 import { sendPage, seeOther } from '../account-area/html.js'
 import { messagePage } from '../account-area/pages.js'

@@ -14,29 +14,14 @@ import type { Config } from '../../common/config.js'
 import { sendErrorPage } from '../account-area/error-page.js'
 import type { AccountArea } from '../account-area/facade.js'
 import { signatureAdviceOptions } from '../auth/authenticate.js'
-import type { OAuthVerifyOptions } from '../auth/oauth/verify.js'
 import type { ReplayCache } from '../replay/types.js'
-import type { ProviderRepository } from '../store/types.js'
 import { registerAuthorize } from './authorize.js'
 import { registerOAuthEndpoints } from './oauth-endpoints.js'
-
-/** What the endpoints are given: the identity store's applications and tokens, the account area, the verifier's rules. */
-export interface ProviderContext {
-  store: ProviderRepository
-  /** The account area as this scope sees it (the authorize step's sign-in and form). */
-  area: AccountArea
-  /** The OAuth replay cache the resource verifier uses (nonces are claimed in it alike). */
-  replay: ReplayCache
-  /** Lifetime of a request token, seconds (docs/gateway.md#the-oauth-provider-and-the-account-pages: 10 minutes). */
-  requestTokenTtlSeconds: number
-  realm: string
-  verifyOptions: OAuthVerifyOptions
-  now: () => number
-}
+import type { ProviderContext, ProviderStore } from './provider-context.js'
 
 export interface ProviderOptions {
   config: Config
-  store: ProviderRepository
+  store: ProviderStore
   /** Mounts the account area in the provider's scope (GatewayShared.account). */
   account: { mount(app: FastifyInstance): Promise<AccountArea> }
   replay: ReplayCache

@@ -38,7 +38,7 @@ export function accountPageRenderer(ctx: AccountContext): AccountPages['renderAc
   const { store } = ctx
   return async (reply, status, session, { notice, passwordError, replaced } = {}) => {
     const migration = ctx.migration
-    const rendered = (sections: AccountSection[]) => Promise.all(sections.map((section) => (section === replaced?.section ? replaced.html : section(session.user, session.csrfToken))))
+    const rendered = (sections: AccountSection[]) => Promise.all(sections.map((section) => (section === replaced?.section ? Promise.resolve(replaced.html) : section(session.user, session.csrfToken))))
     const [api, usage, email, topSections, sections, emailPending] = await Promise.all([
       store.getApiPassword(session.user.id),
       migration ? migration.usage.list({ user: session.user.id, limit: 200 }) : Promise.resolve([]),

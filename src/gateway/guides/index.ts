@@ -6,7 +6,7 @@
 // more specific paths it takes over; its failures are answered in the request's format.
 import type { FastifyInstance } from 'fastify'
 import type { ErrorArea } from '../../common/error-answers.js'
-import { errors } from '../../common/errors.js'
+import { pageErrors } from '../account-area/host.js'
 import { sendError } from '../../common/api-errors.js'
 import type { GuidesContext, GuidesOptions } from './context.js'
 import { registerMigrationGuide } from './migration-guide.js'
@@ -16,15 +16,11 @@ import { registerUserInfo } from './user-info.js'
 export type { GuidesOptions } from './context.js'
 
 /**
- * The identity store away: 503 so clients retry (docs/operations.md#dependability);
- * anything else beyond the request is a logged 500.
+ * In the account pages' words (the identity store away: 503 so clients retry,
+ * docs/operations.md#dependability), in the request's format.
  */
 const guideErrors: ErrorArea = {
-  wording: {
-    request: (f) => (f.status === 413 ? errors.tooLarge('body_too_large', 'The request body is too large') : undefined),
-    unavailable: () => errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly'),
-    internalMessage: 'Internal error',
-  },
+  wording: pageErrors.wording,
   logMessage: 'provider request failed',
   render: (request, reply, answer) => sendError(request, reply, answer),
 }

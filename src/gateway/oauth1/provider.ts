@@ -9,9 +9,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { ErrorArea } from '../../common/error-answers.js'
 import { sendError } from '../../common/api-errors.js'
-import { errors } from '../../common/errors.js'
 import type { Config } from '../../common/config.js'
 import { sendErrorPage } from '../account-area/error-page.js'
+import { pageErrors } from '../account-area/host.js'
 import type { AccountArea } from '../account-area/facade.js'
 import { signatureAdviceOptions } from '../auth/authenticate.js'
 import type { ReplayCache } from '../replay/types.js'
@@ -32,15 +32,12 @@ export interface ProviderOptions {
 const isPagePath = (url: string) => url.startsWith('/oauth/authorize')
 
 /**
- * The identity store or the replay cache away: 503 so clients retry
- * (docs/operations.md#dependability); anything else beyond the request is a logged 500.
+ * In the account pages' words: the identity store or the replay cache away is a 503 so
+ * clients retry (docs/operations.md#dependability); anything else beyond the request a
+ * logged 500. A page on the authorize step, the request's format on the token endpoints.
  */
 const providerErrors: ErrorArea = {
-  wording: {
-    request: (f) => (f.status === 413 ? errors.tooLarge('body_too_large', 'The request body is too large') : undefined),
-    unavailable: () => errors.unavailable('store_unavailable', 'The service cannot answer right now; try again shortly'),
-    internalMessage: 'Internal error',
-  },
+  wording: pageErrors.wording,
   logMessage: 'provider request failed',
   render: (request, reply, answer) => (isPagePath(request.url) ? sendErrorPage(reply, answer) : sendError(request, reply, answer)),
 }

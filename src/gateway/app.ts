@@ -19,10 +19,10 @@ import health from './plugins/health.js'
 import origin from './plugins/origin.js'
 import deployments from './plugins/deployments.js'
 import requestLog from './plugins/request-log.js'
-import { oauthProvider, type ProviderOptions } from './provider/index.js'
+import { guidePages } from './guides/index.js'
 import { signedInReader } from './account-area/session.js'
 import type { AccountAreaHost } from './account-area/index.js'
-import type { FeatureRoutes } from './host/feature.js'
+import type { FeatureRoutes, GuideSection } from './host/feature.js'
 
 export { sendError } from '../common/api-errors.js'
 export { repeatedCredentialHeader, toAuthRequest } from './plugins/authentication.js'
@@ -33,12 +33,13 @@ export type { GatewayDeps }
 
 /**
  * What the host mounts on the public app beside the forwarding: the account area and its
- * own pages (docs/gateway.md#the-oauth-provider-and-the-account-pages), the OAuth
- * provider, and each feature's routes (features.ts), in the list's order.
+ * own pages (docs/gateway.md#the-oauth-provider-and-the-account-pages), the guides (with
+ * the features' sections of the developer guide) and the user-information API, and each
+ * feature's routes (features.ts), in the list's order.
  */
 export interface AccountAreaOptions {
   account: AccountAreaHost
-  provider: Omit<ProviderOptions, 'account'>
+  guideSections: GuideSection[]
   features: ReadonlyArray<{ name: string; publicRoutes?: FeatureRoutes | undefined }>
 }
 
@@ -91,7 +92,7 @@ export async function buildGatewayApp(deps: GatewayDeps, account?: AccountAreaOp
     await app.register(async (pages) => {
       await account.account.registerPages(pages)
     })
-    await app.register(oauthProvider, { ...account.provider, account: account.account })
+    await app.register(guidePages, { account: account.account, guideSections: account.guideSections })
     for (const feature of account.features) if (feature.publicRoutes) await app.register(feature.publicRoutes)
   }
   return app

@@ -251,17 +251,19 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
 
   // ---- the account area (account-area/host.ts): one session store; the features add sections to its page.
   const accountSections: AccountSection[] = []
+  const accountTopSections: AccountSection[] = []
   const account = openAccountArea({
     context: {
       config,
       store,
       throttle,
       now,
-      migration: { policy, usage: usageStore, appUse: appUseStore },
+      migration: { policy, usage: usageStore },
       audit,
       ...(passwordReset ? { passwordReset } : {}),
       contactEmail,
       accountSections,
+      accountTopSections,
     },
     ...lifetimes,
   })
@@ -274,7 +276,7 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
   const readiness = new Map<string, () => Promise<unknown>>()
   const opened: Array<{ name: string; adds: FeatureContribution }> = []
   const shared: GatewayShared = {
-    config, logger, now, options: host, database, users: store, lookup, metrics, ...(redis ? { redis } : {}), replay, throttle, userLocks, policy, usageStore, usage, audit, outbox, mailBudget, account, operatorSessions,
+    config, logger, now, options: host, database, users: store, lookup, metrics, ...(redis ? { redis } : {}), replay, throttle, userLocks, policy, usageStore, usage, appUse: appUseStore, audit, outbox, mailBudget, account, operatorSessions,
     provided,
     dashboardPanels: () => dashboardPanels,
   }
@@ -288,6 +290,7 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
       const adds = await feature.open(shared)
       opened.push({ name: feature.name, adds })
       accountSections.push(...(adds.accountSections ?? []))
+      accountTopSections.push(...(adds.accountTopSections ?? []))
       guideSections.push(...(adds.guideSections ?? []))
       dashboardPanels.push(...(adds.dashboardPanels ?? []))
       observers.push(...(adds.observers ?? []))

@@ -7,10 +7,10 @@ import { adminTokenSource, type Config } from '../common/config.js'
 import { loggerOptions } from '../common/logger.js'
 import { startTracing } from '../common/tracing.js'
 import { buildGatewayApp, type AccountAreaOptions } from './app.js'
+import { sessionDefaults } from './account-area/host.js'
 import { openGatewayDependencies, type AccountSessionLifetimes, type GatewayDependencies } from './dependencies.js'
 import { buildOperatorApp } from './operator/app.js'
 import type { GatewayDeps } from './plugins/deps.js'
-import { defaults as providerDefaults } from './provider/context.js'
 import { tracedPolicy, tracedReplay } from './tracing.js'
 
 export interface RunningGateway {
@@ -43,20 +43,16 @@ export interface GatewayStartOptions {
  */
 function accountLifetimes(config: Config, options: GatewayStartOptions): AccountSessionLifetimes {
   return {
-    sessionTtlSeconds: options.provider?.sessionTtlSeconds ?? config.provider.sessionTtlSeconds ?? providerDefaults.sessionTtlSeconds,
-    visitorSessionTtlSeconds: options.provider?.visitorSessionTtlSeconds ?? providerDefaults.visitorSessionTtlSeconds,
+    sessionTtlSeconds: options.provider?.sessionTtlSeconds ?? config.provider.sessionTtlSeconds ?? sessionDefaults.sessionTtlSeconds,
+    visitorSessionTtlSeconds: options.provider?.visitorSessionTtlSeconds ?? sessionDefaults.visitorSessionTtlSeconds,
   }
 }
 
-/** What the public app mounts beside the forwarding: the account area, the OAuth provider, the features' routes. */
-function accountArea(config: Config, d: GatewayDependencies, options: GatewayStartOptions): AccountAreaOptions {
+/** What the public app mounts beside the forwarding: the account area, the guides, the features' routes. */
+function accountArea(d: GatewayDependencies): AccountAreaOptions {
   return {
     account: d.account,
-    provider: {
-      replay: d.replay.oauth,
-      requestTokenTtlSeconds: options.provider?.requestTokenTtlSeconds ?? config.provider.requestTokenTtlSeconds,
-      guideSections: d.guideSections,
-    },
+    guideSections: d.guideSections,
     features: d.features.map(({ name, adds }) => ({ name, publicRoutes: adds.publicRoutes })),
   }
 }
@@ -95,7 +91,11 @@ export async function buildGateway(configIn: Config, options: GatewayStartOption
       logger,
       now,
       account: accountLifetimes(config, options),
-      host: { ...(options.loginApiCertTtlSeconds ? { loginApiCertTtlSeconds: options.loginApiCertTtlSeconds } : {}), ...(options.oidcKeyPollMs ? { oidcKeyPollMs: options.oidcKeyPollMs } : {}) },
+      host: {
+        ...(options.provider?.requestTokenTtlSeconds ? { requestTokenTtlSeconds: options.provider.requestTokenTtlSeconds } : {}),
+        ...(options.loginApiCertTtlSeconds ? { loginApiCertTtlSeconds: options.loginApiCertTtlSeconds } : {}),
+        ...(options.oidcKeyPollMs ? { oidcKeyPollMs: options.oidcKeyPollMs } : {}),
+      },
       ...(tracing ? { tracing } : {}),
     })
   } catch (err) {
@@ -109,7 +109,7 @@ export async function buildGateway(configIn: Config, options: GatewayStartOption
     const deps: GatewayDeps = { config, lookup: d.lookup, replay: d.replay, throttle: d.throttle, metrics: d.metrics, ready: () => d.ready(), logger, policy: d.policy, usage: d.observer, coreWatch: d.coreWatch, ...(d.provided.bearer ? { bearer: d.provided.bearer } : {}), ...(options.now ? { now: options.now } : {}) }
     // The public app's steps as spans (the operator app is not traced).
     const publicDeps: GatewayDeps = tracing ? { ...deps, replay: tracedReplay(d.replay, tracing), policy: tracedPolicy(d.policy, tracing), tracing } : deps
-    app = await buildGatewayApp(publicDeps, accountArea(config, d, options))
+    app = await buildGatewayApp(publicDeps, accountArea(d))
     operator = await buildOperatorApp({
       ...deps,
       store: d.store,

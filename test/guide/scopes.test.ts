@@ -2,7 +2,7 @@
 // each operation is listed under the scope it needs, and under no other; nothing listed
 // is unknown. The page shows the same table.
 import { describe, expect, it } from 'vitest'
-import { guideScopes } from '../../src/gateway/provider/developer-guide.js'
+import { guideScopes } from '../../src/gateway/guides/developer-guide.js'
 import { operations, scopes } from '../../src/common/route-table.js'
 
 describe('the guide\'s scope table', () => {

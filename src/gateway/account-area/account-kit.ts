@@ -2,13 +2,11 @@
 // redirect names and the page itself, rendered from everything the area is given
 // (host.ts mounts them).
 import type { FastifyRequest } from 'fastify'
-import { oauth1Standing } from '../policy/oauth1-standing.js'
-import { registrationClosedText } from '../policy/registration.js'
-import type { AccountContext } from './context.js'
+import type { AccountContext, AccountSection } from './context.js'
 import type { AccountPages } from './facade.js'
 import { sendPage } from './html.js'
 import { legacyClients, loginApiStanding } from './legacy-usage.js'
-import { accountPage, type RegisterForm } from './pages.js'
+import { accountPage } from './pages.js'
 
 // Notices the account page shows after a redirect; the query names one, never its text.
 const notices: Record<string, string> = {
@@ -26,9 +24,6 @@ const notices: Record<string, string> = {
   oidc_revoked: 'The site’s access was revoked. Signing in there again asks you first.',
 }
 
-/** The empty registration form of the account page. */
-export const emptyRegisterForm: RegisterForm = { name: '', callback: '', home: '', scopes: ['read_public'] }
-
 /** The account area as the account page's groups of pages use it (facade.ts). */
 export type AccountKit = AccountPages
 
@@ -41,22 +36,20 @@ export function noticeOf(request: FastifyRequest): string | undefined {
 /** The account page of the signed-in user (AccountPages.renderAccount), from everything the account area is given. */
 export function accountPageRenderer(ctx: AccountContext): AccountPages['renderAccount'] {
   const { store } = ctx
-  return async (reply, status, session, form, notice, passwordError) => {
+  return async (reply, status, session, { notice, passwordError, replaced } = {}) => {
     const migration = ctx.migration
-    const [api, authorized, registered, usage, lastUsed, email, sections, emailPending] = await Promise.all([
+    const rendered = (sections: AccountSection[]) => Promise.all(sections.map((section) => (section === replaced?.section ? Promise.resolve(replaced.html) : section(session.user, session.csrfToken))))
+    const [api, usage, email, topSections, sections, emailPending] = await Promise.all([
       store.getApiPassword(session.user.id),
-      store.listAuthorizedApplications(session.user.id),
-      store.listConsumers(session.user.id),
       migration ? migration.usage.list({ user: session.user.id, limit: 200 }) : Promise.resolve([]),
-      migration ? migration.appUse.forUser(session.user.id) : Promise.resolve(new Map<string, number>()),
       store.getUserEmail(session.user.id),
-      Promise.all(ctx.accountSections.map((section) => section(session.user, session.csrfToken))),
+      rendered(ctx.accountTopSections),
+      rendered(ctx.accountSections),
       ctx.contactEmail ? ctx.contactEmail.store.pending(session.user.id, ctx.now()) : Promise.resolve(null),
     ])
     const now = ctx.now()
     const policies = migration?.policy.current()
     const legacy = policies ? legacyClients(usage, policies, session.user.id, now) : null
-    const retiring = policies ? oauth1Standing(policies.oauth1, now, session.user.id) : null
     return sendPage(
       reply,
       status,
@@ -64,14 +57,11 @@ export function accountPageRenderer(ctx: AccountContext): AccountPages['renderAc
         user: session.user,
         csrfToken: session.csrfToken,
         apiPassword: api?.apiPassword ?? '',
-        authorized: authorized.map((a) => ({ ...a, lastUsedAt: lastUsed.get(a.consumer.key) ?? null, retiring: retiring?.(a.consumer.key) ?? null })),
-        registered,
-        // The oauth1 policy may have closed the registration of new applications (policy/registration.ts).
-        form: policies?.oauth1.registration_closed === true ? { ...form, closed: registrationClosedText } : form,
         legacy,
         email,
         emailPending,
         emailByMail: ctx.contactEmail?.outbox.mailing ?? false,
+        topSections,
         sections,
         ...(policies ? { loginApi: loginApiStanding(policies.login_api, now) } : {}),
         ...(notice ? { notice } : {}),

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import { loginPasswordProblem } from '../../common/password-rule.js'
 import { randomToken } from '../../common/secrets.js'
 import { InvalidInput } from '../store/validation.js'
-import { emptyRegisterForm, type AccountKit } from './account-kit.js'
+import type { AccountKit } from './account-kit.js'
 import { changeContactEmail } from './contact-email.js'
 import type { AccountContext } from './context.js'
 import { field } from './form.js'
@@ -24,7 +24,7 @@ export function registerAccountPage(app: FastifyInstance, ctx: AccountContext, k
     request.routeName = 'account'
     const session = await sessions.current(request)
     if (!session?.user) return seeOther(reply, '/account/login?next=%2Faccount')
-    return kit.renderAccount(reply, 200, session as SignedInSession, emptyRegisterForm, kit.noticeOf(request))
+    return kit.renderAccount(reply, 200, session as SignedInSession, { notice: kit.noticeOf(request) })
   })
 
   app.post('/account/password', async (request, reply) => {
@@ -34,7 +34,7 @@ export function registerAccountPage(app: FastifyInstance, ctx: AccountContext, k
     const current = field(form, 'current_password') ?? ''
     const next = field(form, 'new_password') ?? ''
     const again = field(form, 'confirm_password') ?? ''
-    const refuse = (status: number, error: string) => kit.renderAccount(reply, status, session, emptyRegisterForm, undefined, error)
+    const refuse = (status: number, error: string) => kit.renderAccount(reply, status, session, { passwordError: error })
     if (next === '' && current !== '') return refuse(400, 'Enter your current password and a new one.')
     if (await kit.proof.unproven(request, reply, session, current, refuse, 'Enter your current password and a new one.')) return reply
     if (next !== again) return refuse(400, 'The new password and its confirmation differ.')
@@ -58,7 +58,7 @@ export function registerAccountPage(app: FastifyInstance, ctx: AccountContext, k
     const ok = await kit.signedInPost(request, reply)
     if (!ok) return reply
     const email = (field(ok.form, 'email') ?? '').trim()
-    const refuse = (status: number, error: string) => kit.renderAccount(reply, status, ok.session, emptyRegisterForm, error)
+    const refuse = (status: number, error: string) => kit.renderAccount(reply, status, ok.session, { notice: error })
     // Where reset links go is the account itself: changing the address needs the password.
     const proven = async () => !(await kit.proof.unproven(request, reply, ok.session, field(ok.form, 'current_password') ?? '', refuse, 'Enter your current password to change your contact e-mail; nothing was saved.'))
     const contact = ctx.contactEmail
@@ -80,7 +80,7 @@ export function registerAccountPage(app: FastifyInstance, ctx: AccountContext, k
       await store.setUserEmail(ok.session.user.id, email === '' ? null : email)
       await kit.audited(kit.by(request, ok.session.user.id), { kind: 'user', action: 'account.set_email', target: ok.session.user.id, before: { email: before }, after: { email: email === '' ? null : email } })
     } catch (err) {
-      if (err instanceof InvalidInput) return kit.renderAccount(reply, 400, ok.session, emptyRegisterForm, 'That is not an e-mail address such as alice@example.com; nothing was saved.')
+      if (err instanceof InvalidInput) return kit.renderAccount(reply, 400, ok.session, { notice: 'That is not an e-mail address such as alice@example.com; nothing was saved.' })
       throw err
     }
     return seeOther(reply, '/account?notice=email#contact')

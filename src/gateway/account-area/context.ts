@@ -7,7 +7,6 @@ import type { AuditStore } from '../audit/store.js'
 import type { PolicyService } from '../policy/service.js'
 import type { CredentialRepository, IdentityAdministration, ProviderRepository } from '../store/types.js'
 import type { AttemptThrottle } from '../throttle/attempts.js'
-import type { AppUseStore } from '../usage/app-use.js'
 import type { UsageStore } from '../usage/store.js'
 import type { Outbox } from '../mail/index.js'
 import type { MailBudget } from '../mail/budget.js'
@@ -19,7 +18,6 @@ import type { Sessions } from './session.js'
 export interface AccountMigration {
   policy: PolicyService
   usage: Pick<UsageStore, 'list'>
-  appUse: Pick<AppUseStore, 'forUser'>
 }
 
 /**
@@ -56,6 +54,8 @@ export interface AccountContext {
   passwordReset?: PasswordReset
   /** A new contact e-mail is used once its owner confirms it by mail (contact-email.ts). */
   contactEmail?: ContactEmail
-  /** Sections other features add to the account page (below the applications). */
+  /** Sections the features add to the account page (below the contact e-mail), in their order. */
   accountSections: AccountSection[]
+  /** Sections the features add at the top of the account page (what has access to the account), in their order. */
+  accountTopSections: AccountSection[]
 }

@@ -9,7 +9,8 @@ import type { SafeHtml } from '../../common/html.js'
 import type { AuditActor, Audited } from '../audit/audited.js'
 import type { User } from '../store/types.js'
 import type { confirmFirst } from './confirm.js'
-import type { RegisterForm, ShownSecret } from './pages.js'
+import type { AccountSection } from './context.js'
+import type { ShownSecret } from './pages.js'
 import type { Expired, SignedInSession } from './posted-form.js'
 import type { PersonProof } from './proof.js'
 import type { Session } from './session.js'
@@ -63,8 +64,16 @@ export interface AccountArea {
   proof: PersonProof
 }
 
-/** The area as the account page and the pages that answer with it see it (the provider's application pages). */
+/** What the account page shows beside the account: a notice, the password form's error, a section as a post left it. */
+export interface AccountPageState {
+  notice?: string
+  passwordError?: string
+  /** A feature's section shown as given in place of its usual rendering: its form as posted, with why it was refused. */
+  replaced?: { section: AccountSection; html: SafeHtml }
+}
+
+/** The area as the account page and the pages that answer with it see it (a feature's form posted from the account page). */
 export interface AccountPages extends AccountArea {
-  /** The account page for the signed-in user, with the registration form as given and an optional notice or password error. */
-  renderAccount(reply: FastifyReply, status: number, session: SignedInSession, form: RegisterForm, notice?: string, passwordError?: string): Promise<FastifyReply>
+  /** The account page for the signed-in user. */
+  renderAccount(reply: FastifyReply, status: number, session: SignedInSession, state?: AccountPageState): Promise<FastifyReply>
 }

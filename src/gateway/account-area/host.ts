@@ -1,6 +1,6 @@
 // The account area's host (docs/gateway.md#the-oauth-provider-and-the-account-pages): one
 // `Sessions` for every page built on the area, opened once with the gateway, and mounted
-// in each plugin scope that serves account pages (the area's own pages, the provider's,
+// in each plugin scope that serves account pages (the area's own pages, the guides,
 // each feature's). Mounting registers the cookie parser and the deployment check on that
 // scope and gives the facade (facade.ts) as the scope sees it.
 import fastifyCookie from '@fastify/cookie'
@@ -28,18 +28,11 @@ import { Sessions, sessionBinding } from './session.js'
 /** What the area's sessions and its person proof need of the identity store. */
 export type AreaStore = ProviderRepository & Pick<CredentialRepository, 'verifyLoginPassword'>
 
-export interface AccountAreaOptions {
-  store: AreaStore
-  /** The sign-in throttle: a wrong current password typed to prove the person counts against it. */
-  throttle: AttemptThrottle
-  now: () => number
-  /** Lifetime of a signed-in session, seconds. */
-  sessionTtlSeconds: number
-  /** Lifetime of a signed-out visitor's session (it protects the login form), seconds. */
-  visitorSessionTtlSeconds: number
-  /** The master key: the session cookie is bound to its deployment with a key derived from it. */
-  secretKey: string
-}
+/** The sessions' lifetimes unless configured (docs/gateway.md#the-oauth-provider-and-the-account-pages), seconds. */
+export const sessionDefaults = {
+  sessionTtlSeconds: 12 * 60 * 60,
+  visitorSessionTtlSeconds: 60 * 60,
+} as const
 
 export interface AccountHostOptions {
   /** Everything the area's own pages are given, but the sessions (the host opens them). */
@@ -149,15 +142,4 @@ export function openAccountArea(o: AccountHostOptions): AccountAreaHost {
       return area
     },
   }
-}
-
-/**
- * The area in the plugin scope `app` over a session store of its own: for a scope that
- * serves account pages outside the gateway's host (the gateway mounts `openAccountArea`'s).
- * The session lives in the identity store, so every gateway shares it.
- */
-export async function accountArea(app: FastifyInstance, o: AccountAreaOptions): Promise<AccountArea> {
-  await prepare(app)
-  const sessions = new Sessions(o.store, { ttlSeconds: o.sessionTtlSeconds, visitorTtlSeconds: o.visitorSessionTtlSeconds }, o.now, sessionBinding(o.secretKey))
-  return facade(app, sessions, o)
 }

@@ -18,4 +18,4 @@ export type { User } from '../store/types.js'
 export type { SignedInSession } from './posted-form.js'
 
 export type { AccountArea, AccountPages } from './facade.js'
-export { accountArea, openAccountArea, type AccountAreaHost, type AccountAreaOptions, type AccountHostOptions } from './host.js'
+export { openAccountArea, type AccountAreaHost, type AccountHostOptions, type AreaStore } from './host.js'

@@ -1,10 +1,8 @@
 // The account area's pages (docs/gateway.md#the-oauth-provider-and-the-account-pages): sign-in,
 // forgot and reset, messages, confirmations, the account page,
 // as plain server-side HTML: every form posts with a CSRF token, nothing needs JavaScript.
-import { oauth2GuidePath } from '../policy/registration.js'
-import type { AuthorizedApplication, Consumer, User } from '../store/types.js'
+import type { User } from '../store/types.js'
 import type { Scope } from '../domain/identifiers.js'
-import { scopes as allScopes } from '../domain/identifiers.js'
 import { html, page, timeHtml, type SafeHtml } from './html.js'
 import { datesHtml } from '../../common/html.js'
 import { scopeDescriptions } from '../domain/scopes.js'
@@ -156,24 +154,9 @@ ${o.choice ? choiceField(o.choice) : ''}
   })
 }
 
-export interface RegisterForm {
-  name: string
-  callback: string
-  /** The optional home page, linked on the consent page. */
-  home: string
-  scopes: Scope[]
-  error?: string
-  /** Why no new application can be registered (the oauth1 policy closed registration), shown in place of the form. */
-  closed?: string
-}
-
 export function accountPage(
   o: Viewer & {
     apiPassword: string
-    /** `retiring`: what the user is told while OAuth 1.0a, which the application uses, is being retired (policy/oauth1-standing.ts). */
-    authorized: Array<AuthorizedApplication & { lastUsedAt: number | null; retiring?: string | null }>
-    registered: Consumer[]
-    form: RegisterForm
     notice?: string
     /** The user's clients still on WSSE or Basic; null when the gateway has no usage report. */
     legacy?: LegacyClientView[] | null
@@ -184,38 +167,13 @@ export function accountPage(
     emailPending?: { email: string; expiresAt: Date } | null
     /** Whether this service mails (a new address can be confirmed). */
     emailByMail?: boolean
-    /** Sections added by other parts of the account area (context.ts, AccountSection). */
+    /** The sections the features add at the top (what has access to the account) and below the contact e-mail (context.ts, AccountSection), in the features' order. */
+    topSections?: SafeHtml[]
     sections?: SafeHtml[]
     /** Where the login API stands (legacy-usage.ts loginApiStanding); absent without a policy. */
     loginApi?: { retiring: boolean; text: string }
   },
 ): string {
-  const authorized =
-    o.authorized.length === 0
-      ? html`<p class="muted">No application has access to your account.</p>`
-      : html`<table class="cards">
-<thead><tr><th>Application</th><th>Access</th><th>Since</th><th>Last used</th><th></th></tr></thead>
-<tbody>${o.authorized.map(
-          (a) => html`<tr>
-<td data-label="Application">${a.consumer.name}${a.retiring ? html`<p class="retiring">${datesHtml(a.retiring)}</p>` : ''}</td>
-<td data-label="Access">${scopeList(a.scopes)}</td>
-<td data-label="Since">${timeHtml(a.authorizedAt, { dateOnly: true })}</td>
-<td class="last-used" data-label="Last used">${a.lastUsedAt === null ? html`<span class="muted">not yet</span>` : timeHtml(a.lastUsedAt)}</td>
-<td><form method="post" action="/account/revoke">${csrfField(o.csrfToken)}<input type="hidden" name="consumer_key" value="${a.consumer.key}"><button type="submit" class="danger">Revoke…</button></form></td>
-</tr>`,
-        )}</tbody>
-</table>`
-
-  const registered =
-    o.registered.length === 0
-      ? html`<p class="muted">You have not registered an application.</p>`
-      : html`<table class="cards">
-<thead><tr><th>Name</th><th>Consumer key</th><th>Scopes</th></tr></thead>
-<tbody>${o.registered.map(
-          (c) => html`<tr><td data-label="Name"><a href="/account/apps/${c.key}">${c.name}</a></td><td data-label="Consumer key"><code>${c.key}</code></td><td data-label="Scopes">${c.scopes.join(', ')}</td></tr>`,
-        )}</tbody>
-</table>`
-
   const legacy =
     o.legacy === undefined || o.legacy === null
       ? ''
@@ -236,7 +194,6 @@ ${o.legacy.length === 0
 <p><a href="/account/moving">How to move your tools</a> · <a href="/developers#tell-your-developer">What to tell the client's developer</a> · <a href="/migration">the migration schedule</a></p>`}
 </section>`
 
-  const f = o.form
   return page({
     title: 'Your account',
     user: o.user,
@@ -244,10 +201,7 @@ ${o.legacy.length === 0
     body: html`<h1>Your account</h1>
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 ${legacy}
-<section class="card" id="authorized">
-<h2>Applications with access to your account</h2>
-${authorized}
-</section>
+${o.topSections ?? []}
 
 <section class="card" id="api-password">
 <h2>API password</h2>
@@ -292,11 +246,6 @@ ${csrfField(o.csrfToken)}
 </section>
 
 ${o.sections ?? []}
-<section class="card" id="applications">
-<h2>Your applications</h2>
-${registered}
-</section>
-
 <section class="card" id="login-sites">
 <h2>Login sites</h2>
 <p class="muted">Sites that ${o.loginApi?.retiring ? 'still ' : ''}sign people in with the login API: <a href="/account/sites">register or manage yours</a>.${o.loginApi ? html` ${datesHtml(o.loginApi.text)}` : ''}</p>
@@ -305,30 +254,9 @@ ${registered}
 <section class="card" id="oidc-clients">
 <h2>OpenID Connect clients</h2>
 <p class="muted">Sites and apps that sign people in with kigo through OpenID Connect: <a href="/account/oidc-clients">register or manage yours</a>.</p>
-</section>
-
-<section class="card" id="register">
-<h2>Register an application</h2>
-${f.closed !== undefined ? html`<p class="notice" role="status" id="registration-closed">${f.closed} <a href="${oauth2GuidePath}">How to use OAuth 2.0</a></p>` : html`${f.error ? html`<div class="error" role="alert">${f.error}</div>` : ''}
-<form method="post" action="/account/apps">
-${csrfField(o.csrfToken)}
-<label for="app_name">Name</label>
-<input type="text" id="app_name" name="name" value="${f.name}" maxlength="100" required>
-<label for="app_callback">Callback URL <span class="muted">(optional; leave empty to accept any callback or “oob”)</span></label>
-<input type="url" id="app_callback" name="callback" value="${f.callback}" placeholder="https://example.com/oauth/callback">
-<label for="app_home">Home page <span class="muted">(optional; linked on the page where people authorize the application)</span></label>
-<input type="url" id="app_home" name="home_url" value="${f.home}" placeholder="https://example.com/">
-<label>Scopes</label>
-${allScopes.map(
-      (s) => html`<label class="check"><input type="checkbox" name="scope" value="${s}"${checked(f.scopes.includes(s))}> <span>${scopeDescriptions[s]} <span class="muted">(${s})</span></span></label>`,
-    )}
-<div class="actions"><button type="submit">Register</button></div>
-</form>`}
 </section>`,
   })
 }
-
-const checked = (on: boolean): SafeHtml => (on ? html` checked` : html``)
 
 /** What the secret's row of a page shows once a secret was made or replaced (docs/gateway.md#rotating-a-secret). */
 export interface ShownSecret {

@@ -29,6 +29,7 @@ import type { AttemptThrottle } from '../throttle/attempts.js'
 import type { UserLocks } from '../throttle/user-locks.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
+import type { AppUseStore } from '../usage/app-use.js'
 import type { GuideSection } from './guide.js'
 import type { CredentialLookup } from '../domain/auth.js'
 import type { RedisClient } from '../../common/redis.js'
@@ -74,6 +75,8 @@ export interface Provisions {
 
 /** What start-up options a test or the embedded mode may set beside the configuration. */
 export interface HostOptions {
+  /** Lifetime of an OAuth 1.0a request token, seconds (config provider.requestTokenTtlSeconds otherwise). */
+  requestTokenTtlSeconds?: number
   /** How long a login API cert may be exchanged, seconds (config loginApi.certTtlSeconds otherwise). */
   loginApiCertTtlSeconds?: number
   /** How often this gateway looks for an OpenID Connect signing key rotated by another, ms. */
@@ -105,6 +108,8 @@ export interface GatewayShared {
   /** The usage report: its store, and the recorder every request is counted by. */
   usageStore: UsageStore
   usage: UsageRecorder
+  /** When each authorized OAuth 1.0a application last acted for each user (recorded from every decision). */
+  appUse: Pick<AppUseStore, 'forUser'>
   audit: AuditStore
   /** Every mail kigo sends goes through the outbox; mail a visitor can cause is budgeted. */
   outbox: Outbox
@@ -136,8 +141,10 @@ export interface FeatureContribution {
   operatorRoutes?: FeatureRoutes
   /** Routes on the operator app outside the token's scope (pages with their own sign-in). */
   operatorPages?: FeatureRoutes
-  /** Sections of the account page (below the applications), in the list's order. */
+  /** Sections of the account page (below the contact e-mail), in the list's order; a post of a section's form may answer with the page showing that section as posted (AccountPages.renderAccount). */
   accountSections?: AccountSection[]
+  /** Sections at the top of the account page (below its notice and the tools on retired sign-ins), in the list's order: what has access to the account. */
+  accountTopSections?: AccountSection[]
   /** Sections of the developer guide (after the samples), each linked from its table of contents. */
   guideSections?: GuideSection[]
   /** Panels of the operator dashboard, below its own. */

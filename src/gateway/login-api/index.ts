@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../common/config.js'
 import { errors, type FailureWording } from '../../common/errors.js'
 import { contentTypes, xmlDocument } from '../../common/formats.js'
-import { field, type AccountArea, type AccountAreaOptions, pageHeaders, sendPage, type SignedInSession } from '../account-area/index.js'
+import { field, type AccountArea, type AreaStore, pageHeaders, sendPage, type SignedInSession } from '../account-area/index.js'
 import { sendErrorPage } from '../account-area/error-page.js'
 import type { AuditStore } from '../audit/store.js'
 import type { Outcome } from '../domain/auth.js'
@@ -29,7 +29,7 @@ export { LoginSiteStore } from './store.js'
 export interface LoginApiOptions {
   config: Config
   sites: LoginSiteStore
-  store: ProviderRepository & { getUser(id: string): Promise<User | null> } & AccountAreaOptions['store']
+  store: ProviderRepository & { getUser(id: string): Promise<User | null> } & AreaStore
   policy?: PolicyService
   usage?: Pick<UsageRecorder, 'observe'>
   metrics?: GatewayMetrics

@@ -9,10 +9,10 @@
 // on the account area as the login API's and OpenID Connect's pages are, with the account
 // area's posted-form opening.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AccountKit } from '../account-area/account-kit.js'
+import type { AccountKit, RegisterForm } from './account-section.js'
 import { field } from '../account-area/form.js'
 import { sendPage, sendSecretPage, seeOther } from '../account-area/html.js'
-import { messagePage, shownOnceNotice, type RegisterForm, type ShownSecret } from '../account-area/pages.js'
+import { messagePage, shownOnceNotice, type ShownSecret } from '../account-area/pages.js'
 import { applicationPage } from './application-page.js'
 import { applicationEditPage } from './application-edit.js'
 import { livePrevious, type PreviousSecret } from '../domain/secret-rotation.js'

@@ -12,7 +12,7 @@ import type { GatewayMetrics } from '../metrics/metrics.js'
 import { sendError } from '../../common/api-errors.js'
 import { sendErrorPage } from '../account-area/error-page.js'
 import type { SafeHtml } from '../../common/html.js'
-import { field, type AccountArea, type AccountAreaOptions, messagePage, sendPage, seeOther, type User } from '../account-area/index.js'
+import { field, type AccountArea, type AreaStore, messagePage, sendPage, seeOther, type User } from '../account-area/index.js'
 import type { Outcome } from '../domain/auth.js'
 import { maxClientLength } from '../usage/client-name.js'
 import type { UsageRecorder } from '../usage/recorder.js'
@@ -32,7 +32,7 @@ export interface OidcOptions {
   config: Pick<Config, 'domesticHost' | 'globalHost' | 'publicScheme' | 'secretKey' | 'domesticHostAliases' | 'globalHostAliases'>
   store: OidcStore
   /** The identity store: users, and the account area's sessions (one login, one session). */
-  users: OidcProviderDeps['users'] & { deleteWebSession(id: string): Promise<void> } & AccountAreaOptions['store']
+  users: OidcProviderDeps['users'] & { deleteWebSession(id: string): Promise<void> } & AreaStore
   /** The host's account area (one login, one session), mounted in this plugin's scope. */
   account: { mount(app: FastifyInstance): Promise<AccountArea> }
   metrics?: Pick<GatewayMetrics, 'authRequests'>

@@ -131,7 +131,7 @@ export function scopesBeyondRegistration(requested: readonly Scope[], registered
 /**
  * null, or an absolute http/https URL without credentials or fragment: the callback an
  * application registers, from the account area or the operator API (and the shape an
- * oauth_callback must have, src/gateway/provider/callback.ts).
+ * oauth_callback must have, src/gateway/oauth1/callback.ts).
  */
 export function checkCallbackUrl(value: unknown): string | null {
   if (value === null || value === undefined) return null

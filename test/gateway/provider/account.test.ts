@@ -191,6 +191,24 @@ describe('registering applications', () => {
     expect(JSON.stringify(apps.body)).not.toContain('Sneaky')
   })
 
+  it('shows the applications with access at the top, and the user\'s applications and the form below the contact e-mail; a refused registration shows that form once, as typed', async () => {
+    const web = await signedIn()
+    const account = await web.get('/account')
+    const at = (page: string, id: string) => page.indexOf(`id="${id}"`)
+    const order = ['authorized', 'api-password', 'password', 'contact', 'applications', 'register', 'login-sites', 'oidc-clients']
+    expect(order.map((id) => at(account.text, id))).toEqual(order.map((id) => at(account.text, id)).sort((a, b) => a - b))
+    expect(at(account.text, 'authorized')).toBeGreaterThan(0)
+
+    const refused = await web.post('/account/apps', { csrf_token: csrfOf(account.text), name: 'Typed name', callback: 'https://typed.example/cb' })
+    expect(refused.status).toBe(400)
+    expect(refused.text.split('id="register"').length).toBe(2)
+    const card = refused.text.slice(at(refused.text, 'register'), refused.text.indexOf('</section>', at(refused.text, 'register')))
+    expect(card).toContain('<div class="error" role="alert">Choose at least one scope.</div>')
+    expect(card).toContain('value="Typed name"')
+    expect(card).toContain('value="https://typed.example/cb"')
+    expect(at(refused.text, 'authorized')).toBeLessThan(at(refused.text, 'api-password'))
+  })
+
   it('shows an application only to its owner', async () => {
     const web = await signedIn()
     const res = await web.postAndFollow('/account/apps', { csrf_token: csrfOf((await web.get('/account')).text), name: 'Alice only', scope: 'read_public' })

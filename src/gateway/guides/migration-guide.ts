@@ -11,7 +11,7 @@ import { isoSeconds, utcMinute } from '../../common/time.js'
 import { clockMinutes } from '../policy/time.js'
 import { securePage } from '../../common/security-headers.js'
 import { legacyMethods, type LegacyMethod, type MethodPolicy, type PolicyState } from '../policy/types.js'
-import type { ProviderContext } from './context.js'
+import type { GuidesContext } from './context.js'
 import { html, page, type SafeHtml } from '../account-area/html.js'
 import { datesHtml } from '../../common/html.js'
 
@@ -87,7 +87,7 @@ export function sendPageWithScript(reply: FastifyReply, document: (nonce: string
     .send(document(nonce))
 }
 
-export function registerMigrationGuide(app: FastifyInstance, ctx: ProviderContext): void {
+export function registerMigrationGuide(app: FastifyInstance, ctx: GuidesContext): void {
   app.get('/migration', async (request, reply) => {
     const base = request.deployment!.baseUrl
     const now = ctx.now()

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { projectRoot } from '../../common/config.js'
-import type { ProviderContext } from './context.js'
+import type { GuidesContext } from './context.js'
 import { sampleBaseUrl } from '../host/guide.js'
 import { html, page, sendPage } from '../account-area/html.js'
 import { oauth2GuideHtml, oauth2SampleFiles, oauth2Samples } from './oauth2-guide.js'
@@ -66,7 +66,7 @@ export const loginApiSample = 'login-api-site.mjs'
 
 export { sampleBaseUrl }
 
-export function registerDeveloperGuide(app: FastifyInstance, ctx: ProviderContext): void {
+export function registerDeveloperGuide(app: FastifyInstance, ctx: GuidesContext): void {
   // Read once: the files do not change while the gateway runs.
   const texts = new Map([...guideSamples.map((s) => s.file), ...oauth2SampleFiles, loginApiSample].map((file) => [file, readFileSync(join(projectRoot, 'examples', 'guide', file), 'utf8')]))
 

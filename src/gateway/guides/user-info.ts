@@ -6,9 +6,9 @@ import { errors } from '../../common/errors.js'
 import { formatOfPath, isValidCallback, render } from '../../common/formats.js'
 import { sendError } from '../../common/api-errors.js'
 import { routePolicyOf } from '../domain/routes.js'
-import type { ProviderContext } from './context.js'
+import type { GuidesContext } from './context.js'
 
-export function registerUserInfo(app: FastifyInstance, ctx: ProviderContext): void {
+export function registerUserInfo(app: FastifyInstance, ctx: GuidesContext): void {
   const { config } = ctx
   const policy = routePolicyOf('applications/my', config.auth.routeMethods)
 

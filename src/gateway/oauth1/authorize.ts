@@ -4,17 +4,15 @@
 // `oob`).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { callbackOrigins, callbackWith, outOfBand } from './callback.js'
-import type { ProviderContext } from './context.js'
+import type { ProviderContext } from './provider-context.js'
 import { field } from '../account-area/form.js'
-import { signedInPost } from '../account-area/posted-form.js'
 import { sendPage, seeOther } from '../account-area/html.js'
-import { loginPage, messagePage } from '../account-area/pages.js'
+import { messagePage } from '../account-area/pages.js'
 import { consentPage, deniedPage, verifierPage } from './authorize-pages.js'
 import type { Consumer, RequestToken } from '../store/types.js'
 
 export function registerAuthorize(app: FastifyInstance, ctx: ProviderContext): void {
-  const { store, sessions } = ctx
-  const secureOf = (request: FastifyRequest) => app.publicOrigin(request).scheme === 'https'
+  const { store, area } = ctx
 
   /** The pending, unexpired request token, its application and the application's name, or the page explaining why not. */
   const pendingToken = async (token: string | null): Promise<{ rt: RequestToken; appName: string; consumer: Consumer | null } | { problem: string; title: string }> => {
@@ -34,10 +32,8 @@ export function registerAuthorize(app: FastifyInstance, ctx: ProviderContext): v
     const token = typeof query.oauth_token === 'string' ? query.oauth_token : null
     const found = await pendingToken(token)
     if ('problem' in found) return sendPage(reply, 400, messagePage({ title: found.title, message: found.problem }))
-    const session = await sessions.currentOrVisitor(request, reply, secureOf(request))
-    if (!session.user) {
-      return sendPage(reply, 200, loginPage({ csrfToken: session.csrfToken, next: request.url, context: `Sign in to decide whether ${found.appName} may use your account.` }))
-    }
+    const session = await area.requireSignIn(request, reply, { next: request.url, context: `Sign in to decide whether ${found.appName} may use your account.` })
+    if (!session) return reply
     const cb = found.rt.callback
     // Who registered the application and how many people use it, for the person deciding.
     const registered = found.consumer
@@ -59,8 +55,9 @@ export function registerAuthorize(app: FastifyInstance, ctx: ProviderContext): v
   }
 
   const decide = async (request: FastifyRequest, reply: FastifyReply) => {
+    const posted = await area.signedInPost(request, reply)
+    // The area names its posts `account`; this one is the authorize step's.
     request.routeName = 'oauth/authorize'
-    const posted = await signedInPost(sessions, request, reply)
     if (!posted) return reply
     const { session, form } = posted
     const user = session.user

@@ -170,7 +170,9 @@ describe.skipIf(!pgDb || !redisUrl)('outage lines', () => {
     const lines = gatewayLines.slice(before)
     expect(named(lines, 'core outage started')).toHaveLength(1)
     expect(lines.filter((l) => l.msg === 'request')).toHaveLength(3)
-    expect(lines.filter((l) => l.msg !== 'request' && l.msg !== 'core outage started')).toEqual([])
+    // Nothing else about the refused forwards (a busy machine may add another dependency's outage lines).
+    const otherOutage = (l: Line) => typeof l.dependency === 'string' && l.dependency !== 'core'
+    expect(lines.filter((l) => l.msg !== 'request' && l.msg !== 'core outage started' && !otherOutage(l))).toEqual([])
     expect(lines.filter((l) => JSON.stringify(l).includes('"stack"'))).toEqual([])
   })
 })

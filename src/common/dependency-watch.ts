@@ -17,6 +17,9 @@ export interface DependencyWatchOptions {
   now?: () => number
 }
 
+/** What a caller tells a watch: when its call began (`mark`; a stand-in may lack it) and how it went. */
+export type WatchedCalls = Pick<DependencyWatch, 'failed' | 'succeeded'> & Partial<Pick<DependencyWatch, 'mark'>>
+
 export class DependencyWatch {
   /** When the current outage started (ms), or null while the dependency answers. */
   #downSince: number | null = null

@@ -17,9 +17,14 @@ export interface DependencyWatchOptions {
   now?: () => number
 }
 
+/** What a caller tells a watch: when its call began (`mark`; a stand-in may lack it) and how it went. */
+export type WatchedCalls = Pick<DependencyWatch, 'failed' | 'succeeded'> & Partial<Pick<DependencyWatch, 'mark'>>
+
 export class DependencyWatch {
   /** When the current outage started (ms), or null while the dependency answers. */
   #downSince: number | null = null
+  /** Outages started so far: which one a probe belongs to. */
+  #outages = 0
   #probeTimer: NodeJS.Timeout | undefined
   #closed = false
   /** Where the lines go; set once the process's logger exists (the core makes it late). */
@@ -42,6 +47,7 @@ export class DependencyWatch {
   failed(err: unknown): void {
     if (this.#downSince !== null || this.#closed) return
     this.#downSince = this.#now()
+    this.#outages += 1
     const e = err as { message?: unknown; code?: unknown } | null
     this.logger?.warn(
       { dependency: this.dependency, error: typeof e?.message === 'string' ? e.message : String(err), ...(typeof e?.code === 'string' ? { code: e.code } : {}) },
@@ -68,16 +74,27 @@ export class DependencyWatch {
     this.logger?.warn({ dependency: this.dependency, durationMs, durationSeconds: Math.round(durationMs / 100) / 10 }, `${this.dependency} outage ended`)
   }
 
+  /**
+   * The next probe of the current outage. A probe is a call like any other: one asked during
+   * an earlier outage that answers after this one started ends nothing (`succeeded` with its
+   * mark), and one that fails after its outage ended schedules nothing (the outage now
+   * going, if any, has its own).
+   */
   #scheduleProbe(): void {
     const probe = this.options.probe
     if (!probe || this.#closed) return
+    const outage = this.#outages
+    clearTimeout(this.#probeTimer)
     this.#probeTimer = setTimeout(() => {
-      if (this.#downSince === null) return
+      if (this.#downSince === null || this.#outages !== outage) return
+      const began = this.mark()
       Promise.resolve()
         .then(probe)
         .then(
-          () => this.succeeded(),
-          () => this.#scheduleProbe(),
+          () => this.succeeded(began),
+          () => {
+            if (this.#downSince !== null && this.#outages === outage) this.#scheduleProbe()
+          },
         )
     }, this.options.probeMs ?? 1000)
     this.#probeTimer.unref()

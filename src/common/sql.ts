@@ -6,7 +6,7 @@ import { resolve } from 'node:path'
 import { createRequire } from 'node:module'
 import type pg from 'pg'
 import type { PGlite, Transaction } from '@electric-sql/pglite'
-import type { DependencyWatch } from './dependency-watch.js'
+import type { WatchedCalls } from './dependency-watch.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
 import { isConnectionFailure } from './errors.js'
 
@@ -33,7 +33,7 @@ export interface DbOptions {
   /** Deadlines of every PostgreSQL call (the embedded database has no network to wait on). */
   timeouts?: DbTimeouts
   /** Told of every PostgreSQL call's success or connection failure (the outage log). */
-  watch?: Pick<DependencyWatch, 'failed' | 'succeeded'> & Partial<Pick<DependencyWatch, 'mark'>>
+  watch?: WatchedCalls
   /** Tracing on (tracing.ts): the database with a span around each statement made inside a trace. */
   traced?: (db: Db) => Db
 }

@@ -210,7 +210,7 @@ export async function openGatewayDependencies(config: Config, { logger, now, tra
   const appUseStore = new AppUseStore(database)
   const appUse = new AppUseRecorder(appUseStore, {
     flushMs: config.migration.usageFlushMs,
-    onFlushError: (err) => logger && logger.warn({ err: { message: (err as Error).message } }, 'last-used flush failed; kept for the next one'),
+    onFlushError: (err) => logger && !isConnectionFailure(err) && logger.warn({ err: { message: (err as Error).message } }, 'last-used flush failed; kept for the next one'),
   })
   appUse.start()
 

@@ -5,7 +5,7 @@
 // reported and governed by the migration policy as the legacy method `login_api`.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../common/config.js'
-import { errors, type FailureWording } from '../../common/errors.js'
+import { errors, isConnectionFailure, type FailureWording } from '../../common/errors.js'
 import { contentTypes, xmlDocument } from '../../common/formats.js'
 import { field, type AccountArea, type AreaStore, pageHeaders, sendPage, type SignedInSession } from '../account-area/index.js'
 import { sendErrorPage } from '../account-area/error-page.js'
@@ -75,8 +75,8 @@ export async function loginApi(app: FastifyInstance, options: LoginApiOptions): 
   const area = await options.account.mount(app)
 
   // Expired certs are deleted now and then, not by each sign-in (a flood of sign-ins
-  // would otherwise run a delete each).
-  const sweep = setInterval(() => void sites.sweepCerts(now()).catch((err: Error) => app.log.warn({ err: { message: err.message } }, 'login API cert sweep failed')), options.certSweepMs ?? 10 * 60_000)
+  // would otherwise run a delete each). A database outage is logged by its watch, not here.
+  const sweep = setInterval(() => void sites.sweepCerts(now()).catch((err: Error) => isConnectionFailure(err) || app.log.warn({ err: { message: err.message } }, 'login API cert sweep failed')), options.certSweepMs ?? 10 * 60_000)
   sweep.unref()
   app.addHook('onClose', async () => clearInterval(sweep))
 

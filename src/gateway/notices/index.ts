@@ -5,6 +5,7 @@
 import { Counter, type Registry } from 'prom-client'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../common/config.js'
+import { isConnectionFailure } from '../../common/errors.js'
 import type { Db } from '../../common/sql.js'
 import type { PolicyService } from '../policy/service.js'
 import type { LegacyMethod, MethodPolicy, PolicyState } from '../policy/types.js'
@@ -97,8 +98,9 @@ export class Notices {
   start(): void {
     const seconds = this.o.config.notices.intervalSeconds
     if (seconds === 0) return
+    // A database outage is logged by its watch (one line at each end), not every pass.
     this.timer = setInterval(() => {
-      this.runOnce().catch((err) => this.o.logger && this.o.logger.warn({ err: { message: (err as Error).message } }, 'notices pass failed; the next one tries again'))
+      this.runOnce().catch((err) => this.o.logger && !isConnectionFailure(err) && this.o.logger.warn({ err: { message: (err as Error).message } }, 'notices pass failed; the next one tries again'))
     }, seconds * 1000)
     this.timer.unref()
   }

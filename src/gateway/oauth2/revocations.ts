@@ -17,8 +17,10 @@
 //   covers clocks a few seconds apart: Redis every `pollMs` (default 1 s) when configured,
 //   the database every `pollMs` otherwise (and while Redis does not answer) and every
 //   `backstopMs` (default 30 s) as well.
-//   A poll that fails keeps what is known and is logged once per outage; the list never
-//   forgets a grant before its expiry because a poll failed.
+//   A poll that fails keeps what is known; the list never forgets a grant before its expiry
+//   because a poll failed. A database that does not answer is in its own outage lines
+//   (dependency-watch.ts); any other failure is logged once, until a poll works again.
+import { isConnectionFailure } from '../../common/errors.js'
 import type { Db } from '../../common/sql.js'
 import type { RedisClient } from '../../common/redis.js'
 
@@ -117,8 +119,10 @@ export class RevocationList {
         if (this.failing) this.options.log?.('OAuth 2.0 revocations are read again')
         this.failing = false
       } catch (err) {
-        if (!this.failing) this.options.log?.('OAuth 2.0 revocations cannot be read; keeping the ones known', err as Error)
-        this.failing = true
+        if (!isConnectionFailure(err)) {
+          if (!this.failing) this.options.log?.('OAuth 2.0 revocations cannot be read; keeping the ones known', err as Error)
+          this.failing = true
+        }
       } finally {
         this.polling = null
       }

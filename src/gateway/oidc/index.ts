@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
 import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { Config } from '../../common/config.js'
-import { errors, Unavailable } from '../../common/errors.js'
+import { errors, isConnectionFailure, Unavailable } from '../../common/errors.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 import { sendError } from '../../common/api-errors.js'
 import { sendErrorPage } from '../account-area/error-page.js'
@@ -190,7 +190,8 @@ export async function oidcProvider(app: FastifyInstance, options: OidcOptions): 
   const providers = options.providers
   const audited = auditTrail(options.audit, app.log)
 
-  const poll = setInterval(() => void providers.refresh().catch((err: Error) => app.log.warn({ err: { message: err.message } }, 'OpenID Connect key refresh failed; keeping the keys loaded')), options.keyPollMs ?? 30_000)
+  // A database outage is logged by its watch (one line at each end), not every refresh.
+  const poll = setInterval(() => void providers.refresh().catch((err: Error) => isConnectionFailure(err) || app.log.warn({ err: { message: err.message } }, 'OpenID Connect key refresh failed; keeping the keys loaded')), options.keyPollMs ?? 30_000)
   poll.unref()
   const sweep = setInterval(() => void store.sweep().catch(() => undefined), options.sweepMs ?? 10 * 60_000)
   sweep.unref()

@@ -3,7 +3,7 @@
 // the operator app can name it without importing the app.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../common/config.js'
-import type { DependencyWatch } from '../../common/dependency-watch.js'
+import type { WatchedCalls } from '../../common/dependency-watch.js'
 import type { AppTracing } from '../../common/tracing.js'
 import type { CredentialLookup } from '../domain/auth.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
@@ -29,7 +29,7 @@ export interface GatewayDeps {
   /** Usage report and per-minute counts (docs/gateway.md#the-usage-report, docs/gateway.md#the-operator-api-and-dashboard). */
   usage?: Pick<UsageRecorder, 'observe'>
   /** Logs the start and end of a core outage (forwards refused or timed out). */
-  coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
+  coreWatch?: WatchedCalls
   /** Spans of the public app's requests (docs/operations.md#traces), when tracing is on. */
   tracing?: AppTracing
   /** OAuth 2.0 access tokens on the API (docs/oauth2.md#calling-the-api); without it `Bearer` is refused as a scheme no verifier knows. */

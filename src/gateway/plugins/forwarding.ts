@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../common/config.js'
 import { clientGone, isWrite } from '../../common/client-gone.js'
-import type { DependencyWatch } from '../../common/dependency-watch.js'
+import type { WatchedCalls } from '../../common/dependency-watch.js'
 import type { AppTracing } from '../../common/tracing.js'
 import { withDeadline } from '../../common/deadline.js'
 import { errors } from '../../common/errors.js'
@@ -35,7 +35,7 @@ declare module 'fastify' {
 export interface ForwardingOptions {
   config: Config
   /** Logs the start and end of a core outage (forwards refused or timed out). */
-  coreWatch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
+  coreWatch?: WatchedCalls
   /** The forward as a client span, its trace context sent to the core (docs/operations.md#traces). */
   tracing?: Pick<AppTracing, 'forward'>
   /**

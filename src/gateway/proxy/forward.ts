@@ -23,7 +23,7 @@ import { clientGone } from '../../common/client-gone.js'
 import { closeAfterAnswer } from '../../common/linger.js'
 import { type Identity, signIdentity } from '../../common/identity.js'
 import { ApiError, errors, Unavailable } from '../../common/errors.js'
-import type { DependencyWatch } from '../../common/dependency-watch.js'
+import type { WatchedCalls } from '../../common/dependency-watch.js'
 import { withoutTraceContext, type ForwardSpan } from '../../common/tracing.js'
 
 export interface ForwardOptions {
@@ -31,8 +31,12 @@ export interface ForwardOptions {
   timeoutMs: number
   identityKey: KeyObject
   stripCredentials: boolean
-  /** Told when the core did or did not answer (one line per core outage, not per request). */
-  watch?: Pick<DependencyWatch, 'failed' | 'succeeded'>
+  /**
+   * Told when the core did or did not answer (one line per core outage, not per request). An
+   * answer to a forward sent before the outage started ends nothing: a core closing answers
+   * the requests it holds while it refuses new ones.
+   */
+  watch?: WatchedCalls
   /** Tracing on: a client span per forward, whose trace context replaces the caller's (docs/operations.md#traces). */
   trace?: (request: FastifyRequest, method: string) => ForwardSpan
 }
@@ -327,6 +331,7 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
 
   return (request, reply, context) => {
     const span = opts.trace?.(request, request.method)
+    const began = opts.watch?.mark?.()
     // The core continues the gateway's trace, never the caller's directly (which it is the parent of).
     // A caller's context is dropped even when the gateway traces nothing: a core that traces
     // would otherwise let the caller choose what it samples (docs/security.md#trace-context-at-the-edge).
@@ -347,7 +352,7 @@ export function registerForwarding(app: FastifyInstance, opts: ForwardOptions): 
     const send = (retried: boolean): void => {
       agent.dispatch(options, new CoreAnswer(request, reply, {
         answered: (status) => {
-          opts.watch?.succeeded()
+          opts.watch?.succeeded(began)
           span?.end(status)
         },
         failed: (err) => {

@@ -41,12 +41,16 @@ export function describeSchemaError(errors: SchemaError[], part: string, schema:
     }
     case 'additionalProperties': {
       const name = (p.additionalProperties as string[] | undefined)?.[0] ?? '?'
-      return `Invalid ${where}: unknown ${part === 'body' ? 'field' : 'parameter'} "${name}"`
+      // A query's parameters are few: say which there are.
+      const known = part === 'querystring' ? Object.keys(nodeAt(schema, error.schemaPath.replace(/\/additionalProperties$/, ''))?.properties ?? {}) : []
+      return `Invalid ${where}: unknown ${part === 'body' ? 'field' : 'parameter'} "${name}"${known.length > 0 ? ` (use ${known.join(', ')})` : ''}`
     }
   }
   let what: string
   switch (error.keyword) {
     case 'type':
+      // A query's value is a string, or a list of them when the parameter is repeated.
+      if (part === 'querystring' && p.type === 'string') return `Invalid ${where}: "${field}" may be given once`
       what = field === '' && part === 'body' ? 'must be a JSON object' : `must be ${/^[aeiou]/.test(String(p.type)) ? 'an' : 'a'} ${String(p.type)}`
       break
     case 'enum':

@@ -2,7 +2,7 @@
 // change with who made it (`by`: `operator`, or `user ID` for a user's own change) and from where. Filters: kind (policy, user, app, token), target (a user ID, consumer
 // key, token or legacy method), since (ISO 8601), limit (1 to 1000, default 100).
 import type { FastifyInstance } from 'fastify'
-import { auditKinds, type AuditEvent, type AuditKind, type AuditStore } from '../audit/store.js'
+import { auditKinds, type AuditEvent, type AuditStore } from '../audit/store.js'
 import { isoSeconds } from '../../common/time.js'
 import { Type, type Static } from '../../common/typebox.js'
 import { strictValidatorCompiler } from '../registrations/route-schemas.js'

@@ -97,11 +97,11 @@ export interface RegistrationPages<T extends Owned, RI, RD, EI, ED> {
   audited: Audited
   /** The registration named `id`, whoever owns it, or null. */
   find(id: string): Promise<T | null>
-  idOf(item: T): string
+  idOf: (item: T) => string
   /** The 404 page for a registration the signed-in user does not own (or that is gone). */
   notOwned(reply: FastifyReply, session: SignedInSession): unknown
   /** A page's answer to a signed-out visitor (default: the area's sign-in form, back to `next`). */
-  signIn?(request: FastifyRequest, reply: FastifyReply, next: string): Promise<SignedInSession | null>
+  signIn?: (request: FastifyRequest, reply: FastifyReply, next: string) => Promise<SignedInSession | null>
   /** The list (`GET <base>`), with the notice a redirect named, if the kind has one. */
   list?: {
     notices: { edited: string; deleted: string }
@@ -120,9 +120,9 @@ export interface RegistrationPages<T extends Owned, RI, RD, EI, ED> {
 /** What the routes give back for a kind's other pages: the owner's registration named in the path. */
 export interface OwnedPages<T> {
   /** The signed-in user's own registration, or null after answering 404. */
-  own(request: FastifyRequest, reply: FastifyReply, session: SignedInSession): Promise<T | null>
+  own: (request: FastifyRequest, reply: FastifyReply, session: SignedInSession) => Promise<T | null>
   /** A page's signed-in owner and registration, or null after answering (the sign-in, back to `next`, or 404). */
-  ownedPage(request: FastifyRequest, reply: FastifyReply, next: string): Promise<{ session: SignedInSession; item: T } | null>
+  ownedPage: (request: FastifyRequest, reply: FastifyReply, next: string) => Promise<{ session: SignedInSession; item: T } | null>
 }
 
 /**

@@ -47,7 +47,7 @@ export interface OperatorRegistrations<T, C extends TSchema, E extends TSchema> 
   /** The store's deletion: the audit trail's `before` and the answer, or null when there was none. */
   remove(id: string): Promise<{ before: unknown; answer: Record<string, unknown> } | null>
   /** The registration as the answers and the audit trail show it. */
-  view(item: T): Record<string, unknown>
+  view: (item: T) => Record<string, unknown>
   /** The answer's ID and secret fields (`{ api_key, secret }`), after a registration (but a public client's) or a rotation. */
   secretFields(id: string, secret: string): Record<string, string>
   idOf(item: T): string
@@ -96,7 +96,7 @@ export function registerOperatorRegistrations<T, C extends TSchema, E extends TS
   })
 
   app.get(d.collection, { schema: { querystring: OwnerQuery } }, async (request) => {
-    return { [d.listField]: (await d.list((request.query as Static<typeof OwnerQuery>).owner)).map(d.view) }
+    return { [d.listField]: (await d.list(request.query.owner)).map(d.view) }
   })
 
   app.get(item, { schema: { params: Params } }, async (request) => {

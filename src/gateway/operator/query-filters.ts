@@ -1,8 +1,8 @@
 // The filters of the operator API's lists (usage report, audit trail, notices): the pieces
 // of their routes' querystring schemas (an object of optional filters, no other
 // parameter), checked by the operator API's validator (registrations/route-schemas.ts):
-// each parameter at most once, and a 400 `invalid_parameter` that names the parameter and
-// what it must be.
+// each parameter at most once (twice is a list, not a string), and a 400
+// `invalid_parameter` that names the parameter and what it must be.
 import { ApiError } from '../../common/errors.js'
 import { Type } from '../../common/typebox.js'
 import { userIdPattern } from '../domain/identifiers.js'
@@ -11,8 +11,8 @@ import { Instant } from '../policy/types.js'
 
 export const badQuery = (message: string) => new ApiError(400, 'invalid_parameter', `Invalid query: ${message}`)
 
-/** One of `values`. */
-export const oneOf = <T extends string>(values: readonly T[]) => Type.Enum([...values])
+/** One of `values`; a parameter given twice (a list) is "must be a string". */
+export const oneOf = <T extends string>(values: readonly T[]) => Type.Intersect([Type.String(), Type.Enum([...values])])
 
 /** A text of 1 to `maxLength` characters. */
 export const text = (maxLength: number) => Type.String({ minLength: 1, maxLength })

@@ -49,8 +49,6 @@ export function describeSchemaError(errors: SchemaError[], part: string, schema:
   let what: string
   switch (error.keyword) {
     case 'type':
-      // A query's value is a string, or a list of them when the parameter is repeated.
-      if (part === 'querystring' && p.type === 'string') return `Invalid ${where}: "${field}" may be given once`
       what = field === '' && part === 'body' ? 'must be a JSON object' : `must be ${/^[aeiou]/.test(String(p.type)) ? 'an' : 'a'} ${String(p.type)}`
       break
     case 'enum':

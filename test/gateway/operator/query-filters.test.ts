@@ -39,7 +39,8 @@ describe('operator list filters', () => {
   it('refuses with a 400 naming the parameter', () => {
     const invalid = { status: 400, code: 'invalid_parameter' }
     expect(validate({ sort: 'x' })).toEqual({ ...invalid, message: 'Invalid query: unknown parameter "sort" (use kind, order, target, user, since, limit, all)' })
-    expect(validate({ kind: ['policy', 'user'] })).toEqual({ ...invalid, message: 'Invalid query: "kind" may be given once' })
+    expect(validate({ kind: ['policy', 'user'] })).toEqual({ ...invalid, message: 'Invalid query: "kind" must be a string' })
+    expect(validate({ limit: ['1', '2'] })).toEqual({ ...invalid, message: 'Invalid query: "limit" must be a string' })
     expect(validate({ kind: 'x' })).toMatchObject({ message: 'Invalid query: "kind" must be one of policy, user' })
     expect(validate({ order: 'up' })).toMatchObject({ message: 'Invalid query: "order" must be one of asc, desc' })
     expect(validate({ all: 'yes' })).toMatchObject({ message: 'Invalid query: "all" must be one of true, false' })

@@ -31,7 +31,7 @@ const UsageQuerystring = Type.Object({
   since: Type.Optional(instant),
   moved: Type.Optional(flag),
   sort: Type.Optional(oneOf(usageSortKeys)),
-  order: Type.Optional(oneOf(['asc', 'desc'] as const)),
+  order: Type.Optional(oneOf(['asc', 'desc'] as const, 'asc or desc')),
   limit: Type.Optional(count(99_999)),
   all: Type.Optional(flag),
 }, { additionalProperties: false })

@@ -11,8 +11,9 @@ import { Instant } from '../policy/types.js'
 
 export const badQuery = (message: string) => new ApiError(400, 'invalid_parameter', `Invalid query: ${message}`)
 
-/** One of `values`; a parameter given twice (a list) is "must be a string". */
-export const oneOf = <T extends string>(values: readonly T[]) => Type.Intersect([Type.String(), Type.Enum([...values])])
+/** One of `values` (`must` says so in the 400, by default "one of a, b, c"); a parameter given twice (a list) is "must be a string". */
+export const oneOf = <T extends string>(values: readonly T[], must?: string) =>
+  Type.Intersect([Type.String(), Type.Enum([...values], must === undefined ? {} : { errorMessage: `must be ${must}` })])
 
 /** A text of 1 to `maxLength` characters. */
 export const text = (maxLength: number) => Type.String({ minLength: 1, maxLength })
@@ -32,7 +33,7 @@ export function count(max: number) {
 }
 
 /** `true` or `false`. */
-export const flag = Type.Enum(['true', 'false'])
+export const flag = oneOf(['true', 'false'], 'true or false')
 
 /** A checked count's value. */
 export const queryCount = (value: string | undefined): number | undefined => (value === undefined ? undefined : Number(value))

@@ -6,6 +6,7 @@
 // needs from it (the signing keys, the grant store's hooks).
 import type Provider from 'oidc-provider'
 import type { KoaContextWithOIDC } from 'oidc-provider'
+import type { RegistrationKind } from '../registrations/lifecycle.js'
 
 /**
  * Where the OpenID Connect feature leaves, on the request it hands the provider, the public
@@ -43,6 +44,14 @@ export interface ProviderClient {
   apiScopes: string[]
   createdAt: Date
 }
+
+/**
+ * The provider's clients as the registrations' lifecycle names them: audit actions
+ * `oidc_client.*` (filed under kind `oidc`), pages under /account/oidc-clients. The OpenID
+ * Connect feature serves those pages; an OAuth 1.0a application that turns OAuth 2.0 on
+ * sends its owner to its new client's page, which shows the client secret once.
+ */
+export const providerClientKind: RegistrationKind = { name: 'oidc_client', auditKind: 'oidc', accountBase: '/account/oidc-clients', slot: 'oidc', param: 'id' }
 
 /** The provider's clients, as far as the extension makes and removes them. */
 export interface ProviderClients {

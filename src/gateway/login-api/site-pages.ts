@@ -5,21 +5,19 @@
 // edit the name, callback and home page, rotate the secret with the overlap the owner
 // chooses (docs/login-api.md#rotating-the-secret), delete. Every post is CSRF-checked by
 // the account area; every change is audited.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import { datesHtml, html, timeHtml, type SafeHtml } from '../../common/html.js'
 import { isoSeconds } from '../../common/time.js'
-import { copyButton, currentPasswordField, field, loginApiStanding, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { copyButton, currentPasswordField, field, loginApiStanding, page, sendPage, sendSecretPage, shownOnceNotice, type AccountArea, type SignedInSession } from '../account-area/index.js'
 import type { MethodPolicy } from '../policy/types.js'
-import { accountPaths, areaRotation, auditAction, registerAccountRotation, type RegistrationKind } from '../registrations/lifecycle.js'
+import type { RegistrationKind } from '../registrations/lifecycle.js'
+import { FormRefusal, registerRegistrationPages } from '../registrations/account-pages.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
-import { InvalidInput, refused } from '../store/validation.js'
 import type { LoginSite, LoginSiteStore, SiteDetails } from './store.js'
 
-
 /** Login sites as the registrations' lifecycle names them. */
-export const siteKind: RegistrationKind = { name: 'site', auditKind: 'site', accountBase: '/account/sites', slot: 'site' }
-const paths = accountPaths(siteKind)
+export const siteKind: RegistrationKind = { name: 'site', auditKind: 'site', accountBase: '/account/sites', slot: 'site', param: 'key' }
 
 export const siteView = (s: LoginSite) => ({ api_key: s.apiKey, name: s.name, owner: s.ownerId, callback: s.callbackUrl, home_page: s.homeUrl, created_at: isoSeconds(s.createdAt) })
 
@@ -48,12 +46,14 @@ const siteFormOf = (form: URLSearchParams): SiteForm => ({
   home: (field(form, 'home_url') ?? '').trim(),
 })
 
-/** What a registration and an edit refuse before the store is asked (the store checks the rest, for both), or null. */
-const missingField = (f: SiteForm): string | null =>
-  f.name === '' ? 'Give the site a name.' : f.callback === '' ? 'Give the callback URL the sign-in returns to.' : null
-
-/** The fields as the store takes them (an empty home page: none). */
-const siteDetails = (f: SiteForm): SiteDetails => ({ name: f.name, callbackUrl: f.callback, homeUrl: f.home === '' ? null : f.home })
+/**
+ * The fields as the store takes them (an empty home page: none), or what a registration and
+ * an edit refuse before the store is asked (the store checks the rest, for both).
+ */
+const siteDetails = (f: SiteForm): SiteDetails | FormRefusal =>
+  f.name === '' ? new FormRefusal('Give the site a name.')
+    : f.callback === '' ? new FormRefusal('Give the callback URL the sign-in returns to.')
+      : { name: f.name, callbackUrl: f.callback, homeUrl: f.home === '' ? null : f.home }
 
 /** Each of the user's sites, its details in a form of its own (opened when an edit of it was refused). */
 /** `askPassword`: the session's sign-in is not recent, so changing a callback needs the current password. */
@@ -139,106 +139,57 @@ ${o.csrf}
 
 export function registerSitePages(app: FastifyInstance, o: { area: AccountArea; sites: LoginSiteStore; now: () => number; audit?: Pick<AuditStore, 'record'>; policy?: () => MethodPolicy }): void {
   const { area, sites } = o
-  /** Where a registration or rotation sends the browser: the page that shows the new secret once. */
-  const newSecretPath = paths.newSecret
-  const slotOf = paths.slot
-  const audited = auditTrail(o.audit, app.log)
   // A page showing a secret carries its copy script (allowed by its hash).
   const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof sitesPage>[0], 'session' | 'csrf' | 'sites' | 'askPassword'> = {}) =>
     (extra.created ? sendSecretPage : sendPage)(reply, status, sitesPage({ session, csrf: area.csrfField(session), sites: await sites.list(session.user.id), askPassword: !area.proof.recent(session), standing: o.policy ? loginApiStanding(o.policy(), o.now()) : null, ...extra }))
+  const notOwned = (reply: FastifyReply, session: SignedInSession) => render(reply, 404, session, { notice: 'You have no login site with this api_key.' })
 
-  app.get('/account/sites', async (request, reply) => {
-    request.routeName = 'account'
-    const session = await area.requireSignIn(request, reply, { next: '/account/sites' })
-    if (!session) return reply
-    const n = (request.query as Record<string, unknown>).notice
-    return render(reply, 200, session, n === 'deleted' ? { notice: 'The site was deleted: its api_key no longer works.' } : n === 'edited' ? { notice: 'Your changes to the site were saved and apply at once.' } : {})
-  })
-
-  app.post('/account/sites', async (request, reply) => {
-    request.routeName = 'account'
-    const posted = await area.signedInPost(request, reply)
-    if (!posted) return reply
-    const { session, form } = posted
-    const input = siteFormOf(form)
-    const missing = missingField(input)
-    if (missing !== null) return render(reply, 400, session, { form: { ...input, error: missing } })
-    try {
-      const created = await sites.create({ ...siteDetails(input), ownerId: session.user.id })
-      await audited(area.actor(request, session), { kind: 'site', action: auditAction(siteKind, 'create'), target: created.site.apiKey, before: null, after: siteView(created.site) })
-      await area.holdNewSecret(session, slotOf(created.site.apiKey), { secret: created.secret })
-      return seeOther(reply, newSecretPath(created.site.apiKey))
-    } catch (err) {
-      if (err instanceof InvalidInput) return render(reply, 400, session, { form: { ...input, error: `The ${err.message}; nothing was registered.` } })
-      throw err
-    }
-  })
-
-  /** The signed-in user's own site named in the path, or null after answering 404. */
-  const own = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession): Promise<LoginSite | null> => {
-    const key = (request.params as { key: string }).key
-    const found = await sites.find(key)
-    if (!found || found.ownerId !== session.user.id) {
-      await render(reply, 404, session, { notice: 'You have no login site with this api_key.' })
-      return null
-    }
-    return found
-  }
-
-  // The owner edits the name, callback and home page: checked as a registration is, and
-  // refused whole (the form again, as typed, with why). Sites are read from the store on
-  // every sign-in and exchange, so every gateway uses the change at once.
-  app.post('/account/sites/:key/edit', async (request, reply) => {
-    const owned = await area.ownedPost(request, reply, own)
-    if (!owned) return reply
-    const { posted, item: site } = owned
-    const input = siteFormOf(posted.form)
-    const refuseWith = (status: number, error: string) => render(reply, status, posted.session, { edit: { ...input, apiKey: site.apiKey, error: `${error} Nothing was changed.` } })
-    const refuse = (error: string) => refuseWith(400, error)
-    const missing = missingField(input)
-    if (missing !== null) return refuse(missing)
-    // A new callback is where people's sign-ins go: it needs proof of the owner, not only of the session.
-    if (input.callback !== site.callbackUrl && (await area.proof.unproven(request, reply, posted.session, field(posted.form, 'current_password') ?? '', refuseWith, 'Enter your current password to change the callback URL.', { orRecentSignIn: true }))) return reply
-    const edited = await sites.update(site.apiKey, siteDetails(input)).catch(refused)
-    if (edited instanceof InvalidInput) return refuse(`The ${edited.message}.`)
-    if (!edited) return render(reply, 404, posted.session, { notice: 'You have no login site with this api_key.' })
-    await audited(area.actor(request, posted.session), { kind: 'site', action: auditAction(siteKind, 'edit'), target: site.apiKey, before: siteView(edited.before), after: siteView(edited.after) })
-    return seeOther(reply, '/account/sites?notice=edited')
-  })
-
-  const overlapRefused = 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.'
-  registerAccountRotation(app, {
-    ...areaRotation(area, audited, own),
+  registerRegistrationPages(app, area, {
     kind: siteKind,
-    param: 'key',
+    audited: auditTrail(o.audit, app.log),
+    find: (key) => sites.find(key),
     idOf: (site) => site.apiKey,
-    words: (site) => ({ title: `New secret for ${site.name}?`, message: 'A new secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the site cannot sign anyone in until it is given the new one.', button: 'Make a new secret', cancel: '/account/sites' }),
-    rotate: async (site, overlapSeconds) => (await sites.rotateSecret(site.apiKey, { overlapSeconds, now: o.now() })) ?? 'not_found',
-    refuse: (reply, session, _site, why) => render(reply, why === 'overlap' ? 400 : 404, session, { notice: why === 'overlap' ? overlapRefused : 'You have no login site with this api_key.' }),
-  })
-
-  // The page a registration or rotation redirects to: the new secret, the first time the
-  // session that made it opens it; opened again, the site without it.
-  app.get('/account/sites/:key/new-secret', async (request, reply) => {
-    request.routeName = 'account'
-    const key = (request.params as { key: string }).key
-    const session = await area.requireSignIn(request, reply, { next: newSecretPath(key) })
-    if (!session) return reply
-    const site = await own(request, reply, session)
-    if (!site) return reply
-    const shown = await area.takeNewSecret(session, slotOf(site.apiKey))
-    if (shown === null) return render(reply, 200, session, { created: { site, secret: null }, notice: shownOnceNotice('secret', 'Make a new one with “New secret…” below.') })
-    return render(reply, 200, session, { created: { site, secret: shown.secret, ...(shown.previousUntil === undefined ? {} : { rotated: true, previousUntil: shown.previousUntil }) } })
-  })
-
-  app.post('/account/sites/:key/delete', async (request, reply) => {
-    const owned = await area.ownedPost(request, reply, own)
-    if (!owned) return reply
-    const { posted, item: site } = owned
-    const asked = area.confirmFirst(reply, posted.session, posted.form, { action: paths.delete(site.apiKey), title: `Delete ${site.name}?`, message: 'The site is deleted: its api_key and secret stop working, and so does every sign-in it started. This cannot be undone.', button: 'Delete the site', cancel: '/account/sites' })
-    if (asked) return asked
-    const deleted = await sites.delete(site.apiKey)
-    if (deleted) await audited(area.actor(request, posted.session), { kind: 'site', action: auditAction(siteKind, 'delete'), target: site.apiKey, before: siteView(deleted), after: null })
-    return seeOther(reply, '/account/sites?notice=deleted')
+    notOwned,
+    list: {
+      notices: { deleted: 'The site was deleted: its api_key no longer works.', edited: 'Your changes to the site were saved and apply at once.' },
+      show: (reply, session, notice) => render(reply, 200, session, notice ? { notice } : {}),
+    },
+    register: {
+      read: siteFormOf,
+      check: siteDetails,
+      create: async (details, session) => {
+        const created = await sites.create({ ...details, ownerId: session.user.id })
+        return { item: created.site, secret: created.secret }
+      },
+      refusal: (err) => `The ${err.message}; nothing was registered.`,
+      refuse: (reply, session, input, status, error) => render(reply, status, session, { form: { ...input, ...(error === undefined ? {} : { error }) } }),
+      auditView: siteView,
+    },
+    // The name, callback and home page. Sites are read from the store on every sign-in and exchange.
+    edit: {
+      read: siteFormOf,
+      check: siteDetails,
+      proofAsked: (details, site) => (details.callbackUrl !== site.callbackUrl ? 'Enter your current password to change the callback URL.' : null),
+      update: (site, details) => sites.update(site.apiKey, details),
+      refusal: (err) => `The ${err.message}.`,
+      refuse: (reply, session, site, input, status, error) => render(reply, status, session, { edit: { ...input, apiKey: site.apiKey, error } }),
+      auditView: siteView,
+    },
+    rotation: {
+      words: (site) => ({ title: `New secret for ${site.name}?`, message: 'A new secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the site cannot sign anyone in until it is given the new one.', button: 'Make a new secret', cancel: siteKind.accountBase }),
+      rotate: async (site, overlapSeconds) => (await sites.rotateSecret(site.apiKey, { overlapSeconds, now: o.now() })) ?? 'not_found',
+      refuse: (reply, session, _site, why) => (why === 'overlap' ? render(reply, 400, session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' }) : notOwned(reply, session)),
+    },
+    deletion: {
+      words: (site) => ({ title: `Delete ${site.name}?`, message: 'The site is deleted: its api_key and secret stop working, and so does every sign-in it started. This cannot be undone.', button: 'Delete the site', cancel: siteKind.accountBase }),
+      remove: async (site) => {
+        const deleted = await sites.delete(site.apiKey)
+        return deleted && siteView(deleted)
+      },
+    },
+    showSecret: (_request, reply, session, site, shown) =>
+      shown === null
+        ? render(reply, 200, session, { created: { site, secret: null }, notice: shownOnceNotice('secret', 'Make a new one with “New secret…” below.') })
+        : render(reply, 200, session, { created: { site, secret: shown.secret, ...(shown.previousUntil === undefined ? {} : { rotated: true, previousUntil: shown.previousUntil }) } }),
   })
 }

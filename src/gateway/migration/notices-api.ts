@@ -5,9 +5,9 @@
 // or at `at`), GET /admin/notices/funnel (did telling people work: the dashboard's numbers).
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../../common/errors.js'
-import { Compile, Type } from '../../common/typebox.js'
-import { describeSchemaError } from '../registrations/route-schemas.js'
-import { queryFilters } from '../operator/query-filters.js'
+import { Compile, Type, type Static } from '../../common/typebox.js'
+import { describeSchemaError, strictValidatorCompiler } from '../registrations/route-schemas.js'
+import { count, instant, oneOf, queryCount, queryInstant, userId } from '../operator/query-filters.js'
 import { InvalidPolicy, parseInstant } from '../policy/normalize.js'
 import { isoSeconds } from '../../common/time.js'
 import { Instant, PolicyStateSchema, legacyMethods } from '../policy/types.js'
@@ -26,8 +26,17 @@ const statuses = ['sent', 'failed', 'pending', 'unreachable'] as const
 /** oauth1's funnel per application (notices/funnel.ts FunnelApplication). */
 const funnelApplication = (a: FunnelApplication) => ({ consumer_key: a.application, name: a.name, owner: a.owner, moved: a.moved, tokens_exchanged: a.exchanged, users_authorized_again: a.authorizedAgain, users_on_oauth1: a.onOauth1 })
 
+const NoticesQuery = Type.Object({
+  user: Type.Optional(userId),
+  method: Type.Optional(oneOf(legacyMethods)),
+  status: Type.Optional(oneOf(statuses)),
+  limit: Type.Optional(count(10_000)),
+}, { additionalProperties: false })
+const PreviewQuery = Type.Object({ user: userId, at: Type.Optional(instant) }, { additionalProperties: false })
+
 export async function noticesApi(app: FastifyInstance, options: { notices: MigrationNotices }): Promise<void> {
   const { notices } = options
+  app.setValidatorCompiler(strictValidatorCompiler)
 
   app.post('/admin/policy/plan', async (request, reply) => {
     const body = request.body
@@ -51,13 +60,9 @@ export async function noticesApi(app: FastifyInstance, options: { notices: Migra
     return reply.header('cache-control', 'no-store').send({ sent: result.sent, failed: result.failed, pending: result.pending })
   })
 
-  app.get('/admin/notices', async (request, reply) => {
-    const filters = queryFilters(request.query as Record<string, unknown>, ['user', 'method', 'status', 'limit'])
-    const user = filters.userId('user')
-    const method = filters.oneOf('method', legacyMethods)
-    const status = filters.oneOf('status', statuses)
-    const limit = filters.count('limit', 10_000) ?? 1000
-    const rows = await notices.list({ ...(user !== undefined ? { user } : {}), ...(method !== undefined ? { method } : {}), ...(status !== undefined ? { status } : {}), limit })
+  app.get('/admin/notices', { schema: { querystring: NoticesQuery } }, async (request, reply) => {
+    const { user, method, status, limit } = request.query as Static<typeof NoticesQuery>
+    const rows = await notices.list({ ...(user !== undefined ? { user } : {}), ...(method !== undefined ? { method } : {}), ...(status !== undefined ? { status } : {}), limit: queryCount(limit) ?? 1000 })
     return reply.header('cache-control', 'no-store').send({
       notices: rows.map((n) => ({
         user: n.user,
@@ -92,11 +97,9 @@ export async function noticesApi(app: FastifyInstance, options: { notices: Migra
     })
   })
 
-  app.get('/admin/notices/preview', async (request, reply) => {
-    const filters = queryFilters(request.query as Record<string, unknown>, ['user', 'at'])
-    const user = filters.userId('user')
-    const at = filters.instant('at')
-    if (user === undefined) throw new ApiError(400, 'invalid_parameter', 'Invalid query: "user" is required')
+  app.get('/admin/notices/preview', { schema: { querystring: PreviewQuery } }, async (request, reply) => {
+    const { user, at: atText } = request.query as Static<typeof PreviewQuery>
+    const at = queryInstant(atText, 'at')
     const preview = await notices.preview(user, at)
     if (preview === null) throw new ApiError(404, 'not_found', `No user ${user}`)
     return reply.header('cache-control', 'no-store').send(preview)

@@ -9,8 +9,10 @@
 import type { FastifyInstance } from 'fastify'
 import type { UsageRecorder } from '../usage/recorder.js'
 import type { UsageStore } from '../usage/store.js'
-import { usageCsv, usageReport, usageReportFields, usageSortKeys, type UsageQuery, type UsageReportRow, type UsageSortKey } from './usage-report.js'
-import { queryFilters } from '../operator/query-filters.js'
+import { usageCsv, usageReport, usageReportFields, usageSortKeys, type UsageQuery, type UsageReportRow } from './usage-report.js'
+import { Type, type Static } from '../../common/typebox.js'
+import { strictValidatorCompiler } from '../registrations/route-schemas.js'
+import { count, flag, instant, oneOf, queryCount, queryInstant, text, userId } from '../operator/query-filters.js'
 
 export interface UsageApiOptions {
   store: UsageStore
@@ -22,7 +24,17 @@ export interface UsageApiOptions {
 
 /** The report's `method` filter: one method, or `legacy` for every method but OAuth and OpenID Connect. */
 export const usageMethods = ['basic', 'wsse', 'login_api', 'oauth', 'oauth2', 'oidc', 'legacy']
-const allowedParams = ['method', 'user', 'client', 'since', 'moved', 'sort', 'order', 'limit', 'all']
+const UsageQuerystring = Type.Object({
+  method: Type.Optional(oneOf(usageMethods)),
+  user: Type.Optional(userId),
+  client: Type.Optional(text(256)),
+  since: Type.Optional(instant),
+  moved: Type.Optional(flag),
+  sort: Type.Optional(oneOf(usageSortKeys)),
+  order: Type.Optional(oneOf(['asc', 'desc'] as const, 'asc or desc')),
+  limit: Type.Optional(count(99_999)),
+  all: Type.Optional(flag),
+}, { additionalProperties: false })
 
 /** A record of GET /admin/usage: the report's columns (usage-report.ts), as the CSV has them. */
 export function usageReportView(r: UsageReportRow) {
@@ -31,28 +43,20 @@ export function usageReportView(r: UsageReportRow) {
 
 
 export async function usageApi(app: FastifyInstance, options: UsageApiOptions): Promise<void> {
-  /** The report query from the query string; 400 naming the parameter for a bad one. */
-  function readQuery(query: Record<string, unknown>): UsageQuery {
-    const filters = queryFilters(query, allowedParams)
-    const method = filters.oneOf('method', usageMethods)
-    const user = filters.userId('user')
-    const since = filters.instant('since')
-    const limit = filters.count('limit', 99_999) ?? 10_000
-    const client = filters.text('client', 256)
-    const moved = filters.oneOf('moved', ['true', 'false'], 'true or false')
-    const sort = filters.oneOf<UsageSortKey>('sort', usageSortKeys)
-    const order = filters.oneOf('order', ['asc', 'desc'], 'asc or desc')
-    const all = filters.oneOf('all', ['true', 'false'], 'true or false')
+  app.setValidatorCompiler(strictValidatorCompiler)
+  /** The report query from the checked query string. */
+  function readQuery(q: Static<typeof UsageQuerystring>): UsageQuery {
+    const since = queryInstant(q.since, 'since')
     return {
-      ...(method !== undefined ? { method } : {}),
-      ...(user !== undefined ? { user } : {}),
-      ...(client !== undefined ? { client } : {}),
+      ...(q.method !== undefined ? { method: q.method } : {}),
+      ...(q.user !== undefined ? { user: q.user } : {}),
+      ...(q.client !== undefined ? { client: q.client } : {}),
       ...(since !== undefined ? { since } : {}),
-      ...(moved !== undefined ? { moved: moved === 'true' } : {}),
-      ...(sort !== undefined ? { sort } : {}),
-      ...(order !== undefined ? { order } : {}),
-      ...(all === 'true' ? { all: true } : {}),
-      limit,
+      ...(q.moved !== undefined ? { moved: q.moved === 'true' } : {}),
+      ...(q.sort !== undefined ? { sort: q.sort } : {}),
+      ...(q.order !== undefined ? { order: q.order } : {}),
+      ...(q.all === 'true' ? { all: true } : {}),
+      limit: queryCount(q.limit) ?? 10_000,
     }
   }
 
@@ -62,13 +66,13 @@ export async function usageApi(app: FastifyInstance, options: UsageApiOptions): 
     return usageReport(options.store, options.emails, query)
   }
 
-  app.get('/admin/usage', async (request, reply) => {
-    const rows = await report(readQuery(request.query as Record<string, unknown>))
+  app.get('/admin/usage', { schema: { querystring: UsageQuerystring } }, async (request, reply) => {
+    const rows = await report(readQuery(request.query as Static<typeof UsageQuerystring>))
     return reply.header('cache-control', 'no-store').send({ records: rows.map(usageReportView) })
   })
 
-  app.get('/admin/usage.csv', async (request, reply) => {
-    const rows = await report(readQuery(request.query as Record<string, unknown>))
+  app.get('/admin/usage.csv', { schema: { querystring: UsageQuerystring } }, async (request, reply) => {
+    const rows = await report(readQuery(request.query as Static<typeof UsageQuerystring>))
     return reply
       .header('cache-control', 'no-store')
       .header('content-disposition', 'attachment; filename="kigo-usage.csv"')

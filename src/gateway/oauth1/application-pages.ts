@@ -1,13 +1,11 @@
 // The user's own OAuth applications on the account area (docs/gateway.md#the-oauth-provider-and-the-account-pages):
 // registering one, its page (key, endpoints), editing its name, callback and home page,
 // rotating its secret with the overlap the owner chooses (docs/gateway.md#rotating-a-secret),
-// deleting it, and revoking an application's access to one's account; each change audited
-// as an `account.*` action naming the user. The consumer secret is shown once: the
-// registration or rotation answers 303 to the application's new-secret page, which shows
-// it the first time it is opened (docs/gateway.md#a-new-secret-is-shown-once), never on a
-// reload or a later visit, so a reload never registers or rotates again. Registered
-// on the account area as the login API's and OpenID Connect's pages are, with the account
-// area's posted-form opening.
+// deleting it, and revoking an application's access to one's account. The registration's
+// lifecycle is the one every registered client shares (registrations/account-pages.ts:
+// the secret shown once on the page the post redirects to, owner checks, audit actions
+// `app.*`); this module gives it the applications' forms, store calls and pages. Their
+// list and registration form are on the account page.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AccountKit, RegisterForm } from './account-section.js'
 import { field } from '../account-area/form.js'
@@ -16,11 +14,12 @@ import { messagePage, shownOnceNotice, type ShownSecret } from '../account-area/
 import { applicationPage } from './application-page.js'
 import { applicationEditPage } from './application-edit.js'
 import { livePrevious, type PreviousSecret } from '../domain/secret-rotation.js'
-import { accountPaths, auditAction, registerAccountRotation } from '../registrations/lifecycle.js'
+import { accountPaths } from '../registrations/lifecycle.js'
+import { FormRefusal, registerRegistrationPages } from '../registrations/account-pages.js'
 import { applicationKind } from './kind.js'
 import type { SignedInSession } from '../account-area/posted-form.js'
 import { scopesFromCheckboxes } from '../domain/scopes.js'
-import { InvalidInput, refused } from '../store/validation.js'
+import type { InvalidInput } from '../store/validation.js'
 import type { Consumer, ConsumerDetails } from '../store/types.js'
 import type { AccountStore } from '../account-area/context.js'
 
@@ -52,56 +51,88 @@ const refusal = (err: InvalidInput): string => (err.field === 'callbackUrl' ? `T
 /** The application as the audit trail records it, before and after a change. */
 const auditView = (c: Consumer) => ({ name: c.name, callback_url: c.callbackUrl, home_url: c.homeUrl })
 
+/** An application with the secret its last rotation replaced, if that one still exists. */
+type OwnApplication = Consumer & { previous?: PreviousSecret }
+
 export function registerApplications(app: FastifyInstance, ctx: ApplicationPagesContext, kit: AccountKit): void {
   const { store } = ctx
 
-  /** Where a registration or rotation sends the browser: the page that shows the new secret once. */
-  const newSecretPath = paths.newSecret
-  const slotOf = paths.slot
-
-  app.post('/account/apps', async (request, reply) => {
-    const ok = await kit.signedInPost(request, reply)
-    if (!ok) return reply
-    const { session, form } = ok
-    const input: RegisterForm = { ...detailsOf(form), scopes: scopesFromCheckboxes(form.getAll('scope')) }
-    const invalid = (error: string) => kit.renderAccount(reply, 400, session, { ...input, error })
-    // Closed by the oauth1 policy: the account page says why in place of the form (account-kit.ts).
-    if (ctx.migration?.policy.registrationClosed('oauth1') === true) return kit.renderAccount(reply, 403, session, input)
-    if (input.name === '') return invalid(noName)
-    if (input.scopes.length === 0) return invalid('Choose at least one scope.')
-    try {
-      const { consumer, secret } = await store.createConsumer({ ...storedDetails(input), ownerId: session.user.id, scopes: input.scopes })
-      await kit.audited(kit.by(request, session.user.id), { kind: 'app', action: auditAction(applicationKind, 'create'), target: consumer.key, before: null, after: { user: session.user.id, ...auditView(consumer), scopes: consumer.scopes } })
-      await kit.holdNewSecret(session, slotOf(consumer.key), { secret })
-      return seeOther(reply, newSecretPath(consumer.key))
-    } catch (err) {
-      if (err instanceof InvalidInput) return invalid(refusal(err))
-      throw err
-    }
-  })
+  const noSuchApplication = (reply: FastifyReply, session: SignedInSession) =>
+    sendPage(reply, 404, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'No such application', message: 'You have no application with this key.', link: { href: '/account', text: 'Your account' } }))
 
   /** The application's page, with the secret a registration or rotation just made when `shown` has it. */
-  const sendApplication = (request: FastifyRequest, reply: FastifyReply, session: SignedInSession, consumer: Consumer, previous: PreviousSecret | undefined, o: { shown?: ShownSecret; notice?: string }) => {
-    const live = livePrevious(previous, ctx.now())
+  const sendApplication = (request: FastifyRequest, reply: FastifyReply, session: SignedInSession, consumer: OwnApplication, o: { shown?: ShownSecret; notice?: string }) => {
+    const live = livePrevious(consumer.previous, ctx.now())
     return sendSecretPage(reply, 200, applicationPage({ user: session.user, csrfToken: session.csrfToken, consumer, baseUrl: request.deployment!.baseUrl, askPassword: !kit.proof.recent(session), previousUntil: live === null ? null : new Date(live.expiresAt), ...o }))
   }
 
-  /** The signed-in user's own application and its previous secret, or null after answering (the sign-in, or 404). */
-  const ownForPage = async (request: FastifyRequest, reply: FastifyReply, path: (key: string) => string) => {
-    request.routeName = 'account'
-    const session = await kit.session(request)
-    const key = (request.params as { key: string }).key
-    if (!session?.user) {
-      await seeOther(reply, `/account/login?next=${encodeURIComponent(path(key))}`)
+  // The list of applications is the account page's (its section `applications`).
+  const { ownedPage } = registerRegistrationPages(app, kit, {
+    kind: applicationKind,
+    audited: kit.audited,
+    async find(key): Promise<OwnApplication | null> {
+      const found = await store.getConsumer(key)
+      return found && { ...found.consumer, ...(found.previous ? { previous: found.previous } : {}) }
+    },
+    idOf: (consumer) => consumer.key,
+    notOwned: noSuchApplication,
+    // A page asked for signed out sends the browser to the account's sign-in.
+    async signIn(request, reply, next) {
+      const session = await kit.session(request)
+      if (session?.user) return session as SignedInSession
+      await seeOther(reply, `/account/login?next=${encodeURIComponent(next)}`)
       return null
-    }
-    const found = await store.getConsumer(key)
-    if (!found || found.consumer.ownerId !== session.user.id) {
-      await noSuchApplication(reply, session as SignedInSession)
-      return null
-    }
-    return { session: session as SignedInSession, ...found }
-  }
+    },
+    register: {
+      read: (form): RegisterForm => ({ ...detailsOf(form), scopes: scopesFromCheckboxes(form.getAll('scope')) }),
+      // Closed by the oauth1 policy: the account page says why in place of the form (account-kit.ts).
+      closed: () => ctx.migration?.policy.registrationClosed('oauth1') === true,
+      check: (input) =>
+        input.name === '' ? new FormRefusal(noName)
+          : input.scopes.length === 0 ? new FormRefusal('Choose at least one scope.')
+            : { ...storedDetails(input), scopes: input.scopes },
+      create: async (details, session) => {
+        const { consumer, secret } = await store.createConsumer({ ...details, ownerId: session.user.id })
+        return { item: consumer, secret }
+      },
+      refusal,
+      refuse: (reply, session, input, status, error) => kit.renderAccount(reply, status, session, error === undefined ? input : { ...input, error }),
+      auditView: (consumer, session) => ({ user: session.user.id, ...auditView(consumer), scopes: consumer.scopes }),
+    },
+    // The name, callback and home page. The initiate and consent steps read the application
+    // from the store on every request (the verifiers' credential cache uses none of these fields).
+    edit: {
+      read: detailsOf,
+      check: (input) => (input.name === '' ? new FormRefusal(noName) : storedDetails(input)),
+      proofAsked: (details, consumer) => (details.callbackUrl !== consumer.callbackUrl ? 'Enter your current password to change the callback URL.' : null),
+      update: (consumer, details) => store.updateConsumer(consumer.key, details),
+      refusal,
+      refuse: (reply, session, consumer, input, status, error) => sendPage(reply, status, applicationEditPage({ user: session.user, csrfToken: session.csrfToken, consumer, askPassword: !kit.proof.recent(session), form: { ...input, error } })),
+      auditView,
+      done: (consumer) => `${paths.item(consumer.key)}?notice=app_edited`,
+    },
+    // The old secret keeps working as long as chosen (docs/gateway.md#rotating-a-secret).
+    rotation: {
+      words: (consumer) => ({ title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret', cancel: paths.item(consumer.key) }),
+      auditUser: true,
+      rotate: async (consumer, overlapSeconds) => (await store.rotateConsumerSecret(consumer.key, { overlapSeconds, now: new Date(ctx.now()) })) ?? 'not_found',
+      refuse: (reply, session, consumer, why) => why === 'overlap'
+        ? sendPage(reply, 400, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'Choose how long the old secret works', message: 'The form named no overlap this page offers: none, 1 hour, 24 hours or 7 days. Nothing was changed.', link: { href: paths.item(consumer.key), text: `Back to ${consumer.name}` } }))
+        : noSuchApplication(reply, session),
+    },
+    deletion: {
+      words: (consumer) => ({ title: `Delete ${consumer.name}?`, message: 'The application is deleted with every access it holds: no user can use it any more, and its key and secret stop working. This cannot be undone.', button: 'Delete the application' }),
+      async remove(consumer) {
+        const deleted = await store.deleteConsumer(consumer.key)
+        return { user: consumer.ownerId, name: consumer.name, scopes: consumer.scopes, tokens: deleted?.tokens ?? 0 }
+      },
+      done: '/account?notice=app_deleted#applications',
+    },
+    showSecret: (request, reply, session, consumer, shown) =>
+      shown === null
+        ? sendApplication(request, reply, session, consumer, { notice: shownOnceNotice('consumer secret', 'Make a new secret below.') })
+        : sendApplication(request, reply, session, consumer, { shown, notice: shown.previousUntil === undefined ? 'Your application is registered. Keep the consumer secret private.' : 'A new consumer secret was made. Give it to the application.' }),
+  })
 
   // The address a registration answered at before it redirected: the list of applications.
   app.get('/account/apps', async (request, reply) => {
@@ -110,21 +141,10 @@ export function registerApplications(app: FastifyInstance, ctx: ApplicationPages
   })
 
   app.get('/account/apps/:key', async (request, reply) => {
-    const own = await ownForPage(request, reply, () => '/account')
+    const own = await ownedPage(request, reply, '/account')
     if (!own) return reply
     const notice = kit.noticeOf(request)
-    return sendApplication(request, reply, own.session, own.consumer, own.previous, notice ? { notice } : {})
-  })
-
-  // The page a registration or rotation redirects to: the new secret, the first time it is
-  // opened by the session that made it; opened again, it says the secret was shown once.
-  app.get('/account/apps/:key/new-secret', async (request, reply) => {
-    const own = await ownForPage(request, reply, newSecretPath)
-    if (!own) return reply
-    const shown = await kit.takeNewSecret(own.session, slotOf(own.consumer.key))
-    if (shown === null) return sendApplication(request, reply, own.session, own.consumer, own.previous, { notice: shownOnceNotice('consumer secret', 'Make a new secret below.') })
-    const notice = shown.previousUntil === undefined ? 'Your application is registered. Keep the consumer secret private.' : 'A new consumer secret was made. Give it to the application.'
-    return sendApplication(request, reply, own.session, own.consumer, own.previous, { shown, notice })
+    return sendApplication(request, reply, own.session, own.item, notice ? { notice } : {})
   })
 
   app.post('/account/revoke', async (request, reply) => {
@@ -138,80 +158,5 @@ export function registerApplications(app: FastifyInstance, ctx: ApplicationPages
     await store.revokeUserTokensForConsumer(ok.session.user.id, key)
     await kit.audited(kit.by(request, ok.session.user.id), { kind: 'token', action: 'account.revoke', target: key, before: { user: ok.session.user.id, application: name }, after: null })
     return seeOther(reply, '/account?notice=revoked')
-  })
-
-
-  const noSuchApplication = (reply: FastifyReply, session: SignedInSession) =>
-    sendPage(reply, 404, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'No such application', message: 'You have no application with this key.', link: { href: '/account', text: 'Your account' } }))
-
-  /** The signed-in user's own application named in the path, or the 404 page already sent. */
-  const ownApplication = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession) => {
-    const key = (request.params as { key: string }).key
-    const found = await store.getConsumer(key)
-    if (found && found.consumer.ownerId === session.user.id) return found.consumer
-    await noSuchApplication(reply, session)
-    return null
-  }
-
-  // The owner edits the name, callback and home page: checked as a registration is, and
-  // refused whole (the form again, as typed, with why) when one is wrong. The initiate and
-  // consent steps read the application from the store on every request, so every gateway
-  // uses the change at once (the verifiers' credential cache uses none of these fields).
-  app.post('/account/apps/:key/edit', async (request, reply) => {
-    const ok = await kit.signedInPost(request, reply)
-    if (!ok) return reply
-    const consumer = await ownApplication(request, reply, ok.session)
-    if (!consumer) return reply
-    const input = detailsOf(ok.form)
-    const refuse = (status: number, error: string) => sendPage(reply, status, applicationEditPage({ user: ok.session.user, csrfToken: ok.session.csrfToken, consumer, askPassword: !kit.proof.recent(ok.session), form: { ...input, error: `${error} Nothing was changed.` } }))
-    const invalid = (error: string) => refuse(400, error)
-    if (input.name === '') return invalid(noName)
-    // A new callback is where people's sign-ins go: it needs proof of the owner, not only of the session.
-    if (storedDetails(input).callbackUrl !== consumer.callbackUrl && (await kit.proof.unproven(request, reply, ok.session, field(ok.form, 'current_password') ?? '', refuse, 'Enter your current password to change the callback URL.', { orRecentSignIn: true }))) return reply
-    const edited = await store.updateConsumer(consumer.key, storedDetails(input)).catch(refused)
-    if (edited instanceof InvalidInput) return invalid(refusal(edited))
-    if (!edited) {
-      await ownApplication(request, reply, ok.session) // deleted meanwhile: its 404
-      return reply
-    }
-    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: auditAction(applicationKind, 'edit'), target: consumer.key, before: auditView(edited.before), after: auditView(edited.after) })
-    return seeOther(reply, `/account/apps/${encodeURIComponent(consumer.key)}?notice=app_edited`)
-  })
-
-  // The owner rotates the consumer secret (the old one keeps working as long as chosen,
-  // docs/gateway.md#rotating-a-secret) or deletes the application; each asks first.
-
-  registerAccountRotation(app, {
-    kind: applicationKind,
-    param: 'key',
-    async owned(request, reply) {
-      const ok = await kit.signedInPost(request, reply)
-      const item = ok && (await ownApplication(request, reply, ok.session))
-      return ok && item ? { ...ok, item } : null
-    },
-    idOf: (consumer) => consumer.key,
-    words: (consumer) => ({ title: `New secret for ${consumer.name}?`, message: 'A new consumer secret is made and shown once. The current one keeps working for as long as you choose below, and then stops: the application fails until it is given the new secret. Its users stay authorized.', button: 'Make a new secret', cancel: paths.item(consumer.key) }),
-    confirmFirst: kit.confirmFirst,
-    actor: (request, session) => kit.by(request, session.user.id),
-    audited: kit.audited,
-    auditUser: true,
-    hold: (session, slot, shown) => kit.holdNewSecret(session, slot, shown),
-    rotate: async (consumer, overlapSeconds) => (await store.rotateConsumerSecret(consumer.key, { overlapSeconds, now: new Date(ctx.now()) })) ?? 'not_found',
-    refuse: (reply, session, consumer, why) => why === 'overlap'
-      ? sendPage(reply, 400, messagePage({ user: session.user, csrfToken: session.csrfToken, title: 'Choose how long the old secret works', message: 'The form named no overlap this page offers: none, 1 hour, 24 hours or 7 days. Nothing was changed.', link: { href: paths.item(consumer.key), text: `Back to ${consumer.name}` } }))
-      : noSuchApplication(reply, session),
-  })
-
-  app.post('/account/apps/:key/delete', async (request, reply) => {
-    const ok = await kit.signedInPost(request, reply)
-    if (!ok) return reply
-    const consumer = await ownApplication(request, reply, ok.session)
-    if (!consumer) return reply
-    const path = paths.delete(consumer.key)
-    const asked = kit.confirmFirst(reply, ok.session, ok.form, { action: path, title: `Delete ${consumer.name}?`, message: 'The application is deleted with every access it holds: no user can use it any more, and its key and secret stop working. This cannot be undone.', button: 'Delete the application' })
-    if (asked) return asked
-    const deleted = await store.deleteConsumer(consumer.key)
-    await kit.audited(kit.by(request, ok.session.user.id), { kind: 'app', action: auditAction(applicationKind, 'delete'), target: consumer.key, before: { user: ok.session.user.id, name: consumer.name, scopes: consumer.scopes, tokens: deleted?.tokens ?? 0 }, after: null })
-    return seeOther(reply, '/account?notice=app_deleted#applications')
   })
 }

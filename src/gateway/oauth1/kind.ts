@@ -2,4 +2,4 @@
 // audit actions `app.*`, pages under /account/apps.
 import type { RegistrationKind } from '../registrations/lifecycle.js'
 
-export const applicationKind: RegistrationKind = { name: 'app', auditKind: 'app', accountBase: '/account/apps', slot: 'app' }
+export const applicationKind: RegistrationKind = { name: 'app', auditKind: 'app', accountBase: '/account/apps', slot: 'app', param: 'key' }

@@ -3,10 +3,13 @@
 // the application's page. The form (signed-in owner, CSRF-checked by the account area) asks
 // for the redirect URI (the callback, filled in) and the client's type; the post makes the
 // client and answers 303 to the OpenID Connect client's new-secret page, which shows its
-// client_id and client secret once (docs/gateway.md#a-new-secret-is-shown-once).
+// client_id and client secret once (docs/gateway.md#a-new-secret-is-shown-once), as every
+// registration does (registrations/account-pages.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { html } from '../../common/html.js'
-import { field, page, sendPage, seeOther, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { field, page, sendPage, type AccountArea, type SignedInSession } from '../account-area/index.js'
+import { providerClientKind } from '../host/authorization.js'
+import { showSecretOnce } from '../registrations/account-pages.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
 import { InvalidInput } from '../store/validation.js'
@@ -21,9 +24,6 @@ export interface TurnOnPagesOptions {
 }
 
 const path = (key: string) => `/account/apps/${encodeURIComponent(key)}/oauth2`
-/** Where the OpenID Connect client pages show a new client's secret once (oidc/client-pages.ts), and the slot they read it from. */
-const newSecretPath = (clientId: string) => `/account/oidc-clients/${encodeURIComponent(clientId)}/new-secret`
-const slotOf = (clientId: string) => `oidc:${clientId}`
 
 function turnOnPage(o: { session: SignedInSession; csrf: ReturnType<AccountArea['csrfField']>; consumer: Consumer; clientId: string | null; redirectUri: string; type: string; error?: string }): string {
   const c = o.consumer
@@ -35,7 +35,7 @@ function turnOnPage(o: { session: SignedInSession; csrf: ReturnType<AccountArea[
 <div class="card">
 <h1>OAuth 2.0 for ${c.name}</h1>
 ${o.clientId !== null
-      ? html`<div class="notice" role="status">OAuth 2.0 is on for this application: its client is <code>${o.clientId}</code>. See it among <a href="/account/oidc-clients">your OpenID Connect clients</a>.</div>`
+      ? html`<div class="notice" role="status">OAuth 2.0 is on for this application: its client is <code>${o.clientId}</code>. See it among <a href="${providerClientKind.accountBase}">your OpenID Connect clients</a>.</div>`
       : html`${o.error ? html`<div class="error" role="alert">${o.error}</div>` : ''}
 <p>The application gets an OAuth 2.0 client of the same name, for the same scopes (${c.scopes.join(', ')}). Its users keep their access: the application exchanges each stored OAuth 1.0a token at the token endpoint for OAuth 2.0 tokens, without asking them again. The OAuth 1.0a tokens keep working meanwhile.</p>
 <form method="post" action="${path(c.key)}">${o.csrf}
@@ -98,7 +98,7 @@ export function registerTurnOnPages(app: FastifyInstance, o: TurnOnPagesOptions)
       throw err
     }
     await audited(area.actor(request, session), { kind: 'app', action: 'account.app_oauth2', target: consumer.key, before: null, after: { user: session.user.id, client_id: on.client.clientId, type: on.client.public ? 'public' : 'confidential', redirect_uris: on.client.redirectUris } })
-    if (on.secret !== null) await area.holdNewSecret(session, slotOf(on.client.clientId), { secret: on.secret })
-    return seeOther(reply, newSecretPath(on.client.clientId))
+    // The client's page shows its secret once (the OpenID Connect feature serves it).
+    return showSecretOnce(area, reply, session, providerClientKind, on.client.clientId, on.secret)
   })
 }

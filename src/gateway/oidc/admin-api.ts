@@ -4,22 +4,18 @@
 // answer that creates or rotates it. A rotation takes an optional overlap
 // (docs/oidc.md#rotating-the-client-secret).
 import type { FastifyInstance } from 'fastify'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { ApiError, errors } from '../../common/errors.js'
+import { ApiError } from '../../common/errors.js'
 import { Type } from '../../common/typebox.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail, operatorActor } from '../audit/audited.js'
-import { operatorErrorArea } from '../../common/operator-errors.js'
 import { isoSeconds } from '../../common/time.js'
-import { InvalidInput, refused } from '../store/validation.js'
-import { NotFound } from '../store/types.js'
+import type { InvalidInput } from '../store/validation.js'
 import type { OidcClient, OidcStore } from './store.js'
 import type { OidcProviders } from './index.js'
 import { retiredKeySeconds } from './provider.js'
-import { auditAction, rotateOnOperator } from '../registrations/lifecycle.js'
 import { oidcClientKind } from './kind.js'
-import { bodyLimit, Key, UserId } from '../registrations/admin-routes.js'
-import { strictValidatorCompiler } from '../registrations/route-schemas.js'
+import { UserId, userNotFound } from '../registrations/admin-routes.js'
+import { registerOperatorRegistrations } from '../registrations/operator-routes.js'
 
 export interface OidcAdminOptions {
   store: OidcStore
@@ -45,7 +41,6 @@ export const clientView = (c: OidcClient) => ({
 // the account pages).
 /** A registration's own check refused a value: the name is a bad parameter, a redirect URI one kigo will not register. */
 const refusedInput = (err: InvalidInput) => new ApiError(400, err.field === 'name' || err.field === 'api_scopes' ? 'invalid_parameter' : 'invalid_redirect_uri', `Invalid request body: ${err.message}`)
-const clientNotFound = (id: string) => new ApiError(404, 'client_not_found', `No OpenID Connect client with client_id ${JSON.stringify(id)}`)
 
 // The name, URIs and scope names are strings here; the store checks them as a registration
 // does (its length, a redirect URI kigo registers, a known scope) and says which it refused.
@@ -68,90 +63,47 @@ const EditClientBody = Type.Object(
   { name: Type.Optional(ClientName), redirect_uris: Type.Optional(UriList), post_logout_redirect_uris: Type.Optional(UriList) },
   { additionalProperties: false, minProperties: 1, errorMessage: 'must give name, redirect_uris or post_logout_redirect_uris' },
 )
-const ClientsQuery = Type.Object({ owner: Type.Optional(UserId) }, { additionalProperties: false })
-const ClientParams = Type.Object({ id: Key })
 
 export async function oidcAdminApi(instance: FastifyInstance, options: OidcAdminOptions): Promise<void> {
-  const app = instance.withTypeProvider<TypeBoxTypeProvider>()
   const { store } = options
-  app.setValidatorCompiler(strictValidatorCompiler)
-
-  const audited = auditTrail(options.audit, app.log)
-
-  app.answerErrorsAs(operatorErrorArea({ unavailable: () => errors.unavailable('store_unavailable', 'The store cannot answer right now; try again shortly') }))
-  app.addHook('onSend', async (_request, reply) => {
-    reply.header('cache-control', 'no-store')
-  })
-
-  app.post('/admin/oidc-clients', { bodyLimit, schema: { body: CreateClientBody } }, async (request, reply) => {
-    const b = request.body
-    if (!(await options.users.getUser(b.owner))) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)
-    let created: Awaited<ReturnType<OidcStore['createClient']>>
-    try {
-      created = await store.createClient({ name: b.name, ownerId: b.owner, redirectUris: b.redirect_uris, postLogoutRedirectUris: b.post_logout_redirect_uris ?? [], public: b.public === true, apiScopes: b.api_scopes ?? [] })
-    } catch (err) {
-      if (err instanceof InvalidInput) throw refusedInput(err)
-      if (err instanceof NotFound) throw new ApiError(404, 'user_not_found', `No user ${JSON.stringify(b.owner)}`)
-      throw err
-    }
-    await audited(operatorActor(request), { kind: 'oidc', action: auditAction(oidcClientKind, 'create'), target: created.client.clientId, before: null, after: clientView(created.client) })
-    return reply.code(201).send({ ...clientView(created.client), ...(created.secret === null ? {} : { client_secret: created.secret }) })
-  })
-
-  app.get('/admin/oidc-clients', { schema: { querystring: ClientsQuery } }, async (request) => {
-    return { clients: (await store.listClients(request.query.owner)).map(clientView) }
-  })
-
-  app.get('/admin/oidc-clients/:id', { schema: { params: ClientParams } }, async (request) => {
-    const id = request.params.id
-    const found = await store.findClient(id)
-    if (!found) throw clientNotFound(id)
-    return clientView(found)
-  })
-
-  // The operator corrects a registration: the fields given (at least one), checked as a
-  // registration checks them; the client_id, type, secret and grants stay.
-  app.patch('/admin/oidc-clients/:id', { bodyLimit, schema: { params: ClientParams, body: EditClientBody } }, async (request) => {
-    const id = request.params.id
-    const b = request.body
-    const found = await store.findClient(id)
-    if (!found) throw clientNotFound(id)
-    const edited = await store.updateClient(id, {
+  const app = registerOperatorRegistrations(instance, {
+    kind: oidcClientKind,
+    collection: '/admin/oidc-clients',
+    listField: 'clients',
+    param: 'id',
+    audit: options.audit,
+    unavailable: 'The store cannot answer right now; try again shortly',
+    createBody: CreateClientBody,
+    editBody: EditClientBody,
+    async create(b) {
+      if (!(await options.users.getUser(b.owner))) throw userNotFound(b.owner)
+      const created = await store.createClient({ name: b.name, ownerId: b.owner, redirectUris: b.redirect_uris, postLogoutRedirectUris: b.post_logout_redirect_uris ?? [], public: b.public === true, apiScopes: b.api_scopes ?? [] })
+      return { item: created.client, secret: created.secret }
+    },
+    list: (owner) => store.listClients(owner),
+    find: (id) => store.findClient(id),
+    // The client_id, type, secret and grants stay.
+    update: (found, b) => store.updateClient(found.clientId, {
       name: b.name ?? found.name,
       redirectUris: b.redirect_uris ?? found.redirectUris,
       postLogoutRedirectUris: b.post_logout_redirect_uris ?? found.postLogoutRedirectUris,
-    }).catch(refused)
-    if (edited instanceof InvalidInput) throw refusedInput(edited)
-    if (!edited) throw clientNotFound(id)
-    await audited(operatorActor(request), { kind: 'oidc', action: auditAction(oidcClientKind, 'edit'), target: id, before: clientView(edited.before), after: clientView(edited.after) })
-    return clientView(edited.after)
+    }),
+    async rotate(id, overlapSeconds) {
+      const rotated = await store.rotateClientSecret(id, { overlapSeconds })
+      return rotated === null ? 'not_found' : rotated === 'public' ? 'no_secret' : rotated
+    },
+    async remove(id) {
+      const deleted = await store.deleteClient(id)
+      return deleted && { before: { ...clientView(deleted.client), grants: deleted.grants }, answer: { deleted: true, client_id: id, name: deleted.client.name, grants_revoked: deleted.grants } }
+    },
+    view: clientView,
+    secretFields: (id, secret) => ({ client_id: id, client_secret: secret }),
+    idOf: (client) => client.clientId,
+    notFound: (id) => new ApiError(404, 'client_not_found', `No OpenID Connect client with client_id ${JSON.stringify(id)}`),
+    refusedInput,
   })
 
-  // The optional body {"overlap_seconds": N} keeps the old secret working that long.
-  app.post('/admin/oidc-clients/:id/rotate-secret', { bodyLimit, schema: { params: ClientParams } }, (request) => {
-    const id = request.params.id
-    return rotateOnOperator({
-      kind: oidcClientKind,
-      request,
-      id,
-      audited,
-      async rotate(overlapSeconds) {
-        const rotated = await store.rotateClientSecret(id, { overlapSeconds })
-        return rotated === null ? 'not_found' : rotated === 'public' ? 'no_secret' : rotated
-      },
-      notFound: () => clientNotFound(id),
-      answer: (secret) => ({ client_id: id, client_secret: secret }),
-    })
-  })
-
-  app.delete('/admin/oidc-clients/:id', { schema: { params: ClientParams } }, async (request) => {
-    const id = request.params.id
-    const deleted = await store.deleteClient(id)
-    if (!deleted) throw clientNotFound(id)
-    await audited(operatorActor(request), { kind: 'oidc', action: auditAction(oidcClientKind, 'delete'), target: id, before: { ...clientView(deleted.client), grants: deleted.grants }, after: null })
-    return { deleted: true, client_id: id, name: deleted.client.name, grants_revoked: deleted.grants }
-  })
-
+  const audited = auditTrail(options.audit, app.log)
   app.post('/admin/oidc/rotate-key', async (request) => {
     const rotated = await options.providers.rotateKey()
     await audited(operatorActor(request), { kind: 'oidc', action: 'oidc_key.rotate', target: rotated.kid, before: { kids: rotated.retired }, after: { kid: rotated.kid } })

@@ -7,22 +7,20 @@
 // page of their own (no script). Every post is CSRF-checked by the account area; every
 // change is audited (kind `oidc`, `by` the user); a user sees and changes only the clients
 // they own.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import { html, timeHtml, type SafeHtml } from '../../common/html.js'
-import { copyButton, currentPasswordField, field, overlapChoice, page, sendPage, sendSecretPage, seeOther, shownOnceNotice, type AccountArea, type Confirmation, type SignedInSession } from '../account-area/index.js'
-import { accountPaths, areaRotation, auditAction, registerAccountRotation } from '../registrations/lifecycle.js'
+import { copyButton, currentPasswordField, field, page, sendPage, sendSecretPage, shownOnceNotice, type AccountArea, type Confirmation, type SignedInSession } from '../account-area/index.js'
+import { FormRefusal, registerRegistrationPages } from '../registrations/account-pages.js'
 import { oidcClientKind } from './kind.js'
 import type { AuditStore } from '../audit/store.js'
 import { auditTrail } from '../audit/audited.js'
-import { InvalidInput, refused } from '../store/validation.js'
+import { InvalidInput } from '../store/validation.js'
 import { clientView } from './admin-api.js'
 import { checkRedirectUri, type ClientDetails, type OidcClient, type OidcStore } from './store.js'
 import { scopeDescriptions, scopesFromCheckboxes } from '../domain/scopes.js'
 import { scopes as allScopes } from '../domain/identifiers.js'
 
 const base = oidcClientKind.accountBase
-
-const paths = accountPaths(oidcClientKind)
 const notOwned = 'You have no OpenID Connect client with this client_id.'
 
 interface FormInput {
@@ -65,17 +63,17 @@ const detailsOf = (form: URLSearchParams): DetailsInput => ({
  * a registration and an edit check alike. Each URI is checked here too, so that the
  * message names the one refused; the store checks them all again.
  */
-function readDetails(input: DetailsInput): ClientDetails | { error: string } {
-  if (input.name === '') return { error: 'Give the client a name.' }
+function readDetails(input: DetailsInput): ClientDetails | FormRefusal {
+  if (input.name === '') return new FormRefusal('Give the client a name.')
   const redirectUris = lines(input.redirectUris)
   const postLogoutRedirectUris = lines(input.postLogoutRedirectUris)
-  if (redirectUris.length === 0) return { error: 'Give at least one redirect URI the sign-in returns to.' }
+  if (redirectUris.length === 0) return new FormRefusal('Give at least one redirect URI the sign-in returns to.')
   for (const [list, label] of [[redirectUris, 'redirect URI'], [postLogoutRedirectUris, 'post-logout redirect URI']] as const) {
     for (const uri of list) {
       try {
         checkRedirectUri(uri, label)
       } catch (err) {
-        if (err instanceof InvalidInput) return { error: `The ${err.message}: ${JSON.stringify(uri.length > 200 ? `${uri.slice(0, 200)}…` : uri)}.` }
+        if (err instanceof InvalidInput) return new FormRefusal(`The ${err.message}: ${JSON.stringify(uri.length > 200 ? `${uri.slice(0, 200)}…` : uri)}.`)
         throw err
       }
     }
@@ -184,152 +182,86 @@ const confirmations = {
   },
 } as const
 
-/** The account area's confirmation step (confirmFirst) for rotating or deleting `client`. */
-function confirmation(client: OidcClient, action: keyof typeof confirmations): Confirmation {
+/** The confirmation page's words for rotating or deleting `client`. */
+function confirmation(client: OidcClient, action: keyof typeof confirmations): Omit<Confirmation, 'action'> {
   const c = confirmations[action]
-  return {
-    action: `${base}/${client.clientId}/${action}`,
-    title: c.title,
-    message: `${client.name} (client_id ${client.clientId}): ${c.text}`,
-    button: c.button,
-    cancel: base,
-    ...(action === 'rotate-secret' ? { choice: overlapChoice } : {}),
-  }
+  return { title: c.title, message: `${client.name} (client_id ${client.clientId}): ${c.text}`, button: c.button, cancel: base }
 }
 
 export function registerClientPages(app: FastifyInstance, o: { area: AccountArea; store: OidcStore; audit?: Pick<AuditStore, 'record'> }): void {
   const { area, store } = o
-  /** Where a registration or rotation sends the browser: the page that shows the new secret once. */
-  const newSecretPath = paths.newSecret
-  const slotOf = paths.slot
-  const audited = auditTrail(o.audit, app.log)
   // The deployment's main URL, as the issuer and the guide name it, on every alias.
   const discoveryUrl = (reply: FastifyReply) => `${reply.request.deployment!.baseUrl}/.well-known/openid-configuration`
   // A page showing a secret carries its copy script (allowed by its hash).
   const render = async (reply: FastifyReply, status: number, session: SignedInSession, extra: Omit<Parameters<typeof clientsPage>[0], 'session' | 'csrf' | 'clients' | 'discoveryUrl' | 'askPassword'> = {}) =>
     (extra.created ? sendSecretPage : sendPage)(reply, status, clientsPage({ session, csrf: area.csrfField(session), clients: await store.listClients(session.user.id), askPassword: !area.proof.recent(session), discoveryUrl: discoveryUrl(reply), ...extra }))
+  const notice = (reply: FastifyReply, status: number, session: SignedInSession, text: string) => render(reply, status, session, { notice: text })
 
-  /** The signed-in user's own client named in the path, or null after answering 404. */
-  const own = async (request: FastifyRequest, reply: FastifyReply, session: SignedInSession): Promise<OidcClient | null> => {
-    const id = (request.params as { id: string }).id
-    const found = await store.findClient(id)
-    if (!found || found.ownerId !== session.user.id) {
-      await render(reply, 404, session, { notice: notOwned })
-      return null
-    }
-    return found
-  }
-
-  app.get(base, async (request, reply) => {
-    request.routeName = 'account'
-    const session = await area.requireSignIn(request, reply, { next: base })
-    if (!session) return reply
-    const n = (request.query as Record<string, unknown>).notice
-    return render(reply, 200, session, n === 'deleted' ? { notice: 'The client was deleted: its client_id no longer works.' } : n === 'edited' ? { notice: 'Your changes to the client were saved and apply at once.' } : {})
-  })
-
-  app.post(base, async (request, reply) => {
-    request.routeName = 'account'
-    const posted = await area.signedInPost(request, reply)
-    if (!posted) return reply
-    const { session, form } = posted
-    const input: FormInput = { ...detailsOf(form), type: field(form, 'type') ?? '', apiScopes: scopesFromCheckboxes(form.getAll('api_scope')) }
-    const refuse = (error: string) => render(reply, 400, session, { form: { ...input, error } })
-    if (input.name === '') return refuse('Give the client a name.')
-    if (input.type !== 'confidential' && input.type !== 'public') return refuse('Choose whether the client is confidential (it keeps a secret) or public.')
-    const details = readDetails(input)
-    if ('error' in details) return refuse(`${details.error} Nothing was registered.`)
-    let created: Created
-    try {
-      created = await store.createClient({ ...details, ownerId: session.user.id, public: input.type === 'public', apiScopes: input.apiScopes ?? [] })
-    } catch (err) {
-      if (err instanceof InvalidInput) return refuse(`${refusal(err)}; nothing was registered.`)
-      throw err
-    }
-    await audited(area.actor(request, session), { kind: 'oidc', action: auditAction(oidcClientKind, 'create'), target: created.client.clientId, before: null, after: clientView(created.client) })
-    if (created.secret !== null) await area.holdNewSecret(session, slotOf(created.client.clientId), { secret: created.secret })
-    return seeOther(reply, newSecretPath(created.client.clientId))
-  })
-
-  // The owner edits the name and redirect URIs: checked as a registration is, and refused
-  // whole (the form again, as typed, with why). The provider reads a client from the store
-  // on every request, so every gateway uses the change at once.
-  app.post(`${base}/:id/edit`, async (request, reply) => {
-    const owned = await area.ownedPost(request, reply, own)
-    if (!owned) return reply
-    const { posted, item: client } = owned
-    const { session } = posted
-    const input = detailsOf(posted.form)
-    const refuseWith = (status: number, error: string) => render(reply, status, session, { edit: { ...input, clientId: client.clientId, error: `${error} Nothing was changed.` } })
-    const refuse = (error: string) => refuseWith(400, error)
-    const details = readDetails(input)
-    if ('error' in details) return refuse(details.error)
-    // A new place to send people back to, with codes or after signing out, needs proof of the
-    // owner, not only of the session (removing or reordering URIs sends nobody anywhere new).
-    const adds = details.redirectUris.some((u) => !client.redirectUris.includes(u)) || details.postLogoutRedirectUris.some((u) => !client.postLogoutRedirectUris.includes(u))
-    if (adds && (await area.proof.unproven(request, reply, session, field(posted.form, 'current_password') ?? '', refuseWith, 'Enter your current password to change the redirect URIs.', { orRecentSignIn: true }))) return reply
-    const edited = await store.updateClient(client.clientId, details).catch(refused)
-    if (edited instanceof InvalidInput) return refuse(`${refusal(edited)}.`)
-    if (!edited) return render(reply, 404, session, { notice: notOwned })
-    await audited(area.actor(request, session), { kind: 'oidc', action: auditAction(oidcClientKind, 'edit'), target: client.clientId, before: clientView(edited.before), after: clientView(edited.after) })
-    return seeOther(reply, `${base}?notice=edited`)
-  })
-
-  for (const action of ['rotate-secret', 'delete'] as const) {
-    app.get(`${base}/:id/${action}`, async (request, reply) => {
-      request.routeName = 'account'
-      const id = (request.params as { id: string }).id
-      const session = await area.requireSignIn(request, reply, { next: /^[A-Za-z0-9_-]{1,128}$/.test(id) ? `${base}/${id}/${action}` : base })
-      if (!session) return reply
-      const client = await own(request, reply, session)
-      if (!client) return reply
-      if (action === 'rotate-secret' && client.public) return render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' })
-      // The link's page: the confirmation, whose button posts confirmed.
-      return area.confirmFirst(reply, session, new URLSearchParams(), confirmation(client, action))
-    })
-  }
-
-  registerAccountRotation(app, {
-    ...areaRotation(area, audited, own),
+  registerRegistrationPages(app, area, {
     kind: oidcClientKind,
-    param: 'id',
+    audited: auditTrail(o.audit, app.log),
+    find: (id) => store.findClient(id),
     idOf: (client) => client.clientId,
-    secretless: (client) => client.public,
-    words: (client) => { const { action: _action, choice: _choice, ...words } = confirmation(client, 'rotate-secret'); return words },
-    async rotate(client, overlapSeconds) {
-      const rotated = await store.rotateClientSecret(client.clientId, { overlapSeconds })
-      return rotated === null ? 'not_found' : rotated === 'public' ? 'no_secret' : rotated
+    notOwned: (reply, session) => notice(reply, 404, session, notOwned),
+    list: {
+      notices: { deleted: 'The client was deleted: its client_id no longer works.', edited: 'Your changes to the client were saved and apply at once.' },
+      show: (reply, session, text) => render(reply, 200, session, text ? { notice: text } : {}),
     },
-    refuse: (reply, session, _client, why) =>
-      why === 'overlap' ? render(reply, 400, session, { notice: 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.' })
-        : why === 'no_secret' ? render(reply, 409, session, { notice: 'This is a public client: it has no secret to rotate.' }) : render(reply, 404, session, { notice: notOwned }),
-  })
-
-  // The page a registration or rotation redirects to: the new secret, the first time the
-  // session that made it opens it; opened again, the client without it. A public client
-  // has no secret: its page is the same every time.
-  app.get(`${base}/:id/new-secret`, async (request, reply) => {
-    request.routeName = 'account'
-    const id = (request.params as { id: string }).id
-    const session = await area.requireSignIn(request, reply, { next: newSecretPath(id) })
-    if (!session) return reply
-    const client = await own(request, reply, session)
-    if (!client) return reply
-    if (client.public) return render(reply, 200, session, { created: { client, secret: null } })
-    const shown = await area.takeNewSecret(session, slotOf(client.clientId))
-    if (shown === null) return render(reply, 200, session, { created: { client, secret: null, shownBefore: true }, notice: shownOnceNotice('client secret', 'Make a new one with “New secret…” below.') })
-    return render(reply, 200, session, { created: { client, secret: shown.secret, ...(shown.previousUntil === undefined ? {} : { rotated: true, previousUntil: shown.previousUntil }) } })
-  })
-
-  app.post(`${base}/:id/delete`, async (request, reply) => {
-    const owned = await area.ownedPost(request, reply, own)
-    if (!owned) return reply
-    const { posted, item: client } = owned
-    const { session } = posted
-    const asked = area.confirmFirst(reply, session, posted.form, confirmation(client, 'delete'))
-    if (asked) return asked
-    const deleted = await store.deleteClient(client.clientId)
-    if (deleted) await audited(area.actor(request, session), { kind: 'oidc', action: auditAction(oidcClientKind, 'delete'), target: client.clientId, before: { ...clientView(deleted.client), grants: deleted.grants }, after: null })
-    return seeOther(reply, `${base}?notice=deleted`)
+    register: {
+      read: (form): FormInput => ({ ...detailsOf(form), type: field(form, 'type') ?? '', apiScopes: scopesFromCheckboxes(form.getAll('api_scope')) }),
+      check(input) {
+        if (input.name === '') return new FormRefusal('Give the client a name.')
+        if (input.type !== 'confidential' && input.type !== 'public') return new FormRefusal('Choose whether the client is confidential (it keeps a secret) or public.')
+        const details = readDetails(input)
+        if (details instanceof FormRefusal) return new FormRefusal(`${details.error} Nothing was registered.`)
+        return { ...details, public: input.type === 'public', apiScopes: input.apiScopes ?? [] }
+      },
+      create: async (details, session) => {
+        const created = await store.createClient({ ...details, ownerId: session.user.id })
+        return { item: created.client, secret: created.secret }
+      },
+      refusal: (err) => `${refusal(err)}; nothing was registered.`,
+      refuse: (reply, session, input, status, error) => render(reply, status, session, { form: { ...input, ...(error === undefined ? {} : { error }) } }),
+      auditView: clientView,
+    },
+    // The name and redirect URIs. The provider reads a client from the store on every request.
+    edit: {
+      read: detailsOf,
+      check: readDetails,
+      // Removing or reordering URIs sends nobody anywhere new; adding one, with codes or after signing out, does.
+      proofAsked: (details, client) =>
+        details.redirectUris.some((u) => !client.redirectUris.includes(u)) || details.postLogoutRedirectUris.some((u) => !client.postLogoutRedirectUris.includes(u))
+          ? 'Enter your current password to change the redirect URIs.'
+          : null,
+      update: (client, details) => store.updateClient(client.clientId, details),
+      refusal: (err) => `${refusal(err)}.`,
+      refuse: (reply, session, client, input, status, error) => render(reply, status, session, { edit: { ...input, clientId: client.clientId, error } }),
+      auditView: clientView,
+    },
+    rotation: {
+      secretless: (client) => client.public,
+      words: (client) => confirmation(client, 'rotate-secret'),
+      async rotate(client, overlapSeconds) {
+        const rotated = await store.rotateClientSecret(client.clientId, { overlapSeconds })
+        return rotated === null ? 'not_found' : rotated === 'public' ? 'no_secret' : rotated
+      },
+      refuse: (reply, session, _client, why) =>
+        why === 'overlap' ? notice(reply, 400, session, 'Choose how long the old secret keeps working: none, 1 hour, 24 hours or 7 days. Nothing was changed.')
+          : why === 'no_secret' ? notice(reply, 409, session, 'This is a public client: it has no secret to rotate.') : notice(reply, 404, session, notOwned),
+    },
+    deletion: {
+      words: (client) => confirmation(client, 'delete'),
+      async remove(client) {
+        const deleted = await store.deleteClient(client.clientId)
+        return deleted && { ...clientView(deleted.client), grants: deleted.grants }
+      },
+    },
+    // A public client has no secret: its page is the same every time.
+    showSecret: (_request, reply, session, client, shown) =>
+      client.public ? render(reply, 200, session, { created: { client, secret: null } })
+        : shown === null ? render(reply, 200, session, { created: { client, secret: null, shownBefore: true }, notice: shownOnceNotice('client secret', 'Make a new one with “New secret…” below.') })
+          : render(reply, 200, session, { created: { client, secret: shown.secret, ...(shown.previousUntil === undefined ? {} : { rotated: true, previousUntil: shown.previousUntil }) } }),
+    // Rotating and deleting are links in the list, each to its confirmation page.
+    confirmLinks: true,
   })
 }

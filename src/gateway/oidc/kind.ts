@@ -1,5 +1,3 @@
 // OpenID Connect clients as the registrations' lifecycle names them (src/gateway/registrations/lifecycle.ts):
-// audit actions `oidc_client.*` (filed under kind `oidc`), pages under /account/oidc-clients.
-import type { RegistrationKind } from '../registrations/lifecycle.js'
-
-export const oidcClientKind: RegistrationKind = { name: 'oidc_client', auditKind: 'oidc', accountBase: '/account/oidc-clients', slot: 'oidc' }
+// the provider's clients of host/authorization.ts, where the oauth2 feature finds them too.
+export { providerClientKind as oidcClientKind } from '../host/authorization.js'

@@ -37,6 +37,8 @@ export interface RegistrationKind {
   accountBase: string
   /** The prefix of the sealed slot its new secret waits in for the page that shows it (`site`). */
   slot: string
+  /** The path parameter naming one registration on its account pages (`key`, `id`). */
+  param: string
 }
 
 /** The audit action of `action` on a registration of `kind`. */
@@ -71,10 +73,10 @@ export function accountPaths(kind: RegistrationKind) {
  * The address an older release posted a rotation to (`<base>/:param/rotate`): 308 to
  * `rotate-secret`, which keeps the method and the form, so the post is made there.
  */
-export function formerRotatePath(app: FastifyInstance, kind: RegistrationKind, param: string): void {
-  app.post(`${kind.accountBase}/:${param}/rotate`, async (request, reply) => {
+export function formerRotatePath(app: FastifyInstance, kind: RegistrationKind): void {
+  app.post(`${kind.accountBase}/:${kind.param}/rotate`, async (request, reply) => {
     request.routeName = 'account'
-    const id = (request.params as Record<string, string>)[param] ?? ''
+    const id = (request.params as Record<string, string>)[kind.param] ?? ''
     const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : ''
     return reply.redirect(`${accountPaths(kind).rotateSecret(id)}${query}`, 308)
   })
@@ -123,8 +125,6 @@ export type RotationWords = Omit<Confirmation, 'action' | 'choice'>
 /** What a kind's account pages give for the rotation route of one registration `T`. */
 export interface AccountRotationRoute<T> {
   kind: RegistrationKind
-  /** The path parameter naming the registration (`key`, `id`). */
-  param: string
   /** The signed-in owner's post about their own registration (CSRF-checked), or null after answering. */
   owned(request: FastifyRequest, reply: FastifyReply): Promise<{ session: SignedInSession; form: URLSearchParams; item: T } | null>
   idOf(item: T): string
@@ -147,7 +147,7 @@ export interface AccountRotationRoute<T> {
  */
 export function registerAccountRotation<T>(app: FastifyInstance, r: AccountRotationRoute<T>): void {
   const paths = accountPaths(r.kind)
-  app.post(`${r.kind.accountBase}/:${r.param}/rotate-secret`, async (request, reply) => {
+  app.post(`${r.kind.accountBase}/:${r.kind.param}/rotate-secret`, async (request, reply) => {
     const owned = await r.owned(request, reply)
     if (!owned) return reply
     const { session, form, item } = owned
@@ -168,7 +168,7 @@ export function registerAccountRotation<T>(app: FastifyInstance, r: AccountRotat
       refuse: (why) => r.refuse(reply, session, item, why),
     })
   })
-  formerRotatePath(app, r.kind, r.param)
+  formerRotatePath(app, r.kind)
 }
 
 /** The parts of a rotation route the account area gives a kind whose pages are registered on it (sites, OpenID Connect clients). */

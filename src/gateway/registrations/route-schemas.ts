@@ -41,7 +41,9 @@ export function describeSchemaError(errors: SchemaError[], part: string, schema:
     }
     case 'additionalProperties': {
       const name = (p.additionalProperties as string[] | undefined)?.[0] ?? '?'
-      return `Invalid ${where}: unknown ${part === 'body' ? 'field' : 'parameter'} "${name}"`
+      // A query's parameters are few: say which there are.
+      const known = part === 'querystring' ? Object.keys(nodeAt(schema, error.schemaPath.replace(/\/additionalProperties$/, ''))?.properties ?? {}) : []
+      return `Invalid ${where}: unknown ${part === 'body' ? 'field' : 'parameter'} "${name}"${known.length > 0 ? ` (use ${known.join(', ')})` : ''}`
     }
   }
   let what: string
@@ -49,9 +51,11 @@ export function describeSchemaError(errors: SchemaError[], part: string, schema:
     case 'type':
       what = field === '' && part === 'body' ? 'must be a JSON object' : `must be ${/^[aeiou]/.test(String(p.type)) ? 'an' : 'a'} ${String(p.type)}`
       break
-    case 'enum':
-      what = `must be one of ${(p.allowedValues as unknown[]).join(', ')}`
+    case 'enum': {
+      const custom = nodeAt(schema, error.schemaPath)?.errorMessage
+      what = typeof custom === 'string' ? custom : `must be one of ${(p.allowedValues as unknown[]).join(', ')}`
       break
+    }
     case 'minLength':
       what = p.limit === 1 ? 'must not be empty' : `must have at least ${String(p.limit)} characters`
       break

@@ -6,7 +6,8 @@
 // cache, no throttling, no policy, no usage, no metrics, no logs), claim the WSSE or OAuth
 // nonce in Redis (SET NX with an expiry, ioredis with auto-pipelining as in the gateway),
 // for an OAuth 2.0 access token verify the JWT's RS256 signature with the issuer's public key
-// and its type, issuer, audience and expiry, and look its grant up in a revocation set,
+// and its type, issuer, audience and expiry (once a token: a token verified before is
+// looked up), and look its grant up in a revocation set,
 // sign the identity the core checks (src/common/identity.ts), and forward with what
 // docs/gateway.md#forwarding asks of every forward: the client's own X-Kigo-* headers removed,
 // X-Kigo-Request-Id and X-Forwarded-For/Proto/Host set (an anonymous request's whole
@@ -125,8 +126,13 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
       return null
     }
   }
+  // A token verified once is remembered until it expires, as the gateway does: its expiry
+  // and its grant's revocation are what each request still checks.
+  const verifiedTokens = new Map<string, { identity: Identity; exp: number; grant: string }>()
   const bearer = (authorization: string): Identity | null => {
     const jwt = authorization.slice(7)
+    const known = verifiedTokens.get(jwt)
+    if (known !== undefined) return known.exp > Date.now() / 1000 && !revokedGrants.has(known.grant) ? known.identity : null
     const [h = '', p = '', sig = ''] = jwt.split('.')
     const header = fromBase64url(h)
     const key = publicKeys.get(String(header?.kid))
@@ -134,9 +140,11 @@ export async function buildRequiredWorkProxy(options: RequiredWorkOptions): Prom
     if (!verify('RSA-SHA256', Buffer.from(`${h}.${p}`), key, Buffer.from(sig, 'base64url'))) return null
     const claims = fromBase64url(p)
     if (!claims || claims.iss !== issuer || claims.aud !== audience || typeof claims.exp !== 'number' || claims.exp <= Date.now() / 1000) return null
-    if (typeof claims.sub !== 'string' || typeof claims.client_id !== 'string' || (typeof claims.kigo_grant === 'string' && revokedGrants.has(claims.kigo_grant))) return null
+    if (typeof claims.sub !== 'string' || typeof claims.client_id !== 'string' || typeof claims.kigo_grant !== 'string' || revokedGrants.has(claims.kigo_grant)) return null
     const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ') : []
-    return { user: claims.sub, userName: user.id, authMethod: 'oauth', consumer: claims.client_id, scopes }
+    const identity: Identity = { user: claims.sub, userName: user.id, authMethod: 'oauth', consumer: claims.client_id, scopes }
+    if (verifiedTokens.size < 10_000) verifiedTokens.set(jwt, { identity, exp: claims.exp, grant: claims.kigo_grant })
+    return identity
   }
 
   // Request ids as the gateway makes them (src/gateway/app.ts): forwarded as X-Kigo-Request-Id.

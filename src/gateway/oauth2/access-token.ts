@@ -2,6 +2,14 @@
 // (RFC 9068) signed with one of the provider's keys (the public halves of the keys every
 // gateway already loads and polls for OpenID Connect), for this deployment's issuer and
 // API resource, unexpired, and not of a revoked grant.
+//
+// A token verified once is remembered until it expires (a bounded LRU, keyed by the whole
+// token): its signature, issuer, audience and type hold for as long as the keys it was
+// checked with, so a client that sends the same token again pays a map look-up instead of
+// an RSA verification, which costs more than an OAuth 1.0a signature and its nonce claim
+// (docs/performance.md). Its expiry and its grant's revocation are checked on every
+// request; the whole memory is dropped when the provider's keys change.
+import { LRUCache } from 'lru-cache'
 import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose'
 import type { ProviderSigningKey } from '../host/authorization.js'
 import { apiResource, grantClaim } from './scopes.js'
@@ -25,9 +33,14 @@ const publicJwk = (key: ProviderSigningKey) => {
   return { kty, n, e, kid, alg, use }
 }
 
+/** Tokens remembered at most: a few MB of tokens of about 1 KB. */
+const maxRemembered = 10_000
+
 export class AccessTokenVerifier {
   private keySet: ReturnType<typeof createLocalJWKSet> | null = null
   private keysSeen: readonly ProviderSigningKey[] | null = null
+  /** Token → the issuer it was verified for and its claims, until it expires. */
+  private readonly verified = new LRUCache<string, { issuer: string; token: ApiAccessToken }>({ max: maxRemembered })
 
   constructor(
     /** The provider's current keys (rebuilt when they rotate). */
@@ -41,15 +54,26 @@ export class AccessTokenVerifier {
     if (this.keySet === null || keys !== this.keysSeen) {
       this.keySet = createLocalJWKSet({ keys: keys.map(publicJwk) })
       this.keysSeen = keys
+      // A token is only as good as the key that signed it: nothing verified before holds now.
+      this.verified.clear()
     }
     return this.keySet
   }
 
   /** The token's claims when it is a live API access token of `issuer`; why not otherwise (for logs, never for the client). */
   async verify(value: string, issuer: string): Promise<VerifiedAccessToken> {
+    const keySet = this.currentKeySet()
+    const known = this.verified.get(value)
+    if (known !== undefined && known.issuer === issuer) {
+      if (known.token.expiresAt <= Math.floor(this.now() / 1000)) {
+        this.verified.delete(value)
+        return { ok: false, reason: 'ERR_JWT_EXPIRED' }
+      }
+      return this.revocations.isRevoked(known.token.grantId) ? { ok: false, reason: 'revoked' } : { ok: true, token: known.token }
+    }
     let payload: JWTPayload
     try {
-      ;({ payload } = await jwtVerify(value, this.currentKeySet(), {
+      ;({ payload } = await jwtVerify(value, keySet, {
         issuer,
         audience: apiResource(issuer),
         algorithms: ['RS256'],
@@ -65,11 +89,11 @@ export class AccessTokenVerifier {
     const grantId = payload[grantClaim]
     const clientId = payload.client_id
     if (typeof grantId !== 'string' || typeof clientId !== 'string' || typeof payload.sub !== 'string' || typeof payload.jti !== 'string') return { ok: false, reason: 'claims' }
-    if (this.revocations.isRevoked(grantId)) return { ok: false, reason: 'revoked' }
     const scope = typeof payload.scope === 'string' ? payload.scope : ''
-    return {
-      ok: true,
-      token: { userId: payload.sub, clientId, scopes: scope.split(' ').filter((s) => s !== ''), grantId, jti: payload.jti, issuedAt: payload.iat!, expiresAt: payload.exp! },
-    }
+    const token: ApiAccessToken = { userId: payload.sub, clientId, scopes: scope.split(' ').filter((s) => s !== ''), grantId, jti: payload.jti, issuedAt: payload.iat!, expiresAt: payload.exp! }
+    Object.freeze(token.scopes)
+    this.verified.set(value, { issuer, token: Object.freeze(token) })
+    if (this.revocations.isRevoked(grantId)) return { ok: false, reason: 'revoked' }
+    return { ok: true, token }
   }
 }

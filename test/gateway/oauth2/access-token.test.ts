@@ -39,6 +39,58 @@ describe('AccessTokenVerifier', () => {
     expect((await verifier(t0 + 10, ['g1']).verify(await sign(claims()), issuer)).ok).toBe(false)
   })
 
+  describe('a token verified before, sent again to the same gateway', () => {
+    /** One verifier whose clock, revocations and keys the test moves. */
+    function moving() {
+      const state = { at: t0 + 10, revoked: [] as string[], keys: [key] as SigningKey[] }
+      const v = new AccessTokenVerifier(() => state.keys, { isRevoked: (g) => state.revoked.includes(g) }, () => state.at * 1000)
+      return { state, v }
+    }
+
+    it('is accepted again with the same claims', async () => {
+      const { v } = moving()
+      const token = await sign(claims())
+      const first = await v.verify(token, issuer)
+      expect(first.ok).toBe(true)
+      expect(await v.verify(token, issuer)).toEqual(first)
+    })
+
+    it('is refused once it expires, once its grant is revoked, and for the other deployment', async () => {
+      const { state, v } = moving()
+      const token = await sign(claims())
+      expect((await v.verify(token, issuer)).ok).toBe(true)
+      expect((await v.verify(token, 'https://other.example')).ok).toBe(false)
+      state.revoked = ['g1']
+      expect(await v.verify(token, issuer)).toEqual({ ok: false, reason: 'revoked' })
+      state.revoked = []
+      expect((await v.verify(token, issuer)).ok).toBe(true)
+      state.at = t0 + 3600
+      expect((await v.verify(token, issuer)).ok).toBe(false)
+      expect((await v.verify(token, issuer)).ok).toBe(false)
+    })
+
+    it('is refused once the key that signed it is no longer the provider\'s', async () => {
+      const { state, v } = moving()
+      const token = await sign(claims())
+      expect((await v.verify(token, issuer)).ok).toBe(true)
+      const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey
+      const otherKid = randomUUID()
+      state.keys = [{ kid: otherKid, jwk: { ...other.export({ format: 'jwk' }), kid: otherKid, alg: 'RS256', use: 'sig' }, createdAt: new Date(), retiredAt: null }]
+      expect((await v.verify(token, issuer)).ok).toBe(false)
+    })
+
+    it('lends nothing to a token that differs from it in one character', async () => {
+      const { v } = moving()
+      const token = await sign(claims())
+      expect((await v.verify(token, issuer)).ok).toBe(true)
+      const last = token.at(-2) === 'A' ? 'B' : 'A'
+      expect((await v.verify(`${token.slice(0, -2)}${last}${token.at(-1)!}`, issuer)).ok).toBe(false)
+      const [h, p, sig] = token.split('.')
+      const widened = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), scope: 'read_public write_public private_timeline' })).toString('base64url')
+      expect((await v.verify(`${h}.${widened}.${sig}`, issuer)).ok).toBe(false)
+    })
+  })
+
   const refused: Array<[string, () => Promise<string>]> = [
     ['another issuer (the other deployment)', () => sign(claims({ iss: 'https://other.example' }))],
     ['another audience (another resource)', () => sign(claims({ aud: 'https://kigo.example/other' }))],

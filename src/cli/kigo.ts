@@ -224,6 +224,18 @@ const commands: Command[] = [
   },
   {
     group: 'tokens',
+    action: 'introspect',
+    args: ['access_token'],
+    options: {},
+    summary: "what the gateway makes of an OAuth 2.0 access token: active, with its user, client, scopes and expiry, or why not (expired, revoked, unknown)",
+    examples: ['kigo tokens introspect eyJhbGciOiJSUzI1NiIs… --json'],
+    async run(client, { args }) {
+      const result = await client.request('POST', '/admin/oauth2/introspect', { token: args[0]! })
+      return { result, text: record(result) }
+    },
+  },
+  {
+    group: 'tokens',
     action: 'add',
     args: [],
     options: { consumer: { value: 'KEY', required: true }, user: { value: 'ID', required: true }, scopes: { value: 'LIST', required: true } },

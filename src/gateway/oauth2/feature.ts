@@ -13,11 +13,13 @@ export const oauth2Feature: GatewayFeature = {
   name: 'oauth2',
   migrations: oauth2Migrations,
   async open({ config, database, redis, users, lookup, replay, audit, account, now, logger }) {
-    const [{ openOAuth2 }, { oauth2AppsAdminApi }, { registerTurnOnPages }, { pageErrors }] = await Promise.all([
+    const [{ openOAuth2 }, { oauth2AppsAdminApi }, { registerOperatorIntrospection }, { registerTurnOnPages }, { pageErrors }, { hostsOf }] = await Promise.all([
       import('./index.js'),
       import('./admin-api.js'),
+      import('./introspection.js'),
       import('./account-pages.js'),
       import('../account-area/host.js'),
+      import('../../common/deployment.js'),
     ])
     // The token exchange verifies OAuth 1.0a signatures as the API does: the same look-up, replay cache and options.
     const oauth1 = { lookup, replay: replay.oauth, oauth: { windowSeconds: config.auth.timestampWindowSeconds, hmacSha256: config.auth.hmacSha256, plaintext: config.auth.plaintext }, audit }
@@ -31,7 +33,11 @@ export const oauth2Feature: GatewayFeature = {
         app.answerErrorsAs(pageErrors)
         registerTurnOnPages(app, { area, applications: oauth2.applications, consumers: users, audit })
       },
-      operatorRoutes: (api) => oauth2AppsAdminApi(api, { applications: oauth2.applications, audit }),
+      // OAuth 2.0 turned on for an application, and the operator's introspection of an access token.
+      async operatorRoutes(api) {
+        await oauth2AppsAdminApi(api, { applications: oauth2.applications, audit })
+        registerOperatorIntrospection(api, { verifier: oauth2.verifier, hosts: hostsOf(config) })
+      },
       provides: { bearer: oauth2.bearer, apiAuthorization: oauth2.authorization },
       async close() {
         oauth2.revocations.close()

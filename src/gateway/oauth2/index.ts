@@ -25,6 +25,8 @@ export interface OAuth2Services {
   authorization: ApiAuthorization
   /** OAuth 1.0a applications with OAuth 2.0 on, and their exchanged tokens. */
   applications: OAuth2Applications
+  /** The access tokens' check, as Bearer makes it (the operator's introspection asks it too). */
+  verifier: AccessTokenVerifier
 }
 
 export function openOAuth2(o: {
@@ -81,6 +83,7 @@ export function openOAuth2(o: {
     bearer: bearerAuthenticator({ realm: o.config.auth.realm, hosts: hostsOf(o.config), verifier, users: o.users }),
     authorization,
     applications,
+    verifier,
   }
 }
 

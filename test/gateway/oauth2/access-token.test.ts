@@ -5,6 +5,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { SignJWT, type JWTPayload } from 'jose'
 import { AccessTokenVerifier } from '../../../src/gateway/oauth2/access-token.js'
+import { introspect } from '../../../src/gateway/oauth2/introspection.js'
 import type { SigningKey } from '../../../src/gateway/oidc/store.js'
 
 const issuer = 'https://kigo.example'
@@ -106,4 +107,14 @@ describe('AccessTokenVerifier', () => {
       expect((await verifier().verify(await make(), issuer)).ok).toBe(false)
     })
   }
+
+  it('gives the operator\'s introspection its reason: expired, revoked, or unknown (another issuer), and the deployment of a live token', async () => {
+    const hosts = { domesticHost: 'kigo.example', globalHost: 'global.example', publicScheme: 'https' as const }
+    const token = await sign(claims())
+    expect(await introspect(verifier(), hosts, token)).toMatchObject({ active: true, sub: 'alice', deployment: 'domestic', iss: issuer, aud: `${issuer}/api`, grant: 'g1' })
+    expect(await introspect(verifier(), hosts, await sign(claims({ iss: 'https://global.example', aud: 'https://global.example/api' })))).toMatchObject({ active: true, deployment: 'global' })
+    expect(await introspect(verifier(t0 + 3600), hosts, token)).toEqual({ active: false, reason: 'expired' })
+    expect(await introspect(verifier(t0 + 10, ['g1']), hosts, token)).toEqual({ active: false, reason: 'revoked' })
+    expect(await introspect(verifier(), hosts, await sign(claims({ iss: 'https://other.example' })))).toEqual({ active: false, reason: 'unknown' })
+  })
 })

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../../src/cli/kigo.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
+import { issueOAuth1Token, registerExchangeApp, signedExchangeBody, tokenPost } from './helpers.js'
 
 let stack: Stack
 
@@ -69,5 +70,21 @@ describe('kigo apps … --oauth2', () => {
     expect(again.code).toBe(1)
     expect(again.stderr).toMatch(/409 conflict/)
     expect((await kigo(['apps', 'oauth2', a.body.consumer_key])).code).toBe(2)
+  })
+})
+
+describe('kigo tokens introspect', () => {
+  it('prints an access token as the gateway sees it, and why one is not active', async () => {
+    const app = await registerExchangeApp(stack, 'Introspected', 'alice', ['read_public'])
+    const endpoint = `${stack.url}/oidc/token`
+    const exchanged = await tokenPost(endpoint, app, signedExchangeBody(endpoint, app, await issueOAuth1Token(stack, app, 'alice', ['read_public'])))
+    const live = await kigo(['tokens', 'introspect', exchanged.body.access_token as string, '--json'])
+    expect(live.code).toBe(0)
+    expect(JSON.parse(live.stdout)).toMatchObject({ active: true, sub: 'alice', client_id: app.clientId, scope: 'read_public' })
+    const unknown = await kigo(['tokens', 'introspect', 'not-a-token'])
+    expect(unknown.code).toBe(0)
+    expect(unknown.stdout).toMatch(/^active\s+false$/m)
+    expect(unknown.stdout).toMatch(/^reason\s+unknown$/m)
+    expect((await kigo(['tokens', 'introspect'])).code).toBe(2)
   })
 })

@@ -176,6 +176,34 @@ describe('the token exchange', () => {
   })
 })
 
+describe('the operator\'s introspection', () => {
+  const introspect = (token: unknown) => stack.admin<Record<string, unknown>>('POST', '/admin/oauth2/introspect', { token })
+
+  it('says what the gateway makes of an access token: live with its user, client and scopes; revoked once exchanged again; unknown for anything else', async () => {
+    const t = await issueToken(glass, 'alice', ['read_public', 'write_public'])
+    const first = await exchange(glass, t)
+    const access = first.body.access_token as string
+    const live = await introspect(access)
+    expect(live.status).toBe(200)
+    expect(live.body).toMatchObject({ active: true, token_type: 'access_token', sub: 'alice', client_id: glass.clientId, scope: 'read_public write_public', iss: stack.url, aud: `${stack.url}/api`, deployment: 'domestic' })
+    expect((live.body.exp as number) - (live.body.iat as number)).toBe(3600)
+    await exchange(glass, t)
+    expect((await introspect(access)).body).toEqual({ active: false, reason: 'revoked' })
+    // A refresh token, an OAuth 1.0a token, a token with its payload changed: none is an access token of this service.
+    const [h, , sig] = access.split('.')
+    const forged = `${h}.${Buffer.from(JSON.stringify({ sub: 'bobby' })).toString('base64url')}.${sig}`
+    for (const other of [first.body.refresh_token as string, t.token, forged]) expect((await introspect(other)).body).toEqual({ active: false, reason: 'unknown' })
+  })
+
+  it('refuses a body without one token in it with 400, naming the field', async () => {
+    for (const body of [{}, { token: '' }, { token: 7 }, { token: 'x', extra: 1 }]) {
+      const answer = await stack.admin<{ error: { code: string; message: string } }>('POST', '/admin/oauth2/introspect', body)
+      expect(answer.status, JSON.stringify(body)).toBe(400)
+      expect(answer.body.error.code).toBe('invalid_parameter')
+    }
+  })
+})
+
 describe('refusals', () => {
   it('refuses a token of another application with unauthorized_client', async () => {
     const theirs = await issueToken(other, 'alice', ['read_public'])

@@ -177,7 +177,7 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     // Every target with its verdict (a quick run has neither the Node 24 pass's nor the
     // profile's), and a floor measured in this run beside each of the ratios to the bare
     // proxy, the anchor and its p99 (the footprint and the whole system have none).
-    expect(results.targets).toHaveLength(18)
+    expect(results.targets).toHaveLength(19)
     for (const t of results.targets) {
       expect(t.value, t.name).not.toBeNull()
       expect(['met', 'not met', 'out of reach'], t.name).toContain(t.verdict)

@@ -1,17 +1,20 @@
 // The operator API's applications, OAuth consumers (docs/gateway.md#the-operator-api-and-dashboard):
 // register one (its secret shown once), list, read, edit, rotate the secret (with an
-// optional overlap, docs/gateway.md#rotating-a-secret; the new secret shown once), delete.
+// optional overlap, docs/gateway.md#rotating-a-secret; the new secret shown once), delete,
+// as every registered client's (registrations/operator-routes.ts). What is the
+// applications' own: registration refused while the oauth1 policy closes it, the callback
+// checked before the owner is looked up, the owner checked when listing by owner, the
+// access tokens counted on show and deleted with the application, each answer's schema,
+// and every change dropping the gateway's cached credentials of the application.
 import { registrationClosedError } from '../policy/registration.js'
 import type { FastifyInstance } from 'fastify'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ApiError } from '../../common/errors.js'
-import { Type, type Static } from '../../common/typebox.js'
+import { Type } from '../../common/typebox.js'
 import { checkCallbackUrl, InvalidInput } from '../store/validation.js'
-import { NotFound, type Consumer } from '../store/types.js'
-import { bodyLimit, consumerNotFound, errorResponses, Key, Name, ScopeList, Timestamp, UserId, userNotFound, type AdminRouteOptions } from '../registrations/admin-routes.js'
+import type { Consumer } from '../store/types.js'
+import { consumerNotFound, Name, ScopeList, Timestamp, UserId, userNotFound, type AdminRouteOptions } from '../registrations/admin-routes.js'
 import { isoSeconds } from '../../common/time.js'
-import { operatorActor } from '../audit/audited.js'
-import { auditAction, rotateOnOperator } from '../registrations/lifecycle.js'
+import { registerOperatorRegistrations } from '../registrations/operator-routes.js'
 import { applicationKind } from './kind.js'
 
 const CallbackUrl = Type.String({ minLength: 1, maxLength: 2048 })
@@ -39,8 +42,6 @@ const AppView = Type.Object({
   home_page: Type.Union([Type.String(), Type.Null()]),
   created_at: Timestamp,
 })
-const AppsQuery = Type.Object({ owner: Type.Optional(UserId) }, { additionalProperties: false })
-const AppParams = Type.Object({ key: Key })
 const AppDetail = Type.Object({
   ...AppView.properties,
   tokens: Type.Integer(),
@@ -76,93 +77,61 @@ function checkCallback(value: string | null | undefined): string | null {
 }
 
 export async function adminApps(instance: FastifyInstance, { store, audited, changed, now, registrationClosed }: AdminRouteOptions): Promise<void> {
-  const app = instance.withTypeProvider<TypeBoxTypeProvider>()
-
-  app.post('/admin/apps', {
-    bodyLimit,
-    schema: { body: CreateAppBody, response: { 201: CreatedApp, ...errorResponses } },
-  }, async (request, reply) => {
-    if (registrationClosed?.() === true) throw registrationClosedError()
-    const { name, owner, scopes } = request.body
-    const callback = checkCallback(request.body.callback)
-    if (!(await store.getUser(owner))) throw userNotFound(owner)
-    let created: { consumer: Consumer; secret: string }
-    try {
-      created = await store.createConsumer({ name, ownerId: owner, scopes, callbackUrl: callback })
-    } catch (err) {
-      if (err instanceof NotFound) throw userNotFound(owner)
-      throw err
-    }
-    const { consumer, secret } = created
-    changed({ kind: 'consumer', consumerKey: consumer.key })
-    await audited(operatorActor(request), { kind: 'app', action: auditAction(applicationKind, 'create'), target: consumer.key, before: null, after: appView(consumer) })
-    return reply.code(201).send({ consumer_key: consumer.key, consumer_secret: secret, name: consumer.name, scopes: consumer.scopes })
-  })
-
-  app.get('/admin/apps', {
-    schema: { querystring: AppsQuery, response: { 200: Type.Object({ apps: Type.Array(AppView) }), ...errorResponses } },
-  }, async (request) => {
-    const { owner } = request.query
-    if (owner !== undefined && !(await store.getUser(owner))) throw userNotFound(owner)
-    return { apps: (await store.listConsumers(owner)).map(appView) }
-  })
-
-  app.get('/admin/apps/:key', {
-    schema: { params: AppParams, response: { 200: AppDetail, ...errorResponses } },
-  }, async (request) => {
-    const found = await store.getConsumer(request.params.key)
-    if (!found) throw consumerNotFound(request.params.key)
-    const tokens = await store.listAccessTokens({ consumerKey: found.consumer.key })
-    return { ...appView(found.consumer), tokens: tokens.length, active_tokens: tokens.filter((t) => t.revokedAt === null).length }
-  })
-
-  // The operator corrects a registration: the fields given, checked as a registration
-  // checks them (an empty body is refused); the key, secret, scopes and tokens stay.
-  app.patch('/admin/apps/:key', {
-    bodyLimit,
-    schema: { params: AppParams, body: EditAppBody, response: { 200: AppView, ...errorResponses } },
-  }, async (request) => {
-    const found = await store.getConsumer(request.params.key)
-    if (!found) throw consumerNotFound(request.params.key)
-    const c = found.consumer
-    const b = request.body
-    const callbackUrl = b.callback === undefined ? c.callbackUrl : checkCallback(b.callback)
-    const edited = await store.updateConsumer(c.key, { name: b.name ?? c.name, callbackUrl, homeUrl: b.home_page === undefined ? c.homeUrl : b.home_page })
-    if (!edited) throw consumerNotFound(request.params.key)
-    changed({ kind: 'consumer', consumerKey: c.key })
-    await audited(operatorActor(request), { kind: 'app', action: auditAction(applicationKind, 'edit'), target: c.key, before: appView(edited.before), after: appView(edited.after) })
-    return appView(edited.after)
-  })
-
-  // A leaked consumer secret is replaced without re-registering: the key and the
-  // application's access tokens stay. Requests signed with the old secret fail at once,
-  // or after the overlap the optional body asks for ({"overlap_seconds": 3600}; 0, 3600,
-  // 86400 or 604800), time to give the application the new one.
-  app.post('/admin/apps/:key/rotate-secret', {
-    bodyLimit,
-    schema: { params: AppParams, response: { 200: RotatedSecret, ...errorResponses } },
-  }, async (request) => {
-    const key = request.params.key
-    const answer = await rotateOnOperator({
-      kind: applicationKind,
-      request,
-      id: key,
-      audited,
-      rotate: async (overlapSeconds) => (await store.rotateConsumerSecret(key, { overlapSeconds, now: new Date(now()) })) ?? 'not_found',
-      notFound: () => consumerNotFound(key),
-      answer: (secret) => ({ consumer_key: key, consumer_secret: secret }),
-    })
-    changed({ kind: 'consumer', consumerKey: key })
-    return answer as Static<typeof RotatedSecret>
-  })
-
-  app.delete('/admin/apps/:key', {
-    schema: { params: AppParams, response: { 200: DeletedApp, ...errorResponses } },
-  }, async (request) => {
-    const deleted = await store.deleteConsumer(request.params.key)
-    if (!deleted) throw consumerNotFound(request.params.key)
-    changed({ kind: 'consumer', consumerKey: deleted.consumer.key })
-    await audited(operatorActor(request), { kind: 'app', action: auditAction(applicationKind, 'delete'), target: deleted.consumer.key, before: { ...appView(deleted.consumer), tokens: deleted.tokens }, after: null })
-    return { deleted: true, consumer_key: deleted.consumer.key, name: deleted.consumer.name, tokens_deleted: deleted.tokens }
+  registerOperatorRegistrations(instance, {
+    kind: applicationKind,
+    collection: '/admin/apps',
+    listField: 'apps',
+    param: 'key',
+    audited,
+    unavailable: 'The identity store is unavailable; try again shortly',
+    createBody: CreateAppBody,
+    editBody: EditAppBody,
+    async create({ name, owner, scopes, callback }) {
+      if (registrationClosed?.() === true) throw registrationClosedError()
+      const callbackUrl = checkCallback(callback)
+      if (!(await store.getUser(owner))) throw userNotFound(owner)
+      const created = await store.createConsumer({ name, ownerId: owner, scopes, callbackUrl })
+      return { item: created.consumer, secret: created.secret }
+    },
+    async list(owner) {
+      if (owner !== undefined && !(await store.getUser(owner))) throw userNotFound(owner)
+      return store.listConsumers(owner)
+    },
+    find: async (key) => (await store.getConsumer(key))?.consumer ?? null,
+    // The key, secret, scopes and tokens stay.
+    update: async (c, b) => store.updateConsumer(c.key, {
+      name: b.name ?? c.name,
+      callbackUrl: b.callback === undefined ? c.callbackUrl : checkCallback(b.callback),
+      homeUrl: b.home_page === undefined ? c.homeUrl : b.home_page,
+    }),
+    // A leaked consumer secret is replaced without re-registering: the key and the
+    // application's access tokens stay. Requests signed with the old secret fail at once,
+    // or after the overlap asked for.
+    rotate: async (key, overlapSeconds) => (await store.rotateConsumerSecret(key, { overlapSeconds, now: new Date(now()) })) ?? 'not_found',
+    async remove(key) {
+      const deleted = await store.deleteConsumer(key)
+      return deleted && {
+        before: { ...appView(deleted.consumer), tokens: deleted.tokens },
+        answer: { deleted: true, consumer_key: deleted.consumer.key, name: deleted.consumer.name, tokens_deleted: deleted.tokens },
+      }
+    },
+    view: appView,
+    secretFields: (key, secret) => ({ consumer_key: key, consumer_secret: secret }),
+    idOf: (c) => c.key,
+    notFound: consumerNotFound,
+    refusedInput: (err) => new ApiError(400, 'invalid_parameter', err.message),
+    async show(c) {
+      const tokens = await store.listAccessTokens({ consumerKey: c.key })
+      return { ...appView(c), tokens: tokens.length, active_tokens: tokens.filter((t) => t.revokedAt === null).length }
+    },
+    changed: (key) => changed({ kind: 'consumer', consumerKey: key }),
+    responses: {
+      create: CreatedApp,
+      list: Type.Object({ apps: Type.Array(AppView) }),
+      show: AppDetail,
+      edit: AppView,
+      rotate: RotatedSecret,
+      delete: DeletedApp,
+    },
   })
 }

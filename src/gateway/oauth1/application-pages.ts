@@ -85,7 +85,7 @@ export function registerApplications(app: FastifyInstance, ctx: ApplicationPages
     },
     register: {
       read: (form): RegisterForm => ({ ...detailsOf(form), scopes: scopesFromCheckboxes(form.getAll('scope')) }),
-      // Closed by the oauth1 policy: the account page says why in place of the form (account-kit.ts).
+      // Closed by the oauth1 policy: the account page says why in place of the form (account-section.ts).
       closed: () => ctx.migration?.policy.registrationClosed('oauth1') === true,
       check: (input) =>
         input.name === '' ? new FormRefusal(noName)

@@ -351,6 +351,23 @@ describe('POST /admin/apps and GET /admin/apps', () => {
   it('rejects unknown query parameters with 400', async () => {
     expectError(await call('GET', '/admin/apps?user=someone'), 400, 'invalid_parameter')
   })
+  it('drops the cached credentials of an application it edits, rotates or deletes, and of none when it refuses', async () => {
+    const owner = (await makeUser()).id
+    const { consumer_key: key } = await makeApp(owner)
+    const send = async (method: 'PATCH' | 'POST' | 'DELETE', url: string, payload?: object) => {
+      const before = changes.length
+      const res = await app.inject({ method, url, headers: auth, ...(payload ? { payload } : {}) })
+      return { status: res.statusCode, changes: changes.slice(before) }
+    }
+    const dropped = [{ kind: 'consumer', consumerKey: key }]
+    expect(await send('PATCH', `/admin/apps/${key}`, { callback: 'javascript:alert(1)' })).toEqual({ status: 400, changes: [] })
+    expect(await send('PATCH', `/admin/apps/${key}`, { name: 'Renamed' })).toEqual({ status: 200, changes: dropped })
+    expect(await send('POST', `/admin/apps/${key}/rotate-secret`, { overlap_seconds: 5 })).toEqual({ status: 400, changes: [] })
+    expect(await send('POST', `/admin/apps/${key}/rotate-secret`, { overlap_seconds: 0 })).toEqual({ status: 200, changes: dropped })
+    expect(await send('DELETE', `/admin/apps/${key}`)).toEqual({ status: 200, changes: dropped })
+    expect(await send('DELETE', `/admin/apps/${key}`)).toEqual({ status: 404, changes: [] })
+    expect(await send('POST', `/admin/apps/${key}/rotate-secret`)).toEqual({ status: 404, changes: [] })
+  })
 })
 
 describe('POST /admin/tokens, GET /admin/tokens, POST /admin/tokens/:token/revoke', () => {

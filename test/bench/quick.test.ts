@@ -196,6 +196,6 @@ describe.skipIf(!services)('npm run bench -- --quick', () => {
     expect(Object.keys(results.spread).sort()).toEqual([...judgedFigures].sort())
     expect(Object.values(results.spread).every((v) => v === null)).toBe(true)
     expect(results.targets.every((t) => t.spread === null)).toBe(true)
-    expect(output).toMatch(/^targets met: \d+\/18/m)
+    expect(output).toMatch(/^targets met: \d+\/19/m)
   })
 })

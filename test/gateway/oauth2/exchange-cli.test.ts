@@ -2,21 +2,14 @@
 // run in-process against a started gateway's operator API: what they print, and that the
 // client they make exchanges the application's OAuth 1.0a tokens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { main } from '../../../src/cli/kigo.js'
+import { cliOf } from '../../helpers/cli.js'
 import { startStack, type Stack } from '../../helpers/stack.js'
 import { issueOAuth1Token, registerExchangeApp, signedExchangeBody, tokenPost } from './helpers.js'
 
 let stack: Stack
 
-async function kigo(args: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const code = await main(args, { KIGO_ADMIN_URL: stack.adminUrl, KIGO_ADMIN_TOKEN: stack.config.adminToken }, {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-  })
-  return { code, stdout, stderr }
-}
+const { kigo: run } = cliOf(() => ({ KIGO_ADMIN_URL: stack.adminUrl, KIGO_ADMIN_TOKEN: stack.config.adminToken }))
+const kigo = (args: string[]) => run(...args)
 
 beforeAll(async () => {
   stack = await startStack()

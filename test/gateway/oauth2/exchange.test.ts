@@ -195,6 +195,14 @@ describe('the operator\'s introspection', () => {
     for (const other of [first.body.refresh_token as string, t.token, forged]) expect((await introspect(other)).body).toEqual({ active: false, reason: 'unknown' })
   })
 
+  it('answers nobody but the operator: no admin token, or a wrong one, is 401 and says nothing of the token', async () => {
+    for (const authorization of [undefined, 'Bearer not-the-admin-token']) {
+      const res = await fetch(`${stack.adminUrl}/admin/oauth2/introspect`, { method: 'POST', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body: JSON.stringify({ token: 'x' }) })
+      expect(res.status).toBe(401)
+      expect(await res.text()).not.toContain('active')
+    }
+  })
+
   it('refuses a body without one token in it with 400, naming the field', async () => {
     for (const body of [{}, { token: '' }, { token: 7 }, { token: 'x', extra: 1 }]) {
       const answer = await stack.admin<{ error: { code: string; message: string } }>('POST', '/admin/oauth2/introspect', body)
